@@ -1,0 +1,38 @@
+// Package algorithms is the registry of every algorithm the playground teaches. Each
+// algorithm lives in its own subpackage as a pure state machine (see runtime/sim's
+// contract); this package only lists them.
+package algorithms
+
+import (
+	"slices"
+
+	"github.com/teach-dist/playground/algorithms/ricartagrawala"
+	"github.com/teach-dist/playground/runtime/sim"
+)
+
+// all is in catalogue order: mutual exclusion first, then election.
+var all = []*sim.Spec{
+	&ricartagrawala.Spec,
+}
+
+// All returns every registered algorithm.
+func All() []*sim.Spec { return slices.Clone(all) }
+
+// Lookup returns the algorithm with this slug.
+func Lookup(slug string) (*sim.Spec, bool) {
+	for _, s := range all {
+		if s.Slug == slug {
+			return s, true
+		}
+	}
+	return nil, false
+}
+
+// Slugs lists the registered slugs, for error messages.
+func Slugs() []string {
+	out := make([]string, len(all))
+	for i, s := range all {
+		out[i] = s.Slug
+	}
+	return out
+}

@@ -1,0 +1,211 @@
+// Package ricartagrawala is the Ricart-Agrawala algorithm: permission from every other
+// process, requests ordered by Lamport timestamp and process id, replies deferred by
+// whoever holds the CS or has the older request.
+package ricartagrawala
+
+import "github.com/teach-dist/playground/runtime/sim"
+
+// Message types.
+const (
+	MsgRequest = "REQUEST"
+	MsgReply   = "REPLY"
+)
+
+// States of a process with respect to the CS.
+const (
+	Released  = "RELEASED"
+	Requested = "REQUESTED"
+	Held      = "HELD"
+)
+
+// Spec registers the algorithm.
+var Spec = sim.Spec{
+	Slug:    "ricart-agrawala",
+	Title:   "Ricart-Agrawala",
+	Family:  sim.Mutex,
+	Summary: "Ask everyone, enter when all have said yes: the older request (Lamport timestamp, then id) wins, the younger one is answered later.",
+	Rules: []sim.Rule{
+		{Label: "RI1", Group: "Initialisation", Lines: []string{
+			"state := RELEASED"},
+			Says: "starts outside the CS (RELEASED)"},
+		{Label: "RA1", Group: "Asking for the CS", Lines: []string{
+			"state := REQUESTED",
+			"T := clock   // the timestamp of this request"},
+			Says: "wants the CS and stamps its request with its clock"},
+		{Label: "RA2", Group: "Asking for the CS", Lines: []string{
+			"send REQUEST(T, i) to every other process"},
+			Says: "asks every other process for permission"},
+		{Label: "RA3", Group: "Asking for the CS", Lines: []string{
+			"wait until all n-1 others have replied"},
+			Says: "counts a reply and keeps waiting for the rest"},
+		{Label: "RE1", Group: "Entering the CS", Lines: []string{
+			"state := HELD",
+			"enter the CS"},
+			Says: "has every reply and enters the CS"},
+		{Label: "RH1", Group: "Receiving REQUEST(Tj, j)", Lines: []string{
+			"if state = HELD or (state = REQUESTED and (T, i) < (Tj, j))",
+			"    queue j's request, do not answer yet",
+			"else",
+			"    send REPLY to j at once"},
+			Says: "decides whether to answer a request now or defer it"},
+		{Label: "RR1", Group: "Leaving the CS", Lines: []string{
+			"state := RELEASED",
+			"send REPLY to every queued request"},
+			Says: "leaves the CS and answers everyone it made wait"},
+	},
+	Vars: []sim.Var{
+		{Name: "state", Doc: "RELEASED, REQUESTED or HELD"},
+		{Name: "clock", Doc: "Lamport clock"},
+		{Name: "ts", Doc: "timestamp of the current request (0 when none)"},
+		{Name: "replied", Doc: "ids that replied to the current request"},
+		{Name: "deferred", Doc: "ids whose requests wait for this process to leave the CS"},
+	},
+	Messages: []sim.MessageType{
+		{Name: MsgRequest, Doc: "asks for permission: (timestamp, id)", TS: "ts"},
+		{Name: MsgReply, Doc: "grants permission", TS: "ts"},
+	},
+	Costs: []sim.Cost{
+		{Name: "messages per CS entry", Formula: "2(N-1)", Value: func(n int) float64 { return float64(2 * (n - 1)) }},
+		{Name: "synchronisation delay", Formula: "T (one message)", Value: func(int) float64 { return 1 }},
+		{Name: "client delay", Formula: "2T (request and reply)", Value: func(int) float64 { return 2 }},
+	},
+	Defaults: sim.Defaults{Nodes: 5, Delay: [2]int{1, 3}, FIFO: false, CS: 2, Until: 500},
+	New:      newNode,
+}
+
+type node struct {
+	self     int
+	ids      []int // shared, never written
+	state    string
+	clock    int
+	ts       int
+	replied  []bool // by node index
+	replies  int
+	deferred []int // node indexes, in arrival order
+}
+
+func newNode(self int, setup *sim.Setup) sim.Node {
+	return &node{self: self, ids: setup.IDs, state: Released, replied: make([]bool, len(setup.IDs))}
+}
+
+func (n *node) Step(ctx *sim.Context, in *sim.Input) {
+	switch in.Kind {
+	case sim.Init, sim.Recover:
+		ctx.Rule("RI1")
+		n.state = Released
+	case sim.Request:
+		if n.state == Released {
+			n.request(ctx)
+		}
+	case sim.Release:
+		if n.state == Held {
+			n.release(ctx)
+		}
+	case sim.Deliver:
+		n.clock = max(n.clock, in.Msg.TS) + 1
+		switch in.Msg.Type {
+		case MsgRequest:
+			n.onRequest(ctx, &in.Msg)
+		case MsgReply:
+			n.onReply(ctx, &in.Msg)
+		}
+	}
+}
+
+func (n *node) request(ctx *sim.Context) {
+	ctx.Rule("RA1")
+	n.state = Requested
+	n.clock++
+	n.ts = n.clock
+	ctx.Rule("RA2")
+	for j := 0; j < ctx.N(); j++ {
+		if j != ctx.Self() {
+			ctx.Send(j, sim.Message{Type: MsgRequest, TS: n.ts})
+		}
+	}
+}
+
+// older reports whether this process's request (ts, own id) precedes (tj, idj).
+func (n *node) older(ctx *sim.Context, tj, idj int) bool {
+	return n.ts < tj || (n.ts == tj && ctx.SelfID() < idj)
+}
+
+func (n *node) onRequest(ctx *sim.Context, m *sim.Message) {
+	ctx.Rule("RH1")
+	if n.state == Held || (n.state == Requested && n.older(ctx, m.TS, ctx.ID(m.From))) {
+		n.deferred = append(n.deferred, m.From)
+		return
+	}
+	n.reply(ctx, m.From)
+}
+
+func (n *node) reply(ctx *sim.Context, to int) {
+	n.clock++
+	ctx.Send(to, sim.Message{Type: MsgReply, TS: n.clock})
+}
+
+func (n *node) onReply(ctx *sim.Context, m *sim.Message) {
+	if n.state != Requested || n.replied[m.From] {
+		return
+	}
+	ctx.Rule("RA3")
+	n.replied[m.From] = true
+	n.replies++
+	if n.replies == ctx.N()-1 {
+		ctx.Rule("RE1")
+		n.state = Held
+		ctx.Enter()
+	}
+}
+
+func (n *node) release(ctx *sim.Context) {
+	ctx.Rule("RR1")
+	n.state = Released
+	n.ts = 0
+	clear(n.replied)
+	n.replies = 0
+	ctx.Exit()
+	for _, j := range n.deferred {
+		n.reply(ctx, j)
+	}
+	n.deferred = n.deferred[:0]
+}
+
+// WaitingFor lists the processes whose reply is still missing.
+func (n *node) WaitingFor() []int {
+	if n.state != Requested {
+		return nil
+	}
+	var out []int
+	for j, ok := range n.replied {
+		if !ok && j != n.self {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+func (n *node) Clone() sim.Node {
+	c := *n
+	c.replied = append([]bool(nil), n.replied...)
+	c.deferred = append([]int(nil), n.deferred...)
+	return &c
+}
+
+func (n *node) Encode(w *sim.StateWriter) {
+	w.Str("state", n.state)
+	w.Int("clock", n.clock)
+	w.Int("ts", n.ts)
+	replied := []int{}
+	for j, ok := range n.replied {
+		if ok {
+			replied = append(replied, n.ids[j])
+		}
+	}
+	w.Ints("replied", replied)
+	deferred := make([]int, len(n.deferred))
+	for k, j := range n.deferred {
+		deferred[k] = n.ids[j]
+	}
+	w.Ints("deferred", deferred)
+}

@@ -1,0 +1,119 @@
+package sim
+
+// EffectKind says what a node did during a step.
+type EffectKind uint8
+
+const (
+	FireRule EffectKind = iota
+	Send
+	SetTimer
+	CancelTimer
+	EnterCS
+	ExitCS
+	DeclareLeader
+)
+
+// Effect is one thing a node did, in the order it did it.
+type Effect struct {
+	Kind   EffectKind
+	Rule   string  // FireRule
+	Msg    Message // Send (To set)
+	Timer  string  // SetTimer, CancelTimer
+	After  int     // SetTimer
+	Leader int     // DeclareLeader: the leader's id
+}
+
+// Context is a node's only window on the world during one step: it records effects,
+// and the kernel (or a test) reads them afterwards. It holds no clock and no randomness.
+type Context struct {
+	self    int
+	ids     []int
+	effects []Effect
+}
+
+// NewContext returns a context for node self among ids; tests use it to drive one node.
+func NewContext(self int, ids []int) *Context {
+	return &Context{self: self, ids: ids}
+}
+
+// Self is this node's index.
+func (c *Context) Self() int { return c.self }
+
+// N is the number of nodes.
+func (c *Context) N() int { return len(c.ids) }
+
+// ID is the id of node i; SelfID the id of this node.
+func (c *Context) ID(i int) int { return c.ids[i] }
+func (c *Context) SelfID() int  { return c.ids[c.self] }
+
+// Index returns the index of the node with this id.
+func (c *Context) Index(id int) (int, bool) {
+	for i, v := range c.ids {
+		if v == id {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// Rule records that a labelled rule of the pseudocode fired.
+func (c *Context) Rule(label string) {
+	c.effects = append(c.effects, Effect{Kind: FireRule, Rule: label})
+}
+
+// Send sends m to node index to. The kernel assigns the id and sets From and To.
+func (c *Context) Send(to int, m Message) {
+	m.From, m.To = c.self, to
+	c.effects = append(c.effects, Effect{Kind: Send, Msg: m})
+}
+
+// SetTimer (re)arms the named timer to fire after the given virtual time.
+func (c *Context) SetTimer(name string, after int) {
+	c.effects = append(c.effects, Effect{Kind: SetTimer, Timer: name, After: after})
+}
+
+// CancelTimer disarms the named timer; cancelling an unarmed one is harmless.
+func (c *Context) CancelTimer(name string) {
+	c.effects = append(c.effects, Effect{Kind: CancelTimer, Timer: name})
+}
+
+// Enter and Exit mark the critical section.
+func (c *Context) Enter() { c.effects = append(c.effects, Effect{Kind: EnterCS}) }
+func (c *Context) Exit()  { c.effects = append(c.effects, Effect{Kind: ExitCS}) }
+
+// Leader records that this node now takes the node with this id as leader.
+func (c *Context) Leader(id int) {
+	c.effects = append(c.effects, Effect{Kind: DeclareLeader, Leader: id})
+}
+
+// Effects returns what was recorded since the last Reset.
+func (c *Context) Effects() []Effect { return c.effects }
+
+// Reset clears the effects and points the context at another node.
+func (c *Context) Reset(self int) {
+	c.self = self
+	clear(c.effects) // drop references held by old messages
+	c.effects = c.effects[:0]
+}
+
+// Sent returns the messages sent since the last Reset, for tests.
+func (c *Context) Sent() []Message {
+	var out []Message
+	for _, e := range c.effects {
+		if e.Kind == Send {
+			out = append(out, e.Msg)
+		}
+	}
+	return out
+}
+
+// Rules returns the labels fired since the last Reset, for tests.
+func (c *Context) Rules() []string {
+	var out []string
+	for _, e := range c.effects {
+		if e.Kind == FireRule {
+			out = append(out, e.Rule)
+		}
+	}
+	return out
+}

@@ -1,0 +1,183 @@
+package sim
+
+// This file is the algorithm contract: what an algorithm implements (Node), what it
+// receives (Input), how it acts (Context) and how it describes itself (Spec).
+// Algorithms are pure: everything they do goes through Context, so a step can be
+// replayed, recorded in a test or explored exhaustively.
+
+// Node is one process's state machine. Step must be deterministic: the same state and
+// input give the same effects and the same next state.
+type Node interface {
+	Step(ctx *Context, in *Input)
+	// Clone returns a deep copy; replay, snapshots and the explorer rely on it.
+	Clone() Node
+	// Encode writes the inspector's variables, canonically (fixed key order).
+	Encode(w *StateWriter)
+}
+
+// WaitingFor is implemented by nodes that can say whom they wait for; the deadlock
+// monitor builds its wait-for graph from it.
+type WaitingFor interface {
+	WaitingFor() []int
+}
+
+// InputKind says what happened to a node.
+type InputKind uint8
+
+const (
+	// Init is the first input of every node (rules like RI1 fire here).
+	Init InputKind = iota
+	// Deliver carries a message that arrived.
+	Deliver
+	// Timer says a timer set with Context.SetTimer fired.
+	Timer
+	// Request asks the node to enter the critical section.
+	Request
+	// Release asks a node in the critical section to leave it.
+	Release
+	// Elect asks the node to start an election (it suspects the leader).
+	Elect
+	// Recover restarts a crashed node; it receives a fresh state first.
+	Recover
+)
+
+var inputNames = [...]string{"init", "deliver", "timer", "request", "release", "elect", "recover"}
+
+func (k InputKind) String() string {
+	if int(k) < len(inputNames) {
+		return inputNames[k]
+	}
+	return "unknown"
+}
+
+// Input is what a node reacts to.
+type Input struct {
+	Kind  InputKind
+	Msg   Message // for Deliver
+	Timer string  // for Timer
+}
+
+// Message is a message between nodes. From and To are node indexes (0..N-1); the trace
+// writes them as the scenario's ids. The payload slots are named per message type by
+// MessageType, so one struct serves every algorithm without allocation.
+type Message struct {
+	ID    int64
+	Type  string
+	From  int
+	To    int
+	TS    int   // Lamport timestamp, for algorithms that stamp messages
+	Arg   int   // one number: a candidate or leader id, a sequence number, a ticket
+	Vec   []int // an array: token[], LN[], an active list
+	Queue []int // a queue carried by a token (Suzuki-Kasami)
+}
+
+// Clone copies the slices so a held or replayed message never aliases a node's state.
+func (m Message) Clone() Message {
+	if m.Vec != nil {
+		m.Vec = append([]int(nil), m.Vec...)
+	}
+	if m.Queue != nil {
+		m.Queue = append([]int(nil), m.Queue...)
+	}
+	return m
+}
+
+// Family groups algorithms by the problem they solve.
+type Family string
+
+const (
+	Mutex    Family = "mutex"
+	Election Family = "election"
+)
+
+// Spec describes an algorithm: identity, pseudocode, inspector variables, messages,
+// costs, defaults, and how to build its nodes.
+type Spec struct {
+	Slug    string
+	Title   string
+	Family  Family
+	Summary string // one line: what it teaches
+
+	Rules    []Rule
+	Vars     []Var
+	Messages []MessageType
+	Costs    []Cost
+	Defaults Defaults
+
+	// BackgroundTimers never stop a run from being quiescent (heartbeats, for example).
+	BackgroundTimers []string
+
+	// ParseParams decodes the scenario's params strictly; nil means none are accepted.
+	ParseParams func(raw []byte, ids []int) (any, error)
+	// New builds node self's initial state.
+	New func(self int, setup *Setup) Node
+}
+
+// Setup is what every node of a run is built from.
+type Setup struct {
+	IDs      []int // node index -> id; for ring algorithms, the ring order
+	Params   any   // what ParseParams returned
+	MaxDelay int   // the network's largest delay, for algorithms that size time-outs by it
+}
+
+// Rule is one labelled rule of the pseudocode.
+type Rule struct {
+	Label string   // e.g. "RH1"
+	Group string   // e.g. "Handling an incoming request"
+	Lines []string // the pseudocode, one line each
+	Says  string   // one plain sentence for the narration log
+}
+
+// Var documents one inspector variable (a key written by Encode).
+type Var struct {
+	Name string
+	Doc  string
+}
+
+// MessageType names a message and the trace keys of the payload slots it uses
+// ("" leaves the slot out of the trace).
+type MessageType struct {
+	Name  string
+	Doc   string
+	TS    string
+	Arg   string
+	Vec   string
+	Queue string
+}
+
+// Cost is one theoretical figure from the course notes.
+type Cost struct {
+	Name    string // e.g. "messages per CS entry"
+	Formula string // e.g. "2(N-1)"
+	// Value evaluates the formula for n nodes (nil where it is not a single number).
+	Value func(n int) float64
+}
+
+// Defaults is what a scenario gets when it leaves a field out.
+type Defaults struct {
+	Nodes int
+	Delay [2]int
+	FIFO  bool
+	CS    int
+	Until int
+}
+
+// RuleLabel reports whether label is one of the spec's rules.
+func (s *Spec) RuleLabel(label string) bool {
+	for i := range s.Rules {
+		if s.Rules[i].Label == label {
+			return true
+		}
+	}
+	return false
+}
+
+// MessageType returns the schema of a message type, or nil.
+func (s *Spec) MessageType(name string) *MessageType {
+	for i := range s.Messages {
+		if s.Messages[i].Name == name {
+			return &s.Messages[i]
+		}
+	}
+	return nil
+}

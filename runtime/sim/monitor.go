@@ -1,0 +1,201 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Monitors run after every step. Mutual exclusion is checked as a node enters the CS
+// (see enter). Here: requests pending too long, and, once the run is quiescent (nothing
+// in flight, no timer armed, no workload or CS exit still to come), deadlock and leader
+// agreement. Each finding is a violation event, reported once per episode.
+
+// Violation properties, as written in the trace.
+const (
+	PropMutex    = "mutual-exclusion"
+	PropPending  = "pending"
+	PropDeadlock = "deadlock"
+	PropLeader   = "leader"
+)
+
+// Quiescent reports whether nothing can happen any more without outside help.
+func (s *Sim) Quiescent() bool {
+	return s.inflight == 0 && s.activeTimers == 0 && s.pendingActions == 0 && s.pendingRelease == 0
+}
+
+func (s *Sim) monitorStep() error {
+	if s.now >= s.nextDeadline {
+		if err := s.checkPending(); err != nil {
+			return err
+		}
+	}
+	if !s.Quiescent() {
+		s.quietSeen = false
+		return nil
+	}
+	if s.quietSeen {
+		return nil
+	}
+	s.quietSeen = true
+	if err := s.checkDeadlock(); err != nil {
+		return err
+	}
+	return s.checkLeaders()
+}
+
+func (s *Sim) checkPending() error {
+	s.nextDeadline = MaxTime + 1
+	for i, since := range s.pendingSince {
+		if since < 0 || s.pendingSeen[i] {
+			continue
+		}
+		deadline := since + s.pendingLimit
+		if s.now < deadline {
+			s.nextDeadline = min(s.nextDeadline, deadline)
+			continue
+		}
+		s.pendingSeen[i] = true
+		detail := fmt.Sprintf("%s has waited %d time units for the CS (limit %d)", s.name(i), s.now-since, s.pendingLimit)
+		if err := s.violation(PropPending, detail); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Sim) checkDeadlock() error {
+	var waiting []int
+	for i, since := range s.pendingSince {
+		if since >= 0 && s.alive[i] {
+			waiting = append(waiting, i)
+		}
+	}
+	if len(waiting) == 0 {
+		return nil
+	}
+	if cycle := s.waitCycle(); cycle != nil {
+		names := make([]string, len(cycle))
+		for k, i := range cycle {
+			names[k] = s.name(i)
+		}
+		return s.violation(PropDeadlock, "wait-for cycle "+strings.Join(names, " -> "))
+	}
+	names := make([]string, len(waiting))
+	for k, i := range waiting {
+		names[k] = s.name(i)
+	}
+	return s.violation(PropDeadlock, fmt.Sprintf("nothing is in flight and no timer is armed, yet %s still wait for the CS", strings.Join(names, ", ")))
+}
+
+// waitCycle finds a cycle in the wait-for graph of alive nodes, searching from the
+// lowest index so the answer is deterministic. It returns the cycle closed on itself.
+func (s *Sim) waitCycle() []int {
+	edges := make([][]int, s.n)
+	any := false
+	for i, nd := range s.nodes {
+		if w, ok := nd.(WaitingFor); ok && s.alive[i] {
+			edges[i] = w.WaitingFor()
+			any = any || len(edges[i]) > 0
+		}
+	}
+	if !any {
+		return nil
+	}
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := make([]int, s.n)
+	var stack []int
+	var found []int
+	var visit func(int) bool
+	visit = func(u int) bool {
+		color[u] = grey
+		stack = append(stack, u)
+		for _, v := range edges[u] {
+			if v < 0 || v >= s.n || !s.alive[v] {
+				continue
+			}
+			if color[v] == grey {
+				for k, x := range stack {
+					if x == v {
+						found = append(append([]int(nil), stack[k:]...), v)
+						return true
+					}
+				}
+			}
+			if color[v] == white && visit(v) {
+				return true
+			}
+		}
+		stack = stack[:len(stack)-1]
+		color[u] = black
+		return false
+	}
+	for u := 0; u < s.n; u++ {
+		if color[u] == white && visit(u) {
+			return found
+		}
+	}
+	return nil
+}
+
+// checkLeaders verifies that in every connected group where some alive node records a
+// leader, all alive nodes record the same alive leader of that group.
+func (s *Sim) checkLeaders() error {
+	if s.spec.Family != Election {
+		return nil
+	}
+	maxGroup := 0
+	for _, g := range s.group {
+		maxGroup = max(maxGroup, g)
+	}
+	for g := 0; g <= maxGroup; g++ {
+		if detail := s.groupLeaderProblem(g); detail != "" {
+			if err := s.violation(PropLeader, detail); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Sim) groupLeaderProblem(g int) string {
+	var members []int
+	decided := false
+	for i := range s.nodes {
+		if s.group[i] == g && s.alive[i] {
+			members = append(members, i)
+			decided = decided || s.leaderOf[i] >= 0
+		}
+	}
+	if !decided {
+		return ""
+	}
+	var selfLeaders []string
+	for _, i := range members {
+		if s.leaderOf[i] == s.cfg.IDs[i] {
+			selfLeaders = append(selfLeaders, s.name(i))
+		}
+	}
+	if len(selfLeaders) > 1 {
+		return fmt.Sprintf("%s each take themselves as leader", strings.Join(selfLeaders, " and "))
+	}
+	want := s.leaderOf[members[0]]
+	for _, i := range members {
+		l := s.leaderOf[i]
+		if l < 0 {
+			return fmt.Sprintf("%s has no leader", s.name(i))
+		}
+		if l != want {
+			return fmt.Sprintf("%s takes P%d as leader but %s takes P%d", s.name(members[0]), want, s.name(i), l)
+		}
+	}
+	for _, i := range members {
+		if s.cfg.IDs[i] == want {
+			return ""
+		}
+	}
+	return fmt.Sprintf("all take P%d as leader, but P%d is crashed or cut off", want, want)
+}

@@ -1,0 +1,835 @@
+// Package sim is the deterministic discrete-event kernel: virtual time, a seeded PRNG,
+// the network model, crashes, timers, the workload and the monitors. It imports nothing
+// of the project's own, owns no goroutine and reads no clock.
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+)
+
+// Limits bound every run.
+const (
+	MinNodes         = 2
+	MaxNodes         = 128
+	MaxTime          = 1_000_000_000
+	DefaultMaxEvents = 2_000_000
+	MaxDelay         = 1_000_000
+)
+
+// Network is the network model of a run.
+type Network struct {
+	DelayMin, DelayMax int     // uniform in [min, max]; min == max is a fixed delay
+	FIFO               bool    // channels deliver in send order
+	Loss               float64 // probability that a message is lost
+	Hold               bool    // messages wait until an ActDeliver picks them
+}
+
+// Config is everything a run is built from. Same Config and same interventions: the
+// same trace, byte for byte.
+type Config struct {
+	Spec    *Spec
+	IDs     []int
+	Params  any
+	Seed    uint64
+	Network Network
+	CS      int // time a node stays in the CS; 0 keeps it there until a release
+	Until   int // the run stops after this virtual time
+	Actions []Action
+	// Pending is how long a request may wait before the liveness monitor reports it
+	// (0: a default derived from N, the delays and CS).
+	Pending   int
+	MaxEvents int // 0: DefaultMaxEvents
+}
+
+// Sink receives each trace event. The event is only valid during the call.
+type Sink func(ev *Event)
+
+// ErrEventLimit is returned when a run emits more events than its limit.
+var ErrEventLimit = errors.New("event limit reached")
+
+type slotState uint8
+
+const (
+	slotFree slotState = iota
+	slotLive
+	slotDead // removed from the run; its queue item is skipped when popped
+)
+
+type msgSlot struct {
+	msg   Message
+	at    int // arrival time
+	state slotState
+	held  bool
+}
+
+type timerSlot struct {
+	node  int
+	name  string
+	state slotState
+	bg    bool
+}
+
+// Sim is one run.
+type Sim struct {
+	cfg   Config
+	spec  *Spec
+	n     int
+	setup Setup
+	sink  Sink
+	enc   *Encoder
+
+	nodes []Node
+	alive []bool
+	rng   *rand.Rand
+	pcg   *rand.PCG
+
+	now     int
+	seq     int64
+	steps   int
+	events  int64
+	q       queue
+	ctx     Context
+	ev      Event
+	ended   bool
+	lastArr []int // FIFO: last arrival time per channel (from*n+to)
+	group   []int // partition group per node; all equal when connected
+
+	msgs      []msgSlot
+	freeMsgs  []int32
+	held      []int32 // hold mode: slots in send order
+	nextMsgID int64
+	inflight  int
+
+	timers       []timerSlot
+	freeTimers   []int32
+	nodeTimers   []map[string]int32
+	activeTimers int // armed timers that are not background timers
+
+	armedDrops     []Action
+	pendingActions int
+	pendingRelease int
+
+	inCS         []bool
+	csCount      int
+	csGen        []uint32
+	pendingSince []int // -1: no request pending
+	pendingSeen  []bool
+	pendingLimit int
+	nextDeadline int
+	leaderOf     []int // id, -1: none
+	quietSeen    bool  // the current quiescent period has been checked
+	totals       Totals
+}
+
+// New builds a run and initialises every node (the Init rules fire at time 0).
+func New(cfg Config, sink Sink) (*Sim, error) {
+	if err := validate(&cfg); err != nil {
+		return nil, err
+	}
+	n := len(cfg.IDs)
+	s := &Sim{
+		cfg:          cfg,
+		spec:         cfg.Spec,
+		n:            n,
+		setup:        Setup{IDs: cfg.IDs, Params: cfg.Params, MaxDelay: cfg.Network.DelayMax},
+		sink:         sink,
+		nodes:        make([]Node, n),
+		alive:        make([]bool, n),
+		lastArr:      make([]int, n*n),
+		group:        make([]int, n),
+		nodeTimers:   make([]map[string]int32, n),
+		inCS:         make([]bool, n),
+		csGen:        make([]uint32, n),
+		pendingSince: make([]int, n),
+		pendingSeen:  make([]bool, n),
+		leaderOf:     make([]int, n),
+		nextMsgID:    1,
+		nextDeadline: MaxTime + 1,
+	}
+	if s.cfg.MaxEvents <= 0 {
+		s.cfg.MaxEvents = DefaultMaxEvents
+	}
+	s.enc = NewEncoder(cfg.Spec, cfg.IDs)
+	s.pcg = rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)
+	s.rng = rand.New(s.pcg)
+	s.pendingLimit = cfg.Pending
+	if s.pendingLimit <= 0 {
+		s.pendingLimit = defaultPending(&cfg)
+	}
+	s.ctx.ids = cfg.IDs
+	for i := range s.pendingSince {
+		s.pendingSince[i] = -1
+		s.leaderOf[i] = -1
+		s.alive[i] = true
+	}
+	for i := range cfg.Actions {
+		s.schedule(item{t: cfg.Actions[i].At, kind: itemAction, slot: int32(i)})
+		s.pendingActions++
+	}
+	for i := range s.nodes {
+		s.nodes[i] = s.spec.New(i, &s.setup)
+	}
+	for i := range s.nodes {
+		if err := s.stepNode(i, &Input{Kind: Init}); err != nil {
+			return nil, err
+		}
+	}
+	return s, s.monitorStep()
+}
+
+func defaultPending(cfg *Config) int {
+	// Generous: every other node may go first, each needing a few message delays.
+	return len(cfg.IDs) * (cfg.CS + 4*cfg.Network.DelayMax + 4)
+}
+
+func validate(cfg *Config) error {
+	if cfg.Spec == nil {
+		return errors.New("no algorithm")
+	}
+	n := len(cfg.IDs)
+	if n < MinNodes || n > MaxNodes {
+		return fmt.Errorf("nodes: %d is out of range (%d to %d)", n, MinNodes, MaxNodes)
+	}
+	nw := cfg.Network
+	if nw.DelayMin < 0 || nw.DelayMax < nw.DelayMin || nw.DelayMax > MaxDelay {
+		return fmt.Errorf("network.delay: [%d, %d] must satisfy 0 <= min <= max <= %d", nw.DelayMin, nw.DelayMax, MaxDelay)
+	}
+	if nw.Loss < 0 || nw.Loss > 1 || nw.Loss != nw.Loss {
+		return fmt.Errorf("network.loss: %v must be between 0 and 1", nw.Loss)
+	}
+	if cfg.Until < 0 || cfg.Until > MaxTime {
+		return fmt.Errorf("until: %d is out of range (0 to %d)", cfg.Until, MaxTime)
+	}
+	if cfg.CS < 0 || cfg.CS > MaxTime {
+		return fmt.Errorf("cs: %d is out of range (0 to %d)", cfg.CS, MaxTime)
+	}
+	for i := range cfg.Actions {
+		a := &cfg.Actions[i]
+		if a.At < 0 || a.At > MaxTime {
+			return fmt.Errorf("events[%d].at: %d is out of range (0 to %d)", i, a.At, MaxTime)
+		}
+		if err := checkAction(cfg, a); err != nil {
+			return fmt.Errorf("events[%d]: %w", i, err)
+		}
+	}
+	return nil
+}
+
+func checkAction(cfg *Config, a *Action) error {
+	n := len(cfg.IDs)
+	inRange := func(i int) bool { return i >= 0 && i < n }
+	switch a.Do {
+	case ActRequest, ActRelease:
+		if cfg.Spec.Family != Mutex {
+			return fmt.Errorf("do: %q needs a mutual exclusion algorithm; %s elects a leader", a.Do, cfg.Spec.Slug)
+		}
+	case ActElect:
+		if cfg.Spec.Family != Election {
+			return fmt.Errorf("do: %q needs an election algorithm; %s is mutual exclusion", a.Do, cfg.Spec.Slug)
+		}
+	case ActCrash, ActRecover, ActHeal:
+	case ActDrop, ActDeliver:
+		if a.Do == ActDeliver && a.Msg <= 0 {
+			return errors.New("msg: deliver needs the id of a held message")
+		}
+		if (a.From >= 0 && !inRange(a.From)) || (a.To >= 0 && !inRange(a.To)) {
+			return errors.New("from/to: no such node")
+		}
+		return nil
+	case ActPartition:
+		seen := make([]bool, n)
+		if len(a.Groups) == 0 {
+			return errors.New("groups: a partition needs at least one group")
+		}
+		for _, g := range a.Groups {
+			for _, i := range g {
+				if !inRange(i) {
+					return fmt.Errorf("groups: node index %d does not exist", i)
+				}
+				if seen[i] {
+					return fmt.Errorf("groups: node %d is in two groups", cfg.IDs[i])
+				}
+				seen[i] = true
+			}
+		}
+		return nil
+	default:
+		return fmt.Errorf("do: unknown action %d", a.Do)
+	}
+	if a.Do != ActHeal && !inRange(a.Node) {
+		return fmt.Errorf("node: index %d does not exist", a.Node)
+	}
+	return nil
+}
+
+// Spec returns the run's algorithm.
+func (s *Sim) Spec() *Spec { return s.spec }
+
+// IDs returns node index -> id.
+func (s *Sim) IDs() []int { return s.cfg.IDs }
+
+// Config returns the run's configuration.
+func (s *Sim) Config() *Config { return &s.cfg }
+
+// Now is the virtual time; Steps the number of steps taken; Ended whether End ran.
+func (s *Sim) Now() int       { return s.now }
+func (s *Sim) Steps() int     { return s.steps }
+func (s *Sim) Ended() bool    { return s.ended }
+func (s *Sim) Totals() Totals { return s.totals }
+
+// Encoder returns the trace encoder for this run.
+func (s *Sim) Encoder() *Encoder { return s.enc }
+
+func (s *Sim) schedule(it item) {
+	it.seq = s.seq
+	s.seq++
+	s.q.push(it)
+}
+
+func (s *Sim) emit(ev *Event) error {
+	if s.events >= int64(s.cfg.MaxEvents) {
+		return fmt.Errorf("%w: more than %d trace events (shorten until or lighten the workload)", ErrEventLimit, s.cfg.MaxEvents)
+	}
+	ev.Seq = s.events
+	ev.T = s.now
+	s.events++
+	if s.sink != nil {
+		s.sink(ev)
+	}
+	return nil
+}
+
+// event resets the scratch event for a new emission.
+func (s *Sim) event(t EventType, node int) *Event {
+	s.ev = Event{Type: t, Node: node}
+	return &s.ev
+}
+
+// HasNext reports whether a step remains before the end of the run.
+func (s *Sim) HasNext() bool {
+	s.skipDead()
+	return s.q.Len() > 0 && s.q.peek().t <= s.until()
+}
+
+func (s *Sim) until() int {
+	if s.cfg.Until > 0 {
+		return s.cfg.Until
+	}
+	return MaxTime
+}
+
+// skipDead pops items whose message or timer was removed from the run.
+func (s *Sim) skipDead() {
+	for s.q.Len() > 0 {
+		it := s.q.peek()
+		switch it.kind {
+		case itemMessage:
+			if s.msgs[it.slot].state != slotDead {
+				return
+			}
+			s.freeMsg(it.slot)
+		case itemTimer:
+			if s.timers[it.slot].state != slotDead {
+				return
+			}
+			s.timers[it.slot] = timerSlot{}
+			s.freeTimers = append(s.freeTimers, it.slot)
+		case itemRelease:
+			node := int(it.slot)
+			if s.inCS[node] && s.csGen[node] == it.gen {
+				return
+			}
+			s.pendingRelease--
+		default:
+			return
+		}
+		s.q.pop()
+	}
+}
+
+// Step takes the next step: one delivery, timer, scheduled action or end of a CS.
+// It returns false when the run has nothing left to do before Until.
+func (s *Sim) Step() (bool, error) {
+	if !s.HasNext() {
+		return false, nil
+	}
+	it := s.q.pop()
+	if it.t > s.now {
+		s.now = it.t
+	}
+	s.steps++
+	var err error
+	switch it.kind {
+	case itemMessage:
+		err = s.deliverSlot(it.slot)
+	case itemTimer:
+		err = s.fireTimer(it.slot)
+	case itemAction:
+		s.pendingActions--
+		a := s.cfg.Actions[it.slot]
+		err = s.apply(&a, false)
+	case itemRelease:
+		s.pendingRelease--
+		err = s.release(int(it.slot))
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, s.monitorStep()
+}
+
+// Run steps until the end and emits the end event.
+func (s *Sim) Run() error {
+	for {
+		ok, err := s.Step()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+	}
+	return s.End()
+}
+
+// End emits the closing totals once; later calls do nothing.
+func (s *Sim) End() error {
+	if s.ended {
+		return nil
+	}
+	s.ended = true
+	s.totals.Steps = s.steps
+	ev := s.event(EvEnd, -1)
+	t := s.totals
+	ev.Totals = &t
+	return s.emit(ev)
+}
+
+// Apply performs a live intervention now, between steps. It returns an *ActionError
+// when the action makes no sense in the current state (crashing a crashed node, ...).
+func (s *Sim) Apply(a Action) error {
+	if err := checkAction(&s.cfg, &a); err != nil {
+		return &ActionError{Action: a.Do, Reason: err.Error()}
+	}
+	if err := s.apply(&a, true); err != nil {
+		return err
+	}
+	return s.monitorStep()
+}
+
+func (s *Sim) refuse(live bool, a *Action, format string, args ...any) error {
+	if !live {
+		return nil // a scheduled action that no longer applies is skipped
+	}
+	return &ActionError{Action: a.Do, Reason: fmt.Sprintf(format, args...)}
+}
+
+func (s *Sim) name(i int) string { return fmt.Sprintf("P%d", s.cfg.IDs[i]) }
+
+func (s *Sim) apply(a *Action, live bool) error {
+	i := a.Node
+	switch a.Do {
+	case ActRequest:
+		if !s.alive[i] {
+			return s.refuse(live, a, "%s is crashed", s.name(i))
+		}
+		if s.pendingSince[i] >= 0 || s.inCS[i] {
+			return s.refuse(live, a, "%s already wants or holds the CS", s.name(i))
+		}
+		if err := s.emit(s.event(EvRequest, i)); err != nil {
+			return err
+		}
+		s.pendingSince[i] = s.now
+		s.pendingSeen[i] = false
+		s.nextDeadline = min(s.nextDeadline, s.now+s.pendingLimit)
+		return s.stepNode(i, &Input{Kind: Request})
+	case ActRelease:
+		if !s.alive[i] || !s.inCS[i] {
+			return s.refuse(live, a, "%s is not in the CS", s.name(i))
+		}
+		return s.release(i)
+	case ActElect:
+		if !s.alive[i] {
+			return s.refuse(live, a, "%s is crashed", s.name(i))
+		}
+		if err := s.emit(s.event(EvElect, i)); err != nil {
+			return err
+		}
+		s.totals.Elections++
+		return s.stepNode(i, &Input{Kind: Elect})
+	case ActCrash:
+		if !s.alive[i] {
+			return s.refuse(live, a, "%s is already crashed", s.name(i))
+		}
+		return s.crash(i)
+	case ActRecover:
+		if s.alive[i] {
+			return s.refuse(live, a, "%s is not crashed", s.name(i))
+		}
+		return s.recover(i)
+	case ActDrop:
+		return s.drop(a, live)
+	case ActDeliver:
+		return s.deliverHeld(a, live)
+	case ActPartition:
+		return s.partition(a.Groups)
+	case ActHeal:
+		clear(s.group)
+		return s.emit(s.event(EvHeal, -1))
+	}
+	return nil
+}
+
+func (s *Sim) release(i int) error {
+	if !s.alive[i] || !s.inCS[i] {
+		return nil
+	}
+	return s.stepNode(i, &Input{Kind: Release})
+}
+
+// stepNode gives one input to node i and carries out what it did, in order.
+func (s *Sim) stepNode(i int, in *Input) error {
+	s.ctx.Reset(i)
+	s.nodes[i].Step(&s.ctx, in)
+	for k := range s.ctx.effects {
+		if err := s.effect(i, &s.ctx.effects[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Sim) effect(i int, e *Effect) error {
+	switch e.Kind {
+	case FireRule:
+		ev := s.event(EvRule, i)
+		ev.Rule = e.Rule
+		return s.emit(ev)
+	case Send:
+		return s.send(e.Msg)
+	case SetTimer:
+		s.setTimer(i, e.Timer, e.After)
+	case CancelTimer:
+		s.cancelTimer(i, e.Timer)
+	case EnterCS:
+		return s.enter(i)
+	case ExitCS:
+		if !s.inCS[i] {
+			return nil
+		}
+		s.inCS[i] = false
+		s.csCount--
+		s.csGen[i]++
+		return s.emit(s.event(EvExit, i))
+	case DeclareLeader:
+		s.leaderOf[i] = e.Leader
+		ev := s.event(EvLeader, i)
+		ev.Leader = e.Leader
+		return s.emit(ev)
+	}
+	return nil
+}
+
+func (s *Sim) enter(i int) error {
+	if s.inCS[i] {
+		return nil
+	}
+	s.inCS[i] = true
+	s.csCount++
+	s.pendingSince[i] = -1
+	s.totals.Entries++
+	if err := s.emit(s.event(EvEnter, i)); err != nil {
+		return err
+	}
+	if s.csCount > 1 {
+		others := ""
+		for j := range s.inCS {
+			if s.inCS[j] && j != i {
+				if others != "" {
+					others += ", "
+				}
+				others += s.name(j)
+			}
+		}
+		if err := s.violation("mutual-exclusion", fmt.Sprintf("%s entered the CS while %s is in it", s.name(i), others)); err != nil {
+			return err
+		}
+	}
+	if s.cfg.CS > 0 {
+		s.schedule(item{t: s.now + s.cfg.CS, kind: itemRelease, slot: int32(i), gen: s.csGen[i]})
+		s.pendingRelease++
+	}
+	return nil
+}
+
+func (s *Sim) violation(property, detail string) error {
+	s.totals.Violations++
+	ev := s.event(EvViolation, -1)
+	ev.Property = property
+	ev.Detail = detail
+	return s.emit(ev)
+}
+
+// Drop reasons, as written in the trace.
+const (
+	ReasonLost      = "lost"
+	ReasonPartition = "partition"
+	ReasonCrashed   = "receiver crashed"
+	ReasonUser      = "dropped by the user"
+)
+
+func (s *Sim) send(m Message) error {
+	m.ID = s.nextMsgID
+	s.nextMsgID++
+	s.totals.Messages++
+	ev := s.event(EvSend, m.From)
+	ev.Msg = m
+	if err := s.emit(ev); err != nil {
+		return err
+	}
+	for k := range s.armedDrops {
+		if s.armedDrops[k].matches(&m) {
+			s.armedDrops = slices.Delete(s.armedDrops, k, k+1)
+			return s.dropped(&m, m.From, ReasonUser)
+		}
+	}
+	if s.group[m.From] != s.group[m.To] {
+		return s.dropped(&m, m.From, ReasonPartition)
+	}
+	if s.cfg.Network.Loss > 0 && s.rng.Float64() < s.cfg.Network.Loss {
+		return s.dropped(&m, m.From, ReasonLost)
+	}
+	nw := &s.cfg.Network
+	delay := nw.DelayMin
+	if nw.DelayMax > nw.DelayMin {
+		delay += s.rng.IntN(nw.DelayMax - nw.DelayMin + 1)
+	}
+	at := s.now + delay
+	if nw.FIFO {
+		ch := m.From*s.n + m.To
+		at = max(at, s.lastArr[ch])
+		s.lastArr[ch] = at
+	}
+	slot := s.allocMsg()
+	s.msgs[slot] = msgSlot{msg: m, at: at, state: slotLive, held: nw.Hold}
+	s.inflight++
+	if nw.Hold {
+		s.held = append(s.held, slot)
+		return nil
+	}
+	s.schedule(item{t: at, kind: itemMessage, slot: slot})
+	return nil
+}
+
+func (s *Sim) dropped(m *Message, node int, reason string) error {
+	s.totals.Dropped++
+	ev := s.event(EvDrop, node)
+	ev.Msg = *m
+	ev.Reason = reason
+	return s.emit(ev)
+}
+
+func (s *Sim) allocMsg() int32 {
+	if k := len(s.freeMsgs); k > 0 {
+		slot := s.freeMsgs[k-1]
+		s.freeMsgs = s.freeMsgs[:k-1]
+		return slot
+	}
+	s.msgs = append(s.msgs, msgSlot{})
+	return int32(len(s.msgs) - 1)
+}
+
+func (s *Sim) freeMsg(slot int32) {
+	s.msgs[slot] = msgSlot{}
+	s.freeMsgs = append(s.freeMsgs, slot)
+}
+
+func (s *Sim) deliverSlot(slot int32) error {
+	m := s.msgs[slot].msg
+	s.freeMsg(slot)
+	s.inflight--
+	return s.deliver(&m)
+}
+
+func (s *Sim) deliver(m *Message) error {
+	if !s.alive[m.To] {
+		return s.dropped(m, m.To, ReasonCrashed)
+	}
+	if s.group[m.From] != s.group[m.To] {
+		return s.dropped(m, m.To, ReasonPartition)
+	}
+	s.totals.Delivered++
+	ev := s.event(EvDeliver, m.To)
+	ev.Msg = *m
+	if err := s.emit(ev); err != nil {
+		return err
+	}
+	in := Input{Kind: Deliver, Msg: *m}
+	return s.stepNode(m.To, &in)
+}
+
+func (s *Sim) deliverHeld(a *Action, live bool) error {
+	for k, slot := range s.held {
+		if s.msgs[slot].msg.ID == a.Msg {
+			s.held = slices.Delete(s.held, k, k+1)
+			return s.deliverSlot(slot)
+		}
+	}
+	return s.refuse(live, a, "message %d is not held in flight", a.Msg)
+}
+
+// drop removes a message in flight chosen by id or filter; a filter that matches
+// nothing in flight is armed for the next matching send.
+func (s *Sim) drop(a *Action, live bool) error {
+	best := int32(-1)
+	for slot := range s.msgs {
+		ms := &s.msgs[slot]
+		if ms.state == slotLive && a.matches(&ms.msg) && (best < 0 || ms.msg.ID < s.msgs[best].msg.ID) {
+			best = int32(slot)
+		}
+	}
+	if best < 0 {
+		if a.Msg != 0 {
+			return s.refuse(live, a, "message %d is not in flight", a.Msg)
+		}
+		s.armedDrops = append(s.armedDrops, *a)
+		return nil
+	}
+	return s.removeInFlight(best, ReasonUser)
+}
+
+// removeInFlight takes a message out of the network with a drop event.
+func (s *Sim) removeInFlight(slot int32, reason string) error {
+	ms := &s.msgs[slot]
+	m := ms.msg
+	s.inflight--
+	if ms.held {
+		s.held = slices.DeleteFunc(s.held, func(x int32) bool { return x == slot })
+		s.freeMsg(slot)
+	} else {
+		ms.state = slotDead
+	}
+	return s.dropped(&m, m.To, reason)
+}
+
+func (s *Sim) crash(i int) error {
+	s.alive[i] = false
+	if err := s.emit(s.event(EvCrash, i)); err != nil {
+		return err
+	}
+	if s.inCS[i] {
+		s.inCS[i] = false
+		s.csCount--
+		s.csGen[i]++
+	}
+	s.pendingSince[i] = -1
+	s.leaderOf[i] = -1
+	for _, slot := range s.nodeTimers[i] {
+		s.killTimer(slot)
+	}
+	clear(s.nodeTimers[i])
+	// Messages on their way to a crashed node are lost, oldest first.
+	var doomed []int32
+	for slot := range s.msgs {
+		if ms := &s.msgs[slot]; ms.state == slotLive && ms.msg.To == i {
+			doomed = append(doomed, int32(slot))
+		}
+	}
+	slices.SortFunc(doomed, func(a, b int32) int { return int(s.msgs[a].msg.ID - s.msgs[b].msg.ID) })
+	for _, slot := range doomed {
+		if err := s.removeInFlight(slot, ReasonCrashed); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Sim) recover(i int) error {
+	s.alive[i] = true
+	s.nodes[i] = s.spec.New(i, &s.setup)
+	if err := s.emit(s.event(EvRecover, i)); err != nil {
+		return err
+	}
+	return s.stepNode(i, &Input{Kind: Recover})
+}
+
+func (s *Sim) partition(groups [][]int) error {
+	for i := range s.group {
+		s.group[i] = 0
+	}
+	ev := s.event(EvPartition, -1)
+	ev.Groups = make([][]int, len(groups))
+	for g, members := range groups {
+		ids := make([]int, len(members))
+		for k, i := range members {
+			s.group[i] = g + 1
+			ids[k] = s.cfg.IDs[i]
+		}
+		ev.Groups[g] = ids
+	}
+	return s.emit(ev)
+}
+
+func (s *Sim) isBackground(name string) bool {
+	return slices.Contains(s.spec.BackgroundTimers, name)
+}
+
+func (s *Sim) setTimer(i int, name string, after int) {
+	if old, ok := s.nodeTimers[i][name]; ok {
+		s.killTimer(old)
+	}
+	var slot int32
+	if k := len(s.freeTimers); k > 0 {
+		slot = s.freeTimers[k-1]
+		s.freeTimers = s.freeTimers[:k-1]
+	} else {
+		s.timers = append(s.timers, timerSlot{})
+		slot = int32(len(s.timers) - 1)
+	}
+	bg := s.isBackground(name)
+	s.timers[slot] = timerSlot{node: i, name: name, state: slotLive, bg: bg}
+	if !bg {
+		s.activeTimers++
+	}
+	if s.nodeTimers[i] == nil {
+		s.nodeTimers[i] = make(map[string]int32)
+	}
+	s.nodeTimers[i][name] = slot
+	s.schedule(item{t: s.now + max(after, 0), kind: itemTimer, slot: slot})
+}
+
+func (s *Sim) cancelTimer(i int, name string) {
+	if slot, ok := s.nodeTimers[i][name]; ok {
+		s.killTimer(slot)
+		delete(s.nodeTimers[i], name)
+	}
+}
+
+func (s *Sim) killTimer(slot int32) {
+	t := &s.timers[slot]
+	if t.state == slotLive {
+		t.state = slotDead
+		if !t.bg {
+			s.activeTimers--
+		}
+	}
+}
+
+func (s *Sim) fireTimer(slot int32) error {
+	t := s.timers[slot]
+	s.timers[slot] = timerSlot{}
+	s.freeTimers = append(s.freeTimers, slot)
+	delete(s.nodeTimers[t.node], t.name)
+	if !t.bg {
+		s.activeTimers--
+	}
+	ev := s.event(EvTimer, t.node)
+	ev.Name = t.name
+	if err := s.emit(ev); err != nil {
+		return err
+	}
+	return s.stepNode(t.node, &Input{Kind: Timer, Timer: t.name})
+}

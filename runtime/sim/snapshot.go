@@ -1,0 +1,112 @@
+package sim
+
+import "slices"
+
+// NodeView is what the inspector shows of one node.
+type NodeView struct {
+	ID     int
+	Alive  bool
+	InCS   bool
+	Leader int    // id, -1: none recorded
+	State  []byte // the node's canonical JSON (Encode)
+}
+
+// InFlight is a message on its way, with its arrival time (-1 while held).
+type InFlight struct {
+	Msg Message
+	At  int
+}
+
+// Snapshot is the whole visible state of a run at one step.
+type Snapshot struct {
+	Step     int
+	T        int
+	Nodes    []NodeView
+	InFlight []InFlight // by message id
+	Groups   []int      // partition group per node
+}
+
+// Snapshot returns the current state; nothing in it aliases the run.
+func (s *Sim) Snapshot() Snapshot {
+	snap := Snapshot{Step: s.steps, T: s.now, Nodes: make([]NodeView, s.n), Groups: slices.Clone(s.group)}
+	var w StateWriter
+	for i, nd := range s.nodes {
+		w.Reset()
+		nd.Encode(&w)
+		snap.Nodes[i] = NodeView{
+			ID: s.cfg.IDs[i], Alive: s.alive[i], InCS: s.inCS[i], Leader: s.leaderOf[i],
+			State: slices.Clone(w.Bytes()),
+		}
+	}
+	snap.InFlight = s.InFlight()
+	return snap
+}
+
+// InFlight lists the messages in the network, oldest first.
+func (s *Sim) InFlight() []InFlight {
+	var out []InFlight
+	for k := range s.msgs {
+		ms := &s.msgs[k]
+		if ms.state != slotLive {
+			continue
+		}
+		at := ms.at
+		if ms.held {
+			at = -1
+		}
+		out = append(out, InFlight{Msg: ms.msg.Clone(), At: at})
+	}
+	slices.SortFunc(out, func(a, b InFlight) int { return int(a.Msg.ID - b.Msg.ID) })
+	return out
+}
+
+// Node returns node i's state machine (read only: clone it before changing it).
+func (s *Sim) Node(i int) Node { return s.nodes[i] }
+
+// Alive reports whether node i is up.
+func (s *Sim) Alive(i int) bool { return s.alive[i] }
+
+// InCS reports whether node i is in the critical section.
+func (s *Sim) InCS(i int) bool { return s.inCS[i] }
+
+// Intervention is a live action taken just before step Step; recording them is what
+// makes an interactive run reproducible.
+type Intervention struct {
+	Step   int
+	Action Action
+}
+
+// Replay rebuilds a run from its configuration and interventions and advances it to
+// the given step (or its end, if sooner). Seek is a replay: runs are cheap to redo.
+func Replay(cfg Config, ivs []Intervention, step int, sink Sink) (*Sim, error) {
+	s, err := New(cfg, sink)
+	if err != nil {
+		return nil, err
+	}
+	k := 0
+	for {
+		for k < len(ivs) && ivs[k].Step <= s.steps {
+			if err := s.Apply(ivs[k].Action); err != nil {
+				return nil, err
+			}
+			k++
+		}
+		if s.steps >= step {
+			return s, nil
+		}
+		ok, err := s.Step()
+		if err != nil {
+			return nil, err
+		}
+		if !ok && k == len(ivs) {
+			return s, nil
+		}
+		if !ok {
+			// The run was stuck when this intervention came: apply it now.
+			if err := s.Apply(ivs[k].Action); err != nil {
+				return nil, err
+			}
+			k++
+		}
+	}
+}

@@ -1,0 +1,210 @@
+package sim
+
+import "strconv"
+
+// EventType is the `type` of a trace v1 event.
+type EventType uint8
+
+const (
+	EvSend EventType = iota
+	EvDeliver
+	EvDrop
+	EvRule
+	EvRequest
+	EvEnter
+	EvExit
+	EvElect
+	EvLeader
+	EvCrash
+	EvRecover
+	EvTimer
+	EvViolation
+	EvPartition
+	EvHeal
+	EvEnd
+)
+
+var eventNames = [...]string{"send", "deliver", "drop", "rule", "request", "enter", "exit",
+	"elect", "leader", "crash", "recover", "timer", "violation", "partition", "heal", "end"}
+
+func (t EventType) String() string {
+	if int(t) < len(eventNames) {
+		return eventNames[t]
+	}
+	return "unknown"
+}
+
+// Event is one line of the trace (CONTRACT: trace v1, docs/trace.md). Node indexes are
+// turned into the scenario's ids when the event is encoded.
+type Event struct {
+	Seq  int64
+	T    int
+	Type EventType
+	Node int // index; -1 when the event has none
+
+	Msg    Message // send, deliver, drop
+	Reason string  // drop: why
+	Rule   string  // rule
+	Name   string  // timer
+	Leader int     // leader: the id this node now takes as leader
+
+	Property string // violation
+	Detail   string // violation
+
+	Groups [][]int // partition, as ids
+
+	Totals *Totals // end
+}
+
+// Totals are the figures of the `end` event.
+type Totals struct {
+	Messages   int // sent (including those lost on the way)
+	Delivered  int
+	Dropped    int
+	Entries    int
+	Elections  int
+	Violations int
+	Steps      int
+}
+
+// Encoder writes events as trace v1 JSON lines. It needs the ids and the algorithm's
+// message schema to name nodes and payload fields.
+type Encoder struct {
+	ids  []int
+	spec *Spec
+}
+
+// NewEncoder returns an encoder for a run with these ids.
+func NewEncoder(spec *Spec, ids []int) *Encoder { return &Encoder{ids: ids, spec: spec} }
+
+func (e *Encoder) id(i int) int64 {
+	if i >= 0 && i < len(e.ids) {
+		return int64(e.ids[i])
+	}
+	return int64(i)
+}
+
+// Append writes ev as one JSON object (no newline).
+func (e *Encoder) Append(b []byte, ev *Event) []byte {
+	b = append(b, `{"seq":`...)
+	b = strconv.AppendInt(b, ev.Seq, 10)
+	b = append(b, `,"t":`...)
+	b = strconv.AppendInt(b, int64(ev.T), 10)
+	b = append(b, `,"type":"`...)
+	b = append(b, ev.Type.String()...)
+	b = append(b, '"')
+	if ev.Node >= 0 && ev.Type != EvEnd && ev.Type != EvViolation {
+		b = append(b, `,"node":`...)
+		b = strconv.AppendInt(b, e.id(ev.Node), 10)
+	}
+	switch ev.Type {
+	case EvSend, EvDeliver, EvDrop:
+		b = append(b, `,"msg":`...)
+		b = e.AppendMessage(b, &ev.Msg)
+		if ev.Reason != "" {
+			b = append(b, `,"reason":`...)
+			b = appendString(b, ev.Reason)
+		}
+	case EvRule:
+		b = append(b, `,"rule":`...)
+		b = appendString(b, ev.Rule)
+	case EvTimer:
+		b = append(b, `,"name":`...)
+		b = appendString(b, ev.Name)
+	case EvLeader:
+		b = append(b, `,"leader":`...)
+		b = strconv.AppendInt(b, int64(ev.Leader), 10)
+	case EvViolation:
+		b = append(b, `,"property":`...)
+		b = appendString(b, ev.Property)
+		b = append(b, `,"detail":`...)
+		b = appendString(b, ev.Detail)
+	case EvPartition:
+		b = append(b, `,"groups":[`...)
+		for i, g := range ev.Groups {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendInts(b, g)
+		}
+		b = append(b, ']')
+	case EvEnd:
+		t := ev.Totals
+		b = append(b, `,"messages":`...)
+		b = strconv.AppendInt(b, int64(t.Messages), 10)
+		b = append(b, `,"entries":`...)
+		b = strconv.AppendInt(b, int64(t.Entries), 10)
+		b = append(b, `,"delivered":`...)
+		b = strconv.AppendInt(b, int64(t.Delivered), 10)
+		b = append(b, `,"dropped":`...)
+		b = strconv.AppendInt(b, int64(t.Dropped), 10)
+		b = append(b, `,"elections":`...)
+		b = strconv.AppendInt(b, int64(t.Elections), 10)
+		b = append(b, `,"violations":`...)
+		b = strconv.AppendInt(b, int64(t.Violations), 10)
+		b = append(b, `,"steps":`...)
+		b = strconv.AppendInt(b, int64(t.Steps), 10)
+	}
+	return append(b, '}')
+}
+
+// AppendMessage writes a message with the payload keys its type declares.
+func (e *Encoder) AppendMessage(b []byte, m *Message) []byte {
+	b = append(b, `{"id":`...)
+	b = strconv.AppendInt(b, m.ID, 10)
+	b = append(b, `,"type":`...)
+	b = appendString(b, m.Type)
+	b = append(b, `,"from":`...)
+	b = strconv.AppendInt(b, e.id(m.From), 10)
+	b = append(b, `,"to":`...)
+	b = strconv.AppendInt(b, e.id(m.To), 10)
+	if mt := e.spec.MessageType(m.Type); mt != nil {
+		if mt.TS != "" {
+			b = append(b, ',')
+			b = appendString(b, mt.TS)
+			b = append(b, ':')
+			b = strconv.AppendInt(b, int64(m.TS), 10)
+		}
+		if mt.Arg != "" {
+			b = append(b, ',')
+			b = appendString(b, mt.Arg)
+			b = append(b, ':')
+			b = strconv.AppendInt(b, int64(m.Arg), 10)
+		}
+		if mt.Vec != "" {
+			b = append(b, ',')
+			b = appendString(b, mt.Vec)
+			b = append(b, ':')
+			b = appendInts(b, m.Vec)
+		}
+		if mt.Queue != "" {
+			b = append(b, ',')
+			b = appendString(b, mt.Queue)
+			b = append(b, ':')
+			b = appendInts(b, m.Queue)
+		}
+	}
+	return append(b, '}')
+}
+
+// AppendLine writes ev followed by a newline.
+func (e *Encoder) AppendLine(b []byte, ev *Event) []byte {
+	return append(e.Append(b, ev), '\n')
+}
+
+// Lines returns a sink that appends every event to *buf as a JSON line.
+func (e *Encoder) Lines(buf *[]byte) Sink {
+	return func(ev *Event) { *buf = e.AppendLine(*buf, ev) }
+}
+
+// Recorder keeps a copy of every event, for tests and replays.
+type Recorder struct{ Events []Event }
+
+// Sink returns the recorder's sink.
+func (r *Recorder) Sink() Sink {
+	return func(ev *Event) {
+		c := *ev
+		c.Msg = ev.Msg.Clone()
+		r.Events = append(r.Events, c)
+	}
+}
