@@ -93,6 +93,7 @@ type Sim struct {
 	q       queue
 	ctx     Context
 	ev      Event
+	in      Input
 	ended   bool
 	lastArr []int // FIFO: last arrival time per channel (from*n+to)
 	group   []int // partition group per node; all equal when connected
@@ -173,7 +174,7 @@ func New(cfg Config, sink Sink) (*Sim, error) {
 		s.nodes[i] = s.spec.New(i, &s.setup)
 	}
 	for i := range s.nodes {
-		if err := s.stepNode(i, &Input{Kind: Init}); err != nil {
+		if err := s.stepNode(i, s.input(Init)); err != nil {
 			return nil, err
 		}
 	}
@@ -445,7 +446,7 @@ func (s *Sim) apply(a *Action, live bool) error {
 		s.pendingSince[i] = s.now
 		s.pendingSeen[i] = false
 		s.nextDeadline = min(s.nextDeadline, s.now+s.pendingLimit)
-		return s.stepNode(i, &Input{Kind: Request})
+		return s.stepNode(i, s.input(Request))
 	case ActRelease:
 		if !s.alive[i] || !s.inCS[i] {
 			return s.refuse(live, a, "%s is not in the CS", s.name(i))
@@ -459,7 +460,7 @@ func (s *Sim) apply(a *Action, live bool) error {
 			return err
 		}
 		s.totals.Elections++
-		return s.stepNode(i, &Input{Kind: Elect})
+		return s.stepNode(i, s.input(Elect))
 	case ActCrash:
 		if !s.alive[i] {
 			return s.refuse(live, a, "%s is already crashed", s.name(i))
@@ -487,7 +488,14 @@ func (s *Sim) release(i int) error {
 	if !s.alive[i] || !s.inCS[i] {
 		return nil
 	}
-	return s.stepNode(i, &Input{Kind: Release})
+	return s.stepNode(i, s.input(Release))
+}
+
+// input returns the run's scratch input, reset to kind: reusing it keeps a step free
+// of allocation (nodes must not keep the pointer).
+func (s *Sim) input(kind InputKind) *Input {
+	s.in = Input{Kind: kind}
+	return &s.in
 }
 
 // stepNode gives one input to node i and carries out what it did, in order.
@@ -667,8 +675,9 @@ func (s *Sim) deliver(m *Message) error {
 	if err := s.emit(ev); err != nil {
 		return err
 	}
-	in := Input{Kind: Deliver, Msg: *m}
-	return s.stepNode(m.To, &in)
+	in := s.input(Deliver)
+	in.Msg = *m
+	return s.stepNode(m.To, in)
 }
 
 func (s *Sim) deliverHeld(a *Action, live bool) error {
@@ -753,7 +762,7 @@ func (s *Sim) recover(i int) error {
 	if err := s.emit(s.event(EvRecover, i)); err != nil {
 		return err
 	}
-	return s.stepNode(i, &Input{Kind: Recover})
+	return s.stepNode(i, s.input(Recover))
 }
 
 func (s *Sim) partition(groups [][]int) error {
@@ -831,5 +840,7 @@ func (s *Sim) fireTimer(slot int32) error {
 	if err := s.emit(ev); err != nil {
 		return err
 	}
-	return s.stepNode(t.node, &Input{Kind: Timer, Timer: t.name})
+	in := s.input(Timer)
+	in.Timer = t.name
+	return s.stepNode(t.node, in)
 }

@@ -1,0 +1,34 @@
+# The playground's two set-up commands are `make run` and `make test`.
+GO ?= go
+ADDR ?= :8080
+
+.PHONY: run build test test-short bench check generate fmt
+
+run: ## start the playground on its embedded defaults
+	$(GO) run ./cmd/playground serve --addr $(ADDR)
+
+build:
+	$(GO) build -o bin/playground ./cmd/playground
+
+test: check ## everything CI runs
+	$(GO) test -count=1 ./...
+
+test-short:
+	$(GO) test -short ./...
+
+bench: ## the benchmarks recorded in docs/benchmarks.md
+	$(GO) test -run '^$$' -bench . -benchmem -count 3 ./runtime/sim/...
+
+generate:
+	$(GO) tool templ generate
+
+check: ## formatting, vet, and generated templ files up to date
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	@$(GO) tool templ generate >/dev/null 2>&1; \
+	if [ -n "$$(git status --porcelain -- '*_templ.go' 2>/dev/null)" ]; then \
+		echo "templ generated files are not current: run 'make generate' and commit"; git status --porcelain -- '*_templ.go'; exit 1; fi
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')

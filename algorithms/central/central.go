@@ -1,0 +1,362 @@
+// Package central is the central coordinator algorithm: one process keeps the right to
+// enter the CS and hands it out, first come first served, to whoever asks it.
+package central
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/teach-dist/playground/runtime/sim"
+)
+
+// Message types.
+const (
+	MsgRequest = "REQUEST"
+	MsgGrant   = "GRANT"
+	MsgDenied  = "DENIED"
+	MsgRelease = "RELEASE"
+)
+
+// States of a process with respect to the CS.
+const (
+	Released = "RELEASED"
+	Waiting  = "WAITING"
+	Held     = "HELD"
+)
+
+// Spec registers the algorithm.
+var Spec = sim.Spec{
+	Slug:    "central",
+	Title:   "Central coordinator",
+	Family:  sim.Mutex,
+	Summary: "One coordinator owns the CS and lends it out in arrival order: three messages an entry, and everything stops when the coordinator dies.",
+	Rules: []sim.Rule{
+		{Label: "CI1", Group: "Initialisation", Lines: []string{
+			"state := RELEASED",
+			"if i is the coordinator:",
+			"    holder := none; queue := empty"},
+			Says: "starts outside the CS; the coordinator starts with a free CS and nobody queued"},
+		{Label: "CA1", Group: "Asking for the CS", Lines: []string{
+			"state := WAITING",
+			"send REQUEST to the coordinator",
+			"    // the coordinator passes its own request to itself, no message"},
+			Says: "wants the CS and asks the coordinator"},
+		{Label: "CG1", Group: "Coordinator: REQUEST from j", Lines: []string{
+			"if holder = none:",
+			"    holder := j",
+			"    send GRANT to j",
+			"else:",
+			"    append j to queue",
+			"    if the DENIED variant is on: send DENIED to j"},
+			Says: "the coordinator grants the CS if it is free, otherwise queues the asker"},
+		{Label: "CD1", Group: "Client: DENIED", Lines: []string{
+			"stay WAITING   // the CS is busy; a GRANT will follow"},
+			Says: "learns the CS is busy and keeps waiting for its turn"},
+		{Label: "CE1", Group: "Client: GRANT", Lines: []string{
+			"state := HELD",
+			"enter the CS"},
+			Says: "has the coordinator's permission and enters the CS"},
+		{Label: "CR1", Group: "Leaving the CS", Lines: []string{
+			"state := RELEASED",
+			"send RELEASE to the coordinator",
+			"    // the coordinator releases to itself, no message"},
+			Says: "leaves the CS and tells the coordinator"},
+		{Label: "CG2", Group: "Coordinator: RELEASE from the holder", Lines: []string{
+			"holder := none",
+			"if queue is not empty:",
+			"    j := take the head of queue",
+			"    holder := j",
+			"    send GRANT to j"},
+			Says: "the coordinator takes the CS back and grants it to the longest waiter"},
+	},
+	Vars: []sim.Var{
+		{Name: "state", Doc: "RELEASED, WAITING or HELD"},
+		{Name: "coordinator", Doc: "id of the coordinator"},
+		{Name: "holder", Doc: "coordinator only: id of the process it let into the CS (-1: the CS is free)"},
+		{Name: "queue", Doc: "coordinator only: ids waiting for the CS, oldest request first"},
+	},
+	Messages: []sim.MessageType{
+		{Name: MsgRequest, Doc: "asks the coordinator for the CS"},
+		{Name: MsgGrant, Doc: "the coordinator lets the receiver into the CS"},
+		{Name: MsgDenied, Doc: "the CS is busy: the request is queued (DENIED variant only)"},
+		{Name: MsgRelease, Doc: "gives the CS back to the coordinator"},
+	},
+	Costs: []sim.Cost{
+		{Name: "messages per CS entry", Formula: "3 (REQUEST, GRANT, RELEASE); 0 for the coordinator itself; 4 with DENIED when queued",
+			Value: func(int) float64 { return 3 }},
+		{Name: "synchronisation delay", Formula: "2T (RELEASE, then GRANT)", Value: func(int) float64 { return 2 }},
+		{Name: "client delay", Formula: "2T (REQUEST and GRANT)", Value: func(int) float64 { return 2 }},
+	},
+	Defaults:    sim.Defaults{Nodes: 5, Delay: [2]int{1, 3}, FIFO: false, CS: 2, Until: 500},
+	ParseParams: ParseParams,
+	New:         newNode,
+}
+
+// Params are the algorithm's settings.
+type Params struct {
+	Coordinator int  // id of the coordinator
+	Denied      bool // answer DENIED to a request that must queue
+}
+
+// DefaultParams picks the highest id as coordinator (the notes suggest the largest
+// address) and the silent variant, which the notes present first.
+func DefaultParams(ids []int) Params {
+	p := Params{Coordinator: -1}
+	if len(ids) > 0 {
+		p.Coordinator = slices.Max(ids)
+	}
+	return p
+}
+
+// rawParams has pointers so a field left out keeps its default.
+type rawParams struct {
+	Coordinator *int  `json:"coordinator"`
+	Denied      *bool `json:"denied"`
+}
+
+// ParseParams decodes {"coordinator": id, "denied": bool}; nil, empty or null gives the
+// defaults. Errors name the field and what it accepts.
+func ParseParams(raw []byte, ids []int) (any, error) {
+	p := DefaultParams(ids)
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		if len(ids) == 0 {
+			return nil, errors.New("params.coordinator: there are no node ids to choose from")
+		}
+		return p, nil
+	}
+	var r rawParams
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return nil, paramsError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("params: must be a single JSON object")
+	}
+	if r.Coordinator != nil {
+		if !slices.Contains(ids, *r.Coordinator) {
+			return nil, fmt.Errorf("params.coordinator: %d is not a node id (ids: %s)", *r.Coordinator, joinInts(ids))
+		}
+		p.Coordinator = *r.Coordinator
+	} else if len(ids) == 0 {
+		return nil, errors.New("params.coordinator: there are no node ids to choose from")
+	}
+	if r.Denied != nil {
+		p.Denied = *r.Denied
+	}
+	return p, nil
+}
+
+// paramsError turns a decoding error into one that names the field.
+func paramsError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		switch te.Field {
+		case "coordinator":
+			return fmt.Errorf("params.coordinator: got %s, want a node id (an integer)", te.Value)
+		case "denied":
+			return fmt.Errorf("params.denied: got %s, want true or false", te.Value)
+		}
+		return fmt.Errorf("params: got %s, want an object with coordinator and denied", te.Value)
+	}
+	// encoding/json reports an unknown field only in its message.
+	if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
+		name := strings.TrimPrefix(msg, "json: unknown field ")
+		return fmt.Errorf("params: unknown field %s (allowed: coordinator, denied)", name)
+	}
+	return fmt.Errorf("params: %v", err)
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, " ")
+}
+
+type node struct {
+	self   int
+	ids    []int // shared, never written
+	coord  int   // index of the coordinator
+	denied bool
+	state  string
+	// Coordinator only.
+	holder int   // index, -1: the CS is free
+	queue  []int // indexes, in arrival order
+}
+
+func newNode(self int, setup *sim.Setup) sim.Node {
+	var p Params
+	switch v := setup.Params.(type) {
+	case Params:
+		p = v
+	case *Params:
+		p = *v
+	default:
+		p = DefaultParams(setup.IDs)
+	}
+	coord := slices.Index(setup.IDs, p.Coordinator)
+	if coord < 0 {
+		// Hand-built params with a stranger for coordinator: fall back to the default
+		// rather than build a run nobody can enter.
+		coord = slices.Index(setup.IDs, DefaultParams(setup.IDs).Coordinator)
+	}
+	return &node{self: self, ids: setup.IDs, coord: coord, denied: p.Denied, state: Released, holder: -1}
+}
+
+func (n *node) isCoord() bool { return n.self == n.coord }
+
+func (n *node) Step(ctx *sim.Context, in *sim.Input) {
+	switch in.Kind {
+	case sim.Init, sim.Recover:
+		// A recovered coordinator comes back with a free CS and an empty queue: it has
+		// forgotten who it let in and who was waiting.
+		ctx.Rule("CI1")
+		n.state = Released
+		n.holder = -1
+		n.queue = n.queue[:0]
+	case sim.Request:
+		if n.state == Released {
+			n.request(ctx)
+		}
+	case sim.Release:
+		if n.state == Held {
+			n.release(ctx)
+		}
+	case sim.Deliver:
+		m := &in.Msg
+		switch m.Type {
+		case MsgRequest:
+			if n.isCoord() {
+				n.onRequest(ctx, m.From)
+			}
+		case MsgRelease:
+			if n.isCoord() {
+				n.onRelease(ctx, m.From)
+			}
+		case MsgGrant:
+			n.onGrant(ctx)
+		case MsgDenied:
+			// Over a non-FIFO channel a DENIED can arrive after its GRANT: then it is
+			// old news and changes nothing.
+			if n.state == Waiting {
+				ctx.Rule("CD1")
+			}
+		}
+	}
+}
+
+func (n *node) request(ctx *sim.Context) {
+	ctx.Rule("CA1")
+	n.state = Waiting
+	if n.isCoord() {
+		n.onRequest(ctx, n.self)
+		return
+	}
+	ctx.Send(n.coord, sim.Message{Type: MsgRequest})
+}
+
+// onRequest is the coordinator's CG1 for a request from node j (possibly itself).
+func (n *node) onRequest(ctx *sim.Context, j int) {
+	ctx.Rule("CG1")
+	// A REQUEST from the holder itself can overtake its RELEASE on a non-FIFO channel;
+	// queueing it like any other keeps the CS single-occupied.
+	if n.holder >= 0 {
+		n.queue = append(n.queue, j)
+		if n.denied && j != n.self {
+			ctx.Send(j, sim.Message{Type: MsgDenied})
+		}
+		return
+	}
+	n.grant(ctx, j)
+}
+
+func (n *node) grant(ctx *sim.Context, j int) {
+	n.holder = j
+	if j == n.self {
+		n.onGrant(ctx)
+		return
+	}
+	ctx.Send(j, sim.Message{Type: MsgGrant})
+}
+
+func (n *node) onGrant(ctx *sim.Context) {
+	// A grant meant for an earlier incarnation (this node crashed and recovered) finds
+	// it not waiting; it is ignored, and the coordinator waits for a RELEASE that never
+	// comes, as the notes warn for a client that fails.
+	if n.state != Waiting {
+		return
+	}
+	ctx.Rule("CE1")
+	n.state = Held
+	ctx.Enter()
+}
+
+func (n *node) release(ctx *sim.Context) {
+	ctx.Rule("CR1")
+	n.state = Released
+	ctx.Exit()
+	if n.isCoord() {
+		n.onRelease(ctx, n.self)
+		return
+	}
+	ctx.Send(n.coord, sim.Message{Type: MsgRelease})
+}
+
+// onRelease is the coordinator's CG2 for a release from node j (possibly itself).
+func (n *node) onRelease(ctx *sim.Context, j int) {
+	// Only the holder can give the CS back; a RELEASE from anyone else predates a
+	// coordinator restart and must not free a CS someone else now holds.
+	if j != n.holder {
+		return
+	}
+	ctx.Rule("CG2")
+	n.holder = -1
+	if len(n.queue) == 0 {
+		return
+	}
+	next := n.queue[0]
+	n.queue = slices.Delete(n.queue, 0, 1)
+	n.grant(ctx, next)
+}
+
+// WaitingFor: a waiting client waits for the coordinator; the coordinator answers to
+// nobody, so it waits for nobody.
+func (n *node) WaitingFor() []int {
+	if n.state != Waiting || n.isCoord() {
+		return nil
+	}
+	return []int{n.coord}
+}
+
+func (n *node) Clone() sim.Node {
+	c := *n
+	c.queue = slices.Clone(n.queue)
+	return &c
+}
+
+func (n *node) Encode(w *sim.StateWriter) {
+	w.Str("state", n.state)
+	w.Int("coordinator", n.ids[n.coord])
+	if !n.isCoord() {
+		return
+	}
+	holder := -1
+	if n.holder >= 0 {
+		holder = n.ids[n.holder]
+	}
+	w.Int("holder", holder)
+	queue := make([]int, len(n.queue))
+	for k, j := range n.queue {
+		queue[k] = n.ids[j]
+	}
+	w.Ints("queue", queue)
+}

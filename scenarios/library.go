@@ -1,0 +1,65 @@
+package scenarios
+
+import (
+	"embed"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+)
+
+//go:embed library/*.json
+var libraryFS embed.FS
+
+// Entry is one curated scenario.
+type Entry struct {
+	Name     string // stable: it is part of /s/{name} links
+	Scenario *Scenario
+}
+
+var library = mustLoadLibrary()
+
+// mustLoadLibrary parses the embedded scenarios once; a broken one is a build defect
+// that the package's tests catch, so failing loudly at start-up is right.
+func mustLoadLibrary() []Entry {
+	files, err := libraryFS.ReadDir("library")
+	if err != nil {
+		panic(err)
+	}
+	var out []Entry
+	for _, f := range files {
+		data, err := libraryFS.ReadFile(path.Join("library", f.Name()))
+		if err != nil {
+			panic(err)
+		}
+		s, err := Parse(data)
+		if err != nil {
+			panic(fmt.Sprintf("curated scenario %s: %v", f.Name(), err))
+		}
+		out = append(out, Entry{Name: strings.TrimSuffix(f.Name(), ".json"), Scenario: s})
+	}
+	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Curated returns the curated scenarios by name. Callers must not modify them.
+func Curated() []Entry { return slices.Clone(library) }
+
+// Lookup returns the curated scenario with this name.
+func Lookup(name string) (*Scenario, bool) {
+	for _, e := range library {
+		if e.Name == name {
+			return e.Scenario, true
+		}
+	}
+	return nil, false
+}
+
+// Names lists the curated names, for error messages.
+func Names() []string {
+	out := make([]string, len(library))
+	for i, e := range library {
+		out[i] = e.Name
+	}
+	return out
+}
