@@ -6,12 +6,14 @@ package algorithms
 import (
 	"slices"
 
+	"github.com/teach-dist/playground/algorithms/central"
 	"github.com/teach-dist/playground/algorithms/ricartagrawala"
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
 // all is in catalogue order: mutual exclusion first, then election.
 var all = []*sim.Spec{
+	&central.Spec,
 	&ricartagrawala.Spec,
 }
 
