@@ -393,6 +393,14 @@ func (s *Sim) Run() error {
 			break
 		}
 	}
+	// The run is observed until Until even when nothing happens any more, so a request
+	// that waits forever is reported by the pending monitor too.
+	if s.cfg.Until > s.now {
+		s.now = s.cfg.Until
+		if err := s.monitorStep(); err != nil {
+			return err
+		}
+	}
 	return s.End()
 }
 
