@@ -6,6 +6,7 @@ package algorithms
 import (
 	"slices"
 
+	"github.com/teach-dist/playground/algorithms/bully"
 	"github.com/teach-dist/playground/algorithms/central"
 	"github.com/teach-dist/playground/algorithms/ricartagrawala"
 	"github.com/teach-dist/playground/runtime/sim"
@@ -15,6 +16,7 @@ import (
 var all = []*sim.Spec{
 	&central.Spec,
 	&ricartagrawala.Spec,
+	&bully.Spec,
 }
 
 // All returns every registered algorithm.

@@ -1,0 +1,370 @@
+// Package bully is the Bully election (Garcia-Molina): a process that suspects the
+// coordinator asks every higher id whether it is alive; silence until a time-out means
+// it is the highest alive and takes over, an answer means a higher process will. It is
+// only safe on a synchronous network: a time-out shorter than a round trip elects two.
+package bully
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/teach-dist/playground/runtime/sim"
+)
+
+// Message types.
+const (
+	MsgElection    = "ELECTION"
+	MsgAnswer      = "ANSWER"
+	MsgCoordinator = "COORDINATOR"
+)
+
+// Election states, as the course notes name them.
+const (
+	Off = "ELECTION-OFF"
+	On  = "ELECTION-ON"
+)
+
+// What a process in an election waits for.
+const (
+	WaitNone        = "none"
+	WaitAnswer      = "answer"
+	WaitCoordinator = "coordinator"
+)
+
+// Timer names (stable: they appear in the trace).
+const (
+	TimerAnswer      = "answer"
+	TimerCoordinator = "coordinator"
+)
+
+// Spec registers the algorithm.
+var Spec = sim.Spec{
+	Slug:    "bully",
+	Title:   "Bully",
+	Family:  sim.Election,
+	Summary: "Ask every higher id if it is alive; if none answers in time, take over and tell the lower ids: the highest live id always wins, provided the time-outs are right.",
+	Rules: []sim.Rule{
+		{Label: "RI1", Group: "Initialisation", Lines: []string{
+			"state := ELECTION-OFF; waiting := none",
+			"leader := the highest id   // the run starts with a working coordinator"},
+			Says: "starts with no election on and takes the highest id as coordinator"},
+		{Label: "RE1", Group: "Calling an election", Lines: []string{
+			"state := ELECTION-ON",
+			"send ELECTION to every process with a higher id",
+			"waiting := answer; start the answer time-out",
+			"when the answer time-out expires (nobody higher is alive):",
+			"    leader := my id; state := ELECTION-OFF",
+			"    send COORDINATOR(my id) to every process with a lower id",
+			"when the coordinator time-out expires (the higher one died too):",
+			"    call the election again from the top of RE1"},
+			Says: "calls an election, or acts on a time-out: silence means it wins, a missing COORDINATOR means it asks again"},
+		{Label: "RA1", Group: "Receiving ANSWER from Pj", Lines: []string{
+			"remember that Pj is alive and outranks me",
+			"if waiting = answer:",
+			"    stop the answer time-out",
+			"    waiting := coordinator; start the coordinator time-out"},
+			Says: "hears from a higher id, so it cannot win and now waits for the COORDINATOR"},
+		{Label: "RH1", Group: "Receiving ELECTION from Pj", Lines: []string{
+			"send ANSWER to Pj   // Pj has a lower id: it should stand down"},
+			Says: "tells the lower caller that a higher process is alive"},
+		{Label: "RH2", Group: "Receiving ELECTION from Pj", Lines: []string{
+			"if state = ELECTION-OFF:",
+			"    call an election of my own (RE1)"},
+			Says: "takes over the election unless it is already running one"},
+		{Label: "RC1", Group: "Receiving COORDINATOR(k)", Lines: []string{
+			"if k > my id:",
+			"    leader := k",
+			"    state := ELECTION-OFF; waiting := none; stop both time-outs"},
+			Says: "records the announced coordinator and ends its own election"},
+		{Label: "RC2", Group: "Receiving COORDINATOR(k)", Lines: []string{
+			"if k < my id and state = ELECTION-OFF:",
+			"    call an election (RE1)   // I outrank k: bully it out"},
+			Says: "outranks the announced coordinator, so it calls an election to take over"},
+		{Label: "RR1", Group: "Recovering after a crash", Lines: []string{
+			"state := ELECTION-OFF; leader := unknown",
+			"call an election (RE1)   // a recovered highest id takes over"},
+			Says: "comes back knowing no coordinator and calls an election at once"},
+	},
+	Vars: []sim.Var{
+		{Name: "state", Doc: "ELECTION-OFF, or ELECTION-ON while this process runs an election"},
+		{Name: "waiting", Doc: "during an election: answer (no ANSWER yet) or coordinator (answered, waiting for the winner); none otherwise"},
+		{Name: "leader", Doc: "id of the coordinator this process believes in (-1: unknown)"},
+		{Name: "answered", Doc: "ids that answered this process's current election"},
+	},
+	Messages: []sim.MessageType{
+		{Name: MsgElection, Doc: "calls an election; sent only to higher ids"},
+		{Name: MsgAnswer, Doc: "the receiver of an ELECTION is alive and outranks the caller"},
+		{Name: MsgCoordinator, Doc: "announces the winner to every lower id", Arg: "leader"},
+	},
+	Costs: []sim.Cost{
+		{Name: "COORDINATOR messages, best case (the second-highest id notices the crash)", Formula: "N-2",
+			Value: func(n int) float64 { return float64(n - 2) }},
+		{Name: "messages, best case (plus one ELECTION to the crashed coordinator)", Formula: "N-1",
+			Value: func(n int) float64 { return float64(n - 1) }},
+		// The lowest id calls, the highest has crashed, nothing else fails: every id below
+		// the top calls once, N(N-1)/2 ELECTION; the (N-1)(N-2)/2 that reach a live
+		// process are answered; the winner sends N-2 COORDINATOR.
+		{Name: "messages, worst case (the lowest id calls, the highest has crashed)", Formula: "N(N-1)/2 + (N-1)(N-2)/2 + N-2 = N²-N-1, O(N²)",
+			Value: func(n int) float64 { return float64(n*n - n - 1) }},
+		{Name: "time to elect, best case", Formula: "answer time-out + T (the COORDINATOR)"},
+	},
+	Defaults:    sim.Defaults{Nodes: 8, Delay: [2]int{1, 3}, FIFO: false, CS: 0, Until: 500},
+	ParseParams: ParseParams,
+	New:         newNode,
+}
+
+// Params are the time-outs; 0 derives one from the network's largest delay.
+type Params struct {
+	AnswerTimeout      int // how long a caller waits for an ANSWER
+	CoordinatorTimeout int // how long it then waits for the COORDINATOR
+}
+
+// rawParams has pointers so a field left out keeps its default.
+type rawParams struct {
+	AnswerTimeout      *int `json:"answerTimeout"`
+	CoordinatorTimeout *int `json:"coordinatorTimeout"`
+}
+
+// ParseParams decodes {"answerTimeout": t, "coordinatorTimeout": t}; nil, empty or null
+// gives the defaults (derived from the network). Errors name the field.
+func ParseParams(raw []byte, ids []int) (any, error) {
+	var p Params
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return p, nil
+	}
+	var r rawParams
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return nil, paramsError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("params: must be a single JSON object")
+	}
+	for _, f := range []struct {
+		name string
+		v    *int
+		dst  *int
+	}{{"answerTimeout", r.AnswerTimeout, &p.AnswerTimeout}, {"coordinatorTimeout", r.CoordinatorTimeout, &p.CoordinatorTimeout}} {
+		if f.v == nil {
+			continue
+		}
+		if *f.v <= 0 || *f.v > sim.MaxTime {
+			return nil, fmt.Errorf("params.%s: must be a positive integer (at most %d), got %d", f.name, sim.MaxTime, *f.v)
+		}
+		*f.dst = *f.v
+	}
+	return p, nil
+}
+
+// paramsError turns a decoding error into one that names the field.
+func paramsError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "answerTimeout" || te.Field == "coordinatorTimeout" {
+			return fmt.Errorf("params.%s: must be a positive integer, got %s", te.Field, te.Value)
+		}
+		return fmt.Errorf("params: got %s, want an object with answerTimeout and coordinatorTimeout", te.Value)
+	}
+	// encoding/json reports an unknown field only in its message.
+	if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
+		name := strings.Trim(strings.TrimPrefix(msg, "json: unknown field "), `"`)
+		return fmt.Errorf("params.%s: unknown field (allowed: answerTimeout, coordinatorTimeout)", name)
+	}
+	return fmt.Errorf("params: %v", err)
+}
+
+// timeouts resolves the time-outs for a network whose delays are at most d.
+//
+// An ELECTION and its ANSWER take at most 2d, so an answer time-out of 2d+1 never
+// expires while an answer is on its way (a timer due at the same time as a delivery may
+// fire first). After an ANSWER that left its sender at time s, the highest live process
+// has an ELECTION by s+d, wins at most one answer time-out later and its COORDINATOR
+// lands by s+2d+answer <= arrival+2d+answer: one more unit makes the bound strict and
+// one more is slack. On a synchronous network neither time-out then fires spuriously.
+func timeouts(p Params, d int) (answer, coordinator int) {
+	answer = p.AnswerTimeout
+	if answer <= 0 {
+		answer = 2*d + 1
+	}
+	coordinator = p.CoordinatorTimeout
+	if coordinator <= 0 {
+		coordinator = answer + 2*d + 2
+	}
+	return answer, coordinator
+}
+
+type node struct {
+	ids         []int // shared, never written
+	highest     int   // the highest id, the initial coordinator
+	answerT     int
+	coordT      int
+	state       string
+	waiting     string
+	leader      int    // id, -1: unknown
+	answered    []bool // by node index, for the current election
+	numAnswered int
+}
+
+func newNode(self int, setup *sim.Setup) sim.Node {
+	var p Params
+	switch v := setup.Params.(type) {
+	case Params:
+		p = v
+	case *Params:
+		if v != nil {
+			p = *v
+		}
+	}
+	a, c := timeouts(p, setup.MaxDelay)
+	return &node{
+		ids: setup.IDs, highest: slices.Max(setup.IDs), answerT: a, coordT: c,
+		state: Off, waiting: WaitNone, leader: -1, answered: make([]bool, len(setup.IDs)),
+	}
+}
+
+func (n *node) Step(ctx *sim.Context, in *sim.Input) {
+	switch in.Kind {
+	case sim.Init:
+		ctx.Rule("RI1")
+		n.state, n.waiting = Off, WaitNone
+		n.leader = n.highest
+		ctx.Leader(n.highest)
+	case sim.Recover:
+		// The kernel already forgot this node's leader when it crashed.
+		ctx.Rule("RR1")
+		n.state, n.waiting, n.leader = Off, WaitNone, -1
+		n.elect(ctx)
+	case sim.Elect:
+		if n.state == Off {
+			n.elect(ctx)
+		}
+	case sim.Timer:
+		n.onTimer(ctx, in.Timer)
+	case sim.Deliver:
+		switch in.Msg.Type {
+		case MsgElection:
+			n.onElection(ctx, &in.Msg)
+		case MsgAnswer:
+			n.onAnswer(ctx, &in.Msg)
+		case MsgCoordinator:
+			n.onCoordinator(ctx, &in.Msg)
+		}
+	}
+}
+
+// elect is RE1: ask every higher id and wait for an answer. The highest id waits too,
+// with nobody to ask: this follows the rule as written, and a top process that is
+// already ON ignores the other callers' ELECTIONs instead of re-announcing each time.
+func (n *node) elect(ctx *sim.Context) {
+	ctx.Rule("RE1")
+	n.state, n.waiting = On, WaitAnswer
+	n.forgetAnswers()
+	me := ctx.SelfID()
+	for j := 0; j < ctx.N(); j++ {
+		if ctx.ID(j) > me {
+			ctx.Send(j, sim.Message{Type: MsgElection})
+		}
+	}
+	ctx.SetTimer(TimerAnswer, n.answerT)
+}
+
+func (n *node) forgetAnswers() {
+	clear(n.answered)
+	n.numAnswered = 0
+}
+
+func (n *node) onTimer(ctx *sim.Context, name string) {
+	switch {
+	case name == TimerAnswer && n.state == On && n.waiting == WaitAnswer:
+		// RE1, first branch: nobody higher answered, so nobody higher is alive.
+		ctx.Rule("RE1")
+		n.win(ctx)
+	case name == TimerCoordinator && n.state == On && n.waiting == WaitCoordinator:
+		// RE1, second branch: whoever answered died before announcing; elect() fires RE1.
+		n.elect(ctx)
+	}
+}
+
+func (n *node) win(ctx *sim.Context) {
+	me := ctx.SelfID()
+	n.state, n.waiting, n.leader = Off, WaitNone, me
+	ctx.Leader(me)
+	for j := 0; j < ctx.N(); j++ {
+		if ctx.ID(j) < me {
+			ctx.Send(j, sim.Message{Type: MsgCoordinator, Arg: me})
+		}
+	}
+}
+
+func (n *node) onElection(ctx *sim.Context, m *sim.Message) {
+	ctx.Rule("RH1")
+	ctx.Send(m.From, sim.Message{Type: MsgAnswer})
+	ctx.Rule("RH2")
+	if n.state == Off {
+		n.elect(ctx)
+	}
+}
+
+func (n *node) onAnswer(ctx *sim.Context, m *sim.Message) {
+	// A late ANSWER after the election ended (a time-out too short) changes nothing.
+	if n.state != On || n.answered[m.From] {
+		return
+	}
+	ctx.Rule("RA1")
+	n.answered[m.From] = true
+	n.numAnswered++
+	if n.waiting == WaitAnswer {
+		ctx.CancelTimer(TimerAnswer)
+		n.waiting = WaitCoordinator
+		ctx.SetTimer(TimerCoordinator, n.coordT)
+	}
+}
+
+func (n *node) onCoordinator(ctx *sim.Context, m *sim.Message) {
+	k := m.Arg
+	if k > ctx.SelfID() {
+		ctx.Rule("RC1")
+		switch n.waiting {
+		case WaitAnswer:
+			ctx.CancelTimer(TimerAnswer)
+		case WaitCoordinator:
+			ctx.CancelTimer(TimerCoordinator)
+		}
+		n.state, n.waiting, n.leader = Off, WaitNone, k
+		n.forgetAnswers()
+		ctx.Leader(k)
+		return
+	}
+	// Winners announce only to lower ids, so this needs a COORDINATOR from elsewhere
+	// (a different variant, a test); the notes still say what to do with it.
+	ctx.Rule("RC2")
+	if n.state == Off {
+		n.elect(ctx)
+	}
+}
+
+func (n *node) Clone() sim.Node {
+	c := *n
+	c.answered = slices.Clone(n.answered)
+	return &c
+}
+
+func (n *node) Encode(w *sim.StateWriter) {
+	w.Str("state", n.state)
+	w.Str("waiting", n.waiting)
+	w.Int("leader", n.leader)
+	answered := make([]int, 0, n.numAnswered)
+	for j, ok := range n.answered {
+		if ok {
+			answered = append(answered, n.ids[j])
+		}
+	}
+	w.Ints("answered", answered)
+}
