@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -31,6 +32,7 @@ func (s *Sim) monitorStep() error {
 	}
 	if !s.Quiescent() {
 		s.quietSeen = false
+		s.quietFound = s.quietFound[:0]
 		return nil
 	}
 	if s.quietSeen {
@@ -41,6 +43,16 @@ func (s *Sim) monitorStep() error {
 		return err
 	}
 	return s.checkLeaders()
+}
+
+// quietViolation reports a finding of the quiescent checks once per quiet period.
+func (s *Sim) quietViolation(property, detail string) error {
+	key := property + ": " + detail
+	if slices.Contains(s.quietFound, key) {
+		return nil
+	}
+	s.quietFound = append(s.quietFound, key)
+	return s.violation(property, detail)
 }
 
 func (s *Sim) checkPending() error {
@@ -78,13 +90,13 @@ func (s *Sim) checkDeadlock() error {
 		for k, i := range cycle {
 			names[k] = s.name(i)
 		}
-		return s.violation(PropDeadlock, "wait-for cycle "+strings.Join(names, " -> "))
+		return s.quietViolation(PropDeadlock, "wait-for cycle "+strings.Join(names, " -> "))
 	}
 	names := make([]string, len(waiting))
 	for k, i := range waiting {
 		names[k] = s.name(i)
 	}
-	return s.violation(PropDeadlock, fmt.Sprintf("nothing is in flight and no timer is armed, yet %s still wait for the CS", strings.Join(names, ", ")))
+	return s.quietViolation(PropDeadlock, fmt.Sprintf("nothing is in flight and no timer is armed, yet %s still wait for the CS", strings.Join(names, ", ")))
 }
 
 // waitCycle finds a cycle in the wait-for graph of alive nodes, searching from the
@@ -153,7 +165,7 @@ func (s *Sim) checkLeaders() error {
 	}
 	for g := 0; g <= maxGroup; g++ {
 		if detail := s.groupLeaderProblem(g); detail != "" {
-			if err := s.violation(PropLeader, detail); err != nil {
+			if err := s.quietViolation(PropLeader, detail); err != nil {
 				return err
 			}
 		}

@@ -112,6 +112,7 @@ type Sim struct {
 	armedDrops     []Action
 	pendingActions int
 	pendingRelease int
+	releaseDue     []bool // node's scheduled end of CS still counts in pendingRelease
 
 	inCS         []bool
 	csCount      int
@@ -120,8 +121,9 @@ type Sim struct {
 	pendingSeen  []bool
 	pendingLimit int
 	nextDeadline int
-	leaderOf     []int // id, -1: none
-	quietSeen    bool  // the current quiescent period has been checked
+	leaderOf     []int    // id, -1: none
+	quietSeen    bool     // the current quiescent period has been checked
+	quietFound   []string // findings reported in the current quiescent period
 	totals       Totals
 }
 
@@ -144,6 +146,7 @@ func New(cfg Config, sink Sink) (*Sim, error) {
 		nodeTimers:   make([]map[string]int32, n),
 		inCS:         make([]bool, n),
 		csGen:        make([]uint32, n),
+		releaseDue:   make([]bool, n),
 		pendingSince: make([]int, n),
 		pendingSeen:  make([]bool, n),
 		leaderOf:     make([]int, n),
@@ -343,7 +346,7 @@ func (s *Sim) skipDead() {
 			if s.inCS[node] && s.csGen[node] == it.gen {
 				return
 			}
-			s.pendingRelease--
+			// Stale: releaseDone already stopped counting it when the node left the CS.
 		default:
 			return
 		}
@@ -373,7 +376,7 @@ func (s *Sim) Step() (bool, error) {
 		a := s.cfg.Actions[it.slot]
 		err = s.apply(&a, false)
 	case itemRelease:
-		s.pendingRelease--
+		s.releaseDone(int(it.slot))
 		err = s.release(int(it.slot))
 	}
 	if err != nil {
@@ -426,6 +429,10 @@ func (s *Sim) Apply(a Action) error {
 	if err := s.apply(&a, true); err != nil {
 		return err
 	}
+	// A live crash, partition or request can change what the quiescent checks see
+	// without ending the quiet (a leader crashed after the election settled): check
+	// again; findings already reported in this quiet period are not repeated.
+	s.quietSeen = false
 	return s.monitorStep()
 }
 
@@ -525,7 +532,11 @@ func (s *Sim) effect(i int, e *Effect) error {
 		ev.Rule = e.Rule
 		return s.emit(ev)
 	case Send:
-		return s.send(e.Msg)
+		if e.Msg.To < 0 || e.Msg.To >= s.n {
+			return fmt.Errorf("%s: %s sent %s to node index %d, which does not exist", s.spec.Slug, s.name(i), e.Msg.Type, e.Msg.To)
+		}
+		// The message leaves the node: it must not share slices with the node's state.
+		return s.send(e.Msg.Clone())
 	case SetTimer:
 		s.setTimer(i, e.Timer, e.After)
 	case CancelTimer:
@@ -539,6 +550,7 @@ func (s *Sim) effect(i int, e *Effect) error {
 		s.inCS[i] = false
 		s.csCount--
 		s.csGen[i]++
+		s.releaseDone(i)
 		return s.emit(s.event(EvExit, i))
 	case DeclareLeader:
 		s.leaderOf[i] = e.Leader
@@ -577,8 +589,20 @@ func (s *Sim) enter(i int) error {
 	if s.cfg.CS > 0 {
 		s.schedule(item{t: s.now + s.cfg.CS, kind: itemRelease, slot: int32(i), gen: s.csGen[i]})
 		s.pendingRelease++
+		s.releaseDue[i] = true
 	}
 	return nil
+}
+
+// releaseDone stops counting node i's scheduled end of CS as work to come: it is being
+// carried out, or the node left the CS first (exit or crash) and the queued item is now
+// stale. Counting a stale item until it was popped made the run look busy, so the
+// quiescence checks (deadlock, leader) came late or never.
+func (s *Sim) releaseDone(i int) {
+	if s.releaseDue[i] {
+		s.releaseDue[i] = false
+		s.pendingRelease--
+	}
 }
 
 func (s *Sim) violation(property, detail string) error {
@@ -741,6 +765,7 @@ func (s *Sim) crash(i int) error {
 		s.inCS[i] = false
 		s.csCount--
 		s.csGen[i]++
+		s.releaseDone(i)
 	}
 	s.pendingSince[i] = -1
 	s.leaderOf[i] = -1
