@@ -8,6 +8,8 @@ import (
 
 	"github.com/teach-dist/playground/algorithms/bully"
 	"github.com/teach-dist/playground/algorithms/central"
+	"github.com/teach-dist/playground/algorithms/lamport"
+	"github.com/teach-dist/playground/algorithms/ratoken"
 	"github.com/teach-dist/playground/algorithms/ricartagrawala"
 	"github.com/teach-dist/playground/runtime/sim"
 )
@@ -15,7 +17,9 @@ import (
 // all is in catalogue order: mutual exclusion first, then election.
 var all = []*sim.Spec{
 	&central.Spec,
+	&lamport.Spec,
 	&ricartagrawala.Spec,
+	&ratoken.Spec,
 	&bully.Spec,
 }
 

@@ -1,0 +1,268 @@
+// Package lamport is Lamport's distributed mutual exclusion: every process keeps a
+// queue of all requests ordered by (timestamp, id), answers every request at once, and
+// enters when its own request heads its queue and everyone else has sent it something
+// stamped later. It relies on FIFO channels: without them a late message is taken for
+// news and two processes can be in the CS together.
+package lamport
+
+import (
+	"slices"
+
+	"github.com/teach-dist/playground/runtime/sim"
+)
+
+// Message types.
+const (
+	MsgRequest = "REQUEST"
+	MsgReply   = "REPLY"
+	MsgRelease = "RELEASE"
+)
+
+// States of a process with respect to the CS.
+const (
+	Released  = "RELEASED"
+	Requested = "REQUESTED"
+	Held      = "HELD"
+)
+
+// Spec registers the algorithm.
+var Spec = sim.Spec{
+	Slug:    "lamport",
+	Title:   "Lamport's distributed mutual exclusion",
+	Family:  sim.Mutex,
+	Summary: "Everyone keeps the same timestamp-ordered queue of requests; enter at the head of your own queue once everyone has spoken after you. Correct only over FIFO channels.",
+	Rules: []sim.Rule{
+		{Label: "LI1", Group: "Initialisation", Lines: []string{
+			"state := RELEASED; clock := 0",
+			"queue := empty; latest[j] := 0 for every j",
+			"// after a crash the same: the process has forgotten every request it knew"},
+			Says: "starts outside the CS with an empty queue"},
+		{Label: "LA1", Group: "Asking for the CS", Lines: []string{
+			"clock := clock + 1; T := clock",
+			"state := REQUESTED",
+			"put (T, i) in my own queue",
+			"send REQUEST(T, i) to every other process"},
+			Says: "stamps a request, queues it locally and sends it to everyone"},
+		{Label: "LH1", Group: "Receiving REQUEST(Tj, j)", Lines: []string{
+			"clock := max(clock, Tj) + 1; latest[j] := max(latest[j], Tj)",
+			"put (Tj, j) in my queue, in (timestamp, id) order",
+			"clock := clock + 1; send REPLY(clock) to j   // always, at once"},
+			Says: "queues the request and answers it at once"},
+		{Label: "LH2", Group: "Receiving REPLY(Tj) from j", Lines: []string{
+			"clock := max(clock, Tj) + 1; latest[j] := max(latest[j], Tj)",
+			"// a reply only proves that j has seen my request"},
+			Says: "notes that the sender has now spoken after its request"},
+		{Label: "LH3", Group: "Receiving RELEASE(Tj) from j", Lines: []string{
+			"clock := max(clock, Tj) + 1; latest[j] := max(latest[j], Tj)",
+			"remove j's request from my queue   // the oldest one, if a late message left two"},
+			Says: "drops the releaser's request from its queue"},
+		{Label: "LE1", Group: "Entering the CS", Lines: []string{
+			"if state = REQUESTED",
+			"   and (T, i) heads my queue",
+			"   and (latest[j], j) > (T, i) for every j ≠ i:",
+			"    state := HELD",
+			"    enter the CS",
+			"// checked after my request and after every message"},
+			Says: "heads its own queue and has heard something later from everyone, so it enters"},
+		{Label: "LR1", Group: "Leaving the CS", Lines: []string{
+			"state := RELEASED",
+			"remove (T, i) from my queue",
+			"clock := clock + 1; send RELEASE(clock) to every other process"},
+			Says: "leaves the CS and tells everyone to drop its request"},
+	},
+	Vars: []sim.Var{
+		{Name: "state", Doc: "RELEASED, REQUESTED or HELD"},
+		{Name: "clock", Doc: "Lamport clock"},
+		{Name: "ts", Doc: "timestamp of this process's current request (0 when none)"},
+		{Name: "queue", Doc: "requests this process knows of, as [timestamp, id] pairs in (timestamp, id) order"},
+		{Name: "latest", Doc: "largest timestamp received from each process, in the order of the ids (own entry 0)"},
+		{Name: "heard", Doc: "ids that have sent something stamped later than the current request"},
+	},
+	Messages: []sim.MessageType{
+		{Name: MsgRequest, Doc: "asks for the CS: (timestamp, id)", TS: "ts"},
+		{Name: MsgReply, Doc: "acknowledges a request (the notes' ACK); its later timestamp is what counts", TS: "ts"},
+		{Name: MsgRelease, Doc: "the sender left the CS: drop its request", TS: "ts"},
+	},
+	Costs: []sim.Cost{
+		{Name: "messages per CS entry", Formula: "3(N-1): N-1 REQUEST, N-1 REPLY, N-1 RELEASE",
+			Value: func(n int) float64 { return float64(3 * (n - 1)) }},
+		{Name: "synchronisation delay", Formula: "T (the RELEASE)", Value: func(int) float64 { return 1 }},
+		{Name: "client delay", Formula: "2T (request and reply)", Value: func(int) float64 { return 2 }},
+	},
+	// FIFO by default: the algorithm needs it; switching it off is the lesson.
+	Defaults: sim.Defaults{Nodes: 5, Delay: [2]int{1, 3}, FIFO: true, CS: 2, Until: 500},
+	New:      newNode,
+}
+
+// entry is one request in a queue: its timestamp and the requester's index.
+type entry struct{ ts, j int }
+
+type node struct {
+	self   int
+	ids    []int // shared, never written
+	state  string
+	clock  int
+	ts     int
+	queue  []entry // in (ts, id) order
+	latest []int   // by node index
+}
+
+func newNode(self int, setup *sim.Setup) sim.Node {
+	return &node{self: self, ids: setup.IDs, state: Released, latest: make([]int, len(setup.IDs))}
+}
+
+// before reports whether request a precedes request b: older timestamp, then lower id.
+func (n *node) before(a, b entry) bool {
+	return a.ts < b.ts || (a.ts == b.ts && n.ids[a.j] < n.ids[b.j])
+}
+
+func (n *node) Step(ctx *sim.Context, in *sim.Input) {
+	switch in.Kind {
+	case sim.Init, sim.Recover:
+		// The kernel builds a fresh state on recovery; LI1 just says so.
+		ctx.Rule("LI1")
+	case sim.Request:
+		if n.state == Released {
+			n.request(ctx)
+			n.tryEnter(ctx)
+		}
+	case sim.Release:
+		if n.state == Held {
+			n.release(ctx)
+		}
+	case sim.Deliver:
+		m := &in.Msg
+		n.clock = max(n.clock, m.TS) + 1
+		n.latest[m.From] = max(n.latest[m.From], m.TS)
+		switch m.Type {
+		case MsgRequest:
+			n.onRequest(ctx, m)
+		case MsgReply:
+			ctx.Rule("LH2")
+		case MsgRelease:
+			n.onRelease(ctx, m)
+		}
+		n.tryEnter(ctx)
+	}
+}
+
+func (n *node) request(ctx *sim.Context) {
+	ctx.Rule("LA1")
+	n.clock++
+	n.ts = n.clock
+	n.state = Requested
+	n.insert(entry{n.ts, n.self})
+	for j := 0; j < ctx.N(); j++ {
+		if j != n.self {
+			ctx.Send(j, sim.Message{Type: MsgRequest, TS: n.ts})
+		}
+	}
+}
+
+func (n *node) insert(e entry) {
+	k := 0
+	for k < len(n.queue) && n.before(n.queue[k], e) {
+		k++
+	}
+	n.queue = slices.Insert(n.queue, k, e)
+}
+
+func (n *node) onRequest(ctx *sim.Context, m *sim.Message) {
+	ctx.Rule("LH1")
+	n.insert(entry{m.TS, m.From})
+	n.clock++
+	ctx.Send(m.From, sim.Message{Type: MsgReply, TS: n.clock})
+}
+
+// onRelease removes the sender's oldest request. On FIFO channels there is exactly one;
+// without FIFO a RELEASE can arrive before the REQUEST it releases (nothing to remove,
+// and the late REQUEST then stays queued for ever) or after the sender's next REQUEST.
+func (n *node) onRelease(ctx *sim.Context, m *sim.Message) {
+	ctx.Rule("LH3")
+	if k := slices.IndexFunc(n.queue, func(e entry) bool { return e.j == m.From }); k >= 0 {
+		n.queue = slices.Delete(n.queue, k, k+1)
+	}
+}
+
+// heardFrom reports whether j has sent something stamped later than the own request.
+func (n *node) heardFrom(j int) bool {
+	return n.before(entry{n.ts, n.self}, entry{n.latest[j], j})
+}
+
+func (n *node) tryEnter(ctx *sim.Context) {
+	if n.state != Requested || len(n.queue) == 0 || n.queue[0].j != n.self {
+		return
+	}
+	for j := range n.latest {
+		if j != n.self && !n.heardFrom(j) {
+			return
+		}
+	}
+	ctx.Rule("LE1")
+	n.state = Held
+	ctx.Enter()
+}
+
+func (n *node) release(ctx *sim.Context) {
+	ctx.Rule("LR1")
+	n.state = Released
+	n.queue = slices.DeleteFunc(n.queue, func(e entry) bool { return e.j == n.self })
+	n.ts = 0
+	ctx.Exit()
+	n.clock++
+	for j := 0; j < ctx.N(); j++ {
+		if j != n.self {
+			ctx.Send(j, sim.Message{Type: MsgRelease, TS: n.clock})
+		}
+	}
+}
+
+// WaitingFor lists whom a requester waits for: the holders of older requests in its
+// queue (their RELEASE) and the processes it has not yet heard from since asking.
+func (n *node) WaitingFor() []int {
+	if n.state != Requested {
+		return nil
+	}
+	waits := make([]bool, len(n.latest))
+	for _, e := range n.queue {
+		if e.j == n.self {
+			break
+		}
+		waits[e.j] = true
+	}
+	var out []int
+	for j := range n.latest {
+		if j != n.self && (waits[j] || !n.heardFrom(j)) {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+func (n *node) Clone() sim.Node {
+	c := *n
+	c.queue = slices.Clone(n.queue)
+	c.latest = slices.Clone(n.latest)
+	return &c
+}
+
+func (n *node) Encode(w *sim.StateWriter) {
+	w.Str("state", n.state)
+	w.Int("clock", n.clock)
+	w.Int("ts", n.ts)
+	queue := make([][2]int, len(n.queue))
+	for k, e := range n.queue {
+		queue[k] = [2]int{e.ts, n.ids[e.j]}
+	}
+	w.Pairs("queue", queue)
+	w.Ints("latest", n.latest)
+	heard := []int{}
+	if n.ts > 0 {
+		for j := range n.latest {
+			if j != n.self && n.heardFrom(j) {
+				heard = append(heard, n.ids[j])
+			}
+		}
+	}
+	w.Ints("heard", heard)
+}
