@@ -10,7 +10,10 @@ import (
 	"github.com/teach-dist/playground/algorithms/central"
 	"github.com/teach-dist/playground/algorithms/lamport"
 	"github.com/teach-dist/playground/algorithms/ratoken"
+	"github.com/teach-dist/playground/algorithms/raymond"
 	"github.com/teach-dist/playground/algorithms/ricartagrawala"
+	"github.com/teach-dist/playground/algorithms/suzukikasami"
+	"github.com/teach-dist/playground/algorithms/tokenring"
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
@@ -20,6 +23,9 @@ var all = []*sim.Spec{
 	&lamport.Spec,
 	&ricartagrawala.Spec,
 	&ratoken.Spec,
+	&tokenring.Spec,
+	&suzukikasami.Spec,
+	&raymond.Spec,
 	&bully.Spec,
 }
 

@@ -1,0 +1,327 @@
+// Package suzukikasami is the Suzuki-Kasami broadcast algorithm: a process that wants
+// the CS broadcasts a numbered request; the token carries, for every process, the number
+// of its last request that was served, and a queue of processes waiting for it. The
+// token goes to the next waiting process when its holder leaves the CS.
+package suzukikasami
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/teach-dist/playground/runtime/sim"
+)
+
+// Message types.
+const (
+	MsgRequest = "REQUEST"
+	MsgToken   = "TOKEN"
+)
+
+// States of a process with respect to the CS.
+const (
+	Released  = "RELEASED"
+	Requested = "REQUESTED"
+	Held      = "HELD"
+)
+
+// Spec registers the algorithm.
+var Spec = sim.Spec{
+	Slug:    "suzuki-kasami",
+	Title:   "Suzuki-Kasami",
+	Family:  sim.Mutex,
+	Summary: "Broadcast a numbered request and wait for the token, which remembers the last request it served for everyone: N messages an entry, none if the token is already here.",
+	Rules: []sim.Rule{
+		{Label: "SK1", Group: "Initialisation", Lines: []string{
+			"RN[k] := 0 for every k   // highest request number heard from k",
+			"state := RELEASED",
+			"the initial holder gets the token: LN[k] := 0 for every k, Q := empty"},
+			Says: "starts with no request heard; one process starts with the token"},
+		{Label: "SK2", Group: "Asking for the CS", Lines: []string{
+			"state := REQUESTED",
+			"if I hold the token: state := HELD; enter the CS   // no message",
+			"else:",
+			"    RN[i] := RN[i] + 1",
+			"    send REQUEST(i, RN[i]) to every other process"},
+			Says: "wants the CS: enters at once with the token, otherwise broadcasts a numbered request"},
+		{Label: "SK3", Group: "Receiving REQUEST(j, sn)", Lines: []string{
+			"RN[j] := max(RN[j], sn)   // an old, overtaken request changes nothing",
+			"if I hold the token, am not in the CS and RN[j] = LN[j] + 1:",
+			"    send TOKEN(LN, Q) to j   // j's request is outstanding"},
+			Says: "records the request and hands over an idle token if the request is new"},
+		{Label: "SK4", Group: "Receiving TOKEN(LN, Q)", Lines: []string{
+			"keep the token",
+			"state := HELD; enter the CS"},
+			Says: "receives the token and enters the CS"},
+		{Label: "SK5", Group: "Leaving the CS", Lines: []string{
+			"state := RELEASED",
+			"LN[i] := RN[i]   // my request is served",
+			"for k = i+1, ..., N, 1, ..., i-1:",
+			"    if k is not in Q and RN[k] = LN[k] + 1: append k to Q",
+			"if Q is not empty:",
+			"    j := take the head of Q; send TOKEN(LN, Q) to j",
+			"else keep the token"},
+			Says: "leaves the CS, queues every outstanding request and passes the token to the head of the queue"},
+		{Label: "SK6", Group: "Recovering after a crash", Lines: []string{
+			"start as in SK1 but without the token (one held before the crash is lost)",
+			"// RN restarts at 0: my next requests carry numbers the others have",
+			"// already seen, so they go unanswered: the algorithm assumes no failures",
+			"if a TOKEN reaches me while I do not want the CS:",
+			"    pass it on as in SK5, without touching LN"},
+			Says: "comes back without the token and with forgotten request numbers"},
+	},
+	Vars: []sim.Var{
+		{Name: "state", Doc: "RELEASED, REQUESTED or HELD"},
+		{Name: "token", Doc: "whether this process holds the token"},
+		{Name: "RN", Doc: "highest request number heard from each process, in ids order"},
+		{Name: "LN", Doc: "token only: number of the last served request of each process, in ids order (empty when the token is elsewhere)"},
+		{Name: "Q", Doc: "token only: ids waiting for the token, in order (empty when the token is elsewhere)"},
+	},
+	Messages: []sim.MessageType{
+		{Name: MsgRequest, Doc: "asks for the token: the sender's request number", Arg: "sn"},
+		{Name: MsgToken, Doc: "the token: LN in ids order and the queue of waiting ids", Vec: "LN", Queue: "Q"},
+	},
+	Costs: []sim.Cost{
+		{Name: "messages per CS entry", Formula: "N: (N-1) REQUEST + 1 TOKEN; 0 when the token is already here",
+			Value: func(n int) float64 { return float64(n) }},
+		{Name: "synchronisation delay", Formula: "T (one TOKEN) or 0", Value: func(int) float64 { return 1 }},
+		{Name: "client delay", Formula: "2T (REQUEST and TOKEN), 0 with the token", Value: func(int) float64 { return 2 }},
+	},
+	Defaults:    sim.Defaults{Nodes: 5, Delay: [2]int{1, 3}, FIFO: false, CS: 2, Until: 500},
+	ParseParams: ParseParams,
+	New:         newNode,
+}
+
+// Params are the algorithm's settings.
+type Params struct {
+	Holder int // id of the process that starts with the token
+}
+
+// DefaultParams gives the token to the first id.
+func DefaultParams(ids []int) Params {
+	p := Params{Holder: -1}
+	if len(ids) > 0 {
+		p.Holder = ids[0]
+	}
+	return p
+}
+
+type rawParams struct {
+	Holder *int `json:"holder"`
+}
+
+// ParseParams decodes {"holder": id}; nil, empty or null gives the defaults. Errors name
+// the field.
+func ParseParams(raw []byte, ids []int) (any, error) {
+	if len(ids) == 0 {
+		return nil, errors.New("params.holder: there are no node ids to choose from")
+	}
+	p := DefaultParams(ids)
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return p, nil
+	}
+	var r rawParams
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &te) && te.Field == "holder":
+			return nil, fmt.Errorf("params.holder: got %s, want a node id (an integer)", te.Value)
+		case errors.As(err, &te):
+			return nil, fmt.Errorf("params: got %s, want an object with holder", te.Value)
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+			return nil, fmt.Errorf("params.%s: unknown field (allowed: holder)", name)
+		}
+		return nil, fmt.Errorf("params: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("params: must be a single JSON object")
+	}
+	if r.Holder != nil {
+		if !slices.Contains(ids, *r.Holder) {
+			return nil, fmt.Errorf("params.holder: %d is not a node id (ids: %s)", *r.Holder, joinInts(ids))
+		}
+		p.Holder = *r.Holder
+	}
+	return p, nil
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, " ")
+}
+
+type node struct {
+	self   int
+	ids    []int // shared, never written
+	holder int   // index of the initial holder
+	state  string
+	rn     []int // by node index
+	token  bool
+	ln     []int // by node index; nil without the token
+	q      []int // node indexes; empty without the token
+}
+
+func newNode(self int, setup *sim.Setup) sim.Node {
+	p := DefaultParams(setup.IDs)
+	switch v := setup.Params.(type) {
+	case Params:
+		p = v
+	case *Params:
+		if v != nil {
+			p = *v
+		}
+	}
+	holder := slices.Index(setup.IDs, p.Holder)
+	if holder < 0 {
+		holder = 0 // hand-built params naming a stranger: the default holder
+	}
+	return &node{self: self, ids: setup.IDs, holder: holder, state: Released, rn: make([]int, len(setup.IDs))}
+}
+
+func (n *node) Step(ctx *sim.Context, in *sim.Input) {
+	switch in.Kind {
+	case sim.Init:
+		ctx.Rule("SK1")
+		n.reset()
+		if n.self == n.holder {
+			n.token = true
+			n.ln = make([]int, len(n.ids))
+		}
+	case sim.Recover:
+		ctx.Rule("SK6")
+		n.reset()
+	case sim.Request:
+		if n.state == Released {
+			n.request(ctx)
+		}
+	case sim.Release:
+		if n.state == Held {
+			n.release(ctx)
+		}
+	case sim.Deliver:
+		switch in.Msg.Type {
+		case MsgRequest:
+			n.onRequest(ctx, in.Msg.From, in.Msg.Arg)
+		case MsgToken:
+			n.onToken(ctx, &in.Msg)
+		}
+	}
+}
+
+func (n *node) reset() {
+	n.state, n.token, n.ln, n.q = Released, false, nil, nil
+	clear(n.rn)
+}
+
+func (n *node) request(ctx *sim.Context) {
+	ctx.Rule("SK2")
+	n.state = Requested
+	if n.token {
+		n.state = Held
+		ctx.Enter()
+		return
+	}
+	n.rn[n.self]++
+	for j := 0; j < ctx.N(); j++ {
+		if j != n.self {
+			ctx.Send(j, sim.Message{Type: MsgRequest, Arg: n.rn[n.self]})
+		}
+	}
+}
+
+func (n *node) onRequest(ctx *sim.Context, j, sn int) {
+	ctx.Rule("SK3")
+	n.rn[j] = max(n.rn[j], sn)
+	if n.token && n.state != Held && n.rn[j] == n.ln[j]+1 {
+		n.sendToken(ctx, j)
+	}
+}
+
+// sendToken gives the token away; the queue travels as ids, so the trace shows them.
+func (n *node) sendToken(ctx *sim.Context, j int) {
+	q := make([]int, len(n.q))
+	for k, x := range n.q {
+		q[k] = n.ids[x]
+	}
+	ctx.Send(j, sim.Message{Type: MsgToken, Vec: slices.Clone(n.ln), Queue: q})
+	n.token, n.ln, n.q = false, nil, nil
+}
+
+func (n *node) onToken(ctx *sim.Context, m *sim.Message) {
+	if n.token {
+		return // a second token cannot exist while nobody fails; keep the one held
+	}
+	n.token = true
+	n.ln = slices.Clone(m.Vec)
+	n.q = make([]int, 0, len(m.Queue))
+	for _, id := range m.Queue {
+		if k, ok := ctx.Index(id); ok {
+			n.q = append(n.q, k)
+		}
+	}
+	if n.state == Requested {
+		ctx.Rule("SK4")
+		n.state = Held
+		ctx.Enter()
+		return
+	}
+	// Sent to an earlier incarnation of this process (SK6): pass it on.
+	ctx.Rule("SK6")
+	n.dispatch(ctx)
+}
+
+func (n *node) release(ctx *sim.Context) {
+	ctx.Rule("SK5")
+	n.state = Released
+	ctx.Exit()
+	n.ln[n.self] = n.rn[n.self]
+	for d := 1; d < ctx.N(); d++ {
+		k := (n.self + d) % ctx.N()
+		if n.rn[k] == n.ln[k]+1 && !slices.Contains(n.q, k) {
+			n.q = append(n.q, k)
+		}
+	}
+	n.dispatch(ctx)
+}
+
+// dispatch sends the token to the head of Q, if anyone waits.
+func (n *node) dispatch(ctx *sim.Context) {
+	if len(n.q) == 0 {
+		return
+	}
+	j := n.q[0]
+	n.q = slices.Delete(n.q, 0, 1)
+	n.sendToken(ctx, j)
+}
+
+func (n *node) Clone() sim.Node {
+	c := *n
+	c.rn = slices.Clone(n.rn)
+	c.ln = slices.Clone(n.ln)
+	c.q = slices.Clone(n.q)
+	return &c
+}
+
+func (n *node) Encode(w *sim.StateWriter) {
+	w.Str("state", n.state)
+	w.Bool("token", n.token)
+	w.Ints("RN", n.rn)
+	w.Ints("LN", n.ln)
+	q := make([]int, len(n.q))
+	for k, x := range n.q {
+		q[k] = n.ids[x]
+	}
+	w.Ints("Q", q)
+}
