@@ -6,9 +6,11 @@ package algorithms
 import (
 	"slices"
 
+	"github.com/teach-dist/playground/algorithms/bakery"
 	"github.com/teach-dist/playground/algorithms/bully"
 	"github.com/teach-dist/playground/algorithms/central"
 	"github.com/teach-dist/playground/algorithms/lamport"
+	"github.com/teach-dist/playground/algorithms/maekawa"
 	"github.com/teach-dist/playground/algorithms/ratoken"
 	"github.com/teach-dist/playground/algorithms/raymond"
 	"github.com/teach-dist/playground/algorithms/ricartagrawala"
@@ -26,6 +28,8 @@ var all = []*sim.Spec{
 	&tokenring.Spec,
 	&suzukikasami.Spec,
 	&raymond.Spec,
+	&maekawa.Spec,
+	&bakery.Spec,
 	&bully.Spec,
 }
 

@@ -1,0 +1,463 @@
+// Package bakery is Lamport's bakery algorithm carried over to message passing, as the
+// notes adapt it: every process owns its choosing flag and its ticket number, writes
+// them locally, and anyone else reads them with a request and a reply.
+package bakery
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/teach-dist/playground/runtime/sim"
+)
+
+// Message types: a read request and its answer, for each of the two variables.
+const (
+	MsgReadNumber   = "READ-NUMBER"
+	MsgNumber       = "NUMBER"
+	MsgReadChoosing = "READ-CHOOSING"
+	MsgChoosing     = "CHOOSING"
+)
+
+// Where a process is on its way to the CS.
+const (
+	Released = "RELEASED"
+	Doorway  = "DOORWAY" // choosing a ticket
+	Bakery   = "BAKERY"  // waiting for its turn
+	Held     = "HELD"
+)
+
+// TimerPoll is the timer that spaces out re-reads (stable: it appears in the trace).
+const TimerPoll = "poll"
+
+// Spec registers the algorithm.
+var Spec = sim.Spec{
+	Slug:    "bakery",
+	Title:   "Lamport's bakery (message passing)",
+	Family:  sim.Mutex,
+	Summary: "Take a ticket one higher than any you can see, then wait until every smaller ticket is served: safe with no shared memory at all, but each variable read costs a request and a reply, about 6N messages an entry.",
+	Rules: []sim.Rule{
+		{Label: "BI1", Group: "Initialisation", Lines: []string{
+			"choosing[i] := false; number[i] := 0",
+			"// after a crash the process starts over like this, with no ticket"},
+			Says: "starts with no ticket and not choosing"},
+		{Label: "BD1", Group: "Doorway: taking a ticket", Lines: []string{
+			"choosing[i] := true   // a local write",
+			"send READ-NUMBER to every other process   // read all number[j] at once"},
+			Says: "enters the doorway and asks everyone for their ticket number"},
+		{Label: "BD2", Group: "Doorway: taking a ticket", Lines: []string{
+			"on NUMBER(v) from j: highest := max(highest, v)",
+			"wait until every other process has answered"},
+			Says: "notes one ticket number and waits for the rest"},
+		{Label: "BD3", Group: "Doorway: taking a ticket", Lines: []string{
+			"number[i] := 1 + highest   // one more than any ticket seen",
+			"choosing[i] := false",
+			"send READ-CHOOSING to every other process   // start checking them all"},
+			Says: "takes the ticket one higher than any it saw, leaves the doorway and starts checking every other process"},
+		{Label: "BW1", Group: "Bakery: waiting for my turn, for each j", Lines: []string{
+			"// the notes loop over j one at a time; the checks of different j are",
+			"// independent, so with messages they all run at once",
+			"on CHOOSING(c) from j:",
+			"if c: j is still choosing; read choosing[j] again at the next poll (BP1)",
+			"else: send READ-NUMBER to j"},
+			Says: "waits until a process has finished choosing its ticket"},
+		{Label: "BW2", Group: "Bakery: waiting for my turn, for each j", Lines: []string{
+			"on NUMBER(v) from j:",
+			"if v != 0 and (v, j) < (number[i], i): j goes first; read number[j] again at the next poll (BP1)",
+			"else: j is passed   // no ticket, or a later one",
+			"when every other process is passed: enter (BE1)"},
+			Says: "waits while a process holds a smaller ticket (ties: the smaller id), otherwise passes it"},
+		{Label: "BP1", Group: "Bakery: waiting for my turn, for each j", Lines: []string{
+			"when the poll timer fires (armed by a read that said wait):",
+			"read again every variable still waited on, one read per process",
+			"// busy waiting, but at most one re-read per process per poll period"},
+			Says: "reads once more the variables it is still waiting on"},
+		{Label: "BE1", Group: "Entering the CS", Lines: []string{
+			"every other process has been passed: enter the CS"},
+			Says: "holds the smallest ticket among those waiting and enters the CS"},
+		{Label: "BX1", Group: "Leaving the CS", Lines: []string{
+			"number[i] := 0   // a local write; whoever polls will see it",
+			"// no message: leaving the CS is free"},
+			Says: "leaves the CS and throws its ticket away"},
+		{Label: "BS1", Group: "Serving my variables", Lines: []string{
+			"on READ-NUMBER from j: send NUMBER(number[i]) to j",
+			"on READ-CHOOSING from j: send CHOOSING(choosing[i]) to j"},
+			Says: "answers a read of one of its variables with the current value"},
+	},
+	Vars: []sim.Var{
+		{Name: "state", Doc: "RELEASED, DOORWAY (choosing a ticket), BAKERY (waiting for its turn) or HELD"},
+		{Name: "choosing", Doc: "choosing[i], owned by this process: true while it picks its ticket"},
+		{Name: "number", Doc: "number[i], owned by this process: its ticket (0: none)"},
+		{Name: "highest", Doc: "doorway: the largest ticket number read so far"},
+		{Name: "read", Doc: "doorway: ids whose number it has read"},
+		{Name: "choosingOf", Doc: "bakery: ids whose choosing flag it still waits on (BW1)"},
+		{Name: "numberOf", Doc: "bakery: ids whose ticket it still compares with its own (BW2)"},
+		{Name: "ahead", Doc: "bakery: [ticket, id] of the processes last seen with a smaller ticket: they go first"},
+		{Name: "passed", Doc: "bakery: ids it has passed (not choosing, and no smaller ticket)"},
+		{Name: "reading", Doc: "bakery: ids whose variable it has a read on the way for; the others it waits on wait for the next poll"},
+		{Name: "polling", Doc: "bakery: the poll timer is armed"},
+		{Name: "rereads", Doc: "reads repeated by BP1 during this entry, each costing two more messages"},
+	},
+	Messages: []sim.MessageType{
+		{Name: MsgReadNumber, Doc: "reads the receiver's ticket number"},
+		{Name: MsgNumber, Doc: "the sender's ticket number, at the moment the read arrived", Arg: "value"},
+		{Name: MsgReadChoosing, Doc: "reads the receiver's choosing flag"},
+		{Name: MsgChoosing, Doc: "the sender's choosing flag (1: true, 0: false)", Arg: "value"},
+	},
+	Costs: []sim.Cost{
+		{Name: "messages per CS entry, no contention",
+			Formula: "6(N-1): 3(N-1) reads (N-1 numbers in the doorway, then choosing and number of each other process), a request and a reply each. The notes' 6N also counts the process reading its own three variables, which here are local. Writes and leaving the CS cost nothing",
+			Value:   func(n int) float64 { return float64(6 * (n - 1)) }},
+		{Name: "messages per CS entry, with contention",
+			Formula: "6(N-1) + 2 per re-read; each process waited on is re-read at most once per poll period, so an entry re-reads at most (N-1) x (time waited)/poll times"},
+		{Name: "client delay, no contention", Formula: "6T: the doorway's reads (2T), then choosing and number of every other process, all checked at once (4T); it depends on the slowest process-channel pair, as the notes say",
+			Value: func(int) float64 { return 6 }},
+		{Name: "synchronisation delay", Formula: "up to poll + 2T: the next in line sees number = 0 at its next re-read"},
+	},
+	Defaults:    sim.Defaults{Nodes: 4, Delay: [2]int{1, 3}, FIFO: false, CS: 2, Until: 500},
+	ParseParams: ParseParams,
+	New:         newNode,
+}
+
+// Params are the algorithm's settings.
+type Params struct {
+	// Poll is the time between a read that says "wait" and the re-read; 0 derives it
+	// from the network (pollFor).
+	Poll int
+}
+
+type rawParams struct {
+	Poll *int `json:"poll"`
+}
+
+// ParseParams decodes {"poll": t}; nil, empty or null gives the default. Errors name
+// the field.
+func ParseParams(raw []byte, ids []int) (any, error) {
+	var p Params
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return p, nil
+	}
+	var r rawParams
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			if te.Field == "poll" {
+				return nil, fmt.Errorf("params.poll: must be a positive integer, got %s", te.Value)
+			}
+			return nil, fmt.Errorf("params: got %s, want an object with poll", te.Value)
+		}
+		if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
+			name := strings.Trim(strings.TrimPrefix(msg, "json: unknown field "), `"`)
+			return nil, fmt.Errorf("params.%s: unknown field (allowed: poll)", name)
+		}
+		return nil, fmt.Errorf("params: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("params: must be a single JSON object")
+	}
+	if r.Poll != nil {
+		if *r.Poll <= 0 || *r.Poll > sim.MaxTime {
+			return nil, fmt.Errorf("params.poll: must be a positive integer (at most %d), got %d", sim.MaxTime, *r.Poll)
+		}
+		p.Poll = *r.Poll
+	}
+	return p, nil
+}
+
+// pollFor resolves the poll period: by default one round trip at the largest delay, so
+// a waiting process re-reads about as often as an answer can come back, rather than
+// hammering the owner.
+func pollFor(p Params, maxDelay int) int {
+	if p.Poll > 0 {
+		return p.Poll
+	}
+	return max(1, 2*maxDelay)
+}
+
+// Stages of the check of one other process in the bakery.
+const (
+	stageNone     uint8 = iota
+	stageChoosing       // waiting for choosing[j] to be false
+	stageNumber         // waiting for number[j] to be 0 or after mine
+	stagePassed
+)
+
+type node struct {
+	self int
+	ids  []int // shared, never written
+	poll int
+
+	state    string
+	choosing bool
+	number   int
+
+	// Doorway.
+	read    []bool // by index: its number has been read
+	nRead   int
+	highest int
+
+	// Bakery: one check per other process, all under way at once.
+	stage    []uint8 // by index
+	inFlight []bool  // by index: a read is on its way (false while waiting for the poll)
+	seen     []int   // by index: the last number read while stageNumber
+	nPassed  int
+	polling  bool // the poll timer is armed
+	rereads  int
+}
+
+func newNode(self int, setup *sim.Setup) sim.Node {
+	var p Params
+	switch v := setup.Params.(type) {
+	case Params:
+		p = v
+	case *Params:
+		p = *v
+	}
+	n := len(setup.IDs)
+	return &node{self: self, ids: setup.IDs, poll: pollFor(p, setup.MaxDelay), state: Released,
+		read: make([]bool, n), stage: make([]uint8, n), inFlight: make([]bool, n), seen: make([]int, n)}
+}
+
+func (n *node) Step(ctx *sim.Context, in *sim.Input) {
+	switch in.Kind {
+	case sim.Init, sim.Recover:
+		ctx.Rule("BI1")
+	case sim.Request:
+		if n.state == Released {
+			n.doorway(ctx)
+		}
+	case sim.Release:
+		if n.state == Held {
+			ctx.Rule("BX1")
+			n.state = Released
+			n.number = 0
+			n.rereads = 0
+			n.highest = 0
+			clear(n.read)
+			clear(n.stage)
+			clear(n.seen)
+			ctx.Exit()
+		}
+	case sim.Timer:
+		if in.Timer == TimerPoll && n.polling {
+			n.repoll(ctx)
+		}
+	case sim.Deliver:
+		m := &in.Msg
+		switch m.Type {
+		case MsgReadNumber:
+			ctx.Rule("BS1")
+			ctx.Send(m.From, sim.Message{Type: MsgNumber, Arg: n.number})
+		case MsgReadChoosing:
+			ctx.Rule("BS1")
+			ctx.Send(m.From, sim.Message{Type: MsgChoosing, Arg: b2i(n.choosing)})
+		case MsgNumber:
+			if n.state == Doorway {
+				n.onDoorwayNumber(ctx, m.From, m.Arg)
+			} else if n.expects(m.From, stageNumber) {
+				n.onNumber(ctx, m.From, m.Arg)
+			}
+		case MsgChoosing:
+			if n.expects(m.From, stageChoosing) {
+				n.onChoosing(ctx, m.From, m.Arg)
+			}
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (n *node) doorway(ctx *sim.Context) {
+	ctx.Rule("BD1")
+	n.state = Doorway
+	n.choosing = true
+	clear(n.read)
+	n.nRead = 0
+	n.highest = 0
+	for j := range n.ids {
+		if j != n.self {
+			ctx.Send(j, sim.Message{Type: MsgReadNumber})
+		}
+	}
+}
+
+func (n *node) onDoorwayNumber(ctx *sim.Context, j, v int) {
+	if n.read[j] {
+		return // one read per process; a second answer cannot come on a reliable network
+	}
+	ctx.Rule("BD2")
+	n.read[j] = true
+	n.nRead++
+	n.highest = max(n.highest, v)
+	if n.nRead < len(n.ids)-1 {
+		return
+	}
+	ctx.Rule("BD3")
+	n.number = 1 + n.highest // its own number is 0: it holds no ticket while RELEASED
+	n.choosing = false
+	n.state = Bakery
+	n.nPassed = 0
+	for j := range n.ids {
+		if j != n.self {
+			n.stage[j] = stageChoosing
+			n.readJ(ctx, j)
+		}
+	}
+}
+
+// readJ sends the read of the variable the check of j waits on.
+func (n *node) readJ(ctx *sim.Context, j int) {
+	n.inFlight[j] = true
+	typ := MsgReadChoosing
+	if n.stage[j] == stageNumber {
+		typ = MsgReadNumber
+	}
+	ctx.Send(j, sim.Message{Type: typ})
+}
+
+// expects reports whether an answer from j about this variable is the one awaited.
+func (n *node) expects(j int, stage uint8) bool {
+	return n.state == Bakery && n.inFlight[j] && n.stage[j] == stage
+}
+
+// wait leaves j for the next poll, arming the timer if it is not.
+func (n *node) wait(ctx *sim.Context) {
+	if !n.polling {
+		n.polling = true
+		ctx.SetTimer(TimerPoll, n.poll)
+	}
+}
+
+func (n *node) onChoosing(ctx *sim.Context, j, v int) {
+	ctx.Rule("BW1")
+	n.inFlight[j] = false
+	if v != 0 {
+		n.wait(ctx)
+		return
+	}
+	n.stage[j] = stageNumber
+	n.seen[j] = 0
+	n.readJ(ctx, j)
+}
+
+func (n *node) onNumber(ctx *sim.Context, j, v int) {
+	ctx.Rule("BW2")
+	n.inFlight[j] = false
+	n.seen[j] = v
+	if v != 0 && (v < n.number || (v == n.number && n.ids[j] < n.ids[n.self])) {
+		n.wait(ctx)
+		return
+	}
+	n.stage[j] = stagePassed
+	n.nPassed++
+	if n.nPassed < len(n.ids)-1 {
+		return
+	}
+	// No poll can be armed here: a process that said "wait" is passed only after a
+	// re-read, and the timer fired for that re-read.
+	ctx.Rule("BE1")
+	n.state = Held
+	ctx.Enter()
+}
+
+// repoll is BP1: one more read of every variable still waited on.
+func (n *node) repoll(ctx *sim.Context) {
+	n.polling = false
+	if n.state != Bakery {
+		return
+	}
+	ctx.Rule("BP1")
+	for j, st := range n.stage {
+		if (st == stageChoosing || st == stageNumber) && !n.inFlight[j] {
+			n.rereads++
+			n.readJ(ctx, j)
+		}
+	}
+}
+
+// WaitingFor: in the doorway, the processes whose number has not come back; in the
+// bakery, those not passed yet.
+func (n *node) WaitingFor() []int {
+	var out []int
+	switch n.state {
+	case Doorway:
+		for j, ok := range n.read {
+			if !ok && j != n.self {
+				out = append(out, j)
+			}
+		}
+	case Bakery:
+		for j, st := range n.stage {
+			if st == stageChoosing || st == stageNumber {
+				out = append(out, j)
+			}
+		}
+	}
+	return out
+}
+
+func (n *node) Clone() sim.Node {
+	c := *n
+	c.read = append([]bool(nil), n.read...)
+	c.stage = append([]uint8(nil), n.stage...)
+	c.inFlight = append([]bool(nil), n.inFlight...)
+	c.seen = append([]int(nil), n.seen...)
+	return &c
+}
+
+// idsAt lists the ids of the processes whose check is at this stage.
+func (n *node) idsAt(stage uint8) []int {
+	out := []int{}
+	for j, st := range n.stage {
+		if st == stage {
+			out = append(out, n.ids[j])
+		}
+	}
+	return out
+}
+
+func (n *node) Encode(w *sim.StateWriter) {
+	w.Str("state", n.state)
+	w.Bool("choosing", n.choosing)
+	w.Int("number", n.number)
+	w.Int("highest", n.highest)
+	read := []int{}
+	for j, ok := range n.read {
+		if ok {
+			read = append(read, n.ids[j])
+		}
+	}
+	w.Ints("read", read)
+	w.Ints("choosingOf", n.idsAt(stageChoosing))
+	w.Ints("numberOf", n.idsAt(stageNumber))
+	ahead := [][2]int{}
+	for j, st := range n.stage {
+		// In stageNumber a non-zero seen is a read that said "wait" (a re-read may be
+		// on its way).
+		if st == stageNumber && n.seen[j] != 0 {
+			ahead = append(ahead, [2]int{n.seen[j], n.ids[j]})
+		}
+	}
+	w.Pairs("ahead", ahead)
+	w.Ints("passed", n.idsAt(stagePassed))
+	reading := []int{}
+	for j, ok := range n.inFlight {
+		if ok {
+			reading = append(reading, n.ids[j])
+		}
+	}
+	w.Ints("reading", reading)
+	w.Bool("polling", n.polling)
+	w.Int("rereads", n.rereads)
+}

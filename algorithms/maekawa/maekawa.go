@@ -1,0 +1,553 @@
+// Package maekawa is Maekawa's voting algorithm: a process needs the votes of its own
+// voting set only, every two sets share a process, and a process votes for one
+// requester at a time. The basic variant is the notes' algorithm and can deadlock; the
+// deadlock-free variant orders requests by timestamp and takes votes back with INQUIRE,
+// RELINQUISH and FAILED.
+package maekawa
+
+import (
+	"slices"
+
+	"github.com/teach-dist/playground/runtime/sim"
+)
+
+// Message types. Every message carries the timestamp of the request it is about.
+const (
+	MsgRequest    = "REQUEST"
+	MsgReply      = "REPLY"
+	MsgRelease    = "RELEASE"
+	MsgInquire    = "INQUIRE"
+	MsgRelinquish = "RELINQUISH"
+	MsgFailed     = "FAILED"
+)
+
+// States of a process with respect to the CS, as the notes name them.
+const (
+	Released = "RELEASED"
+	Wanted   = "WANTED"
+	Held     = "HELD"
+)
+
+// Spec registers the algorithm.
+var Spec = sim.Spec{
+	Slug:    "maekawa",
+	Title:   "Maekawa's voting algorithm",
+	Family:  sim.Mutex,
+	Summary: "Collect the votes of your own voting set only, about sqrt(N) processes; sets overlap so no two win at once, but three processes asking together can wait on each other forever.",
+	Rules: []sim.Rule{
+		{Label: "MI1", Group: "Initialisation", Lines: []string{
+			"state := RELEASED; voted := false; queue := empty",
+			"V_i := my voting set (it includes me); K := |V_i|",
+			"// after a crash the process comes back like this: it has forgotten",
+			"// whom it voted for, which the notes' fail-free model never allows"},
+			Says: "starts outside the CS with its vote free"},
+		{Label: "MA1", Group: "Asking for the CS", Lines: []string{
+			"state := WANTED; clock := clock + 1; T := clock",
+			"send REQUEST(T) to every other member of V_i",
+			"hand my own REQUEST(T) to my own voter half (MH1), no message"},
+			Says: "wants the CS and asks the members of its voting set for their votes"},
+		{Label: "MA2", Group: "Asking for the CS", Lines: []string{
+			"on REPLY(T) from j: count j's vote",
+			"wait until K votes are in (my own included)"},
+			Says: "receives a vote and waits for the rest of its voting set"},
+		{Label: "MA3", Group: "Asking for the CS", Lines: []string{
+			"on a REPLY for a request I no longer have (I crashed since):",
+			"    send RELEASE back at once   // or that voter stays locked forever"},
+			Says: "gives back a vote it did not ask for"},
+		{Label: "ME1", Group: "Entering the CS", Lines: []string{
+			"when K votes are in:",
+			"    state := HELD; enter the CS"},
+			Says: "has the vote of every member of its set and enters the CS"},
+		{Label: "MH1", Group: "Voter: REQUEST(T) from j (j may be me)", Lines: []string{
+			"if state = HELD or voted:",
+			"    queue j's request   // basic: arrival order; deadlock-free: by (T, id)",
+			"else:",
+			"    send REPLY(T) to j   // my vote goes to j",
+			"    voted := true; candidate := j"},
+			Says: "votes for the requester if its vote is free, otherwise queues the request"},
+		{Label: "MH2", Group: "Voter: REQUEST(T) from j (deadlock-free only)", Lines: []string{
+			"when MH1 queued j's request:",
+			"if (T, j) is now the oldest in the queue and older than the candidate's:",
+			"    send FAILED to the request it displaced from the head, if not yet told",
+			"    send INQUIRE to the candidate, unless already sent for this vote",
+			"else:",
+			"    send FAILED(T) to j   // an older request stands in its way"},
+			Says: "asks its candidate to give the vote back for an older request, or tells the newcomer it must wait"},
+		{Label: "MF1", Group: "Requester: FAILED from j (deadlock-free only)", Lines: []string{
+			"remember that j will not vote for me now",
+			"answer every INQUIRE I was holding with RELINQUISH (MQ1)"},
+			Says: "learns an older request comes first and gives up the votes others asked back"},
+		{Label: "MQ1", Group: "Requester: INQUIRE from j (deadlock-free only)", Lines: []string{
+			"if state = HELD: ignore   // my RELEASE will free j",
+			"if some member sent FAILED, or I relinquished a vote not yet given back:",
+			"    send RELINQUISH to j; forget j's vote   // I cannot win now anyway",
+			"else:",
+			"    hold the INQUIRE until a FAILED comes (then relinquish) or I enter"},
+			Says: "gives a vote back if it cannot enter now, otherwise holds on to it"},
+		{Label: "MY1", Group: "Voter: RELINQUISH from the candidate (deadlock-free only)", Lines: []string{
+			"put the candidate's request back in the queue",
+			"k := take the head of the queue (the oldest request)",
+			"send REPLY to k; candidate := k"},
+			Says: "takes its vote back and gives it to the oldest request"},
+		{Label: "MR1", Group: "Leaving the CS", Lines: []string{
+			"state := RELEASED",
+			"send RELEASE to every other member of V_i",
+			"hand my own RELEASE to my own voter half (MV1), no message"},
+			Says: "leaves the CS and frees the votes of its set"},
+		{Label: "MV1", Group: "Voter: RELEASE from the candidate (j may be me)", Lines: []string{
+			"if the queue is not empty:",
+			"    k := take the head of the queue",
+			"    send REPLY to k; voted := true; candidate := k",
+			"else:",
+			"    voted := false"},
+			Says: "its vote is free again: it gives it to the next queued request, if any"},
+	},
+	Vars: []sim.Var{
+		{Name: "state", Doc: "RELEASED, WANTED or HELD"},
+		{Name: "set", Doc: "ids of the voting set V_i (it includes this process); K is its size. The default sets are the notes' for N=3 and N=7 and a row+column grid otherwise, whose sets are of equal size only when N fills the grid (4, 6, 9, 12, 16 ...)"},
+		{Name: "clock", Doc: "Lamport clock: the largest timestamp seen; a new request takes clock+1"},
+		{Name: "ts", Doc: "timestamp of this process's current request (0 when none)"},
+		{Name: "votes", Doc: "ids of the members whose vote this process holds for its current request"},
+		{Name: "voted", Doc: "voter half: true while its vote is given to some request"},
+		{Name: "candidate", Doc: "voter half: id of the process it voted for (-1: none)"},
+		{Name: "candidateTs", Doc: "voter half: timestamp of the request it voted for (0: none)"},
+		{Name: "queue", Doc: "voter half: requests waiting for its vote, as [timestamp, id]; arrival order (basic) or oldest first (deadlock-free)"},
+		{Name: "inquired", Doc: "deadlock-free only, voter half: an INQUIRE to the candidate is unanswered"},
+		{Name: "failed", Doc: "deadlock-free only: ids that answered FAILED to the current request and have not voted since"},
+		{Name: "yielded", Doc: "deadlock-free only: ids it gave a vote back to (RELINQUISH) and that have not voted again"},
+		{Name: "inquiries", Doc: "deadlock-free only: ids whose INQUIRE it holds without answering yet"},
+		{Name: "told", Doc: "deadlock-free only, voter half: queued ids that know they must wait (sent FAILED, or gave the vote back)"},
+	},
+	Messages: []sim.MessageType{
+		{Name: MsgRequest, Doc: "asks a member of the voting set for its vote", TS: "ts"},
+		{Name: MsgReply, Doc: "the vote: the sender votes for the receiver's request", TS: "ts"},
+		{Name: MsgRelease, Doc: "the sender left the CS (or hands back a vote): the vote is free", TS: "ts"},
+		{Name: MsgInquire, Doc: "deadlock-free: an older request waits, can the candidate give the vote back?", TS: "ts"},
+		{Name: MsgRelinquish, Doc: "deadlock-free: the candidate gives the vote back", TS: "ts"},
+		{Name: MsgFailed, Doc: "deadlock-free: an older request has priority, the receiver must wait", TS: "ts"},
+	},
+	Costs: []sim.Cost{
+		{Name: "messages per CS entry and exit, no contention",
+			Formula: "3(K-1): REQUEST, REPLY and RELEASE with the K-1 other members; a process's vote for itself costs no message. The notes' 3 sqrt(N) counts that own vote too (K = sqrt(N) for the optimal sets). N=7 with the notes' sets: K=3, 6 messages; the value is averaged over processes when the grid's sets differ in size",
+			Value:   func(n int) float64 { return 3 * (meanK(n) - 1) }},
+		{Name: "messages to enter the CS, no contention", Formula: "2(K-1) (the notes: 2 sqrt(N))",
+			Value: func(n int) float64 { return 2 * (meanK(n) - 1) }},
+		{Name: "messages per entry with contention, deadlock-free variant",
+			Formula: "about 5(K-1): FAILED, INQUIRE and RELINQUISH come on top; a request that is made to give votes back more than once costs more"},
+		{Name: "client delay", Formula: "2T (REQUEST, then REPLY)", Value: func(int) float64 { return 2 }},
+		{Name: "synchronisation delay", Formula: "2T (RELEASE to a shared voter, then its REPLY)", Value: func(int) float64 { return 2 }},
+		{Name: "liveness", Formula: "basic: deadlock possible (three processes asking at once with the N=3 sets); deadlock-free variant: none"},
+	},
+	Defaults:    sim.Defaults{Nodes: 7, Delay: [2]int{1, 3}, FIFO: true, CS: 2, Until: 500},
+	ParseParams: ParseParams,
+	New:         newNode,
+}
+
+// entry is a queued request.
+type entry struct {
+	ts   int
+	from int  // index
+	told bool // deadlock-free: the requester knows it must wait here (FAILED sent, or it relinquished)
+}
+
+type node struct {
+	self int
+	ids  []int // shared, never written
+	df   bool  // deadlock-free variant
+	set  []int // indexes, ascending; shared, never written
+
+	clock int
+
+	// Requester half.
+	state     string
+	ts        int
+	got       []bool // by index: holds that member's vote for the current request
+	nGot      int
+	failed    []bool // deadlock-free, by index
+	yielded   []bool // deadlock-free, by index
+	inquiries []bool // deadlock-free, by index: an INQUIRE held unanswered
+
+	// Voter half.
+	voted    bool
+	cand     int // index, -1: none
+	candTS   int
+	inquired bool
+	queue    []entry
+
+	// Messages to itself, handled within the step that produced them (no network).
+	local []sim.Message
+}
+
+func newNode(self int, setup *sim.Setup) sim.Node {
+	p := Params{Variant: Basic}
+	switch v := setup.Params.(type) {
+	case Params:
+		p = v
+	case *Params:
+		p = *v
+	}
+	n := len(setup.IDs)
+	sets := p.Sets
+	if len(sets) != n {
+		sets = DefaultSets(n)
+	}
+	return &node{
+		self:      self,
+		ids:       setup.IDs,
+		df:        p.Variant == DeadlockFree,
+		set:       sets[self],
+		state:     Released,
+		cand:      -1,
+		got:       make([]bool, n),
+		failed:    make([]bool, n),
+		yielded:   make([]bool, n),
+		inquiries: make([]bool, n),
+	}
+}
+
+func (n *node) Step(ctx *sim.Context, in *sim.Input) {
+	switch in.Kind {
+	case sim.Init, sim.Recover:
+		ctx.Rule("MI1")
+	case sim.Request:
+		if n.state == Released {
+			n.request(ctx)
+		}
+	case sim.Release:
+		if n.state == Held {
+			n.release(ctx)
+		}
+	case sim.Deliver:
+		n.handle(ctx, &in.Msg)
+	}
+	// Messages a process sends itself never touch the network: handle them now, in
+	// order, each possibly producing more.
+	for len(n.local) > 0 {
+		m := n.local[0]
+		n.local = n.local[1:]
+		n.handle(ctx, &m)
+	}
+	n.local = nil
+}
+
+// send sends m to node j, or queues it for this very step when j is this process.
+func (n *node) send(ctx *sim.Context, j int, m sim.Message) {
+	if j == n.self {
+		m.From, m.To = n.self, n.self
+		n.local = append(n.local, m)
+		return
+	}
+	ctx.Send(j, m)
+}
+
+func (n *node) handle(ctx *sim.Context, m *sim.Message) {
+	n.clock = max(n.clock, m.TS)
+	switch m.Type {
+	case MsgRequest:
+		n.onRequest(ctx, m.From, m.TS)
+	case MsgReply:
+		n.onReply(ctx, m.From, m.TS)
+	case MsgRelease:
+		n.onRelease(ctx, m.From, m.TS)
+	case MsgInquire:
+		if n.df {
+			n.onInquire(ctx, m.From, m.TS)
+		}
+	case MsgRelinquish:
+		if n.df {
+			n.onRelinquish(ctx, m.From, m.TS)
+		}
+	case MsgFailed:
+		if n.df {
+			n.onFailed(ctx, m.From, m.TS)
+		}
+	}
+}
+
+// ---- Requester half ----
+
+func (n *node) request(ctx *sim.Context) {
+	ctx.Rule("MA1")
+	n.state = Wanted
+	n.clock++
+	n.ts = n.clock
+	n.resetRequest()
+	for _, j := range n.set {
+		n.send(ctx, j, sim.Message{Type: MsgRequest, TS: n.ts})
+	}
+}
+
+func (n *node) resetRequest() {
+	clear(n.got)
+	clear(n.failed)
+	clear(n.yielded)
+	clear(n.inquiries)
+	n.nGot = 0
+}
+
+func (n *node) onReply(ctx *sim.Context, j, ts int) {
+	if n.state == Released || ts != n.ts {
+		// A vote for a request this process no longer has (it crashed since): give it
+		// back, or the voter stays locked.
+		ctx.Rule("MA3")
+		n.send(ctx, j, sim.Message{Type: MsgRelease, TS: ts})
+		return
+	}
+	if n.state != Wanted || n.got[j] {
+		// A second vote for the current request cannot come on a reliable network;
+		// giving it back would free a vote this process is using, so it is ignored.
+		return
+	}
+	ctx.Rule("MA2")
+	n.got[j] = true
+	n.nGot++
+	n.failed[j] = false
+	n.yielded[j] = false
+	if n.nGot == len(n.set) {
+		ctx.Rule("ME1")
+		n.state = Held
+		clear(n.inquiries) // the RELEASE after the CS answers them
+		ctx.Enter()
+		return
+	}
+	if n.df && n.inquiries[j] && n.blocked() {
+		// The INQUIRE overtook this vote (non-FIFO): answer it now.
+		n.relinquish(ctx, j)
+	}
+}
+
+// blocked reports whether some member is known not to vote for this request now: it
+// answered FAILED, or this process gave its vote back and has not had it again.
+func (n *node) blocked() bool {
+	for _, k := range n.set {
+		if !n.got[k] && (n.failed[k] || n.yielded[k]) {
+			return true
+		}
+	}
+	return false
+}
+
+func (n *node) relinquish(ctx *sim.Context, j int) {
+	n.inquiries[j] = false
+	n.got[j] = false
+	n.nGot--
+	n.yielded[j] = true
+	n.send(ctx, j, sim.Message{Type: MsgRelinquish, TS: n.ts})
+}
+
+func (n *node) onFailed(ctx *sim.Context, j, ts int) {
+	// A FAILED overtaken by the vote that followed it (non-FIFO) is old news.
+	if n.state != Wanted || ts != n.ts || n.got[j] {
+		return
+	}
+	ctx.Rule("MF1")
+	n.failed[j] = true
+	for _, k := range n.set {
+		if n.inquiries[k] && n.got[k] {
+			n.relinquish(ctx, k)
+		}
+	}
+}
+
+func (n *node) onInquire(ctx *sim.Context, j, ts int) {
+	if n.state == Released || ts != n.ts {
+		return // about a request that is over
+	}
+	ctx.Rule("MQ1")
+	switch {
+	case n.state == Held:
+		// Leaving the CS sends RELEASE, which gives the vote back.
+	case !n.got[j]:
+		n.inquiries[j] = true // overtook the vote itself: answered when it comes
+	case n.blocked():
+		n.relinquish(ctx, j)
+	default:
+		n.inquiries[j] = true
+	}
+}
+
+func (n *node) release(ctx *sim.Context) {
+	ctx.Rule("MR1")
+	n.state = Released
+	ctx.Exit()
+	for _, j := range n.set {
+		n.send(ctx, j, sim.Message{Type: MsgRelease, TS: n.ts})
+	}
+	n.ts = 0
+	n.resetRequest()
+}
+
+// ---- Voter half ----
+
+// older reports whether request (ta, a) precedes (tb, b): timestamps, then ids.
+func (n *node) older(ta, a, tb, b int) bool {
+	return ta < tb || (ta == tb && n.ids[a] < n.ids[b])
+}
+
+func (n *node) onRequest(ctx *sim.Context, j, ts int) {
+	ctx.Rule("MH1")
+	if n.state == Held || n.voted {
+		n.enqueue(entry{ts: ts, from: j})
+		if n.df {
+			n.contend(ctx, j, ts)
+		}
+		return
+	}
+	n.vote(ctx, j, ts)
+}
+
+func (n *node) enqueue(e entry) {
+	if !n.df {
+		n.queue = append(n.queue, e)
+		return
+	}
+	k := 0
+	for k < len(n.queue) && n.older(n.queue[k].ts, n.queue[k].from, e.ts, e.from) {
+		k++
+	}
+	n.queue = slices.Insert(n.queue, k, e)
+}
+
+// contend is MH2: j's request was just queued.
+func (n *node) contend(ctx *sim.Context, j, ts int) {
+	ctx.Rule("MH2")
+	if n.queue[0].from == j && n.older(ts, j, n.candTS, n.cand) {
+		// Only the head of the queue can be untold; once displaced it must learn that
+		// it waits, or it could hold other votes forever (see MQ1).
+		if len(n.queue) > 1 && !n.queue[1].told {
+			n.queue[1].told = true
+			n.send(ctx, n.queue[1].from, sim.Message{Type: MsgFailed, TS: n.queue[1].ts})
+		}
+		if !n.inquired {
+			n.inquired = true
+			n.send(ctx, n.cand, sim.Message{Type: MsgInquire, TS: n.candTS})
+		}
+		return
+	}
+	for k := range n.queue {
+		if n.queue[k].from == j {
+			n.queue[k].told = true
+		}
+	}
+	n.send(ctx, j, sim.Message{Type: MsgFailed, TS: ts})
+}
+
+func (n *node) vote(ctx *sim.Context, j, ts int) {
+	n.voted = true
+	n.cand = j
+	n.candTS = ts
+	n.inquired = false
+	n.send(ctx, j, sim.Message{Type: MsgReply, TS: ts})
+}
+
+// voteNext gives the vote to the head of the queue, or frees it.
+func (n *node) voteNext(ctx *sim.Context) {
+	if len(n.queue) == 0 {
+		n.voted = false
+		n.cand = -1
+		n.candTS = 0
+		n.inquired = false
+		return
+	}
+	e := n.queue[0]
+	n.queue = slices.Delete(n.queue, 0, 1)
+	n.vote(ctx, e.from, e.ts)
+}
+
+func (n *node) onRelease(ctx *sim.Context, j, ts int) {
+	// Only the candidate can free the vote; anything else predates a crash.
+	if !n.voted || n.cand != j || n.candTS != ts {
+		return
+	}
+	ctx.Rule("MV1")
+	n.voteNext(ctx)
+}
+
+func (n *node) onRelinquish(ctx *sim.Context, j, ts int) {
+	if !n.voted || n.cand != j || n.candTS != ts {
+		return
+	}
+	ctx.Rule("MY1")
+	n.enqueue(entry{ts: ts, from: j, told: true}) // it knows it waits: it gave the vote back
+	n.voteNext(ctx)
+}
+
+// WaitingFor: a requester waits for every other member of its set whose vote it lacks;
+// a voter whose vote is out and who has requests queued (its own, perhaps) waits for
+// its candidate to give the vote back. In the notes' example each process voted for
+// itself, so the cycle is P1 -> P2 -> P3 -> P1: each lacks the vote of the next.
+func (n *node) WaitingFor() []int {
+	var out []int
+	if n.state == Wanted {
+		for _, j := range n.set {
+			if !n.got[j] && j != n.self {
+				out = append(out, j)
+			}
+		}
+	}
+	if n.voted && n.cand != n.self && len(n.queue) > 0 && !slices.Contains(out, n.cand) {
+		out = append(out, n.cand)
+		slices.Sort(out)
+	}
+	return out
+}
+
+func (n *node) Clone() sim.Node {
+	c := *n
+	c.got = slices.Clone(n.got)
+	c.failed = slices.Clone(n.failed)
+	c.yielded = slices.Clone(n.yielded)
+	c.inquiries = slices.Clone(n.inquiries)
+	c.queue = slices.Clone(n.queue)
+	c.local = nil // always empty between steps
+	return &c
+}
+
+// idsWhere lists, in set order, the ids of the members for which flag is true.
+func (n *node) idsWhere(flag []bool) []int {
+	out := []int{}
+	for _, j := range n.set {
+		if flag[j] {
+			out = append(out, n.ids[j])
+		}
+	}
+	return out
+}
+
+func (n *node) Encode(w *sim.StateWriter) {
+	w.Str("state", n.state)
+	set := make([]int, len(n.set))
+	for k, j := range n.set {
+		set[k] = n.ids[j]
+	}
+	w.Ints("set", set)
+	w.Int("clock", n.clock)
+	w.Int("ts", n.ts)
+	w.Ints("votes", n.idsWhere(n.got))
+	w.Bool("voted", n.voted)
+	cand := -1
+	if n.cand >= 0 {
+		cand = n.ids[n.cand]
+	}
+	w.Int("candidate", cand)
+	w.Int("candidateTs", n.candTS)
+	queue := make([][2]int, len(n.queue))
+	for k, e := range n.queue {
+		queue[k] = [2]int{e.ts, n.ids[e.from]}
+	}
+	w.Pairs("queue", queue)
+	if !n.df {
+		return
+	}
+	w.Bool("inquired", n.inquired)
+	w.Ints("failed", n.idsWhere(n.failed))
+	w.Ints("yielded", n.idsWhere(n.yielded))
+	w.Ints("inquiries", n.idsWhere(n.inquiries))
+	told := []int{}
+	for _, e := range n.queue {
+		if e.told {
+			told = append(told, n.ids[e.from])
+		}
+	}
+	w.Ints("told", told)
+}

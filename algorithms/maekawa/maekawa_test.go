@@ -1,0 +1,1007 @@
+package maekawa
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/teach-dist/playground/runtime/sim"
+	"github.com/teach-dist/playground/runtime/sim/simtest"
+)
+
+// Unit tests use the notes' N=7 sets with ids 1..7, so node index k is the notes' P(k+1)
+// and an index written where an id belongs shows. Sets (by id):
+// V1={1,2,3} V2={2,4,6} V3={3,5,6} V4={1,4,5} V5={2,5,7} V6={1,6,7} V7={3,4,7}.
+var ids7 = []int{1, 2, 3, 4, 5, 6, 7}
+
+// p converts the notes' process number to a node index.
+func p(k int) int { return k - 1 }
+
+type fixture struct {
+	t   *testing.T
+	ctx *sim.Context
+	n   *node
+}
+
+func newFixture(t *testing.T, self int, variant string) *fixture {
+	t.Helper()
+	n := Spec.New(self, &sim.Setup{IDs: ids7, Params: Params{Variant: variant}, MaxDelay: 3}).(*node)
+	f := &fixture{t: t, ctx: sim.NewContext(self, ids7), n: n}
+	f.step(sim.Input{Kind: sim.Init})
+	f.ctx.Reset(self)
+	return f
+}
+
+// step clears what the previous input recorded and gives the node one input.
+func (f *fixture) step(in sim.Input) {
+	f.ctx.Reset(f.ctx.Self())
+	f.n.Step(f.ctx, &in)
+}
+
+func (f *fixture) deliver(typ string, from, ts int) {
+	f.step(sim.Input{Kind: sim.Deliver, Msg: sim.Message{Type: typ, From: from, To: f.ctx.Self(), TS: ts}})
+}
+
+func (f *fixture) request() { f.step(sim.Input{Kind: sim.Request}) }
+func (f *fixture) release() { f.step(sim.Input{Kind: sim.Release}) }
+
+// sent renders messages as "TYPE->P<id>@ts".
+func (f *fixture) sent() []string {
+	var out []string
+	for _, m := range f.ctx.Sent() {
+		out = append(out, fmt.Sprintf("%s->P%d@%d", m.Type, ids7[m.To], m.TS))
+	}
+	return out
+}
+
+func (f *fixture) has(k sim.EffectKind) bool {
+	return slices.ContainsFunc(f.ctx.Effects(), func(e sim.Effect) bool { return e.Kind == k })
+}
+
+// expect checks the last step: rules fired, messages sent, state afterwards.
+func (f *fixture) expect(rules []string, sent []string, state string) {
+	f.t.Helper()
+	if got := f.ctx.Rules(); !slices.Equal(got, rules) {
+		f.t.Errorf("rules = %v, want %v", got, rules)
+	}
+	if got := f.sent(); !slices.Equal(got, sent) {
+		f.t.Errorf("sent = %v, want %v", got, sent)
+	}
+	if got := string(sim.EncodeState(f.n)); got != state {
+		f.t.Errorf("state:\n got %s\nwant %s", got, state)
+	}
+	for _, e := range f.ctx.Effects() {
+		if e.Kind == sim.SetTimer {
+			f.t.Errorf("set timer %s: Maekawa uses no timers", e.Timer)
+		}
+	}
+}
+
+func (f *fixture) waitingFor() []int {
+	var out []int
+	for _, j := range f.n.WaitingFor() {
+		out = append(out, ids7[j])
+	}
+	return out
+}
+
+// st builds the basic variant's state JSON; df appends the deadlock-free fields.
+func st(state, set string, clock, ts int, votes string, voted bool, cand, candTS int, queue string) string {
+	return fmt.Sprintf(`{"state":%q,"set":%s,"clock":%d,"ts":%d,"votes":%s,"voted":%t,"candidate":%d,"candidateTs":%d,"queue":%s}`,
+		state, set, clock, ts, votes, voted, cand, candTS, queue)
+}
+
+func df(base string, inquired bool, failed, yielded, inquiries, told string) string {
+	return strings.TrimSuffix(base, "}") +
+		fmt.Sprintf(`,"inquired":%t,"failed":%s,"yielded":%s,"inquiries":%s,"told":%s}`, inquired, failed, yielded, inquiries, told)
+}
+
+var (
+	none  []string
+	noneS = "[]"
+)
+
+func TestMI1_StartsReleasedWithItsVoteFree(t *testing.T) {
+	for _, tc := range []struct {
+		self    int
+		variant string
+		kind    sim.InputKind
+		want    string
+	}{
+		{p(1), Basic, sim.Init, st(Released, "[1,2,3]", 0, 0, noneS, false, -1, 0, noneS)},
+		{p(2), Basic, sim.Init, st(Released, "[2,4,6]", 0, 0, noneS, false, -1, 0, noneS)},
+		{p(7), Basic, sim.Recover, st(Released, "[3,4,7]", 0, 0, noneS, false, -1, 0, noneS)},
+		{p(5), DeadlockFree, sim.Init, df(st(Released, "[2,5,7]", 0, 0, noneS, false, -1, 0, noneS), false, noneS, noneS, noneS, noneS)},
+	} {
+		n := Spec.New(tc.self, &sim.Setup{IDs: ids7, Params: Params{Variant: tc.variant}}).(*node)
+		f := &fixture{t: t, ctx: sim.NewContext(tc.self, ids7), n: n}
+		f.step(sim.Input{Kind: tc.kind})
+		f.expect([]string{"MI1"}, none, tc.want)
+	}
+}
+
+func TestMA1_AsksTheOtherMembersAndVotesForItself(t *testing.T) {
+	f := newFixture(t, p(2), Basic)
+	f.request()
+	// Its own REQUEST goes to its own voter half (MH1) with no message, and the vote
+	// it gives itself is counted at once (MA2).
+	f.expect([]string{"MA1", "MH1", "MA2"}, []string{"REQUEST->P4@1", "REQUEST->P6@1"},
+		st(Wanted, "[2,4,6]", 1, 1, "[2]", true, 2, 1, noneS))
+	if got := f.waitingFor(); !slices.Equal(got, []int{4, 6}) {
+		t.Errorf("waiting for %v, want [4 6]", got)
+	}
+
+	// A second request while waiting changes nothing.
+	f.request()
+	f.expect(nil, none, st(Wanted, "[2,4,6]", 1, 1, "[2]", true, 2, 1, noneS))
+}
+
+func TestMA1_OwnRequestQueuesWhenItsVoteIsTaken(t *testing.T) {
+	f := newFixture(t, p(1), Basic)
+	f.deliver(MsgRequest, p(4), 5) // P1 votes for P4 (P1 is in V4)
+	f.request()
+	f.expect([]string{"MA1", "MH1"}, []string{"REQUEST->P2@6", "REQUEST->P3@6"},
+		st(Wanted, "[1,2,3]", 6, 6, noneS, true, 4, 5, "[[6,1]]"))
+	// It lacks P2's and P3's votes, and its own, which P4 holds.
+	if got := f.waitingFor(); !slices.Equal(got, []int{2, 3, 4}) {
+		t.Errorf("waiting for %v, want [2 3 4]", got)
+	}
+}
+
+func TestMA2_CountsVotesUntilK(t *testing.T) {
+	f := newFixture(t, p(1), Basic)
+	f.request()
+	f.deliver(MsgReply, p(3), 1)
+	f.expect([]string{"MA2"}, none, st(Wanted, "[1,2,3]", 1, 1, "[1,3]", true, 1, 1, noneS))
+	if f.has(sim.EnterCS) {
+		t.Error("entered with 2 of 3 votes")
+	}
+	if got := f.waitingFor(); !slices.Equal(got, []int{2}) {
+		t.Errorf("waiting for %v, want [2]", got)
+	}
+}
+
+func TestMA3_GivesBackAVoteItDidNotAskFor(t *testing.T) {
+	// Not waiting: the vote belongs to a request from before a crash.
+	f := newFixture(t, p(1), Basic)
+	f.deliver(MsgReply, p(2), 4)
+	f.expect([]string{"MA3"}, []string{"RELEASE->P2@4"}, st(Released, "[1,2,3]", 4, 0, noneS, false, -1, 0, noneS))
+
+	// Waiting, but the vote is for another (older) request of its.
+	f = newFixture(t, p(1), DeadlockFree)
+	f.deliver(MsgRequest, p(4), 5)
+	f.deliver(MsgRelease, p(4), 5)
+	f.request() // ts 6
+	f.deliver(MsgReply, p(3), 2)
+	f.expect([]string{"MA3"}, []string{"RELEASE->P3@2"},
+		df(st(Wanted, "[1,2,3]", 6, 6, "[1]", true, 1, 6, noneS), false, noneS, noneS, noneS, noneS))
+}
+
+// A second vote for the current request is ignored, in the CS above all: handing it
+// back would free a vote in use.
+func TestMA3_DuplicateVoteIsNotGivenBack(t *testing.T) {
+	f := newFixture(t, p(1), Basic)
+	f.request()
+	f.deliver(MsgReply, p(2), 1)
+	f.deliver(MsgReply, p(2), 1)
+	f.expect(nil, none, st(Wanted, "[1,2,3]", 1, 1, "[1,2]", true, 1, 1, noneS))
+	f.deliver(MsgReply, p(3), 1)
+	f.deliver(MsgReply, p(3), 1)
+	f.expect(nil, none, st(Held, "[1,2,3]", 1, 1, "[1,2,3]", true, 1, 1, noneS))
+}
+
+func TestME1_EntersWithTheWholeSetsVotes(t *testing.T) {
+	f := newFixture(t, p(1), Basic)
+	f.request()
+	f.deliver(MsgReply, p(2), 1)
+	f.deliver(MsgReply, p(3), 1)
+	f.expect([]string{"MA2", "ME1"}, none, st(Held, "[1,2,3]", 1, 1, "[1,2,3]", true, 1, 1, noneS))
+	if effs := f.ctx.Effects(); effs[len(effs)-1].Kind != sim.EnterCS {
+		t.Errorf("last effect %v, want EnterCS", effs[len(effs)-1].Kind)
+	}
+	if got := f.waitingFor(); got != nil {
+		t.Errorf("in the CS yet waiting for %v", got)
+	}
+}
+
+func TestMH1(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(f *fixture)
+		from  int
+		ts    int
+		sent  []string
+		want  string
+	}{
+		{"free vote goes to the requester", nil, p(4), 3, []string{"REPLY->P4@3"},
+			st(Released, "[1,2,3]", 3, 0, noneS, true, 4, 3, noneS)},
+		{"vote taken: queue without answering", func(f *fixture) { f.deliver(MsgRequest, p(6), 2) }, p(4), 3, none,
+			st(Released, "[1,2,3]", 3, 0, noneS, true, 6, 2, "[[3,4]]")},
+		{"queue keeps arrival order, not timestamp order", func(f *fixture) {
+			f.deliver(MsgRequest, p(6), 2)
+			f.deliver(MsgRequest, p(2), 9)
+		}, p(4), 3, none,
+			st(Released, "[1,2,3]", 9, 0, noneS, true, 6, 2, "[[9,2],[3,4]]")},
+		{"in the CS: queue", func(f *fixture) {
+			f.request()
+			f.deliver(MsgReply, p(2), 1)
+			f.deliver(MsgReply, p(3), 1)
+		}, p(4), 3, none,
+			st(Held, "[1,2,3]", 3, 1, "[1,2,3]", true, 1, 1, "[[3,4]]")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, p(1), Basic)
+			if tc.setup != nil {
+				tc.setup(f)
+			}
+			f.deliver(MsgRequest, tc.from, tc.ts)
+			f.expect([]string{"MH1"}, tc.sent, tc.want)
+		})
+	}
+}
+
+// The voter P1 has voted for P4's request (5, P4); requests come from P2 and P6.
+func TestMH2(t *testing.T) {
+	type req struct{ from, ts int }
+	for _, tc := range []struct {
+		name     string
+		before   []req
+		from, ts int
+		sent     []string
+		queue    string
+		inquired bool
+		told     string
+	}{
+		{"younger than the candidate: FAILED", nil, p(6), 7,
+			[]string{"FAILED->P6@7"}, "[[7,6]]", false, "[6]"},
+		{"older than the candidate: INQUIRE", nil, p(2), 3,
+			[]string{"INQUIRE->P4@5"}, "[[3,2]]", true, noneS},
+		{"equal timestamps, lower id: older, INQUIRE", nil, p(2), 5,
+			[]string{"INQUIRE->P4@5"}, "[[5,2]]", true, noneS},
+		{"equal timestamps, higher id: FAILED", nil, p(6), 5,
+			[]string{"FAILED->P6@5"}, "[[5,6]]", false, "[6]"},
+		{"older than the candidate but not the head: FAILED", []req{{p(2), 2}}, p(6), 3,
+			[]string{"FAILED->P6@3"}, "[[2,2],[3,6]]", true, "[6]"},
+		{"new head displaces an untold head: FAILED to it, no second INQUIRE", []req{{p(2), 3}}, p(6), 2,
+			[]string{"FAILED->P2@3"}, "[[2,6],[3,2]]", true, "[2]"},
+		{"new head displaces a told head: nothing to say", []req{{p(2), 8}}, p(6), 2,
+			[]string{"INQUIRE->P4@5"}, "[[2,6],[8,2]]", true, "[2]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, p(1), DeadlockFree)
+			f.deliver(MsgRequest, p(4), 5)
+			for _, r := range tc.before {
+				f.deliver(MsgRequest, r.from, r.ts)
+			}
+			f.deliver(MsgRequest, tc.from, tc.ts)
+			clock := max(5, tc.ts)
+			for _, r := range tc.before {
+				clock = max(clock, r.ts)
+			}
+			f.expect([]string{"MH1", "MH2"}, tc.sent,
+				df(st(Released, "[1,2,3]", clock, 0, noneS, true, 4, 5, tc.queue), tc.inquired, noneS, noneS, noneS, tc.told))
+		})
+	}
+}
+
+func TestMF1_RelinquishesTheVotesItWasAskedFor(t *testing.T) {
+	f := newFixture(t, p(1), DeadlockFree)
+	f.request() // (1, P1); P1 votes for itself
+	f.deliver(MsgReply, p(2), 1)
+	f.deliver(MsgInquire, p(2), 1) // not blocked yet: hold on to P2's vote
+	f.expect([]string{"MQ1"}, none,
+		df(st(Wanted, "[1,2,3]", 1, 1, "[1,2]", true, 1, 1, noneS), false, noneS, noneS, "[2]", noneS))
+
+	f.deliver(MsgFailed, p(3), 1)
+	f.expect([]string{"MF1"}, []string{"RELINQUISH->P2@1"},
+		df(st(Wanted, "[1,2,3]", 1, 1, "[1]", true, 1, 1, noneS), false, "[3]", "[2]", noneS, noneS))
+
+	// P2's vote comes back: the yield is over, P3's FAILED still stands.
+	f.deliver(MsgReply, p(2), 1)
+	f.expect([]string{"MA2"}, none,
+		df(st(Wanted, "[1,2,3]", 1, 1, "[1,2]", true, 1, 1, noneS), false, "[3]", noneS, noneS, noneS))
+}
+
+func TestMF1_StaleFailedIsIgnored(t *testing.T) {
+	f := newFixture(t, p(1), DeadlockFree)
+	f.request()
+	f.deliver(MsgReply, p(3), 1)
+	f.deliver(MsgFailed, p(3), 1) // overtaken by the vote that followed it
+	f.expect(nil, none, df(st(Wanted, "[1,2,3]", 1, 1, "[1,3]", true, 1, 1, noneS), false, noneS, noneS, noneS, noneS))
+	f.deliver(MsgFailed, p(2), 0) // about an earlier request
+	f.expect(nil, none, df(st(Wanted, "[1,2,3]", 1, 1, "[1,3]", true, 1, 1, noneS), false, noneS, noneS, noneS, noneS))
+}
+
+// A process's own vote goes back and forth with no message: P4 (set {1,4,5}) votes for
+// itself, the older request (1, P1) arrives, the INQUIRE to itself is held, and the
+// FAILED from P5 makes it give its own vote to P1.
+func TestMF1_RelinquishesItsOwnVoteWithoutMessages(t *testing.T) {
+	f := newFixture(t, p(4), DeadlockFree)
+	f.request()
+	f.deliver(MsgRequest, p(1), 1)
+	f.expect([]string{"MH1", "MH2", "MQ1"}, none,
+		df(st(Wanted, "[1,4,5]", 1, 1, "[4]", true, 4, 1, "[[1,1]]"), true, noneS, noneS, "[4]", noneS))
+
+	f.deliver(MsgFailed, p(5), 1)
+	f.expect([]string{"MF1", "MY1"}, []string{"REPLY->P1@1"},
+		df(st(Wanted, "[1,4,5]", 1, 1, noneS, true, 1, 1, "[[1,4]]"), false, "[5]", "[4]", noneS, "[4]"))
+	if got := f.waitingFor(); !slices.Equal(got, []int{1, 5}) {
+		t.Errorf("waiting for %v, want [1 5]", got)
+	}
+}
+
+func TestMQ1(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		setup    func(f *fixture)
+		from, ts int
+		rules    []string
+		sent     []string
+		want     string
+	}{
+		{"not blocked: hold the INQUIRE", func(f *fixture) { f.request(); f.deliver(MsgReply, p(3), 1) },
+			p(3), 1, []string{"MQ1"}, none,
+			df(st(Wanted, "[1,2,3]", 1, 1, "[1,3]", true, 1, 1, noneS), false, noneS, noneS, "[3]", noneS)},
+		{"blocked by a FAILED: relinquish at once", func(f *fixture) {
+			f.request()
+			f.deliver(MsgReply, p(3), 1)
+			f.deliver(MsgFailed, p(2), 1)
+		}, p(3), 1, []string{"MQ1"}, []string{"RELINQUISH->P3@1"},
+			df(st(Wanted, "[1,2,3]", 1, 1, "[1]", true, 1, 1, noneS), false, "[2]", "[3]", noneS, noneS)},
+		{"in the CS: ignore, the RELEASE answers", func(f *fixture) {
+			f.request()
+			f.deliver(MsgReply, p(2), 1)
+			f.deliver(MsgReply, p(3), 1)
+		}, p(3), 1, []string{"MQ1"}, none,
+			df(st(Held, "[1,2,3]", 1, 1, "[1,2,3]", true, 1, 1, noneS), false, noneS, noneS, noneS, noneS)},
+		{"overtook the vote: remembered", func(f *fixture) { f.request(); f.deliver(MsgFailed, p(2), 1) },
+			p(3), 1, []string{"MQ1"}, none,
+			df(st(Wanted, "[1,2,3]", 1, 1, "[1]", true, 1, 1, noneS), false, "[2]", noneS, "[3]", noneS)},
+		{"about an earlier request: ignored", func(f *fixture) { f.request(); f.deliver(MsgReply, p(3), 1) },
+			p(3), 0, nil, none,
+			df(st(Wanted, "[1,2,3]", 1, 1, "[1,3]", true, 1, 1, noneS), false, noneS, noneS, noneS, noneS)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, p(1), DeadlockFree)
+			tc.setup(f)
+			f.deliver(MsgInquire, tc.from, tc.ts)
+			f.expect(tc.rules, tc.sent, tc.want)
+		})
+	}
+}
+
+// The INQUIRE that overtook a vote is answered when the vote arrives (non-FIFO).
+func TestMQ1_HeldInquiryAnsweredWhenTheVoteArrives(t *testing.T) {
+	f := newFixture(t, p(1), DeadlockFree)
+	f.request()
+	f.deliver(MsgFailed, p(2), 1)
+	f.deliver(MsgInquire, p(3), 1)
+	f.deliver(MsgReply, p(3), 1)
+	f.expect([]string{"MA2"}, []string{"RELINQUISH->P3@1"},
+		df(st(Wanted, "[1,2,3]", 1, 1, "[1]", true, 1, 1, noneS), false, "[2]", "[3]", noneS, noneS))
+}
+
+func TestMY1_GivesTheVoteToTheOldestRequest(t *testing.T) {
+	f := newFixture(t, p(1), DeadlockFree)
+	f.deliver(MsgRequest, p(4), 5)
+	f.deliver(MsgRequest, p(6), 4) // INQUIRE to P4
+	f.deliver(MsgRequest, p(2), 3) // FAILED to P6, the displaced head
+	f.deliver(MsgRelinquish, p(4), 5)
+	f.expect([]string{"MY1"}, []string{"REPLY->P2@3"},
+		df(st(Released, "[1,2,3]", 5, 0, noneS, true, 2, 3, "[[4,6],[5,4]]"), false, noneS, noneS, noneS, "[6,4]"))
+
+	// A RELINQUISH from anyone but the candidate changes nothing.
+	f.deliver(MsgRelinquish, p(6), 4)
+	f.expect(nil, none,
+		df(st(Released, "[1,2,3]", 5, 0, noneS, true, 2, 3, "[[4,6],[5,4]]"), false, noneS, noneS, noneS, "[6,4]"))
+}
+
+func TestMR1_ReleasesTheWholeSet(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		queued bool
+		rules  []string
+		sent   []string
+		want   string
+	}{
+		{"nobody queued: the own vote is free again", false, []string{"MR1", "MV1"},
+			[]string{"RELEASE->P2@1", "RELEASE->P3@1"}, st(Released, "[1,2,3]", 1, 0, noneS, false, -1, 0, noneS)},
+		{"a queued request gets the own vote", true, []string{"MR1", "MV1"},
+			[]string{"RELEASE->P2@1", "RELEASE->P3@1", "REPLY->P4@3"}, st(Released, "[1,2,3]", 3, 0, noneS, true, 4, 3, noneS)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, p(1), Basic)
+			f.request()
+			f.deliver(MsgReply, p(2), 1)
+			f.deliver(MsgReply, p(3), 1)
+			if tc.queued {
+				f.deliver(MsgRequest, p(4), 3)
+			}
+			f.release()
+			f.expect(tc.rules, tc.sent, tc.want)
+			if effs := f.ctx.Effects(); len(effs) < 2 || effs[1].Kind != sim.ExitCS {
+				t.Errorf("second effect %v, want ExitCS right after MR1", effs[1].Kind)
+			}
+		})
+	}
+	f := newFixture(t, p(1), Basic)
+	f.release() // not in the CS
+	f.expect(nil, none, st(Released, "[1,2,3]", 0, 0, noneS, false, -1, 0, noneS))
+}
+
+func TestMV1(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(f *fixture)
+		from  int
+		ts    int
+		rules []string
+		sent  []string
+		want  string
+	}{
+		{"empty queue: the vote is free", nil, p(4), 5, []string{"MV1"}, none,
+			st(Released, "[1,2,3]", 5, 0, noneS, false, -1, 0, noneS)},
+		{"head of the queue gets the vote", func(f *fixture) {
+			f.deliver(MsgRequest, p(6), 9)
+			f.deliver(MsgRequest, p(2), 2)
+		}, p(4), 5, []string{"MV1"}, []string{"REPLY->P6@9"},
+			st(Released, "[1,2,3]", 9, 0, noneS, true, 6, 9, "[[2,2]]")},
+		{"own request at the head: votes for itself, no message", func(f *fixture) { f.request() },
+			p(4), 5, []string{"MV1", "MA2"}, none,
+			st(Wanted, "[1,2,3]", 6, 6, "[1]", true, 1, 6, noneS)},
+		{"RELEASE from a non-candidate is ignored", func(f *fixture) { f.deliver(MsgRequest, p(6), 9) },
+			p(6), 9, nil, none,
+			st(Released, "[1,2,3]", 9, 0, noneS, true, 4, 5, "[[9,6]]")},
+		{"RELEASE for another request of the candidate is ignored", nil, p(4), 2, nil, none,
+			st(Released, "[1,2,3]", 5, 0, noneS, true, 4, 5, noneS)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, p(1), Basic)
+			f.deliver(MsgRequest, p(4), 5)
+			if tc.setup != nil {
+				tc.setup(f)
+			}
+			f.deliver(MsgRelease, tc.from, tc.ts)
+			f.expect(tc.rules, tc.sent, tc.want)
+		})
+	}
+}
+
+func TestWaitingFor(t *testing.T) {
+	f := newFixture(t, p(1), Basic)
+	if got := f.waitingFor(); got != nil {
+		t.Errorf("released: waiting for %v", got)
+	}
+	// A voter whose vote is out waits for the candidate only when someone is queued.
+	f.deliver(MsgRequest, p(4), 1)
+	if got := f.waitingFor(); got != nil {
+		t.Errorf("voted, nobody queued: waiting for %v", got)
+	}
+	f.deliver(MsgRequest, p(6), 1)
+	if got := f.waitingFor(); !slices.Equal(got, []int{4}) {
+		t.Errorf("voted for P4 with P6 queued: waiting for %v, want [4]", got)
+	}
+}
+
+func TestCloneIsDeep(t *testing.T) {
+	f := newFixture(t, p(1), DeadlockFree)
+	f.request()
+	f.deliver(MsgRequest, p(4), 5)
+	f.deliver(MsgReply, p(2), 1)
+	c := f.n.Clone()
+	before := string(sim.EncodeState(c))
+	f.deliver(MsgInquire, p(2), 1)
+	f.deliver(MsgFailed, p(3), 1)
+	f.deliver(MsgRequest, p(6), 0)
+	if after := string(sim.EncodeState(c)); after != before {
+		t.Fatalf("clone changed with the original:\n%s\n%s", before, after)
+	}
+}
+
+// ---- Voting sets and params ----
+
+func TestDefaultSets(t *testing.T) {
+	if got := DefaultSets(3); !slices.EqualFunc(got, [][]int{{0, 1}, {1, 2}, {0, 2}}, slices.Equal) {
+		t.Errorf("N=3: %v, want the notes' V1={1,2} V2={2,3} V3={1,3}", got)
+	}
+	want7 := [][]int{{0, 1, 2}, {1, 3, 5}, {2, 4, 5}, {0, 3, 4}, {1, 4, 6}, {0, 5, 6}, {2, 3, 6}}
+	if got := DefaultSets(7); !slices.EqualFunc(got, want7, slices.Equal) {
+		t.Errorf("N=7: %v, want the notes' sets", got)
+	}
+	if got := DefaultSets(5); !slices.Equal(got[0], []int{0, 1, 2, 3}) || !slices.Equal(got[4], []int{1, 3, 4}) {
+		t.Errorf("N=5 grid (3 columns): %v", got)
+	}
+	for n := sim.MinNodes; n <= sim.MaxNodes; n++ {
+		sets := DefaultSets(n)
+		for i, s := range sets {
+			if !slices.Contains(s, i) || !slices.IsSorted(s) {
+				t.Fatalf("N=%d: set %d = %v must be sorted and contain %d", n, i, s, i)
+			}
+			for j := range i {
+				if !intersect(s, sets[j]) {
+					t.Fatalf("N=%d: sets %d and %d do not intersect", n, i, j)
+				}
+			}
+		}
+		c := 1
+		for c*c < n {
+			c++
+		}
+		full := n%c == 0 // the grid is full: equal sizes
+		if got := EqualSize(sets); got != (full || n == 3 || n == 7) {
+			t.Errorf("N=%d: EqualSize = %v", n, got)
+		}
+		if full && n != 3 && n != 7 {
+			if k := len(sets[0]); k != n/c+c-1 {
+				t.Errorf("N=%d: K = %d, want rows+columns-1 = %d", n, k, n/c+c-1)
+			}
+		}
+	}
+}
+
+func TestParseParams(t *testing.T) {
+	ids := []int{10, 20, 30}
+	for _, tc := range []struct {
+		raw     string
+		want    Params
+		wantErr string // substring; "" means success
+	}{
+		{"", Params{Variant: Basic}, ""},
+		{"null", Params{Variant: Basic}, ""},
+		{" {} ", Params{Variant: Basic}, ""},
+		{`{"variant":"deadlock-free"}`, Params{Variant: DeadlockFree}, ""},
+		{`{"variant":"basic","sets":null}`, Params{Variant: Basic}, ""},
+		{`{"sets":{"10":[10,20],"20":[20,30],"30":[30,10]}}`, Params{Variant: Basic, Sets: [][]int{{0, 1}, {1, 2}, {0, 2}}}, ""},
+		{`{"sets":{"30":[10,30],"10":[10],"20":[20,10]}}`, Params{Variant: Basic, Sets: [][]int{{0}, {0, 1}, {0, 2}}}, ""},
+		{`{"variant":"fast"}`, Params{}, `params.variant: "fast" is not a variant (allowed: basic, deadlock-free)`},
+		{`{"variant":1}`, Params{}, `params.variant: got number, want "basic" or "deadlock-free"`},
+		{`{"voters":1}`, Params{}, "params.voters: unknown field (allowed: variant, sets)"},
+		{`{"sets":[[10]]}`, Params{}, `params.sets: want an object {"<id>": [ids...]}`},
+		{`{"sets":{"10":[10,20],"20":[20,30]}}`, Params{}, "params.sets: no set for node 30 (give one for every node: 10 20 30)"},
+		{`{"sets":{"11":[11]}}`, Params{}, `params.sets.11: "11" is not a node id (ids: 10 20 30)`},
+		{`{"sets":{"x":[10]}}`, Params{}, `params.sets.x: "x" is not a node id`},
+		{`{"sets":{"10":[10],"10":[10,20]}}`, Params{}, "params.sets.10: given twice"},
+		{`{"sets":{"10":[10,40]}}`, Params{}, "params.sets.10: 40 is not a node id (ids: 10 20 30)"},
+		{`{"sets":{"10":[10,20,10]}}`, Params{}, "params.sets.10: 10 is listed twice"},
+		{`{"sets":{"10":[20,30]}}`, Params{}, "params.sets.10: must contain 10 itself"},
+		{`{"sets":{"10":"all"}}`, Params{}, "params.sets.10: want an array of node ids"},
+		{`{"sets":{"10":[1.5]}}`, Params{}, "params.sets.10: want an array of node ids"},
+		{`{"sets":{"10":[10,20],"20":[20],"30":[30,10]}}`, Params{}, "params.sets.20: shares no process with params.sets.30"},
+		{`[1]`, Params{}, "params: got array"},
+		{`{"variant":"basic"} {}`, Params{}, "params: must be a single JSON object"},
+		{`{"variant":`, Params{}, "params:"},
+	} {
+		got, err := ParseParams([]byte(tc.raw), ids)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("ParseParams(%s) error = %v, want it to contain %q", tc.raw, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("ParseParams(%s): %v", tc.raw, err)
+			continue
+		}
+		g := got.(Params)
+		if g.Variant != tc.want.Variant || !slices.EqualFunc(g.Sets, tc.want.Sets, slices.Equal) {
+			t.Errorf("ParseParams(%s) = %+v, want %+v", tc.raw, g, tc.want)
+		}
+	}
+}
+
+// Custom sets reach the nodes; without params a node gets the default sets.
+func TestNewUsesTheSets(t *testing.T) {
+	ids := []int{10, 20, 30}
+	pp, err := ParseParams([]byte(`{"sets":{"10":[10],"20":[10,20],"30":[10,30]}}`), ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		params any
+		self   int
+		want   string
+	}{
+		{pp, 2, "[10,30]"},
+		{&Params{Sets: [][]int{{0}, {0, 1}, {0, 2}}}, 0, "[10]"},
+		{nil, 2, "[10,30]"}, // the notes' V3 = {1, 3}
+		{nil, 1, "[20,30]"},
+	} {
+		n := Spec.New(tc.self, &sim.Setup{IDs: ids, Params: tc.params})
+		if got := string(sim.EncodeState(n)); !strings.Contains(got, `"set":`+tc.want) {
+			t.Errorf("params %v, node %d: %s, want set %s", tc.params, tc.self, got, tc.want)
+		}
+	}
+}
+
+// ---- Whole runs through the kernel ----
+
+// sparseIDs returns n distinct, shuffled, non-contiguous ids, so an index mistaken for
+// an id shows.
+func sparseIDs(r *rand.Rand, n int) []int {
+	ids := make([]int, n)
+	for i := range ids {
+		ids[i] = 3*i + r.IntN(3)
+	}
+	r.Shuffle(n, func(a, b int) { ids[a], ids[b] = ids[b], ids[a] })
+	return ids
+}
+
+func config(seed uint64, ids []int, params any, acts ...sim.Action) sim.Config {
+	return sim.Config{Spec: &Spec, IDs: ids, Params: params, Seed: seed,
+		Network: sim.Network{DelayMin: 1, DelayMax: 3, FIFO: true}, CS: 2, Until: 5000, Actions: acts}
+}
+
+func req(at, node int) sim.Action { return sim.Action{At: at, Do: sim.ActRequest, Node: node} }
+
+// entryCost sums K-1 over the entries of the run: the messages each entry needs with
+// each verb (REQUEST, REPLY, RELEASE) when nobody contends.
+func entryCost(evs []sim.Event, sets [][]int) int {
+	c := 0
+	for _, e := range evs {
+		if e.Type == sim.EvEnter {
+			c += len(sets[e.Node]) - 1
+		}
+	}
+	return c
+}
+
+// The notes: 3 sqrt(N) per entry and exit, which here is 3(K-1) because a process's
+// vote for itself is no message. N=7 with the notes' sets: K=3, 6 messages.
+func TestRun_ThreeKMinus1MessagesPerEntryWithoutContention(t *testing.T) {
+	for _, variant := range []string{Basic, DeadlockFree} {
+		for _, n := range []int{2, 3, 4, 5, 7, 9, 12, 16} {
+			t.Run(fmt.Sprintf("%s/N=%d", variant, n), func(t *testing.T) {
+				var acts []sim.Action
+				for i := 0; i < n; i++ {
+					acts = append(acts, req(20*i, i)) // each entry is over before the next request
+				}
+				for seed := uint64(1); seed <= 5; seed++ {
+					evs := simtest.Run(t, config(seed, simtest.IDs(n), Params{Variant: variant}, acts...))
+					if got := simtest.Count(evs, sim.EvEnter); got != n {
+						t.Fatalf("seed %d: %d entries, want %d", seed, got, n)
+					}
+					per := entryCost(evs, DefaultSets(n))
+					for _, typ := range []string{MsgRequest, MsgReply, MsgRelease} {
+						if got := simtest.CountMsgs(evs, typ); got != per {
+							t.Errorf("seed %d: %d %s, want %d (K-1 per entry)", seed, got, typ, per)
+						}
+					}
+					total := simtest.Count(evs, sim.EvSend)
+					if total != 3*per {
+						t.Errorf("seed %d: %d messages, want 3(K-1) per entry = %d", seed, total, 3*per)
+					}
+					if want := Spec.Costs[0].Value(n) * float64(n); float64(total) != want {
+						t.Errorf("seed %d: %d messages, the cost figure says %v for %d entries", seed, total, want, n)
+					}
+					if v := simtest.Violations(evs); v != nil {
+						t.Errorf("seed %d: %v", seed, v)
+					}
+				}
+			})
+		}
+	}
+	// The figures the issue quotes.
+	for n, want := range map[int]float64{3: 3, 7: 6, 9: 12} {
+		if got := Spec.Costs[0].Value(n); got != want {
+			t.Errorf("cost at N=%d = %v, want %v", n, got, want)
+		}
+	}
+}
+
+// A custom set of one (the process alone) costs no message at all.
+func TestRun_CustomSets(t *testing.T) {
+	ids := []int{10, 20, 30, 40}
+	pp, err := ParseParams([]byte(`{"sets":{"10":[10],"20":[10,20],"30":[10,30],"40":[10,40]}}`), ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := simtest.Run(t, config(1, ids, pp, req(0, 0), req(20, 3)))
+	if got, want := simtest.Count(evs, sim.EvSend), 3; got != want {
+		t.Errorf("%d messages, want 0 for P10 (K=1) and 3 for P40 (K=2)", got)
+	}
+	for seed := uint64(1); seed <= 50; seed++ {
+		acts := simtest.RandomActions(seed, 4, sim.Mutex, simtest.Workload{Requests: 12, Span: 30})
+		cfg := config(seed, ids, pp, acts...)
+		cfg.Network.FIFO = seed%2 == 0
+		evs := simtest.Run(t, cfg)
+		for _, v := range simtest.Violations(evs) {
+			if strings.HasPrefix(v, sim.PropMutex) {
+				t.Fatalf("seed %d: %s", seed, v)
+			}
+		}
+	}
+}
+
+// scenario is the part of scenario v1 these tests need; decoding is strict so the JSON
+// handed to the curated library is exactly what ran here.
+type scenario struct {
+	Version   int    `json:"version"`
+	Algorithm string `json:"algorithm"`
+	Title     string `json:"title"`
+	About     string `json:"about"`
+	Nodes     int    `json:"nodes"`
+	IDs       []int  `json:"ids"`
+	Seed      uint64 `json:"seed"`
+	Network   struct {
+		Delay [2]int `json:"delay"`
+		FIFO  bool   `json:"fifo"`
+	} `json:"network"`
+	CS     int             `json:"cs"`
+	Params json.RawMessage `json:"params"`
+	Events []struct {
+		At   int    `json:"at"`
+		Do   string `json:"do"`
+		Node int    `json:"node"`
+	} `json:"events"`
+	Until int `json:"until"`
+}
+
+func fromScenario(t *testing.T, js string) sim.Config {
+	t.Helper()
+	var sc scenario
+	dec := json.NewDecoder(strings.NewReader(js))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&sc); err != nil {
+		t.Fatalf("scenario: %v", err)
+	}
+	if sc.Version != 1 || sc.Algorithm != Spec.Slug || sc.Title == "" || sc.About == "" || len(sc.IDs) != sc.Nodes {
+		t.Fatalf("scenario header: %+v", sc)
+	}
+	params, err := ParseParams(sc.Params, sc.IDs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := sim.Config{Spec: &Spec, IDs: sc.IDs, Params: params, Seed: sc.Seed, CS: sc.CS, Until: sc.Until,
+		Network: sim.Network{DelayMin: sc.Network.Delay[0], DelayMax: sc.Network.Delay[1], FIFO: sc.Network.FIFO}}
+	for _, e := range sc.Events {
+		if e.Do != "request" {
+			t.Fatalf("scenario event %q: only requests here", e.Do)
+		}
+		cfg.Actions = append(cfg.Actions, req(e.At, slices.Index(sc.IDs, e.Node)))
+	}
+	return cfg
+}
+
+// Curated scenario: the notes' deadlock example.
+const deadlockScenario = `{
+  "version": 1,
+  "algorithm": "maekawa",
+  "title": "Maekawa's three-process deadlock",
+  "about": "Three processes with the notes' voting sets V1 = {P1, P2}, V2 = {P2, P3}, V3 = {P3, P1}. All three ask for the CS at the same moment. Each first hands its own request to itself and, its vote being free, votes for itself (MH1), so voted is true everywhere before any REQUEST arrives. P1's REQUEST then reaches P2, P2's reaches P3 and P3's reaches P1, and each voter can only queue it. P1 waits for P2's vote, P2 for P3's and P3 for P1's: a cycle, with nothing left in flight. The monitor reports the deadlock and names the cycle. The deadlock-free variant (params.variant) breaks it with timestamps and INQUIRE / RELINQUISH.",
+  "nodes": 3,
+  "ids": [1, 2, 3],
+  "seed": 1,
+  "network": {"delay": [1, 3], "fifo": true},
+  "cs": 2,
+  "params": {"variant": "basic", "sets": {"1": [1, 2], "2": [2, 3], "3": [3, 1]}},
+  "events": [
+    {"at": 0, "do": "request", "node": 1},
+    {"at": 0, "do": "request", "node": 2},
+    {"at": 0, "do": "request", "node": 3}
+  ],
+  "until": 50
+}`
+
+func TestScenario_ThreeProcessDeadlock(t *testing.T) {
+	base := fromScenario(t, deadlockScenario)
+	evs := simtest.Run(t, base)
+	if got, want := simtest.Violations(evs), []string{"deadlock: wait-for cycle P1 -> P2 -> P3 -> P1"}; !slices.Equal(got, want) {
+		t.Fatalf("violations %v, want %v", got, want)
+	}
+	if got := simtest.Count(evs, sim.EvEnter); got != 0 {
+		t.Errorf("%d entries, want none", got)
+	}
+	for i := range 3 {
+		// Each asked, voted for itself, counted its own vote, then queued the other's request.
+		if got, want := simtest.Rules(evs, i), []string{"MI1", "MA1", "MH1", "MA2", "MH1"}; !slices.Equal(got, want) {
+			t.Errorf("P%d fired %v, want %v", i+1, got, want)
+		}
+	}
+	// Simultaneous requests deadlock whatever the delays: every vote is cast before any
+	// REQUEST can arrive.
+	for seed := uint64(1); seed <= 200; seed++ {
+		cfg := base
+		cfg.Seed = seed
+		cfg.Network = sim.Network{DelayMin: int(seed % 3), DelayMax: 3 + int(seed%7), FIFO: seed%2 == 0}
+		evs := simtest.Run(t, cfg)
+		if got := simtest.Violations(evs); len(got) == 0 || got[0] != "deadlock: wait-for cycle P1 -> P2 -> P3 -> P1" {
+			t.Fatalf("seed %d: violations %v", seed, got)
+		}
+	}
+	// The same workload with the deadlock-free variant: everybody enters. Not oldest
+	// first, though: all stamps are 1, so P1 is oldest, but P2 keeps its own vote (no
+	// older request is refused to it) while P3, told FAILED by P1, gives its own vote to
+	// P2 (MF1, MY1). The fix promises progress, not timestamp order.
+	cfg := base
+	cfg.Params = Params{Variant: DeadlockFree, Sets: base.Params.(Params).Sets}
+	for seed := uint64(1); seed <= 200; seed++ {
+		cfg.Seed = seed
+		cfg.Network = sim.Network{DelayMin: int(seed % 3), DelayMax: 3 + int(seed%7), FIFO: seed%2 == 0}
+		evs := simtest.Run(t, cfg)
+		if v := simtest.Violations(evs); v != nil {
+			t.Fatalf("deadlock-free, seed %d: %v", seed, v)
+		}
+		var order []int
+		for _, e := range evs {
+			if e.Type == sim.EvEnter {
+				order = append(order, e.Node)
+			}
+		}
+		if !slices.Equal(order, []int{p(2), p(1), p(3)}) {
+			t.Fatalf("deadlock-free, seed %d: entry order %v, want P2 P1 P3", seed, order)
+		}
+		if rules := simtest.Rules(evs, p(3)); !slices.Contains(rules, "MF1") || !slices.Contains(rules, "MY1") {
+			t.Fatalf("deadlock-free, seed %d: P3 fired %v, want it to give up its own vote (MF1, MY1)", seed, rules)
+		}
+	}
+}
+
+// Curated scenario (optional): the same three requests with the deadlock-free variant.
+const deadlockFreeScenario = `{
+  "version": 1,
+  "algorithm": "maekawa",
+  "title": "Maekawa without the deadlock: INQUIRE, RELINQUISH and FAILED",
+  "about": "The notes' three-process example again, V1 = {P1, P2}, V2 = {P2, P3}, V3 = {P3, P1}, all asking at once, now with the deadlock-free variant. Requests carry Lamport timestamps; all three are stamped 1, so ties go to the lower id and P1's request is the oldest. P1 votes for itself and refuses P3's younger request with FAILED (MH2). P3, told it must wait, gives its own vote to P2's older request (MF1, MY1). P2 now has both votes and enters. When it leaves, its RELEASE gives P3 its own vote back and P2 votes for P1, which enters; P1's RELEASE then hands P1's vote to P3. Everyone enters, in the order P2, P1, P3: the fix guarantees progress, not strict timestamp order. Ten messages in all: three REQUESTs, one FAILED, three REPLYs, three RELEASEs; the INQUIREs and RELINQUISH stay inside a process because each asks for its own vote.",
+  "nodes": 3,
+  "ids": [1, 2, 3],
+  "seed": 1,
+  "network": {"delay": [1, 3], "fifo": true},
+  "cs": 2,
+  "params": {"variant": "deadlock-free", "sets": {"1": [1, 2], "2": [2, 3], "3": [3, 1]}},
+  "events": [
+    {"at": 0, "do": "request", "node": 1},
+    {"at": 0, "do": "request", "node": 2},
+    {"at": 0, "do": "request", "node": 3}
+  ],
+  "until": 50
+}`
+
+func TestScenario_DeadlockFreeThreeProcesses(t *testing.T) {
+	evs := simtest.Run(t, fromScenario(t, deadlockFreeScenario))
+	if v := simtest.Violations(evs); v != nil {
+		t.Fatalf("violations %v", v)
+	}
+	var order []int
+	for _, e := range evs {
+		if e.Type == sim.EvEnter {
+			order = append(order, e.Node)
+		}
+	}
+	if !slices.Equal(order, []int{p(2), p(1), p(3)}) {
+		t.Errorf("entry order %v, want P2 P1 P3", order)
+	}
+	for typ, want := range map[string]int{MsgRequest: 3, MsgFailed: 1, MsgReply: 3, MsgRelease: 3, MsgInquire: 0, MsgRelinquish: 0} {
+		if got := simtest.CountMsgs(evs, typ); got != want {
+			t.Errorf("%d %s, want %d", got, typ, want)
+		}
+	}
+	if got, want := simtest.Rules(evs, p(3)), []string{"MI1", "MA1", "MH1", "MA2", "MH1", "MH2", "MQ1", "MF1", "MY1", "MV1", "MA2", "MA2", "ME1", "MR1", "MV1"}; !slices.Equal(got, want) {
+		t.Errorf("P3 fired %v, want %v", got, want)
+	}
+}
+
+// Curated scenario: the notes' sets for N=7.
+const n7Scenario = `{
+  "version": 1,
+  "algorithm": "maekawa",
+  "title": "Maekawa with the notes' voting sets for N = 7",
+  "about": "Seven processes with the sets of the notes: V1 = {1,2,3}, V2 = {2,4,6}, V3 = {3,5,6}, V4 = {1,4,5}, V5 = {2,5,7}, V6 = {1,6,7}, V7 = {3,4,7}. Every set has K = 3 members, every process sits in 3 sets, and any two sets share exactly one process. P1 asks alone: REQUEST to P2 and P3, their two REPLYs and two RELEASEs make 3(K-1) = 6 messages; its vote for itself costs none. Then P2 and P7 ask together. Their sets meet only in P4, which votes for whichever REQUEST reaches it first and queues the other until that process's RELEASE: the shared member is what keeps them from being in the CS together.",
+  "nodes": 7,
+  "ids": [1, 2, 3, 4, 5, 6, 7],
+  "seed": 3,
+  "network": {"delay": [1, 3], "fifo": true},
+  "cs": 3,
+  "params": {"variant": "basic"},
+  "events": [
+    {"at": 0, "do": "request", "node": 1},
+    {"at": 20, "do": "request", "node": 2},
+    {"at": 20, "do": "request", "node": 7}
+  ],
+  "until": 80
+}`
+
+func TestScenario_N7VotingSets(t *testing.T) {
+	evs := simtest.Run(t, fromScenario(t, n7Scenario))
+	if v := simtest.Violations(evs); v != nil {
+		t.Fatalf("violations %v", v)
+	}
+	var order []int
+	for _, e := range evs {
+		if e.Type == sim.EvEnter {
+			order = append(order, e.Node)
+		}
+	}
+	if len(order) != 3 || order[0] != p(1) {
+		t.Fatalf("entries %v, want P1 then P2 and P7", order)
+	}
+	if got := simtest.Count(evs, sim.EvSend); got != 18 {
+		t.Errorf("%d messages, want 3 entries x 6", got)
+	}
+	// P1's entry touched only its set: P2 and P3.
+	for _, e := range evs {
+		if e.Type == sim.EvSend && e.T < 20 && e.Msg.From != p(1) && e.Msg.To != p(1) {
+			t.Errorf("message %s P%d->P%d during P1's entry", e.Msg.Type, e.Msg.From+1, e.Msg.To+1)
+		}
+	}
+	// P4, the only common member of V2 and V7, voted for one, queued the other, and
+	// voted for it on the first one's RELEASE.
+	if got, want := simtest.Rules(evs, p(4)), []string{"MI1", "MH1", "MH1", "MV1", "MV1"}; !slices.Equal(got, want) {
+		t.Errorf("P4 fired %v, want %v", got, want)
+	}
+	var p4Votes []int
+	for _, e := range evs {
+		if e.Type == sim.EvSend && e.Msg.From == p(4) && e.Msg.Type == MsgReply {
+			p4Votes = append(p4Votes, e.Msg.To)
+		}
+	}
+	if !slices.Equal(p4Votes, order[1:]) {
+		t.Errorf("P4 voted for %v, entries after P1 were %v", p4Votes, order[1:])
+	}
+}
+
+// Seed sweep, deadlock-free variant: everybody asks at once, then more random requests;
+// random N, delays and FIFO-ness. Never a deadlock nor two in the CS, every request is
+// granted, and contention costs at most 5(K-1) per entry on the whole run.
+func TestRun_DeadlockFreeSeedSweep(t *testing.T) {
+	for seed := uint64(1); seed <= 600; seed++ {
+		r := rand.New(rand.NewPCG(seed, 11))
+		n := 2 + r.IntN(15)
+		var acts []sim.Action
+		for i := range n {
+			acts = append(acts, req(0, i))
+		}
+		acts = append(acts, simtest.RandomActions(seed, n, sim.Mutex, simtest.Workload{Requests: 2 * n, Span: 150})...)
+		cfg := config(seed, sparseIDs(r, n), Params{Variant: DeadlockFree}, acts...)
+		cfg.Network = sim.Network{DelayMin: r.IntN(3), DelayMax: 3 + r.IntN(8), FIFO: r.IntN(2) == 0}
+		cfg.CS = 1 + r.IntN(4)
+		cfg.Until = 50_000
+		cfg.Pending = 1_000_000
+		evs := simtest.Run(t, cfg)
+		if v := simtest.Violations(evs); v != nil {
+			t.Fatalf("seed %d (N=%d, FIFO %v): violations %v", seed, n, cfg.Network.FIFO, v)
+		}
+		if u := simtest.Unserved(evs, n); u != nil {
+			t.Fatalf("seed %d (N=%d): never granted: %v", seed, n, u)
+		}
+		if req, ent := simtest.Count(evs, sim.EvRequest), simtest.Count(evs, sim.EvEnter); req != ent {
+			t.Fatalf("seed %d (N=%d): %d requests, %d entries", seed, n, req, ent)
+		}
+		if got, limit := simtest.Count(evs, sim.EvSend), 5*entryCost(evs, DefaultSets(n)); got > limit {
+			t.Fatalf("seed %d (N=%d): %d messages, more than 5(K-1) per entry = %d", seed, n, got, limit)
+		}
+	}
+}
+
+// Seed sweep, basic variant: the CS is never shared; liveness is not promised, but a
+// request left waiting always comes with a deadlock report (and only then).
+func TestRun_BasicSeedSweep(t *testing.T) {
+	deadlocks := 0
+	for seed := uint64(1); seed <= 500; seed++ {
+		r := rand.New(rand.NewPCG(seed, 12))
+		n := 2 + r.IntN(12)
+		acts := simtest.RandomActions(seed, n, sim.Mutex, simtest.Workload{Requests: 3 * n, Span: 40 * (1 + r.IntN(5))})
+		cfg := config(seed, sparseIDs(r, n), nil, acts...)
+		cfg.Network = sim.Network{DelayMin: r.IntN(3), DelayMax: 3 + r.IntN(6), FIFO: r.IntN(2) == 0}
+		cfg.CS = 1 + r.IntN(4)
+		cfg.Pending = 1_000_000
+		evs := simtest.Run(t, cfg)
+		v := simtest.Violations(evs)
+		for _, x := range v {
+			if !strings.HasPrefix(x, sim.PropDeadlock+": wait-for cycle ") {
+				t.Fatalf("seed %d (N=%d): %s", seed, n, x)
+			}
+		}
+		if u := simtest.Unserved(evs, n); (u != nil) != (v != nil) {
+			t.Fatalf("seed %d (N=%d): unserved %v but violations %v", seed, n, u, v)
+		}
+		if v != nil {
+			deadlocks++
+		}
+	}
+	if deadlocks == 0 {
+		t.Error("no run deadlocked: the sweep does not exercise the basic variant's weakness")
+	}
+}
