@@ -42,7 +42,18 @@ type Scenario struct {
 	Events    []Event         `json:"events,omitempty"`
 	Until     int             `json:"until,omitempty"`
 	Monitors  *Monitors       `json:"monitors,omitempty"`
+	Captions  []Caption       `json:"captions,omitempty"` // curated scenarios
 }
+
+// Caption explains a key step; the playground shows it when the run reaches the trace
+// event with this seq.
+type Caption struct {
+	Seq  int64  `json:"seq"`
+	Text string `json:"text"`
+}
+
+// MaxCaption bounds a caption's text.
+const MaxCaption = 400
 
 // Network is the scenario's network model.
 type Network struct {
@@ -105,7 +116,7 @@ func fieldErr(field, format string, args ...any) error {
 }
 
 var topFields = []string{"version", "algorithm", "title", "about", "nodes", "ids", "seed",
-	"network", "cs", "params", "events", "until", "monitors"}
+	"network", "cs", "params", "events", "until", "monitors", "captions"}
 
 // Decode reads one scenario strictly: unknown fields, wrong types, trailing data and
 // invalid values are errors naming the field. The result is validated.
@@ -237,6 +248,15 @@ func (s *Scenario) Validate() error {
 	}
 	if s.Monitors != nil && s.Monitors.Pending < 0 {
 		return fieldErr("monitors.pending", "%d must not be negative", s.Monitors.Pending)
+	}
+	for k, c := range s.Captions {
+		f := fmt.Sprintf("captions[%d]", k)
+		if c.Seq < 0 || (k > 0 && c.Seq <= s.Captions[k-1].Seq) {
+			return fieldErr(f+".seq", "%d must be 0 or more and larger than the previous caption's", c.Seq)
+		}
+		if strings.TrimSpace(c.Text) == "" || len(c.Text) > MaxCaption {
+			return fieldErr(f+".text", "must be 1 to %d characters", MaxCaption)
+		}
 	}
 	if _, err := s.params(spec); err != nil {
 		return err

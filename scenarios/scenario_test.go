@@ -110,6 +110,21 @@ func TestCuratedScenariosAreDocumented(t *testing.T) {
 	}
 }
 
+// A caption must point at an event the run really produces.
+func TestCaptionsPointAtEventsOfTheRun(t *testing.T) {
+	for _, e := range Curated() {
+		if len(e.Scenario.Captions) == 0 {
+			continue
+		}
+		lines := bytes.Count(trace(t, e.Scenario), []byte("\n"))
+		for _, c := range e.Scenario.Captions {
+			if c.Seq >= int64(lines) {
+				t.Errorf("%s: caption at seq %d, but the run has only %d events", e.Name, c.Seq, lines)
+			}
+		}
+	}
+}
+
 func TestDefaultsComeFromTheAlgorithm(t *testing.T) {
 	sc, err := Parse([]byte(`{"version":1,"algorithm":"ricart-agrawala","seed":3}`))
 	if err != nil {
@@ -184,6 +199,8 @@ func TestBadScenariosNameTheField(t *testing.T) {
 		{"partition id", `{` + ok + `,"events":[{"at":1,"do":"partition","groups":[[0,7]]}]}`, "events[0].groups[0][1]", "not a node id"},
 		{"stray fields", `{` + ok + `,"events":[{"at":1,"do":"crash","node":0,"msg":3}]}`, "events[0]", "belong to drop and deliver"},
 		{"monitors", `{` + ok + `,"monitors":{"pending":-1}}`, "monitors.pending", "negative"},
+		{"caption order", `{` + ok + `,"captions":[{"seq":5,"text":"a"},{"seq":5,"text":"b"}]}`, "captions[1].seq", "larger than the previous"},
+		{"caption text", `{` + ok + `,"captions":[{"seq":5,"text":" "}]}`, "captions[0].text", "1 to 400"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
