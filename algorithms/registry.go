@@ -13,6 +13,8 @@ import (
 	"github.com/teach-dist/playground/algorithms/maekawa"
 	"github.com/teach-dist/playground/algorithms/ratoken"
 	"github.com/teach-dist/playground/algorithms/raymond"
+	"github.com/teach-dist/playground/algorithms/ring"
+	"github.com/teach-dist/playground/algorithms/ringlist"
 	"github.com/teach-dist/playground/algorithms/ricartagrawala"
 	"github.com/teach-dist/playground/algorithms/suzukikasami"
 	"github.com/teach-dist/playground/algorithms/tokenring"
@@ -31,6 +33,8 @@ var all = []*sim.Spec{
 	&maekawa.Spec,
 	&bakery.Spec,
 	&bully.Spec,
+	&ring.Spec,
+	&ringlist.Spec,
 }
 
 // All returns every registered algorithm.

@@ -1,0 +1,229 @@
+// Package ring is the Chang-Roberts ring election: the largest id seen so far travels
+// round a one-way ring; a process that gets its own id back has the largest id of all
+// and announces itself with an ELECTED message that goes round once more. Participant
+// flags kill the smaller elections started at the same time.
+package ring
+
+import (
+	"slices"
+
+	"github.com/teach-dist/playground/algorithms/ringnext"
+	"github.com/teach-dist/playground/runtime/sim"
+)
+
+// Message types.
+const (
+	MsgElection = "ELECTION"
+	MsgElected  = "ELECTED"
+)
+
+// Spec registers the algorithm.
+var Spec = sim.Spec{
+	Slug:    "ring",
+	Title:   "Ring election (Chang-Roberts)",
+	Family:  sim.Election,
+	Summary: "The largest id seen so far goes round a one-way ring until its owner gets it back and announces itself: between 2N and 3N-1 messages, and participant flags silence competing elections.",
+	Rules: slices.Concat([]sim.Rule{
+		{Label: "RI1", Group: "Initialisation", Lines: []string{
+			"participant := false",
+			"leader := the highest id   // the run starts with a working leader"},
+			Says: "starts as a non-participant that takes the highest id as leader"},
+		{Label: "RE1", Group: "Noticing the leader is gone", Lines: []string{
+			"if not participant:",
+			"    participant := true",
+			"    send ELECTION(my id) to my successor",
+			"// a participant already took part: the election under way will tell it"},
+			Says: "notices the leader is gone and sends its own id round the ring"},
+		{Label: "RH1", Group: "Receiving ELECTION(k)", Lines: []string{
+			"if k > my id:",
+			"    participant := true",
+			"    send ELECTION(k) to my successor   // always, participant or not"},
+			Says: "passes on a larger id unchanged"},
+		{Label: "RH2", Group: "Receiving ELECTION(k)", Lines: []string{
+			"if k < my id and not participant:",
+			"    participant := true",
+			"    send ELECTION(my id) to my successor   // mine replaces k"},
+			Says: "replaces a smaller id with its own and joins the election"},
+		{Label: "RH3", Group: "Receiving ELECTION(k)", Lines: []string{
+			"if k < my id and participant:",
+			"    discard the message   // I already sent an id at least as large as mine"},
+			Says: "swallows a smaller id: it has already sent on one at least as large"},
+		{Label: "RH4", Group: "Receiving ELECTION(k)", Lines: []string{
+			"if k = my id:   // my id went all the way round: nobody alive is larger",
+			"    participant := false; leader := my id",
+			"    send ELECTED(my id) to my successor"},
+			Says: "gets its own id back, so it has the largest id and announces itself"},
+		{Label: "RC1", Group: "Receiving ELECTED(k)", Lines: []string{
+			"if k ≠ my id:",
+			"    participant := false; leader := k",
+			"    send ELECTED(k) to my successor"},
+			Says: "records the new leader and passes the announcement on"},
+		{Label: "RC2", Group: "Receiving ELECTED(k)", Lines: []string{
+			"if k = my id:",
+			"    discard it: the announcement has been all round, the election is over"},
+			Says: "sees its own announcement come back: everyone knows, the election is over"},
+		{Label: "RR1", Group: "Recovering after a crash", Lines: []string{
+			"participant := false; leader := unknown",
+			"start an election (RE1)   // the way back into the ring",
+			"// Chang-Roberts assumes no process fails during an election: if the",
+			"// candidate dies while its ELECTION travels, the others stay participants",
+			"// and swallow every smaller election until an ELECTED frees them"},
+			Says: "comes back knowing no leader and starts an election to learn one"},
+	}, ringnext.Rules),
+	Vars: slices.Concat([]sim.Var{
+		{Name: "participant", Doc: "true once it sent an ELECTION, until an ELECTED passes (or it wins)"},
+		{Name: "leader", Doc: "id of the leader this process believes in (-1: unknown)"},
+	}, ringnext.Vars),
+	Messages: []sim.MessageType{
+		{Name: MsgElection, Doc: "carries the largest id seen so far round the ring", Arg: "candidate"},
+		{Name: MsgElected, Doc: "announces the winner; goes round the ring once", Arg: "leader"},
+		ringnext.AckMessage,
+	},
+	Costs: []sim.Cost{
+		{Name: "messages, best case (one initiator, it has the highest id)", Formula: "2N (N ELECTION + N ELECTED)",
+			Value: func(n int) float64 { return float64(2 * n) }},
+		{Name: "messages, worst case (one initiator, just after the highest id)", Formula: "3N-1 (N-1 to reach the highest, N back to it, N ELECTED)",
+			Value: func(n int) float64 { return float64(3*n - 1) }},
+		{Name: "messages on average (one initiator, each process as likely)", Formula: "about 2N + N/2 (exactly 2N + (N-1)/2)",
+			Value: func(n int) float64 { return float64(2*n) + float64(n-1)/2 }},
+		{Name: "ELECTED messages", Formula: "N", Value: func(n int) float64 { return float64(n) }},
+		{Name: "messages, every process starts at once (FIFO channels)", Formula: "from 3N-1 (ids increasing round the ring) to N(N+1)/2 + N (decreasing): O(N²)"},
+		{Name: "with acknowledgements on", Formula: "one ACK per delivered message, plus one lost message and one time-out per crashed process passed"},
+	},
+	Defaults:    sim.Defaults{Nodes: 6, Delay: [2]int{1, 3}, FIFO: false, CS: 0, Until: 500},
+	ParseParams: ParseParams,
+	New:         newNode,
+}
+
+// Params are the settings: only how crashed successors are found.
+type Params struct {
+	Ring ringnext.Params
+}
+
+type rawParams struct {
+	ringnext.Fields
+}
+
+// ParseParams decodes {"ack": bool, "ackTimeout": t}; nil, empty or null gives the
+// defaults (no acknowledgements). Errors name the field.
+func ParseParams(raw []byte, ids []int) (any, error) {
+	var r rawParams
+	empty, err := ringnext.Decode(raw, &r, ringnext.FieldDocs)
+	if err != nil {
+		return nil, err
+	}
+	if empty {
+		return Params{}, nil
+	}
+	rp, err := r.Params()
+	if err != nil {
+		return nil, err
+	}
+	return Params{Ring: rp}, nil
+}
+
+type node struct {
+	ids         []int // shared, never written
+	highest     int   // the highest id, the initial leader
+	participant bool
+	leader      int // id, -1: unknown
+	link        ringnext.Link
+}
+
+func newNode(self int, setup *sim.Setup) sim.Node {
+	var p Params
+	switch v := setup.Params.(type) {
+	case Params:
+		p = v
+	case *Params:
+		if v != nil {
+			p = *v
+		}
+	}
+	return &node{ids: setup.IDs, highest: slices.Max(setup.IDs), leader: -1,
+		link: ringnext.NewLink(p.Ring, setup.MaxDelay)}
+}
+
+// owner is the id a ring message must end at: its candidate or its leader.
+func owner(m *sim.Message) int { return m.Arg }
+
+func (n *node) Step(ctx *sim.Context, in *sim.Input) {
+	switch in.Kind {
+	case sim.Init:
+		ctx.Rule("RI1")
+		n.participant, n.leader = false, n.highest
+		ctx.Leader(n.highest)
+	case sim.Recover:
+		// The kernel built a fresh state and already forgot this node's leader.
+		ctx.Rule("RR1")
+		n.participant, n.leader = false, -1
+		n.elect(ctx)
+	case sim.Elect:
+		if !n.participant {
+			n.elect(ctx)
+		}
+	case sim.Timer:
+		n.link.Timer(ctx, in.Timer, owner)
+	case sim.Deliver:
+		m := &in.Msg
+		if !n.link.Receive(ctx, m) {
+			return
+		}
+		switch m.Type {
+		case MsgElection:
+			n.onElection(ctx, m.Arg)
+		case MsgElected:
+			n.onElected(ctx, m.Arg)
+		}
+	}
+}
+
+func (n *node) elect(ctx *sim.Context) {
+	ctx.Rule("RE1")
+	n.participant = true
+	n.link.Send(ctx, sim.Message{Type: MsgElection, Arg: ctx.SelfID()})
+}
+
+func (n *node) onElection(ctx *sim.Context, k int) {
+	me := ctx.SelfID()
+	switch {
+	case k > me:
+		ctx.Rule("RH1")
+		n.participant = true
+		n.link.Send(ctx, sim.Message{Type: MsgElection, Arg: k})
+	case k < me && !n.participant:
+		ctx.Rule("RH2")
+		n.participant = true
+		n.link.Send(ctx, sim.Message{Type: MsgElection, Arg: me})
+	case k < me:
+		ctx.Rule("RH3")
+	default:
+		ctx.Rule("RH4")
+		n.participant, n.leader = false, me
+		ctx.Leader(me)
+		n.link.Send(ctx, sim.Message{Type: MsgElected, Arg: me})
+	}
+}
+
+func (n *node) onElected(ctx *sim.Context, k int) {
+	if k == ctx.SelfID() {
+		ctx.Rule("RC2")
+		return
+	}
+	ctx.Rule("RC1")
+	n.participant, n.leader = false, k
+	ctx.Leader(k)
+	n.link.Send(ctx, sim.Message{Type: MsgElected, Arg: k})
+}
+
+func (n *node) Clone() sim.Node {
+	c := *n
+	c.link = n.link.Clone()
+	return &c
+}
+
+func (n *node) Encode(w *sim.StateWriter) {
+	w.Bool("participant", n.participant)
+	w.Int("leader", n.leader)
+	n.link.Encode(w, n.ids)
+}

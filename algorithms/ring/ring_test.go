@@ -1,0 +1,743 @@
+package ring
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/teach-dist/playground/algorithms/ringnext"
+	"github.com/teach-dist/playground/algorithms/ringnext/ringtest"
+	"github.com/teach-dist/playground/runtime/sim"
+	"github.com/teach-dist/playground/runtime/sim/simtest"
+)
+
+// Unit tests use a ring whose ids are not the indexes, so a mix-up shows: index 0 -> P3,
+// 1 -> P9, 2 -> P1, 3 -> P7, and the successor of index i is i+1 (P7's is P3).
+var unitIDs = []int{3, 9, 1, 7}
+
+const (
+	iP3, iP9, iP1, iP7 = 0, 1, 2, 3
+	unitMaxDelay       = 3 // ack time-out 7
+)
+
+// fixture is one node driven by hand, with the context that records what it does.
+type fixture struct {
+	t   *testing.T
+	ctx *sim.Context
+	n   *node
+}
+
+func newFixture(t *testing.T, self int, params string) *fixture {
+	t.Helper()
+	p, err := ParseParams([]byte(params), unitIDs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, ctx: sim.NewContext(self, unitIDs),
+		n: Spec.New(self, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: unitMaxDelay}).(*node)}
+	f.step(sim.Input{Kind: sim.Init})
+	return f
+}
+
+// step feeds one input after clearing what the previous one recorded.
+func (f *fixture) step(in sim.Input) {
+	f.ctx.Reset(f.ctx.Self())
+	f.n.Step(f.ctx, &in)
+}
+
+func (f *fixture) deliver(typ string, from, arg int) {
+	f.step(sim.Input{Kind: sim.Deliver, Msg: sim.Message{Type: typ, From: from, To: f.ctx.Self(), Arg: arg}})
+}
+
+// expect is what one step should have done; sent is "TYPE(arg)->index", timers
+// "set name after" or "cancel name".
+type expect struct {
+	rules   []string
+	sent    []string
+	timers  []string
+	leaders []int
+	state   string
+}
+
+func (f *fixture) check(want expect) {
+	f.t.Helper()
+	if got := f.ctx.Rules(); !slices.Equal(got, want.rules) {
+		f.t.Errorf("rules = %v, want %v", got, want.rules)
+	}
+	var sent, timers []string
+	var leaders []int
+	for _, e := range f.ctx.Effects() {
+		switch e.Kind {
+		case sim.Send:
+			if e.Msg.Type == ringnext.MsgAck {
+				sent = append(sent, fmt.Sprintf("ACK->%d", e.Msg.To))
+			} else {
+				sent = append(sent, fmt.Sprintf("%s(%d)->%d", e.Msg.Type, e.Msg.Arg, e.Msg.To))
+			}
+		case sim.SetTimer:
+			timers = append(timers, fmt.Sprintf("set %s %d", e.Timer, e.After))
+		case sim.CancelTimer:
+			timers = append(timers, "cancel "+e.Timer)
+		case sim.DeclareLeader:
+			leaders = append(leaders, e.Leader)
+		}
+	}
+	if !slices.Equal(sent, want.sent) {
+		f.t.Errorf("sent = %v, want %v", sent, want.sent)
+	}
+	if !slices.Equal(timers, want.timers) {
+		f.t.Errorf("timers = %v, want %v", timers, want.timers)
+	}
+	if !slices.Equal(leaders, want.leaders) {
+		f.t.Errorf("leaders declared = %v, want %v", leaders, want.leaders)
+	}
+	if got := string(sim.EncodeState(f.n)); got != want.state {
+		f.t.Errorf("state = %s, want %s", got, want.state)
+	}
+}
+
+func state(participant bool, leader int) string {
+	return fmt.Sprintf(`{"participant":%t,"leader":%d}`, participant, leader)
+}
+
+func ackState(participant bool, leader, awaiting, unacked int) string {
+	return fmt.Sprintf(`{"participant":%t,"leader":%d,"awaiting":%d,"unacked":%d}`, participant, leader, awaiting, unacked)
+}
+
+func TestRI1_StartsNonParticipantWithTheHighestIDAsLeader(t *testing.T) {
+	for self := range unitIDs {
+		f := newFixture(t, self, "")
+		f.check(expect{rules: []string{"RI1"}, leaders: []int{9}, state: state(false, 9)})
+	}
+	f := newFixture(t, iP3, `{"ack": true}`)
+	f.check(expect{rules: []string{"RI1"}, leaders: []int{9}, state: ackState(false, 9, -1, 0)})
+}
+
+func TestRE1_SendsItsOwnIDToTheSuccessor(t *testing.T) {
+	f := newFixture(t, iP3, "")
+	f.step(sim.Input{Kind: sim.Elect})
+	f.check(expect{rules: []string{"RE1"}, sent: []string{"ELECTION(3)->1"}, state: state(true, 9)})
+}
+
+func TestRE1_TheLastInTheOrderSendsToTheFirst(t *testing.T) {
+	f := newFixture(t, iP7, "")
+	f.step(sim.Input{Kind: sim.Elect})
+	f.check(expect{rules: []string{"RE1"}, sent: []string{"ELECTION(7)->0"}, state: state(true, 9)})
+}
+
+func TestRE1_AParticipantStartsNoSecondElection(t *testing.T) {
+	f := newFixture(t, iP3, "")
+	f.deliver(MsgElection, iP7, 7) // joins by passing on 7
+	f.step(sim.Input{Kind: sim.Elect})
+	f.check(expect{state: state(true, 9)})
+}
+
+func TestRE1_InAckModeWaitsForTheAck(t *testing.T) {
+	f := newFixture(t, iP3, `{"ack": true}`)
+	f.step(sim.Input{Kind: sim.Elect})
+	f.check(expect{rules: []string{"RE1"}, sent: []string{"ELECTION(3)->1"}, timers: []string{"set ack 7"},
+		state: ackState(true, 9, 9, 1)})
+}
+
+func TestRH1_ForwardsALargerIDUnchanged(t *testing.T) {
+	for _, participant := range []bool{false, true} {
+		t.Run(fmt.Sprintf("participant=%t", participant), func(t *testing.T) {
+			f := newFixture(t, iP1, "")
+			if participant {
+				f.step(sim.Input{Kind: sim.Elect})
+			}
+			f.deliver(MsgElection, iP9, 3)
+			f.check(expect{rules: []string{"RH1"}, sent: []string{"ELECTION(3)->3"}, state: state(true, 9)})
+		})
+	}
+}
+
+func TestRH2_ReplacesASmallerIDWithItsOwn(t *testing.T) {
+	f := newFixture(t, iP7, "")
+	f.deliver(MsgElection, iP1, 1)
+	f.check(expect{rules: []string{"RH2"}, sent: []string{"ELECTION(7)->0"}, state: state(true, 9)})
+}
+
+func TestRH3_AParticipantSwallowsASmallerID(t *testing.T) {
+	f := newFixture(t, iP7, "")
+	f.step(sim.Input{Kind: sim.Elect})
+	f.deliver(MsgElection, iP1, 1)
+	f.check(expect{rules: []string{"RH3"}, state: state(true, 9)})
+}
+
+func TestRH4_ItsOwnIDBackMakesItTheLeader(t *testing.T) {
+	f := newFixture(t, iP7, "")
+	f.step(sim.Input{Kind: sim.Elect})
+	f.deliver(MsgElection, iP1, 7)
+	f.check(expect{rules: []string{"RH4"}, sent: []string{"ELECTED(7)->0"}, leaders: []int{7}, state: state(false, 7)})
+}
+
+func TestRC1_RecordsTheLeaderAndPassesItOn(t *testing.T) {
+	for _, participant := range []bool{false, true} {
+		t.Run(fmt.Sprintf("participant=%t", participant), func(t *testing.T) {
+			f := newFixture(t, iP3, "")
+			if participant {
+				f.step(sim.Input{Kind: sim.Elect})
+			}
+			f.deliver(MsgElected, iP7, 7)
+			f.check(expect{rules: []string{"RC1"}, sent: []string{"ELECTED(7)->1"}, leaders: []int{7}, state: state(false, 7)})
+		})
+	}
+}
+
+func TestRC2_TheLeaderStopsItsOwnAnnouncement(t *testing.T) {
+	f := newFixture(t, iP7, "")
+	f.step(sim.Input{Kind: sim.Elect})
+	f.deliver(MsgElection, iP1, 7)
+	f.deliver(MsgElected, iP1, 7)
+	f.check(expect{rules: []string{"RC2"}, state: state(false, 7)})
+}
+
+func TestRR1_RecoveredProcessForgetsTheLeaderAndStartsAnElection(t *testing.T) {
+	// The kernel builds a fresh state, then says Recover (no Init).
+	n := Spec.New(iP1, &sim.Setup{IDs: unitIDs, MaxDelay: unitMaxDelay}).(*node)
+	f := &fixture{t: t, ctx: sim.NewContext(iP1, unitIDs), n: n}
+	f.step(sim.Input{Kind: sim.Recover})
+	f.check(expect{rules: []string{"RR1", "RE1"}, sent: []string{"ELECTION(1)->3"}, state: state(true, -1)})
+}
+
+func TestAK1_AMessageWaitsBehindTheUnacknowledgedOne(t *testing.T) {
+	f := newFixture(t, iP1, `{"ack": true}`)
+	f.deliver(MsgElection, iP9, 3) // ELECTION(3) to P7
+	f.check(expect{rules: []string{"AK2", "RH1"}, sent: []string{"ACK->1", "ELECTION(3)->3"}, timers: []string{"set ack 7"},
+		state: ackState(true, 9, 7, 1)})
+	f.deliver(MsgElected, iP9, 3) // ELECTED(3) queued: nothing sent but the ACK
+	f.check(expect{rules: []string{"AK2", "RC1", "AK1"}, sent: []string{"ACK->1"}, leaders: []int{3},
+		state: ackState(false, 3, 7, 2)})
+}
+
+func TestAK2_AcknowledgesARingMessageBeforeHandlingIt(t *testing.T) {
+	for _, typ := range []string{MsgElection, MsgElected} {
+		f := newFixture(t, iP1, `{"ack": true}`)
+		f.deliver(typ, iP9, 9)
+		rule := map[string]string{MsgElection: "RH1", MsgElected: "RC1"}[typ]
+		participant := typ == MsgElection
+		f.check(expect{rules: []string{"AK2", rule}, sent: []string{"ACK->1", typ + "(9)->3"}, timers: []string{"set ack 7"},
+			leaders: map[bool][]int{false: {9}}[participant], state: ackState(participant, 9, 7, 1)})
+	}
+	// Without acknowledgements nothing is sent back.
+	f := newFixture(t, iP1, "")
+	f.deliver(MsgElection, iP9, 9)
+	f.check(expect{rules: []string{"RH1"}, sent: []string{"ELECTION(9)->3"}, state: state(true, 9)})
+}
+
+func TestAK3_AnAckReleasesTheNextQueuedMessage(t *testing.T) {
+	f := newFixture(t, iP7, `{"ack": true}`)
+	f.step(sim.Input{Kind: sim.Elect}) // ELECTION(7) to P3, not yet acknowledged
+	f.deliver(MsgElection, iP1, 7)     // own id back: ELECTED(7) waits behind it
+	f.check(expect{rules: []string{"AK2", "RH4", "AK1"}, sent: []string{"ACK->2"}, leaders: []int{7},
+		state: ackState(false, 7, 3, 2)})
+	f.deliver(ringnext.MsgAck, iP9, 0) // not from where the message went: ignored
+	f.check(expect{state: ackState(false, 7, 3, 2)})
+	f.deliver(ringnext.MsgAck, iP3, 0)
+	f.check(expect{rules: []string{"AK3"}, sent: []string{"ELECTED(7)->0"}, timers: []string{"cancel ack", "set ack 7"},
+		state: ackState(false, 7, 3, 1)})
+	f.deliver(ringnext.MsgAck, iP3, 0)
+	f.check(expect{rules: []string{"AK3"}, timers: []string{"cancel ack"}, state: ackState(false, 7, -1, 0)})
+	f.deliver(ringnext.MsgAck, iP3, 0) // nothing left to acknowledge
+	f.check(expect{state: ackState(false, 7, -1, 0)})
+}
+
+func TestAK4_ATimeoutSkipsTheSilentSuccessor(t *testing.T) {
+	f := newFixture(t, iP1, `{"ack": true}`)
+	f.deliver(MsgElection, iP9, 3) // ELECTION(3) to P7
+	f.deliver(MsgElected, iP9, 3)  // ELECTED(3) queued behind it
+	f.step(sim.Input{Kind: sim.Timer, Timer: ringnext.TimerAck})
+	f.check(expect{rules: []string{"AK4"}, sent: []string{"ELECTION(3)->0"}, timers: []string{"set ack 7"},
+		state: ackState(false, 3, 3, 2)})
+	// P3 is silent too: the ELECTION that must end at P3 is dropped, not sent on, and
+	// the queued ELECTED starts at the direct successor again.
+	f.step(sim.Input{Kind: sim.Timer, Timer: ringnext.TimerAck})
+	f.check(expect{rules: []string{"AK4"}, sent: []string{"ELECTED(3)->3"}, timers: []string{"set ack 7"},
+		state: ackState(false, 3, 7, 1)})
+	f.step(sim.Input{Kind: sim.Timer, Timer: ringnext.TimerAck})
+	f.check(expect{rules: []string{"AK4"}, sent: []string{"ELECTED(3)->0"}, timers: []string{"set ack 7"},
+		state: ackState(false, 3, 3, 1)})
+	f.step(sim.Input{Kind: sim.Timer, Timer: ringnext.TimerAck})
+	f.check(expect{rules: []string{"AK4"}, state: ackState(false, 3, -1, 0)})
+	// A time-out with nothing unacknowledged (a stale one) does nothing.
+	f.step(sim.Input{Kind: sim.Timer, Timer: ringnext.TimerAck})
+	f.check(expect{state: ackState(false, 3, -1, 0)})
+}
+
+func TestAK4_TheLastSurvivorSendsToItself(t *testing.T) {
+	f := newFixture(t, iP3, `{"ack": true}`)
+	f.step(sim.Input{Kind: sim.Elect})
+	for _, to := range []int{2, 3, 0} { // P9, P1, P7 silent in turn
+		f.step(sim.Input{Kind: sim.Timer, Timer: ringnext.TimerAck})
+		f.check(expect{rules: []string{"AK4"}, sent: []string{fmt.Sprintf("ELECTION(3)->%d", to)}, timers: []string{"set ack 7"},
+			state: ackState(true, 9, unitIDs[to], 1)})
+	}
+	f.deliver(MsgElection, iP3, 3)
+	f.check(expect{rules: []string{"AK2", "RH4", "AK1"}, sent: []string{"ACK->0"}, leaders: []int{3},
+		state: ackState(false, 3, 3, 2)})
+	f.deliver(ringnext.MsgAck, iP3, 0) // its own ACK: the ELECTED tries P9 first again
+	f.check(expect{rules: []string{"AK3"}, sent: []string{"ELECTED(3)->1"}, timers: []string{"cancel ack", "set ack 7"},
+		state: ackState(false, 3, 9, 1)})
+}
+
+func TestCloneIsDeep(t *testing.T) {
+	f := newFixture(t, iP3, `{"ack": true}`)
+	f.step(sim.Input{Kind: sim.Elect})
+	c := f.n.Clone()
+	before := string(sim.EncodeState(c))
+	f.deliver(ringnext.MsgAck, iP9, 0)
+	f.deliver(MsgElected, iP7, 7)
+	if after := string(sim.EncodeState(c)); after != before {
+		t.Fatalf("clone changed with the original: %s, want %s", after, before)
+	}
+	// The clone still holds the unacknowledged ELECTION and re-sends it on a time-out.
+	ctx := sim.NewContext(iP3, unitIDs)
+	c.Step(ctx, &sim.Input{Kind: sim.Timer, Timer: ringnext.TimerAck})
+	if got := ctx.Sent(); len(got) != 1 || got[0].Type != MsgElection || got[0].Arg != 3 || got[0].To != iP1 {
+		t.Fatalf("clone re-sent %+v, want ELECTION(3) to index %d", got, iP1)
+	}
+}
+
+func TestParseParams(t *testing.T) {
+	for _, tc := range []struct {
+		raw     string
+		want    Params
+		wantErr string // a prefix; "" means success
+	}{
+		{"", Params{}, ""},
+		{"null", Params{}, ""},
+		{" {} ", Params{}, ""},
+		{`{"ack": false}`, Params{}, ""},
+		{`{"ack": true}`, Params{Ring: ringnext.Params{Ack: true}}, ""},
+		{`{"ack": true, "ackTimeout": 5}`, Params{Ring: ringnext.Params{Ack: true, AckTimeout: 5}}, ""},
+		{`{"ackTimeout": 5}`, Params{}, `params.ackTimeout: only used with "ack": true`},
+		{`{"ack": true, "ackTimeout": 0}`, Params{}, `params.ackTimeout: must be a positive integer`},
+		{`{"ack": true, "ackTimeout": -2}`, Params{}, `params.ackTimeout: must be a positive integer`},
+		{`{"ack": true, "ackTimeout": 2000000000}`, Params{}, `params.ackTimeout: must be a positive integer`},
+		{`{"ack": true, "ackTimeout": 1.5}`, Params{}, `params.ackTimeout: got number 1.5, want a positive integer`},
+		{`{"ack": "yes"}`, Params{}, `params.ack: got string, want true or false`},
+		{`{"skip": [6]}`, Params{}, `params.skip: unknown field (allowed: ack, ackTimeout)`},
+		{`{"variant": "ids"}`, Params{}, `params.variant: unknown field`},
+		{`[1]`, Params{}, `params: `},
+		{`{"ack": true} {}`, Params{}, `params: must be a single JSON object`},
+		{`{"ack": true`, Params{}, `params: `},
+	} {
+		var raw []byte
+		if tc.raw != "" {
+			raw = []byte(tc.raw)
+		}
+		got, err := ParseParams(raw, unitIDs)
+		if tc.wantErr != "" {
+			if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
+				t.Errorf("ParseParams(%s) error = %v, want one starting %q", tc.raw, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("ParseParams(%s): %v", tc.raw, err)
+			continue
+		}
+		if got != tc.want {
+			t.Errorf("ParseParams(%s) = %+v, want %+v", tc.raw, got, tc.want)
+		}
+	}
+}
+
+func TestNewResolvesTheAckTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		params   any
+		maxDelay int
+		want     string
+	}{
+		{nil, 3, ""}, // no ack mode: no timer at all
+		{Params{Ring: ringnext.Params{Ack: true}}, 3, "set ack 7"},
+		{Params{Ring: ringnext.Params{Ack: true}}, 0, "set ack 1"},
+		{&Params{Ring: ringnext.Params{Ack: true, AckTimeout: 4}}, 9, "set ack 4"},
+	} {
+		n := Spec.New(iP3, &sim.Setup{IDs: unitIDs, Params: tc.params, MaxDelay: tc.maxDelay})
+		ctx := sim.NewContext(iP3, unitIDs)
+		n.Step(ctx, &sim.Input{Kind: sim.Elect})
+		got := ""
+		for _, e := range ctx.Effects() {
+			if e.Kind == sim.SetTimer {
+				got = fmt.Sprintf("set %s %d", e.Timer, e.After)
+			}
+		}
+		if got != tc.want {
+			t.Errorf("params %+v, max delay %d: %q, want %q", tc.params, tc.maxDelay, got, tc.want)
+		}
+	}
+}
+
+// --- whole runs through the kernel ---
+
+func config(ids []int, seed uint64, params string, acts ...sim.Action) sim.Config {
+	p, err := ParseParams([]byte(params), ids)
+	if err != nil {
+		panic(err)
+	}
+	return sim.Config{Spec: &Spec, IDs: ids, Params: p, Seed: seed,
+		Network: sim.Network{DelayMin: 1, DelayMax: 3}, Until: 2000, Actions: acts}
+}
+
+func crash(at, i int) sim.Action     { return sim.Action{At: at, Do: sim.ActCrash, Node: i} }
+func recoverAt(at, i int) sim.Action { return sim.Action{At: at, Do: sim.ActRecover, Node: i} }
+func elect(at, i int) sim.Action     { return sim.Action{At: at, Do: sim.ActElect, Node: i} }
+
+// selfDeclared lists the ids that declared themselves leader after time 0.
+func selfDeclared(evs []sim.Event, ids []int) []int {
+	var out []int
+	for _, e := range evs {
+		if e.Type == sim.EvLeader && e.T > 0 && e.Leader == ids[e.Node] {
+			out = append(out, e.Leader)
+		}
+	}
+	return out
+}
+
+func checkAgree(t *testing.T, seed uint64, evs []sim.Event, ids []int, want int) {
+	t.Helper()
+	if v := simtest.Violations(evs); len(v) > 0 {
+		t.Errorf("seed %d: violations %v", seed, v)
+	}
+	if d := ringtest.Disagreement(evs, ids, want); d != "" {
+		t.Errorf("seed %d: %s", seed, d)
+	}
+}
+
+// oneInitiator runs an election started by index s on a random ring with no crash and
+// checks the messages: ELECTION travels to the highest id (h hops) and then all round
+// (N), ELECTED all round (N). It returns the total.
+func oneInitiator(t *testing.T, seed uint64, ids []int, s int, params string) int {
+	t.Helper()
+	n := len(ids)
+	hi := slices.Index(ids, slices.Max(ids))
+	h := (hi - s + n) % n
+	cfg := config(ids, seed, params, elect(1, s))
+	cfg.Network = sim.Network{DelayMin: 1, DelayMax: 4} // not FIFO: it does not matter here
+	evs := simtest.Run(t, cfg)
+	checkAgree(t, seed, evs, ids, ids[hi])
+	if got := selfDeclared(evs, ids); !slices.Equal(got, []int{ids[hi]}) {
+		t.Errorf("seed %d ring %v, P%d starts: self-declared %v, want only P%d", seed, ids, ids[s], got, ids[hi])
+	}
+	for typ, want := range map[string]int{MsgElection: h + n, MsgElected: n} {
+		if got := simtest.CountMsgs(evs, typ); got != want {
+			t.Errorf("seed %d ring %v, P%d starts: %d %s, want %d", seed, ids, ids[s], got, typ, want)
+		}
+	}
+	return simtest.CountMsgs(evs, MsgElection) + simtest.CountMsgs(evs, MsgElected)
+}
+
+func TestRunBestCaseTheHighestStarts2N(t *testing.T) {
+	for _, n := range []int{2, 3, 5, 8, 16} {
+		for seed := uint64(1); seed <= 5; seed++ {
+			ids := ringtest.RandomRing(rand.New(rand.NewPCG(seed, uint64(n))), n)
+			got := oneInitiator(t, seed, ids, slices.Index(ids, slices.Max(ids)), "")
+			if want := Spec.Costs[0].Value(n); float64(got) != want || got != 2*n {
+				t.Errorf("N=%d seed %d: %d messages, want 2N = %v", n, seed, got, want)
+			}
+		}
+	}
+}
+
+func TestRunWorstCaseTheOneAfterTheHighestStarts3NMinus1(t *testing.T) {
+	for _, n := range []int{2, 3, 5, 8, 16} {
+		for seed := uint64(1); seed <= 5; seed++ {
+			ids := ringtest.RandomRing(rand.New(rand.NewPCG(seed, uint64(n))), n)
+			after := (slices.Index(ids, slices.Max(ids)) + 1) % n
+			got := oneInitiator(t, seed, ids, after, "")
+			if want := Spec.Costs[1].Value(n); float64(got) != want || got != 3*n-1 {
+				t.Errorf("N=%d seed %d: %d messages, want 3N-1 = %v", n, seed, got, want)
+			}
+		}
+	}
+}
+
+// Every process starting once in turn: on average 2N + (N-1)/2, the notes' 2N + N/2.
+func TestRunAverageOverInitiators(t *testing.T) {
+	for _, n := range []int{2, 4, 7, 10} {
+		ids := ringtest.RandomRing(rand.New(rand.NewPCG(uint64(n), 7)), n)
+		total := 0
+		for s := range ids {
+			total += oneInitiator(t, uint64(s), ids, s, "")
+		}
+		if got, want := float64(total)/float64(n), Spec.Costs[2].Value(n); got != want {
+			t.Errorf("N=%d: %v messages on average, want %v", n, got, want)
+		}
+		if lo, hi := Spec.Costs[0].Value(n), Spec.Costs[1].Value(n); float64(total) < lo*float64(n) || float64(total) > hi*float64(n) {
+			t.Errorf("N=%d: average outside [2N, 3N-1]", n)
+		}
+	}
+}
+
+// Acknowledgements add one ACK per ring message and change nothing else while nobody
+// crashes: no time-out fires.
+func TestRunAckModeWithoutCrashesOnlyAddsACKs(t *testing.T) {
+	for seed := uint64(1); seed <= 30; seed++ {
+		r := rand.New(rand.NewPCG(seed, 3))
+		n := 2 + r.IntN(9)
+		ids := ringtest.RandomRing(r, n)
+		s := r.IntN(n)
+		oneInitiator(t, seed, ids, s, `{"ack": true}`)
+		evs := simtest.Run(t, config(ids, seed, `{"ack": true}`, elect(1, s)))
+		ring := simtest.CountMsgs(evs, MsgElection) + simtest.CountMsgs(evs, MsgElected)
+		if got := simtest.CountMsgs(evs, ringnext.MsgAck); got != ring {
+			t.Errorf("seed %d: %d ACKs for %d ring messages", seed, got, ring)
+		}
+		if got := ringtest.Timers(evs, ringnext.TimerAck); got != 0 {
+			t.Errorf("seed %d: %d ack time-outs without a crash", seed, got)
+		}
+	}
+}
+
+// Everyone starts at once. On a ring in increasing order each id is swallowed by its
+// successor (RH3) except the highest: 2N-1 ELECTION. In decreasing order nobody
+// swallows anything until the highest: each id travels up to it, N(N+1)/2 ELECTION,
+// Chang-Roberts' quadratic worst case. Either way one ELECTED round, on FIFO channels:
+// without them an ELECTED can overtake a slow ELECTION, which then starts a new round.
+func TestRunConcurrentInitiatorsAreSuppressed(t *testing.T) {
+	for _, n := range []int{3, 6, 10} {
+		for _, order := range []string{"increasing", "decreasing"} {
+			ids := simtest.IDs(n)
+			if order == "decreasing" {
+				slices.Reverse(ids)
+			}
+			var acts []sim.Action
+			for i := range ids {
+				acts = append(acts, elect(0, i))
+			}
+			for seed := uint64(1); seed <= 5; seed++ {
+				cfg := config(ids, seed, "", acts...)
+				cfg.Network.FIFO = true
+				evs := simtest.Run(t, cfg)
+				checkAgree(t, seed, evs, ids, n-1)
+				swallowed := 0
+				for i := range ids {
+					for _, r := range simtest.Rules(evs, i) {
+						if r == "RH3" {
+							swallowed++
+						}
+					}
+				}
+				wantElection, wantSwallowed := 2*n-1, n-1
+				if order == "decreasing" {
+					wantElection, wantSwallowed = n*(n+1)/2, n-1 // the highest swallows the others
+				}
+				if got := simtest.CountMsgs(evs, MsgElection); got != wantElection {
+					t.Errorf("N=%d %s seed %d: %d ELECTION, want %d", n, order, seed, got, wantElection)
+				}
+				if got := simtest.CountMsgs(evs, MsgElected); got != n {
+					t.Errorf("N=%d %s seed %d: %d ELECTED, want %d", n, order, seed, got, n)
+				}
+				if swallowed != wantSwallowed {
+					t.Errorf("N=%d %s seed %d: RH3 fired %d times, want %d", n, order, seed, swallowed, wantSwallowed)
+				}
+			}
+		}
+	}
+}
+
+// The notes' example (seed 004, "Token Ring Election Algorithm"): six processes in the
+// ring order 3, 5, 0, 1, 4, 6; 6, the leader, fails; 3 notices and starts; 5 wins. The
+// five living processes appear in that order and the message goes from 4 straight back
+// to 3, so 6 sits between 4 and 3.
+const notesExample = `{
+  "version": 1,
+  "algorithm": "ring",
+  "title": "Chang-Roberts: 6 fails, 3 starts the election, 5 wins",
+  "about": "Six processes form a one-way ring in the order 3, 5, 0, 1, 4, 6; 6 has the highest id and is the leader until it crashes. 3 notices and sends ELECTION(3) to its successor and becomes a participant (RE1). 5 replaces the smaller 3 with its own id (RH2); 0, 1 and 4 pass the larger 5 on unchanged (RH1). Acknowledgements are on: 4 gets no ACK from the crashed 6, so after its time-out it presumes 6 dead and sends to the next one, 3 (AK4). 3 forwards 5 as well, and when 5 sees its own id come back it knows nobody alive is larger (RH4): it is the leader and sends ELECTED(5) round the ring, skipping 6 the same way. Each process records 5 (RC1) and 5 stops the announcement when it returns (RC2). On the live ring of N = 5 that is 6 ELECTION (one hop from 3 to 5, then a full round) and 5 ELECTED, 2N + 1 messages, plus the two lost to 6 and an ACK for each one delivered.",
+  "ids": [3, 5, 0, 1, 4, 6],
+  "seed": 1,
+  "network": {"delay": [1, 3], "fifo": false},
+  "params": {"ack": true},
+  "events": [
+    {"at": 0, "do": "crash", "node": 6},
+    {"at": 2, "do": "elect", "node": 3}
+  ],
+  "until": 100
+}`
+
+func TestRunNotesExample6Fails3Starts5Wins(t *testing.T) {
+	want := []string{
+		"ELECTION(3) 3->5", "ELECTION(5) 5->0", "ELECTION(5) 0->1", "ELECTION(5) 1->4",
+		"ELECTION(5) 4->6", "ELECTION(5) 4->3", "ELECTION(5) 3->5",
+		"ELECTED(5) 5->0", "ELECTED(5) 0->1", "ELECTED(5) 1->4", "ELECTED(5) 4->6", "ELECTED(5) 4->3", "ELECTED(5) 3->5",
+	}
+	base := ringtest.Config(t, &Spec, notesExample)
+	for seed := uint64(0); seed <= 30; seed++ {
+		cfg := base
+		if seed > 0 {
+			cfg.Seed = seed
+		}
+		evs := simtest.Run(t, cfg)
+		if got := ringtest.Hops(evs, &Spec, cfg.IDs, ringnext.MsgAck); !slices.Equal(got, want) {
+			t.Fatalf("seed %d: ring messages\n%v\nwant\n%v", cfg.Seed, got, want)
+		}
+		checkAgree(t, cfg.Seed, evs, cfg.IDs, 5)
+		if got := selfDeclared(evs, cfg.IDs); !slices.Equal(got, []int{5}) {
+			t.Errorf("seed %d: self-declared %v, want only 5", cfg.Seed, got)
+		}
+		ix := func(id int) int { return slices.Index(cfg.IDs, id) }
+		for id, rules := range map[int][]string{
+			3: {"RI1", "RE1", "AK3", "AK2", "RH1", "AK3", "AK2", "RC1", "AK3"},
+			5: {"RI1", "AK2", "RH2", "AK3", "AK2", "RH4", "AK3", "AK2", "RC2"},
+			4: {"RI1", "AK2", "RH1", "AK4", "AK3", "AK2", "RC1", "AK4", "AK3"},
+			6: {"RI1"},
+		} {
+			if got := simtest.Rules(evs, ix(id)); !slices.Equal(got, rules) {
+				t.Errorf("seed %d: P%d fired %v, want %v", cfg.Seed, id, got, rules)
+			}
+		}
+		if got := ringtest.Timers(evs, ringnext.TimerAck); got != 2 {
+			t.Errorf("seed %d: %d ack time-outs, want 2 (4 waiting for 6, twice)", cfg.Seed, got)
+		}
+	}
+}
+
+// Without acknowledgements nobody can tell that 6 crashed: 4 sends the ELECTION to it,
+// the message is lost, and the election dies there. The monitor sees everyone still
+// following the crashed 6 once the run is quiet.
+func TestRunWithoutAcksACrashedSuccessorSwallowsTheElection(t *testing.T) {
+	cfg := ringtest.Config(t, &Spec, notesExample)
+	cfg.Params = Params{}
+	evs := simtest.Run(t, cfg)
+	want := []string{"ELECTION(3) 3->5", "ELECTION(5) 5->0", "ELECTION(5) 0->1", "ELECTION(5) 1->4", "ELECTION(5) 4->6"}
+	if got := ringtest.Hops(evs, &Spec, cfg.IDs); !slices.Equal(got, want) {
+		t.Fatalf("messages %v, want %v", got, want)
+	}
+	if got := simtest.Count(evs, sim.EvDrop); got != 1 {
+		t.Errorf("%d drops, want the one ELECTION lost at 6", got)
+	}
+	v := simtest.Violations(evs)
+	if len(v) != 1 || !strings.HasPrefix(v[0], sim.PropLeader+": all take P6 as leader, but P6 is crashed") {
+		t.Errorf("violations %v, want the leader monitor to report the crashed P6", v)
+	}
+}
+
+// Several crashed processes in a row, the highest among them: the sender skips them one
+// time-out at a time, and the highest live id wins.
+func TestRunSkipsSeveralCrashedInARow(t *testing.T) {
+	ids := []int{2, 7, 11, 4, 9, 1, 5, 3} // 11, 4 and 9 crash: 7 must reach 1
+	for seed := uint64(1); seed <= 20; seed++ {
+		evs := simtest.Run(t, config(ids, seed, `{"ack": true}`, crash(0, 2), crash(0, 3), crash(0, 4), elect(1, 0)))
+		checkAgree(t, seed, evs, ids, 7)
+		// 7 times out on 11, 4 and 9, once for its ELECTION and once for its ELECTED.
+		if got := ringtest.Timers(evs, ringnext.TimerAck); got != 6 {
+			t.Errorf("seed %d: %d ack time-outs, want 6", seed, got)
+		}
+		// ELECTION: 2->7, 7->11, 7->4, 7->9, 7->1, 1->5, 5->3, 3->2, 2->7; ELECTED: 8.
+		for typ, want := range map[string]int{MsgElection: 9, MsgElected: 8} {
+			if got := simtest.CountMsgs(evs, typ); got != want {
+				t.Errorf("seed %d: %d %s, want %d", seed, got, typ, want)
+			}
+		}
+	}
+}
+
+// Everyone else has crashed: the survivor's ELECTION comes back to itself.
+func TestRunTheLastSurvivorElectsItself(t *testing.T) {
+	ids := []int{4, 8, 2}
+	evs := simtest.Run(t, config(ids, 1, `{"ack": true}`, crash(0, 1), crash(0, 2), elect(1, 0)))
+	checkAgree(t, 1, evs, ids, 4)
+	// Each message tries the direct successor first: a recovered one would be found.
+	want := []string{"ELECTION(4) 4->8", "ELECTION(4) 4->2", "ELECTION(4) 4->4", "ELECTED(4) 4->8", "ELECTED(4) 4->2", "ELECTED(4) 4->4"}
+	if got := ringtest.Hops(evs, &Spec, ids, ringnext.MsgAck); !slices.Equal(got, want) {
+		t.Errorf("messages %v, want %v", got, want)
+	}
+}
+
+// A crash during the election is what Chang-Roberts does not survive: 5's ELECTION is
+// on its way round when 5 crashes. The process before 5 finds it gone and drops the
+// message (AK4) rather than let it circle for ever, but everyone else is left a
+// participant and swallows any smaller election: a new one from 0 changes nothing.
+func TestRunTheCandidateCrashingDuringTheElectionStallsIt(t *testing.T) {
+	ids := simtest.IDs(6)
+	cfg := config(ids, 1, `{"ack": true}`, elect(1, 1), crash(8, 5), elect(50, 0))
+	cfg.Network = sim.Network{DelayMin: 1, DelayMax: 1}
+	cfg.Until = 200
+	evs := simtest.Run(t, cfg)
+	// ELECTION(5) leaves 5 at t=5 and reaches 4 at t=10, after 5 crashed.
+	dropped := false
+	for _, e := range evs {
+		if e.Type == sim.EvRule && e.Node == 4 && e.Rule == "AK4" {
+			dropped = true
+		}
+		if e.Type == sim.EvSend && e.Msg.From == 4 && e.Msg.To == 0 {
+			t.Errorf("t=%d: 4 sent %s to 0, want the ELECTION for the crashed 5 dropped", e.T, e.Msg.Type)
+		}
+	}
+	if !dropped {
+		t.Error("4 never gave up on the crashed 5")
+	}
+	if got := simtest.Rules(evs, 0); !slices.Equal(got, []string{"RI1", "AK2", "RH1", "AK3"}) {
+		t.Errorf("0 fired %v: a participant must not start a second election", got)
+	}
+	if got := simtest.CountMsgs(evs, MsgElected); got != 0 {
+		t.Errorf("%d ELECTED sent, want none", got)
+	}
+	v := simtest.Violations(evs)
+	if len(v) != 1 || !strings.HasPrefix(v[0], sim.PropLeader+": all take P5 as leader, but P5 is crashed") {
+		t.Errorf("violations %v, want the leader monitor to report the crashed P5", v)
+	}
+}
+
+func TestRunRecoveredHighestTakesOver(t *testing.T) {
+	ids := []int{3, 5, 0, 1, 4, 6}
+	for seed := uint64(1); seed <= 20; seed++ {
+		evs := simtest.Run(t, config(ids, seed, `{"ack": true}`, crash(0, 5), elect(1, 0), recoverAt(150, 5)))
+		checkAgree(t, seed, evs, ids, 6)
+		if got := selfDeclared(evs, ids); !slices.Equal(got, []int{5, 6}) {
+			t.Errorf("seed %d: self-declared %v, want 5 then 6", seed, got)
+		}
+		if got := simtest.Rules(evs, 5); len(got) < 3 || !slices.Equal(got[:3], []string{"RI1", "RR1", "RE1"}) {
+			t.Errorf("seed %d: 6 fired %v, want RR1 and RE1 on recovery", seed, got)
+		}
+	}
+}
+
+// The seed sweep: random N, ring order, delays, FIFO or not, crashes before the
+// elections (with acknowledgements, so they are skipped) and several elections at once.
+// Every run must go quiet, the monitors find nothing, and every live process follows
+// the highest live id.
+func TestRunSeedSweep(t *testing.T) {
+	for seed := uint64(1); seed <= 600; seed++ {
+		r := rand.New(rand.NewPCG(seed, 0xc4a9))
+		n := 2 + r.IntN(11)
+		ids := ringtest.RandomRing(r, n)
+		acts, up := ringtest.PromiseActions(r, n)
+		params := ""
+		if slices.ContainsFunc(acts, func(a sim.Action) bool { return a.Do == sim.ActCrash }) || r.IntN(2) == 0 {
+			params = `{"ack": true}`
+		}
+		cfg := config(ids, seed, params, acts...)
+		dmax := 1 + r.IntN(5)
+		cfg.Network = sim.Network{DelayMin: r.IntN(dmax + 1), DelayMax: dmax, FIFO: r.IntN(2) == 0}
+		cfg.Until = 20000
+		s, evs := ringtest.Run(t, cfg)
+		if !s.Quiescent() {
+			t.Errorf("seed %d (N=%d): still busy at until=%d", seed, n, cfg.Until)
+			continue
+		}
+		checkAgree(t, seed, evs, ids, ringtest.HighestUp(ids, up))
+	}
+}
+
+// Crashes anywhere, during elections too, with recoveries: the algorithm promises no
+// leader then, but no message may go round for ever: every run goes quiet.
+func TestRunCrashesDuringElectionsNeverLoopForever(t *testing.T) {
+	for seed := uint64(1); seed <= 300; seed++ {
+		r := rand.New(rand.NewPCG(seed, 0x100f))
+		n := 2 + r.IntN(9)
+		ids := ringtest.RandomRing(r, n)
+		acts := simtest.RandomActions(seed, n, sim.Election, simtest.Workload{Requests: 1 + r.IntN(6), Span: 60, Crashes: 1 + r.IntN(n), Recover: r.IntN(2) == 0})
+		cfg := config(ids, seed, `{"ack": true}`, acts...)
+		cfg.Network = sim.Network{DelayMin: 1, DelayMax: 1 + r.IntN(4), FIFO: r.IntN(2) == 0}
+		cfg.Until = 20000
+		if s, _ := ringtest.Run(t, cfg); !s.Quiescent() {
+			t.Errorf("seed %d (N=%d): messages still going round at until=%d", seed, n, cfg.Until)
+		}
+	}
+}

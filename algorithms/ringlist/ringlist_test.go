@@ -1,0 +1,745 @@
+package ringlist
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/teach-dist/playground/algorithms/ringnext"
+	"github.com/teach-dist/playground/algorithms/ringnext/ringtest"
+	"github.com/teach-dist/playground/runtime/sim"
+	"github.com/teach-dist/playground/runtime/sim/simtest"
+)
+
+// Unit tests use a ring whose ids are not the indexes, so a mix-up shows: index 0 -> P3,
+// 1 -> P9, 2 -> P1, 3 -> P7, and the successor of index i is i+1 (P7's is P3).
+var unitIDs = []int{3, 9, 1, 7}
+
+const (
+	iP3, iP9, iP1, iP7 = 0, 1, 2, 3
+	unitMaxDelay       = 3 // ack time-out 7
+)
+
+// fixture is one node driven by hand, with the context that records what it does.
+type fixture struct {
+	t   *testing.T
+	ctx *sim.Context
+	n   *node
+}
+
+func newFixture(t *testing.T, self int, params string) *fixture {
+	t.Helper()
+	p, err := ParseParams([]byte(params), unitIDs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, ctx: sim.NewContext(self, unitIDs),
+		n: Spec.New(self, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: unitMaxDelay}).(*node)}
+	f.step(sim.Input{Kind: sim.Init})
+	return f
+}
+
+func (f *fixture) step(in sim.Input) {
+	f.ctx.Reset(f.ctx.Self())
+	f.n.Step(f.ctx, &in)
+}
+
+func (f *fixture) deliver(typ string, from, arg int, list ...int) {
+	f.step(sim.Input{Kind: sim.Deliver, Msg: sim.Message{Type: typ, From: from, To: f.ctx.Self(), Arg: arg, Vec: list}})
+}
+
+// expect is what one step should have done; sent is "ELECT[list]->index",
+// "ELECTED(k)[list]->index" or "ACK->index".
+type expect struct {
+	rules   []string
+	sent    []string
+	timers  []string
+	leaders []int
+	state   string
+}
+
+func (f *fixture) check(want expect) {
+	f.t.Helper()
+	if got := f.ctx.Rules(); !slices.Equal(got, want.rules) {
+		f.t.Errorf("rules = %v, want %v", got, want.rules)
+	}
+	var sent, timers []string
+	var leaders []int
+	for _, e := range f.ctx.Effects() {
+		switch e.Kind {
+		case sim.Send:
+			switch e.Msg.Type {
+			case ringnext.MsgAck:
+				sent = append(sent, fmt.Sprintf("ACK->%d", e.Msg.To))
+			case MsgElected:
+				sent = append(sent, fmt.Sprintf("ELECTED(%d)%v->%d", e.Msg.Arg, e.Msg.Vec, e.Msg.To))
+			default:
+				sent = append(sent, fmt.Sprintf("%s%v->%d", e.Msg.Type, e.Msg.Vec, e.Msg.To))
+			}
+		case sim.SetTimer:
+			timers = append(timers, fmt.Sprintf("set %s %d", e.Timer, e.After))
+		case sim.CancelTimer:
+			timers = append(timers, "cancel "+e.Timer)
+		case sim.DeclareLeader:
+			leaders = append(leaders, e.Leader)
+		}
+	}
+	if !slices.Equal(sent, want.sent) {
+		f.t.Errorf("sent = %v, want %v", sent, want.sent)
+	}
+	if !slices.Equal(timers, want.timers) {
+		f.t.Errorf("timers = %v, want %v", timers, want.timers)
+	}
+	if !slices.Equal(leaders, want.leaders) {
+		f.t.Errorf("leaders declared = %v, want %v", leaders, want.leaders)
+	}
+	if got := string(sim.EncodeState(f.n)); got != want.state {
+		f.t.Errorf("state = %s, want %s", got, want.state)
+	}
+}
+
+func state(participant bool, active string, leader int) string {
+	return fmt.Sprintf(`{"participant":%t,"active":%s,"leader":%d}`, participant, active, leader)
+}
+
+func ackState(participant bool, active string, leader, awaiting, unacked int) string {
+	return fmt.Sprintf(`{"participant":%t,"active":%s,"leader":%d,"awaiting":%d,"unacked":%d}`, participant, active, leader, awaiting, unacked)
+}
+
+const ids = `{"variant": "ids"}`
+
+func TestRI1_StartsWithAnEmptyActiveListAndTheHighestIDAsLeader(t *testing.T) {
+	for _, params := range []string{"", ids} {
+		for self := range unitIDs {
+			f := newFixture(t, self, params)
+			f.check(expect{rules: []string{"RI1"}, leaders: []int{9}, state: state(false, "[]", 9)})
+		}
+	}
+	f := newFixture(t, iP3, `{"ack": true}`)
+	f.check(expect{rules: []string{"RI1"}, leaders: []int{9}, state: ackState(false, "[]", 9, -1, 0)})
+}
+
+// --- variant list ---
+
+func TestRE1_SendsAnElectHoldingItsOwnID(t *testing.T) {
+	f := newFixture(t, iP7, "")
+	f.step(sim.Input{Kind: sim.Elect})
+	f.check(expect{rules: []string{"RE1"}, sent: []string{"ELECT[7]->0"}, state: state(true, "[7]", 9)})
+	// Noticing again starts a fresh ELECT: it costs messages, never correctness.
+	f.step(sim.Input{Kind: sim.Elect})
+	f.check(expect{rules: []string{"RE1"}, sent: []string{"ELECT[7]->0"}, state: state(true, "[7]", 9)})
+}
+
+func TestRH1_AddsItsIDAndPassesTheListOn(t *testing.T) {
+	f := newFixture(t, iP1, "")
+	f.deliver(MsgElect, iP9, 0, 3, 9)
+	f.check(expect{rules: []string{"RH1"}, sent: []string{"ELECT[3 9 1]->3"}, state: state(true, "[3,9,1]", 9)})
+	// A second election going round at the same time collects it too.
+	f.deliver(MsgElect, iP9, 0, 9)
+	f.check(expect{rules: []string{"RH1"}, sent: []string{"ELECT[9 1]->3"}, state: state(true, "[9,1]", 9)})
+}
+
+func TestRH2_ItsIDBackMeansTheListIsCompleteAndTheHighestIsAnnounced(t *testing.T) {
+	f := newFixture(t, iP1, "")
+	f.step(sim.Input{Kind: sim.Elect})
+	f.deliver(MsgElect, iP9, 0, 1, 7, 3)
+	f.check(expect{rules: []string{"RH2"}, sent: []string{"ELECTED(7)[1 7 3]->3"}, leaders: []int{7},
+		state: state(false, "[1,7,3]", 7)})
+}
+
+// The ELECT came back to P3 without passing its initiator P7 and P9: the list's first
+// ids were passed over on the way back, so they are down; P3 announces from its own id.
+func TestRH2_IDsAheadOfItsOwnWereSkippedAsCrashed(t *testing.T) {
+	f := newFixture(t, iP3, "")
+	f.deliver(MsgElect, iP1, 0, 7, 9, 3, 1)
+	f.check(expect{rules: []string{"RH2"}, sent: []string{"ELECTED(3)[3 1]->1"}, leaders: []int{3},
+		state: state(false, "[3,1]", 3)})
+}
+
+func TestRC1_RecordsTheLeaderAndTheListAndPassesThemOn(t *testing.T) {
+	for _, participant := range []bool{false, true} {
+		t.Run(fmt.Sprintf("participant=%t", participant), func(t *testing.T) {
+			f := newFixture(t, iP9, "")
+			if participant {
+				f.deliver(MsgElect, iP3, 0, 1, 7, 3)
+			}
+			f.deliver(MsgElected, iP3, 7, 1, 7, 3)
+			f.check(expect{rules: []string{"RC1"}, sent: []string{"ELECTED(7)[1 7 3]->2"}, leaders: []int{7},
+				state: state(false, "[1,7,3]", 7)})
+		})
+	}
+}
+
+func TestRC2_TheAnnouncerStopsItsOwnAnnouncement(t *testing.T) {
+	f := newFixture(t, iP1, "")
+	f.step(sim.Input{Kind: sim.Elect})
+	f.deliver(MsgElect, iP9, 0, 1, 7, 3, 9)
+	f.deliver(MsgElected, iP9, 9, 1, 7, 3, 9)
+	f.check(expect{rules: []string{"RC2"}, state: state(false, "[1,7,3,9]", 9)})
+}
+
+// --- variant ids ---
+
+func TestIE1_StartsItsActiveListAndSendsItsID(t *testing.T) {
+	f := newFixture(t, iP7, ids)
+	f.step(sim.Input{Kind: sim.Elect})
+	f.check(expect{rules: []string{"IE1"}, sent: []string{"ELECT[7]->0"}, state: state(true, "[7]", 9)})
+	// A participant is already in an election: noticing again does nothing.
+	f.step(sim.Input{Kind: sim.Elect})
+	f.check(expect{state: state(true, "[7]", 9)})
+}
+
+// The notes' example: P3 receives elect(2) first, makes its list [2,3], and sends
+// elect(3) followed by elect(2).
+func TestIH1_TheFirstElectSeenStartsTheListAndSendsItsOwnIDFirst(t *testing.T) {
+	f := newFixture(t, iP3, ids)
+	f.deliver(MsgElect, iP7, 0, 7)
+	f.check(expect{rules: []string{"IH1"}, sent: []string{"ELECT[3]->1", "ELECT[7]->1"}, state: state(true, "[7,3]", 9)})
+}
+
+func TestIH2_AParticipantAddsTheIDAndPassesItOn(t *testing.T) {
+	f := newFixture(t, iP3, ids)
+	f.step(sim.Input{Kind: sim.Elect})
+	f.deliver(MsgElect, iP7, 0, 9)
+	f.check(expect{rules: []string{"IH2"}, sent: []string{"ELECT[9]->1"}, state: state(true, "[3,9]", 9)})
+	f.deliver(MsgElect, iP7, 0, 9) // a duplicate is passed on but listed once
+	f.check(expect{rules: []string{"IH2"}, sent: []string{"ELECT[9]->1"}, state: state(true, "[3,9]", 9)})
+}
+
+func TestIH3_ItsOwnIDBackCompletesTheListAndPicksTheHighest(t *testing.T) {
+	f := newFixture(t, iP3, ids)
+	f.step(sim.Input{Kind: sim.Elect})
+	f.deliver(MsgElect, iP7, 0, 1)
+	f.deliver(MsgElect, iP7, 0, 7)
+	f.deliver(MsgElect, iP7, 0, 3)
+	f.check(expect{rules: []string{"IH3"}, leaders: []int{7}, state: state(false, "[3,1,7]", 7)})
+	// Its id once more, after the decision: a leftover, dropped.
+	f.deliver(MsgElect, iP7, 0, 3)
+	f.check(expect{rules: []string{"IH3"}, state: state(false, "[3,1,7]", 7)})
+}
+
+func TestRR1_RecoveredProcessForgetsTheLeaderAndStartsAnElection(t *testing.T) {
+	for _, tc := range []struct{ params, rule string }{{"", "RE1"}, {ids, "IE1"}} {
+		p, _ := ParseParams([]byte(tc.params), unitIDs)
+		// The kernel builds a fresh state, then says Recover (no Init).
+		n := Spec.New(iP1, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: unitMaxDelay}).(*node)
+		f := &fixture{t: t, ctx: sim.NewContext(iP1, unitIDs), n: n}
+		f.step(sim.Input{Kind: sim.Recover})
+		f.check(expect{rules: []string{"RR1", tc.rule}, sent: []string{"ELECT[1]->3"}, state: state(true, "[1]", -1)})
+	}
+}
+
+// --- acknowledgements (shared with the ring election, see ringnext) ---
+
+func TestAK2_AcknowledgesAnElectBeforeHandlingIt(t *testing.T) {
+	f := newFixture(t, iP1, `{"ack": true}`)
+	f.deliver(MsgElect, iP9, 0, 9)
+	f.check(expect{rules: []string{"AK2", "RH1"}, sent: []string{"ACK->1", "ELECT[9 1]->3"}, timers: []string{"set ack 7"},
+		state: ackState(true, "[9,1]", 9, 7, 1)})
+}
+
+// IH1 sends two messages: the second waits for the first one's ACK (AK1), and leaves
+// when it comes (AK3).
+func TestAK1_TheSecondElectWaitsForTheFirstOnesAck(t *testing.T) {
+	f := newFixture(t, iP3, `{"variant": "ids", "ack": true}`)
+	f.deliver(MsgElect, iP7, 0, 7)
+	f.check(expect{rules: []string{"AK2", "IH1", "AK1"}, sent: []string{"ACK->3", "ELECT[3]->1"}, timers: []string{"set ack 7"},
+		state: ackState(true, "[7,3]", 9, 9, 2)})
+}
+
+func TestAK3_AnAckReleasesTheQueuedElect(t *testing.T) {
+	f := newFixture(t, iP3, `{"variant": "ids", "ack": true}`)
+	f.deliver(MsgElect, iP7, 0, 7)
+	f.deliver(ringnext.MsgAck, iP9, 0)
+	f.check(expect{rules: []string{"AK3"}, sent: []string{"ELECT[7]->1"}, timers: []string{"cancel ack", "set ack 7"},
+		state: ackState(true, "[7,3]", 9, 9, 1)})
+	f.deliver(ringnext.MsgAck, iP9, 0)
+	f.check(expect{rules: []string{"AK3"}, timers: []string{"cancel ack"}, state: ackState(true, "[7,3]", 9, -1, 0)})
+}
+
+// A message that must end at the silent process is dropped: an ids-variant ELECT
+// carrying its id, an ELECTED it announced. A list-variant ELECT never is: the next
+// process in its list stops it.
+func TestAK4_DropsWhatMustEndAtTheSilentProcess(t *testing.T) {
+	for _, tc := range []struct {
+		name, params string
+		msg          func(f *fixture)
+		sent         []string
+	}{
+		{"ids ELECT", `{"variant": "ids", "ack": true}`, func(f *fixture) { f.deliver(MsgElect, iP3, 0, 1) }, []string{"ELECT[9]->3"}},
+		{"ELECTED", `{"ack": true}`, func(f *fixture) { f.deliver(MsgElected, iP3, 7, 1, 7) }, nil},
+		{"list ELECT", `{"ack": true}`, func(f *fixture) { f.deliver(MsgElect, iP3, 0, 1, 3) }, []string{"ELECT[1 3 9]->3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, iP9, tc.params) // its successor is P1
+			tc.msg(f)
+			f.step(sim.Input{Kind: sim.Timer, Timer: ringnext.TimerAck}) // P1 silent
+			if got := f.ctx.Rules(); !slices.Equal(got, []string{"AK4"}) {
+				t.Errorf("rules = %v, want AK4", got)
+			}
+			var sent []string
+			for _, m := range f.ctx.Sent() {
+				sent = append(sent, fmt.Sprintf("%s%v->%d", m.Type, m.Vec, m.To))
+			}
+			if !slices.Equal(sent, tc.sent) {
+				t.Errorf("sent = %v, want %v", sent, tc.sent)
+			}
+		})
+	}
+}
+
+func TestCloneIsDeep(t *testing.T) {
+	f := newFixture(t, iP1, `{"ack": true}`)
+	f.deliver(MsgElect, iP9, 0, 9)
+	c := f.n.Clone()
+	before := string(sim.EncodeState(c))
+	f.deliver(ringnext.MsgAck, iP7, 0)
+	f.deliver(MsgElected, iP9, 9, 9, 1, 7)
+	f.deliver(MsgElect, iP9, 0, 3, 9)
+	if after := string(sim.EncodeState(c)); after != before {
+		t.Fatalf("clone changed with the original: %s, want %s", after, before)
+	}
+	if !slices.Equal(c.(*node).active, []int{9, 1}) {
+		t.Fatalf("clone's active list %v, want [9 1]", c.(*node).active)
+	}
+}
+
+func TestParseParams(t *testing.T) {
+	list, idsV := Params{Variant: VariantList}, Params{Variant: VariantIDs}
+	acked := func(p Params, timeout int) Params {
+		p.Ring = ringnext.Params{Ack: true, AckTimeout: timeout}
+		return p
+	}
+	for _, tc := range []struct {
+		raw     string
+		want    Params
+		wantErr string // a prefix; "" means success
+	}{
+		{"", list, ""},
+		{"null", list, ""},
+		{" {} ", list, ""},
+		{`{"variant": "list"}`, list, ""},
+		{`{"variant": "ids"}`, idsV, ""},
+		{`{"variant": "ids", "ack": true}`, acked(idsV, 0), ""},
+		{`{"ack": true, "ackTimeout": 9}`, acked(list, 9), ""},
+		{`{"variant": "bully"}`, list, `params.variant: "bully" is unknown (allowed: "list", "ids")`},
+		{`{"variant": 2}`, list, `params.variant: got number, want "list" or "ids"`},
+		{`{"ackTimeout": 9}`, list, `params.ackTimeout: only used with "ack": true`},
+		{`{"ack": true, "ackTimeout": 0}`, list, `params.ackTimeout: must be a positive integer`},
+		{`{"ack": 1}`, list, `params.ack: got number, want true or false`},
+		{`{"skip": [1]}`, list, `params.skip: unknown field (allowed: variant, ack, ackTimeout)`},
+		{`"ids"`, list, `params: `},
+		{`{} {}`, list, `params: must be a single JSON object`},
+	} {
+		var raw []byte
+		if tc.raw != "" {
+			raw = []byte(tc.raw)
+		}
+		got, err := ParseParams(raw, unitIDs)
+		if tc.wantErr != "" {
+			if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
+				t.Errorf("ParseParams(%s) error = %v, want one starting %q", tc.raw, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("ParseParams(%s): %v", tc.raw, err)
+			continue
+		}
+		if got != tc.want {
+			t.Errorf("ParseParams(%s) = %+v, want %+v", tc.raw, got, tc.want)
+		}
+	}
+}
+
+// --- whole runs through the kernel ---
+
+func config(ids []int, seed uint64, params string, acts ...sim.Action) sim.Config {
+	p, err := ParseParams([]byte(params), ids)
+	if err != nil {
+		panic(err)
+	}
+	return sim.Config{Spec: &Spec, IDs: ids, Params: p, Seed: seed,
+		Network: sim.Network{DelayMin: 1, DelayMax: 3, FIFO: true}, Until: 2000, Actions: acts}
+}
+
+func crash(at, i int) sim.Action     { return sim.Action{At: at, Do: sim.ActCrash, Node: i} }
+func recoverAt(at, i int) sim.Action { return sim.Action{At: at, Do: sim.ActRecover, Node: i} }
+func elect(at, i int) sim.Action     { return sim.Action{At: at, Do: sim.ActElect, Node: i} }
+
+func checkAgree(t *testing.T, seed uint64, evs []sim.Event, ids []int, want int) {
+	t.Helper()
+	if v := simtest.Violations(evs); len(v) > 0 {
+		t.Errorf("seed %d: violations %v", seed, v)
+	}
+	if d := ringtest.Disagreement(evs, ids, want); d != "" {
+		t.Errorf("seed %d: %s", seed, d)
+	}
+}
+
+// rotate lists the ring from index from.
+func rotate(ids []int, from int) []int {
+	return append(slices.Clone(ids[from:]), ids[:from]...)
+}
+
+// One initiator, no crash: N ELECT (the list grows by one id a hop) and N ELECTED that
+// carry the whole ring, listed from the initiator.
+func TestRunListVariantOneInitiatorCosts2N(t *testing.T) {
+	for _, n := range []int{2, 3, 5, 8, 16} {
+		for seed := uint64(1); seed <= 4; seed++ {
+			r := rand.New(rand.NewPCG(seed, uint64(n)))
+			ids := ringtest.RandomRing(r, n)
+			s := r.IntN(n)
+			cfg := config(ids, seed, "", elect(1, s))
+			cfg.Network.FIFO = seed%2 == 0 // it does not matter
+			evs := simtest.Run(t, cfg)
+			checkAgree(t, seed, evs, ids, slices.Max(ids))
+			if got, want := simtest.Count(evs, sim.EvSend), Spec.Costs[0].Value(n); float64(got) != want || got != 2*n {
+				t.Errorf("N=%d seed %d: %d messages, want 2N = %v", n, seed, got, want)
+			}
+			ring := rotate(ids, s)
+			k := 0
+			for _, e := range evs {
+				if e.Type != sim.EvSend {
+					continue
+				}
+				want := ring
+				if e.Msg.Type == MsgElect {
+					want = ring[:k+1] // ELECT number k holds k+1 ids
+				}
+				if !slices.Equal(e.Msg.Vec, want) {
+					t.Errorf("N=%d seed %d: %s carries %v, want %v", n, seed, e.Msg.Type, e.Msg.Vec, want)
+				}
+				k++
+			}
+		}
+	}
+}
+
+// k initiators at once: every ELECT and every ELECTED goes all round, 2kN in all, and
+// all announce the same highest id.
+func TestRunListVariantKInitiators2kN(t *testing.T) {
+	for seed := uint64(1); seed <= 40; seed++ {
+		r := rand.New(rand.NewPCG(seed, 5))
+		n := 2 + r.IntN(9)
+		ids := ringtest.RandomRing(r, n)
+		starters := r.Perm(n)[:1+r.IntN(n)]
+		var acts []sim.Action
+		for _, i := range starters {
+			acts = append(acts, elect(r.IntN(4), i))
+		}
+		cfg := config(ids, seed, "", acts...)
+		cfg.Network = sim.Network{DelayMin: 1, DelayMax: 5}
+		evs := simtest.Run(t, cfg)
+		checkAgree(t, seed, evs, ids, slices.Max(ids))
+		k := len(starters)
+		for typ, want := range map[string]int{MsgElect: k * n, MsgElected: k * n} {
+			if got := simtest.CountMsgs(evs, typ); got != want {
+				t.Errorf("seed %d (N=%d, k=%d): %d %s, want kN = %d", seed, n, k, got, typ, want)
+			}
+		}
+	}
+}
+
+// Every process's own id goes all round once, however many start: N² ELECT, and no
+// ELECTED at all, since everyone decides alone.
+func TestRunIDsVariantCostsNSquared(t *testing.T) {
+	for seed := uint64(1); seed <= 40; seed++ {
+		r := rand.New(rand.NewPCG(seed, 9))
+		n := 2 + r.IntN(9)
+		ids := ringtest.RandomRing(r, n)
+		var acts []sim.Action
+		for _, i := range r.Perm(n)[:1+r.IntN(3)%n] {
+			acts = append(acts, elect(r.IntN(4), i))
+		}
+		evs := simtest.Run(t, config(ids, seed, ids1, acts...))
+		checkAgree(t, seed, evs, ids, slices.Max(ids))
+		if got, want := simtest.CountMsgs(evs, MsgElect), Spec.Costs[3].Value(n); float64(got) != want || got != n*n {
+			t.Errorf("seed %d (N=%d): %d ELECT, want N² = %v", seed, n, got, want)
+		}
+		if got := simtest.CountMsgs(evs, MsgElected); got != 0 {
+			t.Errorf("seed %d: %d ELECTED, want none", seed, got)
+		}
+	}
+}
+
+const ids1 = `{"variant": "ids"}`
+
+// The notes' example (seed 004, "Ring Algorithm: Example1"): P1..P4 in a ring, P4 the
+// coordinator; P1 and P4 crash; P2 notices; P3 wins. This is the ids variant, message
+// by message as the notes tell it.
+const notesExample1 = `{
+  "version": 1,
+  "algorithm": "ring-list",
+  "title": "Active list ring: P1 and P4 have crashed, P2 notices, P3 wins",
+  "about": "Four processes in the ring P1, P2, P3, P4; P4 is the coordinator, and both P1 and P4 crash. In this variant an ELECT carries one id and every process keeps its own active list. P2 notices that P4 is gone: its list becomes [2] and it sends elect(2) (IE1). P3 has seen no ELECT before, so it starts its list as [2, 3] and sends its own elect(3) followed by elect(2) (IH1). Acknowledgements are on, so P3 finds the crashed P4 and then P1 silent and skips them (AK4) until the messages reach P2. P2 adds 3 to its list and passes elect(3) on (IH2); then its own elect(2) comes back, so its list [2, 3] holds every live process and it picks 3 (IH3). P3 does the same when elect(3) comes back to it. Nobody needs an announcement: each process chose P3 from its own list, at the price of every id going all the way round: N² = 4 ELECT delivered for the N = 2 live processes, plus those lost to P4 and P1.",
+  "ids": [1, 2, 3, 4],
+  "seed": 1,
+  "network": {"delay": [1, 3], "fifo": true},
+  "params": {"variant": "ids", "ack": true},
+  "events": [
+    {"at": 0, "do": "crash", "node": 1},
+    {"at": 0, "do": "crash", "node": 4},
+    {"at": 2, "do": "elect", "node": 2}
+  ],
+  "until": 100
+}`
+
+func TestRunNotesExample1P2DetectsP3Wins(t *testing.T) {
+	// P3's elect(2) waits for elect(3)'s ACK (stop and wait), so P2 has already passed
+	// elect(3) on when elect(2) leaves P3: both go towards P4 and on to P2, in order.
+	want := []string{
+		"ELECT([2]) 2->3",
+		"ELECT([3]) 3->4", "ELECT([3]) 3->1", "ELECT([3]) 3->2",
+		"ELECT([3]) 2->3",
+		"ELECT([2]) 3->4", "ELECT([2]) 3->1", "ELECT([2]) 3->2",
+	}
+	base := ringtest.Config(t, &Spec, notesExample1)
+	for seed := uint64(0); seed <= 30; seed++ {
+		cfg := base
+		if seed > 0 {
+			cfg.Seed = seed
+		}
+		evs := simtest.Run(t, cfg)
+		if got := ringtest.Hops(evs, &Spec, cfg.IDs, ringnext.MsgAck); !slices.Equal(got, want) {
+			t.Fatalf("seed %d: messages\n%v\nwant\n%v", cfg.Seed, got, want)
+		}
+		checkAgree(t, cfg.Seed, evs, cfg.IDs, 3)
+		for id, rules := range map[int][]string{
+			2: {"RI1", "IE1", "AK3", "AK2", "IH2", "AK3", "AK2", "IH3"},
+			// P3's elect(3) is back (IH3) while its elect(2) is still skipping P4 and P1.
+			3: {"RI1", "AK2", "IH1", "AK1", "AK4", "AK4", "AK3", "AK2", "IH3", "AK4", "AK4", "AK3"},
+		} {
+			if got := simtest.Rules(evs, slices.Index(cfg.IDs, id)); !slices.Equal(got, rules) {
+				t.Errorf("seed %d: P%d fired %v, want %v", cfg.Seed, id, got, rules)
+			}
+		}
+	}
+	// The active lists the notes give: [2, 3] at both.
+	s, _ := ringtest.Run(t, base)
+	for _, id := range []int{2, 3} {
+		if got, want := string(sim.EncodeState(s.Node(slices.Index(base.IDs, id)))), ackState(false, "[2,3]", 3, -1, 0); got != want {
+			t.Errorf("P%d ends in %s, want %s", id, got, want)
+		}
+	}
+}
+
+// The same failure in the list variant: one ELECT collects [2, 3], comes back to P2,
+// and P2 announces P3 with an ELECTED that goes round once: 2N messages for the N = 2
+// live processes, plus those lost to P4 and P1.
+func TestRunNotesExample1InTheListVariant(t *testing.T) {
+	cfg := ringtest.Config(t, &Spec, notesExample1)
+	cfg.Params = Params{Variant: VariantList, Ring: ringnext.Params{Ack: true}}
+	evs := simtest.Run(t, cfg)
+	want := []string{
+		"ELECT([2]) 2->3", "ELECT([2 3]) 3->4", "ELECT([2 3]) 3->1", "ELECT([2 3]) 3->2",
+		"ELECTED(3 [2 3]) 2->3", "ELECTED(3 [2 3]) 3->4", "ELECTED(3 [2 3]) 3->1", "ELECTED(3 [2 3]) 3->2",
+	}
+	if got := ringtest.Hops(evs, &Spec, cfg.IDs, ringnext.MsgAck); !slices.Equal(got, want) {
+		t.Fatalf("messages\n%v\nwant\n%v", got, want)
+	}
+	checkAgree(t, cfg.Seed, evs, cfg.IDs, 3)
+}
+
+// The notes' step-by-step example (seed 004, "Token Ring Election Algorithm"): six
+// processes in the ring order 3, 5, 0, 1, 4, 6; 6, the leader, fails; 3 starts; every
+// process adds its id; back at 3 the list is 3, 5, 0, 1, 4, and 3 announces 5.
+const notesTokenRingExample = `{
+  "version": 1,
+  "algorithm": "ring-list",
+  "title": "Ring election with a growing list: 6 fails, 3 starts, 5 wins",
+  "about": "Six processes form a one-way ring in the order 3, 5, 0, 1, 4, 6, and 6, the highest, is the leader until it crashes. 3 notices that 6 does not respond and sends an ELECT holding its own id to the next process (RE1). 5, 0, 1 and 4 each add their id and pass the message on (RH1): the list grows to 3, 5, 0, 1, 4. Acknowledgements are on: 4 gets no ACK from the crashed 6, so after the time-out it skips it and sends to 3 (AK4). 3 finds its own id in the list: the message has been all round and the list holds every live process (RH2). It picks the highest, 5, and sends ELECTED(5) with the list round the ring; every process records 5 as leader and keeps the list (RC1), and 3 stops the announcement when it comes back (RC2). Counting ELECT and ELECTED only: N = 5 of each, 2N, plus the two lost to 6.",
+  "ids": [3, 5, 0, 1, 4, 6],
+  "seed": 1,
+  "network": {"delay": [1, 3], "fifo": true},
+  "params": {"ack": true},
+  "events": [
+    {"at": 0, "do": "crash", "node": 6},
+    {"at": 2, "do": "elect", "node": 3}
+  ],
+  "until": 100
+}`
+
+func TestRunNotesTokenRingExample3Starts5Wins(t *testing.T) {
+	list := "[3 5 0 1 4]"
+	want := []string{
+		"ELECT([3]) 3->5", "ELECT([3 5]) 5->0", "ELECT([3 5 0]) 0->1", "ELECT([3 5 0 1]) 1->4",
+		"ELECT(" + list + ") 4->6", "ELECT(" + list + ") 4->3",
+		"ELECTED(5 " + list + ") 3->5", "ELECTED(5 " + list + ") 5->0", "ELECTED(5 " + list + ") 0->1",
+		"ELECTED(5 " + list + ") 1->4", "ELECTED(5 " + list + ") 4->6", "ELECTED(5 " + list + ") 4->3",
+	}
+	base := ringtest.Config(t, &Spec, notesTokenRingExample)
+	for seed := uint64(0); seed <= 30; seed++ {
+		cfg := base
+		if seed > 0 {
+			cfg.Seed = seed
+			cfg.Network.FIFO = seed%2 == 0 // one message at a time: FIFO does not matter
+		}
+		s, evs := ringtest.Run(t, cfg)
+		if got := ringtest.Hops(evs, &Spec, cfg.IDs, ringnext.MsgAck); !slices.Equal(got, want) {
+			t.Fatalf("seed %d: messages\n%v\nwant\n%v", cfg.Seed, got, want)
+		}
+		checkAgree(t, cfg.Seed, evs, cfg.IDs, 5)
+		for i, id := range cfg.IDs {
+			if id == 6 {
+				continue
+			}
+			if got, want := string(sim.EncodeState(s.Node(i))), ackState(false, "[3,5,0,1,4]", 5, -1, 0); got != want {
+				t.Errorf("seed %d: P%d ends in %s, want %s", cfg.Seed, id, got, want)
+			}
+		}
+		for id, rules := range map[int][]string{
+			3: {"RI1", "RE1", "AK3", "AK2", "RH2", "AK3", "AK2", "RC2"},
+			5: {"RI1", "AK2", "RH1", "AK3", "AK2", "RC1", "AK3"},
+			4: {"RI1", "AK2", "RH1", "AK4", "AK3", "AK2", "RC1", "AK4", "AK3"},
+		} {
+			if got := simtest.Rules(evs, slices.Index(cfg.IDs, id)); !slices.Equal(got, rules) {
+				t.Errorf("seed %d: P%d fired %v, want %v", cfg.Seed, id, got, rules)
+			}
+		}
+	}
+}
+
+// Without acknowledgements the ELECT sent to the crashed 6 is simply lost: the election
+// dies and everyone still follows 6, which the monitor reports.
+func TestRunWithoutAcksACrashedSuccessorSwallowsTheElection(t *testing.T) {
+	cfg := ringtest.Config(t, &Spec, notesTokenRingExample)
+	cfg.Params = Params{Variant: VariantList}
+	evs := simtest.Run(t, cfg)
+	if got, want := simtest.CountMsgs(evs, MsgElect), 5; got != want {
+		t.Errorf("%d ELECT, want %d (the last lost at 6)", got, want)
+	}
+	if got := simtest.CountMsgs(evs, MsgElected); got != 0 {
+		t.Errorf("%d ELECTED, want none", got)
+	}
+	v := simtest.Violations(evs)
+	if len(v) != 1 || !strings.HasPrefix(v[0], sim.PropLeader+": all take P6 as leader, but P6 is crashed") {
+		t.Errorf("violations %v, want the leader monitor to report the crashed P6", v)
+	}
+}
+
+// The ids variant relies on FIFO channels: a process decides when its own id comes
+// back, assuming every other id passed it before. Without FIFO (and without the ACKs,
+// which send one message at a time) an id can arrive too late and two processes end up
+// with different leaders. The list variant never does.
+func TestRunIDsVariantNeedsFIFO(t *testing.T) {
+	broken := 0
+	for seed := uint64(1); seed <= 100; seed++ {
+		ids := ringtest.RandomRing(rand.New(rand.NewPCG(seed, 11)), 6)
+		for _, tc := range []struct {
+			params string
+			fifo   bool
+		}{{ids1, false}, {ids1, true}, {`{"variant": "ids", "ack": true}`, false}, {"", false}} {
+			var acts []sim.Action
+			for i := range ids {
+				acts = append(acts, elect(0, i))
+			}
+			cfg := config(ids, seed, tc.params, acts...)
+			cfg.Network = sim.Network{DelayMin: 1, DelayMax: 12, FIFO: tc.fifo}
+			evs := simtest.Run(t, cfg)
+			bad := len(simtest.Violations(evs)) > 0 || ringtest.Disagreement(evs, ids, slices.Max(ids)) != ""
+			if tc.params == ids1 && !tc.fifo {
+				if bad {
+					broken++
+				}
+				continue
+			}
+			if bad {
+				t.Errorf("seed %d %s fifo=%t: violations %v", seed, tc.params, tc.fifo, simtest.Violations(evs))
+			}
+		}
+	}
+	if broken == 0 {
+		t.Error("the ids variant never went wrong without FIFO; want some runs with the wrong leader")
+	}
+	t.Logf("the ids variant without FIFO went wrong in %d runs out of 100", broken)
+}
+
+func TestRunRecoveredHighestTakesOver(t *testing.T) {
+	ring := []int{3, 5, 0, 1, 4, 6}
+	for _, params := range []string{`{"ack": true}`, `{"variant": "ids", "ack": true}`} {
+		for seed := uint64(1); seed <= 10; seed++ {
+			evs := simtest.Run(t, config(ring, seed, params, crash(0, 5), elect(1, 0), recoverAt(150, 5)))
+			checkAgree(t, seed, evs, ring, 6)
+			if got := simtest.Rules(evs, 5); len(got) < 2 || got[1] != "RR1" {
+				t.Errorf("%s seed %d: 6 fired %v, want RR1 on recovery", params, seed, got)
+			}
+		}
+	}
+}
+
+// The seed sweep, for both variants: random N, ring order, delays, crashes before the
+// elections (skipped with acknowledgements), recoveries once things settle, several
+// elections at once. Every run goes quiet, the monitors find nothing, and every live
+// process follows the highest live id. The ids variant gets FIFO channels, or ACKs.
+func TestRunSeedSweep(t *testing.T) {
+	for seed := uint64(1); seed <= 600; seed++ {
+		r := rand.New(rand.NewPCG(seed, 0x1157))
+		n := 2 + r.IntN(11)
+		ring := ringtest.RandomRing(r, n)
+		acts, up := ringtest.PromiseActions(r, n)
+		variant := []string{VariantList, VariantIDs}[r.IntN(2)]
+		crashes := slices.ContainsFunc(acts, func(a sim.Action) bool { return a.Do == sim.ActCrash })
+		ack := crashes || r.IntN(2) == 0
+		dmax := 1 + r.IntN(5)
+		nw := sim.Network{DelayMin: r.IntN(dmax + 1), DelayMax: dmax, FIFO: r.IntN(2) == 0}
+		if variant == VariantIDs && !ack {
+			nw.FIFO = true
+		}
+		cfg := config(ring, seed, fmt.Sprintf(`{"variant": %q, "ack": %t}`, variant, ack), acts...)
+		cfg.Network = nw
+		cfg.Until = 20000
+		s, evs := ringtest.Run(t, cfg)
+		if !s.Quiescent() {
+			t.Errorf("seed %d (N=%d, %s): still busy at until=%d", seed, n, variant, cfg.Until)
+			continue
+		}
+		checkAgree(t, seed, evs, ring, ringtest.HighestUp(ring, up))
+	}
+}
+
+// Crashes anywhere, during elections too, with recoveries: no leader is promised then,
+// but in the list variant no message may go round for ever: every run goes quiet.
+func TestRunCrashesDuringElectionsNeverLoopForever(t *testing.T) {
+	for seed := uint64(1); seed <= 300; seed++ {
+		r := rand.New(rand.NewPCG(seed, 0x100f))
+		n := 2 + r.IntN(9)
+		ring := ringtest.RandomRing(r, n)
+		acts := simtest.RandomActions(seed, n, sim.Election, simtest.Workload{Requests: 1 + r.IntN(6), Span: 60, Crashes: 1 + r.IntN(n), Recover: r.IntN(2) == 0})
+		cfg := config(ring, seed, `{"ack": true}`, acts...)
+		cfg.Network = sim.Network{DelayMin: 1, DelayMax: 1 + r.IntN(4), FIFO: r.IntN(2) == 0}
+		cfg.Until = 20000
+		if s, _ := ringtest.Run(t, cfg); !s.Quiescent() {
+			t.Errorf("seed %d (N=%d): messages still going round at until=%d", seed, n, cfg.Until)
+		}
+	}
+}
+
+// The ids variant has no election numbers: 14 crashes in the middle of an election
+// (and 17 crashed and came back before it), so late ELECTs reach processes that have
+// already decided, each takes one for a new election (IH1), and the rounds never stop.
+func TestRunIDsVariantCrashDuringElectionNeverSettles(t *testing.T) {
+	ring := []int{29, 17, 37, 14}
+	acts := []sim.Action{crash(3, 1), recoverAt(10, 1), elect(11, 1), crash(11, 3), elect(26, 1), recoverAt(38, 3), elect(41, 1)}
+	for _, variant := range []string{VariantIDs, VariantList} {
+		cfg := config(ring, 12, fmt.Sprintf(`{"variant": %q, "ack": true}`, variant), acts...)
+		cfg.Network = sim.Network{DelayMin: 1, DelayMax: 1}
+		cfg.Until = 20000
+		s, evs := ringtest.Run(t, cfg)
+		if variant == VariantList {
+			if !s.Quiescent() {
+				t.Errorf("the list variant is still busy at %d", cfg.Until)
+			}
+			checkAgree(t, 12, evs, ring, 37)
+			continue
+		}
+		if s.Quiescent() {
+			t.Errorf("the ids variant went quiet; its rules say a crash can keep it going for ever")
+		}
+		if last := evs[len(evs)-2]; last.T < 19000 {
+			t.Errorf("the ids variant's last event is at t=%d, want ELECTs still flowing near %d", last.T, cfg.Until)
+		}
+	}
+}

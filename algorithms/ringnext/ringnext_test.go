@@ -1,0 +1,116 @@
+package ringnext
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/teach-dist/playground/runtime/sim"
+)
+
+type raw struct {
+	Extra *string `json:"extra"`
+	Fields
+}
+
+var docs = append([]Field{{Name: "extra", Want: "a string"}}, FieldDocs...)
+
+func TestDecode(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		empty   bool
+		want    Params
+		wantErr string
+	}{
+		{"", true, Params{}, ""},
+		{" null ", true, Params{}, ""},
+		{"{}", false, Params{}, ""},
+		{`{"ack": true}`, false, Params{Ack: true}, ""},
+		{`{"ack": true, "ackTimeout": 3, "extra": "x"}`, false, Params{Ack: true, AckTimeout: 3}, ""},
+		{`{"ackTimeout": 3}`, false, Params{}, `params.ackTimeout: only used with "ack": true`},
+		{`{"ack": true, "ackTimeout": -1}`, false, Params{}, "params.ackTimeout: must be a positive integer"},
+		{`{"ack": null}`, false, Params{}, ""},
+		{`{"ack": "on"}`, false, Params{}, "params.ack: got string, want true or false"},
+		{`{"extra": 1}`, false, Params{}, "params.extra: got number, want a string"},
+		{`{"nope": 1}`, false, Params{}, "params.nope: unknown field (allowed: extra, ack, ackTimeout)"},
+		{`[]`, false, Params{}, "params: got array, want an object with extra, ack, ackTimeout"},
+		{`{} 1`, false, Params{}, "params: must be a single JSON object"},
+	} {
+		var r raw
+		empty, err := Decode([]byte(tc.in), &r, docs)
+		var p Params
+		if err == nil {
+			p, err = r.Params()
+		}
+		if tc.wantErr != "" {
+			if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
+				t.Errorf("%s: error %v, want %q", tc.in, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || empty != tc.empty || p != tc.want {
+			t.Errorf("%s: %+v empty=%t err=%v, want %+v empty=%t", tc.in, p, empty, err, tc.want, tc.empty)
+		}
+	}
+}
+
+func TestTimeoutCoversARoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		p        Params
+		maxDelay int
+		want     int
+	}{{Params{Ack: true}, 0, 1}, {Params{Ack: true}, 3, 7}, {Params{Ack: true, AckTimeout: 2}, 3, 2}} {
+		if got := Timeout(tc.p, tc.maxDelay); got != tc.want {
+			t.Errorf("Timeout(%+v, %d) = %d, want %d", tc.p, tc.maxDelay, got, tc.want)
+		}
+	}
+}
+
+func TestSuccessorWrapsRound(t *testing.T) {
+	if got := []int{Successor(0, 3), Successor(1, 3), Successor(2, 3)}; !slices.Equal(got, []int{1, 2, 0}) {
+		t.Errorf("successors %v", got)
+	}
+}
+
+// Without acknowledgements the link is a plain send to the successor: nothing kept,
+// nothing to encode, no rule.
+func TestLinkWithoutAcks(t *testing.T) {
+	l := NewLink(Params{}, 3)
+	ctx := sim.NewContext(2, []int{10, 20, 30})
+	l.Send(ctx, sim.Message{Type: "X", Vec: []int{1}})
+	if got := ctx.Sent(); len(got) != 1 || got[0].To != 0 || len(ctx.Effects()) != 1 {
+		t.Fatalf("effects %+v, want one send to index 0", ctx.Effects())
+	}
+	m := sim.Message{Type: "X", From: 1}
+	if !l.Receive(ctx, &m) || len(ctx.Effects()) != 1 {
+		t.Fatalf("a ring message must go on to the algorithm, unacknowledged")
+	}
+	if got := string(sim.EncodeState(nodeOf(&l))); got != "{}" {
+		t.Errorf("encoded %s, want nothing", got)
+	}
+}
+
+// The link's copy of a message is its own: changing the caller's slice afterwards does
+// not change what a time-out re-sends, and a clone keeps its own copy too.
+func TestLinkKeepsItsOwnCopies(t *testing.T) {
+	l := NewLink(Params{Ack: true}, 1)
+	ctx := sim.NewContext(0, []int{10, 20, 30})
+	vec := []int{7}
+	l.Send(ctx, sim.Message{Type: "X", Vec: vec})
+	c := l.Clone()
+	vec[0] = 99
+	l.pending[0].Vec[0] = 55
+	ctx.Reset(0)
+	c.Timer(ctx, TimerAck, func(*sim.Message) int { return -1 })
+	if got := ctx.Sent(); len(got) != 1 || got[0].To != 2 || !slices.Equal(got[0].Vec, []int{7}) {
+		t.Fatalf("clone re-sent %+v, want X[7] to index 2", got)
+	}
+}
+
+// nodeOf wraps a link so EncodeState can write it.
+type linkNode struct{ l *Link }
+
+func (n linkNode) Step(*sim.Context, *sim.Input) {}
+func (n linkNode) Clone() sim.Node               { return n }
+func (n linkNode) Encode(w *sim.StateWriter)     { n.l.Encode(w, []int{10, 20, 30}) }
+func nodeOf(l *Link) sim.Node                    { return linkNode{l} }
