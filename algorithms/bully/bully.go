@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/teach-dist/playground/algorithms/heartbeat"
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
@@ -89,17 +90,24 @@ var Spec = sim.Spec{
 			"state := ELECTION-OFF; leader := unknown",
 			"call an election (RE1)   // a recovered highest id takes over"},
 			Says: "comes back knowing no coordinator and calls an election at once"},
+		{Label: "RS1", Group: "Suspecting the coordinator (failure detector on)", Lines: []string{
+			"when the failure detector suspects my coordinator (FD3):",
+			"    if state = ELECTION-OFF: call an election (RE1)"},
+			Says: "suspects its coordinator has crashed and calls an election"},
+		heartbeat.Rules[0], heartbeat.Rules[1], heartbeat.Rules[2],
 	},
 	Vars: []sim.Var{
 		{Name: "state", Doc: "ELECTION-OFF, or ELECTION-ON while this process runs an election"},
 		{Name: "waiting", Doc: "during an election: answer (no ANSWER yet) or coordinator (answered, waiting for the winner); none otherwise"},
 		{Name: "leader", Doc: "id of the coordinator this process believes in (-1: unknown)"},
 		{Name: "answered", Doc: "ids that answered this process's current election"},
+		{Name: "watching", Doc: "with the failure detector on: the coordinator whose heartbeats this process waits for (-1: none)"},
 	},
 	Messages: []sim.MessageType{
 		{Name: MsgElection, Doc: "calls an election; sent only to higher ids"},
 		{Name: MsgAnswer, Doc: "the receiver of an ELECTION is alive and outranks the caller"},
 		{Name: MsgCoordinator, Doc: "announces the winner to every lower id", Arg: "leader"},
+		heartbeat.Message,
 	},
 	Costs: []sim.Cost{
 		{Name: "COORDINATOR messages, best case (the second-highest id notices the crash)", Formula: "N-2",
@@ -113,21 +121,27 @@ var Spec = sim.Spec{
 			Value: func(n int) float64 { return float64(n*n - n - 1) }},
 		{Name: "time to elect, best case", Formula: "answer time-out + T (the COORDINATOR)"},
 	},
-	Defaults:    sim.Defaults{Nodes: 8, Delay: [2]int{1, 3}, FIFO: false, CS: 0, Until: 500},
-	ParseParams: ParseParams,
-	New:         newNode,
+	Defaults:           sim.Defaults{Nodes: 8, Delay: [2]int{1, 3}, FIFO: false, CS: 0, Until: 500},
+	BackgroundTimers:   heartbeat.Timers,
+	BackgroundMessages: []string{heartbeat.Msg},
+	ParseParams:        ParseParams,
+	New:                newNode,
 }
 
 // Params are the time-outs; 0 derives one from the network's largest delay.
 type Params struct {
 	AnswerTimeout      int // how long a caller waits for an ANSWER
 	CoordinatorTimeout int // how long it then waits for the COORDINATOR
+	// Heartbeat turns on the failure detector: the coordinator beats, the others
+	// suspect it after a silence and call an election by themselves.
+	Heartbeat heartbeat.Params
 }
 
 // rawParams has pointers so a field left out keeps its default.
 type rawParams struct {
-	AnswerTimeout      *int `json:"answerTimeout"`
-	CoordinatorTimeout *int `json:"coordinatorTimeout"`
+	AnswerTimeout      *int              `json:"answerTimeout"`
+	CoordinatorTimeout *int              `json:"coordinatorTimeout"`
+	Heartbeat          *heartbeat.Params `json:"heartbeat"`
 }
 
 // ParseParams decodes {"answerTimeout": t, "coordinatorTimeout": t}; nil, empty or null
@@ -160,6 +174,12 @@ func ParseParams(raw []byte, ids []int) (any, error) {
 		}
 		*f.dst = *f.v
 	}
+	if r.Heartbeat != nil {
+		if err := r.Heartbeat.Validate("params.heartbeat"); err != nil {
+			return nil, err
+		}
+		p.Heartbeat = *r.Heartbeat
+	}
 	return p, nil
 }
 
@@ -167,15 +187,18 @@ func ParseParams(raw []byte, ids []int) (any, error) {
 func paramsError(err error) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		if te.Field == "answerTimeout" || te.Field == "coordinatorTimeout" {
+		switch te.Field {
+		case "answerTimeout", "coordinatorTimeout", "heartbeat.period", "heartbeat.timeout":
 			return fmt.Errorf("params.%s: must be a positive integer, got %s", te.Field, te.Value)
+		case "heartbeat":
+			return fmt.Errorf("params.heartbeat: got %s, want {\"period\": T, \"timeout\": D}", te.Value)
 		}
-		return fmt.Errorf("params: got %s, want an object with answerTimeout and coordinatorTimeout", te.Value)
+		return fmt.Errorf("params: got %s, want an object with answerTimeout, coordinatorTimeout and heartbeat", te.Value)
 	}
 	// encoding/json reports an unknown field only in its message.
 	if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
 		name := strings.Trim(strings.TrimPrefix(msg, "json: unknown field "), `"`)
-		return fmt.Errorf("params.%s: unknown field (allowed: answerTimeout, coordinatorTimeout)", name)
+		return fmt.Errorf("params.%s: unknown field (allowed: answerTimeout, coordinatorTimeout, heartbeat with period and timeout)", name)
 	}
 	return fmt.Errorf("params: %v", err)
 }
@@ -210,6 +233,8 @@ type node struct {
 	leader      int    // id, -1: unknown
 	answered    []bool // by node index, for the current election
 	numAnswered int
+	fd          heartbeat.Detector
+	detector    bool // the failure detector is on
 }
 
 func newNode(self int, setup *sim.Setup) sim.Node {
@@ -226,6 +251,7 @@ func newNode(self int, setup *sim.Setup) sim.Node {
 	return &node{
 		ids: setup.IDs, highest: slices.Max(setup.IDs), answerT: a, coordT: c,
 		state: Off, waiting: WaitNone, leader: -1, answered: make([]bool, len(setup.IDs)),
+		fd: heartbeat.New(p.Heartbeat), detector: p.Heartbeat.On(),
 	}
 }
 
@@ -236,6 +262,7 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 		n.state, n.waiting = Off, WaitNone
 		n.leader = n.highest
 		ctx.Leader(n.highest)
+		n.follow(ctx)
 	case sim.Recover:
 		// The kernel already forgot this node's leader when it crashed.
 		ctx.Rule("RR1")
@@ -255,6 +282,8 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 			n.onAnswer(ctx, &in.Msg)
 		case MsgCoordinator:
 			n.onCoordinator(ctx, &in.Msg)
+		case heartbeat.Msg:
+			n.fd.Heard(ctx, in.Msg.From)
 		}
 	}
 }
@@ -280,7 +309,31 @@ func (n *node) forgetAnswers() {
 	n.numAnswered = 0
 }
 
+// follow points the failure detector at the current leader: the leader beats, the
+// others watch it.
+func (n *node) follow(ctx *sim.Context) {
+	if !n.detector {
+		return
+	}
+	if n.leader == ctx.SelfID() {
+		n.fd.Lead(ctx)
+		return
+	}
+	if i, ok := ctx.Index(n.leader); ok {
+		n.fd.Watch(ctx, i)
+	}
+}
+
 func (n *node) onTimer(ctx *sim.Context, name string) {
+	if mine, suspect := n.fd.Timer(ctx, name); mine {
+		if suspect {
+			ctx.Rule("RS1")
+			if n.state == Off {
+				n.elect(ctx)
+			}
+		}
+		return
+	}
 	switch {
 	case name == TimerAnswer && n.state == On && n.waiting == WaitAnswer:
 		// RE1, first branch: nobody higher answered, so nobody higher is alive.
@@ -296,6 +349,7 @@ func (n *node) win(ctx *sim.Context) {
 	me := ctx.SelfID()
 	n.state, n.waiting, n.leader = Off, WaitNone, me
 	ctx.Leader(me)
+	n.follow(ctx)
 	for j := 0; j < ctx.N(); j++ {
 		if ctx.ID(j) < me {
 			ctx.Send(j, sim.Message{Type: MsgCoordinator, Arg: me})
@@ -340,6 +394,7 @@ func (n *node) onCoordinator(ctx *sim.Context, m *sim.Message) {
 		n.state, n.waiting, n.leader = Off, WaitNone, k
 		n.forgetAnswers()
 		ctx.Leader(k)
+		n.follow(ctx)
 		return
 	}
 	// Winners announce only to lower ids, so this needs a COORDINATOR from elsewhere
@@ -367,4 +422,11 @@ func (n *node) Encode(w *sim.StateWriter) {
 		}
 	}
 	w.Ints("answered", answered)
+	if n.detector {
+		watching := -1
+		if i := n.fd.Watched(); i >= 0 {
+			watching = n.ids[i]
+		}
+		w.Int("watching", watching)
+	}
 }

@@ -104,8 +104,10 @@ type Spec struct {
 	Costs    []Cost
 	Defaults Defaults
 
-	// BackgroundTimers never stop a run from being quiescent (heartbeats, for example).
-	BackgroundTimers []string
+	// BackgroundTimers and BackgroundMessages never stop a run from being quiescent:
+	// a failure detector's heartbeats go on for ever, yet an election can settle.
+	BackgroundTimers   []string
+	BackgroundMessages []string
 
 	// ParseParams decodes the scenario's params strictly; nil means none are accepted.
 	ParseParams func(raw []byte, ids []int) (any, error)

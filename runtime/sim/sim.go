@@ -63,6 +63,7 @@ type msgSlot struct {
 	at    int // arrival time
 	state slotState
 	held  bool
+	bg    bool // a background message (heartbeat): it never keeps a run from being quiet
 }
 
 type timerSlot struct {
@@ -654,8 +655,11 @@ func (s *Sim) send(m Message) error {
 		s.lastArr[ch] = at
 	}
 	slot := s.allocMsg()
-	s.msgs[slot] = msgSlot{msg: m, at: at, state: slotLive, held: nw.Hold}
-	s.inflight++
+	bg := len(s.spec.BackgroundMessages) > 0 && slices.Contains(s.spec.BackgroundMessages, m.Type)
+	s.msgs[slot] = msgSlot{msg: m, at: at, state: slotLive, held: nw.Hold, bg: bg}
+	if !bg {
+		s.inflight++
+	}
 	if nw.Hold {
 		s.held = append(s.held, slot)
 		return nil
@@ -689,8 +693,10 @@ func (s *Sim) freeMsg(slot int32) {
 
 func (s *Sim) deliverSlot(slot int32) error {
 	m := s.msgs[slot].msg
+	if !s.msgs[slot].bg {
+		s.inflight--
+	}
 	s.freeMsg(slot)
-	s.inflight--
 	return s.deliver(&m)
 }
 
@@ -746,7 +752,9 @@ func (s *Sim) drop(a *Action, live bool) error {
 func (s *Sim) removeInFlight(slot int32, reason string) error {
 	ms := &s.msgs[slot]
 	m := ms.msg
-	s.inflight--
+	if !ms.bg {
+		s.inflight--
+	}
 	if ms.held {
 		s.held = slices.DeleteFunc(s.held, func(x int32) bool { return x == slot })
 		s.freeMsg(slot)
