@@ -1,0 +1,93 @@
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"sync"
+)
+
+// Manager holds the live sessions by id, under a cap. A session ends on its own after
+// its idle time without subscribers, or when the manager closes; either way its
+// goroutine is gone before Close returns.
+type Manager struct {
+	max    int
+	opts   Options
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu     sync.Mutex
+	byID   map[string]*Session
+	closed bool
+}
+
+// NewManager returns a manager allowing at most limit live sessions (at least 1).
+func NewManager(limit int, opts Options) *Manager {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Manager{max: max(limit, 1), opts: opts, ctx: ctx, cancel: cancel, byID: make(map[string]*Session)}
+}
+
+// Start creates a session running setup. It returns ErrFull at the cap, ErrClosed
+// after Close, or the kernel's error for a configuration that cannot run.
+func (m *Manager) Start(setup Setup) (*Session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	if len(m.byID) >= m.max {
+		return nil, ErrFull
+	}
+	s, err := newSession(newID(), setup, m.opts)
+	if err != nil {
+		return nil, err
+	}
+	m.byID[s.id] = s
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		s.run(m.ctx, func() { m.remove(s.id) })
+	}()
+	return s, nil
+}
+
+func (m *Manager) remove(id string) {
+	m.mu.Lock()
+	delete(m.byID, id)
+	m.mu.Unlock()
+}
+
+// Get returns the live session with this id.
+func (m *Manager) Get(id string) (*Session, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.byID[id]
+	return s, ok
+}
+
+// Len is the number of live sessions.
+func (m *Manager) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.byID)
+}
+
+// Max is the cap on live sessions.
+func (m *Manager) Max() int { return m.max }
+
+// Close ends every session and waits until their goroutines have returned.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	m.closed = true
+	m.mu.Unlock()
+	m.cancel()
+	m.wg.Wait()
+}
+
+// newID returns 128 random bits: the id is the capability to drive a session.
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (it panics on a broken system)
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}

@@ -1,0 +1,714 @@
+// Package session runs live simulations for the web playground. One goroutine owns one
+// run: it paces virtual time to the chosen speed, steps on command, records every
+// intervention so that any step can be rebuilt by replay, and fans frames (docs/protocol.md)
+// out to its subscribers. Nothing outside that goroutine touches the simulation, so
+// there is no lock around it.
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/teach-dist/playground/runtime/sim"
+)
+
+// Rate is how many virtual time units pass per wall-clock second at speed 1. With the
+// default delays (1 to 3 units) a message takes half a second to a second and a half:
+// slow enough to follow on a projector, fast enough not to bore.
+const Rate = 2.0
+
+// Speeds bound the speed multiplier.
+const (
+	MinSpeed = 0.25
+	MaxSpeed = 16.0
+)
+
+// Limits of a live run.
+const (
+	// Recent is how many of the latest trace events a snapshot carries, for the
+	// narration log; clients keep the same number so a rebuilt view equals a live one.
+	Recent = 100
+	// DefaultMaxEvents bounds a live run: replaying it (every seek does) stays quick.
+	DefaultMaxEvents = 250_000
+	// maxBatchesPerWake keeps a fast run from starving the command channel.
+	maxBatchesPerWake = 256
+	// lag is how far behind schedule pacing may fall before it re-anchors instead of
+	// bursting to catch up (after a slow replay or a stalled machine).
+	lag = 250 * time.Millisecond
+)
+
+// Errors returned by the session's API.
+var (
+	ErrClosed = errors.New("session: closed")
+	ErrFull   = errors.New("session: the server has reached its limit of live sessions")
+)
+
+// Subscriber receives a session's frames: a browser tab, later a lecture hall. It is
+// defined here, where it is used; the web package implements it over a WebSocket.
+type Subscriber interface {
+	// Send queues one frame and must not block. It returns false when the subscriber
+	// cannot take it (too slow, or gone); the session then drops the subscriber.
+	Send(frame []byte) bool
+	// Close tells the subscriber that the session dropped it or ended. It must not
+	// block and may be called more than once.
+	Close()
+}
+
+// Setup is what a run is built from: the kernel configuration and the scenario
+// document it came from, which the page shows and edits.
+type Setup struct {
+	Config   sim.Config
+	Scenario json.RawMessage // scenario v1
+	Name     string          // curated scenario name, if any
+}
+
+// Kind is what a command asks for.
+type Kind uint8
+
+const (
+	Play Kind = iota + 1
+	Pause
+	Step
+	Back
+	Seek
+	Speed
+	Reset
+	Act
+)
+
+// Command is one request from a subscriber. Node ids are the scenario's ids.
+type Command struct {
+	Kind  Kind
+	Ref   int64   // echoed in an error frame so the client can match it
+	Step  int     // Seek
+	Speed float64 // Speed
+	Setup *Setup  // Reset: a new run; nil restarts the current one without interventions
+	// Act: the intervention, with a node id (request, release, crash, recover, elect)
+	// or a message id (drop, deliver).
+	Do   sim.ActionKind
+	Node int
+	Msg  int64
+}
+
+// Options tune a session. Zero values take the defaults.
+type Options struct {
+	Idle           time.Duration // end the session after this long without subscribers (default 10 min)
+	MaxEvents      int           // trace events a live run may produce (default DefaultMaxEvents)
+	MaxSubscribers int           // subscribers at once (default 64)
+}
+
+func (o Options) withDefaults() Options {
+	if o.Idle <= 0 {
+		o.Idle = 10 * time.Minute
+	}
+	if o.MaxEvents <= 0 {
+		o.MaxEvents = DefaultMaxEvents
+	}
+	if o.MaxSubscribers <= 0 {
+		o.MaxSubscribers = 64
+	}
+	return o
+}
+
+type internal uint8
+
+const (
+	user internal = iota
+	attach
+	detach
+	touch
+)
+
+type envelope struct {
+	what internal
+	sub  Subscriber
+	cmd  Command
+	errc chan error // attach: the answer
+}
+
+// Session is one live run. Its exported methods are safe for concurrent use; all
+// state below the channels belongs to the run goroutine.
+type Session struct {
+	id        string
+	algorithm string
+	opts      Options
+	cmds      chan envelope
+	done      chan struct{}
+
+	setup   Setup
+	cfg     sim.Config
+	sim     *sim.Sim
+	enc     *sim.Encoder
+	ivs     []sim.Intervention
+	applied int // ivs[:applied] are applied to the current sim
+	horizon int // the furthest step this timeline has reached
+	playing bool
+	speed   float64
+	quiet   bool  // nothing is left to happen without an intervention
+	failed  error // the run hit a limit; it stays stopped until a seek back or a reset
+	subs    []Subscriber
+	idle    *time.Timer
+	pace    *time.Timer
+	paced   bool // pace is armed
+
+	anchorWall time.Time
+	anchorVirt int
+	pending    []batch // taken from the sim but not yet due
+
+	track
+}
+
+// ID is the session's id, an unguessable capability.
+func (s *Session) ID() string { return s.id }
+
+// Algorithm is the slug of the session's algorithm; it never changes.
+func (s *Session) Algorithm() string { return s.algorithm }
+
+// Done is closed when the session has ended.
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+func newSession(id string, setup Setup, opts Options) (*Session, error) {
+	if setup.Config.Spec == nil {
+		return nil, errors.New("session: no algorithm")
+	}
+	s := &Session{
+		id:        id,
+		algorithm: setup.Config.Spec.Slug,
+		opts:      opts.withDefaults(),
+		cmds:      make(chan envelope, 16),
+		done:      make(chan struct{}),
+		speed:     1,
+	}
+	if err := s.load(setup); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// load starts a fresh run of setup, without interventions, at step 0.
+func (s *Session) load(setup Setup) error {
+	cfg := setup.Config
+	// A live run has no end time: it goes quiet when nothing is left to happen and
+	// wakes up again when the user intervenes.
+	cfg.Until = 0
+	cfg.MaxEvents = s.opts.MaxEvents
+	// Try it first: a setup that cannot run leaves the current run as it is.
+	if _, err := sim.New(cfg, nil); err != nil {
+		return err
+	}
+	s.setup, s.cfg = setup, cfg
+	s.ivs, s.horizon = nil, 0
+	return s.rebuild(0)
+}
+
+// firstVisit is how long a new session waits for its first viewer: a page fetched by
+// something that never opens the socket (a crawler, a prefetch) should not hold one
+// of the limited places for the whole idle time.
+const firstVisit = 2 * time.Minute
+
+// run is the session's goroutine.
+func (s *Session) run(ctx context.Context, ended func()) {
+	s.idle = time.NewTimer(min(s.opts.Idle, firstVisit))
+	s.pace = time.NewTimer(time.Hour)
+	s.pace.Stop()
+	defer func() {
+		s.idle.Stop()
+		s.pace.Stop()
+		for _, sub := range s.subs {
+			sub.Close()
+		}
+		s.subs = nil
+		ended()
+		close(s.done)
+	}()
+	for {
+		var paceC <-chan time.Time
+		if s.paced {
+			paceC = s.pace.C
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.idle.C:
+			if len(s.subs) == 0 {
+				return
+			}
+		case e := <-s.cmds:
+			s.handle(e)
+		case <-paceC:
+			s.paced = false
+			s.advance(time.Now())
+		}
+		s.arm()
+	}
+}
+
+// send hands env to the goroutine, or fails if the session has ended.
+func (s *Session) send(e envelope) error {
+	select {
+	case <-s.done: // checked first: a buffered channel would otherwise accept it
+		return ErrClosed
+	default:
+	}
+	select {
+	case s.cmds <- e:
+		return nil
+	case <-s.done:
+		return ErrClosed
+	}
+}
+
+// Do queues a command from sub; errors about it come back to sub as error frames.
+func (s *Session) Do(sub Subscriber, c Command) error {
+	return s.send(envelope{what: user, sub: sub, cmd: c})
+}
+
+// Attach adds a subscriber, which first receives hello and snapshot frames.
+func (s *Session) Attach(sub Subscriber) error {
+	errc := make(chan error, 1)
+	if err := s.send(envelope{what: attach, sub: sub, errc: errc}); err != nil {
+		return err
+	}
+	select {
+	case err := <-errc:
+		return err
+	case <-s.done:
+		return ErrClosed
+	}
+}
+
+// Detach removes a subscriber; the last one leaving pauses the run.
+func (s *Session) Detach(sub Subscriber) {
+	_ = s.send(envelope{what: detach, sub: sub})
+}
+
+// Touch postpones idle eviction: a page was just served for this session.
+func (s *Session) Touch() {
+	select {
+	case s.cmds <- envelope{what: touch}:
+	default: // a busy session is not idle anyway
+	}
+}
+
+func (s *Session) handle(e envelope) {
+	switch e.what {
+	case attach:
+		e.errc <- s.attach(e.sub)
+		return
+	case detach:
+		s.detach(e.sub)
+		return
+	case touch:
+		if len(s.subs) == 0 {
+			s.idle.Reset(min(s.opts.Idle, firstVisit))
+		}
+		return
+	}
+	if err := s.command(e.cmd); err != nil {
+		var ce *cmdError
+		if !errors.As(err, &ce) {
+			ce = &cmdError{code: CodeRefused, msg: err.Error()}
+		}
+		s.sendTo(e.sub, errorFrame(e.cmd.Ref, ce.code, ce.msg))
+	}
+}
+
+func (s *Session) attach(sub Subscriber) error {
+	if len(s.subs) >= s.opts.MaxSubscribers {
+		return fmt.Errorf("session: %d viewers already follow this run", len(s.subs))
+	}
+	// What was due for the others must go out first, so the snapshot and the stream agree.
+	s.flush()
+	s.subs = append(s.subs, sub)
+	s.idle.Stop()
+	s.sendTo(sub, s.helloFrame())
+	s.sendTo(sub, s.snapshotFrame())
+	return nil
+}
+
+func (s *Session) detach(sub Subscriber) {
+	for i, x := range s.subs {
+		if x == sub {
+			s.subs = append(s.subs[:i], s.subs[i+1:]...)
+			break
+		}
+	}
+	if len(s.subs) == 0 {
+		// Nobody watches: stop spending time on the run, and keep its step for a reload.
+		s.flush()
+		s.playing = false
+		s.idle.Reset(s.opts.Idle)
+	}
+}
+
+// sendTo delivers to one subscriber; one that cannot keep up is dropped.
+func (s *Session) sendTo(sub Subscriber, frame []byte) {
+	if sub == nil {
+		return
+	}
+	if !sub.Send(frame) {
+		s.drop(sub)
+	}
+}
+
+// broadcast delivers to every subscriber; slow ones are dropped, not waited for.
+func (s *Session) broadcast(frame []byte) {
+	kept := s.subs[:0]
+	var slow []Subscriber
+	for _, sub := range s.subs {
+		if sub.Send(frame) {
+			kept = append(kept, sub)
+		} else {
+			slow = append(slow, sub)
+		}
+	}
+	clear(s.subs[len(kept):])
+	s.subs = kept
+	for _, sub := range slow {
+		sub.Close()
+	}
+	if len(s.subs) == 0 && len(slow) > 0 {
+		s.playing = false
+		s.idle.Reset(s.opts.Idle)
+	}
+}
+
+func (s *Session) drop(sub Subscriber) {
+	s.detach(sub)
+	sub.Close()
+}
+
+// Error codes of error frames (docs/protocol.md).
+const (
+	CodeBadFrame    = "bad-frame"
+	CodeUnknownType = "unknown-type"
+	CodeBadField    = "bad-field"
+	CodeBadScenario = "bad-scenario"
+	CodeRefused     = "refused"
+	CodeStopped     = "run-stopped"
+	CodeGone        = "gone"
+	CodeBusy        = "busy"
+)
+
+type cmdError struct {
+	code, msg string
+}
+
+func (e *cmdError) Error() string { return e.code + ": " + e.msg }
+
+func badField(format string, args ...any) error {
+	return &cmdError{code: CodeBadField, msg: fmt.Sprintf(format, args...)}
+}
+
+func (s *Session) command(c Command) error {
+	// Anything the user does applies to what the user has seen: publish the step that
+	// was waiting for its time first.
+	s.flush()
+	switch c.Kind {
+	case Play:
+		if s.failed != nil {
+			return &cmdError{code: CodeStopped, msg: s.failed.Error()}
+		}
+		s.playing = true
+		s.reanchor(time.Now())
+		s.broadcast(s.stateFrame())
+	case Pause:
+		s.playing = false
+		s.broadcast(s.stateFrame())
+	case Speed:
+		if math.IsNaN(c.Speed) || c.Speed < MinSpeed || c.Speed > MaxSpeed {
+			return badField("speed: %v is out of range (%v to %v)", c.Speed, MinSpeed, MaxSpeed)
+		}
+		s.speed = c.Speed
+		s.reanchor(time.Now())
+		s.broadcast(s.stateFrame())
+	case Step:
+		if s.failed != nil {
+			return &cmdError{code: CodeStopped, msg: s.failed.Error()}
+		}
+		s.playing = false
+		batches, ok, err := s.forward()
+		if err != nil {
+			return s.fail(err)
+		}
+		if !ok {
+			s.quiet = true
+			s.broadcast(s.stateFrame())
+			return nil
+		}
+		s.publish(batches)
+	case Back:
+		s.playing = false
+		return s.seek(s.sim.Steps() - 1)
+	case Seek:
+		s.playing = false
+		return s.seek(c.Step)
+	case Reset:
+		setup := s.setup
+		if c.Setup != nil {
+			setup = *c.Setup
+			if setup.Config.Spec == nil || setup.Config.Spec.Slug != s.algorithm {
+				return &cmdError{code: CodeBadScenario, msg: fmt.Sprintf("algorithm: this session runs %s", s.algorithm)}
+			}
+		}
+		s.playing = false
+		if err := s.load(setup); err != nil {
+			return &cmdError{code: CodeBadScenario, msg: err.Error()}
+		}
+		s.broadcast(s.helloFrame())
+		s.broadcast(s.snapshotFrame())
+	case Act:
+		return s.act(c)
+	default:
+		return &cmdError{code: CodeUnknownType, msg: fmt.Sprintf("command %d is unknown", c.Kind)}
+	}
+	return nil
+}
+
+func (s *Session) seek(step int) error {
+	step = max(0, min(step, s.horizon))
+	if err := s.rebuild(step); err != nil {
+		return s.fail(err)
+	}
+	s.broadcast(s.snapshotFrame())
+	return nil
+}
+
+// fail stops the run after a kernel error (its event limit): the user can seek back
+// or reset.
+func (s *Session) fail(err error) error {
+	s.failed = err
+	s.playing = false
+	s.broadcast(s.stateFrame())
+	return &cmdError{code: CodeStopped, msg: err.Error() + "; seek back or reset"}
+}
+
+// act applies an intervention now and records it, which rewrites the future: recorded
+// interventions after this step are forgotten and the horizon comes back here.
+func (s *Session) act(c Command) error {
+	if s.failed != nil {
+		return &cmdError{code: CodeStopped, msg: s.failed.Error()}
+	}
+	a := sim.Action{Do: c.Do, From: -1, To: -1}
+	switch c.Do {
+	case sim.ActRequest, sim.ActRelease, sim.ActCrash, sim.ActRecover, sim.ActElect:
+		i, ok := s.index(c.Node)
+		if !ok {
+			return badField("node: %d is not a node id", c.Node)
+		}
+		a.Node = i
+	case sim.ActDrop, sim.ActDeliver:
+		if c.Msg <= 0 {
+			return badField("msg: %s needs the id of a message in flight", c.Do)
+		}
+		a.Msg = c.Msg
+	default:
+		return badField("do: %q cannot be done from the playground", c.Do)
+	}
+	step := s.sim.Steps()
+	s.begin()
+	if err := s.sim.Apply(a); err != nil {
+		s.discard()
+		var ae *sim.ActionError
+		if errors.As(err, &ae) {
+			return &cmdError{code: CodeRefused, msg: ae.Error()}
+		}
+		return s.fail(err)
+	}
+	b := s.end()
+	// Forget the old future: its interventions were made on a timeline that no longer is.
+	k := len(s.ivs)
+	for k > 0 && s.ivs[k-1].Step > step {
+		k--
+	}
+	s.ivs = append(s.ivs[:k], sim.Intervention{Step: step, Action: a})
+	s.applied = len(s.ivs)
+	s.horizon = step
+	s.quiet = false
+	if s.playing {
+		s.reanchor(time.Now())
+	}
+	s.publish([]batch{b})
+	return nil
+}
+
+func (s *Session) index(id int) (int, bool) {
+	for i, x := range s.cfg.IDs {
+		if x == id {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// forward takes the run one step further, then applies the interventions recorded for
+// the step it reaches, each as a batch of its own. It mirrors sim.Replay exactly, so a
+// rebuilt run and a live one agree step for step.
+func (s *Session) forward() ([]batch, bool, error) {
+	var out []batch
+	s.begin()
+	ok, err := s.sim.Step()
+	if err != nil {
+		s.discard()
+		return nil, false, err
+	}
+	if ok {
+		out = append(out, s.end())
+	} else {
+		s.discard()
+		if s.applied == len(s.ivs) {
+			return nil, false, nil
+		}
+		// Replay applies an intervention the run was stuck at; so do we.
+		b, err := s.applyRecorded()
+		if err != nil {
+			return nil, false, err
+		}
+		out = append(out, b)
+	}
+	for s.applied < len(s.ivs) && s.ivs[s.applied].Step <= s.sim.Steps() {
+		b, err := s.applyRecorded()
+		if err != nil {
+			return nil, false, err
+		}
+		out = append(out, b)
+	}
+	s.quiet = !s.sim.HasNext() && s.applied == len(s.ivs)
+	return out, true, nil
+}
+
+func (s *Session) applyRecorded() (batch, error) {
+	s.begin()
+	err := s.sim.Apply(s.ivs[s.applied].Action)
+	s.applied++
+	var ae *sim.ActionError
+	if err != nil && !errors.As(err, &ae) {
+		s.discard()
+		return batch{}, err
+	}
+	// A refusal cannot happen on a faithful replay; if it does, the run goes on
+	// without that intervention, as sim.Replay's scheduled actions do.
+	return s.end(), nil
+}
+
+// rebuild replays the run from the start to step (or as far as it goes), with the
+// recorded interventions, and makes it the current run. It reports no batches: the
+// caller sends a snapshot.
+func (s *Session) rebuild(step int) error {
+	s.pending = nil
+	s.reset()
+	s.capture = false
+	defer func() { s.capture = true }()
+	s.enc = sim.NewEncoder(s.cfg.Spec, s.cfg.IDs)
+	s.begin()
+	sm, err := sim.New(s.cfg, s.onEvent)
+	if err != nil {
+		return err
+	}
+	s.sim = sm
+	s.applied = 0
+	s.end()
+	for s.applied < len(s.ivs) && s.ivs[s.applied].Step <= 0 {
+		if _, err := s.applyRecorded(); err != nil {
+			return err
+		}
+	}
+	for s.sim.Steps() < step {
+		_, ok, err := s.forward()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+	}
+	s.failed = nil
+	s.quiet = !s.sim.HasNext() && s.applied == len(s.ivs)
+	s.horizon = max(s.horizon, s.sim.Steps())
+	s.syncNodes()
+	return nil
+}
+
+// advance publishes every step that is due by now, stepping the run as needed; the
+// first step not yet due waits in pending.
+func (s *Session) advance(now time.Time) {
+	if !s.playing || s.failed != nil {
+		return
+	}
+	var out []batch
+	for range maxBatchesPerWake {
+		if s.pending == nil {
+			bs, ok, err := s.forward()
+			if err != nil {
+				s.publish(out)
+				_ = s.fail(err)
+				s.broadcast(errorFrame(0, CodeStopped, err.Error()+"; seek back or reset"))
+				return
+			}
+			if !ok {
+				s.quiet = true
+				break
+			}
+			s.pending = bs
+		}
+		due := s.due(s.pending[0].t)
+		if due.After(now) {
+			break
+		}
+		if now.Sub(due) > lag {
+			s.anchorWall, s.anchorVirt = now, s.pending[0].t
+		}
+		out = append(out, s.pending...)
+		s.pending = nil
+	}
+	s.publish(out)
+}
+
+// flush publishes the pending step at once.
+func (s *Session) flush() {
+	if s.pending != nil {
+		bs := s.pending
+		s.pending = nil
+		s.publish(bs)
+	}
+}
+
+func (s *Session) reanchor(now time.Time) {
+	s.anchorWall, s.anchorVirt = now, s.sim.Now()
+}
+
+// due is when virtual time t should be shown.
+func (s *Session) due(t int) time.Time {
+	secs := float64(t-s.anchorVirt) / (Rate * s.speed)
+	return s.anchorWall.Add(time.Duration(secs * float64(time.Second)))
+}
+
+// arm sets the pacing timer for the next thing to publish while playing.
+func (s *Session) arm() {
+	s.pace.Stop()
+	s.paced = false
+	if !s.playing || s.failed != nil || len(s.subs) == 0 {
+		return
+	}
+	switch {
+	case s.pending != nil:
+		s.pace.Reset(max(time.Until(s.due(s.pending[0].t)), 0))
+	case s.sim.HasNext() || s.applied < len(s.ivs):
+		s.pace.Reset(0)
+	default:
+		return // quiet: an intervention will wake the run
+	}
+	s.paced = true
+}
+
+func (s *Session) publish(bs []batch) {
+	if len(bs) == 0 {
+		return
+	}
+	s.horizon = max(s.horizon, bs[len(bs)-1].step)
+	s.broadcast(s.eventsFrame(bs))
+}

@@ -1,0 +1,228 @@
+// The panels beside the view: pseudocode with the fired rules lit, the inspector of
+// every variable and message in flight, and the narration log.
+
+import { leaders, holdsToken } from "./model.js";
+import { payloadText } from "./view.js";
+
+function h(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+export class Code {
+  constructor(root, follow) {
+    this.root = root;
+    this.follow = follow;
+    this.rules = new Map([...root.querySelectorAll(".rule")].map((e) => [e.dataset.rule, e]));
+    this.key = "";
+  }
+
+  // show lights the rules of the latest batch, or, when a process is selected, the
+  // rules that process fired last; each carries tags of the processes, in their colours.
+  show(model, selected) {
+    let lit = model.lit;
+    if (selected >= 0 && model.nodes[selected]) {
+      const n = model.nodes[selected];
+      lit = n.rules.map((rule) => ({ node: n.id, rule }));
+      this.follow.textContent = `following P${n.id}`;
+    } else {
+      this.follow.textContent = "the latest rule of any process";
+    }
+    const key = JSON.stringify(lit) + "|" + selected;
+    if (key === this.key) return;
+    this.key = key;
+    for (const e of this.rules.values()) {
+      e.classList.remove("lit");
+      e.querySelector(".tags").replaceChildren();
+    }
+    let first = null;
+    for (const { node, rule } of lit) {
+      const e = this.rules.get(rule);
+      if (!e) continue;
+      e.classList.add("lit");
+      first ??= e;
+      const tags = e.querySelector(".tags");
+      if ([...tags.children].some((t) => t.dataset.node === String(node))) continue;
+      const i = model.index.get(node) ?? 0;
+      const tag = h("span", `tag p${i % 8}`, `P${node}`);
+      tag.dataset.node = node;
+      tags.appendChild(tag);
+    }
+    if (first) keepVisible(this.root, first);
+  }
+}
+
+// keepVisible scrolls a panel (never the page) so that e shows.
+function keepVisible(box, e) {
+  const top = e.offsetTop - box.offsetTop;
+  if (top < box.scrollTop || top + e.offsetHeight > box.scrollTop + box.clientHeight) {
+    box.scrollTop = Math.max(0, top - 24);
+  }
+}
+
+function fmt(v) {
+  if (v === true) return "yes";
+  if (v === false) return "no";
+  if (v === null || v === undefined) return "";
+  if (Array.isArray(v)) {
+    if (!v.length) return "—";
+    if (Array.isArray(v[0])) return v.map((p) => `(${p.join(",")})`).join(" ");
+    return v.join(", ");
+  }
+  return String(v);
+}
+
+export class Inspector {
+  constructor(table, list, count, spec, onDrop) {
+    this.body = table.querySelector("tbody");
+    this.list = list;
+    this.count = count;
+    this.spec = spec;
+    this.onDrop = onDrop;
+  }
+
+  show(model, selected) {
+    const lead = leaders(model);
+    const rows = model.nodes.map((n, i) => {
+      const tr = h("tr", `p${i % 8}`);
+      tr.classList.toggle("crashed", !n.alive);
+      tr.classList.toggle("selected", i === selected);
+      tr.dataset.id = n.id;
+      const th = h("th");
+      th.scope = "row";
+      const cell = h("span", "pcell");
+      cell.append(h("span", "dot"), h("span", "", `P${n.id}`));
+      if (n.cs) cell.append(h("span", "flag cs", "CS"));
+      if (!n.alive) cell.append(h("span", "flag down", "crashed"));
+      if (lead.has(n.id) && n.alive) cell.append(h("span", "flag lead", "★ leader"));
+      if (holdsToken(n)) cell.append(h("span", "flag lead", "◆ token"));
+      th.append(cell);
+      tr.append(th);
+      for (const v of this.spec.vars) {
+        const val = n.state[v.name];
+        const td = h("td", "", fmt(val));
+        if (typeof val === "string" && /^[A-Z-]+$/.test(val)) td.classList.add(`v-${val}`);
+        tr.append(td);
+      }
+      return tr;
+    });
+    this.body.replaceChildren(...rows);
+
+    const msgs = [...model.inflight.values()].sort((a, b) => a.msg.id - b.msg.id);
+    this.count.textContent = String(msgs.length);
+    const shown = msgs.slice(0, 60).map((f) => {
+      const li = h("li");
+      const k = this.spec.messages.findIndex((m) => m.name === f.msg.type);
+      li.append(h("span", `chip m${k < 0 ? 6 : k % 7}`));
+      const when = f.at < 0 ? "held" : `arrives t=${f.at}`;
+      li.append(h("span", "what", `#${f.msg.id} ${f.msg.type}${payloadText(f.msg)} P${f.msg.from}→P${f.msg.to} · ${when}`));
+      const b = h("button", "", "drop");
+      b.type = "button";
+      b.title = "Drop this message (an intervention)";
+      b.addEventListener("click", () => this.onDrop(f.msg.id));
+      li.append(b);
+      return li;
+    });
+    if (msgs.length > shown.length) shown.push(h("li", "muted", `and ${msgs.length - shown.length} more`));
+    if (!msgs.length) shown.push(h("li", "muted", "nothing in the network"));
+    this.list.replaceChildren(...shown);
+  }
+}
+
+// Narration: one plain line per trace event, in the words of the rules' own texts.
+export class Narrator {
+  constructor(list, spec) {
+    this.list = list;
+    this.says = new Map(spec.rules.map((r) => [r.label, r.says]));
+    this.family = spec.family;
+  }
+
+  line(ev, model) {
+    const who = (id) => {
+      const i = model.index.get(id) ?? 0;
+      return h("span", `who p${i % 8}`, `P${id}`);
+    };
+    const li = h("li");
+    li.append(h("span", "t", `t=${ev.t}`));
+    const text = (...parts) => {
+      const span = h("span");
+      for (const p of parts) span.append(typeof p === "string" ? document.createTextNode(p) : p);
+      li.append(span);
+    };
+    const m = ev.msg;
+    switch (ev.type) {
+      case "rule":
+        text(who(ev.node), ` ${this.says.get(ev.rule) || "follows " + ev.rule} `, h("span", "lbl", ev.rule));
+        break;
+      case "send":
+        li.classList.add("net");
+        text(who(m.from), ` sends ${m.type}${payloadText(m)} to `, who(m.to));
+        break;
+      case "deliver":
+        li.classList.add("net");
+        text(who(m.to), ` receives ${m.type}${payloadText(m)} from `, who(m.from));
+        break;
+      case "drop":
+        li.classList.add("net");
+        text(`${m.type} from `, who(m.from), " to ", who(m.to), ` is lost (${ev.reason || "dropped"})`);
+        break;
+      case "request":
+        text(who(ev.node), " wants to enter the critical section");
+        break;
+      case "enter":
+        text(who(ev.node), " enters the critical section");
+        break;
+      case "exit":
+        text(who(ev.node), " leaves the critical section");
+        break;
+      case "elect":
+        text(who(ev.node), " suspects the leader and starts an election");
+        break;
+      case "leader":
+        text(who(ev.node), ` now takes P${ev.leader} as leader`);
+        break;
+      case "crash":
+        text(who(ev.node), " crashes");
+        break;
+      case "recover":
+        text(who(ev.node), " recovers with a fresh state");
+        break;
+      case "timer":
+        text(who(ev.node), `: its ${ev.name} timer fires`);
+        break;
+      case "partition":
+        text("The network splits: " + ev.groups.map((g) => "{" + g.map((x) => "P" + x).join(" ") + "}").join(" | "));
+        break;
+      case "heal":
+        text("The network heals");
+        break;
+      case "violation":
+        li.classList.add("violation");
+        text(`⚠ ${ev.property}: ${ev.detail}`);
+        break;
+      case "end":
+        text(`The run ends: ${ev.messages} messages, ${ev.entries} entries`);
+        break;
+      default:
+        text(ev.type);
+    }
+    return li;
+  }
+
+  // rebuild shows exactly the model's recent events (after a snapshot).
+  rebuild(model) {
+    this.list.setAttribute("aria-busy", "true");
+    this.list.replaceChildren(...model.recent.map((ev) => this.line(ev, model)));
+    this.list.setAttribute("aria-busy", "false");
+    this.list.scrollTop = this.list.scrollHeight;
+  }
+
+  // append adds the lines of new events and trims to the model's limit.
+  append(events, model) {
+    for (const ev of events) this.list.appendChild(this.line(ev, model));
+    while (this.list.children.length > model.recentMax) this.list.firstChild.remove();
+    this.list.scrollTop = this.list.scrollHeight;
+  }
+}

@@ -1,0 +1,282 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/gorilla/websocket"
+
+	"github.com/teach-dist/playground/runtime/session"
+	"github.com/teach-dist/playground/runtime/sim"
+	"github.com/teach-dist/playground/scenarios"
+)
+
+// sameOrigin accepts a WebSocket handshake only from a page of this very server: the
+// Origin header must be present and name this host. Browsers always send it, so a
+// missing one is not a browser following our page.
+func sameOrigin(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return false
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return false
+	}
+	return strings.EqualFold(u.Host, r.Host)
+}
+
+// client is one WebSocket connection: a session subscriber. Its writer goroutine is
+// the only one that writes to the connection; the session only ever queues frames, and
+// a full queue drops the client instead of slowing the session.
+type client struct {
+	conn *websocket.Conn
+	send chan []byte
+	quit chan struct{}
+	once sync.Once
+
+	mu        sync.Mutex
+	closeCode int
+	closeText string
+	drain     bool // write what is queued before closing (not for a client too slow to take it)
+}
+
+func newClient(conn *websocket.Conn, queue int) *client {
+	return &client{conn: conn, send: make(chan []byte, queue), quit: make(chan struct{}),
+		closeCode: websocket.CloseNormalClosure}
+}
+
+// Send implements session.Subscriber.
+func (c *client) Send(frame []byte) bool {
+	select {
+	case <-c.quit:
+		return false
+	default:
+	}
+	select {
+	case c.send <- frame:
+		return true
+	default:
+		c.closeWith(websocket.CloseTryAgainLater, "too slow: frames were piling up", false)
+		return false
+	}
+}
+
+// Close implements session.Subscriber: the session dropped us or ended.
+func (c *client) Close() { c.closeWith(websocket.CloseGoingAway, "the session ended", true) }
+
+func (c *client) closeWith(code int, text string, drain bool) {
+	c.once.Do(func() {
+		c.mu.Lock()
+		c.closeCode, c.closeText, c.drain = code, text, drain
+		c.mu.Unlock()
+		close(c.quit)
+	})
+}
+
+// writeLoop writes queued frames and pings, each under a deadline, until quit; then it
+// sends a close frame and closes the connection, which also ends the reader.
+func (c *client) writeLoop(ping, wait time.Duration) {
+	ticker := time.NewTicker(ping)
+	defer func() {
+		ticker.Stop()
+		c.conn.Close()
+	}()
+	for {
+		select {
+		case frame := <-c.send:
+			_ = c.conn.SetWriteDeadline(time.Now().Add(wait))
+			if err := c.conn.WriteMessage(websocket.TextMessage, frame); err != nil {
+				return
+			}
+		case <-ticker.C:
+			_ = c.conn.SetWriteDeadline(time.Now().Add(wait))
+			if err := c.conn.WriteMessage(websocket.PingMessage, nil); err != nil {
+				return
+			}
+		case <-c.quit:
+			c.mu.Lock()
+			msg := websocket.FormatCloseMessage(c.closeCode, c.closeText)
+			drain := c.drain
+			c.mu.Unlock()
+			deadline := time.Now().Add(wait)
+			_ = c.conn.SetWriteDeadline(deadline)
+			for drain {
+				select {
+				case frame := <-c.send:
+					if err := c.conn.WriteMessage(websocket.TextMessage, frame); err != nil {
+						return
+					}
+				default:
+					drain = false
+				}
+			}
+			_ = c.conn.WriteControl(websocket.CloseMessage, msg, deadline)
+			return
+		}
+	}
+}
+
+func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
+	s.conns.Add(1)
+	defer s.conns.Done()
+	up := websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384, CheckOrigin: sameOrigin}
+	conn, err := up.Upgrade(w, r, nil)
+	if err != nil {
+		return // the upgrader has answered (403 for a foreign origin, 400 for a bad handshake)
+	}
+	wait := s.opts.WriteWait
+	sess, ok := s.sessions.Get(chi.URLParam(r, "id"))
+	if !ok {
+		// Tell the page why, so it can start a new session.
+		_ = conn.SetWriteDeadline(time.Now().Add(wait))
+		_ = conn.WriteMessage(websocket.TextMessage, session.ErrorFrame(0, session.CodeGone, "this session has ended; reload the page for a new one"))
+		_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "no such session"), time.Now().Add(wait))
+		conn.Close()
+		return
+	}
+	c := newClient(conn, s.opts.SendQueue)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.writeLoop(s.opts.PongWait/2, wait) // two pings per pong wait: one may be late
+	}()
+	defer func() {
+		sess.Detach(c)
+		c.closeWith(websocket.CloseNormalClosure, "", true)
+		<-done
+	}()
+	if err := sess.Attach(c); err != nil {
+		code := session.CodeGone
+		if !errors.Is(err, session.ErrClosed) {
+			code = session.CodeBusy
+		}
+		c.Send(session.ErrorFrame(0, code, err.Error()))
+		c.closeWith(websocket.CloseTryAgainLater, code, true)
+		return
+	}
+	conn.SetReadLimit(s.opts.ReadLimit)
+	alive := func() { _ = conn.SetReadDeadline(time.Now().Add(s.opts.PongWait)) }
+	alive()
+	conn.SetPongHandler(func(string) error { alive(); return nil })
+	for {
+		kind, data, err := conn.ReadMessage()
+		if err != nil {
+			return // closed, timed out, or over the read limit
+		}
+		alive()
+		if kind != websocket.TextMessage {
+			c.Send(session.ErrorFrame(0, session.CodeBadFrame, "frames are JSON text; binary frames are not part of the protocol"))
+			continue
+		}
+		cmd, ferr := parseFrame(data)
+		if ferr != nil {
+			c.Send(session.ErrorFrame(ferr.ref, ferr.code, ferr.msg))
+			continue
+		}
+		if err := sess.Do(c, cmd); err != nil {
+			c.Send(session.ErrorFrame(cmd.Ref, session.CodeGone, "this session has ended; reload the page for a new one"))
+			return
+		}
+	}
+}
+
+// frameError is a frame the server cannot act on.
+type frameError struct {
+	ref       int64
+	code, msg string
+}
+
+// inFrame is every field a client frame may carry (docs/protocol.md).
+type inFrame struct {
+	Type     string          `json:"type"`
+	Ref      int64           `json:"ref"`
+	Step     *int            `json:"step"`
+	Speed    *float64        `json:"speed"`
+	Scenario json.RawMessage `json:"scenario"`
+	Do       string          `json:"do"`
+	Node     *int            `json:"node"`
+	Msg      *int64          `json:"msg"`
+}
+
+var simpleKinds = map[string]session.Kind{
+	"play": session.Play, "pause": session.Pause, "step": session.Step, "back": session.Back,
+}
+
+// parseFrame decodes one client frame strictly into a session command.
+func parseFrame(data []byte) (session.Command, *frameError) {
+	var f inFrame
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return session.Command{}, &frameError{code: session.CodeBadFrame, msg: "not a protocol frame: " + err.Error()}
+	}
+	if dec.More() {
+		return session.Command{}, &frameError{code: session.CodeBadFrame, msg: "one JSON object per frame"}
+	}
+	bad := func(format string, args ...any) (session.Command, *frameError) {
+		return session.Command{}, &frameError{ref: f.Ref, code: session.CodeBadField, msg: fmt.Sprintf(format, args...)}
+	}
+	cmd := session.Command{Ref: f.Ref}
+	if k, ok := simpleKinds[f.Type]; ok {
+		cmd.Kind = k
+		return cmd, nil
+	}
+	switch f.Type {
+	case "":
+		return session.Command{}, &frameError{ref: f.Ref, code: session.CodeBadFrame, msg: "type: missing"}
+	case "seek":
+		if f.Step == nil {
+			return bad("step: seek needs the step to show")
+		}
+		cmd.Kind, cmd.Step = session.Seek, *f.Step
+	case "speed":
+		if f.Speed == nil {
+			return bad("speed: missing (%v to %v)", session.MinSpeed, session.MaxSpeed)
+		}
+		cmd.Kind, cmd.Speed = session.Speed, *f.Speed
+	case "reset":
+		cmd.Kind = session.Reset
+		if len(f.Scenario) > 0 && string(f.Scenario) != "null" {
+			sc, err := scenarios.Parse(f.Scenario)
+			if err != nil {
+				return session.Command{}, &frameError{ref: f.Ref, code: session.CodeBadScenario, msg: err.Error()}
+			}
+			setup, err := setupOf(sc, "")
+			if err != nil {
+				return session.Command{}, &frameError{ref: f.Ref, code: session.CodeBadScenario, msg: err.Error()}
+			}
+			cmd.Setup = &setup
+		}
+	case "act":
+		do, ok := sim.ParseActionKind(f.Do)
+		if !ok {
+			return bad("do: %q is unknown (allowed: request, release, crash, recover, elect, drop, deliver)", f.Do)
+		}
+		cmd.Kind, cmd.Do = session.Act, do
+		switch do {
+		case sim.ActDrop, sim.ActDeliver:
+			if f.Msg == nil {
+				return bad("msg: %s needs a message id", f.Do)
+			}
+			cmd.Msg = *f.Msg
+		default:
+			if f.Node == nil {
+				return bad("node: %s needs a process id", f.Do)
+			}
+			cmd.Node = *f.Node
+		}
+	default:
+		return session.Command{}, &frameError{ref: f.Ref, code: session.CodeUnknownType,
+			msg: fmt.Sprintf("type: %q is unknown (allowed: play, pause, step, back, seek, speed, reset, act)", f.Type)}
+	}
+	return cmd, nil
+}
