@@ -546,20 +546,27 @@ func TestFrameTimeWithManyMessages(t *testing.T) {
 	}
 	waitFor(t, ctx, `document.querySelectorAll("#view g.msg").length >= 300`)
 	run(t, ctx, chromedp.Click(chromedp.CSS("#btn-play")))
-	p95 := eval[float64](t, ctx, `new Promise((resolve) => {
+	// Frame intervals: at 60 Hz a frame on time is one vsync (16.7 ms); a dropped frame
+	// shows as 33 ms or more. Reported: p50, p95, the worst, and frames over 25 ms.
+	stats := eval[[]float64](t, ctx, `new Promise((resolve) => {
 		const times = [];
 		let last = performance.now();
-		const end = last + 2000;
+		const end = last + 3000;
 		const tick = (now) => {
 			times.push(now - last);
 			last = now;
 			if (now < end) requestAnimationFrame(tick);
-			else { times.sort((a, b) => a - b); resolve(times[Math.floor(times.length * 0.95)]); }
+			else {
+				times.sort((a, b) => a - b);
+				const q = (p) => times[Math.min(times.length - 1, Math.floor(times.length * p))];
+				resolve([q(0.5), q(0.95), times[times.length - 1], times.filter((x) => x > 25).length, times.length]);
+			}
 		};
 		requestAnimationFrame(tick);
 	})`, chromedp.EvalAwaitPromise)
 	n := eval[int](t, ctx, `document.querySelectorAll("#view g.msg").length`)
-	t.Logf("N=32, %d messages in flight: p95 frame time %.1f ms (budget 16.7 ms)", n, p95)
+	t.Logf("N=32, %d messages in flight: frame time p50 %.1f ms, p95 %.1f ms (budget 16.7 ms), worst %.1f ms, %d of %d frames over 25 ms",
+		n, stats[0], stats[1], stats[2], int(stats[3]), int(stats[4]))
 	screenshot(t, ctx, "n32.png")
 }
 
