@@ -125,6 +125,43 @@ func TestCaptionsPointAtEventsOfTheRun(t *testing.T) {
 	}
 }
 
+// Every case a rule reports in a run has a sentence for the narration.
+func TestRuleCasesHaveSentences(t *testing.T) {
+	cases := 0
+	for _, e := range Curated() {
+		cfg, err := e.Scenario.Config()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec sim.Recorder
+		s, err := sim.New(cfg, rec.Sink())
+		if err == nil {
+			err = s.Run()
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", e.Name, err)
+		}
+		for _, ev := range rec.Events {
+			if ev.Type != sim.EvRule || ev.Why == "" {
+				continue
+			}
+			cases++
+			found := false
+			for _, r := range cfg.Spec.Rules {
+				if r.Label == ev.Rule && r.Why[ev.Why] != "" {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("%s: rule %s reports case %q, which has no sentence", e.Name, ev.Rule, ev.Why)
+			}
+		}
+	}
+	if cases == 0 {
+		t.Fatal("no curated run reports a rule case")
+	}
+}
+
 func TestDefaultsComeFromTheAlgorithm(t *testing.T) {
 	sc, err := Parse([]byte(`{"version":1,"algorithm":"ricart-agrawala","seed":3}`))
 	if err != nil {

@@ -136,6 +136,8 @@ export class Narrator {
   constructor(list, spec) {
     this.list = list;
     this.says = new Map(spec.rules.map((r) => [r.label, r.says]));
+    this.why = new Map(spec.rules.map((r) => [r.label, r.why || {}]));
+    this.lastFrom = new Map(); // node id -> sender of the message it is handling
     this.family = spec.family;
   }
 
@@ -153,14 +155,20 @@ export class Narrator {
     };
     const m = ev.msg;
     switch (ev.type) {
-      case "rule":
-        text(who(ev.node), ` ${this.says.get(ev.rule) || "follows " + ev.rule} `, h("span", "lbl", ev.rule));
+      case "rule": {
+        // A rule with cases says which applied, naming the sender being answered.
+        const why = ev.why && this.why.get(ev.rule)?.[ev.why];
+        const from = this.lastFrom.get(ev.node);
+        const said = why && from !== undefined ? why.replaceAll("{from}", `P${from}`) : this.says.get(ev.rule) || "follows " + ev.rule;
+        text(who(ev.node), ` ${said} `, h("span", "lbl", ev.rule));
         break;
+      }
       case "send":
         li.classList.add("net");
         text(who(m.from), ` sends ${m.type}${payloadText(m)} to `, who(m.to));
         break;
       case "deliver":
+        this.lastFrom.set(m.to, m.from);
         li.classList.add("net");
         text(who(m.to), ` receives ${m.type}${payloadText(m)} from `, who(m.from));
         break;
@@ -213,6 +221,7 @@ export class Narrator {
 
   // rebuild shows exactly the model's recent events (after a snapshot).
   rebuild(model) {
+    this.lastFrom.clear();
     this.list.setAttribute("aria-busy", "true");
     this.list.replaceChildren(...model.recent.map((ev) => this.line(ev, model)));
     this.list.setAttribute("aria-busy", "false");

@@ -116,8 +116,9 @@ type clientSpec struct {
 }
 
 type clientRule struct {
-	Label string `json:"label"`
-	Says  string `json:"says"`
+	Label string            `json:"label"`
+	Says  string            `json:"says"`
+	Why   map[string]string `json:"why,omitempty"`
 }
 
 type clientVar struct {
@@ -149,7 +150,7 @@ func buildPlay(spec *sim.Spec, session string) playPage {
 	}
 	p.Data = clientSpec{Slug: spec.Slug, Title: spec.Title, Family: string(spec.Family), Ring: p.Ring}
 	for _, r := range spec.Rules {
-		p.Data.Rules = append(p.Data.Rules, clientRule{Label: r.Label, Says: r.Says})
+		p.Data.Rules = append(p.Data.Rules, clientRule{Label: r.Label, Says: r.Says, Why: r.Why})
 	}
 	for _, v := range spec.Vars {
 		p.Data.Vars = append(p.Data.Vars, clientVar{Name: v.Name, Doc: v.Doc})

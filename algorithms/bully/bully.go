@@ -17,6 +17,9 @@ import (
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
+// WhyAnswer is RH1's case, for the narration.
+const WhyAnswer = "answer"
+
 // Message types.
 const (
 	MsgElection    = "ELECTION"
@@ -72,7 +75,8 @@ var Spec = sim.Spec{
 			Says: "hears from a higher id, so it cannot win and now waits for the COORDINATOR"},
 		{Label: "RH1", Group: "Receiving ELECTION from Pj", Lines: []string{
 			"send ANSWER to Pj   // Pj has a lower id: it should stand down"},
-			Says: "tells the lower caller that a higher process is alive"},
+			Says: "tells the lower caller that a higher process is alive",
+			Why:  map[string]string{WhyAnswer: "answers {from}: a higher process is alive, so {from} cannot win"}},
 		{Label: "RH2", Group: "Receiving ELECTION from Pj", Lines: []string{
 			"if state = ELECTION-OFF:",
 			"    call an election of my own (RE1)"},
@@ -358,7 +362,7 @@ func (n *node) win(ctx *sim.Context) {
 }
 
 func (n *node) onElection(ctx *sim.Context, m *sim.Message) {
-	ctx.Rule("RH1")
+	ctx.RuleWhy("RH1", WhyAnswer)
 	ctx.Send(m.From, sim.Message{Type: MsgAnswer})
 	ctx.Rule("RH2")
 	if n.state == Off {

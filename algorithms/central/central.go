@@ -15,6 +15,12 @@ import (
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
+// Cases of CG1, for the narration.
+const (
+	WhyGranted = "granted"
+	WhyQueued  = "queued"
+)
+
 // Message types.
 const (
 	MsgRequest = "REQUEST"
@@ -54,7 +60,11 @@ var Spec = sim.Spec{
 			"else:",
 			"    append j to queue",
 			"    if the DENIED variant is on: send DENIED to j"},
-			Says: "the coordinator grants the CS if it is free, otherwise queues the asker"},
+			Says: "the coordinator grants the CS if it is free, otherwise queues the asker",
+			Why: map[string]string{
+				WhyGranted: "grants the CS to {from} at once: nobody holds it",
+				WhyQueued:  "queues {from}'s request: the CS is taken",
+			}},
 		{Label: "CD1", Group: "Client: DENIED", Lines: []string{
 			"stay WAITING   // the CS is busy; a GRANT will follow"},
 			Says: "learns the CS is busy and keeps waiting for its turn"},
@@ -266,9 +276,16 @@ func (n *node) request(ctx *sim.Context) {
 
 // onRequest is the coordinator's CG1 for a request from node j (possibly itself).
 func (n *node) onRequest(ctx *sim.Context, j int) {
-	ctx.Rule("CG1")
 	// A REQUEST from the holder itself can overtake its RELEASE on a non-FIFO channel;
 	// queueing it like any other keeps the CS single-occupied.
+	switch {
+	case j == n.self:
+		ctx.Rule("CG1") // its own request: no sender to name
+	case n.holder >= 0:
+		ctx.RuleWhy("CG1", WhyQueued)
+	default:
+		ctx.RuleWhy("CG1", WhyGranted)
+	}
 	if n.holder >= 0 {
 		n.queue = append(n.queue, j)
 		if n.denied && j != n.self {

@@ -11,6 +11,15 @@ const (
 	MsgReply   = "REPLY"
 )
 
+// Cases of the rules, for the narration.
+const (
+	WhyHeld    = "held"
+	WhyOlder   = "older"
+	WhyYounger = "younger"
+	WhyIdle    = "idle"
+	WhyCounted = "counted"
+)
+
 // States of a process with respect to the CS.
 const (
 	Released  = "RELEASED"
@@ -37,7 +46,8 @@ var Spec = sim.Spec{
 			Says: "asks every other process for permission"},
 		{Label: "RA3", Group: "Asking for the CS", Lines: []string{
 			"wait until all n-1 others have replied"},
-			Says: "counts a reply and keeps waiting for the rest"},
+			Says: "counts a reply and keeps waiting for the rest",
+			Why:  map[string]string{WhyCounted: "counts {from}'s reply"}},
 		{Label: "RE1", Group: "Entering the CS", Lines: []string{
 			"state := HELD",
 			"enter the CS"},
@@ -47,7 +57,13 @@ var Spec = sim.Spec{
 			"    queue j's request, do not answer yet",
 			"else",
 			"    send REPLY to j at once"},
-			Says: "decides whether to answer a request now or defer it"},
+			Says: "decides whether to answer a request now or defer it",
+			Why: map[string]string{
+				WhyHeld:    "defers {from}'s request: it is in the CS itself",
+				WhyOlder:   "defers {from}'s request: its own request is older",
+				WhyYounger: "answers {from}'s request at once: {from}'s request is older than its own",
+				WhyIdle:    "answers {from}'s request at once: it does not want the CS",
+			}},
 		{Label: "RR1", Group: "Leaving the CS", Lines: []string{
 			"state := RELEASED",
 			"send REPLY to every queued request"},
@@ -131,12 +147,21 @@ func (n *node) older(ctx *sim.Context, tj, idj int) bool {
 }
 
 func (n *node) onRequest(ctx *sim.Context, m *sim.Message) {
-	ctx.Rule("RH1")
-	if n.state == Held || (n.state == Requested && n.older(ctx, m.TS, ctx.ID(m.From))) {
-		n.deferred = append(n.deferred, m.From)
+	switch {
+	case n.state == Held:
+		ctx.RuleWhy("RH1", WhyHeld)
+	case n.state == Requested && n.older(ctx, m.TS, ctx.ID(m.From)):
+		ctx.RuleWhy("RH1", WhyOlder)
+	case n.state == Requested:
+		ctx.RuleWhy("RH1", WhyYounger)
+		n.reply(ctx, m.From)
+		return
+	default:
+		ctx.RuleWhy("RH1", WhyIdle)
+		n.reply(ctx, m.From)
 		return
 	}
-	n.reply(ctx, m.From)
+	n.deferred = append(n.deferred, m.From)
 }
 
 func (n *node) reply(ctx *sim.Context, to int) {
@@ -148,7 +173,7 @@ func (n *node) onReply(ctx *sim.Context, m *sim.Message) {
 	if n.state != Requested || n.replied[m.From] {
 		return
 	}
-	ctx.Rule("RA3")
+	ctx.RuleWhy("RA3", WhyCounted)
 	n.replied[m.From] = true
 	n.replies++
 	if n.replies == ctx.N()-1 {

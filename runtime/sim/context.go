@@ -17,6 +17,7 @@ const (
 type Effect struct {
 	Kind   EffectKind
 	Rule   string  // FireRule
+	Why    string  // FireRule: which case of the rule applied (a key of Rule.Why)
 	Msg    Message // Send (To set)
 	Timer  string  // SetTimer, CancelTimer
 	After  int     // SetTimer
@@ -59,6 +60,13 @@ func (c *Context) Index(id int) (int, bool) {
 // Rule records that a labelled rule of the pseudocode fired.
 func (c *Context) Rule(label string) {
 	c.effects = append(c.effects, Effect{Kind: FireRule, Rule: label})
+}
+
+// RuleWhy records that a rule fired and which of its cases applied, so the narration
+// can say why ("defers P1's request: its own request is older"). why is a key of the
+// rule's Why map: a constant, so recording it costs nothing.
+func (c *Context) RuleWhy(label, why string) {
+	c.effects = append(c.effects, Effect{Kind: FireRule, Rule: label, Why: why})
 }
 
 // Send sends m to node index to. The kernel assigns the id and sets From and To.

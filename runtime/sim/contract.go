@@ -128,6 +128,10 @@ type Rule struct {
 	Group string   // e.g. "Handling an incoming request"
 	Lines []string // the pseudocode, one line each
 	Says  string   // one plain sentence for the narration log
+	// Why holds sentences for the cases a rule distinguishes (see Context.RuleWhy):
+	// the narration says the one that applied. "{from}" stands for the sender of the
+	// message being handled.
+	Why map[string]string
 }
 
 // Var documents one inspector variable (a key written by Encode).

@@ -531,6 +531,7 @@ func (s *Sim) effect(i int, e *Effect) error {
 	case FireRule:
 		ev := s.event(EvRule, i)
 		ev.Rule = e.Rule
+		ev.Why = e.Why
 		return s.emit(ev)
 	case Send:
 		if e.Msg.To < 0 || e.Msg.To >= s.n {

@@ -45,6 +45,7 @@ type Event struct {
 	Msg    Message // send, deliver, drop
 	Reason string  // drop: why
 	Rule   string  // rule
+	Why    string  // rule: which case applied, if the rule has cases
 	Name   string  // timer
 	Leader int     // leader: the id this node now takes as leader
 
@@ -108,6 +109,10 @@ func (e *Encoder) Append(b []byte, ev *Event) []byte {
 	case EvRule:
 		b = append(b, `,"rule":`...)
 		b = appendString(b, ev.Rule)
+		if ev.Why != "" {
+			b = append(b, `,"why":`...)
+			b = appendString(b, ev.Why)
+		}
 	case EvTimer:
 		b = append(b, `,"name":`...)
 		b = appendString(b, ev.Name)

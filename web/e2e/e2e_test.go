@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -354,6 +355,11 @@ func TestRicartAgrawalaWalkThrough(t *testing.T) {
 	}
 	if !held {
 		t.Error("the inspector never showed HELD")
+	}
+	// The narration says which case of RH1 applied, naming the requester.
+	narration := eval[string](t, ctx, `document.getElementById("log").textContent`)
+	if !regexp.MustCompile(`(answers|defers) P\d's request`).MatchString(narration) {
+		t.Errorf("the narration never says why a request was answered or deferred:\n%s", narration)
 	}
 	if !inOrder(lit, "RA1", "RH1", "RE1", "RR1") {
 		t.Errorf("the highlighted rule went %v; want RA1, RH1, RE1, RR1 in that order", lit)
