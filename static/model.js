@@ -36,7 +36,7 @@ export function applyHello(m, f) {
 }
 
 function nodeOf(v, rules) {
-  return { id: v.id, alive: v.alive, cs: v.cs, leader: v.leader, group: v.group, state: v.state, rules };
+  return { id: v.id, alive: v.alive, cs: v.cs, token: v.token, leader: v.leader, group: v.group, state: v.state, rules };
 }
 
 export function applySnapshot(m, f) {
@@ -106,9 +106,7 @@ export function leaders(m) {
   return out;
 }
 
-const tokenKeys = ["token", "hasToken", "haveToken", "holding"];
-
+// The server says who holds the token (algorithms that have one tell the kernel).
 export function holdsToken(n) {
-  const s = n.state || {};
-  return tokenKeys.some((k) => s[k] === true);
+  return n.token === true;
 }

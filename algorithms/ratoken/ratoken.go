@@ -333,3 +333,6 @@ func (n *node) Encode(w *sim.StateWriter) {
 	}
 	w.Ints("token", token)
 }
+
+// HoldsToken reports whether this process has the token (present or in use).
+func (n *node) HoldsToken() bool { return n.state != NoToken }

@@ -387,3 +387,6 @@ func (n *node) Encode(w *sim.StateWriter) {
 	}
 	w.Int("parent", parent)
 }
+
+// HoldsToken reports whether the privilege is here (the holder pointer points at self).
+func (n *node) HoldsToken() bool { return n.holder == n.self }

@@ -325,3 +325,6 @@ func (n *node) Encode(w *sim.StateWriter) {
 	}
 	w.Ints("Q", q)
 }
+
+// HoldsToken reports whether the token is here.
+func (n *node) HoldsToken() bool { return n.token }

@@ -682,3 +682,6 @@ func (n *node) Encode(w *sim.StateWriter) {
 func show(m *sim.Message) string {
 	return m.Type + "(" + strconv.Itoa(m.Arg) + "," + strconv.Itoa(m.TS) + ")"
 }
+
+// HoldsToken reports whether the token is here.
+func (n *node) HoldsToken() bool { return n.token }

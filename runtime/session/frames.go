@@ -29,6 +29,8 @@ func appendNode(b []byte, v *nodeView, rules []string) []byte {
 	b = appendBool(b, v.alive)
 	b = append(b, `,"cs":`...)
 	b = appendBool(b, v.cs)
+	b = append(b, `,"token":`...)
+	b = appendBool(b, v.token)
 	b = append(b, `,"leader":`...)
 	b = appendInt(b, v.leader)
 	b = append(b, `,"group":`...)

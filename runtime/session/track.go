@@ -49,13 +49,14 @@ type nodeView struct {
 	id     int
 	alive  bool
 	cs     bool
+	token  bool
 	leader int
 	group  int
 	state  []byte
 }
 
 func (v *nodeView) equal(o *nodeView) bool {
-	return v.id == o.id && v.alive == o.alive && v.cs == o.cs && v.leader == o.leader &&
+	return v.id == o.id && v.alive == o.alive && v.cs == o.cs && v.token == o.token && v.leader == o.leader &&
 		v.group == o.group && bytes.Equal(v.state, o.state)
 }
 
@@ -185,7 +186,7 @@ func views(snap *sim.Snapshot) []nodeView {
 		if i < len(snap.Groups) {
 			g = snap.Groups[i]
 		}
-		out[i] = nodeView{id: n.ID, alive: n.Alive, cs: n.InCS, leader: n.Leader, group: g, state: n.State}
+		out[i] = nodeView{id: n.ID, alive: n.Alive, cs: n.InCS, token: n.Token, leader: n.Leader, group: g, state: n.State}
 	}
 	return out
 }

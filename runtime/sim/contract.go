@@ -21,6 +21,12 @@ type WaitingFor interface {
 	WaitingFor() []int
 }
 
+// TokenHolder is implemented by token algorithms' nodes, so the view can mark the
+// process that holds the token.
+type TokenHolder interface {
+	HoldsToken() bool
+}
+
 // InputKind says what happened to a node.
 type InputKind uint8
 

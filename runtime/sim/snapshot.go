@@ -7,6 +7,7 @@ type NodeView struct {
 	ID     int
 	Alive  bool
 	InCS   bool
+	Token  bool   // holds the token (token algorithms)
 	Leader int    // id, -1: none recorded
 	State  []byte // the node's canonical JSON (Encode)
 }
@@ -36,6 +37,9 @@ func (s *Sim) Snapshot() Snapshot {
 		snap.Nodes[i] = NodeView{
 			ID: s.cfg.IDs[i], Alive: s.alive[i], InCS: s.inCS[i], Leader: s.leaderOf[i],
 			State: slices.Clone(w.Bytes()),
+		}
+		if th, ok := nd.(TokenHolder); ok {
+			snap.Nodes[i].Token = s.alive[i] && th.HoldsToken()
 		}
 	}
 	snap.InFlight = s.InFlight()
