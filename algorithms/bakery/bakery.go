@@ -4,13 +4,9 @@
 package bakery
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"strings"
 
+	"github.com/teach-dist/playground/algorithms/params"
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
@@ -137,29 +133,11 @@ type rawParams struct {
 // the field.
 func ParseParams(raw []byte, ids []int) (any, error) {
 	var p Params
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return p, nil
-	}
 	var r rawParams
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			if te.Field == "poll" {
-				return nil, fmt.Errorf("params.poll: must be a positive integer, got %s", te.Value)
-			}
-			return nil, fmt.Errorf("params: got %s, want an object with poll", te.Value)
-		}
-		if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
-			name := strings.Trim(strings.TrimPrefix(msg, "json: unknown field "), `"`)
-			return nil, fmt.Errorf("params.%s: unknown field (allowed: poll)", name)
-		}
-		return nil, fmt.Errorf("params: %v", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("params: must be a single JSON object")
+	spec := params.Spec{Fields: []params.Field{{Name: "poll", Must: "a positive integer"}}}
+	// Params left out leave r empty, so the defaults stand.
+	if _, err := params.Decode(raw, &r, spec); err != nil {
+		return nil, err
 	}
 	if r.Poll != nil {
 		if *r.Poll <= 0 || *r.Poll > sim.MaxTime {

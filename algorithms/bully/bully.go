@@ -5,15 +5,11 @@
 package bully
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
-	"strings"
 
 	"github.com/teach-dist/playground/algorithms/heartbeat"
+	"github.com/teach-dist/playground/algorithms/params"
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
@@ -152,18 +148,10 @@ type rawParams struct {
 // gives the defaults (derived from the network). Errors name the field.
 func ParseParams(raw []byte, ids []int) (any, error) {
 	var p Params
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return p, nil
-	}
 	var r rawParams
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
-		return nil, paramsError(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("params: must be a single JSON object")
+	// Params left out leave r empty, so the defaults stand.
+	if _, err := params.Decode(raw, &r, paramsSpec); err != nil {
+		return nil, err
 	}
 	for _, f := range []struct {
 		name string
@@ -187,24 +175,17 @@ func ParseParams(raw []byte, ids []int) (any, error) {
 	return p, nil
 }
 
-// paramsError turns a decoding error into one that names the field.
-func paramsError(err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		switch te.Field {
-		case "answerTimeout", "coordinatorTimeout", "heartbeat.period", "heartbeat.timeout":
-			return fmt.Errorf("params.%s: must be a positive integer, got %s", te.Field, te.Value)
-		case "heartbeat":
-			return fmt.Errorf("params.heartbeat: got %s, want {\"period\": T, \"timeout\": D}", te.Value)
-		}
-		return fmt.Errorf("params: got %s, want an object with answerTimeout, coordinatorTimeout and heartbeat", te.Value)
-	}
-	// encoding/json reports an unknown field only in its message.
-	if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
-		name := strings.Trim(strings.TrimPrefix(msg, "json: unknown field "), `"`)
-		return fmt.Errorf("params.%s: unknown field (allowed: answerTimeout, coordinatorTimeout, heartbeat with period and timeout)", name)
-	}
-	return fmt.Errorf("params: %v", err)
+// paramsSpec words the decoding errors so they name the field.
+var paramsSpec = params.Spec{
+	Fields: []params.Field{
+		{Name: "answerTimeout", Must: "a positive integer"},
+		{Name: "coordinatorTimeout", Must: "a positive integer"},
+		{Name: "heartbeat", Want: `{"period": T, "timeout": D}`},
+		{Name: "heartbeat.period", Must: "a positive integer"},
+		{Name: "heartbeat.timeout", Must: "a positive integer"},
+	},
+	Object:  "answerTimeout, coordinatorTimeout and heartbeat",
+	Allowed: "answerTimeout, coordinatorTimeout, heartbeat with period and timeout",
 }
 
 // timeouts resolves the time-outs for a network whose delays are at most d.

@@ -3,15 +3,10 @@
 package central
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"slices"
-	"strconv"
-	"strings"
 
+	"github.com/teach-dist/playground/algorithms/params"
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
@@ -134,25 +129,20 @@ type rawParams struct {
 // defaults. Errors name the field and what it accepts.
 func ParseParams(raw []byte, ids []int) (any, error) {
 	p := DefaultParams(ids)
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
+	var r rawParams
+	given, err := params.Decode(raw, &r, paramsSpec)
+	if !given {
 		if len(ids) == 0 {
 			return nil, errors.New("params.coordinator: there are no node ids to choose from")
 		}
 		return p, nil
 	}
-	var r rawParams
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
-		return nil, paramsError(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("params: must be a single JSON object")
+	if err != nil {
+		return nil, err
 	}
 	if r.Coordinator != nil {
-		if !slices.Contains(ids, *r.Coordinator) {
-			return nil, fmt.Errorf("params.coordinator: %d is not a node id (ids: %s)", *r.Coordinator, joinInts(ids))
+		if err := params.NodeID("coordinator", *r.Coordinator, ids); err != nil {
+			return nil, err
 		}
 		p.Coordinator = *r.Coordinator
 	} else if len(ids) == 0 {
@@ -164,32 +154,14 @@ func ParseParams(raw []byte, ids []int) (any, error) {
 	return p, nil
 }
 
-// paramsError turns a decoding error into one that names the field.
-func paramsError(err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		switch te.Field {
-		case "coordinator":
-			return fmt.Errorf("params.coordinator: got %s, want a node id (an integer)", te.Value)
-		case "denied":
-			return fmt.Errorf("params.denied: got %s, want true or false", te.Value)
-		}
-		return fmt.Errorf("params: got %s, want an object with coordinator and denied", te.Value)
-	}
-	// encoding/json reports an unknown field only in its message.
-	if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
-		name := strings.TrimPrefix(msg, "json: unknown field ")
-		return fmt.Errorf("params: unknown field %s (allowed: coordinator, denied)", name)
-	}
-	return fmt.Errorf("params: %v", err)
-}
-
-func joinInts(v []int) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = strconv.Itoa(x)
-	}
-	return strings.Join(s, " ")
+// paramsSpec words the decoding errors so they name the field.
+var paramsSpec = params.Spec{
+	Fields: []params.Field{
+		{Name: "coordinator", Want: "a node id (an integer)"},
+		{Name: "denied", Want: "true or false"},
+	},
+	Object:       "coordinator and denied",
+	QuoteUnknown: true,
 }
 
 type node struct {

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
+
+	"github.com/teach-dist/playground/algorithms/params"
 )
 
 // Variants of the algorithm, chosen with params.variant.
@@ -132,18 +132,10 @@ type rawParams struct {
 // field.
 func ParseParams(raw []byte, ids []int) (any, error) {
 	p := Params{Variant: Basic}
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return p, nil
-	}
 	var r rawParams
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
-		return nil, paramsError(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("params: must be a single JSON object")
+	// Params left out leave r empty, so the defaults stand.
+	if _, err := params.Decode(raw, &r, paramsSpec); err != nil {
+		return nil, err
 	}
 	if r.Variant != nil {
 		switch *r.Variant {
@@ -181,7 +173,7 @@ func parseSets(raw []byte, ids []int) ([][]int, error) {
 		key := tok.(string) // object keys are always strings
 		owner, err := strconv.Atoi(key)
 		if err != nil || index(owner) < 0 {
-			return nil, fmt.Errorf("params.sets.%s: %q is not a node id (ids: %s)", key, key, joinInts(ids))
+			return nil, fmt.Errorf("params.sets.%s: %q is not a node id (ids: %s)", key, key, params.JoinInts(ids))
 		}
 		field := "params.sets." + key
 		i := index(owner)
@@ -196,7 +188,7 @@ func parseSets(raw []byte, ids []int) ([][]int, error) {
 		for _, id := range members {
 			j := index(id)
 			if j < 0 {
-				return nil, fmt.Errorf("%s: %d is not a node id (ids: %s)", field, id, joinInts(ids))
+				return nil, params.NodeID("sets."+key, id, ids)
 			}
 			if slices.Contains(set, j) {
 				return nil, fmt.Errorf("%s: %d is listed twice", field, id)
@@ -214,7 +206,7 @@ func parseSets(raw []byte, ids []int) ([][]int, error) {
 	}
 	for i, s := range sets {
 		if s == nil {
-			return nil, fmt.Errorf("params.sets: no set for node %d (give one for every node: %s)", ids[i], joinInts(ids))
+			return nil, fmt.Errorf("params.sets: no set for node %d (give one for every node: %s)", ids[i], params.JoinInts(ids))
 		}
 	}
 	for i := range sets {
@@ -236,28 +228,12 @@ func intersect(a, b []int) bool {
 	return false
 }
 
-// paramsError turns a decoding error into one that names the field.
-func paramsError(err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		switch te.Field {
-		case "variant":
-			return fmt.Errorf("params.variant: got %s, want %q or %q", te.Value, Basic, DeadlockFree)
-		}
-		return fmt.Errorf("params: got %s, want an object with variant and sets", te.Value)
-	}
-	// encoding/json reports an unknown field only in its message.
-	if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
-		name := strings.Trim(strings.TrimPrefix(msg, "json: unknown field "), `"`)
-		return fmt.Errorf("params.%s: unknown field (allowed: variant, sets)", name)
-	}
-	return fmt.Errorf("params: %v", err)
-}
-
-func joinInts(v []int) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = strconv.Itoa(x)
-	}
-	return strings.Join(s, " ")
+// paramsSpec words the decoding errors so they name the field; sets is raw, so only
+// variant can have the wrong type.
+var paramsSpec = params.Spec{
+	Fields: []params.Field{
+		{Name: "variant", Want: strconv.Quote(Basic) + " or " + strconv.Quote(DeadlockFree)},
+		{Name: "sets"},
+	},
+	Object: "variant and sets",
 }

@@ -8,14 +8,13 @@ package raymond
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/teach-dist/playground/algorithms/params"
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
@@ -121,28 +120,15 @@ func BalancedTree(n int) Params {
 // its parent's id; the root is left out or maps to null. The parents must form one tree
 // spanning every node. nil, empty or null gives the balanced default.
 func ParseParams(raw []byte, ids []int) (any, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return BalancedTree(len(ids)), nil
-	}
 	var r struct {
 		Tree json.RawMessage `json:"tree"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &te):
-			return nil, fmt.Errorf("params: got %s, want an object with tree", te.Value)
-		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-			return nil, fmt.Errorf("params.%s: unknown field (allowed: tree)", name)
+	// tree is raw, so a type error can only be about the whole object.
+	if given, err := params.Decode(raw, &r, params.Spec{Fields: []params.Field{{Name: "tree"}}}); !given || err != nil {
+		if err != nil {
+			return nil, err
 		}
-		return nil, fmt.Errorf("params: %v", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("params: must be a single JSON object")
+		return BalancedTree(len(ids)), nil
 	}
 	t := bytes.TrimSpace(r.Tree)
 	if len(t) == 0 || string(t) == "null" {
@@ -176,7 +162,7 @@ func parseTree(raw []byte, ids []int) (Params, error) {
 		id, err := strconv.Atoi(key)
 		k := slices.Index(ids, id)
 		if err != nil || k < 0 {
-			return Params{}, fmt.Errorf("params.tree.%s: not a node id (ids: %s)", key, joinInts(ids))
+			return Params{}, fmt.Errorf("params.tree.%s: not a node id (ids: %s)", key, params.JoinInts(ids))
 		}
 		if listed[k] {
 			return Params{}, fmt.Errorf("params.tree.%s: listed twice", key)
@@ -196,7 +182,7 @@ func parseTree(raw []byte, ids []int) (Params, error) {
 		}
 		pk := slices.Index(ids, pid)
 		if pk < 0 {
-			return Params{}, fmt.Errorf("params.tree.%s: parent %d is not a node id (ids: %s)", key, pid, joinInts(ids))
+			return Params{}, fmt.Errorf("params.tree.%s: parent %d is not a node id (ids: %s)", key, pid, params.JoinInts(ids))
 		}
 		if pk == k {
 			return Params{}, fmt.Errorf("params.tree.%s: a node cannot be its own parent", key)
@@ -213,7 +199,7 @@ func parseTree(raw []byte, ids []int) (Params, error) {
 		}
 	}
 	if len(roots) != 1 {
-		return Params{}, fmt.Errorf("params.tree: %d nodes have no parent (%s); exactly one, the root, may have none", len(roots), joinInts(roots))
+		return Params{}, fmt.Errorf("params.tree: %d nodes have no parent (%s); exactly one, the root, may have none", len(roots), params.JoinInts(roots))
 	}
 	// With one root, a node that does not reach it lies on a cycle.
 	for k := range parent {
@@ -222,7 +208,7 @@ func parseTree(raw []byte, ids []int) (Params, error) {
 		for x := k; parent[x] >= 0; x = parent[x] {
 			if seen[x] {
 				return Params{}, fmt.Errorf("params.tree: the parents form a cycle (%s) instead of leading to the root %d",
-					strings.ReplaceAll(joinInts(path), " ", " -> "), roots[0])
+					strings.ReplaceAll(params.JoinInts(path), " ", " -> "), roots[0])
 			}
 			seen[x] = true
 			path = append(path, ids[parent[x]])
@@ -234,14 +220,6 @@ func parseTree(raw []byte, ids []int) (Params, error) {
 func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
-}
-
-func joinInts(v []int) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = strconv.Itoa(x)
-	}
-	return strings.Join(s, " ")
 }
 
 type node struct {

@@ -17,14 +17,11 @@
 package ringnext
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
-	"strings"
 
+	"github.com/teach-dist/playground/algorithms/params"
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
@@ -94,7 +91,7 @@ var FieldDocs = []Field{
 }
 
 // Field names one params field and what it accepts.
-type Field struct{ Name, Want string }
+type Field = params.Field
 
 // Params checks the fields and resolves them.
 func (f Fields) Params() (Params, error) {
@@ -118,44 +115,8 @@ func (f Fields) Params() (Params, error) {
 // lists every accepted field, in the order error messages name them. It reports whether
 // raw was empty (nil, blank or null), in which case dst is left alone.
 func Decode(raw []byte, dst any, fields []Field) (empty bool, err error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return true, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		return false, paramsError(err, fields)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return false, errors.New("params: must be a single JSON object")
-	}
-	return false, nil
-}
-
-// paramsError turns a decoding error into one that names the field.
-func paramsError(err error, fields []Field) error {
-	names := make([]string, len(fields))
-	for i, f := range fields {
-		names[i] = f.Name
-	}
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		// An embedded struct's field comes as "Fields.ack": the JSON name is the last part.
-		name := te.Field[strings.LastIndex(te.Field, ".")+1:]
-		for _, f := range fields {
-			if name == f.Name {
-				return fmt.Errorf("params.%s: got %s, want %s", f.Name, te.Value, f.Want)
-			}
-		}
-		return fmt.Errorf("params: got %s, want an object with %s", te.Value, strings.Join(names, ", "))
-	}
-	// encoding/json reports an unknown field only in its message.
-	if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
-		name := strings.Trim(strings.TrimPrefix(msg, "json: unknown field "), `"`)
-		return fmt.Errorf("params.%s: unknown field (allowed: %s)", name, strings.Join(names, ", "))
-	}
-	return fmt.Errorf("params: %v", err)
+	given, err := params.Decode(raw, dst, params.Spec{Fields: fields})
+	return !given, err
 }
 
 // Timeout is the ack time-out for a network whose delays are at most maxDelay: a ring

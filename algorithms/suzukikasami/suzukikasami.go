@@ -5,15 +5,10 @@
 package suzukikasami
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"slices"
-	"strconv"
-	"strings"
 
+	"github.com/teach-dist/playground/algorithms/params"
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
@@ -122,44 +117,19 @@ func ParseParams(raw []byte, ids []int) (any, error) {
 		return nil, errors.New("params.holder: there are no node ids to choose from")
 	}
 	p := DefaultParams(ids)
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return p, nil
-	}
 	var r rawParams
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &te) && te.Field == "holder":
-			return nil, fmt.Errorf("params.holder: got %s, want a node id (an integer)", te.Value)
-		case errors.As(err, &te):
-			return nil, fmt.Errorf("params: got %s, want an object with holder", te.Value)
-		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-			return nil, fmt.Errorf("params.%s: unknown field (allowed: holder)", name)
-		}
-		return nil, fmt.Errorf("params: %v", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("params: must be a single JSON object")
+	spec := params.Spec{Fields: []params.Field{{Name: "holder", Want: "a node id (an integer)"}}}
+	// Params left out leave r empty, so the defaults stand.
+	if _, err := params.Decode(raw, &r, spec); err != nil {
+		return nil, err
 	}
 	if r.Holder != nil {
-		if !slices.Contains(ids, *r.Holder) {
-			return nil, fmt.Errorf("params.holder: %d is not a node id (ids: %s)", *r.Holder, joinInts(ids))
+		if err := params.NodeID("holder", *r.Holder, ids); err != nil {
+			return nil, err
 		}
 		p.Holder = *r.Holder
 	}
 	return p, nil
-}
-
-func joinInts(v []int) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = strconv.Itoa(x)
-	}
-	return strings.Join(s, " ")
 }
 
 type node struct {

@@ -19,15 +19,13 @@
 package tokenring
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/teach-dist/playground/algorithms/params"
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
@@ -208,7 +206,13 @@ type rawParams struct {
 	AckTimeout *int `json:"ackTimeout"`
 }
 
-const allowed = "holder, hop, regenerate, ackTimeout"
+// paramsSpec words the decoding errors so they name the field.
+var paramsSpec = params.Spec{Fields: []params.Field{
+	{Name: "holder", Want: "a node id (an integer)"},
+	{Name: "hop", Want: "an integer"},
+	{Name: "regenerate", Want: "an integer"},
+	{Name: "ackTimeout", Want: "an integer"},
+}}
 
 // ParseParams decodes {"holder": id, "hop": t, "regenerate": t, "ackTimeout": t}; nil,
 // empty or null gives the defaults. Errors name the field.
@@ -217,22 +221,14 @@ func ParseParams(raw []byte, ids []int) (any, error) {
 	if len(ids) == 0 {
 		return nil, errors.New("params.holder: there are no node ids to choose from")
 	}
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return p, nil
-	}
 	var r rawParams
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
-		return nil, paramsError(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("params: must be a single JSON object")
+	// Params left out leave r empty, so the defaults stand.
+	if _, err := params.Decode(raw, &r, paramsSpec); err != nil {
+		return nil, err
 	}
 	if r.Holder != nil {
-		if !slices.Contains(ids, *r.Holder) {
-			return nil, fmt.Errorf("params.holder: %d is not a node id (ids: %s)", *r.Holder, joinInts(ids))
+		if err := params.NodeID("holder", *r.Holder, ids); err != nil {
+			return nil, err
 		}
 		p.Holder = *r.Holder
 	}
@@ -256,34 +252,6 @@ func ParseParams(raw []byte, ids []int) (any, error) {
 		p.AckTimeout = *r.AckTimeout
 	}
 	return p, nil
-}
-
-// paramsError turns a decoding error into one that names the field.
-func paramsError(err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		switch te.Field {
-		case "holder":
-			return fmt.Errorf("params.holder: got %s, want a node id (an integer)", te.Value)
-		case "hop", "regenerate", "ackTimeout":
-			return fmt.Errorf("params.%s: got %s, want an integer", te.Field, te.Value)
-		}
-		return fmt.Errorf("params: got %s, want an object with %s", te.Value, allowed)
-	}
-	// encoding/json reports an unknown field only in its message.
-	if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
-		name := strings.Trim(strings.TrimPrefix(msg, "json: unknown field "), `"`)
-		return fmt.Errorf("params.%s: unknown field (allowed: %s)", name, allowed)
-	}
-	return fmt.Errorf("params: %v", err)
-}
-
-func joinInts(v []int) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = strconv.Itoa(x)
-	}
-	return strings.Join(s, " ")
 }
 
 func paramsOf(setup *sim.Setup) Params {
