@@ -20,57 +20,32 @@ const (
 	unitPoll           = 6
 )
 
+// fixture is the shared hand-driven node, with the node typed for the tests that read it.
 type fixture struct {
-	t   *testing.T
-	ctx *sim.Context
-	n   *node
+	*simtest.Fixture
+	n *node
 }
 
 func newFixture(t *testing.T, self int) *fixture {
 	t.Helper()
-	n := Spec.New(self, &sim.Setup{IDs: unitIDs, MaxDelay: 3}).(*node)
-	f := &fixture{t: t, ctx: sim.NewContext(self, unitIDs), n: n}
-	f.step(sim.Input{Kind: sim.Init})
-	f.ctx.Reset(self)
-	return f
-}
-
-func (f *fixture) step(in sim.Input) {
-	f.ctx.Reset(f.ctx.Self())
-	f.n.Step(f.ctx, &in)
+	sf := simtest.Start(t, &Spec, self, &sim.Setup{IDs: unitIDs, MaxDelay: 3})
+	sf.Ctx.Reset(self) // tests begin with nothing recorded, Init's BI1 included
+	return &fixture{Fixture: sf, n: sf.Node.(*node)}
 }
 
 func (f *fixture) deliver(typ string, from, arg int) {
-	f.step(sim.Input{Kind: sim.Deliver, Msg: sim.Message{Type: typ, From: from, To: f.ctx.Self(), Arg: arg}})
+	f.Deliver(sim.Message{Type: typ, From: from, Arg: arg})
 }
 
 // sent renders messages as "TYPE->P<id>", plus "(value)" for answers.
 func (f *fixture) sent() []string {
 	var out []string
-	for _, m := range f.ctx.Sent() {
+	for _, m := range f.Ctx.Sent() {
 		s := fmt.Sprintf("%s->P%d", m.Type, unitIDs[m.To])
 		if m.Type == MsgNumber || m.Type == MsgChoosing {
 			s += fmt.Sprintf("(%d)", m.Arg)
 		}
 		out = append(out, s)
-	}
-	return out
-}
-
-// effects renders timers and the CS as "set poll 6", "enter", "exit".
-func (f *fixture) effects() []string {
-	var out []string
-	for _, e := range f.ctx.Effects() {
-		switch e.Kind {
-		case sim.SetTimer:
-			out = append(out, fmt.Sprintf("set %s %d", e.Timer, e.After))
-		case sim.CancelTimer:
-			out = append(out, "cancel "+e.Timer)
-		case sim.EnterCS:
-			out = append(out, "enter")
-		case sim.ExitCS:
-			out = append(out, "exit")
-		}
 	}
 	return out
 }
@@ -83,18 +58,18 @@ type expect struct {
 }
 
 func (f *fixture) check(want expect) {
-	f.t.Helper()
-	if got := f.ctx.Rules(); !slices.Equal(got, want.rules) {
-		f.t.Errorf("rules = %v, want %v", got, want.rules)
+	f.T.Helper()
+	if got := f.Ctx.Rules(); !slices.Equal(got, want.rules) {
+		f.T.Errorf("rules = %v, want %v", got, want.rules)
 	}
 	if got := f.sent(); !slices.Equal(got, want.sent) {
-		f.t.Errorf("sent = %v, want %v", got, want.sent)
+		f.T.Errorf("sent = %v, want %v", got, want.sent)
 	}
-	if got := f.effects(); !slices.Equal(got, want.effects) {
-		f.t.Errorf("effects = %v, want %v", got, want.effects)
+	if got := f.Effects(); !slices.Equal(got, want.effects) {
+		f.T.Errorf("effects = %v, want %v", got, want.effects)
 	}
-	if got := string(sim.EncodeState(f.n)); got != want.state {
-		f.t.Errorf("state:\n got %s\nwant %s", got, want.state)
+	if got := f.State(); got != want.state {
+		f.T.Errorf("state:\n got %s\nwant %s", got, want.state)
 	}
 }
 
@@ -122,7 +97,7 @@ func bakery(choosingOf, numberOf, ahead, passed, reading string, polling bool, r
 func inBakery(t *testing.T) *fixture {
 	t.Helper()
 	f := newFixture(t, iP3)
-	f.step(sim.Input{Kind: sim.Request})
+	f.Step(sim.Input{Kind: sim.Request})
 	f.deliver(MsgNumber, iP9, 4)
 	f.deliver(MsgNumber, iP1, 2)
 	f.deliver(MsgNumber, iP7, 0)
@@ -131,29 +106,29 @@ func inBakery(t *testing.T) *fixture {
 
 func TestBI1_StartsWithNoTicket(t *testing.T) {
 	for _, kind := range []sim.InputKind{sim.Init, sim.Recover} {
-		n := Spec.New(iP9, &sim.Setup{IDs: unitIDs}).(*node)
-		f := &fixture{t: t, ctx: sim.NewContext(iP9, unitIDs), n: n}
-		f.step(sim.Input{Kind: kind})
+		sf := simtest.NewFixture(t, &Spec, iP9, &sim.Setup{IDs: unitIDs})
+		f := &fixture{Fixture: sf, n: sf.Node.(*node)}
+		f.Step(sim.Input{Kind: kind})
 		f.check(expect{rules: []string{"BI1"}, state: released})
 	}
 }
 
 func TestBD1_SetsChoosingAndReadsEveryNumber(t *testing.T) {
 	f := newFixture(t, iP1)
-	f.step(sim.Input{Kind: sim.Request})
+	f.Step(sim.Input{Kind: sim.Request})
 	f.check(expect{rules: []string{"BD1"},
 		sent:  []string{"READ-NUMBER->P3", "READ-NUMBER->P9", "READ-NUMBER->P7"},
 		state: doorway(0, e)})
 	if got := f.n.WaitingFor(); !slices.Equal(got, []int{iP3, iP9, iP7}) {
 		t.Errorf("waiting for %v", got)
 	}
-	f.step(sim.Input{Kind: sim.Request}) // asking again changes nothing
+	f.Step(sim.Input{Kind: sim.Request}) // asking again changes nothing
 	f.check(expect{state: doorway(0, e)})
 }
 
 func TestBD2_KeepsTheHighestNumberRead(t *testing.T) {
 	f := newFixture(t, iP3)
-	f.step(sim.Input{Kind: sim.Request})
+	f.Step(sim.Input{Kind: sim.Request})
 	f.deliver(MsgNumber, iP1, 4)
 	f.check(expect{rules: []string{"BD2"}, state: doorway(4, "[1]")})
 	f.deliver(MsgNumber, iP9, 2)
@@ -167,7 +142,7 @@ func TestBD2_KeepsTheHighestNumberRead(t *testing.T) {
 
 func TestBD3_TakesOneMoreThanTheHighestAndChecksEveryone(t *testing.T) {
 	f := newFixture(t, iP3)
-	f.step(sim.Input{Kind: sim.Request})
+	f.Step(sim.Input{Kind: sim.Request})
 	f.deliver(MsgNumber, iP9, 4)
 	f.deliver(MsgNumber, iP1, 2)
 	f.deliver(MsgNumber, iP7, 0)
@@ -223,12 +198,12 @@ func TestBP1_ReadsAgainWhatItStillWaitsOn(t *testing.T) {
 	f.deliver(MsgChoosing, iP9, 1)
 	f.deliver(MsgChoosing, iP1, 0)
 	f.deliver(MsgNumber, iP1, 3)
-	f.step(sim.Input{Kind: sim.Timer, Timer: TimerPoll})
+	f.Timer(TimerPoll)
 	// P7's first read is still on its way: it is not read twice.
 	f.check(expect{rules: []string{"BP1"}, sent: []string{"READ-CHOOSING->P9", "READ-NUMBER->P1"},
 		state: bakery("[9,7]", "[1]", "[[3,1]]", e, "[9,1,7]", false, 2)})
 	// A timer that is not armed (a stray from before) adds nothing.
-	f.step(sim.Input{Kind: sim.Timer, Timer: TimerPoll})
+	f.Timer(TimerPoll)
 	f.check(expect{state: bakery("[9,7]", "[1]", "[[3,1]]", e, "[9,1,7]", false, 2)})
 
 	f.deliver(MsgNumber, iP1, 0) // P1 left the CS
@@ -256,9 +231,9 @@ func TestBX1_ThrowsTheTicketAwayWithoutMessages(t *testing.T) {
 		f.deliver(MsgChoosing, j, 0)
 		f.deliver(MsgNumber, j, 0)
 	}
-	f.step(sim.Input{Kind: sim.Release})
+	f.Step(sim.Input{Kind: sim.Release})
 	f.check(expect{rules: []string{"BX1"}, effects: []string{"exit"}, state: released})
-	f.step(sim.Input{Kind: sim.Release}) // not in the CS
+	f.Step(sim.Input{Kind: sim.Release}) // not in the CS
 	f.check(expect{state: released})
 }
 
@@ -269,7 +244,7 @@ func TestBS1_AnswersReadsWithTheCurrentValue(t *testing.T) {
 	f.deliver(MsgReadChoosing, iP7, 0)
 	f.check(expect{rules: []string{"BS1"}, sent: []string{"CHOOSING->P7(0)"}, state: released})
 
-	f.step(sim.Input{Kind: sim.Request}) // in the doorway: choosing
+	f.Step(sim.Input{Kind: sim.Request}) // in the doorway: choosing
 	f.deliver(MsgReadChoosing, iP1, 0)
 	f.check(expect{rules: []string{"BS1"}, sent: []string{"CHOOSING->P1(1)"}, state: doorway(0, e)})
 
@@ -386,7 +361,7 @@ func TestBW1_ChoosingGuardsTheDoorwayRace(t *testing.T) {
 
 func TestCloneIsDeep(t *testing.T) {
 	f := newFixture(t, iP3)
-	f.step(sim.Input{Kind: sim.Request})
+	f.Step(sim.Input{Kind: sim.Request})
 	f.deliver(MsgNumber, iP9, 4)
 	c := f.n.Clone()
 	before := string(sim.EncodeState(c))

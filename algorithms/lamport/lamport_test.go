@@ -17,58 +17,32 @@ import (
 // instead of id, or an Encode that writes indexes, shows.
 var ids3 = []int{20, 10, 30}
 
-// fixture is one node driven by hand, with the context that records what it does.
+// fixture is the shared hand-driven node, with the node typed for the tests that read it.
 type fixture struct {
-	t   *testing.T
-	ctx *sim.Context
-	n   *node
+	*simtest.Fixture
+	n *node
 }
 
 func newFixture(t *testing.T, self int, ids []int) *fixture {
 	t.Helper()
-	f := &fixture{t: t, ctx: sim.NewContext(self, ids), n: Spec.New(self, &sim.Setup{IDs: ids}).(*node)}
-	f.step(sim.Input{Kind: sim.Init})
-	return f
-}
-
-// step feeds one input after clearing what the previous one recorded.
-func (f *fixture) step(in sim.Input) {
-	f.ctx.Reset(f.ctx.Self())
-	f.n.Step(f.ctx, &in)
+	sf := simtest.Start(t, &Spec, self, &sim.Setup{IDs: ids})
+	return &fixture{Fixture: sf, n: sf.Node.(*node)}
 }
 
 func (f *fixture) deliver(typ string, from, ts int) {
-	f.step(sim.Input{Kind: sim.Deliver, Msg: sim.Message{Type: typ, From: from, To: f.ctx.Self(), TS: ts}})
-}
-
-func (f *fixture) wantRules(want ...string) {
-	f.t.Helper()
-	if got := f.ctx.Rules(); !slices.Equal(got, want) {
-		f.t.Fatalf("rules fired: got %v, want %v", got, want)
-	}
-}
-
-func (f *fixture) wantState(want string) {
-	f.t.Helper()
-	if got := string(sim.EncodeState(f.n)); got != want {
-		f.t.Fatalf("state:\n got %s\nwant %s", got, want)
-	}
+	f.Deliver(sim.Message{Type: typ, From: from, TS: ts})
 }
 
 // wantSent compares messages as "TYPE->to@ts", to being a node index.
 func (f *fixture) wantSent(want ...string) {
-	f.t.Helper()
+	f.T.Helper()
 	var got []string
-	for _, m := range f.ctx.Sent() {
+	for _, m := range f.Ctx.Sent() {
 		got = append(got, fmt.Sprintf("%s->%d@%d", m.Type, m.To, m.TS))
 	}
 	if !slices.Equal(got, want) {
-		f.t.Fatalf("sent: got %v, want %v", got, want)
+		f.T.Fatalf("sent: got %v, want %v", got, want)
 	}
-}
-
-func (f *fixture) has(k sim.EffectKind) bool {
-	return slices.ContainsFunc(f.ctx.Effects(), func(e sim.Effect) bool { return e.Kind == k })
 }
 
 func TestLI1_StartsReleasedWithAnEmptyQueue(t *testing.T) {
@@ -91,14 +65,14 @@ func TestLI1_StartsReleasedWithAnEmptyQueue(t *testing.T) {
 func TestLA1_StampsQueuesAndSendsTheRequest(t *testing.T) {
 	f := newFixture(t, 1, ids3)
 	f.deliver(MsgReply, 2, 4) // a stray message only moves the clock to 5
-	f.step(sim.Input{Kind: sim.Request})
-	f.wantRules("LA1")
+	f.Step(sim.Input{Kind: sim.Request})
+	f.WantRules("LA1")
 	f.wantSent("REQUEST->0@6", "REQUEST->2@6")
-	f.wantState(`{"state":"REQUESTED","clock":6,"ts":6,"queue":[[6,10]],"latest":[0,0,4],"heard":[]}`)
+	f.WantState(`{"state":"REQUESTED","clock":6,"ts":6,"queue":[[6,10]],"latest":[0,0,4],"heard":[]}`)
 
 	// Asking again while waiting changes nothing.
-	f.step(sim.Input{Kind: sim.Request})
-	f.wantRules()
+	f.Step(sim.Input{Kind: sim.Request})
+	f.WantRules()
 	f.wantSent()
 }
 
@@ -119,7 +93,7 @@ func TestLH1_QueuesTheRequestAndRepliesAtOnce(t *testing.T) {
 		{
 			// Unlike Ricart-Agrawala, an older own request does not hold the reply back.
 			name: "OwnRequestIsOlder", self: 0, from: 2, ts: 7,
-			setup:     func(f *fixture) { f.step(sim.Input{Kind: sim.Request}) },
+			setup:     func(f *fixture) { f.Step(sim.Input{Kind: sim.Request}) },
 			wantSent:  []string{"REPLY->2@9"},
 			wantState: `{"state":"REQUESTED","clock":9,"ts":1,"queue":[[1,20],[7,30]],"latest":[0,0,7],"heard":[30]}`,
 		},
@@ -127,7 +101,7 @@ func TestLH1_QueuesTheRequestAndRepliesAtOnce(t *testing.T) {
 			name: "OtherRequestIsOlder", self: 2, from: 0, ts: 1,
 			setup: func(f *fixture) {
 				f.deliver(MsgRelease, 1, 4) // clock 5: the own request carries 6
-				f.step(sim.Input{Kind: sim.Request})
+				f.Step(sim.Input{Kind: sim.Request})
 			},
 			wantSent:  []string{"REPLY->0@8"},
 			wantState: `{"state":"REQUESTED","clock":8,"ts":6,"queue":[[1,20],[6,30]],"latest":[1,4,0],"heard":[]}`,
@@ -135,14 +109,14 @@ func TestLH1_QueuesTheRequestAndRepliesAtOnce(t *testing.T) {
 		{
 			// Equal timestamps: P10 (index 1) goes before P20 (index 0), by id.
 			name: "EqualTimestampsOrderedByID", self: 0, from: 1, ts: 1,
-			setup:     func(f *fixture) { f.step(sim.Input{Kind: sim.Request}) },
+			setup:     func(f *fixture) { f.Step(sim.Input{Kind: sim.Request}) },
 			wantSent:  []string{"REPLY->1@3"},
 			wantState: `{"state":"REQUESTED","clock":3,"ts":1,"queue":[[1,10],[1,20]],"latest":[0,1,0],"heard":[]}`,
 		},
 		{
 			name: "Held", self: 1, from: 2, ts: 9,
 			setup: func(f *fixture) {
-				f.step(sim.Input{Kind: sim.Request})
+				f.Step(sim.Input{Kind: sim.Request})
 				f.deliver(MsgReply, 0, 2)
 				f.deliver(MsgReply, 2, 2)
 			},
@@ -157,27 +131,27 @@ func TestLH1_QueuesTheRequestAndRepliesAtOnce(t *testing.T) {
 				tc.setup(f)
 			}
 			f.deliver(MsgRequest, tc.from, tc.ts)
-			f.wantRules("LH1")
+			f.WantRules("LH1")
 			f.wantSent(tc.wantSent...)
-			f.wantState(tc.wantState)
+			f.WantState(tc.wantState)
 		})
 	}
 }
 
 func TestLH2_ReplyCountsAsALaterMessage(t *testing.T) {
 	f := newFixture(t, 2, ids3)
-	f.step(sim.Input{Kind: sim.Request})
+	f.Step(sim.Input{Kind: sim.Request})
 	f.deliver(MsgReply, 0, 3)
-	f.wantRules("LH2")
+	f.WantRules("LH2")
 	f.wantSent()
-	f.wantState(`{"state":"REQUESTED","clock":4,"ts":1,"queue":[[1,30]],"latest":[3,0,0],"heard":[20]}`)
+	f.WantState(`{"state":"REQUESTED","clock":4,"ts":1,"queue":[[1,30]],"latest":[3,0,0],"heard":[20]}`)
 	if got := f.n.WaitingFor(); !slices.Equal(got, []int{1}) {
 		t.Fatalf("waiting for %v, want [1]", got)
 	}
 	// An older message arriving late (non-FIFO) does not lower what was heard.
 	f.deliver(MsgReply, 0, 1)
-	f.wantRules("LH2")
-	f.wantState(`{"state":"REQUESTED","clock":5,"ts":1,"queue":[[1,30]],"latest":[3,0,0],"heard":[20]}`)
+	f.WantRules("LH2")
+	f.WantState(`{"state":"REQUESTED","clock":5,"ts":1,"queue":[[1,30]],"latest":[3,0,0],"heard":[20]}`)
 }
 
 func TestLH3_ReleaseRemovesTheSendersRequest(t *testing.T) {
@@ -186,9 +160,9 @@ func TestLH3_ReleaseRemovesTheSendersRequest(t *testing.T) {
 		f.deliver(MsgRequest, 0, 1)
 		f.deliver(MsgRequest, 1, 2)
 		f.deliver(MsgRelease, 0, 6)
-		f.wantRules("LH3")
+		f.WantRules("LH3")
 		f.wantSent()
-		f.wantState(`{"state":"RELEASED","clock":7,"ts":0,"queue":[[2,10]],"latest":[6,2,0],"heard":[]}`)
+		f.WantState(`{"state":"RELEASED","clock":7,"ts":0,"queue":[[2,10]],"latest":[6,2,0],"heard":[]}`)
 	})
 	t.Run("OldestOfTwo", func(t *testing.T) {
 		// Non-FIFO: P20's next request overtook the RELEASE of its previous one.
@@ -196,17 +170,17 @@ func TestLH3_ReleaseRemovesTheSendersRequest(t *testing.T) {
 		f.deliver(MsgRequest, 0, 1)
 		f.deliver(MsgRequest, 0, 8)
 		f.deliver(MsgRelease, 0, 5)
-		f.wantRules("LH3")
-		f.wantState(`{"state":"RELEASED","clock":11,"ts":0,"queue":[[8,20]],"latest":[8,0,0],"heard":[]}`)
+		f.WantRules("LH3")
+		f.WantState(`{"state":"RELEASED","clock":11,"ts":0,"queue":[[8,20]],"latest":[8,0,0],"heard":[]}`)
 	})
 	t.Run("BeforeItsRequest", func(t *testing.T) {
 		// Non-FIFO: the RELEASE overtook its own REQUEST; there is nothing to remove, and
 		// the REQUEST arriving next stays queued with no RELEASE to come.
 		f := newFixture(t, 2, ids3)
 		f.deliver(MsgRelease, 0, 5)
-		f.wantRules("LH3")
+		f.WantRules("LH3")
 		f.deliver(MsgRequest, 0, 1)
-		f.wantState(`{"state":"RELEASED","clock":8,"ts":0,"queue":[[1,20]],"latest":[5,0,0],"heard":[]}`)
+		f.WantState(`{"state":"RELEASED","clock":8,"ts":0,"queue":[[1,20]],"latest":[5,0,0],"heard":[]}`)
 	})
 }
 
@@ -230,12 +204,12 @@ func TestLE1_EntersAtTheHeadOnceEveryoneSpokeLater(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, tc.self, ids3)
-			f.step(sim.Input{Kind: sim.Request})
+			f.Step(sim.Input{Kind: sim.Request})
 			entered := false
 			for k, m := range tc.msgs {
 				f.deliver(m.Type, m.From, m.TS)
-				got := slices.Contains(f.ctx.Rules(), "LE1")
-				if got != f.has(sim.EnterCS) {
+				got := slices.Contains(f.Ctx.Rules(), "LE1")
+				if got != f.Has(sim.EnterCS) {
 					t.Fatalf("message %d: LE1 fired %v but entered %v", k, got, !got)
 				}
 				if got && k != len(tc.msgs)-1 {
@@ -255,21 +229,21 @@ func TestLE1_EntersAtTheHeadOnceEveryoneSpokeLater(t *testing.T) {
 
 func TestLR1_ReleasesToEveryone(t *testing.T) {
 	f := newFixture(t, 1, ids3)
-	f.step(sim.Input{Kind: sim.Request})
+	f.Step(sim.Input{Kind: sim.Request})
 	f.deliver(MsgReply, 0, 2)
 	f.deliver(MsgRequest, 2, 5) // queued behind the own request, replied to at once
-	f.wantRules("LH1", "LE1")
-	f.step(sim.Input{Kind: sim.Release})
-	f.wantRules("LR1")
+	f.WantRules("LH1", "LE1")
+	f.Step(sim.Input{Kind: sim.Release})
+	f.WantRules("LR1")
 	f.wantSent("RELEASE->0@8", "RELEASE->2@8")
-	if e := f.ctx.Effects(); e[1].Kind != sim.ExitCS {
+	if e := f.Ctx.Effects(); e[1].Kind != sim.ExitCS {
 		t.Fatalf("second effect %v, want ExitCS right after LR1", e[1].Kind)
 	}
-	f.wantState(`{"state":"RELEASED","clock":8,"ts":0,"queue":[[5,30]],"latest":[2,0,5],"heard":[]}`)
+	f.WantState(`{"state":"RELEASED","clock":8,"ts":0,"queue":[[5,30]],"latest":[2,0,5],"heard":[]}`)
 
 	// Releasing outside the CS does nothing.
-	f.step(sim.Input{Kind: sim.Release})
-	f.wantRules()
+	f.Step(sim.Input{Kind: sim.Release})
+	f.WantRules()
 	f.wantSent()
 }
 
@@ -279,7 +253,7 @@ func TestWaitingFor(t *testing.T) {
 		t.Fatalf("released node waits for %v", got)
 	}
 	f.deliver(MsgRequest, 0, 1)
-	f.step(sim.Input{Kind: sim.Request}) // ts 4, behind P20's request
+	f.Step(sim.Input{Kind: sim.Request}) // ts 4, behind P20's request
 	if got := f.n.WaitingFor(); !slices.Equal(got, []int{0, 1}) {
 		t.Fatalf("waits for %v, want [0 1]", got)
 	}
@@ -292,7 +266,7 @@ func TestWaitingFor(t *testing.T) {
 
 func TestCloneIsDeep(t *testing.T) {
 	f := newFixture(t, 0, ids3)
-	f.step(sim.Input{Kind: sim.Request})
+	f.Step(sim.Input{Kind: sim.Request})
 	f.deliver(MsgRequest, 1, 4)
 	c := f.n.Clone()
 	before := string(sim.EncodeState(c))

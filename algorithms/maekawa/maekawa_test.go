@@ -20,62 +20,50 @@ var ids7 = []int{1, 2, 3, 4, 5, 6, 7}
 // p converts the notes' process number to a node index.
 func p(k int) int { return k - 1 }
 
+// fixture is the shared hand-driven node, with the node typed for the tests that read it.
 type fixture struct {
-	t   *testing.T
-	ctx *sim.Context
-	n   *node
+	*simtest.Fixture
+	n *node
 }
 
 func newFixture(t *testing.T, self int, variant string) *fixture {
 	t.Helper()
-	n := Spec.New(self, &sim.Setup{IDs: ids7, Params: Params{Variant: variant}, MaxDelay: 3}).(*node)
-	f := &fixture{t: t, ctx: sim.NewContext(self, ids7), n: n}
-	f.step(sim.Input{Kind: sim.Init})
-	f.ctx.Reset(self)
-	return f
-}
-
-// step clears what the previous input recorded and gives the node one input.
-func (f *fixture) step(in sim.Input) {
-	f.ctx.Reset(f.ctx.Self())
-	f.n.Step(f.ctx, &in)
+	sf := simtest.Start(t, &Spec, self, &sim.Setup{IDs: ids7, Params: Params{Variant: variant}, MaxDelay: 3})
+	sf.Ctx.Reset(self) // tests begin with nothing recorded, Init's MI1 included
+	return &fixture{Fixture: sf, n: sf.Node.(*node)}
 }
 
 func (f *fixture) deliver(typ string, from, ts int) {
-	f.step(sim.Input{Kind: sim.Deliver, Msg: sim.Message{Type: typ, From: from, To: f.ctx.Self(), TS: ts}})
+	f.Deliver(sim.Message{Type: typ, From: from, TS: ts})
 }
 
-func (f *fixture) request() { f.step(sim.Input{Kind: sim.Request}) }
-func (f *fixture) release() { f.step(sim.Input{Kind: sim.Release}) }
+func (f *fixture) request() { f.Step(sim.Input{Kind: sim.Request}) }
+func (f *fixture) release() { f.Step(sim.Input{Kind: sim.Release}) }
 
 // sent renders messages as "TYPE->P<id>@ts".
 func (f *fixture) sent() []string {
 	var out []string
-	for _, m := range f.ctx.Sent() {
+	for _, m := range f.Ctx.Sent() {
 		out = append(out, fmt.Sprintf("%s->P%d@%d", m.Type, ids7[m.To], m.TS))
 	}
 	return out
 }
 
-func (f *fixture) has(k sim.EffectKind) bool {
-	return slices.ContainsFunc(f.ctx.Effects(), func(e sim.Effect) bool { return e.Kind == k })
-}
-
 // expect checks the last step: rules fired, messages sent, state afterwards.
 func (f *fixture) expect(rules []string, sent []string, state string) {
-	f.t.Helper()
-	if got := f.ctx.Rules(); !slices.Equal(got, rules) {
-		f.t.Errorf("rules = %v, want %v", got, rules)
+	f.T.Helper()
+	if got := f.Ctx.Rules(); !slices.Equal(got, rules) {
+		f.T.Errorf("rules = %v, want %v", got, rules)
 	}
 	if got := f.sent(); !slices.Equal(got, sent) {
-		f.t.Errorf("sent = %v, want %v", got, sent)
+		f.T.Errorf("sent = %v, want %v", got, sent)
 	}
-	if got := string(sim.EncodeState(f.n)); got != state {
-		f.t.Errorf("state:\n got %s\nwant %s", got, state)
+	if got := f.State(); got != state {
+		f.T.Errorf("state:\n got %s\nwant %s", got, state)
 	}
-	for _, e := range f.ctx.Effects() {
+	for _, e := range f.Ctx.Effects() {
 		if e.Kind == sim.SetTimer {
-			f.t.Errorf("set timer %s: Maekawa uses no timers", e.Timer)
+			f.T.Errorf("set timer %s: Maekawa uses no timers", e.Timer)
 		}
 	}
 }
@@ -116,9 +104,9 @@ func TestMI1_StartsReleasedWithItsVoteFree(t *testing.T) {
 		{p(7), Basic, sim.Recover, st(Released, "[3,4,7]", 0, 0, noneS, false, -1, 0, noneS)},
 		{p(5), DeadlockFree, sim.Init, df(st(Released, "[2,5,7]", 0, 0, noneS, false, -1, 0, noneS), false, noneS, noneS, noneS, noneS)},
 	} {
-		n := Spec.New(tc.self, &sim.Setup{IDs: ids7, Params: Params{Variant: tc.variant}}).(*node)
-		f := &fixture{t: t, ctx: sim.NewContext(tc.self, ids7), n: n}
-		f.step(sim.Input{Kind: tc.kind})
+		sf := simtest.NewFixture(t, &Spec, tc.self, &sim.Setup{IDs: ids7, Params: Params{Variant: tc.variant}})
+		f := &fixture{Fixture: sf, n: sf.Node.(*node)}
+		f.Step(sim.Input{Kind: tc.kind})
 		f.expect([]string{"MI1"}, none, tc.want)
 	}
 }
@@ -156,7 +144,7 @@ func TestMA2_CountsVotesUntilK(t *testing.T) {
 	f.request()
 	f.deliver(MsgReply, p(3), 1)
 	f.expect([]string{"MA2"}, none, st(Wanted, "[1,2,3]", 1, 1, "[1,3]", true, 1, 1, noneS))
-	if f.has(sim.EnterCS) {
+	if f.Has(sim.EnterCS) {
 		t.Error("entered with 2 of 3 votes")
 	}
 	if got := f.waitingFor(); !slices.Equal(got, []int{2}) {
@@ -199,7 +187,7 @@ func TestME1_EntersWithTheWholeSetsVotes(t *testing.T) {
 	f.deliver(MsgReply, p(2), 1)
 	f.deliver(MsgReply, p(3), 1)
 	f.expect([]string{"MA2", "ME1"}, none, st(Held, "[1,2,3]", 1, 1, "[1,2,3]", true, 1, 1, noneS))
-	if effs := f.ctx.Effects(); effs[len(effs)-1].Kind != sim.EnterCS {
+	if effs := f.Ctx.Effects(); effs[len(effs)-1].Kind != sim.EnterCS {
 		t.Errorf("last effect %v, want EnterCS", effs[len(effs)-1].Kind)
 	}
 	if got := f.waitingFor(); got != nil {
@@ -422,7 +410,7 @@ func TestMR1_ReleasesTheWholeSet(t *testing.T) {
 			}
 			f.release()
 			f.expect(tc.rules, tc.sent, tc.want)
-			if effs := f.ctx.Effects(); len(effs) < 2 || effs[1].Kind != sim.ExitCS {
+			if effs := f.Ctx.Effects(); len(effs) < 2 || effs[1].Kind != sim.ExitCS {
 				t.Errorf("second effect %v, want ExitCS right after MR1", effs[1].Kind)
 			}
 		})

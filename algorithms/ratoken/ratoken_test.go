@@ -16,11 +16,10 @@ import (
 // ids5 differ from the indexes, so a holder id mistaken for an index shows.
 var ids5 = []int{10, 20, 30, 40, 50}
 
-// fixture is one node driven by hand, with the context that records what it does.
+// fixture is the shared hand-driven node, with the node typed for the tests that read it.
 type fixture struct {
-	t   *testing.T
-	ctx *sim.Context
-	n   *node
+	*simtest.Fixture
+	n *node
 }
 
 // newFixture builds node self among ids5 with the token first at holder (an id).
@@ -30,43 +29,23 @@ func newFixture(t *testing.T, self, holder int) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{t: t, ctx: sim.NewContext(self, ids5), n: Spec.New(self, &sim.Setup{IDs: ids5, Params: p}).(*node)}
-	f.step(sim.Input{Kind: sim.Init})
-	return f
-}
-
-func (f *fixture) step(in sim.Input) {
-	f.ctx.Reset(f.ctx.Self())
-	f.n.Step(f.ctx, &in)
+	sf := simtest.Start(t, &Spec, self, &sim.Setup{IDs: ids5, Params: p})
+	return &fixture{Fixture: sf, n: sf.Node.(*node)}
 }
 
 func (f *fixture) request(from, ts int) {
-	f.step(sim.Input{Kind: sim.Deliver, Msg: sim.Message{Type: MsgRequest, From: from, To: f.ctx.Self(), TS: ts}})
+	f.Deliver(sim.Message{Type: MsgRequest, From: from, TS: ts})
 }
 
 func (f *fixture) token(from, ts int, vec ...int) {
-	f.step(sim.Input{Kind: sim.Deliver, Msg: sim.Message{Type: MsgToken, From: from, To: f.ctx.Self(), TS: ts, Vec: vec}})
-}
-
-func (f *fixture) wantRules(want ...string) {
-	f.t.Helper()
-	if got := f.ctx.Rules(); !slices.Equal(got, want) {
-		f.t.Fatalf("rules fired: got %v, want %v", got, want)
-	}
-}
-
-func (f *fixture) wantState(want string) {
-	f.t.Helper()
-	if got := string(sim.EncodeState(f.n)); got != want {
-		f.t.Fatalf("state:\n got %s\nwant %s", got, want)
-	}
+	f.Deliver(sim.Message{Type: MsgToken, From: from, TS: ts, Vec: vec})
 }
 
 // wantSent compares messages as "TYPE->to@ts" plus the token vector, to a node index.
 func (f *fixture) wantSent(want ...string) {
-	f.t.Helper()
+	f.T.Helper()
 	var got []string
-	for _, m := range f.ctx.Sent() {
+	for _, m := range f.Ctx.Sent() {
 		s := fmt.Sprintf("%s->%d@%d", m.Type, m.To, m.TS)
 		if m.Vec != nil {
 			s += fmt.Sprint(m.Vec)
@@ -74,12 +53,8 @@ func (f *fixture) wantSent(want ...string) {
 		got = append(got, s)
 	}
 	if !slices.Equal(got, want) {
-		f.t.Fatalf("sent: got %v, want %v", got, want)
+		f.T.Fatalf("sent: got %v, want %v", got, want)
 	}
-}
-
-func (f *fixture) has(k sim.EffectKind) bool {
-	return slices.ContainsFunc(f.ctx.Effects(), func(e sim.Effect) bool { return e.Kind == k })
 }
 
 func TestRI1_OnlyTheChosenHolderStartsWithTheToken(t *testing.T) {
@@ -93,7 +68,7 @@ func TestRI1_OnlyTheChosenHolderStartsWithTheToken(t *testing.T) {
 		{0, 10, TokenPresent},
 	} {
 		f := newFixture(t, tc.self, tc.holder)
-		f.wantRules("RI1", "RI2")
+		f.WantRules("RI1", "RI2")
 		f.wantSent()
 		if !strings.HasPrefix(string(sim.EncodeState(f.n)), `{"state":"`+tc.want+`"`) {
 			t.Errorf("P%d with holder P%d: state %s, want %s", ids5[tc.self], tc.holder, sim.EncodeState(f.n), tc.want)
@@ -118,111 +93,111 @@ func TestRI1_RecoveredHolderHasNoToken(t *testing.T) {
 
 func TestRI2_EveryTimestampStartsAtZero(t *testing.T) {
 	f := newFixture(t, 1, 20)
-	f.wantState(`{"state":"TOKEN-PRESENT","clock":0,"waiting":false,"request":[0,0,0,0,0],"token":[0,0,0,0,0]}`)
+	f.WantState(`{"state":"TOKEN-PRESENT","clock":0,"waiting":false,"request":[0,0,0,0,0],"token":[0,0,0,0,0]}`)
 	f = newFixture(t, 3, 20)
-	f.wantState(`{"state":"NO-TOKEN","clock":0,"waiting":false,"request":[0,0,0,0,0],"token":[]}`)
+	f.WantState(`{"state":"NO-TOKEN","clock":0,"waiting":false,"request":[0,0,0,0,0],"token":[]}`)
 }
 
 func TestRA1_AsksForTheTokenOrEntersWithIt(t *testing.T) {
 	t.Run("WithoutTheTokenAsksEveryone", func(t *testing.T) {
 		f := newFixture(t, 2, 10)
 		f.request(4, 6) // clock 7: the request carries 8
-		f.step(sim.Input{Kind: sim.Request})
-		f.wantRules("RA1")
+		f.Step(sim.Input{Kind: sim.Request})
+		f.WantRules("RA1")
 		f.wantSent("REQUEST->0@8", "REQUEST->1@8", "REQUEST->3@8", "REQUEST->4@8")
-		if f.has(sim.EnterCS) {
+		if f.Has(sim.EnterCS) {
 			t.Fatal("entered without the token")
 		}
-		f.wantState(`{"state":"NO-TOKEN","clock":8,"waiting":true,"request":[0,0,0,0,6],"token":[]}`)
+		f.WantState(`{"state":"NO-TOKEN","clock":8,"waiting":true,"request":[0,0,0,0,6],"token":[]}`)
 
 		// Asking again while waiting sends nothing more.
-		f.step(sim.Input{Kind: sim.Request})
-		f.wantRules()
+		f.Step(sim.Input{Kind: sim.Request})
+		f.WantRules()
 		f.wantSent()
 	})
 	t.Run("EntersWhenTheTokenArrives", func(t *testing.T) {
 		f := newFixture(t, 2, 10)
-		f.step(sim.Input{Kind: sim.Request})
+		f.Step(sim.Input{Kind: sim.Request})
 		f.token(0, 3, 3, 0, 0, 0, 0)
-		f.wantRules("RA1")
+		f.WantRules("RA1")
 		f.wantSent()
-		if !f.has(sim.EnterCS) {
+		if !f.Has(sim.EnterCS) {
 			t.Fatal("did not enter with the token")
 		}
-		f.wantState(`{"state":"TOKEN-HELD","clock":4,"waiting":false,"request":[0,0,0,0,0],"token":[3,0,0,0,0]}`)
+		f.WantState(`{"state":"TOKEN-HELD","clock":4,"waiting":false,"request":[0,0,0,0,0],"token":[3,0,0,0,0]}`)
 	})
 	t.Run("WithTheTokenEntersAtOnce", func(t *testing.T) {
 		f := newFixture(t, 3, 40)
-		f.step(sim.Input{Kind: sim.Request})
-		f.wantRules("RA1")
+		f.Step(sim.Input{Kind: sim.Request})
+		f.WantRules("RA1")
 		f.wantSent() // 0 messages: the token is already here
-		if !f.has(sim.EnterCS) {
+		if !f.Has(sim.EnterCS) {
 			t.Fatal("did not enter")
 		}
-		f.wantState(`{"state":"TOKEN-HELD","clock":0,"waiting":false,"request":[0,0,0,0,0],"token":[0,0,0,0,0]}`)
+		f.WantState(`{"state":"TOKEN-HELD","clock":0,"waiting":false,"request":[0,0,0,0,0],"token":[0,0,0,0,0]}`)
 
 		// Asking again inside the CS does nothing.
-		f.step(sim.Input{Kind: sim.Request})
-		f.wantRules()
+		f.Step(sim.Input{Kind: sim.Request})
+		f.WantRules()
 	})
 }
 
 func TestRH1_KeepsTheNewestRequestTimestamp(t *testing.T) {
 	f := newFixture(t, 0, 20)
 	f.request(3, 5)
-	f.wantRules("RH1")
+	f.WantRules("RH1")
 	f.wantSent()
-	f.wantState(`{"state":"NO-TOKEN","clock":6,"waiting":false,"request":[0,0,0,5,0],"token":[]}`)
+	f.WantState(`{"state":"NO-TOKEN","clock":6,"waiting":false,"request":[0,0,0,5,0],"token":[]}`)
 	// An older request arriving late (non-FIFO) does not lower the entry.
 	f.request(3, 2)
-	f.wantRules("RH1")
-	f.wantState(`{"state":"NO-TOKEN","clock":7,"waiting":false,"request":[0,0,0,5,0],"token":[]}`)
+	f.WantRules("RH1")
+	f.WantState(`{"state":"NO-TOKEN","clock":7,"waiting":false,"request":[0,0,0,5,0],"token":[]}`)
 }
 
 func TestRH2_AnUnusedTokenIsPassedAtOnce(t *testing.T) {
 	t.Run("TokenPresent", func(t *testing.T) {
 		f := newFixture(t, 1, 20)
 		f.request(3, 4)
-		f.wantRules("RH1", "RH2", "RR2")
+		f.WantRules("RH1", "RH2", "RR2")
 		f.wantSent("TOKEN->3@5[0 5 0 0 0]")
-		f.wantState(`{"state":"NO-TOKEN","clock":5,"waiting":false,"request":[0,0,0,4,0],"token":[]}`)
+		f.WantState(`{"state":"NO-TOKEN","clock":5,"waiting":false,"request":[0,0,0,4,0],"token":[]}`)
 	})
 	t.Run("TokenHeldKeepsIt", func(t *testing.T) {
 		f := newFixture(t, 1, 20)
-		f.step(sim.Input{Kind: sim.Request})
+		f.Step(sim.Input{Kind: sim.Request})
 		f.request(3, 4)
-		f.wantRules("RH1")
+		f.WantRules("RH1")
 		f.wantSent()
-		f.wantState(`{"state":"TOKEN-HELD","clock":5,"waiting":false,"request":[0,0,0,4,0],"token":[0,0,0,0,0]}`)
+		f.WantState(`{"state":"TOKEN-HELD","clock":5,"waiting":false,"request":[0,0,0,4,0],"token":[0,0,0,0,0]}`)
 	})
 	t.Run("NoTokenOnlyRecords", func(t *testing.T) {
 		f := newFixture(t, 2, 20)
 		f.request(3, 4)
-		f.wantRules("RH1")
+		f.WantRules("RH1")
 		f.wantSent()
 	})
 }
 
 func TestRR1_LeavingKeepsTheTokenWhenNobodyWaits(t *testing.T) {
 	f := newFixture(t, 1, 20)
-	f.step(sim.Input{Kind: sim.Request})
-	f.step(sim.Input{Kind: sim.Release})
-	f.wantRules("RR1", "RR2")
+	f.Step(sim.Input{Kind: sim.Request})
+	f.Step(sim.Input{Kind: sim.Release})
+	f.WantRules("RR1", "RR2")
 	f.wantSent()
-	if !f.has(sim.ExitCS) {
+	if !f.Has(sim.ExitCS) {
 		t.Fatal("no exit")
 	}
-	f.wantState(`{"state":"TOKEN-PRESENT","clock":0,"waiting":false,"request":[0,0,0,0,0],"token":[0,0,0,0,0]}`)
+	f.WantState(`{"state":"TOKEN-PRESENT","clock":0,"waiting":false,"request":[0,0,0,0,0],"token":[0,0,0,0,0]}`)
 
 	// Outside the CS, a release does nothing.
-	f.step(sim.Input{Kind: sim.Release})
-	f.wantRules()
+	f.Step(sim.Input{Kind: sim.Release})
+	f.WantRules()
 
 	// Kept, the token is used again without a message.
-	f.step(sim.Input{Kind: sim.Request})
-	f.wantRules("RA1")
+	f.Step(sim.Input{Kind: sim.Request})
+	f.WantRules("RA1")
 	f.wantSent()
-	if !f.has(sim.EnterCS) {
+	if !f.Has(sim.EnterCS) {
 		t.Fatal("did not re-enter with the kept token")
 	}
 }
@@ -247,7 +222,7 @@ func TestRR2_PassesToTheNextWaitingProcessInRoundRobin(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, tc.self, 10)
-			f.step(sim.Input{Kind: sim.Request})
+			f.Step(sim.Input{Kind: sim.Request})
 			if tc.self != 0 {
 				f.token(0, 0, tc.token...)
 			} else {
@@ -259,8 +234,8 @@ func TestRR2_PassesToTheNextWaitingProcessInRoundRobin(t *testing.T) {
 				}
 			}
 			clock := f.n.clock
-			f.step(sim.Input{Kind: sim.Release})
-			f.wantRules("RR1", "RR2")
+			f.Step(sim.Input{Kind: sim.Release})
+			f.WantRules("RR1", "RR2")
 			if tc.want == "" {
 				f.wantSent()
 				if f.n.state != TokenPresent {
@@ -268,7 +243,7 @@ func TestRR2_PassesToTheNextWaitingProcessInRoundRobin(t *testing.T) {
 				}
 				return
 			}
-			sent := f.ctx.Sent()
+			sent := f.Ctx.Sent()
 			if len(sent) != 1 || !strings.HasPrefix(fmt.Sprintf("%s->%d@", sent[0].Type, sent[0].To), tc.want) {
 				t.Fatalf("sent %v, want %s", sent, tc.want)
 			}
@@ -291,21 +266,21 @@ func TestRR2_UnaskedTokenIsPassedOn(t *testing.T) {
 	f := newFixture(t, 2, 10)
 	f.request(4, 3)
 	f.token(0, 1, 1, 0, 0, 0, 0)
-	f.wantRules("RR2")
+	f.WantRules("RR2")
 	f.wantSent("TOKEN->4@5[1 0 5 0 0]")
-	if f.has(sim.EnterCS) {
+	if f.Has(sim.EnterCS) {
 		t.Fatal("entered without asking")
 	}
 }
 
 func TestCloneIsDeep(t *testing.T) {
 	f := newFixture(t, 0, 10)
-	f.step(sim.Input{Kind: sim.Request})
+	f.Step(sim.Input{Kind: sim.Request})
 	f.request(2, 3)
 	c := f.n.Clone()
 	before := string(sim.EncodeState(c))
 	f.request(3, 9)
-	f.step(sim.Input{Kind: sim.Release})
+	f.Step(sim.Input{Kind: sim.Release})
 	if after := string(sim.EncodeState(c)); after != before {
 		t.Fatalf("clone changed with the original:\n%s\n%s", before, after)
 	}

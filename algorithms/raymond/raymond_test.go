@@ -24,45 +24,26 @@ var unitIDs = []int{3, 9, 1, 7, 5}
 
 const iP3, iP9, iP1, iP7, iP5 = 0, 1, 2, 3, 4
 
+// fixture is the shared hand-driven node, with the node typed for WaitingFor and Clone.
 type fixture struct {
-	t   *testing.T
-	ctx *sim.Context
-	n   *node
+	*simtest.Fixture
+	n *node
 }
 
 func newFixture(t *testing.T, self int) *fixture {
 	t.Helper()
-	f := &fixture{t: t, ctx: sim.NewContext(self, unitIDs), n: Spec.New(self, &sim.Setup{IDs: unitIDs}).(*node)}
-	f.step(sim.Input{Kind: sim.Init})
-	return f
-}
-
-func (f *fixture) step(in sim.Input) {
-	f.ctx.Reset(f.ctx.Self())
-	f.n.Step(f.ctx, &in)
+	sf := simtest.Start(t, &Spec, self, &sim.Setup{IDs: unitIDs})
+	return &fixture{Fixture: sf, n: sf.Node.(*node)}
 }
 
 func (f *fixture) deliver(typ string, from int) {
-	f.step(sim.Input{Kind: sim.Deliver, Msg: sim.Message{Type: typ, From: from, To: f.ctx.Self()}})
+	f.Deliver(sim.Message{Type: typ, From: from})
 }
 
 func (f *fixture) sent() []string {
 	var out []string
-	for _, m := range f.ctx.Sent() {
+	for _, m := range f.Ctx.Sent() {
 		out = append(out, fmt.Sprintf("%s->%d", m.Type, m.To))
-	}
-	return out
-}
-
-func (f *fixture) cs() []string {
-	var out []string
-	for _, e := range f.ctx.Effects() {
-		switch e.Kind {
-		case sim.EnterCS:
-			out = append(out, "enter")
-		case sim.ExitCS:
-			out = append(out, "exit")
-		}
 	}
 	return out
 }
@@ -73,18 +54,18 @@ type expect struct {
 }
 
 func (f *fixture) check(want expect) {
-	f.t.Helper()
-	if got := f.ctx.Rules(); !slices.Equal(got, want.rules) {
-		f.t.Errorf("rules = %v, want %v", got, want.rules)
+	f.T.Helper()
+	if got := f.Ctx.Rules(); !slices.Equal(got, want.rules) {
+		f.T.Errorf("rules = %v, want %v", got, want.rules)
 	}
 	if got := f.sent(); !slices.Equal(got, want.sent) {
-		f.t.Errorf("sent = %v, want %v", got, want.sent)
+		f.T.Errorf("sent = %v, want %v", got, want.sent)
 	}
-	if got := f.cs(); !slices.Equal(got, want.cs) {
-		f.t.Errorf("CS effects = %v, want %v", got, want.cs)
+	if got := f.CS(); !slices.Equal(got, want.cs) {
+		f.T.Errorf("CS effects = %v, want %v", got, want.cs)
 	}
-	if got := string(sim.EncodeState(f.n)); got != want.state {
-		f.t.Errorf("state:\n got %s\nwant %s", got, want.state)
+	if got := f.State(); got != want.state {
+		f.T.Errorf("state:\n got %s\nwant %s", got, want.state)
 	}
 }
 
@@ -104,13 +85,13 @@ func TestRY1_EveryonePointsTowardsTheRoot(t *testing.T) {
 
 func TestRY2_RequestWithoutTheTokenAsksTheHolder(t *testing.T) {
 	f := newFixture(t, iP7)
-	f.step(sim.Input{Kind: sim.Request})
+	f.Step(sim.Input{Kind: sim.Request})
 	f.check(expect{rules: []string{"RY2", "RY7"}, sent: []string{"REQUEST->1"}, state: st(Requested, 9, "[7]", true, 9)})
 }
 
 func TestRY2_RequestWithTheTokenEntersAtOnce(t *testing.T) {
 	f := newFixture(t, iP3)
-	f.step(sim.Input{Kind: sim.Request})
+	f.Step(sim.Input{Kind: sim.Request})
 	f.check(expect{rules: []string{"RY2", "RY6"}, cs: []string{"enter"}, state: st(Held, 3, "[]", false, -1)})
 }
 
@@ -132,7 +113,7 @@ func TestRY3(t *testing.T) {
 		{name: "IdleHolderSendsTheToken", self: iP3, from: iP1,
 			rules: []string{"RY3", "RY6"}, sent: []string{"PRIVILEGE->2"}, state: st(Released, 1, "[]", false, -1)},
 		{name: "HolderInTheCSQueues", self: iP3, from: iP1,
-			setup: func(f *fixture) { f.step(sim.Input{Kind: sim.Request}) },
+			setup: func(f *fixture) { f.Step(sim.Input{Kind: sim.Request}) },
 			rules: []string{"RY3"}, state: st(Held, 3, "[1]", false, -1)},
 	}
 	for _, tc := range tests {
@@ -150,7 +131,7 @@ func TestRY3(t *testing.T) {
 func TestRY4(t *testing.T) {
 	t.Run("TokenForItselfEnters", func(t *testing.T) {
 		f := newFixture(t, iP7)
-		f.step(sim.Input{Kind: sim.Request})
+		f.Step(sim.Input{Kind: sim.Request})
 		f.deliver(MsgPrivilege, iP9)
 		f.check(expect{rules: []string{"RY4", "RY6"}, cs: []string{"enter"}, state: st(Held, 7, "[]", false, 9)})
 	})
@@ -158,7 +139,7 @@ func TestRY4(t *testing.T) {
 		f := newFixture(t, iP9)
 		f.deliver(MsgRequest, iP7)
 		f.deliver(MsgRequest, iP5)
-		f.step(sim.Input{Kind: sim.Request})
+		f.Step(sim.Input{Kind: sim.Request})
 		f.deliver(MsgPrivilege, iP3)
 		// P7 asked first: the token goes down to it, and P9 asks P7 for it back on
 		// behalf of P5 and itself.
@@ -169,31 +150,31 @@ func TestRY4(t *testing.T) {
 
 func TestRY5_LeavingHandsTheTokenToTheHeadOfTheQueue(t *testing.T) {
 	f := newFixture(t, iP3)
-	f.step(sim.Input{Kind: sim.Request})
+	f.Step(sim.Input{Kind: sim.Request})
 	f.deliver(MsgRequest, iP1)
 	f.deliver(MsgRequest, iP9)
-	f.step(sim.Input{Kind: sim.Release})
+	f.Step(sim.Input{Kind: sim.Release})
 	f.check(expect{rules: []string{"RY5", "RY6", "RY7"}, sent: []string{"PRIVILEGE->2", "REQUEST->2"}, cs: []string{"exit"},
 		state: st(Released, 1, "[9]", true, -1)})
 }
 
 func TestRY5_LeavingWithNobodyQueuedKeepsTheToken(t *testing.T) {
 	f := newFixture(t, iP3)
-	f.step(sim.Input{Kind: sim.Request})
-	f.step(sim.Input{Kind: sim.Release})
+	f.Step(sim.Input{Kind: sim.Request})
+	f.Step(sim.Input{Kind: sim.Release})
 	f.check(expect{rules: []string{"RY5"}, cs: []string{"exit"}, state: st(Released, 3, "[]", false, -1)})
 }
 
 func TestRY6_AssignResetsAsked(t *testing.T) {
 	f := newFixture(t, iP1)
-	f.step(sim.Input{Kind: sim.Request}) // asked := true
+	f.Step(sim.Input{Kind: sim.Request}) // asked := true
 	f.deliver(MsgPrivilege, iP3)
 	f.check(expect{rules: []string{"RY4", "RY6"}, cs: []string{"enter"}, state: st(Held, 1, "[]", false, 3)})
 }
 
 func TestRY7_AsksOnlyOnceUntilTheTokenComes(t *testing.T) {
 	f := newFixture(t, iP9)
-	f.step(sim.Input{Kind: sim.Request})
+	f.Step(sim.Input{Kind: sim.Request})
 	f.check(expect{rules: []string{"RY2", "RY7"}, sent: []string{"REQUEST->0"}, state: st(Requested, 3, "[9]", true, 3)})
 	f.deliver(MsgRequest, iP5)
 	f.check(expect{rules: []string{"RY3"}, state: st(Requested, 3, "[9,5]", true, 3)})
@@ -204,8 +185,9 @@ func TestRY8_RecoveredProcessHasNoTokenAndPointsAtItsParent(t *testing.T) {
 		self   int
 		holder int
 	}{{iP9, 3}, {iP3, 9}} { // the recovered root points at its first child
-		f := &fixture{t: t, ctx: sim.NewContext(tc.self, unitIDs), n: Spec.New(tc.self, &sim.Setup{IDs: unitIDs}).(*node)}
-		f.step(sim.Input{Kind: sim.Recover})
+		sf := simtest.NewFixture(t, &Spec, tc.self, &sim.Setup{IDs: unitIDs})
+		f := &fixture{Fixture: sf, n: sf.Node.(*node)}
+		f.Step(sim.Input{Kind: sim.Recover})
 		parent := 3
 		if tc.self == iP3 {
 			parent = -1
@@ -219,7 +201,7 @@ func TestWaitingForTheHolder(t *testing.T) {
 	if got := f.n.WaitingFor(); got != nil {
 		t.Fatalf("idle: waiting for %v, want nobody", got)
 	}
-	f.step(sim.Input{Kind: sim.Request})
+	f.Step(sim.Input{Kind: sim.Request})
 	if got := f.n.WaitingFor(); !slices.Equal(got, []int{iP9}) {
 		t.Fatalf("waiting for %v, want [P9]", got)
 	}

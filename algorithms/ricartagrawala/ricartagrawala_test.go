@@ -10,112 +10,83 @@ import (
 	"github.com/teach-dist/playground/runtime/sim/simtest"
 )
 
-// fixture is one node driven by hand, with the context that records what it does.
-type fixture struct {
-	t   *testing.T
-	ctx *sim.Context
-	n   sim.Node
-}
+// fixture is the shared hand-driven node plus this package's message renderer.
+type fixture struct{ *simtest.Fixture }
 
 func newFixture(t *testing.T, self, n int) *fixture {
 	t.Helper()
-	ids := simtest.IDs(n)
-	f := &fixture{t: t, ctx: sim.NewContext(self, ids), n: Spec.New(self, &sim.Setup{IDs: ids})}
-	f.step(sim.Input{Kind: sim.Init})
-	return f
-}
-
-// step feeds one input after clearing what the previous one recorded.
-func (f *fixture) step(in sim.Input) {
-	f.ctx.Reset(f.ctx.Self())
-	f.n.Step(f.ctx, &in)
+	return &fixture{simtest.Start(t, &Spec, self, &sim.Setup{IDs: simtest.IDs(n)})}
 }
 
 func (f *fixture) deliver(typ string, from, ts int) {
-	f.step(sim.Input{Kind: sim.Deliver, Msg: sim.Message{Type: typ, From: from, To: f.ctx.Self(), TS: ts}})
-}
-
-func (f *fixture) state() string { return string(sim.EncodeState(f.n)) }
-
-func (f *fixture) wantRules(want ...string) {
-	f.t.Helper()
-	if got := f.ctx.Rules(); !slices.Equal(got, want) {
-		f.t.Fatalf("rules fired: got %v, want %v", got, want)
-	}
-}
-
-func (f *fixture) wantState(want string) {
-	f.t.Helper()
-	if got := f.state(); got != want {
-		f.t.Fatalf("state:\n got %s\nwant %s", got, want)
-	}
+	f.Deliver(sim.Message{Type: typ, From: from, TS: ts})
 }
 
 // sent lists messages as "TYPE->to@ts".
 func (f *fixture) sent() []string {
 	var out []string
-	for _, m := range f.ctx.Sent() {
+	for _, m := range f.Ctx.Sent() {
 		out = append(out, fmt.Sprintf("%s->%d@%d", m.Type, m.To, m.TS))
 	}
 	return out
 }
 
 func (f *fixture) wantSent(want ...string) {
-	f.t.Helper()
+	f.T.Helper()
 	if got := f.sent(); !slices.Equal(got, want) {
-		f.t.Fatalf("sent: got %v, want %v", got, want)
+		f.T.Fatalf("sent: got %v, want %v", got, want)
 	}
 }
 
 func TestRI1_StartsReleased(t *testing.T) {
 	f := newFixture(t, 1, 3)
-	f.wantRules("RI1")
+	f.WantRules("RI1")
 	f.wantSent()
-	f.wantState(`{"state":"RELEASED","clock":0,"ts":0,"replied":[],"deferred":[]}`)
+	f.WantState(`{"state":"RELEASED","clock":0,"ts":0,"replied":[],"deferred":[]}`)
 }
 
 func TestRA1_StampsRequestWithClock(t *testing.T) {
 	f := newFixture(t, 0, 3)
 	f.deliver(MsgReply, 1, 4) // a stray reply while RELEASED only moves the clock
-	f.step(sim.Input{Kind: sim.Request})
-	if got := f.ctx.Rules(); len(got) < 1 || got[0] != "RA1" {
+	f.Step(sim.Input{Kind: sim.Request})
+	if got := f.Ctx.Rules(); len(got) < 1 || got[0] != "RA1" {
 		t.Fatalf("rules %v, want RA1 first", got)
 	}
-	f.wantState(`{"state":"REQUESTED","clock":6,"ts":6,"replied":[],"deferred":[]}`)
+	f.WantState(`{"state":"REQUESTED","clock":6,"ts":6,"replied":[],"deferred":[]}`)
 }
 
 func TestRA2_SendsRequestToAllOthers(t *testing.T) {
 	f := newFixture(t, 1, 4)
-	f.step(sim.Input{Kind: sim.Request})
-	f.wantRules("RA1", "RA2")
+	f.Step(sim.Input{Kind: sim.Request})
+	f.WantRules("RA1", "RA2")
 	f.wantSent("REQUEST->0@1", "REQUEST->2@1", "REQUEST->3@1")
 }
 
 func TestRA3_WaitsForAllReplies(t *testing.T) {
 	f := newFixture(t, 0, 3)
-	f.step(sim.Input{Kind: sim.Request})
+	f.Step(sim.Input{Kind: sim.Request})
 	f.deliver(MsgReply, 2, 5)
-	f.wantRules("RA3")
+	f.WantRules("RA3")
 	f.wantSent()
-	f.wantState(`{"state":"REQUESTED","clock":6,"ts":1,"replied":[2],"deferred":[]}`)
-	if got := f.n.(sim.WaitingFor).WaitingFor(); !slices.Equal(got, []int{1}) {
+	f.WantState(`{"state":"REQUESTED","clock":6,"ts":1,"replied":[2],"deferred":[]}`)
+	if got := f.Node.(sim.WaitingFor).WaitingFor(); !slices.Equal(got, []int{1}) {
 		t.Fatalf("waiting for %v, want [1]", got)
 	}
 	f.deliver(MsgReply, 2, 7) // a duplicate reply does not count twice
-	f.wantRules()
+	f.WantRules()
 }
 
 func TestRE1_EntersAfterNMinus1Replies(t *testing.T) {
 	f := newFixture(t, 0, 3)
-	f.step(sim.Input{Kind: sim.Request})
+	f.Step(sim.Input{Kind: sim.Request})
 	f.deliver(MsgReply, 1, 2)
 	f.deliver(MsgReply, 2, 2)
-	f.wantRules("RA3", "RE1")
-	effects := f.ctx.Effects()
+	f.WantRules("RA3", "RE1")
+	effects := f.Ctx.Effects()
 	if last := effects[len(effects)-1]; last.Kind != sim.EnterCS {
 		t.Fatalf("last effect %v, want EnterCS", last.Kind)
 	}
-	f.wantState(`{"state":"HELD","clock":4,"ts":1,"replied":[1,2],"deferred":[]}`)
+	f.WantState(`{"state":"HELD","clock":4,"ts":1,"replied":[1,2],"deferred":[]}`)
 }
 
 func TestRH1(t *testing.T) {
@@ -136,7 +107,7 @@ func TestRH1(t *testing.T) {
 		{
 			name: "DefersWhenHeld", self: 0, reqFrom: 2, reqTS: 1,
 			setup: func(f *fixture) {
-				f.step(sim.Input{Kind: sim.Request})
+				f.Step(sim.Input{Kind: sim.Request})
 				f.deliver(MsgReply, 1, 1)
 				f.deliver(MsgReply, 2, 1)
 			},
@@ -145,7 +116,7 @@ func TestRH1(t *testing.T) {
 		},
 		{
 			name: "DefersWhenOwnRequestIsOlder", self: 1, reqFrom: 2, reqTS: 5,
-			setup:     func(f *fixture) { f.step(sim.Input{Kind: sim.Request}) },
+			setup:     func(f *fixture) { f.Step(sim.Input{Kind: sim.Request}) },
 			wantSent:  nil,
 			wantState: `{"state":"REQUESTED","clock":6,"ts":1,"replied":[],"deferred":[2]}`,
 		},
@@ -153,20 +124,20 @@ func TestRH1(t *testing.T) {
 			name: "RepliesWhenOtherRequestIsOlder", self: 1, reqFrom: 2, reqTS: 0,
 			setup: func(f *fixture) {
 				f.deliver(MsgReply, 0, 4) // clock 5: own request will carry 6
-				f.step(sim.Input{Kind: sim.Request})
+				f.Step(sim.Input{Kind: sim.Request})
 			},
 			wantSent:  []string{"REPLY->2@8"},
 			wantState: `{"state":"REQUESTED","clock":8,"ts":6,"replied":[],"deferred":[]}`,
 		},
 		{
 			name: "EqualTimestampsLowerIDWins", self: 1, reqFrom: 2, reqTS: 1,
-			setup:     func(f *fixture) { f.step(sim.Input{Kind: sim.Request}) },
+			setup:     func(f *fixture) { f.Step(sim.Input{Kind: sim.Request}) },
 			wantSent:  nil, // (1, P1) < (1, P2): P1 defers P2
 			wantState: `{"state":"REQUESTED","clock":2,"ts":1,"replied":[],"deferred":[2]}`,
 		},
 		{
 			name: "EqualTimestampsHigherIDYields", self: 2, reqFrom: 1, reqTS: 1,
-			setup:     func(f *fixture) { f.step(sim.Input{Kind: sim.Request}) },
+			setup:     func(f *fixture) { f.Step(sim.Input{Kind: sim.Request}) },
 			wantSent:  []string{"REPLY->1@3"},
 			wantState: `{"state":"REQUESTED","clock":3,"ts":1,"replied":[],"deferred":[]}`,
 		},
@@ -178,35 +149,35 @@ func TestRH1(t *testing.T) {
 				tc.setup(f)
 			}
 			f.deliver(MsgRequest, tc.reqFrom, tc.reqTS)
-			f.wantRules("RH1")
+			f.WantRules("RH1")
 			f.wantSent(tc.wantSent...)
-			f.wantState(tc.wantState)
+			f.WantState(tc.wantState)
 		})
 	}
 }
 
 func TestRR1_RepliesToAllDeferredOnRelease(t *testing.T) {
 	f := newFixture(t, 0, 4)
-	f.step(sim.Input{Kind: sim.Request})
+	f.Step(sim.Input{Kind: sim.Request})
 	for j := 1; j < 4; j++ {
 		f.deliver(MsgReply, j, 1)
 	}
 	f.deliver(MsgRequest, 3, 2)
 	f.deliver(MsgRequest, 1, 3)
-	f.step(sim.Input{Kind: sim.Release})
-	f.wantRules("RR1")
+	f.Step(sim.Input{Kind: sim.Release})
+	f.WantRules("RR1")
 	f.wantSent("REPLY->3@7", "REPLY->1@8")
-	if effects := f.ctx.Effects(); effects[1].Kind != sim.ExitCS {
+	if effects := f.Ctx.Effects(); effects[1].Kind != sim.ExitCS {
 		t.Fatalf("second effect %v, want ExitCS right after RR1", effects[1].Kind)
 	}
-	f.wantState(`{"state":"RELEASED","clock":8,"ts":0,"replied":[],"deferred":[]}`)
+	f.WantState(`{"state":"RELEASED","clock":8,"ts":0,"replied":[],"deferred":[]}`)
 }
 
 func TestCloneIsDeep(t *testing.T) {
 	f := newFixture(t, 0, 3)
-	f.step(sim.Input{Kind: sim.Request})
+	f.Step(sim.Input{Kind: sim.Request})
 	f.deliver(MsgReply, 1, 1)
-	c := f.n.Clone()
+	c := f.Node.Clone()
 	before := string(sim.EncodeState(c))
 	f.deliver(MsgReply, 2, 1)
 	f.deliver(MsgRequest, 1, 9)

@@ -22,12 +22,8 @@ const (
 	unitMaxDelay       = 3 // ack time-out 7
 )
 
-// fixture is one node driven by hand, with the context that records what it does.
-type fixture struct {
-	t   *testing.T
-	ctx *sim.Context
-	n   *node
-}
+// fixture is the shared hand-driven node plus this package's check.
+type fixture struct{ *simtest.Fixture }
 
 func newFixture(t *testing.T, self int, params string) *fixture {
 	t.Helper()
@@ -35,20 +31,11 @@ func newFixture(t *testing.T, self int, params string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{t: t, ctx: sim.NewContext(self, unitIDs),
-		n: Spec.New(self, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: unitMaxDelay}).(*node)}
-	f.step(sim.Input{Kind: sim.Init})
-	return f
-}
-
-// step feeds one input after clearing what the previous one recorded.
-func (f *fixture) step(in sim.Input) {
-	f.ctx.Reset(f.ctx.Self())
-	f.n.Step(f.ctx, &in)
+	return &fixture{simtest.Start(t, &Spec, self, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: unitMaxDelay})}
 }
 
 func (f *fixture) deliver(typ string, from, arg int) {
-	f.step(sim.Input{Kind: sim.Deliver, Msg: sim.Message{Type: typ, From: from, To: f.ctx.Self(), Arg: arg}})
+	f.Deliver(sim.Message{Type: typ, From: from, Arg: arg})
 }
 
 // expect is what one step should have done; sent is "TYPE(arg)->index", timers
@@ -62,13 +49,13 @@ type expect struct {
 }
 
 func (f *fixture) check(want expect) {
-	f.t.Helper()
-	if got := f.ctx.Rules(); !slices.Equal(got, want.rules) {
-		f.t.Errorf("rules = %v, want %v", got, want.rules)
+	f.T.Helper()
+	if got := f.Ctx.Rules(); !slices.Equal(got, want.rules) {
+		f.T.Errorf("rules = %v, want %v", got, want.rules)
 	}
 	var sent, timers []string
 	var leaders []int
-	for _, e := range f.ctx.Effects() {
+	for _, e := range f.Ctx.Effects() {
 		switch e.Kind {
 		case sim.Send:
 			if e.Msg.Type == ringnext.MsgAck {
@@ -85,16 +72,16 @@ func (f *fixture) check(want expect) {
 		}
 	}
 	if !slices.Equal(sent, want.sent) {
-		f.t.Errorf("sent = %v, want %v", sent, want.sent)
+		f.T.Errorf("sent = %v, want %v", sent, want.sent)
 	}
 	if !slices.Equal(timers, want.timers) {
-		f.t.Errorf("timers = %v, want %v", timers, want.timers)
+		f.T.Errorf("timers = %v, want %v", timers, want.timers)
 	}
 	if !slices.Equal(leaders, want.leaders) {
-		f.t.Errorf("leaders declared = %v, want %v", leaders, want.leaders)
+		f.T.Errorf("leaders declared = %v, want %v", leaders, want.leaders)
 	}
-	if got := string(sim.EncodeState(f.n)); got != want.state {
-		f.t.Errorf("state = %s, want %s", got, want.state)
+	if got := f.State(); got != want.state {
+		f.T.Errorf("state = %s, want %s", got, want.state)
 	}
 }
 
@@ -117,26 +104,26 @@ func TestRI1_StartsNonParticipantWithTheHighestIDAsLeader(t *testing.T) {
 
 func TestRE1_SendsItsOwnIDToTheSuccessor(t *testing.T) {
 	f := newFixture(t, iP3, "")
-	f.step(sim.Input{Kind: sim.Elect})
+	f.Step(sim.Input{Kind: sim.Elect})
 	f.check(expect{rules: []string{"RE1"}, sent: []string{"ELECTION(3)->1"}, state: state(true, 9)})
 }
 
 func TestRE1_TheLastInTheOrderSendsToTheFirst(t *testing.T) {
 	f := newFixture(t, iP7, "")
-	f.step(sim.Input{Kind: sim.Elect})
+	f.Step(sim.Input{Kind: sim.Elect})
 	f.check(expect{rules: []string{"RE1"}, sent: []string{"ELECTION(7)->0"}, state: state(true, 9)})
 }
 
 func TestRE1_AParticipantStartsNoSecondElection(t *testing.T) {
 	f := newFixture(t, iP3, "")
 	f.deliver(MsgElection, iP7, 7) // joins by passing on 7
-	f.step(sim.Input{Kind: sim.Elect})
+	f.Step(sim.Input{Kind: sim.Elect})
 	f.check(expect{state: state(true, 9)})
 }
 
 func TestRE1_InAckModeWaitsForTheAck(t *testing.T) {
 	f := newFixture(t, iP3, `{"ack": true}`)
-	f.step(sim.Input{Kind: sim.Elect})
+	f.Step(sim.Input{Kind: sim.Elect})
 	f.check(expect{rules: []string{"RE1"}, sent: []string{"ELECTION(3)->1"}, timers: []string{"set ack 7"},
 		state: ackState(true, 9, 9, 1)})
 }
@@ -146,7 +133,7 @@ func TestRH1_ForwardsALargerIDUnchanged(t *testing.T) {
 		t.Run(fmt.Sprintf("participant=%t", participant), func(t *testing.T) {
 			f := newFixture(t, iP1, "")
 			if participant {
-				f.step(sim.Input{Kind: sim.Elect})
+				f.Step(sim.Input{Kind: sim.Elect})
 			}
 			f.deliver(MsgElection, iP9, 3)
 			f.check(expect{rules: []string{"RH1"}, sent: []string{"ELECTION(3)->3"}, state: state(true, 9)})
@@ -162,14 +149,14 @@ func TestRH2_ReplacesASmallerIDWithItsOwn(t *testing.T) {
 
 func TestRH3_AParticipantSwallowsASmallerID(t *testing.T) {
 	f := newFixture(t, iP7, "")
-	f.step(sim.Input{Kind: sim.Elect})
+	f.Step(sim.Input{Kind: sim.Elect})
 	f.deliver(MsgElection, iP1, 1)
 	f.check(expect{rules: []string{"RH3"}, state: state(true, 9)})
 }
 
 func TestRH4_ItsOwnIDBackMakesItTheLeader(t *testing.T) {
 	f := newFixture(t, iP7, "")
-	f.step(sim.Input{Kind: sim.Elect})
+	f.Step(sim.Input{Kind: sim.Elect})
 	f.deliver(MsgElection, iP1, 7)
 	f.check(expect{rules: []string{"RH4"}, sent: []string{"ELECTED(7)->0"}, leaders: []int{7}, state: state(false, 7)})
 }
@@ -179,7 +166,7 @@ func TestRC1_RecordsTheLeaderAndPassesItOn(t *testing.T) {
 		t.Run(fmt.Sprintf("participant=%t", participant), func(t *testing.T) {
 			f := newFixture(t, iP3, "")
 			if participant {
-				f.step(sim.Input{Kind: sim.Elect})
+				f.Step(sim.Input{Kind: sim.Elect})
 			}
 			f.deliver(MsgElected, iP7, 7)
 			f.check(expect{rules: []string{"RC1"}, sent: []string{"ELECTED(7)->1"}, leaders: []int{7}, state: state(false, 7)})
@@ -189,7 +176,7 @@ func TestRC1_RecordsTheLeaderAndPassesItOn(t *testing.T) {
 
 func TestRC2_TheLeaderStopsItsOwnAnnouncement(t *testing.T) {
 	f := newFixture(t, iP7, "")
-	f.step(sim.Input{Kind: sim.Elect})
+	f.Step(sim.Input{Kind: sim.Elect})
 	f.deliver(MsgElection, iP1, 7)
 	f.deliver(MsgElected, iP1, 7)
 	f.check(expect{rules: []string{"RC2"}, state: state(false, 7)})
@@ -197,9 +184,8 @@ func TestRC2_TheLeaderStopsItsOwnAnnouncement(t *testing.T) {
 
 func TestRR1_RecoveredProcessForgetsTheLeaderAndStartsAnElection(t *testing.T) {
 	// The kernel builds a fresh state, then says Recover (no Init).
-	n := Spec.New(iP1, &sim.Setup{IDs: unitIDs, MaxDelay: unitMaxDelay}).(*node)
-	f := &fixture{t: t, ctx: sim.NewContext(iP1, unitIDs), n: n}
-	f.step(sim.Input{Kind: sim.Recover})
+	f := &fixture{simtest.NewFixture(t, &Spec, iP1, &sim.Setup{IDs: unitIDs, MaxDelay: unitMaxDelay})}
+	f.Step(sim.Input{Kind: sim.Recover})
 	f.check(expect{rules: []string{"RR1", "RE1"}, sent: []string{"ELECTION(1)->3"}, state: state(true, -1)})
 }
 
@@ -230,7 +216,7 @@ func TestAK2_AcknowledgesARingMessageBeforeHandlingIt(t *testing.T) {
 
 func TestAK3_AnAckReleasesTheNextQueuedMessage(t *testing.T) {
 	f := newFixture(t, iP7, `{"ack": true}`)
-	f.step(sim.Input{Kind: sim.Elect}) // ELECTION(7) to P3, not yet acknowledged
+	f.Step(sim.Input{Kind: sim.Elect}) // ELECTION(7) to P3, not yet acknowledged
 	f.deliver(MsgElection, iP1, 7)     // own id back: ELECTED(7) waits behind it
 	f.check(expect{rules: []string{"AK2", "RH4", "AK1"}, sent: []string{"ACK->2"}, leaders: []int{7},
 		state: ackState(false, 7, 3, 2)})
@@ -249,29 +235,29 @@ func TestAK4_ATimeoutSkipsTheSilentSuccessor(t *testing.T) {
 	f := newFixture(t, iP1, `{"ack": true}`)
 	f.deliver(MsgElection, iP9, 3) // ELECTION(3) to P7
 	f.deliver(MsgElected, iP9, 3)  // ELECTED(3) queued behind it
-	f.step(sim.Input{Kind: sim.Timer, Timer: ringnext.TimerAck})
+	f.Timer(ringnext.TimerAck)
 	f.check(expect{rules: []string{"AK4"}, sent: []string{"ELECTION(3)->0"}, timers: []string{"set ack 7"},
 		state: ackState(false, 3, 3, 2)})
 	// P3 is silent too: the ELECTION that must end at P3 is dropped, not sent on, and
 	// the queued ELECTED starts at the direct successor again.
-	f.step(sim.Input{Kind: sim.Timer, Timer: ringnext.TimerAck})
+	f.Timer(ringnext.TimerAck)
 	f.check(expect{rules: []string{"AK4"}, sent: []string{"ELECTED(3)->3"}, timers: []string{"set ack 7"},
 		state: ackState(false, 3, 7, 1)})
-	f.step(sim.Input{Kind: sim.Timer, Timer: ringnext.TimerAck})
+	f.Timer(ringnext.TimerAck)
 	f.check(expect{rules: []string{"AK4"}, sent: []string{"ELECTED(3)->0"}, timers: []string{"set ack 7"},
 		state: ackState(false, 3, 3, 1)})
-	f.step(sim.Input{Kind: sim.Timer, Timer: ringnext.TimerAck})
+	f.Timer(ringnext.TimerAck)
 	f.check(expect{rules: []string{"AK4"}, state: ackState(false, 3, -1, 0)})
 	// A time-out with nothing unacknowledged (a stale one) does nothing.
-	f.step(sim.Input{Kind: sim.Timer, Timer: ringnext.TimerAck})
+	f.Timer(ringnext.TimerAck)
 	f.check(expect{state: ackState(false, 3, -1, 0)})
 }
 
 func TestAK4_TheLastSurvivorSendsToItself(t *testing.T) {
 	f := newFixture(t, iP3, `{"ack": true}`)
-	f.step(sim.Input{Kind: sim.Elect})
+	f.Step(sim.Input{Kind: sim.Elect})
 	for _, to := range []int{2, 3, 0} { // P9, P1, P7 silent in turn
-		f.step(sim.Input{Kind: sim.Timer, Timer: ringnext.TimerAck})
+		f.Timer(ringnext.TimerAck)
 		f.check(expect{rules: []string{"AK4"}, sent: []string{fmt.Sprintf("ELECTION(3)->%d", to)}, timers: []string{"set ack 7"},
 			state: ackState(true, 9, unitIDs[to], 1)})
 	}
@@ -285,8 +271,8 @@ func TestAK4_TheLastSurvivorSendsToItself(t *testing.T) {
 
 func TestCloneIsDeep(t *testing.T) {
 	f := newFixture(t, iP3, `{"ack": true}`)
-	f.step(sim.Input{Kind: sim.Elect})
-	c := f.n.Clone()
+	f.Step(sim.Input{Kind: sim.Elect})
+	c := f.Node.Clone()
 	before := string(sim.EncodeState(c))
 	f.deliver(ringnext.MsgAck, iP9, 0)
 	f.deliver(MsgElected, iP7, 7)

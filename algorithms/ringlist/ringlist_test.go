@@ -22,12 +22,8 @@ const (
 	unitMaxDelay       = 3 // ack time-out 7
 )
 
-// fixture is one node driven by hand, with the context that records what it does.
-type fixture struct {
-	t   *testing.T
-	ctx *sim.Context
-	n   *node
-}
+// fixture is the shared hand-driven node plus this package's check.
+type fixture struct{ *simtest.Fixture }
 
 func newFixture(t *testing.T, self int, params string) *fixture {
 	t.Helper()
@@ -35,19 +31,11 @@ func newFixture(t *testing.T, self int, params string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{t: t, ctx: sim.NewContext(self, unitIDs),
-		n: Spec.New(self, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: unitMaxDelay}).(*node)}
-	f.step(sim.Input{Kind: sim.Init})
-	return f
-}
-
-func (f *fixture) step(in sim.Input) {
-	f.ctx.Reset(f.ctx.Self())
-	f.n.Step(f.ctx, &in)
+	return &fixture{simtest.Start(t, &Spec, self, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: unitMaxDelay})}
 }
 
 func (f *fixture) deliver(typ string, from, arg int, list ...int) {
-	f.step(sim.Input{Kind: sim.Deliver, Msg: sim.Message{Type: typ, From: from, To: f.ctx.Self(), Arg: arg, Vec: list}})
+	f.Deliver(sim.Message{Type: typ, From: from, Arg: arg, Vec: list})
 }
 
 // expect is what one step should have done; sent is "ELECT[list]->index",
@@ -61,13 +49,13 @@ type expect struct {
 }
 
 func (f *fixture) check(want expect) {
-	f.t.Helper()
-	if got := f.ctx.Rules(); !slices.Equal(got, want.rules) {
-		f.t.Errorf("rules = %v, want %v", got, want.rules)
+	f.T.Helper()
+	if got := f.Ctx.Rules(); !slices.Equal(got, want.rules) {
+		f.T.Errorf("rules = %v, want %v", got, want.rules)
 	}
 	var sent, timers []string
 	var leaders []int
-	for _, e := range f.ctx.Effects() {
+	for _, e := range f.Ctx.Effects() {
 		switch e.Kind {
 		case sim.Send:
 			switch e.Msg.Type {
@@ -87,16 +75,16 @@ func (f *fixture) check(want expect) {
 		}
 	}
 	if !slices.Equal(sent, want.sent) {
-		f.t.Errorf("sent = %v, want %v", sent, want.sent)
+		f.T.Errorf("sent = %v, want %v", sent, want.sent)
 	}
 	if !slices.Equal(timers, want.timers) {
-		f.t.Errorf("timers = %v, want %v", timers, want.timers)
+		f.T.Errorf("timers = %v, want %v", timers, want.timers)
 	}
 	if !slices.Equal(leaders, want.leaders) {
-		f.t.Errorf("leaders declared = %v, want %v", leaders, want.leaders)
+		f.T.Errorf("leaders declared = %v, want %v", leaders, want.leaders)
 	}
-	if got := string(sim.EncodeState(f.n)); got != want.state {
-		f.t.Errorf("state = %s, want %s", got, want.state)
+	if got := f.State(); got != want.state {
+		f.T.Errorf("state = %s, want %s", got, want.state)
 	}
 }
 
@@ -125,10 +113,10 @@ func TestRI1_StartsWithAnEmptyActiveListAndTheHighestIDAsLeader(t *testing.T) {
 
 func TestRE1_SendsAnElectHoldingItsOwnID(t *testing.T) {
 	f := newFixture(t, iP7, "")
-	f.step(sim.Input{Kind: sim.Elect})
+	f.Step(sim.Input{Kind: sim.Elect})
 	f.check(expect{rules: []string{"RE1"}, sent: []string{"ELECT[7]->0"}, state: state(true, "[7]", 9)})
 	// Noticing again starts a fresh ELECT: it costs messages, never correctness.
-	f.step(sim.Input{Kind: sim.Elect})
+	f.Step(sim.Input{Kind: sim.Elect})
 	f.check(expect{rules: []string{"RE1"}, sent: []string{"ELECT[7]->0"}, state: state(true, "[7]", 9)})
 }
 
@@ -143,7 +131,7 @@ func TestRH1_AddsItsIDAndPassesTheListOn(t *testing.T) {
 
 func TestRH2_ItsIDBackMeansTheListIsCompleteAndTheHighestIsAnnounced(t *testing.T) {
 	f := newFixture(t, iP1, "")
-	f.step(sim.Input{Kind: sim.Elect})
+	f.Step(sim.Input{Kind: sim.Elect})
 	f.deliver(MsgElect, iP9, 0, 1, 7, 3)
 	f.check(expect{rules: []string{"RH2"}, sent: []string{"ELECTED(7)[1 7 3]->3"}, leaders: []int{7},
 		state: state(false, "[1,7,3]", 7)})
@@ -174,7 +162,7 @@ func TestRC1_RecordsTheLeaderAndTheListAndPassesThemOn(t *testing.T) {
 
 func TestRC2_TheAnnouncerStopsItsOwnAnnouncement(t *testing.T) {
 	f := newFixture(t, iP1, "")
-	f.step(sim.Input{Kind: sim.Elect})
+	f.Step(sim.Input{Kind: sim.Elect})
 	f.deliver(MsgElect, iP9, 0, 1, 7, 3, 9)
 	f.deliver(MsgElected, iP9, 9, 1, 7, 3, 9)
 	f.check(expect{rules: []string{"RC2"}, state: state(false, "[1,7,3,9]", 9)})
@@ -184,10 +172,10 @@ func TestRC2_TheAnnouncerStopsItsOwnAnnouncement(t *testing.T) {
 
 func TestIE1_StartsItsActiveListAndSendsItsID(t *testing.T) {
 	f := newFixture(t, iP7, ids)
-	f.step(sim.Input{Kind: sim.Elect})
+	f.Step(sim.Input{Kind: sim.Elect})
 	f.check(expect{rules: []string{"IE1"}, sent: []string{"ELECT[7]->0"}, state: state(true, "[7]", 9)})
 	// A participant is already in an election: noticing again does nothing.
-	f.step(sim.Input{Kind: sim.Elect})
+	f.Step(sim.Input{Kind: sim.Elect})
 	f.check(expect{state: state(true, "[7]", 9)})
 }
 
@@ -201,7 +189,7 @@ func TestIH1_TheFirstElectSeenStartsTheListAndSendsItsOwnIDFirst(t *testing.T) {
 
 func TestIH2_AParticipantAddsTheIDAndPassesItOn(t *testing.T) {
 	f := newFixture(t, iP3, ids)
-	f.step(sim.Input{Kind: sim.Elect})
+	f.Step(sim.Input{Kind: sim.Elect})
 	f.deliver(MsgElect, iP7, 0, 9)
 	f.check(expect{rules: []string{"IH2"}, sent: []string{"ELECT[9]->1"}, state: state(true, "[3,9]", 9)})
 	f.deliver(MsgElect, iP7, 0, 9) // a duplicate is passed on but listed once
@@ -210,7 +198,7 @@ func TestIH2_AParticipantAddsTheIDAndPassesItOn(t *testing.T) {
 
 func TestIH3_ItsOwnIDBackCompletesTheListAndPicksTheHighest(t *testing.T) {
 	f := newFixture(t, iP3, ids)
-	f.step(sim.Input{Kind: sim.Elect})
+	f.Step(sim.Input{Kind: sim.Elect})
 	f.deliver(MsgElect, iP7, 0, 1)
 	f.deliver(MsgElect, iP7, 0, 7)
 	f.deliver(MsgElect, iP7, 0, 3)
@@ -224,9 +212,8 @@ func TestRR1_RecoveredProcessForgetsTheLeaderAndStartsAnElection(t *testing.T) {
 	for _, tc := range []struct{ params, rule string }{{"", "RE1"}, {ids, "IE1"}} {
 		p, _ := ParseParams([]byte(tc.params), unitIDs)
 		// The kernel builds a fresh state, then says Recover (no Init).
-		n := Spec.New(iP1, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: unitMaxDelay}).(*node)
-		f := &fixture{t: t, ctx: sim.NewContext(iP1, unitIDs), n: n}
-		f.step(sim.Input{Kind: sim.Recover})
+		f := &fixture{simtest.NewFixture(t, &Spec, iP1, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: unitMaxDelay})}
+		f.Step(sim.Input{Kind: sim.Recover})
 		f.check(expect{rules: []string{"RR1", tc.rule}, sent: []string{"ELECT[1]->3"}, state: state(true, "[1]", -1)})
 	}
 }
@@ -275,12 +262,12 @@ func TestAK4_DropsWhatMustEndAtTheSilentProcess(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, iP9, tc.params) // its successor is P1
 			tc.msg(f)
-			f.step(sim.Input{Kind: sim.Timer, Timer: ringnext.TimerAck}) // P1 silent
-			if got := f.ctx.Rules(); !slices.Equal(got, []string{"AK4"}) {
+			f.Timer(ringnext.TimerAck) // P1 silent
+			if got := f.Ctx.Rules(); !slices.Equal(got, []string{"AK4"}) {
 				t.Errorf("rules = %v, want AK4", got)
 			}
 			var sent []string
-			for _, m := range f.ctx.Sent() {
+			for _, m := range f.Ctx.Sent() {
 				sent = append(sent, fmt.Sprintf("%s%v->%d", m.Type, m.Vec, m.To))
 			}
 			if !slices.Equal(sent, tc.sent) {
@@ -293,7 +280,7 @@ func TestAK4_DropsWhatMustEndAtTheSilentProcess(t *testing.T) {
 func TestCloneIsDeep(t *testing.T) {
 	f := newFixture(t, iP1, `{"ack": true}`)
 	f.deliver(MsgElect, iP9, 0, 9)
-	c := f.n.Clone()
+	c := f.Node.Clone()
 	before := string(sim.EncodeState(c))
 	f.deliver(ringnext.MsgAck, iP7, 0)
 	f.deliver(MsgElected, iP9, 9, 9, 1, 7)

@@ -17,10 +17,11 @@ var unitIDs = []int{3, 9, 1, 7}
 
 const iP3, iP9, iP1, iP7 = 0, 1, 2, 3
 
+// fixture is the shared hand-driven node, with the node typed for the tests that set
+// its fields.
 type fixture struct {
-	t   *testing.T
-	ctx *sim.Context
-	n   sim.Node
+	*simtest.Fixture
+	n *node
 }
 
 func newFixture(t *testing.T, self int, params string) *fixture {
@@ -29,46 +30,27 @@ func newFixture(t *testing.T, self int, params string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{t: t, ctx: sim.NewContext(self, unitIDs), n: Spec.New(self, &sim.Setup{IDs: unitIDs, Params: p})}
-	f.step(sim.Input{Kind: sim.Init})
-	return f
-}
-
-func (f *fixture) step(in sim.Input) {
-	f.ctx.Reset(f.ctx.Self())
-	f.n.Step(f.ctx, &in)
+	sf := simtest.Start(t, &Spec, self, &sim.Setup{IDs: unitIDs, Params: p})
+	return &fixture{Fixture: sf, n: sf.Node.(*node)}
 }
 
 func (f *fixture) request(from, sn int) {
-	f.step(sim.Input{Kind: sim.Deliver, Msg: sim.Message{Type: MsgRequest, From: from, To: f.ctx.Self(), Arg: sn}})
+	f.Deliver(sim.Message{Type: MsgRequest, From: from, Arg: sn})
 }
 
 // token delivers a TOKEN with LN (ids order) and Q (ids).
 func (f *fixture) token(from int, ln, q []int) {
-	f.step(sim.Input{Kind: sim.Deliver, Msg: sim.Message{Type: MsgToken, From: from, To: f.ctx.Self(), Vec: ln, Queue: q}})
+	f.Deliver(sim.Message{Type: MsgToken, From: from, Vec: ln, Queue: q})
 }
 
 // sent renders messages as "REQUEST->index(sn)" or "TOKEN->index LN=[..] Q=[..]".
 func (f *fixture) sent() []string {
 	var out []string
-	for _, m := range f.ctx.Sent() {
+	for _, m := range f.Ctx.Sent() {
 		if m.Type == MsgRequest {
 			out = append(out, fmt.Sprintf("REQUEST->%d(%d)", m.To, m.Arg))
 		} else {
 			out = append(out, fmt.Sprintf("TOKEN->%d LN=%v Q=%v", m.To, m.Vec, m.Queue))
-		}
-	}
-	return out
-}
-
-func (f *fixture) cs() []string {
-	var out []string
-	for _, e := range f.ctx.Effects() {
-		switch e.Kind {
-		case sim.EnterCS:
-			out = append(out, "enter")
-		case sim.ExitCS:
-			out = append(out, "exit")
 		}
 	}
 	return out
@@ -80,18 +62,18 @@ type expect struct {
 }
 
 func (f *fixture) check(want expect) {
-	f.t.Helper()
-	if got := f.ctx.Rules(); !slices.Equal(got, want.rules) {
-		f.t.Errorf("rules = %v, want %v", got, want.rules)
+	f.T.Helper()
+	if got := f.Ctx.Rules(); !slices.Equal(got, want.rules) {
+		f.T.Errorf("rules = %v, want %v", got, want.rules)
 	}
 	if got := f.sent(); !slices.Equal(got, want.sent) {
-		f.t.Errorf("sent = %v, want %v", got, want.sent)
+		f.T.Errorf("sent = %v, want %v", got, want.sent)
 	}
-	if got := f.cs(); !slices.Equal(got, want.cs) {
-		f.t.Errorf("CS effects = %v, want %v", got, want.cs)
+	if got := f.CS(); !slices.Equal(got, want.cs) {
+		f.T.Errorf("CS effects = %v, want %v", got, want.cs)
 	}
-	if got := string(sim.EncodeState(f.n)); got != want.state {
-		f.t.Errorf("state:\n got %s\nwant %s", got, want.state)
+	if got := f.State(); got != want.state {
+		f.T.Errorf("state:\n got %s\nwant %s", got, want.state)
 	}
 }
 
@@ -110,14 +92,14 @@ func TestSK1_OneProcessStartsWithTheToken(t *testing.T) {
 
 func TestSK2_RequestBroadcastsTheNextNumber(t *testing.T) {
 	f := newFixture(t, iP1, "")
-	f.step(sim.Input{Kind: sim.Request})
+	f.Step(sim.Input{Kind: sim.Request})
 	f.check(expect{rules: []string{"SK2"}, sent: []string{"REQUEST->0(1)", "REQUEST->1(1)", "REQUEST->3(1)"},
 		state: st(Requested, false, "[0,0,1,0]", "[]", "[]")})
 }
 
 func TestSK2_HolderEntersWithoutAMessage(t *testing.T) {
 	f := newFixture(t, iP3, "")
-	f.step(sim.Input{Kind: sim.Request})
+	f.Step(sim.Input{Kind: sim.Request})
 	f.check(expect{rules: []string{"SK2"}, cs: []string{"enter"}, state: st(Held, true, "[0,0,0,0]", "[0,0,0,0]", "[]")})
 }
 
@@ -137,13 +119,13 @@ func TestSK3(t *testing.T) {
 			sent:  []string{"TOKEN->2 LN=[0 0 0 0] Q=[]"},
 			state: st(Released, false, "[0,0,1,0]", "[]", "[]")},
 		{name: "HolderInTheCSKeepsIt", self: iP3, from: iP1, sn: 1,
-			setup: func(f *fixture) { f.step(sim.Input{Kind: sim.Request}) },
+			setup: func(f *fixture) { f.Step(sim.Input{Kind: sim.Request}) },
 			state: st(Held, true, "[0,0,1,0]", "[0,0,0,0]", "[]")},
 		{name: "OutdatedRequestIsIgnored", self: iP3, from: iP1, sn: 2,
 			setup: func(f *fixture) {
 				// P1's request 3 has been served (LN[P1] = 3) and the token came back:
 				// request 2 arrives late, overtaken.
-				f.n.(*node).ln[iP1], f.n.(*node).rn[iP1] = 3, 3
+				f.n.ln[iP1], f.n.rn[iP1] = 3, 3
 			},
 			state: st(Released, true, "[0,0,3,0]", "[0,0,3,0]", "[]")},
 		{name: "KeepsTheHighestNumber", self: iP9, from: iP1, sn: 1,
@@ -164,7 +146,7 @@ func TestSK3(t *testing.T) {
 
 func TestSK4_TokenLetsTheRequesterIn(t *testing.T) {
 	f := newFixture(t, iP1, "")
-	f.step(sim.Input{Kind: sim.Request})
+	f.Step(sim.Input{Kind: sim.Request})
 	f.token(iP3, []int{2, 0, 0, 1}, []int{7})
 	f.check(expect{rules: []string{"SK4"}, cs: []string{"enter"}, state: st(Held, true, "[0,0,1,0]", "[2,0,0,1]", "[7]")})
 }
@@ -189,8 +171,8 @@ func TestSK5(t *testing.T) {
 			state: st(Released, false, "[1,1,1,1]", "[]", "[]")},
 		{name: "AlreadyQueuedAndServedAreSkipped",
 			setup: func(f *fixture) {
-				f.n.(*node).q = []int{iP9}
-				f.n.(*node).ln[iP3] = 1
+				f.n.q = []int{iP9}
+				f.n.ln[iP3] = 1
 				f.request(iP3, 1) // served already: LN = RN
 				f.request(iP9, 1) // queued already
 				f.request(iP7, 1)
@@ -201,12 +183,12 @@ func TestSK5(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, iP1, "")
-			f.step(sim.Input{Kind: sim.Request})
+			f.Step(sim.Input{Kind: sim.Request})
 			f.token(iP3, []int{0, 0, 0, 0}, nil)
 			if tc.setup != nil {
 				tc.setup(f)
 			}
-			f.step(sim.Input{Kind: sim.Release})
+			f.Step(sim.Input{Kind: sim.Release})
 			f.check(expect{rules: []string{"SK5"}, sent: tc.sent, cs: []string{"exit"}, state: tc.state})
 		})
 	}
@@ -214,8 +196,9 @@ func TestSK5(t *testing.T) {
 
 func TestSK6_RecoveredProcessHasNoTokenAndPassesOneOn(t *testing.T) {
 	// The kernel rebuilds a crashed node with New, then gives it Recover.
-	f := &fixture{t: t, ctx: sim.NewContext(iP3, unitIDs), n: Spec.New(iP3, &sim.Setup{IDs: unitIDs})}
-	f.step(sim.Input{Kind: sim.Recover})
+	sf := simtest.NewFixture(t, &Spec, iP3, &sim.Setup{IDs: unitIDs})
+	f := &fixture{Fixture: sf, n: sf.Node.(*node)}
+	f.Step(sim.Input{Kind: sim.Recover})
 	f.check(expect{rules: []string{"SK6"}, state: st(Released, false, "[0,0,0,0]", "[]", "[]")})
 	// A token sent to its earlier incarnation goes on to the head of the queue.
 	f.token(iP9, []int{1, 1, 0, 0}, []int{1, 7})
@@ -227,12 +210,12 @@ func TestSK6_RecoveredProcessHasNoTokenAndPassesOneOn(t *testing.T) {
 
 func TestCloneIsDeep(t *testing.T) {
 	f := newFixture(t, iP3, "")
-	f.step(sim.Input{Kind: sim.Request})
+	f.Step(sim.Input{Kind: sim.Request})
 	f.request(iP9, 1)
 	c := f.n.Clone()
 	before := string(sim.EncodeState(c))
 	f.request(iP1, 1)
-	f.step(sim.Input{Kind: sim.Release})
+	f.Step(sim.Input{Kind: sim.Release})
 	if after := string(sim.EncodeState(c)); after != before {
 		t.Fatalf("clone changed with the original:\n%s\n%s", before, after)
 	}
@@ -240,11 +223,11 @@ func TestCloneIsDeep(t *testing.T) {
 
 func TestTokenIsCopiedOnReceipt(t *testing.T) {
 	f := newFixture(t, iP9, "")
-	f.step(sim.Input{Kind: sim.Request})
+	f.Step(sim.Input{Kind: sim.Request})
 	ln, q := []int{0, 0, 0, 0}, []int{7}
 	f.token(iP3, ln, q)
 	ln[0], q[0] = 42, 3 // the message's slices change after delivery
-	if got := string(sim.EncodeState(f.n)); got != st(Held, true, "[0,1,0,0]", "[0,0,0,0]", "[7]") {
+	if got := f.State(); got != st(Held, true, "[0,1,0,0]", "[0,0,0,0]", "[7]") {
 		t.Fatalf("the node shares the message's slices: %s", got)
 	}
 }

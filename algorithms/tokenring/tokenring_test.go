@@ -23,11 +23,11 @@ const (
 	unitRegen          = 30
 )
 
-// fixture is one node driven by hand, with the context that records what it does.
+// fixture is the shared hand-driven node, with the node typed for the tests that read
+// its fields.
 type fixture struct {
-	t   *testing.T
-	ctx *sim.Context
-	n   *node
+	*simtest.Fixture
+	n *node
 }
 
 // newFixture builds node self with the given params JSON and runs its Init.
@@ -37,9 +37,8 @@ func newFixture(t *testing.T, self int, params string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{t: t, ctx: sim.NewContext(self, unitIDs), n: Spec.New(self, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: 3}).(*node)}
-	f.step(sim.Input{Kind: sim.Init})
-	return f
+	sf := simtest.Start(t, &Spec, self, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: 3})
+	return &fixture{Fixture: sf, n: sf.Node.(*node)}
 }
 
 // regen builds node self with regeneration on (time-out 30), after Init.
@@ -48,22 +47,15 @@ func regen(t *testing.T, self int) *fixture {
 	return newFixture(t, self, fmt.Sprintf(`{"regenerate": %d}`, unitRegen))
 }
 
-func (f *fixture) step(in sim.Input) {
-	f.ctx.Reset(f.ctx.Self())
-	f.n.Step(f.ctx, &in)
-}
-
 func (f *fixture) deliver(typ string, from, arg, ts int) {
-	f.step(sim.Input{Kind: sim.Deliver, Msg: sim.Message{Type: typ, From: from, To: f.ctx.Self(), Arg: arg, TS: ts}})
+	f.Deliver(sim.Message{Type: typ, From: from, Arg: arg, TS: ts})
 }
-
-func (f *fixture) timer(name string) { f.step(sim.Input{Kind: sim.Timer, Timer: name}) }
 
 // sent renders messages as "TYPE->index", plus "(arg,ts)" for ELECTION and ELECTED and
 // "(gen)" for TOKEN.
 func (f *fixture) sent() []string {
 	var out []string
-	for _, m := range f.ctx.Sent() {
+	for _, m := range f.Ctx.Sent() {
 		s := fmt.Sprintf("%s->%d", m.Type, m.To)
 		switch m.Type {
 		case MsgElection, MsgElected:
@@ -72,25 +64,6 @@ func (f *fixture) sent() []string {
 			s += fmt.Sprintf("(%d)", m.Arg)
 		}
 		out = append(out, s)
-	}
-	return out
-}
-
-// effects renders the timer and CS effects as "set name after", "cancel name",
-// "enter", "exit".
-func (f *fixture) effects() []string {
-	var out []string
-	for _, e := range f.ctx.Effects() {
-		switch e.Kind {
-		case sim.SetTimer:
-			out = append(out, fmt.Sprintf("set %s %d", e.Timer, e.After))
-		case sim.CancelTimer:
-			out = append(out, "cancel "+e.Timer)
-		case sim.EnterCS:
-			out = append(out, "enter")
-		case sim.ExitCS:
-			out = append(out, "exit")
-		}
 	}
 	return out
 }
@@ -104,18 +77,18 @@ type expect struct {
 }
 
 func (f *fixture) check(want expect) {
-	f.t.Helper()
-	if got := f.ctx.Rules(); !slices.Equal(got, want.rules) {
-		f.t.Errorf("rules = %v, want %v", got, want.rules)
+	f.T.Helper()
+	if got := f.Ctx.Rules(); !slices.Equal(got, want.rules) {
+		f.T.Errorf("rules = %v, want %v", got, want.rules)
 	}
 	if got := f.sent(); !slices.Equal(got, want.sent) {
-		f.t.Errorf("sent = %v, want %v", got, want.sent)
+		f.T.Errorf("sent = %v, want %v", got, want.sent)
 	}
-	if got := f.effects(); !slices.Equal(got, want.effects) {
-		f.t.Errorf("effects = %v, want %v", got, want.effects)
+	if got := f.Effects(); !slices.Equal(got, want.effects) {
+		f.T.Errorf("effects = %v, want %v", got, want.effects)
 	}
-	if got := string(sim.EncodeState(f.n)); got != want.state {
-		f.t.Errorf("state:\n got %s\nwant %s", got, want.state)
+	if got := f.State(); got != want.state {
+		f.T.Errorf("state:\n got %s\nwant %s", got, want.state)
 	}
 }
 
@@ -166,19 +139,19 @@ func TestTR1_InitialHolderStartsWithTheToken(t *testing.T) {
 
 func TestTR2_RequestWithoutTheTokenWaits(t *testing.T) {
 	f := newFixture(t, iP9, "")
-	f.step(sim.Input{Kind: sim.Request})
+	f.Step(sim.Input{Kind: sim.Request})
 	f.check(expect{rules: []string{"TR2"}, state: plain(Wanted, false, 1)})
 }
 
 func TestTR2_RequestDuringTheHopEntersAtOnce(t *testing.T) {
 	f := newFixture(t, iP3, "")
-	f.step(sim.Input{Kind: sim.Request})
+	f.Step(sim.Input{Kind: sim.Request})
 	f.check(expect{rules: []string{"TR2"}, effects: []string{"cancel hop", "enter"}, state: plain(Held, true, 9)})
 }
 
 func TestTR3_TokenLetsAWaiterIn(t *testing.T) {
 	f := newFixture(t, iP9, "")
-	f.step(sim.Input{Kind: sim.Request})
+	f.Step(sim.Input{Kind: sim.Request})
 	f.deliver(MsgToken, iP3, 0, 0)
 	f.check(expect{rules: []string{"TR3"}, effects: []string{"enter"}, state: plain(Held, true, 1)})
 }
@@ -192,9 +165,9 @@ func TestTR3_UnwantedTokenIsHeldForTheHop(t *testing.T) {
 
 func TestTR3_TokenEndsParticipationAndAdoptsANewerGeneration(t *testing.T) {
 	f := regen(t, iP1) // P1 has forgotten (recovered, say) and meets a generation-4 token
-	f.timer(TimerLost)
+	f.Timer(TimerLost)
 	f.deliver(MsgToken, iP9, 4, 0)
-	if got := f.ctx.Rules(); !slices.Equal(got, []string{"TR3"}) {
+	if got := f.Ctx.Rules(); !slices.Equal(got, []string{"TR3"}) {
 		t.Fatalf("rules %v, want TR3", got)
 	}
 	if f.n.gen != 4 || f.n.participant || !f.n.token {
@@ -205,54 +178,54 @@ func TestTR3_TokenEndsParticipationAndAdoptsANewerGeneration(t *testing.T) {
 func TestTR4_HopExpiryPassesTheTokenToTheSuccessor(t *testing.T) {
 	f := newFixture(t, iP7, "")
 	f.deliver(MsgToken, iP1, 0, 0)
-	f.timer(TimerHop)
+	f.Timer(TimerHop)
 	f.check(expect{rules: []string{"TR4"}, sent: []string{"TOKEN->0(0)"}, state: plain(Released, false, 3)})
 }
 
 func TestTR4_PassingRestartsTheLostTimeOut(t *testing.T) {
 	f := regen(t, iP3)
-	f.timer(TimerHop)
+	f.Timer(TimerHop)
 	f.check(expect{rules: []string{"TR4"}, sent: []string{"TOKEN->1(0)"}, effects: []string{"set lost 30"},
 		state: full{state: Released, next: 9, candidate: -1}.String()})
 }
 
 func TestTR4_StaleHopTimerDoesNothing(t *testing.T) {
 	f := newFixture(t, iP3, "")
-	f.step(sim.Input{Kind: sim.Request}) // enters during the hop
-	f.timer(TimerHop)
+	f.Step(sim.Input{Kind: sim.Request}) // enters during the hop
+	f.Timer(TimerHop)
 	f.check(expect{state: plain(Held, true, 9)})
 }
 
 func TestTR5_LeavingPassesTheTokenOnAtOnce(t *testing.T) {
 	f := newFixture(t, iP9, "")
-	f.step(sim.Input{Kind: sim.Request})
+	f.Step(sim.Input{Kind: sim.Request})
 	f.deliver(MsgToken, iP3, 0, 0)
-	f.step(sim.Input{Kind: sim.Release})
+	f.Step(sim.Input{Kind: sim.Release})
 	f.check(expect{rules: []string{"TR5"}, sent: []string{"TOKEN->2(0)"}, effects: []string{"exit"}, state: plain(Released, false, 1)})
 }
 
 func TestTR5_LeavingWithASupersededTokenDestroysItAndSendsTheKeptELECTED(t *testing.T) {
 	f := regen(t, iP9)
-	f.step(sim.Input{Kind: sim.Request})
+	f.Step(sim.Input{Kind: sim.Request})
 	f.deliver(MsgToken, iP3, 0, 0) // in the CS with a generation-0 token
 	f.deliver(MsgElected, iP3, 7, 1)
 	f.check(expect{rules: []string{"TR9"}, sent: []string{"ACK->0"},
 		state: full{state: Held, token: true, next: 1, gen: 1, candidate: -1, kept: "ELECTED(7,1)"}.String()})
-	f.step(sim.Input{Kind: sim.Release})
+	f.Step(sim.Input{Kind: sim.Release})
 	f.check(expect{rules: []string{"TR5"}, sent: []string{"ELECTED->2(7,1)"}, effects: []string{"exit", "set lost 30", "set ack 7"},
 		state: full{state: Released, next: 1, gen: 1, candidate: -1, outbox: "ELECTED(7,1)", awaiting: 1}.String()})
 }
 
 func TestTR6_LostTimeOutCallsAnElection(t *testing.T) {
 	f := regen(t, iP1)
-	f.timer(TimerLost)
+	f.Timer(TimerLost)
 	f.check(expect{rules: []string{"TR6"}, sent: []string{"ELECTION->3(1,0)"}, effects: []string{"set lost 30", "set ack 7"},
 		state: full{state: Released, next: 7, participant: true, candidate: 1, outbox: "ELECTION(1,0)", awaiting: 7}.String()})
 }
 
 func TestTR6_NoRegenerationNoSuspicion(t *testing.T) {
 	f := newFixture(t, iP1, "")
-	f.timer(TimerLost)
+	f.Timer(TimerLost)
 	f.check(expect{state: plain(Released, false, 7)})
 }
 
@@ -273,7 +246,7 @@ func TestTR7(t *testing.T) {
 			sent: []string{"ACK->2", "ELECTION->0(7,0)"}, eff: []string{"set lost 30", "set ack 7"},
 			want: full{state: Released, next: 3, participant: true, candidate: 7, outbox: "ELECTION(7,0)", awaiting: 3}},
 		{name: "StopsALowerCandidateWhenParticipant", self: iP7, k: 1, g: 0,
-			setup: func(f *fixture) { f.timer(TimerLost); f.deliver(MsgAck, iP3, 0, 0) },
+			setup: func(f *fixture) { f.Timer(TimerLost); f.deliver(MsgAck, iP3, 0, 0) },
 			sent:  []string{"ACK->2"},
 			want:  full{state: Released, next: 3, participant: true, candidate: 7}},
 		{name: "CarriesTheNewestGenerationSeen", self: iP7, k: 9, g: 1,
@@ -289,10 +262,10 @@ func TestTR7(t *testing.T) {
 			want:  full{state: Released, next: 7, participant: true, candidate: 9}},
 		{name: "OwnIDAfterTheTokenPassedIsDropped", self: iP1, k: 1, g: 0,
 			setup: func(f *fixture) {
-				f.timer(TimerLost)
+				f.Timer(TimerLost)
 				f.deliver(MsgAck, iP7, 0, 0)
 				f.deliver(MsgToken, iP9, 0, 0)
-				f.timer(TimerHop)
+				f.Timer(TimerHop)
 			},
 			sent: []string{"ACK->1"},
 			want: full{state: Released, next: 7, candidate: 1}},
@@ -305,16 +278,16 @@ func TestTR7(t *testing.T) {
 			}
 			from := (tc.self + 3) % 4 // the predecessor
 			f.deliver(MsgElection, from, tc.k, tc.g)
-			if got := f.ctx.Rules(); !slices.Equal(got, []string{"TR7"}) {
+			if got := f.Ctx.Rules(); !slices.Equal(got, []string{"TR7"}) {
 				t.Errorf("rules = %v, want [TR7]", got)
 			}
 			if got := f.sent(); !slices.Equal(got, tc.sent) {
 				t.Errorf("sent = %v, want %v", got, tc.sent)
 			}
-			if got := f.effects(); !slices.Equal(got, tc.eff) {
+			if got := f.Effects(); !slices.Equal(got, tc.eff) {
 				t.Errorf("effects = %v, want %v", got, tc.eff)
 			}
-			if got := string(sim.EncodeState(f.n)); got != tc.want.String() {
+			if got := f.State(); got != tc.want.String() {
 				t.Errorf("state:\n got %s\nwant %s", got, tc.want)
 			}
 		})
@@ -324,7 +297,7 @@ func TestTR7(t *testing.T) {
 func TestTR8_OwnIDComingRoundWinsWithANewGeneration(t *testing.T) {
 	f := regen(t, iP9)
 	f.n.gen = 2
-	f.timer(TimerLost)
+	f.Timer(TimerLost)
 	f.deliver(MsgAck, iP1, 0, 0)
 	f.deliver(MsgElection, iP3, 9, 5) // someone on the way had seen generation 5
 	f.check(expect{rules: []string{"TR8"}, sent: []string{"ACK->0", "ELECTED->2(9,6)"}, effects: []string{"set ack 7"},
@@ -341,7 +314,7 @@ func TestTR9_ElectedDestroysAnIdleOldTokenAndPassesTheNewsOn(t *testing.T) {
 
 func TestTR9_ElectedEndsParticipation(t *testing.T) {
 	f := regen(t, iP1)
-	f.timer(TimerLost)
+	f.Timer(TimerLost)
 	f.deliver(MsgAck, iP7, 0, 0)
 	f.deliver(MsgElected, iP9, 9, 1)
 	f.check(expect{rules: []string{"TR9"}, sent: []string{"ACK->1", "ELECTED->3(9,1)"}, effects: []string{"set lost 30", "set ack 7"},
@@ -357,8 +330,8 @@ func TestTR9_OldOrRepeatedElectedIsOnlyAcknowledged(t *testing.T) {
 
 func TestTR10_OwnElectedComingRoundCreatesTheToken(t *testing.T) {
 	f := regen(t, iP9)
-	f.step(sim.Input{Kind: sim.Request})
-	f.timer(TimerLost)
+	f.Step(sim.Input{Kind: sim.Request})
+	f.Timer(TimerLost)
 	f.deliver(MsgAck, iP1, 0, 0)
 	f.deliver(MsgElection, iP3, 9, 0)
 	f.deliver(MsgAck, iP1, 0, 0)
@@ -376,7 +349,7 @@ func TestTR10_AnOlderRoundOfMineCreatesNothing(t *testing.T) {
 
 func TestTR11_TokenOfAnOlderGenerationIsDestroyed(t *testing.T) {
 	f := regen(t, iP1)
-	f.step(sim.Input{Kind: sim.Request})
+	f.Step(sim.Input{Kind: sim.Request})
 	f.deliver(MsgElected, iP9, 9, 1)
 	f.deliver(MsgAck, iP7, 0, 0)
 	f.deliver(MsgToken, iP9, 0, 0)
@@ -388,7 +361,7 @@ func TestTR11_TokenOfAnOlderGenerationIsDestroyed(t *testing.T) {
 
 func TestTR12_AckSendsTheNextQueuedMessage(t *testing.T) {
 	f := regen(t, iP1)
-	f.timer(TimerLost)               // ELECTION(1) out to P7
+	f.Timer(TimerLost)               // ELECTION(1) out to P7
 	f.deliver(MsgElected, iP9, 9, 1) // ELECTED queued behind it
 	f.deliver(MsgAck, iP3, 0, 0)     // not from next: ignored
 	f.check(expect{state: full{state: Released, next: 7, gen: 1, candidate: 1, outbox: "ELECTION(1,0) ELECTED(9,1)", awaiting: 7}.String()})
@@ -399,14 +372,14 @@ func TestTR12_AckSendsTheNextQueuedMessage(t *testing.T) {
 
 func TestTR13_SilentSuccessorIsSkipped(t *testing.T) {
 	f := regen(t, iP1)
-	f.timer(TimerLost)
-	f.timer(TimerAck) // P7 is silent: try P3
+	f.Timer(TimerLost)
+	f.Timer(TimerAck) // P7 is silent: try P3
 	f.check(expect{rules: []string{"TR13"}, sent: []string{"ELECTION->0(1,0)"}, effects: []string{"set ack 7"},
 		state: full{state: Released, next: 3, participant: true, candidate: 1, outbox: "ELECTION(1,0)", awaiting: 3}.String()})
 	// From now on the token skips P7 too.
 	f.deliver(MsgAck, iP3, 0, 0)
 	f.deliver(MsgToken, iP9, 0, 0)
-	f.timer(TimerHop)
+	f.Timer(TimerHop)
 	if got := f.sent(); !slices.Equal(got, []string{"TOKEN->0(0)"}) {
 		t.Errorf("token sent %v, want it to skip P7 and go to P3", got)
 	}
@@ -414,14 +387,14 @@ func TestTR13_SilentSuccessorIsSkipped(t *testing.T) {
 
 func TestTR13_AProcessLeftAloneElectsItselfAndKeepsTheToken(t *testing.T) {
 	f := regen(t, iP1)
-	f.step(sim.Input{Kind: sim.Request})
-	f.timer(TimerLost)
-	f.timer(TimerAck)
-	f.timer(TimerAck)
-	f.timer(TimerAck) // P7, P3, P9 all silent
+	f.Step(sim.Input{Kind: sim.Request})
+	f.Timer(TimerLost)
+	f.Timer(TimerAck)
+	f.Timer(TimerAck)
+	f.Timer(TimerAck) // P7, P3, P9 all silent
 	f.check(expect{rules: []string{"TR13", "TR8", "TR10"}, effects: []string{"cancel lost", "enter"},
 		state: full{state: Held, token: true, next: 1, gen: 1, candidate: 1}.String()})
-	f.step(sim.Input{Kind: sim.Release})
+	f.Step(sim.Input{Kind: sim.Release})
 	f.check(expect{rules: []string{"TR5"}, effects: []string{"exit"},
 		state: full{state: Released, token: true, next: 1, gen: 1, candidate: 1}.String()})
 }
@@ -443,16 +416,17 @@ func TestTR14_RecoveredProcessHasNoTokenAndSaysHello(t *testing.T) {
 		}
 		// The kernel rebuilds the node with New and gives it Recover instead of Init: even
 		// the initial holder comes back without the token.
-		f := &fixture{t: t, ctx: sim.NewContext(iP3, unitIDs), n: Spec.New(iP3, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: 3}).(*node)}
-		f.step(sim.Input{Kind: sim.Recover})
+		sf := simtest.NewFixture(t, &Spec, iP3, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: 3})
+		f := &fixture{Fixture: sf, n: sf.Node.(*node)}
+		f.Step(sim.Input{Kind: sim.Recover})
 		f.check(expect{rules: []string{"TR14"}, sent: tc.sent, effects: tc.eff, state: tc.state})
 	}
 }
 
 func TestTR15_HelloTakesTheRecoveredProcessBack(t *testing.T) {
 	f := regen(t, iP9)
-	f.timer(TimerLost)
-	f.timer(TimerAck) // P1 skipped: next is P7
+	f.Timer(TimerLost)
+	f.Timer(TimerAck) // P1 skipped: next is P7
 	f.deliver(MsgHello, iP3, 0, 0)
 	f.check(expect{state: full{state: Released, next: 7, participant: true, candidate: 9, outbox: "ELECTION(9,0)", awaiting: 7}.String()})
 	f.deliver(MsgHello, iP1, 0, 0)
@@ -461,10 +435,10 @@ func TestTR15_HelloTakesTheRecoveredProcessBack(t *testing.T) {
 
 func TestTR15_LoneHolderStartsPassingAgain(t *testing.T) {
 	f := regen(t, iP1)
-	f.timer(TimerLost)
-	f.timer(TimerAck)
-	f.timer(TimerAck)
-	f.timer(TimerAck) // alone, with the new token
+	f.Timer(TimerLost)
+	f.Timer(TimerAck)
+	f.Timer(TimerAck)
+	f.Timer(TimerAck) // alone, with the new token
 	f.deliver(MsgHello, iP3, 0, 0)
 	f.check(expect{rules: []string{"TR15"}, effects: []string{"set hop 1"},
 		state: full{state: Released, token: true, next: 3, gen: 1, candidate: 1}.String()})
@@ -472,7 +446,7 @@ func TestTR15_LoneHolderStartsPassingAgain(t *testing.T) {
 
 func TestTR15_HelloFromTheSilentReceiverGetsTheMessageAgain(t *testing.T) {
 	f := regen(t, iP1)
-	f.timer(TimerLost) // ELECTION(1) to P7, which crashes and recovers before the time-out
+	f.Timer(TimerLost) // ELECTION(1) to P7, which crashes and recovers before the time-out
 	f.deliver(MsgHello, iP7, 0, 0)
 	f.check(expect{rules: []string{"TR15"}, sent: []string{"ELECTION->3(1,0)"}, effects: []string{"set ack 7"},
 		state: full{state: Released, next: 7, participant: true, candidate: 1, outbox: "ELECTION(1,0)", awaiting: 7}.String()})
@@ -480,7 +454,7 @@ func TestTR15_HelloFromTheSilentReceiverGetsTheMessageAgain(t *testing.T) {
 
 func TestCloneIsDeep(t *testing.T) {
 	f := regen(t, iP1)
-	f.timer(TimerLost)
+	f.Timer(TimerLost)
 	f.deliver(MsgElected, iP9, 9, 1)
 	c := f.n.Clone()
 	before := string(sim.EncodeState(c))
