@@ -121,6 +121,7 @@ const (
 	attach
 	detach
 	touch
+	recipe
 )
 
 type envelope struct {
@@ -128,6 +129,8 @@ type envelope struct {
 	sub  Subscriber
 	cmd  Command
 	errc chan error // attach: the answer
+
+	recipe chan<- Recipe
 }
 
 // Session is one live run. Its exported methods are safe for concurrent use; all
@@ -306,6 +309,9 @@ func (s *Session) handle(e envelope) {
 		if len(s.subs) == 0 {
 			s.idle.Reset(min(s.opts.Idle, firstVisit))
 		}
+		return
+	case recipe:
+		e.recipe <- s.recipe()
 		return
 	}
 	if err := s.command(e.cmd); err != nil {
