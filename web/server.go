@@ -110,10 +110,11 @@ func (s *Server) routes() chi.Router {
 		r.Get("/play/{slug}", s.handlePlay)
 		r.Get("/s/{name}", s.handleCurated)
 		r.Get("/healthz", s.handleHealth)
+		r.Get("/api/sessions/{id}/trace", s.handleSessionTrace)
 		r.Get("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
 			// Every visit to a playground page starts a run: keep crawlers to the catalogue.
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			_, _ = io.WriteString(w, "User-agent: *\nDisallow: /play/\nDisallow: /s/\nDisallow: /ws/\n")
+			_, _ = io.WriteString(w, "User-agent: *\nDisallow: /play/\nDisallow: /s/\nDisallow: /ws/\nDisallow: /api/\n")
 		})
 		r.Handle(static.Prefix+"*", static.Handler())
 		r.NotFound(func(w http.ResponseWriter, r *http.Request) {
