@@ -87,7 +87,13 @@ function receive(f) {
       onError(f);
       break;
   }
+  // Panels in their own modules (space-time diagram, metrics, network, lecture...)
+  // follow the run through this event, after the model has taken the frame.
+  document.dispatchEvent(new CustomEvent("pg:frame", { detail: { frame: f, model } }));
 }
+
+// Panels ask for a command through this event: {detail: frame}; they never hold the socket.
+document.addEventListener("pg:command", (e) => send({ ...e.detail }));
 
 function onError(f) {
   seekBusy = false; // a refused seek must not block the next one
