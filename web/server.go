@@ -80,9 +80,12 @@ type Server struct {
 func New(opts Options) *Server {
 	opts = opts.withDefaults()
 	s := &Server{
-		opts:     opts,
-		sessions: session.NewManager(opts.MaxSessions, session.Options{Idle: opts.Idle}),
-		cat:      buildCatalogue(),
+		opts: opts,
+		sessions: session.NewManager(opts.MaxSessions, session.Options{Idle: opts.Idle,
+			OnPanic: func(alg string, v any, stack []byte) {
+				opts.Logger.Error("a session's run panicked; that session ended", "algorithm", alg, "panic", fmt.Sprint(v), "stack", string(stack))
+			}}),
+		cat: buildCatalogue(),
 	}
 	s.router = s.routes()
 	return s

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime/debug"
 	"time"
 
 	"github.com/teach-dist/playground/runtime/sim"
@@ -99,6 +100,8 @@ type Options struct {
 	Idle           time.Duration // end the session after this long without subscribers (default 10 min)
 	MaxEvents      int           // trace events a live run may produce (default DefaultMaxEvents)
 	MaxSubscribers int           // subscribers at once (default 64)
+	// OnPanic hears of a panic that ended a session (for the server's log and metrics).
+	OnPanic func(algorithm string, value any, stack []byte)
 }
 
 func (o Options) withDefaults() Options {
@@ -241,13 +244,35 @@ func (s *Session) run(ctx context.Context, ended func()) {
 				return
 			}
 		case e := <-s.cmds:
-			s.handle(e)
+			if !s.contained(func() { s.handle(e) }) {
+				return
+			}
 		case <-paceC:
 			s.paced = false
-			s.advance(time.Now())
+			if !s.contained(func() { s.advance(time.Now()) }) {
+				return
+			}
 		}
 		s.arm()
 	}
+}
+
+// contained runs f and reports whether it returned normally. A panic inside one run (a
+// bug in an algorithm, say) ends that session only: its viewers are told why and the
+// server and every other session carry on. The run's state may be half-updated, so it
+// is not resumed; a reload starts a fresh one.
+func (s *Session) contained(f func()) (ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			ok = false
+			if s.opts.OnPanic != nil {
+				s.opts.OnPanic(s.algorithm, v, debug.Stack())
+			}
+			s.broadcast(errorFrame(0, CodeInternal, fmt.Sprintf("this run stopped on an internal error (%v); reload the page for a fresh run, or use a shared link to rebuild it", v)))
+		}
+	}()
+	f()
+	return true
 }
 
 // send hands env to the goroutine, or fails if the session has ended.
@@ -398,6 +423,7 @@ const (
 	CodeStopped     = "run-stopped"
 	CodeGone        = "gone"
 	CodeBusy        = "busy"
+	CodeInternal    = "internal"
 )
 
 type cmdError struct {
