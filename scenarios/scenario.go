@@ -96,6 +96,16 @@ type Event struct {
 	To     *int    `json:"to,omitempty"`
 	Type   string  `json:"type,omitempty"`
 	Groups [][]int `json:"groups,omitempty"`
+
+	// network: the parts of the network model that change (each optional, at least one).
+	Delay Delay    `json:"delay,omitempty"`
+	FIFO  *bool    `json:"fifo,omitempty"`
+	Loss  *float64 `json:"loss,omitempty"`
+	Hold  *bool    `json:"hold,omitempty"`
+
+	// fire: the name of the node's armed timer to fire now (hold mode; the explorer's
+	// counterexamples place time-outs among the deliveries this way).
+	Name string `json:"name,omitempty"`
 }
 
 // Error is a scenario that cannot run; Field names the culprit (e.g. "events[2].node").
@@ -137,6 +147,9 @@ func Parse(data []byte) (*Scenario, error) {
 	dec.DisallowUnknownFields()
 	var s Scenario
 	if err := dec.Decode(&s); err != nil {
+		if f := badDelay(data); f != "" && strings.Contains(err.Error(), "[min, max]") {
+			return nil, fieldErr(f, "expected a number or [min, max]")
+		}
 		return nil, jsonError(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
@@ -312,96 +325,218 @@ func (s *Scenario) params(spec *sim.Spec) (any, error) {
 
 func (s *Scenario) actions(spec *sim.Spec) ([]sim.Action, error) {
 	ids := s.ids(spec)
+	acts := make([]sim.Action, 0, len(s.Events))
+	for k, e := range s.Events {
+		f := fmt.Sprintf("events[%d]", k)
+		a, err := eventAction(spec, ids, f, e)
+		if err != nil {
+			return nil, err
+		}
+		if e.At < 0 || e.At > sim.MaxTime {
+			return nil, fieldErr(f+".at", "%d is out of range (0 to %d)", e.At, sim.MaxTime)
+		}
+		a.At = e.At
+		acts = append(acts, a)
+	}
+	return acts, nil
+}
+
+// takesNode reports whether an action of this kind is done to one node.
+func takesNode(do sim.ActionKind) bool {
+	return do != sim.ActDrop && do != sim.ActDeliver && do != sim.ActPartition && do != sim.ActHeal && do != sim.ActNetwork
+}
+
+// badDelay names the delay (network.delay or events[k].delay) that does not decode:
+// the Delay decoder's error carries no path.
+func badDelay(data []byte) string {
+	var doc struct {
+		Network struct {
+			Delay json.RawMessage `json:"delay"`
+		} `json:"network"`
+		Events []struct {
+			Delay json.RawMessage `json:"delay"`
+		} `json:"events"`
+	}
+	if json.Unmarshal(data, &doc) != nil {
+		return ""
+	}
+	bad := func(raw json.RawMessage) bool {
+		var d Delay
+		return len(raw) > 0 && d.UnmarshalJSON(raw) != nil
+	}
+	if bad(doc.Network.Delay) {
+		return "network.delay"
+	}
+	for k, e := range doc.Events {
+		if bad(e.Delay) {
+			return fmt.Sprintf("events[%d].delay", k)
+		}
+	}
+	return ""
+}
+
+// networkChange validates a network event's fields into a kernel change.
+func networkChange(f string, e Event) (sim.NetChange, error) {
+	var c sim.NetChange
+	if e.Delay != nil {
+		if len(e.Delay) < 1 || len(e.Delay) > 2 {
+			return c, fieldErr(f+".delay", "expected a number or [min, max]")
+		}
+		c.Set |= sim.NetDelay
+		c.DelayMin, c.DelayMax = e.Delay[0], e.Delay[len(e.Delay)-1]
+	}
+	if e.FIFO != nil {
+		c.Set |= sim.NetFIFO
+		c.FIFO = *e.FIFO
+	}
+	if e.Loss != nil {
+		c.Set |= sim.NetLoss
+		c.Loss = *e.Loss
+	}
+	if e.Hold != nil {
+		c.Set |= sim.NetHold
+		c.Hold = *e.Hold
+	}
+	if err := c.Check(); err != nil {
+		// The kernel's message starts with the field's name: "delay: ...".
+		field, reason, ok := strings.Cut(err.Error(), ": ")
+		if !ok || field == "network" {
+			return c, fieldErr(f, "network needs at least one of delay, fifo, loss, hold")
+		}
+		return c, fieldErr(f+"."+field, "%s", reason)
+	}
+	return c, nil
+}
+
+// setNetwork writes a kernel network change as a network event's fields (the reverse
+// of networkChange, for links).
+func (e *Event) setNetwork(c sim.NetChange) {
+	if c.Set&sim.NetDelay != 0 {
+		e.Delay = Delay{c.DelayMin, c.DelayMax}
+	}
+	if c.Set&sim.NetFIFO != 0 {
+		v := c.FIFO
+		e.FIFO = &v
+	}
+	if c.Set&sim.NetLoss != 0 {
+		v := c.Loss
+		e.Loss = &v
+	}
+	if c.Set&sim.NetHold != 0 {
+		v := c.Hold
+		e.Hold = &v
+	}
+}
+
+// eventAction validates one event and converts it to a kernel action (ids to
+// indexes), leaving At to the caller: a scheduled event has a time, a link's
+// intervention a step. f names the event in errors (e.g. "events[2]").
+func eventAction(spec *sim.Spec, ids []int, f string, e Event) (sim.Action, error) {
 	index := func(field string, id int) (int, error) {
 		if k := slices.Index(ids, id); k >= 0 {
 			return k, nil
 		}
 		return 0, fieldErr(field, "%d is not a node id (ids: %s)", id, joinInts(ids))
 	}
-	acts := make([]sim.Action, 0, len(s.Events))
-	for k, e := range s.Events {
-		f := fmt.Sprintf("events[%d]", k)
-		do, ok := sim.ParseActionKind(e.Do)
-		if !ok {
-			return nil, fieldErr(f+".do", "%q is unknown (allowed: %s)", e.Do, strings.Join(sim.ActionNames(), ", "))
-		}
-		if e.At < 0 || e.At > sim.MaxTime {
-			return nil, fieldErr(f+".at", "%d is out of range (0 to %d)", e.At, sim.MaxTime)
-		}
-		a := sim.Action{At: e.At, Do: do, From: -1, To: -1, Msg: e.Msg, Type: e.Type}
-		needsNode := do != sim.ActDrop && do != sim.ActDeliver && do != sim.ActPartition && do != sim.ActHeal
-		if needsNode {
-			if e.Node == nil {
-				return nil, fieldErr(f+".node", "%q needs a node", e.Do)
-			}
-			i, err := index(f+".node", *e.Node)
-			if err != nil {
-				return nil, err
-			}
-			a.Node = i
-		} else if e.Node != nil {
-			return nil, fieldErr(f+".node", "%q takes no node", e.Do)
-		}
-		switch do {
-		case sim.ActRequest, sim.ActRelease:
-			if spec.Family != sim.Mutex {
-				return nil, fieldErr(f+".do", "%q needs a mutual exclusion algorithm; %s elects a leader (allowed: elect, crash, recover, drop, partition, heal)", e.Do, spec.Slug)
-			}
-		case sim.ActElect:
-			if spec.Family != sim.Election {
-				return nil, fieldErr(f+".do", "%q needs an election algorithm; %s is mutual exclusion (allowed: request, release, crash, recover, drop, partition, heal)", e.Do, spec.Slug)
-			}
-		case sim.ActDrop:
-			if e.Msg < 0 {
-				return nil, fieldErr(f+".msg", "%d is not a message id", e.Msg)
-			}
-			if e.From != nil {
-				if a.From, ok = indexOf(ids, *e.From); !ok {
-					return nil, fieldErr(f+".from", "%d is not a node id (ids: %s)", *e.From, joinInts(ids))
-				}
-			}
-			if e.To != nil {
-				if a.To, ok = indexOf(ids, *e.To); !ok {
-					return nil, fieldErr(f+".to", "%d is not a node id (ids: %s)", *e.To, joinInts(ids))
-				}
-			}
-			if e.Type != "" && spec.MessageType(e.Type) == nil {
-				return nil, fieldErr(f+".type", "%q is not a message of %s (allowed: %s)", e.Type, spec.Slug, messageNames(spec))
-			}
-		case sim.ActDeliver:
-			if e.Msg <= 0 {
-				return nil, fieldErr(f+".msg", "deliver needs the id of a held message")
-			}
-		case sim.ActPartition:
-			if len(e.Groups) == 0 {
-				return nil, fieldErr(f+".groups", "a partition needs at least one group of ids")
-			}
-			seen := map[int]bool{}
-			for g, group := range e.Groups {
-				idx := make([]int, len(group))
-				for m, id := range group {
-					i, err := index(fmt.Sprintf("%s.groups[%d][%d]", f, g, m), id)
-					if err != nil {
-						return nil, err
-					}
-					if seen[id] {
-						return nil, fieldErr(fmt.Sprintf("%s.groups[%d][%d]", f, g, m), "%d is in two groups", id)
-					}
-					seen[id] = true
-					idx[m] = i
-				}
-				a.Groups = append(a.Groups, idx)
-			}
-		}
-		if do != sim.ActDrop && do != sim.ActDeliver && (e.Msg != 0 || e.From != nil || e.To != nil || e.Type != "") {
-			return nil, fieldErr(f, "msg, from, to and type belong to drop and deliver only")
-		}
-		if do != sim.ActPartition && e.Groups != nil {
-			return nil, fieldErr(f+".groups", "groups belong to partition only")
-		}
-		acts = append(acts, a)
+	do, ok := sim.ParseActionKind(e.Do)
+	if !ok {
+		return sim.Action{}, fieldErr(f+".do", "%q is unknown (allowed: %s)", e.Do, strings.Join(sim.ActionNames(), ", "))
 	}
-	return acts, nil
+	a := sim.Action{Do: do, From: -1, To: -1, Msg: e.Msg, Type: e.Type}
+	if takesNode(do) {
+		if e.Node == nil {
+			return sim.Action{}, fieldErr(f+".node", "%q needs a node", e.Do)
+		}
+		i, err := index(f+".node", *e.Node)
+		if err != nil {
+			return sim.Action{}, err
+		}
+		a.Node = i
+	} else if e.Node != nil {
+		return sim.Action{}, fieldErr(f+".node", "%q takes no node", e.Do)
+	}
+	switch do {
+	case sim.ActRequest, sim.ActRelease:
+		if spec.Family != sim.Mutex {
+			return sim.Action{}, fieldErr(f+".do", "%q needs a mutual exclusion algorithm; %s elects a leader (allowed: elect, crash, recover, drop, partition, heal)", e.Do, spec.Slug)
+		}
+	case sim.ActElect:
+		if spec.Family != sim.Election {
+			return sim.Action{}, fieldErr(f+".do", "%q needs an election algorithm; %s is mutual exclusion (allowed: request, release, crash, recover, drop, partition, heal)", e.Do, spec.Slug)
+		}
+	case sim.ActDrop:
+		if e.Msg < 0 {
+			return sim.Action{}, fieldErr(f+".msg", "%d is not a message id", e.Msg)
+		}
+		if e.From != nil {
+			if a.From, ok = indexOf(ids, *e.From); !ok {
+				return sim.Action{}, fieldErr(f+".from", "%d is not a node id (ids: %s)", *e.From, joinInts(ids))
+			}
+		}
+		if e.To != nil {
+			if a.To, ok = indexOf(ids, *e.To); !ok {
+				return sim.Action{}, fieldErr(f+".to", "%d is not a node id (ids: %s)", *e.To, joinInts(ids))
+			}
+		}
+		if e.Type != "" && spec.MessageType(e.Type) == nil {
+			return sim.Action{}, fieldErr(f+".type", "%q is not a message of %s (allowed: %s)", e.Type, spec.Slug, messageNames(spec))
+		}
+	case sim.ActDeliver:
+		if e.Msg <= 0 {
+			return sim.Action{}, fieldErr(f+".msg", "deliver needs the id of a held message")
+		}
+	case sim.ActFire:
+		if e.Name == "" {
+			return sim.Action{}, fieldErr(f+".name", "fire needs the name of one of the node's timers")
+		}
+		a.Timer = e.Name
+	case sim.ActPartition:
+		if len(e.Groups) == 0 {
+			return sim.Action{}, fieldErr(f+".groups", "a partition needs at least one group of ids")
+		}
+		seen := map[int]bool{}
+		for g, group := range e.Groups {
+			idx := make([]int, len(group))
+			for m, id := range group {
+				i, err := index(fmt.Sprintf("%s.groups[%d][%d]", f, g, m), id)
+				if err != nil {
+					return sim.Action{}, err
+				}
+				if seen[id] {
+					return sim.Action{}, fieldErr(fmt.Sprintf("%s.groups[%d][%d]", f, g, m), "%d is in two groups", id)
+				}
+				seen[id] = true
+				idx[m] = i
+			}
+			a.Groups = append(a.Groups, idx)
+		}
+	}
+	if do != sim.ActDrop && do != sim.ActDeliver && (e.Msg != 0 || e.From != nil || e.To != nil || e.Type != "") {
+		return sim.Action{}, fieldErr(f, "msg, from, to and type belong to drop and deliver only")
+	}
+	if do != sim.ActPartition && e.Groups != nil {
+		return sim.Action{}, fieldErr(f+".groups", "groups belong to partition only")
+	}
+	if do != sim.ActFire && e.Name != "" {
+		return sim.Action{}, fieldErr(f+".name", "name belongs to fire only")
+	}
+	if do == sim.ActNetwork {
+		c, err := networkChange(f, e)
+		if err != nil {
+			return sim.Action{}, err
+		}
+		a.Net = c
+	} else {
+		for _, x := range []struct {
+			name string
+			set  bool
+		}{{"delay", e.Delay != nil}, {"fifo", e.FIFO != nil}, {"loss", e.Loss != nil}, {"hold", e.Hold != nil}} {
+			if x.set {
+				return sim.Action{}, fieldErr(f+"."+x.name, "%s belongs to network only", x.name)
+			}
+		}
+	}
+	return a, nil
 }
 
 func indexOf(ids []int, id int) (int, bool) {

@@ -4,6 +4,12 @@
 import { newModel, applyHello, applySnapshot, applyEvents, applyState } from "./model.js";
 import { View } from "./view.js";
 import { Code, Inspector, Narrator } from "./panels.js";
+import "./network.js"; // Be the network: hold mode, partitions, FIFO/delay/loss live
+import "./share.js"; // Copy link, Export menu
+import "./captions.js"; // curated scenarios' captions
+import "./spacetime.js"; // space-time diagram, clocks, SVG exports
+import "./metrics.js"; // measured against the notes' formulas
+import "./lecture.js"; // lecture mode: presenter and followers
 
 const app = document.getElementById("main");
 const spec = JSON.parse(document.getElementById("spec").textContent);

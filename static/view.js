@@ -200,13 +200,17 @@ export class View {
       }
     }
     const sorted = [...model.inflight.keys()].sort((a, b) => a - b);
+    let maxKept = -Infinity, minAdded = Infinity;
     for (const id of sorted) {
       if (this.msgEls.has(id)) {
         const m = this.msgEls.get(id);
         const f = model.inflight.get(id);
+        m.f = f; // a retimed message (hold switched on or off) moves with its new timing
         m.g.classList.toggle("held", f.at < 0);
+        maxKept = Math.max(maxKept, id);
         continue;
       }
+      minAdded = Math.min(minAdded, id);
       const f = model.inflight.get(id);
       const from = ids.get(f.msg.from), to = ids.get(f.msg.to);
       if (from === undefined || to === undefined) continue;
@@ -222,6 +226,16 @@ export class View {
       t.textContent = label;
       el("title", {}, g).textContent = describe(f);
       this.msgEls.set(id, { g, trail, geo, f });
+    }
+    // After a seek, older messages can appear next to newer ones already drawn: put the
+    // elements back in id order, so the same step always gives the same markup.
+    if (minAdded < maxKept) {
+      for (const id of sorted) {
+        const m = this.msgEls.get(id);
+        if (!m) continue;
+        this.trails.appendChild(m.trail);
+        this.msgsG.appendChild(m.g);
+      }
     }
   }
 

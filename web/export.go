@@ -57,7 +57,7 @@ func (s *Server) handleSessionTrace(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	cfg := rec.Setup.Config
+	cfg := rec.Config
 	var buf []byte
 	if _, err := sim.Replay(cfg, rec.Interventions, step, sim.NewEncoder(cfg.Spec, cfg.IDs).Lines(&buf)); err != nil {
 		var ae *sim.ActionError

@@ -24,6 +24,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/teach-dist/playground/algorithms"
+	"github.com/teach-dist/playground/runtime/lecture"
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/scenarios"
 	"github.com/teach-dist/playground/static"
@@ -40,6 +41,8 @@ type Options struct {
 	WriteWait time.Duration // deadline of every write (default 10 s)
 	SendQueue int           // frames queued per connection before it counts as too slow (default 256)
 	ReadLimit int64         // largest frame accepted from a client (default 64 KiB)
+
+	Lecture lecture.Options // lecture mode (runtime/lecture); zero values take its defaults
 }
 
 func (o Options) withDefaults() Options {
@@ -74,6 +77,7 @@ type Server struct {
 	router   chi.Router
 	conns    sync.WaitGroup // WebSocket handlers, which outlive http.Server.Shutdown
 	cat      catalogue
+	lectures *lecture.Registry // lecture mode: web/lecture.go
 }
 
 // New returns a server with its own session manager.
@@ -87,6 +91,7 @@ func New(opts Options) *Server {
 			}}),
 		cat: buildCatalogue(),
 	}
+	s.lectures = s.newLectures()
 	s.router = s.routes()
 	return s
 }
@@ -100,6 +105,7 @@ func (s *Server) Sessions() *session.Manager { return s.sessions }
 // Close ends every session, which closes their connections, and waits for the
 // connection handlers to return.
 func (s *Server) Close() {
+	s.lectures.Close() // before the sessions: followers are told the lecture ended
 	s.sessions.Close()
 	s.conns.Wait()
 }
@@ -114,10 +120,15 @@ func (s *Server) routes() chi.Router {
 		r.Get("/s/{name}", s.handleCurated)
 		r.Get("/healthz", s.handleHealth)
 		r.Get("/api/sessions/{id}/trace", s.handleSessionTrace)
+		r.Get("/api/sessions/{id}/metrics", s.handleSessionMetrics)
+		r.Get("/compare", s.handleCompare)
+		s.lectureRoutes(r)
+		r.Get("/api/sessions/{id}/timeline", s.handleSessionTimeline)
+		s.linkRoutes(r) // share links, exports, embed mode: link.go
 		r.Get("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
 			// Every visit to a playground page starts a run: keep crawlers to the catalogue.
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			_, _ = io.WriteString(w, "User-agent: *\nDisallow: /play/\nDisallow: /s/\nDisallow: /ws/\nDisallow: /api/\n")
+			_, _ = io.WriteString(w, "User-agent: *\nDisallow: /play/\nDisallow: /s/\nDisallow: /r/\nDisallow: /embed/\nDisallow: /ws/\nDisallow: /api/\n")
 		})
 		r.Handle(static.Prefix+"*", static.Handler())
 		r.NotFound(func(w http.ResponseWriter, r *http.Request) {
@@ -125,6 +136,7 @@ func (s *Server) routes() chi.Router {
 		})
 	})
 	r.Get("/ws/{id}", s.handleWS)
+	s.lectureSockets(r)
 	return r
 }
 

@@ -205,10 +205,44 @@ type inFrame struct {
 	Do       string          `json:"do"`
 	Node     *int            `json:"node"`
 	Msg      *int64          `json:"msg"`
+	Groups   [][]int         `json:"groups"` // partition: process ids per group
+	// network: what changes (at least one)
+	Delay json.RawMessage `json:"delay"` // [min, max] or one number
+	FIFO  *bool           `json:"fifo"`
+	Loss  *float64        `json:"loss"`
+	Hold  *bool           `json:"hold"`
 }
 
 var simpleKinds = map[string]session.Kind{
 	"play": session.Play, "pause": session.Pause, "step": session.Step, "back": session.Back,
+}
+
+// netChange reads the network fields of an act frame; msg names the bad field.
+func netChange(f *inFrame) (c sim.NetChange, msg string) {
+	if f.Delay != nil {
+		var d scenarios.Delay
+		if err := d.UnmarshalJSON(f.Delay); err != nil || len(d) < 1 || len(d) > 2 || string(f.Delay) == "null" {
+			return c, "delay: expected [min, max] or one number"
+		}
+		c.Set |= sim.NetDelay
+		c.DelayMin, c.DelayMax = d[0], d[len(d)-1]
+	}
+	if f.FIFO != nil {
+		c.Set |= sim.NetFIFO
+		c.FIFO = *f.FIFO
+	}
+	if f.Loss != nil {
+		c.Set |= sim.NetLoss
+		c.Loss = *f.Loss
+	}
+	if f.Hold != nil {
+		c.Set |= sim.NetHold
+		c.Hold = *f.Hold
+	}
+	if err := c.Check(); err != nil {
+		return c, err.Error()
+	}
+	return c, ""
 }
 
 // parseFrame decodes one client frame strictly into a session command.
@@ -259,15 +293,40 @@ func parseFrame(data []byte) (session.Command, *frameError) {
 	case "act":
 		do, ok := sim.ParseActionKind(f.Do)
 		if !ok {
-			return bad("do: %q is unknown (allowed: request, release, crash, recover, elect, drop, deliver)", f.Do)
+			return bad("do: %q is unknown (allowed: %s)", f.Do, strings.Join(sim.ActionNames(), ", "))
 		}
 		cmd.Kind, cmd.Do = session.Act, do
+		if do != sim.ActPartition && f.Groups != nil {
+			return bad("groups: %s takes no groups (they belong to partition)", f.Do)
+		}
+		if do != sim.ActNetwork {
+			for _, x := range []struct {
+				name string
+				set  bool
+			}{{"delay", f.Delay != nil}, {"fifo", f.FIFO != nil}, {"loss", f.Loss != nil}, {"hold", f.Hold != nil}} {
+				if x.set {
+					return bad("%s: belongs to network, not %s", x.name, f.Do)
+				}
+			}
+		}
 		switch do {
 		case sim.ActDrop, sim.ActDeliver:
 			if f.Msg == nil {
 				return bad("msg: %s needs a message id", f.Do)
 			}
 			cmd.Msg = *f.Msg
+		case sim.ActPartition:
+			if len(f.Groups) == 0 {
+				return bad("groups: partition needs groups of process ids, e.g. [[0,1],[2]]")
+			}
+			cmd.Groups = f.Groups
+		case sim.ActHeal:
+		case sim.ActNetwork:
+			c, msg := netChange(&f)
+			if msg != "" {
+				return bad("%s", msg)
+			}
+			cmd.Net = c
 		default:
 			if f.Node == nil {
 				return bad("node: %s needs a process id", f.Do)

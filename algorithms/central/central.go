@@ -95,6 +95,9 @@ var Spec = sim.Spec{
 	Costs: []sim.Cost{
 		{Name: "messages per CS entry", Formula: "3 (REQUEST, GRANT, RELEASE); 0 for the coordinator itself; 4 with DENIED when queued",
 			Value: func(int) float64 { return 3 }},
+		{Name: "messages to enter the CS", Formula: "2 (REQUEST, GRANT); 3 with DENIED when queued",
+			Value: func(int) float64 { return 2 }},
+		{Name: "messages to leave the CS", Formula: "1 (RELEASE)", Value: func(int) float64 { return 1 }},
 		{Name: "synchronisation delay", Formula: "2T (RELEASE, then GRANT)", Value: func(int) float64 { return 2 }},
 		{Name: "client delay", Formula: "2T (REQUEST and GRANT)", Value: func(int) float64 { return 2 }},
 	},

@@ -86,6 +86,9 @@ var Spec = sim.Spec{
 	Costs: []sim.Cost{
 		{Name: "messages per CS entry", Formula: "3(N-1): N-1 REQUEST, N-1 REPLY, N-1 RELEASE",
 			Value: func(n int) float64 { return float64(3 * (n - 1)) }},
+		{Name: "messages to enter the CS", Formula: "2(N-1): N-1 REQUEST and N-1 REPLY",
+			Value: func(n int) float64 { return float64(2 * (n - 1)) }},
+		{Name: "messages to leave the CS", Formula: "N-1 RELEASE", Value: func(n int) float64 { return float64(n - 1) }},
 		{Name: "synchronisation delay", Formula: "T (the RELEASE)", Value: func(int) float64 { return 1 }},
 		{Name: "client delay", Formula: "2T (request and reply)", Value: func(int) float64 { return 2 }},
 	},

@@ -132,6 +132,8 @@ var Spec = sim.Spec{
 			Value:   func(n int) float64 { return 3 * (meanK(n) - 1) }},
 		{Name: "messages to enter the CS, no contention", Formula: "2(K-1) (the notes: 2 sqrt(N))",
 			Value: func(n int) float64 { return 2 * (meanK(n) - 1) }},
+		{Name: "messages to leave the CS", Formula: "K-1 RELEASE (the notes: sqrt(N))",
+			Value: func(n int) float64 { return meanK(n) - 1 }},
 		{Name: "messages per entry with contention, deadlock-free variant",
 			Formula: "about 5(K-1): FAILED, INQUIRE and RELINQUISH come on top; a request that is made to give votes back more than once costs more"},
 		{Name: "client delay", Formula: "2T (REQUEST, then REPLY)", Value: func(int) float64 { return 2 }},

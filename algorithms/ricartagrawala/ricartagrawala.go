@@ -82,6 +82,8 @@ var Spec = sim.Spec{
 	},
 	Costs: []sim.Cost{
 		{Name: "messages per CS entry", Formula: "2(N-1)", Value: func(n int) float64 { return float64(2 * (n - 1)) }},
+		{Name: "messages to enter the CS", Formula: "2(N-1): N-1 REQUEST and N-1 REPLY",
+			Value: func(n int) float64 { return float64(2 * (n - 1)) }},
 		{Name: "synchronisation delay", Formula: "T (one message)", Value: func(int) float64 { return 1 }},
 		{Name: "client delay", Formula: "2T (request and reply)", Value: func(int) float64 { return 2 }},
 	},

@@ -89,8 +89,16 @@ func state(participant bool, leader int) string {
 	return fmt.Sprintf(`{"participant":%t,"leader":%d}`, participant, leader)
 }
 
-func ackState(participant bool, leader, awaiting, unacked int) string {
-	return fmt.Sprintf(`{"participant":%t,"leader":%d,"awaiting":%d,"unacked":%d}`, participant, leader, awaiting, unacked)
+// ackState is a node's state in ack mode; unacked lists its unacknowledged messages.
+func ackState(participant bool, leader, awaiting int, unacked ...string) string {
+	list := "["
+	for i, m := range unacked {
+		if i > 0 {
+			list += ","
+		}
+		list += `"` + m + `"`
+	}
+	return fmt.Sprintf(`{"participant":%t,"leader":%d,"awaiting":%d,"unacked":%s]}`, participant, leader, awaiting, list)
 }
 
 func TestRI1_StartsNonParticipantWithTheHighestIDAsLeader(t *testing.T) {
@@ -99,7 +107,7 @@ func TestRI1_StartsNonParticipantWithTheHighestIDAsLeader(t *testing.T) {
 		f.check(expect{rules: []string{"RI1"}, leaders: []int{9}, state: state(false, 9)})
 	}
 	f := newFixture(t, iP3, `{"ack": true}`)
-	f.check(expect{rules: []string{"RI1"}, leaders: []int{9}, state: ackState(false, 9, -1, 0)})
+	f.check(expect{rules: []string{"RI1"}, leaders: []int{9}, state: ackState(false, 9, -1)})
 }
 
 func TestRE1_SendsItsOwnIDToTheSuccessor(t *testing.T) {
@@ -125,7 +133,7 @@ func TestRE1_InAckModeWaitsForTheAck(t *testing.T) {
 	f := newFixture(t, iP3, `{"ack": true}`)
 	f.Step(sim.Input{Kind: sim.Elect})
 	f.check(expect{rules: []string{"RE1"}, sent: []string{"ELECTION(3)->1"}, timers: []string{"set ack 7"},
-		state: ackState(true, 9, 9, 1)})
+		state: ackState(true, 9, 9, "ELECTION(3)")})
 }
 
 func TestRH1_ForwardsALargerIDUnchanged(t *testing.T) {
@@ -193,10 +201,10 @@ func TestAK1_AMessageWaitsBehindTheUnacknowledgedOne(t *testing.T) {
 	f := newFixture(t, iP1, `{"ack": true}`)
 	f.deliver(MsgElection, iP9, 3) // ELECTION(3) to P7
 	f.check(expect{rules: []string{"AK2", "RH1"}, sent: []string{"ACK->1", "ELECTION(3)->3"}, timers: []string{"set ack 7"},
-		state: ackState(true, 9, 7, 1)})
+		state: ackState(true, 9, 7, "ELECTION(3)")})
 	f.deliver(MsgElected, iP9, 3) // ELECTED(3) queued: nothing sent but the ACK
 	f.check(expect{rules: []string{"AK2", "RC1", "AK1"}, sent: []string{"ACK->1"}, leaders: []int{3},
-		state: ackState(false, 3, 7, 2)})
+		state: ackState(false, 3, 7, "ELECTION(3)", "ELECTED(3)")})
 }
 
 func TestAK2_AcknowledgesARingMessageBeforeHandlingIt(t *testing.T) {
@@ -206,7 +214,7 @@ func TestAK2_AcknowledgesARingMessageBeforeHandlingIt(t *testing.T) {
 		rule := map[string]string{MsgElection: "RH1", MsgElected: "RC1"}[typ]
 		participant := typ == MsgElection
 		f.check(expect{rules: []string{"AK2", rule}, sent: []string{"ACK->1", typ + "(9)->3"}, timers: []string{"set ack 7"},
-			leaders: map[bool][]int{false: {9}}[participant], state: ackState(participant, 9, 7, 1)})
+			leaders: map[bool][]int{false: {9}}[participant], state: ackState(participant, 9, 7, map[bool]string{true: "ELECTION(9)", false: "ELECTED(9)"}[participant])})
 	}
 	// Without acknowledgements nothing is sent back.
 	f := newFixture(t, iP1, "")
@@ -219,16 +227,16 @@ func TestAK3_AnAckReleasesTheNextQueuedMessage(t *testing.T) {
 	f.Step(sim.Input{Kind: sim.Elect}) // ELECTION(7) to P3, not yet acknowledged
 	f.deliver(MsgElection, iP1, 7)     // own id back: ELECTED(7) waits behind it
 	f.check(expect{rules: []string{"AK2", "RH4", "AK1"}, sent: []string{"ACK->2"}, leaders: []int{7},
-		state: ackState(false, 7, 3, 2)})
+		state: ackState(false, 7, 3, "ELECTION(7)", "ELECTED(7)")})
 	f.deliver(ringnext.MsgAck, iP9, 0) // not from where the message went: ignored
-	f.check(expect{state: ackState(false, 7, 3, 2)})
+	f.check(expect{state: ackState(false, 7, 3, "ELECTION(7)", "ELECTED(7)")})
 	f.deliver(ringnext.MsgAck, iP3, 0)
 	f.check(expect{rules: []string{"AK3"}, sent: []string{"ELECTED(7)->0"}, timers: []string{"cancel ack", "set ack 7"},
-		state: ackState(false, 7, 3, 1)})
+		state: ackState(false, 7, 3, "ELECTED(7)")})
 	f.deliver(ringnext.MsgAck, iP3, 0)
-	f.check(expect{rules: []string{"AK3"}, timers: []string{"cancel ack"}, state: ackState(false, 7, -1, 0)})
+	f.check(expect{rules: []string{"AK3"}, timers: []string{"cancel ack"}, state: ackState(false, 7, -1)})
 	f.deliver(ringnext.MsgAck, iP3, 0) // nothing left to acknowledge
-	f.check(expect{state: ackState(false, 7, -1, 0)})
+	f.check(expect{state: ackState(false, 7, -1)})
 }
 
 func TestAK4_ATimeoutSkipsTheSilentSuccessor(t *testing.T) {
@@ -237,20 +245,20 @@ func TestAK4_ATimeoutSkipsTheSilentSuccessor(t *testing.T) {
 	f.deliver(MsgElected, iP9, 3)  // ELECTED(3) queued behind it
 	f.Timer(ringnext.TimerAck)
 	f.check(expect{rules: []string{"AK4"}, sent: []string{"ELECTION(3)->0"}, timers: []string{"set ack 7"},
-		state: ackState(false, 3, 3, 2)})
+		state: ackState(false, 3, 3, "ELECTION(3)", "ELECTED(3)")})
 	// P3 is silent too: the ELECTION that must end at P3 is dropped, not sent on, and
 	// the queued ELECTED starts at the direct successor again.
 	f.Timer(ringnext.TimerAck)
 	f.check(expect{rules: []string{"AK4"}, sent: []string{"ELECTED(3)->3"}, timers: []string{"set ack 7"},
-		state: ackState(false, 3, 7, 1)})
+		state: ackState(false, 3, 7, "ELECTED(3)")})
 	f.Timer(ringnext.TimerAck)
 	f.check(expect{rules: []string{"AK4"}, sent: []string{"ELECTED(3)->0"}, timers: []string{"set ack 7"},
-		state: ackState(false, 3, 3, 1)})
+		state: ackState(false, 3, 3, "ELECTED(3)")})
 	f.Timer(ringnext.TimerAck)
-	f.check(expect{rules: []string{"AK4"}, state: ackState(false, 3, -1, 0)})
+	f.check(expect{rules: []string{"AK4"}, state: ackState(false, 3, -1)})
 	// A time-out with nothing unacknowledged (a stale one) does nothing.
 	f.Timer(ringnext.TimerAck)
-	f.check(expect{state: ackState(false, 3, -1, 0)})
+	f.check(expect{state: ackState(false, 3, -1)})
 }
 
 func TestAK4_TheLastSurvivorSendsToItself(t *testing.T) {
@@ -259,14 +267,14 @@ func TestAK4_TheLastSurvivorSendsToItself(t *testing.T) {
 	for _, to := range []int{2, 3, 0} { // P9, P1, P7 silent in turn
 		f.Timer(ringnext.TimerAck)
 		f.check(expect{rules: []string{"AK4"}, sent: []string{fmt.Sprintf("ELECTION(3)->%d", to)}, timers: []string{"set ack 7"},
-			state: ackState(true, 9, unitIDs[to], 1)})
+			state: ackState(true, 9, unitIDs[to], "ELECTION(3)")})
 	}
 	f.deliver(MsgElection, iP3, 3)
 	f.check(expect{rules: []string{"AK2", "RH4", "AK1"}, sent: []string{"ACK->0"}, leaders: []int{3},
-		state: ackState(false, 3, 3, 2)})
+		state: ackState(false, 3, 3, "ELECTION(3)", "ELECTED(3)")})
 	f.deliver(ringnext.MsgAck, iP3, 0) // its own ACK: the ELECTED tries P9 first again
 	f.check(expect{rules: []string{"AK3"}, sent: []string{"ELECTED(3)->1"}, timers: []string{"cancel ack", "set ack 7"},
-		state: ackState(false, 3, 9, 1)})
+		state: ackState(false, 3, 9, "ELECTED(3)")})
 }
 
 func TestCloneIsDeep(t *testing.T) {

@@ -92,8 +92,16 @@ func state(participant bool, active string, leader int) string {
 	return fmt.Sprintf(`{"participant":%t,"active":%s,"leader":%d}`, participant, active, leader)
 }
 
-func ackState(participant bool, active string, leader, awaiting, unacked int) string {
-	return fmt.Sprintf(`{"participant":%t,"active":%s,"leader":%d,"awaiting":%d,"unacked":%d}`, participant, active, leader, awaiting, unacked)
+// ackState is a node's state in ack mode; unacked lists its unacknowledged messages.
+func ackState(participant bool, active string, leader, awaiting int, unacked ...string) string {
+	list := "["
+	for i, m := range unacked {
+		if i > 0 {
+			list += ","
+		}
+		list += `"` + m + `"`
+	}
+	return fmt.Sprintf(`{"participant":%t,"active":%s,"leader":%d,"awaiting":%d,"unacked":%s]}`, participant, active, leader, awaiting, list)
 }
 
 const ids = `{"variant": "ids"}`
@@ -106,7 +114,7 @@ func TestRI1_StartsWithAnEmptyActiveListAndTheHighestIDAsLeader(t *testing.T) {
 		}
 	}
 	f := newFixture(t, iP3, `{"ack": true}`)
-	f.check(expect{rules: []string{"RI1"}, leaders: []int{9}, state: ackState(false, "[]", 9, -1, 0)})
+	f.check(expect{rules: []string{"RI1"}, leaders: []int{9}, state: ackState(false, "[]", 9, -1)})
 }
 
 // --- variant list ---
@@ -224,7 +232,7 @@ func TestAK2_AcknowledgesAnElectBeforeHandlingIt(t *testing.T) {
 	f := newFixture(t, iP1, `{"ack": true}`)
 	f.deliver(MsgElect, iP9, 0, 9)
 	f.check(expect{rules: []string{"AK2", "RH1"}, sent: []string{"ACK->1", "ELECT[9 1]->3"}, timers: []string{"set ack 7"},
-		state: ackState(true, "[9,1]", 9, 7, 1)})
+		state: ackState(true, "[9,1]", 9, 7, "ELECT[9,1]")})
 }
 
 // IH1 sends two messages: the second waits for the first one's ACK (AK1), and leaves
@@ -233,7 +241,7 @@ func TestAK1_TheSecondElectWaitsForTheFirstOnesAck(t *testing.T) {
 	f := newFixture(t, iP3, `{"variant": "ids", "ack": true}`)
 	f.deliver(MsgElect, iP7, 0, 7)
 	f.check(expect{rules: []string{"AK2", "IH1", "AK1"}, sent: []string{"ACK->3", "ELECT[3]->1"}, timers: []string{"set ack 7"},
-		state: ackState(true, "[7,3]", 9, 9, 2)})
+		state: ackState(true, "[7,3]", 9, 9, "ELECT[3]", "ELECT[7]")})
 }
 
 func TestAK3_AnAckReleasesTheQueuedElect(t *testing.T) {
@@ -241,9 +249,9 @@ func TestAK3_AnAckReleasesTheQueuedElect(t *testing.T) {
 	f.deliver(MsgElect, iP7, 0, 7)
 	f.deliver(ringnext.MsgAck, iP9, 0)
 	f.check(expect{rules: []string{"AK3"}, sent: []string{"ELECT[7]->1"}, timers: []string{"cancel ack", "set ack 7"},
-		state: ackState(true, "[7,3]", 9, 9, 1)})
+		state: ackState(true, "[7,3]", 9, 9, "ELECT[7]")})
 	f.deliver(ringnext.MsgAck, iP9, 0)
-	f.check(expect{rules: []string{"AK3"}, timers: []string{"cancel ack"}, state: ackState(true, "[7,3]", 9, -1, 0)})
+	f.check(expect{rules: []string{"AK3"}, timers: []string{"cancel ack"}, state: ackState(true, "[7,3]", 9, -1)})
 }
 
 // A message that must end at the silent process is dropped: an ids-variant ELECT
@@ -507,7 +515,7 @@ func TestRunNotesExample1P2DetectsP3Wins(t *testing.T) {
 	// The active lists the notes give: [2, 3] at both.
 	s, _ := ringtest.Run(t, base)
 	for _, id := range []int{2, 3} {
-		if got, want := string(sim.EncodeState(s.Node(slices.Index(base.IDs, id)))), ackState(false, "[2,3]", 3, -1, 0); got != want {
+		if got, want := string(sim.EncodeState(s.Node(slices.Index(base.IDs, id)))), ackState(false, "[2,3]", 3, -1); got != want {
 			t.Errorf("P%d ends in %s, want %s", id, got, want)
 		}
 	}
@@ -573,7 +581,7 @@ func TestRunNotesTokenRingExample3Starts5Wins(t *testing.T) {
 			if id == 6 {
 				continue
 			}
-			if got, want := string(sim.EncodeState(s.Node(i))), ackState(false, "[3,5,0,1,4]", 5, -1, 0); got != want {
+			if got, want := string(sim.EncodeState(s.Node(i))), ackState(false, "[3,5,0,1,4]", 5, -1); got != want {
 				t.Errorf("seed %d: P%d ends in %s, want %s", cfg.Seed, id, got, want)
 			}
 		}

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/teach-dist/playground/algorithms/params"
 	"github.com/teach-dist/playground/runtime/sim"
@@ -68,7 +69,7 @@ var AckMessage = sim.MessageType{Name: MsgAck, Doc: "ack mode only: the receiver
 // Vars are the inspector variables of ack mode (written only when it is on).
 var Vars = []sim.Var{
 	{Name: "awaiting", Doc: "ack mode only: id of the process whose ACK this one waits for (-1: none)"},
-	{Name: "unacked", Doc: "ack mode only: ring messages not yet acknowledged: the one on its way, then those queued behind it"},
+	{Name: "unacked", Doc: "ack mode only: ring messages not yet acknowledged: the one on its way, then those queued behind it, as TYPE(id) or TYPE[list]"},
 }
 
 // Params switch acknowledgements on.
@@ -242,5 +243,35 @@ func (l *Link) Encode(w *sim.StateWriter, ids []int) {
 		awaiting = ids[l.to]
 	}
 	w.Int("awaiting", awaiting)
-	w.Int("unacked", len(l.pending))
+	// The messages themselves, not just how many: they are re-sent on a time-out, so
+	// two links holding different ones behave differently (the explorer relies on
+	// Encode telling such states apart).
+	unacked := make([]string, len(l.pending))
+	for k := range l.pending {
+		unacked[k] = MessageString(&l.pending[k])
+	}
+	w.Strs("unacked", unacked)
+}
+
+// MessageString writes a ring message compactly: TYPE(arg), TYPE[list] or
+// TYPE(arg)[list] (a list with arg 0 leaves the arg out), then @ts if it has one.
+func MessageString(m *sim.Message) string {
+	s := m.Type
+	if m.Vec == nil || m.Arg != 0 {
+		s += "(" + strconv.Itoa(m.Arg) + ")"
+	}
+	if m.Vec != nil {
+		s += "["
+		for i, v := range m.Vec {
+			if i > 0 {
+				s += ","
+			}
+			s += strconv.Itoa(v)
+		}
+		s += "]"
+	}
+	if m.TS != 0 {
+		s += "@" + strconv.Itoa(m.TS)
+	}
+	return s
 }

@@ -3,6 +3,8 @@ package session
 import (
 	"encoding/json"
 	"strconv"
+
+	"github.com/teach-dist/playground/runtime/sim"
 )
 
 // Proto is the version of the WebSocket protocol (docs/protocol.md).
@@ -50,12 +52,15 @@ func appendNode(b []byte, v *nodeView, rules []string) []byte {
 	return append(b, '}')
 }
 
-// appendClock writes the fields every state-bearing frame shares.
-func (s *Session) appendClock(b []byte, step, t int) []byte {
+// appendClock writes the fields every state-bearing frame shares. seq is the seq of
+// the latest trace event shown (-1: none yet): captions key on it.
+func (s *Session) appendClock(b []byte, step, t int, seq int64) []byte {
 	b = append(b, `"step":`...)
 	b = appendInt(b, step)
 	b = append(b, `,"t":`...)
 	b = appendInt(b, t)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendInt(b, seq, 10)
 	b = append(b, `,"horizon":`...)
 	b = appendInt(b, max(s.horizon, step))
 	b = append(b, `,"playing":`...)
@@ -81,7 +86,7 @@ func (s *Session) eventsFrame(bs []batch) []byte {
 	}
 	b := make([]byte, 0, n)
 	b = append(b, `{"type":"events",`...)
-	b = s.appendClock(b, last.step, last.t)
+	b = s.appendClock(b, last.step, last.t, last.seq)
 	b = append(b, `,"batches":[`...)
 	for i, x := range bs {
 		if i > 0 {
@@ -94,7 +99,7 @@ func (s *Session) eventsFrame(bs []batch) []byte {
 
 func (s *Session) stateFrame() []byte {
 	b := []byte(`{"type":"state",`)
-	b = s.appendClock(b, s.sim.Steps(), s.sim.Now())
+	b = s.appendClock(b, s.sim.Steps(), s.sim.Now(), s.lastSeq)
 	return append(b, '}')
 }
 
@@ -120,17 +125,9 @@ func (s *Session) helloFrame() []byte {
 		}
 		b = appendInt(b, id)
 	}
-	b = append(b, `],"network":{"delay":[`...)
-	b = appendInt(b, s.cfg.Network.DelayMin)
-	b = append(b, ',')
-	b = appendInt(b, s.cfg.Network.DelayMax)
-	b = append(b, `],"fifo":`...)
-	b = appendBool(b, s.cfg.Network.FIFO)
-	b = append(b, `,"loss":`...)
-	b = appendFloat(b, s.cfg.Network.Loss)
-	b = append(b, `,"hold":`...)
-	b = appendBool(b, s.cfg.Network.Hold)
-	b = append(b, `},"seed":`...)
+	b = append(b, `],"network":`...)
+	b = appendNetwork(b, &s.cfg.Network)
+	b = append(b, `,"seed":`...)
 	b = strconv.AppendUint(b, s.cfg.Seed, 10)
 	b = append(b, `,"cs":`...)
 	b = appendInt(b, s.cfg.CS)
@@ -147,11 +144,29 @@ func (s *Session) helloFrame() []byte {
 	return append(b, '}')
 }
 
+// appendNetwork writes a network model: {"delay":[min,max],"fifo":..,"loss":..,"hold":..}.
+func appendNetwork(b []byte, nw *sim.Network) []byte {
+	b = append(b, `{"delay":[`...)
+	b = appendInt(b, nw.DelayMin)
+	b = append(b, ',')
+	b = appendInt(b, nw.DelayMax)
+	b = append(b, `],"fifo":`...)
+	b = appendBool(b, nw.FIFO)
+	b = append(b, `,"loss":`...)
+	b = appendFloat(b, nw.Loss)
+	b = append(b, `,"hold":`...)
+	b = appendBool(b, nw.Hold)
+	return append(b, '}')
+}
+
 func (s *Session) snapshotFrame() []byte {
 	snap := s.sim.Snapshot()
 	b := make([]byte, 0, 4096)
 	b = append(b, `{"type":"snapshot",`...)
-	b = s.appendClock(b, snap.Step, snap.T)
+	b = s.appendClock(b, snap.Step, snap.T, s.lastSeq)
+	b = append(b, `,"network":`...)
+	nw := s.sim.Network()
+	b = appendNetwork(b, &nw)
 	b = append(b, `,"nodes":[`...)
 	for i, v := range views(&snap) {
 		if i > 0 {

@@ -30,17 +30,27 @@ func NewManager(limit int, opts Options) *Manager {
 
 // Start creates a session running setup. It returns ErrFull at the cap, ErrClosed
 // after Close, or the kernel's error for a configuration that cannot run.
-func (m *Manager) Start(setup Setup) (*Session, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return nil, ErrClosed
-	}
-	if len(m.byID) >= m.max {
-		return nil, ErrFull
+func (m *Manager) Start(setup Setup) (*Session, error) { return m.start(setup, nil) }
+
+// start creates a session; prepare, if any, runs before its goroutine starts. The
+// run is built outside the lock (a link's replay can take a moment); the cap is
+// checked before and again after.
+func (m *Manager) start(setup Setup, prepare func(*Session) error) (*Session, error) {
+	if err := m.room(); err != nil {
+		return nil, err
 	}
 	s, err := newSession(newID(), setup, m.opts)
 	if err != nil {
+		return nil, err
+	}
+	if prepare != nil {
+		if err := prepare(s); err != nil {
+			return nil, err
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.roomLocked(); err != nil {
 		return nil, err
 	}
 	m.byID[s.id] = s
@@ -50,6 +60,22 @@ func (m *Manager) Start(setup Setup) (*Session, error) {
 		s.run(m.ctx, func() { m.remove(s.id) })
 	}()
 	return s, nil
+}
+
+func (m *Manager) room() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.roomLocked()
+}
+
+func (m *Manager) roomLocked() error {
+	if m.closed {
+		return ErrClosed
+	}
+	if len(m.byID) >= m.max {
+		return ErrFull
+	}
+	return nil
 }
 
 func (m *Manager) remove(id string) {

@@ -13,6 +13,7 @@ import (
 // replay, so a long export never stalls the live run.
 type Recipe struct {
 	Setup         Setup
+	Config        sim.Config // what the live run uses: no end time, the live event limit
 	Interventions []sim.Intervention
 	Step          int
 	Horizon       int
@@ -43,6 +44,7 @@ func (s *Session) recipe() Recipe {
 	}
 	return Recipe{
 		Setup:         s.setup,
+		Config:        s.cfg,
 		Interventions: cloneInterventions(s.ivs),
 		Step:          max(step, 0),
 		Horizon:       s.horizon,

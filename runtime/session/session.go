@@ -88,11 +88,14 @@ type Command struct {
 	Step  int     // Seek
 	Speed float64 // Speed
 	Setup *Setup  // Reset: a new run; nil restarts the current one without interventions
-	// Act: the intervention, with a node id (request, release, crash, recover, elect)
-	// or a message id (drop, deliver).
-	Do   sim.ActionKind
-	Node int
-	Msg  int64
+	// Act: the intervention, with a node id (request, release, crash, recover, elect),
+	// a message id (drop, deliver), groups of node ids (partition) or the network
+	// change (network).
+	Do     sim.ActionKind
+	Node   int
+	Msg    int64
+	Groups [][]int
+	Net    sim.NetChange
 }
 
 // Options tune a session. Zero values take the defaults.
@@ -125,6 +128,7 @@ const (
 	detach
 	touch
 	recipe
+	checkpoint // lecture mode: checkpoint.go
 )
 
 type envelope struct {
@@ -134,6 +138,7 @@ type envelope struct {
 	errc chan error // attach: the answer
 
 	recipe chan<- Recipe
+	snap   func(hello, snapshot []byte) // checkpoint
 }
 
 // Session is one live run. Its exported methods are safe for concurrent use; all
@@ -338,6 +343,9 @@ func (s *Session) handle(e envelope) {
 	case recipe:
 		e.recipe <- s.recipe()
 		return
+	case checkpoint:
+		s.checkpoint(e.snap)
+		return
 	}
 	if err := s.command(e.cmd); err != nil {
 		var ce *cmdError
@@ -538,6 +546,18 @@ func (s *Session) act(c Command) error {
 			return badField("msg: %s needs the id of a message in flight", c.Do)
 		}
 		a.Msg = c.Msg
+	case sim.ActPartition:
+		groups, err := s.groupIndexes(c.Groups)
+		if err != nil {
+			return err
+		}
+		a.Groups = groups
+	case sim.ActHeal:
+	case sim.ActNetwork:
+		if err := c.Net.Check(); err != nil {
+			return badField("%v", err)
+		}
+		a.Net = c.Net
 	default:
 		return badField("do: %q cannot be done from the playground", c.Do)
 	}
@@ -552,20 +572,42 @@ func (s *Session) act(c Command) error {
 		return s.fail(err)
 	}
 	b := s.end()
-	// Forget the old future: its interventions were made on a timeline that no longer is.
-	k := len(s.ivs)
-	for k > 0 && s.ivs[k-1].Step > step {
-		k--
-	}
-	s.ivs = append(s.ivs[:k], sim.Intervention{Step: step, Action: a})
+	// Forget the old future: its interventions were made on a timeline that no longer
+	// is. Those not applied yet are that future (a delivery recorded for this very step
+	// is one: it was the step after it).
+	s.ivs = append(s.ivs[:s.applied], sim.Intervention{Step: step, Action: a})
 	s.applied = len(s.ivs)
-	s.horizon = step
+	s.horizon = s.sim.Steps() // one further when the action took a step
 	s.quiet = false
 	if s.playing {
 		s.reanchor(time.Now())
 	}
 	s.publish([]batch{b})
 	return nil
+}
+
+// groupIndexes turns a partition's groups of ids into node indexes.
+func (s *Session) groupIndexes(groups [][]int) ([][]int, error) {
+	if len(groups) == 0 {
+		return nil, badField("groups: a partition needs at least one group of process ids")
+	}
+	seen := make(map[int]bool)
+	out := make([][]int, len(groups))
+	for g, ids := range groups {
+		out[g] = make([]int, len(ids))
+		for k, id := range ids {
+			i, ok := s.index(id)
+			if !ok {
+				return nil, badField("groups[%d][%d]: %d is not a process id", g, k, id)
+			}
+			if seen[id] {
+				return nil, badField("groups[%d][%d]: %d is in two groups", g, k, id)
+			}
+			seen[id] = true
+			out[g][k] = i
+		}
+	}
+	return out, nil
 }
 
 func (s *Session) index(id int) (int, bool) {
@@ -579,30 +621,40 @@ func (s *Session) index(id int) (int, bool) {
 
 // forward takes the run one step further, then applies the interventions recorded for
 // the step it reaches, each as a batch of its own. It mirrors sim.Replay exactly, so a
-// rebuilt run and a live one agree step for step.
+// rebuilt run and a live one agree step for step: a recorded intervention that takes a
+// step (a held message the user delivered) is the step, and it is never applied with
+// the interventions of the step before it.
 func (s *Session) forward() ([]batch, bool, error) {
 	var out []batch
-	s.begin()
-	ok, err := s.sim.Step()
-	if err != nil {
-		s.discard()
-		return nil, false, err
-	}
-	if ok {
-		out = append(out, s.end())
-	} else {
-		s.discard()
-		if s.applied == len(s.ivs) {
-			return nil, false, nil
-		}
-		// Replay applies an intervention the run was stuck at; so do we.
+	if s.stepDue() {
 		b, err := s.applyRecorded()
 		if err != nil {
 			return nil, false, err
 		}
 		out = append(out, b)
+	} else {
+		s.begin()
+		ok, err := s.sim.Step()
+		if err != nil {
+			s.discard()
+			return nil, false, err
+		}
+		if ok {
+			out = append(out, s.end())
+		} else {
+			s.discard()
+			if s.applied == len(s.ivs) {
+				return nil, false, nil
+			}
+			// Replay applies an intervention the run was stuck at; so do we.
+			b, err := s.applyRecorded()
+			if err != nil {
+				return nil, false, err
+			}
+			out = append(out, b)
+		}
 	}
-	for s.applied < len(s.ivs) && s.ivs[s.applied].Step <= s.sim.Steps() {
+	for s.applied < len(s.ivs) && s.ivs[s.applied].Step <= s.sim.Steps() && !s.stepDue() {
 		b, err := s.applyRecorded()
 		if err != nil {
 			return nil, false, err
@@ -611,6 +663,11 @@ func (s *Session) forward() ([]batch, bool, error) {
 	}
 	s.quiet = !s.sim.HasNext() && s.applied == len(s.ivs)
 	return out, true, nil
+}
+
+// stepDue reports whether the next recorded intervention is due now and takes a step.
+func (s *Session) stepDue() bool {
+	return s.applied < len(s.ivs) && s.ivs[s.applied].Step <= s.sim.Steps() && s.ivs[s.applied].Action.TakesStep()
 }
 
 func (s *Session) applyRecorded() (batch, error) {
@@ -644,7 +701,7 @@ func (s *Session) rebuild(step int) error {
 	s.sim = sm
 	s.applied = 0
 	s.end()
-	for s.applied < len(s.ivs) && s.ivs[s.applied].Step <= 0 {
+	for s.applied < len(s.ivs) && s.ivs[s.applied].Step <= 0 && !s.stepDue() {
 		if _, err := s.applyRecorded(); err != nil {
 			return err
 		}

@@ -603,8 +603,9 @@ func TestHoldModeDeliversOnlyWhatTheUserPicks(t *testing.T) {
 	if f := c.next(t, "error"); f.Code != CodeRefused {
 		t.Fatalf("delivering twice: %s", f.raw)
 	}
-	// The choice is an intervention: a seek replays it.
-	do(t, s, c, Command{Kind: Seek, Step: 0})
+	// The choice is an intervention: a seek replays it. The delivery was a step of its
+	// own (step 1): message 1 still held, and P2's REPLY.
+	do(t, s, c, Command{Kind: Seek, Step: 1})
 	f = c.next(t, "snapshot")
 	if len(f.Inflight) != 2 || f.Interventions != 2 {
 		t.Fatalf("replayed %d interventions, %d in flight", f.Interventions, len(f.Inflight))

@@ -25,6 +25,8 @@ type track struct {
 	ringLen   int
 	nodes     []nodeView // as last published
 	line      []byte
+	net       sim.Network // the network model as of the latest batch
+	lastSeq   int64       // seq of the latest trace event, -1 before the first
 }
 
 type current struct {
@@ -42,6 +44,7 @@ type litRule struct {
 // batch is one published unit: the events of a step or of an intervention.
 type batch struct {
 	step, t int
+	seq     int64 // seq of the batch's last event (of the run's, if it has none)
 	json    []byte
 }
 
@@ -74,6 +77,8 @@ func (s *Session) reset() {
 	}
 	s.ringNext, s.ringLen = 0, 0
 	s.nodes = nil
+	s.net = s.cfg.Network
+	s.lastSeq = -1
 }
 
 func (s *Session) begin() {
@@ -89,6 +94,7 @@ func (s *Session) discard() { s.begin() }
 
 // onEvent is the simulation's sink.
 func (s *Session) onEvent(ev *sim.Event) {
+	s.lastSeq = ev.Seq
 	s.line = s.enc.Append(s.line[:0], ev)
 	s.ring[s.ringNext] = append(s.ring[s.ringNext][:0], s.line...)
 	s.ringNext = (s.ringNext + 1) % Recent
@@ -124,7 +130,10 @@ func (s *Session) onEvent(ev *sim.Event) {
 // end closes the current batch; while capturing it encodes the batch for the wire,
 // with the nodes whose view changed and the arrival time of every message it sent.
 func (s *Session) end() batch {
-	b := batch{step: s.sim.Steps(), t: s.sim.Now()}
+	b := batch{step: s.sim.Steps(), t: s.sim.Now(), seq: s.lastSeq}
+	nw := s.sim.Network()
+	netChanged, holdChanged := nw != s.net, nw.Hold != s.net.Hold
+	s.net = nw
 	if !s.capture {
 		return b
 	}
@@ -168,7 +177,26 @@ func (s *Session) end() batch {
 		buf = append(buf, `":`...)
 		buf = appendInt(buf, snap.InFlight[k].At)
 	}
-	buf = append(buf, "}}"...)
+	buf = append(buf, '}')
+	if netChanged {
+		buf = append(buf, `,"network":`...)
+		buf = appendNetwork(buf, &nw)
+	}
+	if holdChanged {
+		// Hold mode switched: every message in flight got held, or an arrival time.
+		buf = append(buf, `,"retime":{`...)
+		for k := range snap.InFlight {
+			if k > 0 {
+				buf = append(buf, ',')
+			}
+			buf = append(buf, '"')
+			buf = appendInt(buf, int(snap.InFlight[k].Msg.ID))
+			buf = append(buf, `":`...)
+			buf = appendInt(buf, snap.InFlight[k].At)
+		}
+		buf = append(buf, '}')
+	}
+	buf = append(buf, '}')
 	b.json = buf
 	return b
 }

@@ -1,6 +1,9 @@
 package sim
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // ActionKind is something done to the run from outside: the scenario's workload, a
 // user's intervention, or a choice of the network in hold mode.
@@ -16,10 +19,12 @@ const (
 	ActPartition
 	ActHeal
 	ActDeliver // hold mode: deliver this held message now
+	ActNetwork // change the network model (delay, FIFO, loss, hold) from now on
+	ActFire    // fire the node's armed timer Timer now (the explorer's counterexamples)
 )
 
 var actionNames = [...]string{"request", "release", "crash", "recover", "elect", "drop",
-	"partition", "heal", "deliver"}
+	"partition", "heal", "deliver", "network", "fire"}
 
 func (k ActionKind) String() string {
 	if int(k) < len(actionNames) {
@@ -55,6 +60,79 @@ type Action struct {
 	Type string
 
 	Groups [][]int // partition: node indexes per group; unlisted nodes form one more group
+
+	Net NetChange // network: what changes
+
+	Timer string // fire: the name of the timer
+}
+
+// TakesStep reports whether applying a live action counts as a step of the run: a
+// held message the user delivers is the step the network would otherwise have taken,
+// so the timeline can stop between two of the user's picks. Replay and the session
+// both ask this, so they number steps alike.
+func (a *Action) TakesStep() bool { return a.Do == ActDeliver }
+
+// NetField names the parts of the network model that an ActNetwork changes.
+type NetField uint8
+
+const (
+	NetDelay NetField = 1 << iota
+	NetFIFO
+	NetLoss
+	NetHold
+)
+
+// NetChange is a live change of the network model; the fields not in Set keep their
+// value. What it does to the messages already in flight:
+//   - delay and loss apply to messages sent from now on; messages in flight keep
+//     their arrival time (they passed the loss draw when they were sent);
+//   - FIFO turning on: from now on each message on a channel arrives no earlier than
+//     every message already in flight on that channel, so the send order holds from
+//     the switch on (messages already in flight keep their times, so two of them
+//     may still cross each other); turning off: new messages get independent delays;
+//   - hold turning on: every message in flight becomes held, in send order;
+//   - hold turning off: every held message, in send order, gets an arrival time drawn
+//     from the delay in force (and kept in order per channel when FIFO is on).
+//
+// Algorithms keep the largest delay they were set up with (Setup.MaxDelay): a network
+// made slower live can make their time-outs fire early, as a broken synchrony bound does.
+type NetChange struct {
+	Set                NetField
+	DelayMin, DelayMax int
+	FIFO               bool
+	Loss               float64
+	Hold               bool
+}
+
+// Check validates the change; errors name the field (delay, loss).
+func (c *NetChange) Check() error {
+	if c.Set == 0 || c.Set&^(NetDelay|NetFIFO|NetLoss|NetHold) != 0 {
+		return errors.New("network: give at least one of delay, fifo, loss, hold")
+	}
+	if c.Set&NetDelay != 0 && (c.DelayMin < 0 || c.DelayMax < c.DelayMin || c.DelayMax > MaxDelay) {
+		return fmt.Errorf("delay: [%d, %d] must satisfy 0 <= min <= max <= %d", c.DelayMin, c.DelayMax, MaxDelay)
+	}
+	if c.Set&NetLoss != 0 && (c.Loss < 0 || c.Loss > 1 || c.Loss != c.Loss) {
+		return fmt.Errorf("loss: %v must be between 0 and 1", c.Loss)
+	}
+	return nil
+}
+
+// Apply returns nw with the change made.
+func (c *NetChange) Apply(nw Network) Network {
+	if c.Set&NetDelay != 0 {
+		nw.DelayMin, nw.DelayMax = c.DelayMin, c.DelayMax
+	}
+	if c.Set&NetFIFO != 0 {
+		nw.FIFO = c.FIFO
+	}
+	if c.Set&NetLoss != 0 {
+		nw.Loss = c.Loss
+	}
+	if c.Set&NetHold != 0 {
+		nw.Hold = c.Hold
+	}
+	return nw
 }
 
 func (a *Action) matches(m *Message) bool {

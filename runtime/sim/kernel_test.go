@@ -1641,22 +1641,22 @@ func TestReplay_MatchesTheLiveRunAtEveryStep(t *testing.T) {
 	}
 }
 
-// In hold mode the user's choices are interventions too.
+// In hold mode the user's choices are interventions too; each delivery is a step.
 func TestReplay_HoldModeChoices(t *testing.T) {
 	cfg := cfgOf(&pingSpec, []int{10, 20, 30}, &params{Burst: 3}, 1)
 	cfg.Network.Hold = true
 	ivs := []sim.Intervention{
 		{Step: 0, Action: req(0, 0)},
 		{Step: 0, Action: sim.Action{Do: sim.ActDeliver, Msg: 2}},
-		{Step: 0, Action: sim.Action{Do: sim.ActDrop, Msg: 1}},
-		{Step: 0, Action: sim.Action{Do: sim.ActDeliver, Msg: 4}},
+		{Step: 1, Action: sim.Action{Do: sim.ActDrop, Msg: 1}},
+		{Step: 1, Action: sim.Action{Do: sim.ActDeliver, Msg: 4}},
 	}
 	h := start(t, cfg)
 	for _, iv := range ivs {
 		h.apply(iv.Action)
 	}
 	var rec sim.Recorder
-	r, err := sim.Replay(cfg, ivs, 0, rec.Sink())
+	r, err := sim.Replay(cfg, ivs, 2, rec.Sink())
 	if err != nil {
 		t.Fatal(err)
 	}

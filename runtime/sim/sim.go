@@ -96,8 +96,9 @@ type Sim struct {
 	ev      Event
 	in      Input
 	ended   bool
-	lastArr []int // FIFO: last arrival time per channel (from*n+to)
-	group   []int // partition group per node; all equal when connected
+	lastArr []int   // FIFO: last arrival time per channel (from*n+to)
+	net     Network // the network model in force: cfg.Network, then as ActNetwork changed it
+	group   []int   // partition group per node; all equal when connected
 
 	msgs      []msgSlot
 	freeMsgs  []int32
@@ -158,6 +159,7 @@ func New(cfg Config, sink Sink) (*Sim, error) {
 		s.cfg.MaxEvents = DefaultMaxEvents
 	}
 	s.enc = NewEncoder(cfg.Spec, cfg.IDs)
+	s.net = cfg.Network
 	s.pcg = rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)
 	s.rng = rand.New(s.pcg)
 	s.pendingLimit = cfg.Pending
@@ -236,6 +238,12 @@ func checkAction(cfg *Config, a *Action) error {
 			return fmt.Errorf("do: %q needs an election algorithm; %s is mutual exclusion", a.Do, cfg.Spec.Slug)
 		}
 	case ActCrash, ActRecover, ActHeal:
+	case ActNetwork:
+		return a.Net.Check()
+	case ActFire:
+		if a.Timer == "" {
+			return errors.New("name: fire needs the name of a timer")
+		}
 	case ActDrop, ActDeliver:
 		if a.Do == ActDeliver && a.Msg <= 0 {
 			return errors.New("msg: deliver needs the id of a held message")
@@ -284,6 +292,10 @@ func (s *Sim) Now() int       { return s.now }
 func (s *Sim) Steps() int     { return s.steps }
 func (s *Sim) Ended() bool    { return s.ended }
 func (s *Sim) Totals() Totals { return s.totals }
+
+// Network returns the network model in force now (Config().Network is the one the run
+// started with).
+func (s *Sim) Network() Network { return s.net }
 
 // Encoder returns the trace encoder for this run.
 func (s *Sim) Encoder() *Encoder { return s.enc }
@@ -496,6 +508,10 @@ func (s *Sim) apply(a *Action, live bool) error {
 	case ActHeal:
 		clear(s.group)
 		return s.emit(s.event(EvHeal, -1))
+	case ActNetwork:
+		s.setNetwork(&a.Net)
+	case ActFire:
+		return s.fireNow(a, live)
 	}
 	return nil
 }
@@ -641,20 +657,11 @@ func (s *Sim) send(m Message) error {
 	if s.group[m.From] != s.group[m.To] {
 		return s.dropped(&m, m.From, ReasonPartition)
 	}
-	if s.cfg.Network.Loss > 0 && s.rng.Float64() < s.cfg.Network.Loss {
+	nw := &s.net
+	if nw.Loss > 0 && s.rng.Float64() < nw.Loss {
 		return s.dropped(&m, m.From, ReasonLost)
 	}
-	nw := &s.cfg.Network
-	delay := nw.DelayMin
-	if nw.DelayMax > nw.DelayMin {
-		delay += s.rng.IntN(nw.DelayMax - nw.DelayMin + 1)
-	}
-	at := s.now + delay
-	if nw.FIFO {
-		ch := m.From*s.n + m.To
-		at = max(at, s.lastArr[ch])
-		s.lastArr[ch] = at
-	}
+	at := s.arrival(&m)
 	slot := s.allocMsg()
 	bg := len(s.spec.BackgroundMessages) > 0 && slices.Contains(s.spec.BackgroundMessages, m.Type)
 	s.msgs[slot] = msgSlot{msg: m, at: at, state: slotLive, held: nw.Hold, bg: bg}
@@ -667,6 +674,23 @@ func (s *Sim) send(m Message) error {
 	}
 	s.schedule(item{t: at, kind: itemMessage, slot: slot})
 	return nil
+}
+
+// arrival draws a message's arrival time from the delay in force, after every message
+// in flight on its channel when channels are FIFO.
+func (s *Sim) arrival(m *Message) int {
+	nw := &s.net
+	delay := nw.DelayMin
+	if nw.DelayMax > nw.DelayMin {
+		delay += s.rng.IntN(nw.DelayMax - nw.DelayMin + 1)
+	}
+	at := s.now + delay
+	if nw.FIFO {
+		ch := m.From*s.n + m.To
+		at = max(at, s.lastArr[ch])
+		s.lastArr[ch] = at
+	}
+	return at
 }
 
 func (s *Sim) dropped(m *Message, node int, reason string) error {
@@ -721,12 +745,100 @@ func (s *Sim) deliver(m *Message) error {
 
 func (s *Sim) deliverHeld(a *Action, live bool) error {
 	for k, slot := range s.held {
-		if s.msgs[slot].msg.ID == a.Msg {
-			s.held = slices.Delete(s.held, k, k+1)
-			return s.deliverSlot(slot)
+		m := &s.msgs[slot].msg
+		if m.ID != a.Msg {
+			continue
 		}
+		if s.net.FIFO {
+			// FIFO channels: only the oldest held message of a channel may go (the held
+			// list is in send order).
+			for _, o := range s.held[:k] {
+				if om := &s.msgs[o].msg; om.From == m.From && om.To == m.To {
+					return s.refuse(live, a, "FIFO: message %d waits behind message %d on the channel %s -> %s",
+						m.ID, om.ID, s.name(m.From), s.name(m.To))
+				}
+			}
+		}
+		s.held = slices.Delete(s.held, k, k+1)
+		if live {
+			s.steps++ // the user's pick is the network's step (Action.TakesStep)
+		}
+		return s.deliverSlot(slot)
 	}
 	return s.refuse(live, a, "message %d is not held in flight", a.Msg)
+}
+
+// setNetwork changes the network model from now on (see NetChange for the rules about
+// messages in flight). Everything it touches goes in send order, so the same change
+// at the same step always gives the same run.
+func (s *Sim) setNetwork(c *NetChange) {
+	old := s.net
+	s.net = c.Apply(s.net)
+	if s.cfg.Pending <= 0 {
+		// The liveness bound follows the slowest network the run has had, so a request
+		// made while messages crawled is not reported for the network's slowness.
+		cfg := s.cfg
+		cfg.Network = s.net
+		if p := defaultPending(&cfg); p > s.pendingLimit {
+			s.pendingLimit = p
+		}
+	}
+	if s.net.FIFO && !old.FIFO {
+		s.fifoFromInFlight()
+	}
+	switch {
+	case s.net.Hold && !old.Hold:
+		s.holdInFlight()
+	case !s.net.Hold && old.Hold:
+		s.releaseHeld()
+	}
+}
+
+// fifoFromInFlight sets each channel's last arrival to the latest message in flight on
+// it, so messages sent from now on arrive after them.
+func (s *Sim) fifoFromInFlight() {
+	clear(s.lastArr)
+	for k := range s.msgs {
+		if ms := &s.msgs[k]; ms.state == slotLive && !ms.held {
+			ch := ms.msg.From*s.n + ms.msg.To
+			s.lastArr[ch] = max(s.lastArr[ch], ms.at)
+		}
+	}
+}
+
+// holdInFlight parks every scheduled message, in send order. Its queued item cannot be
+// taken out of the heap: the old slot is marked dead (skipped when popped) and the
+// message moves to a new, held slot.
+func (s *Sim) holdInFlight() {
+	var moving []int32
+	for k := range s.msgs {
+		if ms := &s.msgs[k]; ms.state == slotLive && !ms.held {
+			moving = append(moving, int32(k))
+		}
+	}
+	slices.SortFunc(moving, func(a, b int32) int { return int(s.msgs[a].msg.ID - s.msgs[b].msg.ID) })
+	for _, old := range moving {
+		ms := s.msgs[old]
+		s.msgs[old].state = slotDead
+		slot := s.allocMsg()
+		ms.held = true
+		s.msgs[slot] = ms
+		s.held = append(s.held, slot)
+	}
+}
+
+// releaseHeld gives every held message, in send order, an arrival time drawn now.
+func (s *Sim) releaseHeld() {
+	if s.net.FIFO {
+		s.fifoFromInFlight()
+	}
+	for _, slot := range s.held {
+		ms := &s.msgs[slot]
+		ms.held = false
+		ms.at = s.arrival(&ms.msg)
+		s.schedule(item{t: ms.at, kind: itemMessage, slot: slot})
+	}
+	s.held = s.held[:0]
 }
 
 // drop removes a message in flight chosen by id or filter; a filter that matches

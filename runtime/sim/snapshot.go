@@ -74,7 +74,9 @@ func (s *Sim) Alive(i int) bool { return s.alive[i] }
 func (s *Sim) InCS(i int) bool { return s.inCS[i] }
 
 // Intervention is a live action taken just before step Step; recording them is what
-// makes an interactive run reproducible.
+// makes an interactive run reproducible. An action that takes a step (TakesStep: a
+// held message the user delivers) is step Step+1 itself; the state at a step includes
+// the other interventions recorded for it, never the next one that takes a step.
 type Intervention struct {
 	Step   int
 	Action Action
@@ -89,7 +91,7 @@ func Replay(cfg Config, ivs []Intervention, step int, sink Sink) (*Sim, error) {
 	}
 	k := 0
 	for {
-		for k < len(ivs) && ivs[k].Step <= s.steps {
+		for k < len(ivs) && ivs[k].Step <= s.steps && !ivs[k].Action.TakesStep() {
 			if err := s.Apply(ivs[k].Action); err != nil {
 				return nil, err
 			}
@@ -97,6 +99,14 @@ func Replay(cfg Config, ivs []Intervention, step int, sink Sink) (*Sim, error) {
 		}
 		if s.steps >= step {
 			return s, nil
+		}
+		if k < len(ivs) && ivs[k].Step <= s.steps {
+			// The user took this step (a held message delivered), not the network.
+			if err := s.Apply(ivs[k].Action); err != nil {
+				return nil, err
+			}
+			k++
+			continue
 		}
 		ok, err := s.Step()
 		if err != nil {

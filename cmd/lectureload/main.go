@@ -1,0 +1,453 @@
+// Command lectureload measures lecture mode under load, on loopback only: it starts the
+// playground server as a child process on 127.0.0.1, opens a run, starts a lecture,
+// connects followers over real WebSockets, and has the presenter step the run at a
+// fixed rate. It reports the delivery latency of every frame to every follower (from
+// the presenter's step command to the follower's read), frames lost or repeated, the
+// server's CPU (from /proc of the child), and when the followers that stop reading
+// were dropped. docs/benchmarks.md records a run.
+//
+//	go run ./cmd/lectureload -followers 500 -rate 30 -duration 30s
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/signal"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/teach-dist/playground/web"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "lectureload:", err)
+		os.Exit(1)
+	}
+}
+
+type config struct {
+	followers int
+	slow      int
+	rate      float64
+	duration  time.Duration
+	path      string
+	serve     bool
+}
+
+func run(args []string, out io.Writer) error {
+	var c config
+	fs := flag.NewFlagSet("lectureload", flag.ContinueOnError)
+	fs.IntVar(&c.followers, "followers", 500, "followers that read every frame")
+	fs.IntVar(&c.slow, "slow", 1, "followers that stop reading after they join")
+	fs.Float64Var(&c.rate, "rate", 30, "steps (events frames) per second")
+	fs.DurationVar(&c.duration, "duration", 30*time.Second, "how long the presenter steps")
+	fs.StringVar(&c.path, "run", "/play/token-ring?n=8", "the run the lecture shows (token ring never goes quiet)")
+	fs.BoolVar(&c.serve, "serve", false, "internal: be the server (the child process)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if c.serve {
+		return serve()
+	}
+	return load(c, out)
+}
+
+// serve is the child: the real playground server on a loopback port, printed on stdout.
+func serve() error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	srv := web.New(web.Options{})
+	return srv.ListenAndServe(ctx, "127.0.0.1:0", func(addr string) { fmt.Println(addr) })
+}
+
+// child starts the server process and returns its address.
+func child() (*exec.Cmd, string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, "", err
+	}
+	cmd := exec.Command(exe, "-serve")
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, "", err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, "", fmt.Errorf("the server did not start: %w", err)
+	}
+	return cmd, strings.TrimSpace(line), nil
+}
+
+// cpuTicks is the child's user+system CPU time, in clock ticks, from /proc.
+func cpuTicks(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name may hold spaces: the fields start after its closing parenthesis.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, errors.New("cannot read /proc stat")
+	}
+	return utime + stime, nil
+}
+
+// clockTicks is USER_HZ: 100 on every Linux this runs on.
+const clockTicks = 100
+
+func peakRSS(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "?"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			return strings.TrimSpace(strings.TrimPrefix(line, "VmHWM:"))
+		}
+	}
+	return "?"
+}
+
+var sessionRE = regexp.MustCompile(`data-session="([^"]+)"`)
+
+// field reads the integer value of the first "name": in a frame, without decoding it.
+func field(b []byte, name string) (int64, bool) {
+	k := bytes.Index(b, []byte(`"`+name+`":`))
+	if k < 0 {
+		return 0, false
+	}
+	rest := b[k+len(name)+3:]
+	n := 0
+	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	v, err := strconv.ParseInt(string(rest[:n]), 10, 64)
+	return v, err == nil
+}
+
+type follower struct {
+	conn      *websocket.Conn
+	latencies []time.Duration
+	frames    int
+	gaps      int
+	repeats   int
+	last      int64
+	first     int64 // the number of the catch-up frames, which all carry it
+	step0     int64
+	err       error
+}
+
+func dial(base, path string, readBuffer int) (*websocket.Conn, error) {
+	d := *websocket.DefaultDialer
+	d.HandshakeTimeout = 30 * time.Second
+	if readBuffer > 0 {
+		d.NetDialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+			if err == nil {
+				_ = c.(*net.TCPConn).SetReadBuffer(readBuffer)
+			}
+			return c, err
+		}
+	}
+	conn, _, err := d.Dial("ws"+strings.TrimPrefix(base, "http")+path, http.Header{"Origin": {base}})
+	return conn, err
+}
+
+func load(c config, out io.Writer) error {
+	cmd, addr, err := child()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	}()
+	base := "http://" + addr
+	pid := cmd.Process.Pid
+
+	// The presenter: a run, a lecture on it, the presenter's socket.
+	jar, _ := cookiejar.New(nil)
+	hc := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := hc.Get(base + c.path)
+	if err != nil {
+		return err
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := sessionRE.FindSubmatch(page)
+	if m == nil {
+		return fmt.Errorf("GET %s: no session in the page (%s)", c.path, resp.Status)
+	}
+	resp, err = hc.PostForm(base+"/lecture", url.Values{"session": {string(m[1])}})
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	token := strings.TrimPrefix(resp.Header.Get("Location"), "/lecture/present/")
+	pres, err := dial(base, "/ws/present/"+token, 0)
+	if err != nil {
+		return err
+	}
+	defer pres.Close()
+	var code string
+	var steps atomic.Int64 // the presenter's latest step
+	followersNow := make(chan int, 1024)
+	codeC := make(chan string, 1)
+	go func() {
+		for {
+			_, b, err := pres.ReadMessage()
+			if err != nil {
+				return
+			}
+			switch {
+			case bytes.HasPrefix(b, []byte(`{"type":"lecture"`)):
+				var f struct {
+					Code      string
+					Followers int
+				}
+				_ = json.Unmarshal(b, &f)
+				select {
+				case codeC <- f.Code:
+				default:
+				}
+				followersNow <- f.Followers
+			case bytes.HasPrefix(b, []byte(`{"type":"events"`)):
+				if s, ok := field(b, "step"); ok {
+					steps.Store(s)
+				}
+			}
+		}
+	}()
+	select {
+	case code = <-codeC:
+	case <-time.After(10 * time.Second):
+		return errors.New("the presenter got no lecture frame")
+	}
+
+	// Followers join; sent[k] is when the command that makes step k left.
+	total := int(c.rate*c.duration.Seconds()) + 1
+	sent := make([]atomic.Int64, total+2)
+	fl := make([]*follower, c.followers)
+	var wg sync.WaitGroup
+	var joinErr atomic.Value
+	sem := make(chan struct{}, 32)
+	for i := range fl {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			conn, err := dial(base, "/ws/lecture/"+code, 0)
+			if err != nil {
+				joinErr.Store(err)
+				return
+			}
+			fl[i] = &follower{conn: conn}
+		}()
+	}
+	wg.Wait()
+	if err, ok := joinErr.Load().(error); ok {
+		return fmt.Errorf("a follower could not join: %w", err)
+	}
+	var slow []*websocket.Conn
+	for range c.slow {
+		// A small receive buffer, and nobody reading: the server's socket fills fast.
+		conn, err := dial(base, "/ws/lecture/"+code, 4096)
+		if err != nil {
+			return err
+		}
+		slow = append(slow, conn)
+	}
+	want := c.followers + c.slow
+	deadline := time.After(30 * time.Second)
+	for n := 0; n != want; {
+		select {
+		case n = <-followersNow:
+		case <-deadline:
+			return fmt.Errorf("only %d of %d followers joined", n, want)
+		}
+	}
+	step0 := steps.Load()
+	for _, f := range fl {
+		f.step0 = step0
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f.read(sent)
+		}()
+	}
+
+	// The presenter steps at the rate; the server's CPU is read around it.
+	fmt.Fprintf(out, "server %s (pid %d), lecture %s, %d followers + %d that stop reading, %.0f steps/s for %s\n",
+		addr, pid, code, c.followers, c.slow, c.rate, c.duration)
+	cpu0, err := cpuTicks(pid)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	tick := time.NewTicker(time.Duration(float64(time.Second) / c.rate))
+	var dropAt time.Duration
+	k := 0
+	for k < total {
+		select {
+		case <-tick.C:
+			k++
+			sent[k].Store(time.Now().UnixNano())
+			_ = pres.SetWriteDeadline(time.Now().Add(5 * time.Second))
+			if err := pres.WriteMessage(websocket.TextMessage, []byte(`{"type":"step"}`)); err != nil {
+				return err
+			}
+		case n := <-followersNow:
+			if n == c.followers && dropAt == 0 && c.slow > 0 {
+				dropAt = time.Since(start)
+			}
+		}
+	}
+	tick.Stop()
+	wall := time.Since(start)
+	cpu1, _ := cpuTicks(pid)
+	// Let the last frames arrive, then close the readers.
+	time.Sleep(500 * time.Millisecond)
+	for len(followersNow) > 0 {
+		if x := <-followersNow; x == c.followers && dropAt == 0 && c.slow > 0 {
+			dropAt = time.Since(start)
+		}
+	}
+	for _, f := range fl {
+		_ = f.conn.Close()
+	}
+	wg.Wait()
+	rss := peakRSS(pid)
+
+	// What the slow followers got before the server let them go.
+	slowFrames := make([]int, len(slow))
+	slowCut := make([]bool, len(slow))
+	for i, conn := range slow {
+		_ = conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+		for {
+			_, b, err := conn.ReadMessage()
+			if err != nil {
+				var ne net.Error
+				slowCut[i] = !errors.As(err, &ne) || !ne.Timeout()
+				break
+			}
+			if _, ok := field(b, "lseq"); ok {
+				slowFrames[i]++
+			}
+		}
+		_ = conn.Close()
+	}
+
+	var all []time.Duration
+	frames, gaps, repeats := 0, 0, 0
+	for _, f := range fl {
+		all = append(all, f.latencies...)
+		frames += f.frames
+		gaps += f.gaps
+		repeats += f.repeats
+	}
+	slices.Sort(all)
+	pct := func(p float64) time.Duration {
+		if len(all) == 0 {
+			return 0
+		}
+		return all[min(len(all)-1, int(p*float64(len(all))))]
+	}
+	cores := float64(cpu1-cpu0) / clockTicks / wall.Seconds()
+	fmt.Fprintf(out, "steps sent: %d (steps %d to %d) in %.2fs\n", total, step0+1, step0+int64(total), wall.Seconds())
+	fmt.Fprintf(out, "frames delivered: %d of %d expected (%d followers x %d), gaps %d, repeats %d\n",
+		len(all), c.followers*total, c.followers, total, gaps, repeats)
+	fmt.Fprintf(out, "delivery latency (step command sent -> follower read): p50 %s  p90 %s  p99 %s  max %s\n",
+		ms(pct(0.50)), ms(pct(0.90)), ms(pct(0.99)), ms(pct(1)))
+	fmt.Fprintf(out, "server CPU: %.3f cores (%.2fs of CPU over %.2fs), peak RSS %s\n",
+		cores, float64(cpu1-cpu0)/clockTicks, wall.Seconds(), rss)
+	for i, n := range slowFrames {
+		if !slowCut[i] {
+			fmt.Fprintf(out, "slow follower %d: took %d frames of %d and is still connected\n", i, n, total)
+			continue
+		}
+		fmt.Fprintf(out, "slow follower %d: took %d frames of %d, then the server closed its connection", i, n, total)
+		if dropAt > 0 {
+			fmt.Fprintf(out, " (the follower count fell to %d at %.1fs)", c.followers, dropAt.Seconds())
+		}
+		fmt.Fprintln(out)
+	}
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "NOT met"
+	}
+	fmt.Fprintf(out, "p99 <= 50ms: %s; CPU <= 1 core: %s; no loss, no repeat: %s; slow follower dropped: %s\n",
+		verdict(pct(0.99) <= 50*time.Millisecond), verdict(cores <= 1), verdict(gaps == 0 && repeats == 0 && len(all) == c.followers*total),
+		verdict(!slices.Contains(slowCut, false) && (c.slow == 0 || dropAt > 0)))
+	return nil
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000) }
+
+// read takes every frame until the connection closes, checking the numbering and
+// timing the events frames against the command that made their step.
+func (f *follower) read(sent []atomic.Int64) {
+	for {
+		_, b, err := f.conn.ReadMessage()
+		now := time.Now().UnixNano()
+		if err != nil {
+			f.err = err
+			return
+		}
+		seq, ok := field(b, "lseq")
+		if !ok {
+			continue
+		}
+		f.frames++
+		switch {
+		case f.last == 0:
+			f.first = seq
+		case seq == f.last+1, seq == f.first && f.last == f.first:
+			// the next frame, or one more of the catch-up
+		case seq <= f.last:
+			f.repeats++
+		default:
+			f.gaps++
+		}
+		f.last = max(f.last, seq)
+		if !bytes.Contains(b[:min(len(b), 40)], []byte(`"type":"events"`)) {
+			continue
+		}
+		if step, ok := field(b, "step"); ok && step-f.step0 > 0 && step-f.step0 < int64(len(sent)) {
+			if t := sent[step-f.step0].Load(); t > 0 {
+				f.latencies = append(f.latencies, time.Duration(now-t))
+			}
+		}
+	}
+}

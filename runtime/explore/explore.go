@@ -1,0 +1,254 @@
+// Package explore checks every interleaving of a small configuration: breadth-first
+// over the deliveries of the messages in flight, the timers' expiries and the
+// scenario's workload and faults, so that a broken property comes with a shortest run
+// that breaks it. The run is handed back as a scenario in hold mode, which the kernel
+// replays (and the browser shows) step by step.
+//
+// It does not drive the kernel per state: it steps the algorithm's nodes directly
+// (sim.Node, through a sim.Context), models the network as the multiset of messages in
+// flight (FIFO queues per channel when the scenario says so), and stores each state
+// once as a compact canonical key. See docs/explorer.md.
+package explore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/teach-dist/playground/runtime/sim"
+	"github.com/teach-dist/playground/scenarios"
+)
+
+// Limits and defaults.
+const (
+	// MaxNodes is the largest configuration the explorer accepts; far fewer are
+	// usually within reach (the interleavings grow exponentially).
+	MaxNodes = 12
+
+	DefaultMaxStates = 20_000_000
+	DefaultMaxMemory = 2 << 30
+)
+
+// Results.
+const (
+	ResultOK        = "ok"
+	ResultViolation = "violation"
+	ResultBounded   = "bounded"
+)
+
+// Bounds that stop a search before it is complete.
+const (
+	BoundStates    = "max-states"
+	BoundMemory    = "max-memory"
+	BoundTime      = "timeout"
+	BoundCancelled = "cancelled"
+)
+
+// PropEntry is bounded eventual entry: every request is served within a bounded
+// number of steps, whatever the order of events. The kernel reports its breach as a
+// request pending too long, hence the same name.
+const PropEntry = sim.PropPending
+
+// TimeMode says whether the search keeps time.
+type TimeMode uint8
+
+const (
+	// TimeAuto keeps time only for algorithms that set timers.
+	TimeAuto TimeMode = iota
+	// TimeOn keeps time: messages take between the network's least and largest delay,
+	// timers fire when due, workload events happen at their time.
+	TimeOn
+	// TimeOff abstracts time away: any message in flight may arrive next, any armed
+	// timer may fire, and workload events happen whenever they apply.
+	TimeOff
+)
+
+// Options bound and tune a search.
+type Options struct {
+	MaxStates int64 // 0: DefaultMaxStates
+	MaxMemory int64 // bytes; 0: DefaultMaxMemory
+	Time      TimeMode
+
+	// Progress, when set, is called about every ProgressEvery (default 1 s).
+	Progress      func(Progress)
+	ProgressEvery time.Duration
+}
+
+// Progress is a running search's figures.
+type Progress struct {
+	States          int64
+	Transitions     int64
+	Depth           int
+	Seconds         float64
+	StatesPerSecond float64
+	Memory          int64
+}
+
+// Result is the JSON summary (CONTRACT: `playground explore`, DESIGN.md): result,
+// property, states, transitions, depth, seconds and counterexample; the other fields
+// are additions.
+type Result struct {
+	Result         string          `json:"result"`
+	Property       string          `json:"property,omitempty"`
+	Detail         string          `json:"detail,omitempty"`
+	States         int64           `json:"states"`
+	Transitions    int64           `json:"transitions"`
+	Depth          int             `json:"depth"`
+	Seconds        float64         `json:"seconds"`
+	Counterexample *Counterexample `json:"counterexample,omitempty"`
+
+	Algorithm string   `json:"algorithm"`
+	Nodes     int      `json:"nodes"`
+	Timed     bool     `json:"timed"`
+	Checked   []string `json:"checked"`
+	// EntryBound: every request was served within this many steps of the search.
+	EntryBound int    `json:"entryBound,omitempty"`
+	Bound      string `json:"bound,omitempty"` // the limit that stopped a bounded search
+	Message    string `json:"message"`
+	Memory     int64  `json:"memory"` // bytes held by the search at the end
+}
+
+// Counterexample is the shortest run found that breaks the property.
+type Counterexample struct {
+	// Scenario replays the run through the kernel: hold mode, one event per step of
+	// the path (deliver, drop, fire, and the workload).
+	Scenario *scenarios.Scenario `json:"scenario"`
+	// Link opens it in the browser at Step, where the violation shows.
+	Link string `json:"link,omitempty"`
+	Step int    `json:"step"`
+	// Replayed is true when the kernel's monitors reported the property on replay.
+	Replayed bool `json:"replayed"`
+	// Path says each step in words.
+	Path []string `json:"path"`
+}
+
+// InputError is a scenario the explorer cannot take; Field names the culprit.
+type InputError struct {
+	Field  string
+	Reason string
+}
+
+func (e *InputError) Error() string {
+	if e.Field == "" {
+		return "explore: " + e.Reason
+	}
+	return "explore: " + e.Field + ": " + e.Reason
+}
+
+// Explore searches every interleaving of the scenario.
+func Explore(ctx context.Context, sc *scenarios.Scenario, opt Options) (*Result, error) {
+	cfg, err := sc.Config()
+	if err != nil {
+		return nil, err
+	}
+	for k, a := range cfg.Actions {
+		if a.Do == sim.ActNetwork {
+			return nil, &InputError{Field: fmt.Sprintf("events[%d].do", k), Reason: `"network" changes are not explored (explore each network model on its own)`}
+		}
+	}
+	if opt.MaxStates <= 0 {
+		opt.MaxStates = DefaultMaxStates
+	}
+	if opt.MaxMemory <= 0 {
+		opt.MaxMemory = DefaultMaxMemory
+	}
+	if opt.ProgressEvery <= 0 {
+		opt.ProgressEvery = time.Second
+	}
+	start := time.Now()
+	timed := opt.Time == TimeOn
+	for {
+		x, err := newSearch(cfg, timed, &opt)
+		if err != nil {
+			return nil, err
+		}
+		x.start = start
+		res, err := x.explore(ctx, sc)
+		if errors.Is(err, errRestartTimed) {
+			timed = true
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		res.Seconds = time.Since(start).Seconds()
+		return res, nil
+	}
+}
+
+func newSearch(cfg sim.Config, timed bool, opt *Options) (*search, error) {
+	m, err := newModel(cfg, timed)
+	if err != nil {
+		return nil, err
+	}
+	return &search{m: m, it: newInterner(m), st: newStore(!m.election), opt: opt}, nil
+}
+
+// explore runs the search, then the liveness check, and words the result.
+func (x *search) explore(ctx context.Context, sc *scenarios.Scenario) (res *Result, err error) {
+	defer func() {
+		// An algorithm that panics is a bug in the algorithm; say which, do not crash.
+		if v := recover(); v != nil {
+			err = fmt.Errorf("explore: %s panicked during the search: %v", x.m.spec.Slug, v)
+		}
+	}()
+	out, err := x.run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res = &Result{
+		Algorithm: x.m.spec.Slug, Nodes: x.m.n, Timed: x.m.timed,
+		States: int64(x.st.count), Transitions: x.transitions, Depth: x.depth,
+		Checked: x.checked(),
+	}
+	if out.found == nil && out.bound == "" && !x.m.election {
+		out, res.EntryBound, err = x.liveness(ctx)
+		if err != nil {
+			return nil, err
+		}
+	}
+	res.Memory = x.memory()
+	switch {
+	case out.bound != "":
+		res.Result, res.Bound = ResultBounded, out.bound
+		res.Message = boundMessage(out.bound, x.opt, res)
+	case out.found != nil:
+		res.Result, res.Property, res.Detail = ResultViolation, out.found.property, out.found.detail
+		cx, depth, err := x.counterexample(sc, out)
+		if err != nil {
+			return nil, err
+		}
+		res.Counterexample, res.Depth = cx, depth
+		res.Message = fmt.Sprintf("%s is broken: %s (a shortest run takes %d steps)", out.found.property, out.found.detail, depth)
+	default:
+		res.Result = ResultOK
+		res.Message = fmt.Sprintf("every property holds in all %d reachable states (deepest at %d steps)", res.States, res.Depth)
+		if res.EntryBound > 0 {
+			res.Message += fmt.Sprintf("; every request is served within %d steps", res.EntryBound)
+		}
+	}
+	return res, nil
+}
+
+func (x *search) checked() []string {
+	if x.m.election {
+		return []string{sim.PropLeader}
+	}
+	return []string{sim.PropMutex, sim.PropDeadlock, PropEntry}
+}
+
+func boundMessage(bound string, opt *Options, res *Result) string {
+	what := ""
+	switch bound {
+	case BoundStates:
+		what = fmt.Sprintf("the state limit (--max-states %d) was reached", opt.MaxStates)
+	case BoundMemory:
+		what = fmt.Sprintf("the memory limit (--max-memory %d bytes) was reached", opt.MaxMemory)
+	case BoundTime:
+		what = "the time limit (--timeout) was reached"
+	default:
+		what = "the search was cancelled"
+	}
+	return fmt.Sprintf("bounded: %s after %d states and depth %d; no violation up to there, but the search is not complete, so nothing is proved", what, res.States, res.Depth)
+}

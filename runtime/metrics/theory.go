@@ -1,0 +1,66 @@
+package metrics
+
+import (
+	"strings"
+
+	"github.com/teach-dist/playground/runtime/sim"
+)
+
+// Which of an algorithm's costs (Spec.Costs, named freely by each algorithm) speak of
+// which metric: matched on the cost's name, lower-cased.
+var costMatch = map[string]func(name string) bool{
+	PerEntry: func(s string) bool {
+		return strings.HasPrefix(s, "messages per cs entry") || strings.HasPrefix(s, "messages per entry")
+	},
+	ToEnter: func(s string) bool {
+		return strings.Contains(s, "to enter") || strings.Contains(s, "to obtain")
+	},
+	OnExit: func(s string) bool {
+		return strings.Contains(s, "to leave") || strings.Contains(s, "to exit")
+	},
+	ClientDelay: func(s string) bool { return strings.HasPrefix(s, "client delay") },
+	SyncDelay:   func(s string) bool { return strings.HasPrefix(s, "synchronisation delay") },
+	ElectionMessages: func(s string) bool {
+		return strings.HasPrefix(s, "messages")
+	},
+	ElectionTime: func(s string) bool {
+		return strings.HasPrefix(s, "time to elect") || strings.HasPrefix(s, "election time")
+	},
+}
+
+// TheoryFor returns spec's costs that speak of metric key, evaluated for n processes.
+// Delays are in message times (T).
+func TheoryFor(spec *sim.Spec, key string, n int) []Theory {
+	match := costMatch[key]
+	if match == nil {
+		return nil
+	}
+	out := []Theory{}
+	for _, c := range spec.Costs {
+		if !match(strings.ToLower(c.Name)) {
+			continue
+		}
+		t := Theory{Name: c.Name, Formula: c.Formula}
+		if c.Value != nil && n > 0 {
+			t.Value = ptr(c.Value(n))
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// Curve is the first of spec's costs for metric key that has a value: the one a chart
+// draws (nil if there is none).
+func Curve(spec *sim.Spec, key string) *sim.Cost {
+	match := costMatch[key]
+	if match == nil {
+		return nil
+	}
+	for k := range spec.Costs {
+		c := &spec.Costs[k]
+		if c.Value != nil && match(strings.ToLower(c.Name)) {
+			return c
+		}
+	}
+	return nil
+}

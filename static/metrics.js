@@ -1,0 +1,221 @@
+// The metrics panel: the run measured against the course notes' formulas. The server
+// computes it by replay (GET /api/sessions/{id}/metrics?step=k); the panel asks again
+// whenever the run changes: at once after a step, a seek or an intervention, at most
+// twice a second while the run plays. A grant that overtook a causally earlier request
+// is named, and a click seeks the run to it.
+
+const app = document.getElementById("main");
+const panel = document.getElementById("metrics-panel");
+if (app && panel) start();
+
+const PLAYING_GAP = 500; // ms between two requests while the run plays
+
+// Short row labels; the full name is the row's tooltip.
+const SHORT = {
+  "messages-per-entry": "messages per entry",
+  "messages-to-enter": "to enter (alone)",
+  "messages-on-exit": "sent on leaving",
+  "client-delay": "client delay",
+  "sync-delay": "sync. delay",
+  "election-messages": "messages per election",
+  "election-time": "election time",
+};
+
+function h(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function num(v) {
+  if (v === null || v === undefined) return "";
+  return String(Math.round(v * 100) / 100);
+}
+
+// shortFormula keeps the formula without its explanation, as the compare page does:
+// "3" from "3 (REQUEST, GRANT, RELEASE); 0 for ...", "N²-N-1" from "... = N²-N-1, O(N²)".
+function shortFormula(f) {
+  f = f.split(/: |; /)[0];
+  for (let i = f.indexOf(" ("); i >= 0; i = f.indexOf(" (", i + 2)) {
+    if (/^ \([^)]*[A-Za-z]{3}/.test(f.slice(i))) { f = f.slice(0, i); break; }
+  }
+  f = f.split(", ")[0];
+  const eq = f.lastIndexOf(" = ");
+  if (eq >= 0) f = f.slice(eq + 3);
+  return f.trim();
+}
+
+function seekTo(step) {
+  document.dispatchEvent(new CustomEvent("pg:command", { detail: { type: "seek", step } }));
+}
+
+function seekButton(label, step, title) {
+  const b = h("button", "linkish", label);
+  b.type = "button";
+  b.dataset.step = step;
+  b.title = title || `Show step ${step}`;
+  b.addEventListener("click", () => seekTo(step));
+  return b;
+}
+
+function start() {
+  const details = panel.querySelector("details");
+  const body = panel.querySelector("#metrics tbody");
+  const note = panel.querySelector("#metrics-note");
+  const ordering = panel.querySelector("#ordering");
+  const elections = panel.querySelector("#elections");
+  let resets = 0; // a reset starts a new run at the same step numbers
+  let wantKey = ""; // the run as the page shows it: step, interventions, resets
+  let wantStep = 0;
+  let shownKey = "";
+  let busy = false;
+  let timer = 0;
+  let last = 0; // when the last request went out
+
+  document.addEventListener("pg:frame", (e) => {
+    const { frame, model } = e.detail;
+    if (frame.type === "hello") resets++;
+    if (!["snapshot", "events", "state"].includes(frame.type)) return;
+    const key = `${model.step}/${model.interventions}/${resets}`;
+    if (key === wantKey) return;
+    wantKey = key;
+    wantStep = model.step;
+    schedule(model.playing);
+  });
+  details?.addEventListener("toggle", () => { if (details.open) schedule(false); });
+
+  function schedule(playing) {
+    if (details && !details.open) return; // nobody looks: no work for the server
+    clearTimeout(timer);
+    const wait = playing ? Math.max(0, last + PLAYING_GAP - performance.now()) : 0;
+    timer = setTimeout(fetchNow, wait);
+  }
+
+  async function fetchNow() {
+    if (busy || wantKey === shownKey) return;
+    busy = true;
+    last = performance.now();
+    const key = wantKey;
+    try {
+      const res = await fetch(`/api/sessions/${encodeURIComponent(app.dataset.session)}/metrics?step=${wantStep}`, { cache: "no-store" });
+      if (!res.ok) throw new Error(await res.text());
+      const m = await res.json();
+      shownKey = key;
+      render(m);
+      panel.dataset.step = String(m.step);
+    } catch (err) {
+      shownKey = key; // do not retry the same step in a loop
+      note.textContent = "metrics unavailable";
+      note.title = String(err.message || err);
+    } finally {
+      busy = false;
+      // The run moved on while this one was computed: catch up, within the pace.
+      if (wantKey !== shownKey) schedule(true);
+    }
+  }
+
+  function measured(m) {
+    if (m.mean === null || m.mean === undefined) {
+      const s = h("span", "na", "n/a yet");
+      s.title = m.note || "nothing to measure yet";
+      return s;
+    }
+    const frag = document.createDocumentFragment();
+    const main = m.unit === "time" && m.meanT !== undefined
+      ? `${num(m.mean)} = ${num(m.meanT)} T`
+      : num(m.mean);
+    frag.append(h("strong", "value", main));
+    if (m.max !== undefined && m.samples > 1 && m.max !== m.mean) {
+      const max = m.unit === "time" && m.maxT !== undefined ? `${num(m.max)} = ${num(m.maxT)} T` : num(m.max);
+      frag.append(h("span", "muted", ` (max ${max})`));
+    }
+    frag.append(h("span", "samples", ` · ${m.samples}`));
+    return frag;
+  }
+
+  function theory(list, unit) {
+    if (!list.length) {
+      const s = h("span", "na", "—");
+      s.title = "the notes give no figure for this";
+      return s;
+    }
+    const ul = h("ul", "theory-list");
+    for (const t of list) {
+      const short = shortFormula(t.formula);
+      let text = short;
+      if (t.value !== null && t.value !== undefined && short !== num(t.value)) {
+        text += ` = ${num(t.value)}${unit === "time" && !/T/.test(short) ? " T" : ""}`;
+      }
+      const li = h("li", "", text);
+      li.title = `${t.name}: ${t.formula}`;
+      ul.append(li);
+    }
+    return ul;
+  }
+
+  function render(m) {
+    const rows = [];
+    for (const x of m.metrics) {
+      const tr = h("tr");
+      tr.dataset.key = x.key;
+      const th = h("th", "", SHORT[x.key] || x.name);
+      th.title = x.name;
+      th.scope = "row";
+      const td1 = h("td", "measured");
+      td1.append(measured(x));
+      const td2 = h("td", "theory");
+      td2.append(theory(x.theory, x.unit));
+      tr.append(th, td1, td2);
+      rows.push(tr);
+    }
+    body.replaceChildren(...rows);
+    const parts = [`N = ${m.n}`];
+    if (m.meanDelay > 0) parts.push(`T = ${num(m.meanDelay)}`);
+    parts.push(m.family === "mutex" ? `${m.entries} entr${m.entries === 1 ? "y" : "ies"}` : `${m.messages} messages`);
+    if (m.background) parts.push(`${m.background} heartbeats not counted`);
+    note.textContent = parts.join(" · ");
+    note.title = "T: the notes' message time, here the network's mean delay; delays are shown in time units and in T";
+    if (ordering) renderOrdering(m.ordering);
+    if (elections) renderElections(m.elections || []);
+  }
+
+  function renderOrdering(o) {
+    ordering.dataset.verdict = o ? o.verdict : "";
+    if (!o) { ordering.replaceChildren(); return; }
+    const head = h("strong", "", "Ordering: ");
+    switch (o.verdict) {
+      case "nothing":
+        ordering.replaceChildren(head, "nothing to check yet: no granted request has one that happened before it.");
+        return;
+      case "kept":
+        ordering.replaceChildren(head, h("span", "ok", "kept"),
+          `: ${o.checked} grant${o.checked === 1 ? "" : "s"} came after every request that happened before ${o.checked === 1 ? "it" : "them"}.`);
+        return;
+    }
+    const f = o.first;
+    const more = o.violations > 1 ? ` (${o.violations} such grants in all)` : "";
+    ordering.replaceChildren(head, h("span", "bad", "broken"),
+      `: P${f.later.node} entered the CS although P${f.earlier.node}'s request (`,
+      seekButton(`step ${f.earlier.step}`, f.earlier.step, `Show P${f.earlier.node}'s request`),
+      `) happened before P${f.later.node}'s (`,
+      seekButton(`step ${f.later.step}`, f.later.step, `Show P${f.later.node}'s request`),
+      `) and was still waiting${more}. `,
+      seekButton(`Show the grant (step ${f.grant.step})`, f.grant.step, `Seek to P${f.later.node} entering the CS`));
+  }
+
+  function renderElections(list) {
+    const items = list.slice(-3).map((el, k) => {
+      const li = h("li");
+      const n = list.length - Math.min(3, list.length) + k + 1;
+      li.append(`Election ${n}: called by P${el.start.node} at `, seekButton(`step ${el.start.step}`, el.start.step), `, ${el.messages} messages`);
+      if (el.settled) {
+        li.append(`; everyone knows P${el.leader} at `, seekButton(`step ${el.settled.step}`, el.settled.step), ` (${el.time} time units)`);
+      } else {
+        li.append("; not settled yet");
+      }
+      return li;
+    });
+    elections.replaceChildren(...items);
+  }
+}

@@ -1,0 +1,518 @@
+// Be the network: the Network panel and its marks on the view. The user holds every
+// message and picks which one arrives next (or drops it), splits the processes into
+// groups (drag a process in the view, or choose its group in the panel), and changes
+// FIFO, delay and loss live. Every choice is an `act` command, so the session records
+// it as an intervention and a share link carries it (docs/protocol.md).
+
+import { payloadText } from "./view.js";
+
+const NS = "http://www.w3.org/2000/svg";
+const LETTERS = "ABCDEFGH";
+const DRAG_PX = 8; // a press that moves less than this is a click (the process menu)
+
+const $ = (id) => document.getElementById(id);
+const panel = $("net-panel");
+if (panel) init();
+
+function h(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function svgEl(name, attrs, parent) {
+  const e = document.createElementNS(NS, name);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  if (parent) parent.appendChild(e);
+  return e;
+}
+
+function command(frame) {
+  document.dispatchEvent(new CustomEvent("pg:command", { detail: frame }));
+}
+
+// groupLetters renumbers the kernel's group per process (0 for the unlisted ones, then
+// 1, 2 ...) as 0, 1, 2 ... in order of first appearance, so A is the first process's group.
+function groupLetters(groups) {
+  const seen = new Map();
+  return groups.map((g) => {
+    if (!seen.has(g)) seen.set(g, seen.size);
+    return seen.get(g);
+  });
+}
+
+const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
+
+function init() {
+  const spec = JSON.parse($("spec").textContent);
+  const svg = $("view");
+  const wrap = $("svg-wrap");
+  const body = $("net-body");
+  const toggle = $("net-toggle");
+  const holdBox = $("net-hold");
+  const summary = $("net-summary");
+  const list = $("net-held");
+  const count = $("net-held-count");
+  const hint = $("net-hint");
+  const form = $("net-form");
+  const fe = form.elements;
+  const groupBody = $("net-groups");
+  const groupHead = $("net-group-head");
+  const partBtn = $("net-part");
+  const healBtn = $("net-heal");
+  const partNote = $("net-part-note");
+  const msgClass = new Map(spec.messages.map((m, i) => [m.name, "m" + (i % 7)]));
+
+  let model = null;
+  let net = null; // {delay:[min,max], fifo, loss, hold}: the network in force at this step
+  let applied = []; // group letter per process position, as the run has it
+  let draft = null; // the user's groups not applied yet (null: none)
+  let formDirty = false;
+  let heldKey = "";
+  let rowsKey = "";
+
+  // ---- marks on the view: groups behind the processes, a ghost while dragging ----
+  const under = svgEl("g", { id: "net-layer", "aria-hidden": "true" });
+  svg.insertBefore(under, svg.firstChild);
+  const over = svgEl("g", { id: "net-top", "aria-hidden": "true" }, svg);
+  // The badge sits in the stage's bar, beside the run's status, never over the view.
+  const badge = h("div", "net-badge");
+  badge.hidden = true;
+  const stageBar = document.querySelector(".stage-bar");
+  if (stageBar) stageBar.insertBefore(badge, $("status"));
+  else wrap.appendChild(badge);
+  const bar = h("div", "net-draftbar");
+  bar.hidden = true;
+  const barText = h("span", "net-draft-text");
+  const barApply = h("button", "btn", "Apply partition");
+  barApply.type = "button";
+  barApply.id = "net-draft-apply";
+  const barCancel = h("button", "btn btn-quiet", "Cancel");
+  barCancel.type = "button";
+  barCancel.id = "net-draft-cancel";
+  bar.append(barText, barApply, barCancel);
+  wrap.appendChild(bar);
+
+  function open(on) {
+    panel.dataset.open = String(on);
+    toggle.setAttribute("aria-expanded", String(on));
+    body.hidden = !on;
+  }
+  toggle.addEventListener("click", () => open(body.hidden));
+
+  // ---- the run's frames ----
+  document.addEventListener("pg:frame", (e) => {
+    const { frame: f } = e.detail;
+    model = e.detail.model;
+    switch (f.type) {
+      case "hello":
+        net = f.network;
+        draft = null;
+        formDirty = false;
+        break;
+      case "snapshot":
+        if (f.network) net = f.network;
+        break;
+      case "events":
+        for (const b of f.batches) {
+          if (b.network) net = b.network;
+          if (b.retime) retime(b.retime);
+        }
+        break;
+    }
+    render();
+  });
+
+  // retime sets the arrival of messages already in flight when hold mode switched
+  // (the model only learns arrivals from send events).
+  function retime(times) {
+    for (const [id, at] of Object.entries(times)) {
+      const f = model.inflight.get(Number(id));
+      if (!f) continue;
+      f.at = at;
+      svg.querySelector(`#msgs .msg[data-id="${id}"]`)?.classList.toggle("held", at < 0);
+    }
+  }
+
+  function render() {
+    if (!model || !net) return;
+    applied = groupLetters(model.nodes.map((n) => n.group ?? 0));
+    if (draft && (draft.length !== applied.length || same(draft, applied))) draft = null;
+    panel.dataset.hold = String(net.hold);
+    panel.dataset.groups = applied.map((g) => LETTERS[g]).join(",");
+    holdBox.checked = net.hold;
+    const bits = [net.delay[0] === net.delay[1] ? `delay ${net.delay[0]}` : `delay ${net.delay[0]}–${net.delay[1]}`,
+      net.fifo ? "FIFO" : "not FIFO", `loss ${Math.round(net.loss * 100)}%`];
+    if (Math.max(...applied) > 0) bits.push(`${Math.max(...applied) + 1} groups`);
+    summary.textContent = bits.join(" · ");
+    if (!formDirty) {
+      fe.fifo.checked = net.fifo;
+      fe.dmin.value = net.delay[0];
+      fe.dmax.value = net.delay[1];
+      fe.loss.value = net.loss;
+    }
+    renderHeld();
+    renderGroups();
+    schedule();
+  }
+
+  // ---- held messages ----
+
+  function heldMessages() {
+    const held = [...model.inflight.values()].filter((f) => f.at < 0).sort((a, b) => a.msg.id - b.msg.id);
+    // FIFO: the oldest held message of each channel goes first; the others wait behind it.
+    const head = new Map();
+    for (const f of held) {
+      const ch = `${f.msg.from}>${f.msg.to}`;
+      if (!head.has(ch)) head.set(ch, f.msg.id);
+      f.behind = net.fifo && head.get(ch) !== f.msg.id ? head.get(ch) : 0;
+    }
+    return held;
+  }
+
+  function renderHeld() {
+    const held = heldMessages();
+    count.textContent = String(held.length);
+    if (net.hold) hint.textContent = held.length ? "Pick the message that arrives next: each delivery is one step." : "Nothing is held: act on a process, and its messages wait here.";
+    else hint.textContent = held.length ? "Hold mode is off: these still wait for you." : "Switch “Be the network” on to hold every message until you deliver it.";
+    const key = JSON.stringify(held.map((f) => [f.msg.id, f.behind])) + net.fifo;
+    if (key === heldKey) return;
+    heldKey = key;
+    // Keep the keyboard where it was: on the same row, or the last one.
+    const focused = list.contains(document.activeElement) ? document.activeElement : null;
+    const focusRow = focused ? [...list.children].indexOf(focused.closest("li")) : -1;
+    const focusAct = focused?.dataset.act;
+    const rows = held.map((f) => {
+      const m = f.msg;
+      const li = h("li");
+      li.dataset.msg = m.id;
+      li.append(h("span", `chip ${msgClass.get(m.type) || "m6"}`));
+      const what = h("span", "what");
+      what.append(h("span", "net-id", `#${m.id}`), ` P${m.from} → P${m.to} `, h("b", "", m.type), payloadText(m) ? ` ${payloadText(m)}` : "");
+      li.append(what);
+      const label = `${m.type} #${m.id} from P${m.from} to P${m.to}`;
+      const go = h("button", "net-btn", "Deliver");
+      go.type = "button";
+      go.dataset.act = "deliver";
+      go.dataset.msg = m.id;
+      go.setAttribute("aria-label", `Deliver ${label}`);
+      if (f.behind) {
+        go.disabled = true;
+        go.title = `FIFO: waits behind #${f.behind} on this channel`;
+        li.append(h("span", "net-wait", `after #${f.behind}`));
+      }
+      const drop = h("button", "net-btn quiet", "Drop");
+      drop.type = "button";
+      drop.dataset.act = "drop";
+      drop.dataset.msg = m.id;
+      drop.setAttribute("aria-label", `Drop ${label}`);
+      li.append(go, drop);
+      return li;
+    });
+    list.replaceChildren(...rows);
+    if (focusRow >= 0 && rows.length) {
+      const li = rows[Math.min(focusRow, rows.length - 1)];
+      const b = li.querySelector(`button[data-act="${focusAct}"]:not(:disabled)`) || li.querySelector("button:not(:disabled)");
+      b?.focus({ preventScroll: true });
+    }
+  }
+
+  list.addEventListener("click", (e) => {
+    const b = e.target.closest("button[data-act]");
+    if (!b || b.disabled) return;
+    command({ type: "act", do: b.dataset.act, msg: Number(b.dataset.msg) });
+  });
+
+  holdBox.addEventListener("change", () => {
+    command({ type: "act", do: "network", hold: holdBox.checked });
+    if (holdBox.checked) open(true);
+    holdBox.checked = net ? net.hold : false; // the server's answer sets it
+  });
+
+  // ---- FIFO, delay and loss ----
+
+  form.addEventListener("input", () => { formDirty = true; });
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    if (!net) return;
+    const frame = { type: "act", do: "network" };
+    const lo = Number(fe.dmin.value), hi = Number(fe.dmax.value), loss = Number(fe.loss.value);
+    if (lo !== net.delay[0] || hi !== net.delay[1]) frame.delay = [lo, hi];
+    if (fe.fifo.checked !== net.fifo) frame.fifo = fe.fifo.checked;
+    if (loss !== net.loss) frame.loss = loss;
+    formDirty = false;
+    if (Object.keys(frame).length === 2) {
+      $("net-form-note").textContent = "Nothing to change.";
+      return;
+    }
+    $("net-form-note").textContent = "";
+    command(frame);
+  });
+
+  // ---- partition: the group editor ----
+
+  function columns() {
+    const g = draft || applied;
+    return Math.max(3, ...g.map((x) => x + 1));
+  }
+
+  function renderGroups() {
+    const groups = draft || applied;
+    const cols = columns();
+    const key = model.nodes.map((n) => n.id).join(",") + "/" + cols;
+    if (key !== rowsKey) {
+      rowsKey = key;
+      const head = [h("th", "", "process")];
+      for (let c = 0; c < cols; c++) {
+        const th = h("th", "", LETTERS[c]);
+        th.scope = "col";
+        head.push(th);
+      }
+      head[0].scope = "col";
+      groupHead.replaceChildren(...head);
+      groupBody.replaceChildren(...model.nodes.map((n, i) => {
+        const tr = h("tr", `p${i % 8}`);
+        const th = h("th");
+        th.scope = "row";
+        th.append(h("span", "dot"), ` P${n.id}`);
+        tr.append(th);
+        for (let c = 0; c < cols; c++) {
+          const td = h("td");
+          const r = h("input");
+          r.type = "radio";
+          r.name = `net-g-${i}`;
+          r.value = String(c);
+          r.setAttribute("aria-label", `P${n.id} in group ${LETTERS[c]}`);
+          td.append(r);
+          tr.append(td);
+        }
+        return tr;
+      }));
+    }
+    groups.forEach((g, i) => {
+      const r = groupBody.querySelector(`input[name="net-g-${i}"][value="${g}"]`);
+      if (r && !r.checked) r.checked = true;
+    });
+    const parted = Math.max(...applied) > 0;
+    partBtn.disabled = !draft;
+    healBtn.disabled = !parted;
+    partNote.textContent = draft ? "Not applied yet." : parted ? "" : "All connected.";
+    bar.hidden = !draft;
+    if (draft) barText.textContent = describeGroups(draft);
+  }
+
+  function describeGroups(groups) {
+    const by = new Map();
+    groups.forEach((g, i) => {
+      if (!by.has(g)) by.set(g, []);
+      by.get(g).push(`P${model.nodes[i].id}`);
+    });
+    return [...by.entries()].sort((a, b) => a[0] - b[0]).map(([g, ps]) => `${LETTERS[g]}: ${ps.join(" ")}`).join(" | ");
+  }
+
+  function setDraft(i, g) {
+    const d = (draft || applied).slice();
+    d[i] = g;
+    draft = same(d, applied) ? null : d;
+    render();
+  }
+
+  groupBody.addEventListener("change", (e) => {
+    const r = e.target;
+    if (r.type !== "radio") return;
+    setDraft(Number(r.name.slice("net-g-".length)), Number(r.value));
+  });
+
+  function applyDraft() {
+    if (!draft) return;
+    const by = new Map();
+    draft.forEach((g, i) => {
+      if (!by.has(g)) by.set(g, []);
+      by.get(g).push(model.nodes[i].id);
+    });
+    const groups = [...by.entries()].sort((a, b) => a[0] - b[0]).map(([, ids]) => ids);
+    command(groups.length > 1 ? { type: "act", do: "partition", groups } : { type: "act", do: "heal" });
+    draft = null;
+    render();
+  }
+
+  partBtn.addEventListener("click", applyDraft);
+  barApply.addEventListener("click", applyDraft);
+  barCancel.addEventListener("click", () => { draft = null; render(); });
+  healBtn.addEventListener("click", () => {
+    draft = null;
+    command({ type: "act", do: "heal" });
+  });
+
+  // ---- partition: dragging a process in the view ----
+
+  let drag = null;
+  let swallowClick = false;
+
+  function nodePos(i) {
+    const g = svg.querySelector(`#nodes .node[data-index="${i}"]`);
+    if (!g) return null;
+    const m = /translate\(([-\d.]+)[ ,]+([-\d.]+)\)/.exec(g.getAttribute("transform") || "");
+    const r = Number(g.querySelector(".body")?.getAttribute("r") || 20);
+    return m ? { x: Number(m[1]), y: Number(m[2]), r } : null;
+  }
+
+  function toSvg(e) {
+    const ctm = svg.getScreenCTM();
+    if (!ctm) return { x: 0, y: 0 };
+    const p = new DOMPoint(e.clientX, e.clientY).matrixTransform(ctm.inverse());
+    return { x: p.x, y: p.y };
+  }
+
+  function nodeAt(e) {
+    const el = document.elementFromPoint(e.clientX, e.clientY);
+    const n = el?.closest?.("#view .node");
+    return n ? Number(n.dataset.index) : -1;
+  }
+
+  svg.addEventListener("pointerdown", (e) => {
+    if (e.button !== 0 || !model) return;
+    const n = e.target.closest?.(".node");
+    if (!n) return;
+    drag = { i: Number(n.dataset.index), x0: e.clientX, y0: e.clientY, id: e.pointerId, on: false, ghost: null, over: -1 };
+  });
+
+  svg.addEventListener("pointermove", (e) => {
+    if (!drag || e.pointerId !== drag.id) return;
+    if (!drag.on) {
+      if (Math.hypot(e.clientX - drag.x0, e.clientY - drag.y0) < DRAG_PX) return;
+      drag.on = true;
+      svg.setPointerCapture(e.pointerId);
+      const p = nodePos(drag.i);
+      const g = svgEl("g", { class: `net-ghost p${drag.i % 8}` }, over);
+      svgEl("circle", { r: p ? p.r : 20 }, g);
+      svgEl("text", {}, g).textContent = `P${model.nodes[drag.i].id}`;
+      drag.ghost = g;
+      panel.dataset.dragging = "true";
+    }
+    const p = toSvg(e);
+    drag.ghost.setAttribute("transform", `translate(${p.x.toFixed(1)} ${p.y.toFixed(1)})`);
+    const t = nodeAt(e);
+    drag.over = t;
+    schedule();
+  });
+
+  function endDrag(e, drop) {
+    if (!drag || e.pointerId !== drag.id) return;
+    const d = drag;
+    drag = null;
+    if (!d.on) return;
+    d.ghost.remove();
+    delete panel.dataset.dragging;
+    if (svg.hasPointerCapture(e.pointerId)) svg.releasePointerCapture(e.pointerId);
+    // The click that follows a drag is not a click on a process.
+    swallowClick = true;
+    setTimeout(() => { swallowClick = false; }, 0);
+    if (drop) dropOn(d.i, nodeAt(e));
+    else schedule();
+  }
+
+  // dropOn puts process i in target's group, or in a group of its own on empty ground.
+  function dropOn(i, target) {
+    const groups = draft || applied;
+    if (target >= 0 && target !== i) {
+      setDraft(i, groups[target]);
+      return;
+    }
+    if (target === i) return schedule();
+    const alone = groups.filter((g) => g === groups[i]).length === 1;
+    if (alone) return schedule();
+    const used = new Set(groups.filter((_, k) => k !== i));
+    let free = 0;
+    while (used.has(free)) free++;
+    if (free >= LETTERS.length) return schedule();
+    setDraft(i, free);
+  }
+
+  svg.addEventListener("pointerup", (e) => endDrag(e, true));
+  svg.addEventListener("pointercancel", (e) => endDrag(e, false));
+  document.addEventListener("click", (e) => {
+    if (swallowClick) {
+      e.stopPropagation();
+      e.preventDefault();
+    }
+  }, true);
+
+  // ---- drawing the marks ----
+
+  let drawRequested = false;
+  function schedule() {
+    if (drawRequested) return;
+    drawRequested = true;
+    requestAnimationFrame(() => {
+      drawRequested = false;
+      draw();
+    });
+  }
+  // The view rebuilds its processes and messages on its own (resize, new messages).
+  new MutationObserver(schedule).observe(svg, { childList: true, subtree: true });
+
+  let drawnKey = "";
+  function draw() {
+    if (!model || !net) return;
+    const groups = draft || applied;
+    const parted = Math.max(...groups) > 0;
+    const pos = model.nodes.map((_, i) => nodePos(i));
+    const key = JSON.stringify([groups, applied, pos, drag?.over ?? -1, !!draft]);
+    if (key !== drawnKey) {
+      drawnKey = key;
+      under.replaceChildren();
+      if (parted || drag) {
+        groups.forEach((g, i) => {
+          const p = pos[i];
+          if (!p) return;
+          const pending = draft && draft[i] !== applied[i];
+          const cls = `net-halo g${g % 8}${pending ? " pending" : ""}${drag && drag.over === i ? " target" : ""}`;
+          svgEl("circle", { class: cls, cx: p.x.toFixed(1), cy: p.y.toFixed(1), r: (p.r + 13).toFixed(1) }, under);
+          if (parted) {
+            // The letter goes on the halo, on the side facing the centre, away from labels.
+            const d = Math.hypot(p.x, p.y) || 1;
+            const tx = p.x - (p.x / d) * (p.r + 13), ty = p.y - (p.y / d) * (p.r + 13);
+            svgEl("circle", { class: `net-tag-bg g${g % 8}`, cx: tx.toFixed(1), cy: ty.toFixed(1), r: "9" }, under);
+            const t = svgEl("text", { class: `net-tag g${g % 8}`, x: tx.toFixed(1), y: ty.toFixed(1) }, under);
+            t.textContent = LETTERS[g];
+          }
+        });
+      }
+    }
+    parkHeld();
+    const held = [...model.inflight.values()].filter((f) => f.at < 0).length;
+    badge.hidden = !net.hold;
+    badge.textContent = held ? `You are the network · ${held} held` : "You are the network";
+    badge.title = held ? "Pick the message that arrives next: in the Network panel, or click it in the view" : "Every message will wait for you to deliver it";
+  }
+
+  // parkHeld fans out the held messages of a channel, which all wait halfway, so each
+  // can be seen and clicked. Only held pills (and those it moved before) are touched.
+  let parked = new Set(); // ids whose pill carries an offset
+  function parkHeld() {
+    const rank = new Map(); // id -> place in its channel's queue
+    const byChannel = new Map();
+    for (const f of [...model.inflight.values()].filter((x) => x.at < 0).sort((a, b) => a.msg.id - b.msg.id)) {
+      const ch = `${f.msg.from}>${f.msg.to}`;
+      const k = byChannel.get(ch) || 0;
+      byChannel.set(ch, k + 1);
+      if (k > 0) rank.set(f.msg.id, k);
+    }
+    if (!rank.size && !parked.size) return;
+    for (const id of new Set([...rank.keys(), ...parked])) {
+      const g = svg.querySelector(`#msgs .msg[data-id="${id}"]`);
+      if (!g) continue;
+      const k = rank.get(id) || 0;
+      const dy = k * ((Number(g.querySelector("rect")?.getAttribute("height")) || 18) + 3);
+      const want = dy ? `translate(0 ${dy})` : null;
+      for (const c of g.querySelectorAll("rect, text")) {
+        if (want) {
+          if (c.getAttribute("transform") !== want) c.setAttribute("transform", want);
+        } else if (c.hasAttribute("transform")) c.removeAttribute("transform");
+      }
+    }
+    parked = new Set(rank.keys());
+  }
+}

@@ -1,0 +1,134 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// The compare page draws its charts server-side: in a real browser each is a visible
+// SVG with one solid line per algorithm and the notes' dashed curves, no script error,
+// no CSP refusal (tab fails the test on either).
+func TestComparePageRendersItsCharts(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := tab(t, ts.URL, 1280, 900)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`a[href="/compare"]`)))
+	run(t, ctx, chromedp.Click(chromedp.CSS(`a[href="/compare"]`)), chromedp.WaitVisible(chromedp.CSS(`svg.chart`)))
+
+	// Change the choices with the form: the result is a shareable URL.
+	run(t, ctx,
+		chromedp.SetValue(chromedp.CSS(`input[name="n"]`), "3-7"),
+		chromedp.Click(chromedp.CSS(`input[name="alg"][value="ricart-agrawala-token"]`)),
+		chromedp.Click(chromedp.CSS(`input[name="workload"][value="heavy"]`)),
+		chromedp.Click(chromedp.CSS(`.compare-form button[type="submit"]`)),
+	)
+	// The new page is the one whose heavy radio is checked in its HTML.
+	run(t, ctx, chromedp.WaitVisible(chromedp.CSS(`input[name="workload"][value="heavy"][checked]`)))
+	waitFor(t, ctx, `location.search.includes("workload=heavy") && document.querySelectorAll("svg.chart").length === 3`)
+	url := eval[string](t, ctx, `location.href`)
+	if !strings.Contains(url, "alg=ricart-agrawala-token") || !strings.Contains(url, "n=3-7") {
+		t.Fatalf("the form did not make a shareable URL: %s", url)
+	}
+	type chartInfo struct {
+		ID       string
+		Measured int
+		Theory   int
+		Width    float64
+		Height   float64
+		Painted  bool
+	}
+	got := eval[[]chartInfo](t, ctx, `[...document.querySelectorAll("svg.chart")].map((s) => {
+	  const r = s.getBoundingClientRect();
+	  const line = s.querySelector("polyline.measured");
+	  return {
+	    ID: s.id,
+	    Measured: s.querySelectorAll("polyline.measured").length,
+	    Theory: s.querySelectorAll("polyline.theory").length,
+	    Width: r.width, Height: r.height,
+	    Painted: !!line && getComputedStyle(line).stroke !== "none" && line.getBBox().width > 100,
+	  };
+	})`)
+	for _, c := range got {
+		// Four algorithms: the defaults (RA, central, Lamport) and the RA token algorithm.
+		if c.Measured != 4 || c.Theory < 3 || c.Width < 300 || c.Height < 120 || !c.Painted {
+			t.Errorf("chart %+v: want 4 visible measured lines and the notes' curves", c)
+		}
+	}
+	rows := eval[int](t, ctx, `document.querySelectorAll("#table-mutex tbody tr").length`)
+	if rows != 4*5 {
+		t.Errorf("the table has %d rows, want 20", rows)
+	}
+	screenshot(t, ctx, "compare.png")
+
+	// A bad parameter: a 400 page that names it and keeps the form.
+	run(t, ctx, chromedp.Navigate(ts.URL+"/compare?alg=ricart-agrawala&seeds=77"), chromedp.WaitVisible(chromedp.CSS(`.compare-error`)))
+	if p := eval[string](t, ctx, `document.querySelector(".compare-error").dataset.param`); p != "seeds" {
+		t.Errorf("the error names %q, want seeds", p)
+	}
+}
+
+// The metrics panel follows a scripted Ricart-Agrawala run: before any entry it says
+// "n/a yet"; once P0 has been in the CS it shows 2(N-1) = 6 messages for N = 4, beside
+// the notes' formula.
+func TestMetricsPanelShowsMessagesPerEntry(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := tab(t, ts.URL, 1280, 720)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/play/ricart-agrawala?n=4&seed=3"))
+	ready(t, ctx)
+	const cell = `(document.querySelector('#metrics tr[data-key="messages-per-entry"] td.measured')?.textContent || "")`
+	waitFor(t, ctx, cell+`.includes("n/a yet")`)
+
+	clickProcessAction(t, ctx, 0, "request")
+	for i := 0; i < 60; i++ {
+		if d := eval[float64](t, ctx, stepJS, chromedp.EvalAwaitPromise); d < 0 {
+			break // quiet: nothing left to do
+		}
+		if strings.Contains(eval[string](t, ctx, `document.getElementById("ordering").textContent`), "nothing to check") &&
+			strings.HasPrefix(eval[string](t, ctx, cell), "6") {
+			break
+		}
+	}
+	waitFor(t, ctx, cell+`.startsWith("6")`)
+	theory := eval[string](t, ctx, `document.querySelector('#metrics tr[data-key="messages-per-entry"] td.theory').textContent`)
+	if !strings.Contains(theory, "2(N-1) = 6") {
+		t.Errorf("the notes' column says %q, want 2(N-1) = 6", theory)
+	}
+	// Seeking back before the entry brings "n/a yet" back.
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`(() => {
+		const tl = document.getElementById("timeline");
+		tl.value = "1";
+		tl.dispatchEvent(new Event("input", { bubbles: true }));
+	})()`))
+	waitFor(t, ctx, `document.getElementById("main").dataset.step === "1"`)
+	waitFor(t, ctx, cell+`.includes("n/a yet")`)
+	screenshot(t, ctx, "metrics-panel.png")
+}
+
+// In the RA token algorithm's curated scenario the token goes round-robin and
+// overtakes a request that happened before: the panel names the grant, and a click
+// seeks the run to it.
+func TestMetricsPanelPointsAtTheOutOfOrderGrant(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := tab(t, ts.URL, 1280, 720)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/s/ricart-agrawala-token-who-gets-the-token"))
+	ready(t, ctx)
+	for i := 0; i < 80; i++ {
+		if d := eval[float64](t, ctx, stepJS, chromedp.EvalAwaitPromise); d < 0 {
+			break
+		}
+	}
+	waitFor(t, ctx, `document.getElementById("ordering").dataset.verdict === "broken"`)
+	grant := eval[string](t, ctx, `[...document.querySelectorAll("#ordering button")].pop().dataset.step`)
+	if grant != "37" {
+		t.Errorf("the out-of-order grant is at step %s, want 37", grant)
+	}
+	run(t, ctx, chromedp.Click(chromedp.CSS(`#ordering button:last-of-type`)))
+	waitFor(t, ctx, fmt.Sprintf(`document.getElementById("main").dataset.step === %q`, grant))
+	// At that step P5 is in the CS.
+	waitFor(t, ctx, `[...document.querySelectorAll("#view g.node.in-cs")].map((e) => e.dataset.id).join() === "5"`)
+}

@@ -1,0 +1,580 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/gorilla/websocket"
+
+	"github.com/teach-dist/playground/algorithms"
+	"github.com/teach-dist/playground/runtime/lecture"
+	"github.com/teach-dist/playground/runtime/session"
+	"github.com/teach-dist/playground/scenarios"
+)
+
+// Lecture mode over HTTP (docs/lecture.md): starting a lecture from a run, the
+// presenter's page and socket, the join form, the followers' page and socket, the QR
+// code, and forks.
+
+// Error codes of lecture mode, in error frames (docs/protocol.md).
+const (
+	codeReadOnly     = "read-only"
+	codeNoLecture    = "no-lecture"
+	codeNotPresenter = "not-presenter"
+)
+
+// followerSocketBuffer is the kernel send buffer of a follower's socket (Linux doubles
+// it): a few seconds of frames at 30 steps per second, several snapshots.
+const followerSocketBuffer = 64 << 10
+
+// followerCookie names the cookie that tells one student's page from another's, so
+// that each answers a question once, across reconnections.
+const followerCookie = "pg_follower"
+
+func (s *Server) newLectures() *lecture.Registry {
+	opts := s.opts.Lecture
+	if opts.Link == nil {
+		opts.Link = runLink
+	}
+	return lecture.NewRegistry(opts, lecture.NewMemory())
+}
+
+// runLink is the share link of a run at its step.
+func runLink(rec session.Recipe) (string, error) {
+	l, err := scenarios.LinkFromRun(rec.Setup.Scenario, rec.Setup.Config, rec.Interventions, rec.Step)
+	if err != nil {
+		return "", err
+	}
+	return l.Path()
+}
+
+// lectureRoutes adds the pages; lectureSockets the WebSockets (outside compression).
+func (s *Server) lectureRoutes(r chi.Router) {
+	r.Post("/lecture", s.handleLectureStart)
+	r.Get("/lecture/present/{token}", s.handlePresenterPage)
+	r.Get("/join", s.handleJoin)
+	r.Get("/l/{code}", s.handleFollowerPage)
+	r.Get("/l/{code}/qr.svg", s.handleQR)
+	r.Get("/l/{code}/fork", s.handleFork)
+}
+
+func (s *Server) lectureSockets(r chi.Router) {
+	r.Get("/ws/lecture/{code}", s.handleFollowerWS)
+	r.Get("/ws/present/{token}", s.handlePresenterWS)
+}
+
+type joinView struct {
+	Heading string
+	Problem string
+	Code    string
+}
+
+type endedView struct {
+	Display string
+	Reason  string
+	Link    string
+}
+
+// handleLectureStart turns the run of the posted session into a lecture and sends the
+// instructor to the presenter's page.
+func (s *Server) handleLectureStart(w http.ResponseWriter, r *http.Request) {
+	sess, ok := s.sessions.Get(r.PostFormValue("session"))
+	if !ok {
+		s.render(w, r, http.StatusGone, messagePage("Run ended", "This run has ended",
+			"A lecture starts from a live run. Open the playground again and press “Start lecture” there."))
+		return
+	}
+	_, token, err := s.lectures.Start(sess)
+	switch {
+	case errors.Is(err, lecture.ErrFull):
+		w.Header().Set("Retry-After", "60")
+		s.render(w, r, http.StatusServiceUnavailable, messagePage("Server full", "No room for another lecture", err.Error()))
+		return
+	case err != nil:
+		s.render(w, r, http.StatusServiceUnavailable, messagePage("Lecture", "The lecture could not start", err.Error()))
+		return
+	}
+	http.Redirect(w, r, "/lecture/present/"+token, http.StatusSeeOther)
+}
+
+func (s *Server) forgedToken(w http.ResponseWriter, r *http.Request) {
+	s.render(w, r, http.StatusForbidden, messagePage("Not a presenter link", "This presenter link is not valid",
+		"Only the instructor who started the lecture has its presenter link, and it works only while the lecture lasts. To follow a lecture, enter its code at /join."))
+}
+
+func (s *Server) endedPage(w http.ResponseWriter, r *http.Request, l *lecture.Lecture) {
+	_, why, link := l.Ended()
+	s.render(w, r, http.StatusGone, lectureEndedPage(endedView{Display: lecture.DisplayCode(l.Code()), Reason: "It ended: " + why + ".", Link: link}))
+}
+
+// lecturePlay is the playground page of a lecture's run, for its presenter or a follower.
+func (s *Server) lecturePlay(l *lecture.Lecture) (playPage, bool) {
+	spec, ok := algorithms.Lookup(l.Session().Algorithm())
+	if !ok {
+		return playPage{}, false
+	}
+	return buildPlay(spec, ""), true
+}
+
+func (s *Server) handlePresenterPage(w http.ResponseWriter, r *http.Request) {
+	token := chi.URLParam(r, "token")
+	l, ok := s.lectures.ByToken(token)
+	if !ok {
+		s.forgedToken(w, r)
+		return
+	}
+	if ended, _, _ := l.Ended(); ended {
+		s.endedPage(w, r, l)
+		return
+	}
+	p, ok := s.lecturePlay(l)
+	if !ok {
+		s.notFound(w, r, "This lecture's algorithm is not available.")
+		return
+	}
+	p.Session, p.WS = l.Session().ID(), "/ws/present/"+token
+	p.Title = "Lecture " + lecture.DisplayCode(l.Code())
+	p.About = "You drive this run; your students follow it. PageDown and PageUp step forward and back (a clicker sends them), Q makes questions, J shows the join code large."
+	l.Session().Touch()
+	s.render(w, r, http.StatusOK, playPageView(p))
+}
+
+// lectureByCode finds the lecture of a typed code; it answers the request itself when
+// there is none.
+func (s *Server) lectureByCode(w http.ResponseWriter, r *http.Request, typed string) (*lecture.Lecture, bool) {
+	code, valid := lecture.NormalizeCode(typed)
+	if !valid {
+		s.render(w, r, http.StatusNotFound, joinPage(joinView{Heading: "Join a lecture", Code: typed,
+			Problem: fmt.Sprintf("“%s” is not a lecture code: a code has %d letters and digits, like KXT 49P.", typed, lecture.CodeLen)}))
+		return nil, false
+	}
+	l, ok := s.lectures.ByCode(code)
+	if !ok {
+		s.render(w, r, http.StatusNotFound, joinPage(joinView{Heading: "Join a lecture", Code: typed,
+			Problem: fmt.Sprintf("No lecture has the code %s. Check it against the projector; a lecture that ended long ago is forgotten.", lecture.DisplayCode(code))}))
+		return nil, false
+	}
+	return l, true
+}
+
+func (s *Server) handleJoin(w http.ResponseWriter, r *http.Request) {
+	typed, asked := r.URL.Query()["code"]
+	if !asked {
+		s.render(w, r, http.StatusOK, joinPage(joinView{Heading: "Join a lecture"}))
+		return
+	}
+	l, ok := s.lectureByCode(w, r, typed[len(typed)-1])
+	if !ok {
+		return
+	}
+	http.Redirect(w, r, "/l/"+l.Code(), http.StatusSeeOther)
+}
+
+func (s *Server) handleFollowerPage(w http.ResponseWriter, r *http.Request) {
+	l, ok := s.lectureByCode(w, r, chi.URLParam(r, "code"))
+	if !ok {
+		return
+	}
+	if ended, _, _ := l.Ended(); ended {
+		s.endedPage(w, r, l)
+		return
+	}
+	p, ok := s.lecturePlay(l)
+	if !ok {
+		s.notFound(w, r, "This lecture's algorithm is not available.")
+		return
+	}
+	if _, err := r.Cookie(followerCookie); err != nil {
+		http.SetCookie(w, &http.Cookie{Name: followerCookie, Value: randomID(), Path: "/", HttpOnly: true,
+			SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil})
+	}
+	p.WS = "/ws/lecture/" + l.Code()
+	p.Title = "Following lecture " + lecture.DisplayCode(l.Code())
+	p.About = "The instructor drives this run and you see every step as it happens. Fork it to try your own moves in a tab of your own."
+	s.render(w, r, http.StatusOK, playPageView(p))
+}
+
+func randomID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// joinURL is the absolute URL a student's phone opens from the QR code.
+func joinURL(r *http.Request, code string) string {
+	scheme := "http"
+	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + "/l/" + code
+}
+
+func (s *Server) handleQR(w http.ResponseWriter, r *http.Request) {
+	code, valid := lecture.NormalizeCode(chi.URLParam(r, "code"))
+	if !valid {
+		http.NotFound(w, r)
+		return
+	}
+	if _, ok := s.lectures.ByCode(code); !ok {
+		http.NotFound(w, r)
+		return
+	}
+	svg, err := lecture.QRSVG(joinURL(r, code))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "image/svg+xml")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(svg)
+}
+
+// handleFork sends a follower to the share link of the lecture's run at the step they
+// see (?step=), where the run goes on in a session of their own.
+func (s *Server) handleFork(w http.ResponseWriter, r *http.Request) {
+	l, ok := s.lectureByCode(w, r, chi.URLParam(r, "code"))
+	if !ok {
+		return
+	}
+	if ended, _, link := l.Ended(); ended {
+		if link == "" {
+			s.endedPage(w, r, l)
+			return
+		}
+		http.Redirect(w, r, link, http.StatusSeeOther)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	rec, err := l.Session().Recipe(ctx)
+	if err != nil {
+		s.endedPage(w, r, l)
+		return
+	}
+	step, err := stepParam(r, rec.Step, rec.Horizon)
+	if err != nil {
+		s.render(w, r, http.StatusBadRequest, messagePage("Bad link", "This fork link is not right", err.Error()))
+		return
+	}
+	rec.Step = step
+	link, err := runLink(rec)
+	if err != nil {
+		s.render(w, r, http.StatusInternalServerError, messagePage("Fork", "This run cannot be forked", err.Error()))
+		return
+	}
+	http.Redirect(w, r, link, http.StatusSeeOther)
+}
+
+// A follower's socket: the broker's frames out, answers in; nothing that drives.
+
+// follower is a WebSocket client as a lecture follower.
+type follower struct{ *client }
+
+// Close implements lecture.Follower.
+func (f follower) Close(why lecture.Reason) {
+	if why == lecture.Ended {
+		// Tell the page not to reconnect: the lecture frame before this said why.
+		f.Send(session.ErrorFrame(0, session.CodeGone, "the lecture has ended"))
+		f.closeWith(websocket.CloseNormalClosure, "the lecture ended", true)
+		return
+	}
+	f.closeWith(websocket.CloseTryAgainLater, "too slow: frames were piling up", false)
+}
+
+// lectureFrame is every field a lecture command may carry (docs/protocol.md).
+type lectureFrame struct {
+	Type     string `json:"type"`
+	Ref      int64  `json:"ref"`
+	Op       string `json:"op"`
+	Question *int   `json:"question"`
+	Choice   *int   `json:"choice"`
+}
+
+// upgrade accepts a same-origin WebSocket; the upgrader answers a refused handshake.
+func upgrade(w http.ResponseWriter, r *http.Request) (*websocket.Conn, bool) {
+	up := websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384, CheckOrigin: sameOrigin}
+	conn, err := up.Upgrade(w, r, nil)
+	return conn, err == nil
+}
+
+// refuse tells a client why it cannot have this socket, then closes it.
+func (s *Server) refuse(conn *websocket.Conn, frames ...[]byte) {
+	wait := s.opts.WriteWait
+	_ = conn.SetWriteDeadline(time.Now().Add(wait))
+	for _, f := range frames {
+		_ = conn.WriteMessage(websocket.TextMessage, f)
+	}
+	_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "refused"), time.Now().Add(wait))
+	conn.Close()
+}
+
+func (s *Server) handleFollowerWS(w http.ResponseWriter, r *http.Request) {
+	s.conns.Add(1)
+	defer s.conns.Done()
+	conn, ok := upgrade(w, r)
+	if !ok {
+		return
+	}
+	typed := chi.URLParam(r, "code")
+	var l *lecture.Lecture
+	if code, valid := lecture.NormalizeCode(typed); valid {
+		l, ok = s.lectures.ByCode(code)
+	}
+	if l == nil {
+		s.refuse(conn, session.ErrorFrame(0, codeNoLecture, fmt.Sprintf("no lecture has the code %q; check it against the projector", typed)))
+		return
+	}
+	var after uint64
+	if v := r.URL.Query().Get("after"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			s.refuse(conn, session.ErrorFrame(0, session.CodeBadField, fmt.Sprintf("after: %q is not a sequence number", v)))
+			return
+		}
+		after = n
+	}
+	fid := randomID() // without the page's cookie (a script), each connection is its own follower
+	if c, err := r.Cookie(followerCookie); err == nil && c.Value != "" {
+		fid = c.Value
+	}
+	// A bounded kernel buffer per follower: a student who stops reading fills it (and
+	// then the queue) within seconds instead of minutes, and hundreds of followers
+	// cannot pin megabytes each of the server's memory in socket buffers.
+	if tc, ok := conn.UnderlyingConn().(interface{ SetWriteBuffer(int) error }); ok {
+		_ = tc.SetWriteBuffer(followerSocketBuffer)
+	}
+	queue := max(s.opts.SendQueue, 4*s.lectureRefresh()+16)
+	c := newClient(conn, queue)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.writeLoop(s.opts.PongWait/2, s.opts.WriteWait)
+	}()
+	defer func() {
+		c.closeWith(websocket.CloseNormalClosure, "", true)
+		<-done
+	}()
+	sub, err := l.Follow(after, follower{c})
+	switch {
+	case errors.Is(err, lecture.ErrEnded):
+		c.Send(l.StateFrame())
+		follower{c}.Close(lecture.Ended)
+		return
+	case errors.Is(err, lecture.ErrCrowded):
+		c.Send(session.ErrorFrame(0, session.CodeBusy, err.Error()))
+		c.closeWith(websocket.CloseTryAgainLater, session.CodeBusy, true)
+		return
+	case err != nil:
+		return // too slow to take its catch-up: already closed
+	}
+	defer sub.Cancel()
+	if id, choice, ok := l.Answered(fid); ok {
+		c.Send(answeredFrame(0, id, choice))
+	}
+	s.readLoop(conn, c, func(data []byte) bool {
+		var f lectureFrame
+		if strictJSON(data, &f) != nil || f.Type != "lecture" {
+			c.Send(readOnly(data))
+			return true
+		}
+		if f.Op != "answer" || f.Question == nil || f.Choice == nil {
+			c.Send(session.ErrorFrame(f.Ref, session.CodeBadField, "a follower's only command is {\"type\":\"lecture\",\"op\":\"answer\",\"question\":id,\"choice\":index}"))
+			return true
+		}
+		if err := l.Answer(fid, *f.Question, *f.Choice); err != nil {
+			c.Send(session.ErrorFrame(f.Ref, session.CodeRefused, err.Error()))
+			return true
+		}
+		c.Send(answeredFrame(f.Ref, *f.Question, *f.Choice))
+		return true
+	})
+}
+
+// readOnly answers a follower's frame that is not an answer: a command that would
+// drive the run is refused with a reason, anything else as a bad frame.
+func readOnly(data []byte) []byte {
+	cmd, ferr := parseFrame(data)
+	if ferr != nil {
+		return session.ErrorFrame(ferr.ref, ferr.code, ferr.msg)
+	}
+	return session.ErrorFrame(cmd.Ref, codeReadOnly, "you are following a lecture: only the presenter drives this run. Fork it to try your own moves")
+}
+
+func answeredFrame(ref int64, id, choice int) []byte {
+	b, _ := json.Marshal(struct {
+		Type     string `json:"type"`
+		Question int    `json:"question"`
+		Choice   int    `json:"choice"`
+		Ref      int64  `json:"ref,omitempty"`
+	}{"answered", id, choice, ref})
+	return b
+}
+
+func strictJSON(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("one JSON object per frame")
+	}
+	return nil
+}
+
+func (s *Server) lectureRefresh() int {
+	if s.opts.Lecture.Refresh > 0 {
+		return s.opts.Lecture.Refresh
+	}
+	return 128
+}
+
+// readLoop reads text frames with the connection's limits and hands each to handle
+// until the connection ends or handle returns false.
+func (s *Server) readLoop(conn *websocket.Conn, c *client, handle func([]byte) bool) {
+	conn.SetReadLimit(s.opts.ReadLimit)
+	alive := func() { _ = conn.SetReadDeadline(time.Now().Add(s.opts.PongWait)) }
+	alive()
+	conn.SetPongHandler(func(string) error { alive(); return nil })
+	for {
+		kind, data, err := conn.ReadMessage()
+		if err != nil {
+			return
+		}
+		alive()
+		if kind != websocket.TextMessage {
+			c.Send(session.ErrorFrame(0, session.CodeBadFrame, "frames are JSON text; binary frames are not part of the protocol"))
+			continue
+		}
+		if !handle(data) {
+			return
+		}
+	}
+}
+
+// The presenter's socket: the session's own frames and commands, as on /ws/{id}, plus
+// the lecture's: follower count, questions, live tally, end.
+
+func (s *Server) handlePresenterWS(w http.ResponseWriter, r *http.Request) {
+	s.conns.Add(1)
+	defer s.conns.Done()
+	conn, ok := upgrade(w, r)
+	if !ok {
+		return
+	}
+	l, ok := s.lectures.ByToken(chi.URLParam(r, "token"))
+	if !ok {
+		s.refuse(conn, session.ErrorFrame(0, codeNotPresenter, "this presenter link is not valid: only the instructor who started the lecture has it"))
+		return
+	}
+	sess := l.Session()
+	c := newClient(conn, s.opts.SendQueue)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.writeLoop(s.opts.PongWait/2, s.opts.WriteWait)
+	}()
+	defer func() {
+		l.RemovePresenter(c)
+		sess.Detach(c)
+		c.closeWith(websocket.CloseNormalClosure, "", true)
+		<-done
+	}()
+	if err := sess.Attach(c); err != nil {
+		code := session.CodeGone
+		if !errors.Is(err, session.ErrClosed) {
+			code = session.CodeBusy
+		}
+		c.Send(session.ErrorFrame(0, code, err.Error()))
+		c.closeWith(websocket.CloseTryAgainLater, code, true)
+		return
+	}
+	l.AddPresenter(c)
+	s.readLoop(conn, c, func(data []byte) bool {
+		var f lectureFrame
+		if strictJSON(data, &f) == nil && f.Type == "lecture" {
+			s.presenterOp(c, l, f)
+			return true
+		}
+		cmd, ferr := parseFrame(data)
+		if ferr != nil {
+			c.Send(session.ErrorFrame(ferr.ref, ferr.code, ferr.msg))
+			return true
+		}
+		if err := sess.Do(c, cmd); err != nil {
+			c.Send(session.ErrorFrame(cmd.Ref, session.CodeGone, "this session has ended; reload the page for a new one"))
+			return false
+		}
+		if cmd.Kind == session.Act {
+			l.RunChanged()
+		}
+		return true
+	})
+}
+
+type questionsFrame struct {
+	Type  string             `json:"type"`
+	Step  int                `json:"step"`
+	Items []lecture.Question `json:"items"`
+	Error string             `json:"error,omitempty"`
+	Ref   int64              `json:"ref,omitempty"`
+}
+
+func (s *Server) presenterOp(c *client, l *lecture.Lecture, f lectureFrame) {
+	fail := func(err error) { c.Send(session.ErrorFrame(f.Ref, session.CodeRefused, err.Error())) }
+	switch f.Op {
+	case "questions":
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		qs, step, err := l.Questions(ctx)
+		cancel()
+		out := questionsFrame{Type: "questions", Step: step, Items: qs, Ref: f.Ref}
+		if out.Items == nil {
+			out.Items = []lecture.Question{}
+		}
+		if err != nil {
+			out.Error = err.Error()
+		} else if len(qs) == 0 {
+			out.Error = "nothing to predict from this step: nothing happens next without an intervention"
+		}
+		b, _ := json.Marshal(out)
+		c.Send(b)
+	case "ask":
+		if f.Question == nil {
+			fail(errors.New("question: which one of the list to ask"))
+			return
+		}
+		if _, err := l.Ask(*f.Question); err != nil {
+			fail(err)
+		}
+	case "withdraw":
+		if err := l.Withdraw("the presenter withdrew it"); err != nil {
+			fail(err)
+		}
+	case "reveal":
+		// Reveal by stepping: the run goes to the step whose events show the answer.
+		reveal, step, err := l.RevealTarget()
+		if err != nil {
+			fail(err)
+			return
+		}
+		for range min(max(reveal-step, 0), lecture.Ahead) {
+			if err := l.Session().Do(c, session.Command{Kind: session.Step, Ref: f.Ref}); err != nil {
+				return
+			}
+		}
+	case "end":
+		l.End("the presenter ended it")
+	default:
+		c.Send(session.ErrorFrame(f.Ref, session.CodeUnknownType,
+			fmt.Sprintf("op: %q is unknown (allowed: questions, ask, withdraw, reveal, end)", f.Op)))
+	}
+}
