@@ -204,7 +204,7 @@ func waitFor(t *testing.T, ctx context.Context, cond string) {
 			return
 		}
 		// A navigation replaces the page's JavaScript context under the poll: ask again.
-		if try < 20 && strings.Contains(err.Error(), "context") && ctx.Err() == nil {
+		if try < 20 && (strings.Contains(err.Error(), "context") || strings.Contains(err.Error(), "navigated")) && ctx.Err() == nil {
 			continue
 		}
 		t.Fatalf("waiting for %s: %v", cond, err)
