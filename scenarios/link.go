@@ -439,6 +439,11 @@ func actionEvent(ids []int, a sim.Action) (Event, error) {
 		}
 	case sim.ActDeliver:
 		e.Msg = a.Msg
+	case sim.ActTell:
+		e.Node, err = id(a.Node)
+		if err == nil {
+			e.To, err = id(a.To)
+		}
 	case sim.ActPartition:
 		for _, g := range a.Groups {
 			group := make([]int, len(g))

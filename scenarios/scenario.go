@@ -478,13 +478,25 @@ func eventAction(spec *sim.Spec, ids []int, f string, e Event) (sim.Action, erro
 				return sim.Action{}, fieldErr(f+".to", "%d is not a node id (ids: %s)", *e.To, joinInts(ids))
 			}
 		}
-		if e.Type != "" && spec.MessageType(e.Type) == nil {
-			return sim.Action{}, fieldErr(f+".type", "%q is not a message of %s (allowed: %s)", e.Type, spec.Slug, messageNames(spec))
+		if e.Type != "" && e.Type != sim.AppMessage && spec.MessageType(e.Type) == nil {
+			return sim.Action{}, fieldErr(f+".type", "%q is not a message of %s (allowed: %s, or %s for an application message)", e.Type, spec.Slug, messageNames(spec), sim.AppMessage)
 		}
 	case sim.ActDeliver:
 		if e.Msg <= 0 {
 			return sim.Action{}, fieldErr(f+".msg", "deliver needs the id of a held message")
 		}
+	case sim.ActTell:
+		if e.To == nil {
+			return sim.Action{}, fieldErr(f+".to", "tell needs the id of the process to tell")
+		}
+		i, err := index(f+".to", *e.To)
+		if err != nil {
+			return sim.Action{}, err
+		}
+		if i == a.Node {
+			return sim.Action{}, fieldErr(f+".to", "%d tells itself: a process tells another process", *e.To)
+		}
+		a.To = i
 	case sim.ActFire:
 		if e.Name == "" {
 			return sim.Action{}, fieldErr(f+".name", "fire needs the name of one of the node's timers")
@@ -511,7 +523,10 @@ func eventAction(spec *sim.Spec, ids []int, f string, e Event) (sim.Action, erro
 			a.Groups = append(a.Groups, idx)
 		}
 	}
-	if do != sim.ActDrop && do != sim.ActDeliver && (e.Msg != 0 || e.From != nil || e.To != nil || e.Type != "") {
+	if do == sim.ActTell && (e.Msg != 0 || e.From != nil || e.Type != "") {
+		return sim.Action{}, fieldErr(f, "msg, from and type belong to drop and deliver only (tell takes node and to)")
+	}
+	if do != sim.ActDrop && do != sim.ActDeliver && do != sim.ActTell && (e.Msg != 0 || e.From != nil || e.To != nil || e.Type != "") {
 		return sim.Action{}, fieldErr(f, "msg, from, to and type belong to drop and deliver only")
 	}
 	if do != sim.ActPartition && e.Groups != nil {

@@ -10,6 +10,7 @@ import "./captions.js"; // curated scenarios' captions
 import "./spacetime.js"; // space-time diagram, clocks, SVG exports
 import "./metrics.js"; // measured against the notes' formulas
 import "./lecture.js"; // lecture mode: presenter and followers
+import "./explore.js"; // Explore: every interleaving checked on the server
 
 const app = document.getElementById("main");
 const spec = JSON.parse(document.getElementById("spec").textContent);
@@ -331,6 +332,7 @@ function openMenu(i) {
     b.disabled = (a === "request" && (!n.alive || n.cs)) || (a === "release" && (!n.alive || !n.cs)) ||
       (a === "elect" && !n.alive) || (a === "crash" && !n.alive) || (a === "recover" && n.alive);
   }
+  fillTell(n);
   placeMenu(menu, view.nodeEls[i].g);
   menu.querySelector("button:not(:disabled)")?.focus({ preventScroll: true });
 }
@@ -344,6 +346,40 @@ menu.addEventListener("click", (e) => {
   const b = e.target.closest("button[data-act]");
   if (!b || selected < 0) return;
   act(b.dataset.act, { node: model.nodes[selected].id });
+  closeMenus();
+});
+
+// Tell: an application message (APP) from the menu's process to another one, so a
+// student can make one request happen before another outside the algorithm.
+const tellOpen = $("menu-tell-open");
+const tellGroup = $("menu-tell");
+
+function fillTell(n) {
+  tellOpen.disabled = !n.alive;
+  tellOpen.setAttribute("aria-expanded", "false");
+  tellGroup.hidden = true;
+  tellGroup.replaceChildren(...model.nodes.filter((o) => o.id !== n.id).map((o) => {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.setAttribute("role", "menuitem");
+    b.dataset.to = String(o.id);
+    b.textContent = `Tell P${o.id}`;
+    return b;
+  }));
+}
+
+menu.addEventListener("click", (e) => {
+  if (e.target.closest("#menu-tell-open")) {
+    const open = tellGroup.hidden;
+    tellGroup.hidden = !open;
+    tellOpen.setAttribute("aria-expanded", String(open));
+    if (selected >= 0) placeMenu(menu, view.nodeEls[selected].g);
+    if (open) tellGroup.querySelector("button")?.focus({ preventScroll: true });
+    return;
+  }
+  const b = e.target.closest("button[data-to]");
+  if (!b || selected < 0) return;
+  act("tell", { node: model.nodes[selected].id, to: Number(b.dataset.to) });
   closeMenus();
 });
 

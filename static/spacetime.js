@@ -18,7 +18,7 @@ const spec = JSON.parse($("spec")?.textContent || "{}");
 // Geometry, in CSS pixels.
 const TOP = 22; // room for the step numbers
 const BOTTOM = 8;
-const PAD = 8; // left margin inside the drawing
+const PAD = 12; // left margin inside the drawing
 const LABEL_W = 46; // the process labels (HTML in the page, text in an export)
 const EXPORT_COLUMNS = 4000; // an export bigger than this is clipped at its end
 const STORE = "pg-spacetime";
@@ -65,8 +65,11 @@ function describe(ev) {
 // Timeline holds the run as columns of dots. A dot is what one process did in one
 // batch (a delivery and what it ran and sent, a request, a crash...). Messages, CS
 // stays, leadership and down times refer to columns; the causal order lives in cz.
+let serial = 0;
+
 class Timeline {
   constructor(ids) {
+    this.serial = ++serial; // a timeline fetched again is another drawing
     this.ids = ids.slice();
     this.n = ids.length;
     this.pos = new Map(ids.map((id, i) => [id, i]));
@@ -268,15 +271,33 @@ let follow = true; // keep the cursor in view
 let programmatic = false;
 let wantFollow = false;
 let frameAsked = false;
+let lastRender = 0;
+
+// The scroll box's viewport, read when it scrolls or resizes: reading it while drawing
+// would force a layout of the whole page in the middle of its animation frame.
+const vp = { left: 0, top: 0, w: 0, h: 0, known: false };
+function measure() {
+  vp.left = ui.scroll.scrollLeft;
+  vp.top = ui.scroll.scrollTop;
+  vp.w = ui.scroll.clientWidth;
+  vp.h = ui.scroll.clientHeight;
+  vp.known = vp.w > 0;
+}
+function scrollTo(x) {
+  const before = ui.scroll.scrollLeft;
+  ui.scroll.scrollLeft = x;
+  vp.left = ui.scroll.scrollLeft;
+  // (no scroll event comes when it did not move: then nothing is to be ignored)
+  if (vp.left !== before) programmatic = true;
+}
 let drawnKey = "";
-const themeKey = () => document.documentElement.dataset.theme || "";
 const msgClass = new Map((spec.messages || []).map((m, i) => [m.name, "m" + (i % 7)]));
 
 function geometry(d) {
   const n = Math.max(1, d ? d.n : ids.length);
   const colW = n <= 12 ? 26 : 18;
   // (16: room for a horizontal scroll bar, so that its coming never adds a vertical one)
-  const avail = (ui.scroll?.clientHeight || 240) - TOP - BOTTOM - 16;
+  const avail = (vp.h || 240) - TOP - BOTTOM - 16;
   const rowH = Math.max(16, Math.min(44, Math.floor(avail / n)));
   return { n, colW, rowH, height: TOP + n * rowH + BOTTOM };
 }
@@ -434,37 +455,34 @@ function draw(g, d, geo, c0, c1, rowA, rowB, lpad, opts) {
 function render() {
   frameAsked = false;
   if (!ui.open || !data) return;
+  lastRender = performance.now();
+  if (!vp.known) measure();
   const geo = geometry(data);
   const width = PAD + (data.cols.length + 2) * geo.colW;
   ui.svg.setAttribute("width", String(width));
   ui.svg.setAttribute("height", String(geo.height));
   ui.svg.setAttribute("viewBox", `0 0 ${width} ${geo.height}`);
-  ui.labels.classList.toggle("tall", geo.rowH >= 28);
-  if (ui.labels.childElementCount !== data.n || ui.labels.dataset.rowh !== String(geo.rowH)) buildLabels(geo);
+  if (ui.labels.dataset.ids !== data.ids.join() || ui.labels.dataset.rowh !== String(geo.rowH)) buildLabels(geo);
   ui.svg.classList.toggle("causal", selected >= 0);
   ui.svg.classList.toggle("dense", data.n > 12);
   const cut = data.lastColAt(curStep);
   const xCursor = PAD + (cut + 1) * geo.colW;
   if (wantFollow) {
     wantFollow = false;
-    const view = ui.scroll.clientWidth - LABEL_W;
-    const left = ui.scroll.scrollLeft;
-    if (xCursor < left + geo.colW || xCursor > left + view - geo.colW) {
-      programmatic = true;
-      ui.scroll.scrollLeft = Math.max(0, xCursor - view * 0.75);
-    }
+    const view = vp.w - LABEL_W;
+    if (xCursor < vp.left + geo.colW || xCursor > vp.left + view - geo.colW) scrollTo(Math.max(0, xCursor - view * 0.75));
   }
-  const left = ui.scroll.scrollLeft;
-  const view = ui.scroll.clientWidth - LABEL_W;
+  const left = vp.left;
+  const view = vp.w - LABEL_W;
   const c0 = Math.floor((left - PAD) / geo.colW) - 2;
   const c1 = Math.ceil((left + view - PAD) / geo.colW) + 2;
   // and the process lines in view (with 32 processes most are scrolled away)
-  const top = ui.scroll.scrollTop, h = ui.scroll.clientHeight;
+  const top = vp.top, h = vp.h;
   const rowA = Math.floor((top - TOP) / geo.rowH) - 1;
   const rowB = Math.ceil((top + h - TOP) / geo.rowH) + 1;
   // Redraw only when something shown changed: a dot rebuilt under the pointer loses
   // its tooltip.
-  const key = [data.events.length, data.cols.length, curStep, selected, active, ui.clocks, c0, c1, rowA, rowB, geo.rowH, geo.colW, themeKey()].join();
+  const key = [data.serial, data.events.length, data.cols.length, curStep, selected, active, ui.clocks, c0, c1, rowA, rowB, geo.rowH, geo.colW].join();
   if (key !== drawnKey || ui.svg.firstChild === null) {
     drawnKey = key;
     const g = el("g", {});
@@ -483,6 +501,7 @@ function render() {
 
 function buildLabels(geo) {
   ui.labels.dataset.rowh = String(geo.rowH);
+  ui.labels.dataset.ids = data.ids.join();
   const top = document.createElement("div");
   top.className = "st-label-top";
   top.textContent = "step";
@@ -500,10 +519,27 @@ function buildLabels(geo) {
   ui.labels.style.setProperty("--st-top", `${TOP}px`);
 }
 
-function kick(followCursor) {
+// kick asks for a redraw. While the run plays, the diagram redraws a few times a second
+// at most (it is read, not watched like the processes view, and the frames are for the
+// animation); a scroll redraws at once.
+const PLAYING_REDRAW = 150; // ms
+let putOff = 0; // a redraw put off while playing
+function kick(followCursor, now) {
   if (followCursor && follow) wantFollow = true;
-  if (!frameAsked) {
-    frameAsked = true;
+  if (putOff && now) {
+    clearTimeout(putOff);
+    putOff = 0;
+    frameAsked = false;
+  }
+  if (frameAsked) return;
+  frameAsked = true;
+  const wait = !now && model?.playing ? lastRender + PLAYING_REDRAW - performance.now() : 0;
+  if (wait > 0) {
+    putOff = setTimeout(() => {
+      putOff = 0;
+      requestAnimationFrame(render);
+    }, wait);
+  } else {
     requestAnimationFrame(render);
   }
 }
@@ -680,18 +716,21 @@ function wirePointer() {
   });
 
   ui.scroll.addEventListener("scroll", () => {
+    measure();
     if (programmatic) { programmatic = false; }
     else if (data) {
       // The user scrolled: follow the cursor again only once it is in view.
       const geo = geometry(data);
       const x = PAD + (data.lastColAt(curStep) + 1) * geo.colW;
-      const left = ui.scroll.scrollLeft;
-      follow = x >= left && x <= left + ui.scroll.clientWidth - LABEL_W;
+      follow = x >= vp.left && x <= vp.left + vp.w - LABEL_W;
     }
-    kick(false);
+    kick(false, true);
   }, { passive: true });
 
-  new ResizeObserver(() => { if (ui.open) kick(false); }).observe(ui.scroll);
+  new ResizeObserver(() => {
+    measure();
+    if (ui.open) kick(false);
+  }).observe(ui.scroll);
 }
 
 // Keyboard: the diagram is one tab stop; arrows move between events (left/right in
@@ -725,10 +764,14 @@ function moveActive(dir) {
   // bring it into view
   const geo = geometry(data);
   const x = PAD + d.col * geo.colW;
-  const left = ui.scroll.scrollLeft, view = ui.scroll.clientWidth - LABEL_W;
-  if (x < left || x > left + view - geo.colW) {
-    programmatic = true;
-    ui.scroll.scrollLeft = Math.max(0, x - view / 2);
+  const view = vp.w - LABEL_W;
+  if (x < vp.left || x > vp.left + view - geo.colW) scrollTo(Math.max(0, x - view / 2));
+  const y = TOP + d.p * geo.rowH;
+  if (y < vp.top || y > vp.top + vp.h - 2 * geo.rowH) {
+    const before = ui.scroll.scrollTop;
+    ui.scroll.scrollTop = Math.max(0, y - vp.h / 2);
+    vp.top = ui.scroll.scrollTop;
+    if (vp.top !== before) programmatic = true;
   }
   kick(false);
 }
@@ -772,6 +815,8 @@ function setOpen(open) {
     }
   } else {
     data = null;
+    ui.svg.replaceChildren();
+    drawnKey = "";
   }
 }
 

@@ -215,7 +215,8 @@ export class View {
       const from = ids.get(f.msg.from), to = ids.get(f.msg.to);
       if (from === undefined || to === undefined) continue;
       const geo = this.curve(from, to);
-      const cls = this.msgClass.get(f.msg.type) || "m6";
+      // An application message (a tell) is not the algorithm's: a neutral, hollow pill.
+      const cls = f.msg.type === "APP" ? "app" : this.msgClass.get(f.msg.type) || "m6";
       const trail = el("path", { class: `trail ${cls}`, d: geo.d }, this.trails);
       if (model.inflight.size > TRAILS_MAX) trail.setAttribute("display", "none");
       const g = el("g", { class: `msg ${cls}${f.at < 0 ? " held" : ""}`, "data-id": id, "data-type": f.msg.type, tabindex: "-1" }, this.msgsG);

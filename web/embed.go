@@ -13,9 +13,9 @@ import (
 // very same page and marking its body keeps embed mode from drifting from the
 // playground as the playground grows.
 
-// embedCSP is the page policy without frame-ancestors: any page may frame an embed,
-// slides opened from a file included. Every other route keeps frame-ancestors 'none'.
-const embedCSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'"
+// An embed page's policy is the page policy without frame-ancestors (framablePolicy,
+// web/headers.go): any page may frame an embed, slides opened from a file included.
+// Every other route keeps frame-ancestors 'none'.
 
 const playBody = `<body class="page-play">`
 
@@ -27,7 +27,7 @@ func (s *Server) embed(next http.HandlerFunc) http.HandlerFunc {
 		body := rec.body.Bytes()
 		if bytes.Contains(body, []byte(playBody)) {
 			// Only a playground page is framable; an error page keeps the default policy.
-			w.Header().Set("Content-Security-Policy", embedCSP)
+			w.Header().Set("Content-Security-Policy", framablePolicy(r))
 			full := strings.TrimPrefix(r.URL.RequestURI(), "/embed")
 			open := `<body class="page-play page-embed"><a class="embed-open" href="` + html.EscapeString(full) +
 				`" target="_blank" rel="noopener">Open in the playground ↗</a>`

@@ -43,6 +43,18 @@ type Options struct {
 	ReadLimit int64         // largest frame accepted from a client (default 64 KiB)
 
 	Lecture lecture.Options // lecture mode (runtime/lecture); zero values take its defaults
+
+	// Production limits and operations (docs/operations.md, web/ratelimit.go, web/ops.go).
+	MaxViewers int // WebSocket viewers of one session at once (default 64)
+	// Limits are the per-client rates. The zero value limits nothing (tests and load
+	// tools on loopback); `playground serve` applies DefaultLimits unless told otherwise.
+	Limits Limits
+	// ClientIP finds each request's client address (ClientIP(--trusted-proxy)); default
+	// the TCP peer.
+	ClientIP func(http.Handler) http.Handler
+	// ShutdownTimeout bounds a graceful shutdown: requests in progress and the closing
+	// handshakes of WebSockets get this long (default 10 s).
+	ShutdownTimeout time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -67,6 +79,15 @@ func (o Options) withDefaults() Options {
 	if o.ReadLimit <= 0 {
 		o.ReadLimit = 64 << 10
 	}
+	if o.MaxViewers <= 0 {
+		o.MaxViewers = 64
+	}
+	if o.ClientIP == nil {
+		o.ClientIP = middleware.ClientIPFromRemoteAddr
+	}
+	if o.ShutdownTimeout <= 0 {
+		o.ShutdownTimeout = 10 * time.Second
+	}
 	return o
 }
 
@@ -78,22 +99,48 @@ type Server struct {
 	conns    sync.WaitGroup // WebSocket handlers, which outlive http.Server.Shutdown
 	cat      catalogue
 	lectures *lecture.Registry // lecture mode: web/lecture.go
+
+	obs     *observer // /metrics and readiness: metrics_prom.go, ops.go
+	limits  *limits   // per-client rates: ratelimit.go
+	sockets sockets   // open WebSockets, closed with 1001 on shutdown: ops.go
 }
 
 // New returns a server with its own session manager.
 func New(opts Options) *Server {
 	opts = opts.withDefaults()
-	s := &Server{
-		opts: opts,
-		sessions: session.NewManager(opts.MaxSessions, session.Options{Idle: opts.Idle,
-			OnPanic: func(alg string, v any, stack []byte) {
-				opts.Logger.Error("a session's run panicked; that session ended", "algorithm", alg, "panic", fmt.Sprint(v), "stack", string(stack))
-			}}),
-		cat: buildCatalogue(),
-	}
+	s := &Server{opts: opts, cat: buildCatalogue(), limits: newLimits(opts.Limits)}
+	s.sockets.open = make(map[*client]struct{})
+	s.sessions = session.NewManager(opts.MaxSessions, s.sessionOptions())
 	s.lectures = s.newLectures()
+	s.obs = newObserver(s)
 	s.router = s.routes()
 	return s
+}
+
+// sessionOptions are the sessions' options with the server's hooks: logs and metrics.
+// Session ids are capabilities, so logs name a session by a short hash of its id.
+func (s *Server) sessionOptions() session.Options {
+	log := s.opts.Logger
+	return session.Options{Idle: s.opts.Idle, MaxSubscribers: s.opts.MaxViewers,
+		OnPanic: func(alg string, v any, stack []byte) {
+			s.obs.panicked("session")
+			log.Error("a session's run panicked; that session ended", "algorithm", alg, "panic", fmt.Sprint(v), "stack", string(stack))
+		},
+		OnStart: func(sess *session.Session) {
+			s.obs.sessionStarted()
+			log.Info("session start", "session", logID(sess.ID()), "algorithm", sess.Algorithm(), "sessions", s.sessions.Len())
+		},
+		OnEnd: func(sess *session.Session, lived time.Duration) {
+			log.Info("session end", "session", logID(sess.ID()), "algorithm", sess.Algorithm(), "lived", lived.Round(time.Second))
+		},
+		OnEvents: func(n int) { s.obs.eventsPublished(n) },
+	}
+}
+
+// logID names a session in logs without giving its id away (the id drives the run).
+func logID(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:4])
 }
 
 // ServeHTTP implements http.Handler.
@@ -105,6 +152,7 @@ func (s *Server) Sessions() *session.Manager { return s.sessions }
 // Close ends every session, which closes their connections, and waits for the
 // connection handlers to return.
 func (s *Server) Close() {
+	s.obs.ready.Store(false)
 	s.lectures.Close() // before the sessions: followers are told the lecture ended
 	s.sessions.Close()
 	s.conns.Wait()
@@ -112,7 +160,9 @@ func (s *Server) Close() {
 
 func (s *Server) routes() chi.Router {
 	r := chi.NewRouter()
-	r.Use(middleware.Recoverer, securityHeaders)
+	r.Use(s.opts.ClientIP, s.requestLog, s.recoverer, securityHeaders, s.rateLimit) // ops.go, headers.go, ratelimit.go
+	r.Get("/readyz", s.handleReady)
+	r.Get("/metrics", s.obs.handler().ServeHTTP)
 	r.Group(func(r chi.Router) {
 		r.Use(middleware.Compress(5))
 		r.Get("/", s.handleCatalogue)
@@ -136,20 +186,9 @@ func (s *Server) routes() chi.Router {
 		})
 	})
 	r.Get("/ws/{id}", s.handleWS)
+	s.exploreRoutes(r) // the Explore action, streamed (outside compression): explore.go
 	s.lectureSockets(r)
 	return r
-}
-
-// securityHeaders keeps every page to its own origin: no inline script or style, no
-// request anywhere else.
-func securityHeaders(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "same-origin")
-		next.ServeHTTP(w, r)
-	})
 }
 
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, c templ.Component) {
@@ -239,6 +278,7 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request, sc *scenarios.S
 	sess, err := s.sessions.Start(setup)
 	switch {
 	case errors.Is(err, session.ErrFull):
+		s.obs.refused("sessions")
 		w.Header().Set("Retry-After", "60")
 		s.render(w, r, http.StatusServiceUnavailable, messagePage("Server full", "The playground is full right now",
 			fmt.Sprintf("Every place for a live run is taken (%d in all). Runs nobody watches are freed after a while; try again in a minute or two.", s.sessions.Max())))

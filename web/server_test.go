@@ -127,7 +127,7 @@ func TestPlayPageHasRulesControlsAndSession(t *testing.T) {
 	for _, want := range []string{
 		`id="view"`, `id="log"`, `aria-live="polite"`, `id="btn-play"`, `id="btn-step"`, `id="btn-back"`,
 		`id="timeline"`, `id="speed"`, `id="vars"`, `data-act="request"`, `data-act="crash"`,
-		`<script id="spec" type="application/json">`, static.URL("app.js"), static.URL("app.css"),
+		`<script id="spec" type="application/json" nonce="`, static.URL("app.js"), static.URL("app.css"),
 	} {
 		if !strings.Contains(p.body, want) {
 			t.Errorf("play page lacks %q", want)

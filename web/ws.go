@@ -47,6 +47,11 @@ type client struct {
 	closeCode int
 	closeText string
 	drain     bool // write what is queued before closing (not for a client too slow to take it)
+
+	// Set by Server.newClient (web/ops.go): metrics, rate limits, shutdown.
+	obs     *observer
+	limit   *connLimit
+	release func() // when the connection has ended
 }
 
 func newClient(conn *websocket.Conn, queue int) *client {
@@ -65,6 +70,7 @@ func (c *client) Send(frame []byte) bool {
 	case c.send <- frame:
 		return true
 	default:
+		c.obs.slowClient()
 		c.closeWith(websocket.CloseTryAgainLater, "too slow: frames were piling up", false)
 		return false
 	}
@@ -89,6 +95,9 @@ func (c *client) writeLoop(ping, wait time.Duration) {
 	defer func() {
 		ticker.Stop()
 		c.conn.Close()
+		if c.release != nil {
+			c.release()
+		}
 	}()
 	for {
 		select {
@@ -143,7 +152,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		conn.Close()
 		return
 	}
-	c := newClient(conn, s.opts.SendQueue)
+	c := s.newClient(r, conn, s.opts.SendQueue)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -158,6 +167,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		code := session.CodeGone
 		if !errors.Is(err, session.ErrClosed) {
 			code = session.CodeBusy
+			s.obs.refused("viewers")
 		}
 		c.Send(session.ErrorFrame(0, code, err.Error()))
 		c.closeWith(websocket.CloseTryAgainLater, code, true)
@@ -173,6 +183,9 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 			return // closed, timed out, or over the read limit
 		}
 		alive()
+		if c.limited() { // over its rate: dropped unread (a rate-limited error, or 1008 on abuse)
+			continue
+		}
 		if kind != websocket.TextMessage {
 			c.Send(session.ErrorFrame(0, session.CodeBadFrame, "frames are JSON text; binary frames are not part of the protocol"))
 			continue
@@ -204,6 +217,7 @@ type inFrame struct {
 	Scenario json.RawMessage `json:"scenario"`
 	Do       string          `json:"do"`
 	Node     *int            `json:"node"`
+	To       *int            `json:"to"` // tell: the process told
 	Msg      *int64          `json:"msg"`
 	Groups   [][]int         `json:"groups"` // partition: process ids per group
 	// network: what changes (at least one)
@@ -299,6 +313,9 @@ func parseFrame(data []byte) (session.Command, *frameError) {
 		if do != sim.ActPartition && f.Groups != nil {
 			return bad("groups: %s takes no groups (they belong to partition)", f.Do)
 		}
+		if do != sim.ActTell && f.To != nil {
+			return bad("to: %s takes no to (it belongs to tell)", f.Do)
+		}
 		if do != sim.ActNetwork {
 			for _, x := range []struct {
 				name string
@@ -321,6 +338,11 @@ func parseFrame(data []byte) (session.Command, *frameError) {
 			}
 			cmd.Groups = f.Groups
 		case sim.ActHeal:
+		case sim.ActTell:
+			if f.Node == nil || f.To == nil {
+				return bad("node, to: tell needs the id of the teller (node) and of the process told (to)")
+			}
+			cmd.Node, cmd.To = *f.Node, *f.To
 		case sim.ActNetwork:
 			c, msg := netChange(&f)
 			if msg != "" {

@@ -390,14 +390,17 @@ func load(c config, out io.Writer) error {
 		ms(pct(0.50)), ms(pct(0.90)), ms(pct(0.99)), ms(pct(1)))
 	fmt.Fprintf(out, "server CPU: %.3f cores (%.2fs of CPU over %.2fs), peak RSS %s\n",
 		cores, float64(cpu1-cpu0)/clockTicks, wall.Seconds(), rss)
+	// The server's follower count says when it let the slow ones go; what the slow
+	// client itself sees depends on its socket (a tiny window may hide the close).
 	for i, n := range slowFrames {
-		if !slowCut[i] {
-			fmt.Fprintf(out, "slow follower %d: took %d frames of %d and is still connected\n", i, n, total)
-			continue
-		}
-		fmt.Fprintf(out, "slow follower %d: took %d frames of %d, then the server closed its connection", i, n, total)
+		fmt.Fprintf(out, "slow follower %d: read %d frames of %d at the end; ", i, n, total)
 		if dropAt > 0 {
-			fmt.Fprintf(out, " (the follower count fell to %d at %.1fs)", c.followers, dropAt.Seconds())
+			fmt.Fprintf(out, "the server dropped it %.1fs into the run (follower count fell to %d)", dropAt.Seconds(), c.followers)
+		} else {
+			fmt.Fprint(out, "the server still counted it")
+		}
+		if slowCut[i] {
+			fmt.Fprint(out, "; its connection is closed")
 		}
 		fmt.Fprintln(out)
 	}
@@ -409,7 +412,7 @@ func load(c config, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "p99 <= 50ms: %s; CPU <= 1 core: %s; no loss, no repeat: %s; slow follower dropped: %s\n",
 		verdict(pct(0.99) <= 50*time.Millisecond), verdict(cores <= 1), verdict(gaps == 0 && repeats == 0 && len(all) == c.followers*total),
-		verdict(!slices.Contains(slowCut, false) && (c.slow == 0 || dropAt > 0)))
+		verdict(c.slow == 0 || dropAt > 0))
 	return nil
 }
 
@@ -418,13 +421,19 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d.Microse
 // read takes every frame until the connection closes, checking the numbering and
 // timing the events frames against the command that made their step.
 func (f *follower) read(sent []atomic.Int64) {
+	var buf bytes.Buffer // reused: the tool's own garbage would show up as latency
 	for {
-		_, b, err := f.conn.ReadMessage()
+		_, r, err := f.conn.NextReader()
+		if err == nil {
+			buf.Reset()
+			_, err = buf.ReadFrom(r)
+		}
 		now := time.Now().UnixNano()
 		if err != nil {
 			f.err = err
 			return
 		}
+		b := buf.Bytes()
 		seq, ok := field(b, "lseq")
 		if !ok {
 			continue

@@ -46,6 +46,7 @@ commands:
   serve              the web playground (default)
   run SCENARIO       print the trace of a scenario (a file, a curated name, or - for stdin)
   list [--json]      the algorithms and curated scenarios
+  explore SCENARIO   check every interleaving of a small scenario (JSON summary; exit 3 if a property breaks)
 
 run 'playground COMMAND -h' for a command's flags`
 
@@ -70,6 +71,8 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return runCmd(args, stdin, stdout, stderr)
 	case "list":
 		return listCmd(args, stdout, stderr)
+	case "explore":
+		return exploreCmd(ctx, args, stdin, stdout, stderr)
 	case "help":
 		fmt.Fprintln(stdout, usage)
 		return nil

@@ -2,15 +2,43 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/teach-dist/playground/runtime/lecture"
 	"github.com/teach-dist/playground/web"
 )
+
+// rateFlag is a web.Rate as a flag ("20/s:600", "off").
+type rateFlag struct{ r *web.Rate }
+
+func (f rateFlag) String() string {
+	if f.r == nil {
+		return ""
+	}
+	return f.r.String()
+}
+
+func (f rateFlag) Set(s string) error {
+	r, err := web.ParseRate(s)
+	if err != nil {
+		return err
+	}
+	*f.r = r
+	return nil
+}
+
+const serveUsage = `usage: playground serve [flags]
+
+The web playground, with everything embedded. Operations (limits, health, metrics,
+shutdown, pprof) are described in docs/operations.md.`
 
 func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("serve", stderr)
@@ -20,9 +48,26 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	addr := fs.String("addr", defAddr, "address to listen on (default :8080, or :$PORT)")
 	maxSessions := fs.Int("max-sessions", 200, "live runs at once; past it new visitors see a 'server full' page")
+	maxViewers := fs.Int("max-viewers", 64, "WebSocket viewers of one run at once (tabs on the same URL); past it a socket is refused with 'busy'")
+	maxLectures := fs.Int("max-lectures", 50, "live lectures at once; past it 'No room for another lecture'")
+	maxFollowers := fs.Int("max-followers", 1000, "followers of one lecture; past it a follower's socket is refused with 'busy'")
 	idle := fs.Duration("idle", 10*time.Minute, "end a run nobody has watched for this long")
+	shutdown := fs.Duration("shutdown-timeout", 10*time.Second, "on SIGTERM or SIGINT, how long requests in progress and WebSocket closes get before they are cut")
+	trusted := fs.String("trusted-proxy", "", "behind a reverse proxy: its CIDRs (client address from X-Forwarded-For), or HEADER=CIDRs (from that header, e.g. X-Real-IP=10.0.0.0/8); empty: the TCP peer")
+	pprofAddr := fs.String("pprof", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060); never on a public one")
+	logFormat := fs.String("log-format", "text", "log format on stderr: text or json")
+	logLevel := fs.String("log-level", "info", "least level logged: debug, info, warn or error")
+	noLimits := fs.Bool("no-limits", false, "turn every per-client rate limit off (load tests on loopback)")
+	limits := web.DefaultLimits()
+	fs.Var(rateFlag{&limits.Pages}, "rate-pages", "page loads per client address (N/UNIT:BURST, or off)")
+	fs.Var(rateFlag{&limits.Sessions}, "rate-sessions", "new runs and lectures per client address")
+	fs.Var(rateFlag{&limits.API}, "rate-api", "/api/… and /compare requests per client address")
+	fs.Var(rateFlag{&limits.Sockets}, "rate-sockets", "WebSocket handshakes per client address")
+	fs.Var(rateFlag{&limits.Commands}, "rate-commands", "WebSocket frames per connection")
+	fs.Var(rateFlag{&limits.CommandsPerIP}, "rate-commands-ip", "WebSocket frames per client address, all its connections together")
+	fs.Var(rateFlag{&limits.Strikes}, "rate-strikes", "refused frames a connection may send before it is closed with 1008")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: playground serve [--addr ADDR] [--max-sessions N] [--idle D]\n\nThe web playground, with everything embedded.")
+		fmt.Fprintln(stderr, serveUsage)
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {
@@ -31,19 +76,87 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() != 0 {
 		return fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))
 	}
-	if *maxSessions < 1 {
-		return fmt.Errorf("serve: --max-sessions: %d must be at least 1", *maxSessions)
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"max-sessions", *maxSessions}, {"max-viewers", *maxViewers}, {"max-lectures", *maxLectures}, {"max-followers", *maxFollowers}} {
+		if c.v < 1 {
+			return fmt.Errorf("serve: --%s: %d must be at least 1", c.name, c.v)
+		}
 	}
 	if *idle < time.Second {
 		return fmt.Errorf("serve: --idle: %v must be at least 1s", *idle)
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	srv := web.New(web.Options{MaxSessions: *maxSessions, Idle: *idle, Logger: logger})
-	return srv.ListenAndServe(ctx, *addr, func(bound string) {
+	if *shutdown < 100*time.Millisecond {
+		return fmt.Errorf("serve: --shutdown-timeout: %v must be at least 100ms", *shutdown)
+	}
+	clientIP, err := web.ClientIP(*trusted)
+	if err != nil {
+		return fmt.Errorf("serve: --trusted-proxy: %w", err)
+	}
+	if *pprofAddr != "" {
+		if *pprofAddr, err = web.CheckLoopback(*pprofAddr); err != nil {
+			return fmt.Errorf("serve: --pprof: %w", err)
+		}
+	}
+	logger, err := newLogger(stderr, *logFormat, *logLevel)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	if *noLimits {
+		limits = web.Limits{}
+	}
+	srv := web.New(web.Options{
+		MaxSessions: *maxSessions, MaxViewers: *maxViewers, Idle: *idle, Logger: logger,
+		Limits: limits, ClientIP: clientIP, ShutdownTimeout: *shutdown,
+		Lecture: lecture.Options{Max: *maxLectures, MaxFollowers: *maxFollowers},
+	})
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	var pprofErr error
+	if *pprofAddr != "" {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pprofErr = web.ServePprof(ctx, *pprofAddr, func(bound string) {
+				logger.Info("pprof listening", "addr", bound)
+			})
+			if pprofErr != nil {
+				cancel() // a pprof that cannot listen stops the whole server: the operator asked for it
+			}
+		}()
+	}
+	err = srv.ListenAndServe(ctx, *addr, func(bound string) {
 		host := bound
 		if strings.HasPrefix(host, "[::]:") || strings.HasPrefix(host, "0.0.0.0:") {
 			host = "localhost:" + host[strings.LastIndex(host, ":")+1:]
 		}
+		logger.Info("serving", "addr", bound, "maxSessions", *maxSessions, "limits", !*noLimits, "trustedProxy", *trusted)
 		fmt.Fprintf(stdout, "playground: serving on http://%s/\n", host)
 	})
+	cancel()
+	wg.Wait()
+	if pprofErr != nil {
+		return errors.Join(err, fmt.Errorf("serve: --pprof: %w", pprofErr))
+	}
+	return err
 }
+
+// newLogger is the server's structured log on stderr.
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %q is not one of debug, info, warn, error", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format: %q is not text or json", format)
+}
+
+var _ flag.Value = rateFlag{}

@@ -35,7 +35,7 @@ type pstep struct {
 // chain lists the states from the initial one to k.
 func (x *search) chain(k uint32) []uint32 {
 	var out []uint32
-	for ; k != noParent; k = x.st.parents[k] {
+	for ; k != noParent; k = x.st.parent(k) {
 		out = append(out, k)
 	}
 	slices.Reverse(out)
@@ -313,6 +313,10 @@ func (x *search) counterexample(sc *scenarios.Scenario, out outcome) (*Counterex
 // delays, in hold mode, with the path as its events.
 func (x *search) scenarioOf(sc *scenarios.Scenario, f *finding, evs []scenarios.Event, steps int) *scenarios.Scenario {
 	fifo, hold, zero := x.m.fifo, true, 0
+	fires := ""
+	if slices.ContainsFunc(evs, func(e scenarios.Event) bool { return e.Do == "fire" }) {
+		fires = "; fire events place the time-outs"
+	}
 	until := 1
 	for _, e := range evs {
 		until = max(until, e.At+1)
@@ -320,10 +324,10 @@ func (x *search) scenarioOf(sc *scenarios.Scenario, f *finding, evs []scenarios.
 	cx := &scenarios.Scenario{
 		Version:   scenarios.Version,
 		Algorithm: x.m.spec.Slug,
-		Title:     "Counterexample: " + f.property,
-		About: fmt.Sprintf("Found by playground explore: a shortest run (%d steps) in which %s breaks: %s. "+
-			"Messages are held and the events deliver them in the order the search found; `fire` events place the time-outs.",
-			steps, f.property, f.detail),
+		Title:     "Counterexample: " + PropertyWords(f.property) + " broken",
+		About: fmt.Sprintf("Found by playground explore: a shortest run (%d steps) that breaks %s: %s. "+
+			"Messages are held (hold mode) and the deliver events pick them in the order the search found%s.",
+			steps, PropertyWords(f.property), f.detail, fires),
 		Nodes:   x.m.n,
 		IDs:     slices.Clone(x.m.ids),
 		Seed:    sc.Seed,

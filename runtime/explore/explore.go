@@ -26,8 +26,8 @@ const (
 	// usually within reach (the interleavings grow exponentially).
 	MaxNodes = 12
 
-	DefaultMaxStates = 20_000_000
-	DefaultMaxMemory = 2 << 30
+	DefaultMaxStates = 100_000_000
+	DefaultMaxMemory = 4 << 30
 )
 
 // Results.
@@ -199,7 +199,9 @@ func (x *search) explore(ctx context.Context, sc *scenarios.Scenario) (res *Resu
 	}
 	res = &Result{
 		Algorithm: x.m.spec.Slug, Nodes: x.m.n, Timed: x.m.timed,
-		States: int64(x.st.count), Transitions: x.transitions, Depth: x.depth,
+		// Depth counts from the very start, so the events at time 0 (folded into the
+		// initial state of an untimed search) count as steps, as in a counterexample.
+		States: int64(x.st.count), Transitions: x.transitions, Depth: x.depth + len(x.m.start),
 		Checked: x.checked(),
 	}
 	if out.found == nil && out.bound == "" && !x.m.election {
@@ -220,7 +222,7 @@ func (x *search) explore(ctx context.Context, sc *scenarios.Scenario) (res *Resu
 			return nil, err
 		}
 		res.Counterexample, res.Depth = cx, depth
-		res.Message = fmt.Sprintf("%s is broken: %s (a shortest run takes %d steps)", out.found.property, out.found.detail, depth)
+		res.Message = fmt.Sprintf("%s is broken: %s (a shortest run takes %d steps)", PropertyWords(out.found.property), out.found.detail, depth)
 	default:
 		res.Result = ResultOK
 		res.Message = fmt.Sprintf("every property holds in all %d reachable states (deepest at %d steps)", res.States, res.Depth)
@@ -229,6 +231,22 @@ func (x *search) explore(ctx context.Context, sc *scenarios.Scenario) (res *Resu
 		}
 	}
 	return res, nil
+}
+
+// PropertyWords names a property for people: "deadlock" is the property of having
+// none, and so on.
+func PropertyWords(p string) string {
+	switch p {
+	case sim.PropMutex:
+		return "mutual exclusion"
+	case sim.PropDeadlock:
+		return "deadlock freedom"
+	case sim.PropLeader:
+		return "agreement on one leader"
+	case PropEntry:
+		return "bounded entry"
+	}
+	return p
 }
 
 func (x *search) checked() []string {

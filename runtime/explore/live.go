@@ -61,9 +61,9 @@ func (x *search) liveness(ctx context.Context) (outcome, int, error) {
 					}
 				}
 				top := &stack[len(stack)-1]
-				succ := x.st.succ(int(top.k))
-				if top.e < len(succ) {
-					t := succ[top.e]
+				lo, hi := x.st.succ(int(top.k))
+				if lo+top.e < hi {
+					t := x.st.edge(lo + top.e)
 					top.e++
 					switch {
 					case pend[t]&bit == 0:
@@ -127,7 +127,9 @@ func (x *search) escapes(k uint32, bit uint16, pend []uint16) bool {
 	for len(queue) > 0 {
 		u := queue[0]
 		queue = queue[1:]
-		for _, v := range x.st.succ(int(u)) {
+		lo, hi := x.st.succ(int(u))
+		for i := lo; i < hi; i++ {
+			v := x.st.edge(i)
 			if pend[v]&bit == 0 {
 				return true
 			}

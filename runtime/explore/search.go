@@ -740,6 +740,9 @@ func (x *search) run(ctx context.Context) (outcome, error) {
 			if !isNew {
 				continue
 			}
+			if int64(x.st.count) > x.opt.MaxStates {
+				return outcome{bound: BoundStates}, nil
+			}
 			if f := x.checkState(x.next); f != nil {
 				return outcome{found: f, last: idx, via: -1}, nil
 			}

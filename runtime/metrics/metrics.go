@@ -442,6 +442,9 @@ func (c *Collector) send(e *Event) {
 	}
 	copy(v, c.vc[from])
 	c.msgVC[e.Msg.ID] = v
+	if e.Msg.Type == sim.AppMessage {
+		return // an application message carries causality (above), never cost
+	}
 	if c.bg[e.Msg.Type] {
 		c.bgMsgs++
 		return

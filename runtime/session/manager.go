@@ -49,8 +49,8 @@ func (m *Manager) start(setup Setup, prepare func(*Session) error) (*Session, er
 		}
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if err := m.roomLocked(); err != nil {
+		m.mu.Unlock()
 		return nil, err
 	}
 	m.byID[s.id] = s
@@ -59,6 +59,10 @@ func (m *Manager) start(setup Setup, prepare func(*Session) error) (*Session, er
 		defer m.wg.Done()
 		s.run(m.ctx, func() { m.remove(s.id) })
 	}()
+	m.mu.Unlock()
+	if m.opts.OnStart != nil {
+		m.opts.OnStart(s)
+	}
 	return s, nil
 }
 

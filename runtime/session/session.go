@@ -93,6 +93,7 @@ type Command struct {
 	// change (network).
 	Do     sim.ActionKind
 	Node   int
+	To     int // tell: the id of the process told (Node is the teller)
 	Msg    int64
 	Groups [][]int
 	Net    sim.NetChange
@@ -105,6 +106,12 @@ type Options struct {
 	MaxSubscribers int           // subscribers at once (default 64)
 	// OnPanic hears of a panic that ended a session (for the server's log and metrics).
 	OnPanic func(algorithm string, value any, stack []byte)
+	// OnStart and OnEnd hear of each session's start (Manager) and end, OnEvents of
+	// the trace events each publish carries: the server's logs and metrics. They run
+	// on the session's goroutine (OnStart on the starter's) and must not block.
+	OnStart  func(s *Session)
+	OnEnd    func(s *Session, lived time.Duration)
+	OnEvents func(n int)
 }
 
 func (o Options) withDefaults() Options {
@@ -147,6 +154,7 @@ type Session struct {
 	id        string
 	algorithm string
 	opts      Options
+	started   time.Time
 	cmds      chan envelope
 	done      chan struct{}
 
@@ -193,6 +201,7 @@ func newSession(id string, setup Setup, opts Options) (*Session, error) {
 		cmds:      make(chan envelope, 16),
 		done:      make(chan struct{}),
 		speed:     1,
+		started:   time.Now(),
 	}
 	if err := s.load(setup); err != nil {
 		return nil, err
@@ -234,6 +243,9 @@ func (s *Session) run(ctx context.Context, ended func()) {
 		}
 		s.subs = nil
 		ended()
+		if s.opts.OnEnd != nil {
+			s.opts.OnEnd(s, time.Since(s.started))
+		}
 		close(s.done)
 	}()
 	for {
@@ -552,6 +564,19 @@ func (s *Session) act(c Command) error {
 			return err
 		}
 		a.Groups = groups
+	case sim.ActTell:
+		i, ok := s.index(c.Node)
+		if !ok {
+			return badField("node: %d is not a node id", c.Node)
+		}
+		j, ok := s.index(c.To)
+		if !ok {
+			return badField("to: %d is not a node id", c.To)
+		}
+		if i == j {
+			return badField("to: P%d would tell itself: pick another process", c.To)
+		}
+		a.Node, a.To = i, j
 	case sim.ActHeal:
 	case sim.ActNetwork:
 		if err := c.Net.Check(); err != nil {
@@ -799,5 +824,12 @@ func (s *Session) publish(bs []batch) {
 		return
 	}
 	s.horizon = max(s.horizon, bs[len(bs)-1].step)
+	if s.opts.OnEvents != nil {
+		n := 0
+		for i := range bs {
+			n += bs[i].events
+		}
+		s.opts.OnEvents(n)
+	}
 	s.broadcast(s.eventsFrame(bs))
 }

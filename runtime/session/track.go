@@ -45,6 +45,7 @@ type litRule struct {
 type batch struct {
 	step, t int
 	seq     int64 // seq of the batch's last event (of the run's, if it has none)
+	events  int   // trace events in the batch
 	json    []byte
 }
 
@@ -130,7 +131,7 @@ func (s *Session) onEvent(ev *sim.Event) {
 // end closes the current batch; while capturing it encodes the batch for the wire,
 // with the nodes whose view changed and the arrival time of every message it sent.
 func (s *Session) end() batch {
-	b := batch{step: s.sim.Steps(), t: s.sim.Now(), seq: s.lastSeq}
+	b := batch{step: s.sim.Steps(), t: s.sim.Now(), seq: s.lastSeq, events: s.cur.count}
 	nw := s.sim.Network()
 	netChanged, holdChanged := nw != s.net, nw.Hold != s.net.Hold
 	s.net = nw

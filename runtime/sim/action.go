@@ -21,10 +21,18 @@ const (
 	ActDeliver // hold mode: deliver this held message now
 	ActNetwork // change the network model (delay, FIFO, loss, hold) from now on
 	ActFire    // fire the node's armed timer Timer now (the explorer's counterexamples)
+	ActTell    // node Node sends an application message (AppMessage) to node To
 )
 
 var actionNames = [...]string{"request", "release", "crash", "recover", "elect", "drop",
-	"partition", "heal", "deliver", "network", "fire"}
+	"partition", "heal", "deliver", "network", "fire", "tell"}
+
+// AppMessage is the type of an application message: one process telling another
+// something outside the algorithm (ActTell). It travels through the network like any
+// message but is never handed to the algorithm: it only carries causality, the way the
+// notes' ordering property assumes processes also talk to each other. It is not one of
+// Spec.Messages and not counted in Totals.Messages.
+const AppMessage = "APP"
 
 func (k ActionKind) String() string {
 	if int(k) < len(actionNames) {
@@ -56,7 +64,7 @@ type Action struct {
 	// oldest matching message in flight, or else the next one sent.
 	Msg  int64
 	From int // -1: any
-	To   int // -1: any
+	To   int // -1: any; tell: the receiver (required)
 	Type string
 
 	Groups [][]int // partition: node indexes per group; unlisted nodes form one more group

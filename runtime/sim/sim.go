@@ -244,6 +244,17 @@ func checkAction(cfg *Config, a *Action) error {
 		if a.Timer == "" {
 			return errors.New("name: fire needs the name of a timer")
 		}
+	case ActTell:
+		if !inRange(a.Node) {
+			return fmt.Errorf("node: index %d does not exist", a.Node)
+		}
+		if !inRange(a.To) {
+			return errors.New("to: tell needs the process to tell (no such node)")
+		}
+		if a.To == a.Node {
+			return errors.New("to: a process tells another process, not itself")
+		}
+		return nil
 	case ActDrop, ActDeliver:
 		if a.Do == ActDeliver && a.Msg <= 0 {
 			return errors.New("msg: deliver needs the id of a held message")
@@ -512,6 +523,11 @@ func (s *Sim) apply(a *Action, live bool) error {
 		s.setNetwork(&a.Net)
 	case ActFire:
 		return s.fireNow(a, live)
+	case ActTell:
+		if !s.alive[i] {
+			return s.refuse(live, a, "%s is crashed", s.name(i))
+		}
+		return s.send(Message{Type: AppMessage, From: i, To: a.To})
 	}
 	return nil
 }
@@ -552,6 +568,10 @@ func (s *Sim) effect(i int, e *Effect) error {
 	case Send:
 		if e.Msg.To < 0 || e.Msg.To >= s.n {
 			return fmt.Errorf("%s: %s sent %s to node index %d, which does not exist", s.spec.Slug, s.name(i), e.Msg.Type, e.Msg.To)
+		}
+		if e.Msg.Type == AppMessage {
+			// The kernel would take it for a tell and never deliver it to the algorithm.
+			return fmt.Errorf("%s: %s sent a message of type %s, which is reserved for application messages", s.spec.Slug, s.name(i), AppMessage)
 		}
 		// The message leaves the node: it must not share slices with the node's state.
 		return s.send(e.Msg.Clone())
@@ -642,7 +662,11 @@ const (
 func (s *Sim) send(m Message) error {
 	m.ID = s.nextMsgID
 	s.nextMsgID++
-	s.totals.Messages++
+	if m.Type == AppMessage {
+		s.totals.App++ // not the algorithm's: its costs leave it out
+	} else {
+		s.totals.Messages++
+	}
 	ev := s.event(EvSend, m.From)
 	ev.Msg = m
 	if err := s.emit(ev); err != nil {
@@ -694,7 +718,9 @@ func (s *Sim) arrival(m *Message) int {
 }
 
 func (s *Sim) dropped(m *Message, node int, reason string) error {
-	s.totals.Dropped++
+	if m.Type != AppMessage {
+		s.totals.Dropped++
+	}
 	ev := s.event(EvDrop, node)
 	ev.Msg = *m
 	ev.Reason = reason
@@ -732,9 +758,13 @@ func (s *Sim) deliver(m *Message) error {
 	if s.group[m.From] != s.group[m.To] {
 		return s.dropped(m, m.To, ReasonPartition)
 	}
-	s.totals.Delivered++
 	ev := s.event(EvDeliver, m.To)
 	ev.Msg = *m
+	if m.Type == AppMessage {
+		// An application message only carries causality: the algorithm never sees it.
+		return s.emit(ev)
+	}
+	s.totals.Delivered++
 	if err := s.emit(ev); err != nil {
 		return err
 	}

@@ -57,11 +57,13 @@ type Event struct {
 	Totals *Totals // end
 }
 
-// Totals are the figures of the `end` event.
+// Totals are the figures of the `end` event. Messages, Delivered and Dropped count the
+// algorithm's messages; application messages (AppMessage) are counted in App only.
 type Totals struct {
 	Messages   int // sent (including those lost on the way)
 	Delivered  int
 	Dropped    int
+	App        int // application messages sent (ActTell); written only when non-zero
 	Entries    int
 	Elections  int
 	Violations int
@@ -149,11 +151,17 @@ func (e *Encoder) Append(b []byte, ev *Event) []byte {
 		b = strconv.AppendInt(b, int64(t.Violations), 10)
 		b = append(b, `,"steps":`...)
 		b = strconv.AppendInt(b, int64(t.Steps), 10)
+		if t.App > 0 {
+			// Only runs with application messages have it, so older traces stay as they were.
+			b = append(b, `,"app":`...)
+			b = strconv.AppendInt(b, int64(t.App), 10)
+		}
 	}
 	return append(b, '}')
 }
 
-// AppendMessage writes a message with the payload keys its type declares.
+// AppendMessage writes a message with the payload keys its type declares. A type the
+// algorithm does not declare (AppMessage) has no payload keys.
 func (e *Encoder) AppendMessage(b []byte, m *Message) []byte {
 	b = append(b, `{"id":`...)
 	b = strconv.AppendInt(b, m.ID, 10)

@@ -156,6 +156,15 @@ func TestLecturePresenterTwoFollowersQuestionAndFork(t *testing.T) {
 		}
 	}
 	screenshot(t, pres, "lecture-presenter.png")
+	// J puts the code and its QR code large on the projector; Esc closes it.
+	run(t, pres, chromedp.KeyEvent("j"))
+	waitFor(t, pres, `document.getElementById("lecture-big")?.open && document.getElementById("lecture-qr")?.complete && document.getElementById("lecture-qr").naturalWidth > 0`)
+	if big := eval[string](t, pres, `document.querySelector(".lecture-big-code").textContent`); strings.ReplaceAll(big, " ", "") != code {
+		t.Fatalf("the large code reads %q, want %s", big, code)
+	}
+	screenshot(t, pres, "lecture-join-large.png")
+	run(t, pres, chromedp.KeyEvent(kb.Escape))
+	waitFor(t, pres, `!document.getElementById("lecture-big").open`)
 
 	// The instructor: two requests, then steps with the clicker's PageDown.
 	clickProcessAction(t, pres, 0, "request")
@@ -245,4 +254,19 @@ func TestLecturePresenterTwoFollowersQuestionAndFork(t *testing.T) {
 	run(t, pres, chromedp.KeyEvent(kb.PageDown))
 	waitFor(t, pres, fmt.Sprintf(`Number(document.getElementById("main").dataset.step) === %d`, at.Step+1))
 	waitSame(t, pres, f1, "follower 1 after the fork")
+
+	// The instructor ends the lecture: the students' pages say so and keep the link.
+	run(t, pres, chromedp.Evaluate[chromedp.Void](`window.confirm = () => true`), chromedp.Click(chromedp.CSS("#lecture-end")))
+	for _, f := range []context.Context{f1, f2} {
+		waitFor(t, f, `document.getElementById("lecture-ended") !== null && document.getElementById("lecture-run-link")?.getAttribute("href").startsWith("/r/")`)
+	}
+	waitFor(t, pres, `document.getElementById("lecture-bar").classList.contains("ended")`)
+	screenshot(t, f2, "lecture-ended.png")
+	// The page stays as it is: app.js reloads a page whose run is gone 0.8 s after the
+	// news, which would replace this one (and its note) by the server's ended page.
+	waitFor(t, f1, `document.getElementById("main").dataset.ready === "false"`)
+	run(t, f1, chromedp.Sleep(1500*time.Millisecond))
+	if !eval[bool](t, f1, `document.getElementById("lecture-ended") !== null`) {
+		t.Fatal("after the end the student's page reloaded")
+	}
 }

@@ -1,0 +1,98 @@
+//go:build unix
+
+package explore
+
+import (
+	"context"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The explorer's figures (docs/benchmarks.md, "Explorer"):
+//
+//	go test -run '^$' -bench . -benchtime 1x -cpu 1 ./runtime/explore/
+//
+// states/s is over wall-clock time, states/cpu-s over the process's CPU time (which
+// a busy machine does not inflate); B/state is what the store holds per state besides
+// the key (offsets, parents, hash table, edges), key-B/state the key itself, and
+// heap-B/state the live heap after the search, everything included, per state.
+
+func benchExplore(b *testing.B, file string, timed bool) {
+	sc := load(b, file)
+	cfg, err := sc.Config()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		runtime.GC()
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		cpu0 := cpuTime()
+		start := time.Now()
+		x, err := newSearch(cfg, timed, &Options{MaxStates: 1 << 40, MaxMemory: 12 << 30})
+		if err != nil {
+			b.Fatal(err)
+		}
+		x.start = start
+		out, err := x.run(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if out.found == nil && out.bound == "" && !x.m.election {
+			if _, _, err := x.liveness(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+		}
+		wall := time.Since(start).Seconds()
+		cpu := cpuTime() - cpu0
+		runtime.GC()
+		var after runtime.MemStats
+		runtime.ReadMemStats(&after)
+		n := float64(x.st.count)
+		b.ReportMetric(n, "states")
+		b.ReportMetric(float64(x.transitions), "transitions")
+		b.ReportMetric(n/wall, "states/s")
+		b.ReportMetric(n/cpu, "states/cpu-s")
+		b.ReportMetric(float64(x.st.overhead())/n, "B/state")
+		b.ReportMetric(float64(x.st.arenaBytes)/n, "key-B/state")
+		b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/n, "heap-B/state")
+		runtime.KeepAlive(x)
+	}
+}
+
+func cpuTime() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return tv(ru.Utime) + tv(ru.Stime)
+}
+
+func BenchmarkRicartAgrawala3(b *testing.B) { benchExplore(b, "ricart-agrawala-3.json", false) }
+func BenchmarkRicartAgrawala3Anytime(b *testing.B) {
+	benchExplore(b, "ricart-agrawala-3-anytime.json", false)
+}
+func BenchmarkRicartAgrawala3Twice(b *testing.B) {
+	benchExplore(b, "ricart-agrawala-3-twice.json", false)
+}
+func BenchmarkRicartAgrawala4(b *testing.B)  { benchExplore(b, "ricart-agrawala-4.json", false) }
+func BenchmarkMaekawa3Deadlock(b *testing.B) { benchExplore(b, "maekawa-basic-3.json", false) }
+func BenchmarkMaekawa3DeadlockFree(b *testing.B) {
+	benchExplore(b, "maekawa-deadlock-free-3-twice.json", false)
+}
+func BenchmarkBully4Synchronous(b *testing.B) { benchExplore(b, "bully-synchronous-4.json", true) }
+
+// BenchmarkMaekawa3DeadlockFound is the goal as the user sees it: from the
+// scenario to the counterexample, replayed through the kernel, with its link.
+func BenchmarkMaekawa3DeadlockFound(b *testing.B) {
+	sc := load(b, "maekawa-basic-3.json")
+	for b.Loop() {
+		res, err := Explore(context.Background(), sc, Options{})
+		if err != nil || res.Property != "deadlock" || !res.Counterexample.Replayed {
+			b.Fatalf("%v %+v", err, res)
+		}
+	}
+}

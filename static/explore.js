@@ -1,0 +1,186 @@
+// Explore: asks the server to check every interleaving of this page's scenario
+// (POST /api/sessions/{id}/explore, docs/protocol.md) and shows its progress, then the
+// verdict: the properties hold (with the number of states and the depth), or a
+// counterexample to open step by step. Closing the dialog cancels the search.
+
+const app = document.getElementById("main");
+const session = app ? app.dataset.session : "";
+const button = document.getElementById("explore-open");
+const dialog = document.getElementById("explore-dialog");
+
+const MAX_NODES = 4; // the server's bound for the browser (web/explore.go)
+
+const words = {
+  "mutual-exclusion": "mutual exclusion",
+  deadlock: "deadlock freedom",
+  leader: "agreement on one leader",
+  pending: "bounded entry",
+};
+
+const num = (n) => Number(n).toLocaleString("en");
+
+let controller = null; // the running search's fetch
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function part(id) { return document.getElementById(id); }
+
+// setState records the dialog's state for styling and tests: running, ok, violation,
+// bounded, error.
+function setState(state) {
+  dialog.dataset.state = state;
+}
+
+function showProgress(text) {
+  part("explore-progress").textContent = text;
+}
+
+function reset() {
+  setState("running");
+  delete dialog.dataset.states;
+  delete dialog.dataset.depth;
+  part("explore-verdict").textContent = "Exploring every order of events…";
+  part("explore-workload").textContent = "";
+  showProgress("starting");
+  part("explore-details").replaceChildren();
+  part("explore-open-cx").hidden = true;
+  part("explore-cancel").textContent = "Cancel";
+}
+
+function showResult(r) {
+  dialog.dataset.states = String(r.states);
+  dialog.dataset.depth = String(r.depth);
+  const details = part("explore-details");
+  details.replaceChildren();
+  const facts = el("p", "explore-facts",
+    `${num(r.states)} states, ${num(r.transitions)} transitions, depth ${num(r.depth)}, ${duration(r.seconds)}${r.timed ? " (time kept: the algorithm sets timers)" : ""}.`);
+  if (r.result === "ok") {
+    setState("ok");
+    const checked = (r.checked || []).map((p) => words[p] || p).join(", ");
+    part("explore-verdict").textContent = `Every property holds: ${checked}.`;
+    const p = el("p", "", `Checked in all ${num(r.states)} reachable states, down to depth ${num(r.depth)}.`);
+    if (r.entryBound) p.textContent += ` Every request is served within ${num(r.entryBound)} steps.`;
+    details.append(p, facts);
+  } else if (r.result === "violation") {
+    setState("violation");
+    part("explore-verdict").textContent = `${cap(words[r.property] || r.property)} is broken: ${r.detail}.`;
+    const cx = r.counterexample;
+    details.append(el("p", "", `A shortest run that breaks it takes ${r.depth} steps:`));
+    const ol = el("ol", "explore-path");
+    ol.id = "explore-path";
+    for (const step of cx.path) ol.append(el("li", "", step));
+    details.append(ol, facts);
+    const open = part("explore-open-cx");
+    if (cx.link) {
+      open.href = cx.link;
+      open.hidden = false;
+    }
+  } else {
+    setState("bounded");
+    part("explore-verdict").textContent = "Not proved: the search stopped before the end.";
+    const why = { "max-states": `it reached the limit of ${num(r.states)} states`, "max-memory": "it reached its memory limit", timeout: "it ran out of time" }[r.bound] || "it was stopped";
+    details.append(el("p", "", `No property broke in what it saw, but ${why}, so nothing is proved. Fewer processes or fewer requests make the search smaller; the command line (playground explore) has no such limits.`), facts);
+  }
+  part("explore-cancel").textContent = "Close";
+}
+
+function duration(s) {
+  return s < 1 ? `${Math.max(1, Math.round(s * 1000))} ms` : `${s.toFixed(1)} s`;
+}
+
+function cap(s) { return s.charAt(0).toUpperCase() + s.slice(1); }
+
+function fail(msg) {
+  setState("error");
+  part("explore-verdict").textContent = "The search could not run.";
+  part("explore-details").replaceChildren(el("p", "", msg));
+  showProgress("");
+  part("explore-cancel").textContent = "Close";
+}
+
+function handle(line) {
+  switch (line.type) {
+    case "start":
+      part("explore-workload").textContent = line.workload ? `No requests in this scenario, so: ${line.workload}.` : "";
+      showProgress(`${line.nodes} processes; limits: ${num(line.maxStates)} states, ${line.timeout} s`);
+      break;
+    case "progress":
+      showProgress(`${num(line.states)} states, depth ${line.depth}, ${num(Math.round(line.statesPerSecond))} states/s`);
+      break;
+    case "result":
+      showProgress("");
+      showResult(line.result);
+      break;
+    case "error":
+      fail(line.error);
+      break;
+  }
+}
+
+async function start() {
+  reset();
+  dialog.showModal();
+  controller = new AbortController();
+  const mine = controller;
+  try {
+    const res = await fetch(`/api/sessions/${encodeURIComponent(session)}/explore`, { method: "POST", signal: mine.signal });
+    if (!res.ok) {
+      let msg = `the server answered ${res.status}`;
+      try { msg = (await res.json()).error || msg; } catch { /* not JSON */ }
+      fail(msg);
+      return;
+    }
+    // JSON lines, as they come.
+    const reader = res.body.getReader();
+    const dec = new TextDecoder();
+    let buf = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buf += dec.decode(value, { stream: true });
+      let nl;
+      while ((nl = buf.indexOf("\n")) >= 0) {
+        const text = buf.slice(0, nl).trim();
+        buf = buf.slice(nl + 1);
+        if (text) handle(JSON.parse(text));
+      }
+    }
+    if (dialog.dataset.state === "running") fail("the connection ended before the result");
+  } catch (e) {
+    if (mine.signal.aborted) return; // closed on purpose
+    fail(String(e.message || e));
+  } finally {
+    if (controller === mine) controller = null;
+  }
+}
+
+function stop() {
+  if (controller) controller.abort(); // the server stops the search with the request
+  controller = null;
+}
+
+// The action is for small configurations only: say why when it is off.
+function update(model) {
+  const n = model.ids.length;
+  if (n === 0) return;
+  const ok = n <= MAX_NODES;
+  button.disabled = !ok;
+  button.title = ok
+    ? "Check every order of events of this setup for broken properties"
+    : `Explore checks every order of events, whose number grows exponentially: at most ${MAX_NODES} processes here (this run has ${n})`;
+  button.dataset.reason = ok ? "" : "too many processes";
+}
+
+if (button && dialog && session) {
+  button.addEventListener("click", start);
+  part("explore-cancel").addEventListener("click", () => dialog.close());
+  dialog.addEventListener("close", stop);
+  // Keys typed in the dialog are not the page's shortcuts.
+  dialog.addEventListener("keydown", (e) => { if (e.key !== "Escape" && e.key !== "Tab") e.stopPropagation(); });
+  document.addEventListener("pg:frame", (e) => update(e.detail.model));
+}

@@ -1,0 +1,155 @@
+package web
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// postExplore starts the Explore action of a session and reads every line it streams.
+func postExplore(t *testing.T, ts *httptest.Server, id string) (int, []exploreLine, string) {
+	t.Helper()
+	resp, err := http.Post(ts.URL+"/api/sessions/"+id+"/explore", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		var e struct{ Error string }
+		_ = json.NewDecoder(resp.Body).Decode(&e)
+		return resp.StatusCode, nil, e.Error
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "application/x-ndjson" {
+		t.Fatalf("content type %q", ct)
+	}
+	var lines []exploreLine
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var l exploreLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("not a JSON line: %s", sc.Text())
+		}
+		lines = append(lines, l)
+	}
+	return resp.StatusCode, lines, ""
+}
+
+func TestExploreFindsMaekawaDeadlockForThePage(t *testing.T) {
+	_, ts := newTestServer(t, Options{})
+	id := openSession(t, ts, "/play/maekawa?n=3")
+	status, lines, msg := postExplore(t, ts, id)
+	if status != http.StatusOK || len(lines) < 2 {
+		t.Fatalf("status %d (%s), %d lines", status, msg, len(lines))
+	}
+	if first := lines[0]; first.Type != "start" || first.Nodes != 3 || !strings.Contains(first.Workload, "every process asks") {
+		t.Errorf("start line %+v", first)
+	}
+	last := lines[len(lines)-1]
+	if last.Type != "result" || last.Result.Result != "violation" || last.Result.Property != "deadlock" {
+		t.Fatalf("last line %+v", last)
+	}
+	cx := last.Result.Counterexample
+	if cx == nil || !strings.HasPrefix(cx.Link, "/r/") {
+		t.Fatalf("counterexample %+v", cx)
+	}
+	// The link opens the playground on the counterexample.
+	if p := get(t, browser(t), ts.URL+cx.Link); p.status != http.StatusOK || !strings.Contains(p.body, "data-session=") {
+		t.Fatalf("the counterexample link answers %d", p.status)
+	}
+}
+
+func TestExploreProvesRicartAgrawalaForThePage(t *testing.T) {
+	_, ts := newTestServer(t, Options{})
+	id := openSession(t, ts, "/play/ricart-agrawala?n=3")
+	_, lines, msg := postExplore(t, ts, id)
+	if len(lines) == 0 {
+		t.Fatal(msg)
+	}
+	last := lines[len(lines)-1]
+	if last.Type != "result" || last.Result.Result != "ok" || last.Result.States != 3074 || last.Result.Counterexample != nil {
+		t.Fatalf("last line %+v", last)
+	}
+}
+
+func TestExploreRefusesWhatItCannotDo(t *testing.T) {
+	_, ts := newTestServer(t, Options{})
+	big := openSession(t, ts, "/play/ricart-agrawala?n=5")
+	if status, _, msg := postExplore(t, ts, big); status != http.StatusUnprocessableEntity || !strings.HasPrefix(msg, "nodes:") {
+		t.Errorf("5 processes: %d %q", status, msg)
+	}
+	if status, _, _ := postExplore(t, ts, "nope"); status != http.StatusNotFound {
+		t.Errorf("unknown session: %d", status)
+	}
+	resp, err := http.Get(ts.URL + "/api/sessions/" + big + "/explore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("GET: %d", resp.StatusCode)
+	}
+}
+
+func TestExploreOneAtATime(t *testing.T) {
+	e := explorations{running: map[string]bool{}}
+	if ok, _ := e.start("a"); !ok {
+		t.Fatal("first refused")
+	}
+	if ok, why := e.start("a"); ok || !strings.Contains(why, "already") {
+		t.Fatalf("second for the same session: %v %q", ok, why)
+	}
+	if ok, _ := e.start("b"); !ok {
+		t.Fatal("another session refused")
+	}
+	if ok, why := e.start("c"); ok || !strings.Contains(why, "busy") {
+		t.Fatalf("over the server's limit: %v %q", ok, why)
+	}
+	e.done("a")
+	if ok, _ := e.start("c"); !ok {
+		t.Fatal("refused after one finished")
+	}
+}
+
+// A client that goes away cancels its search: the handler returns and the session may
+// explore again.
+func TestExploreStopsWhenTheClientGoesAway(t *testing.T) {
+	_, ts := newTestServer(t, Options{})
+	// Four processes asking at any time: far more states than a test waits for.
+	id := openSession(t, ts, "/play/ricart-agrawala?n=4")
+	old := exploreLimits
+	exploreLimits.Progress = time.Millisecond
+	exploreLimits.MaxStates = 1 << 40
+	exploreLimits.Timeout = time.Minute
+	t.Cleanup(func() { exploreLimits = old })
+
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL+"/api/sessions/"+id+"/explore", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() && !strings.Contains(sc.Text(), `"progress"`) {
+	}
+	cancel()
+	resp.Body.Close()
+	// The session is free again once the search has stopped.
+	for try := 0; ; try++ {
+		exploring.mu.Lock()
+		busy := exploring.running[id]
+		exploring.mu.Unlock()
+		if !busy {
+			break
+		}
+		if try > 1000 {
+			t.Fatal("the search went on after the client left")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
