@@ -105,8 +105,12 @@ type Result struct {
 	// EntryBound: every request was served within this many steps of the search.
 	EntryBound int    `json:"entryBound,omitempty"`
 	Bound      string `json:"bound,omitempty"` // the limit that stopped a bounded search
-	Message    string `json:"message"`
-	Memory     int64  `json:"memory"` // bytes held by the search at the end
+	// Ignored counts the scenario's deliver, fire and tell events, which the search
+	// leaves out (it chooses deliveries and time-outs itself; a tell never reaches
+	// the algorithm).
+	Ignored int    `json:"ignored,omitempty"`
+	Message string `json:"message"`
+	Memory  int64  `json:"memory"` // bytes held by the search at the end
 }
 
 // Counterexample is the shortest run found that breaks the property.
@@ -202,7 +206,7 @@ func (x *search) explore(ctx context.Context, sc *scenarios.Scenario) (res *Resu
 		// Depth counts from the very start, so the events at time 0 (folded into the
 		// initial state of an untimed search) count as steps, as in a counterexample.
 		States: int64(x.st.count), Transitions: x.transitions, Depth: x.depth + len(x.m.start),
-		Checked: x.checked(),
+		Checked: x.checked(), Ignored: x.m.ignored,
 	}
 	if out.found == nil && out.bound == "" && !x.m.election {
 		out, res.EntryBound, err = x.liveness(ctx)

@@ -112,9 +112,6 @@ func newModel(cfg sim.Config, timed bool) (*model, error) {
 	return m, nil
 }
 
-// isDrop reports whether workload event k is a drop (a token, not a step in order).
-func (m *model) isDrop(k int32) bool { return m.events[k].act.Do == sim.ActDrop }
-
 // dropIndex returns the token number of drop event k.
 func (m *model) dropIndex(k int32) int {
 	return slices.Index(m.drops, k)

@@ -701,6 +701,9 @@ func (x *search) run(ctx context.Context) (outcome, error) {
 	m := x.m
 	x.cur, x.next = newState(m), newState(m)
 	found := x.initial(x.cur, nil)
+	if !m.timed && x.it.sawTimer && x.opt.Time == TimeAuto {
+		return outcome{}, errRestartTimed
+	}
 	x.key = m.encode(x.key[:0], x.cur)
 	x.st.insert(x.key, noParent)
 	if found == nil {

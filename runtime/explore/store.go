@@ -51,10 +51,10 @@ func (p *paged[T]) append(v T) {
 	}
 	last := len(p.pages) - 1
 	if len(p.pages[last]) == cap(p.pages[last]) {
-		// Only the first page starts small; it grows once to a full page.
-		full := make([]T, len(p.pages[last]), 1<<itemBits)
-		copy(full, p.pages[last])
-		p.pages[last] = full
+		// Only the first page starts small; it doubles up to a full page.
+		grown := make([]T, len(p.pages[last]), min(2*cap(p.pages[last]), 1<<itemBits))
+		copy(grown, p.pages[last])
+		p.pages[last] = grown
 	}
 	p.pages[last] = append(p.pages[last], v)
 	p.n++
