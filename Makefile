@@ -2,7 +2,7 @@
 GO ?= go
 ADDR ?= :8080
 
-.PHONY: run build test test-short bench check generate fmt
+.PHONY: run build test test-short bench check generate fmt fuzz
 
 run: ## start the playground on its embedded defaults
 	$(GO) run ./cmd/playground serve --addr $(ADDR)
@@ -15,6 +15,17 @@ test: check ## everything CI runs
 
 test-short:
 	$(GO) test -short ./...
+
+# Every fuzz target of the module (func Fuzz… in a _test.go file), each for FUZZTIME.
+# `make test` already runs their seed corpora (testdata/fuzz and f.Add) as plain tests.
+FUZZTIME ?= 10s
+fuzz: ## run each fuzz target for $(FUZZTIME) (CI: .ci/run)
+	@set -e; for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
+		for name in $$($(GO) test -list '^Fuzz' $$dir | grep '^Fuzz'); do \
+			echo "fuzz $$dir $$name ($(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$dir; \
+		done; \
+	done
 
 bench: ## the benchmarks recorded in docs/benchmarks.md
 	$(GO) test -run '^$$' -bench . -benchmem -count 3 ./runtime/sim/...

@@ -30,6 +30,7 @@ const (
 	codeReadOnly     = "read-only"
 	codeNoLecture    = "no-lecture"
 	codeNotPresenter = "not-presenter"
+	codeUnreachable  = "unreachable" // the server that runs the lecture cannot be reached (docs/deploy.md)
 )
 
 // followerSocketBuffer is the kernel send buffer of a follower's socket (Linux doubles
@@ -45,7 +46,11 @@ func (s *Server) newLectures() *lecture.Registry {
 	if opts.Link == nil {
 		opts.Link = runLink
 	}
-	return lecture.NewRegistry(opts, lecture.NewMemory())
+	broker := s.opts.Broker
+	if broker == nil {
+		broker = lecture.NewMemory()
+	}
+	return lecture.NewRegistry(opts, broker)
 }
 
 // runLink is the share link of a run at its step.
@@ -111,14 +116,14 @@ func (s *Server) forgedToken(w http.ResponseWriter, r *http.Request) {
 		"Only the instructor who started the lecture has its presenter link, and it works only while the lecture lasts. To follow a lecture, enter its code at /join."))
 }
 
-func (s *Server) endedPage(w http.ResponseWriter, r *http.Request, l *lecture.Lecture) {
+func (s *Server) endedPage(w http.ResponseWriter, r *http.Request, l lecture.Followed) {
 	_, why, link := l.Ended()
 	s.render(w, r, http.StatusGone, lectureEndedPage(endedView{Display: lecture.DisplayCode(l.Code()), Reason: "It ended: " + why + ".", Link: link}))
 }
 
 // lecturePlay is the playground page of a lecture's run, for its presenter or a follower.
-func (s *Server) lecturePlay(l *lecture.Lecture) (playPage, bool) {
-	spec, ok := algorithms.Lookup(l.Session().Algorithm())
+func (s *Server) lecturePlay(l lecture.Followed) (playPage, bool) {
+	spec, ok := algorithms.Lookup(l.Algorithm())
 	if !ok {
 		return playPage{}, false
 	}
@@ -148,17 +153,22 @@ func (s *Server) handlePresenterPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, playPageView(p))
 }
 
-// lectureByCode finds the lecture of a typed code; it answers the request itself when
-// there is none.
-func (s *Server) lectureByCode(w http.ResponseWriter, r *http.Request, typed string) (*lecture.Lecture, bool) {
+// lectureByCode finds the lecture of a typed code, on this server or another of the
+// cluster; it answers the request itself when there is none.
+func (s *Server) lectureByCode(w http.ResponseWriter, r *http.Request, typed string) (lecture.Followed, bool) {
 	code, valid := lecture.NormalizeCode(typed)
 	if !valid {
 		s.render(w, r, http.StatusNotFound, joinPage(joinView{Heading: "Join a lecture", Code: typed,
 			Problem: fmt.Sprintf("“%s” is not a lecture code: a code has %d letters and digits, like KXT 49P.", typed, lecture.CodeLen)}))
 		return nil, false
 	}
-	l, ok := s.lectures.ByCode(code)
-	if !ok {
+	l, err := s.lectures.Join(r.Context(), code)
+	if errors.Is(err, lecture.ErrUnreachable) {
+		w.Header().Set("Retry-After", "10")
+		s.render(w, r, http.StatusServiceUnavailable, joinPage(joinView{Heading: "Join a lecture", Code: typed, Problem: err.Error()}))
+		return nil, false
+	}
+	if err != nil {
 		s.render(w, r, http.StatusNotFound, joinPage(joinView{Heading: "Join a lecture", Code: typed,
 			Problem: fmt.Sprintf("No lecture has the code %s. Check it against the projector; a lecture that ended long ago is forgotten.", lecture.DisplayCode(code))}))
 		return nil, false
@@ -224,7 +234,7 @@ func (s *Server) handleQR(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	if _, ok := s.lectures.ByCode(code); !ok {
+	if _, err := s.lectures.Join(r.Context(), code); err != nil {
 		http.NotFound(w, r)
 		return
 	}
@@ -253,21 +263,27 @@ func (s *Server) handleFork(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, link, http.StatusSeeOther)
 		return
 	}
+	step := -1 // the step on screen
+	if v := r.URL.Query().Get("step"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			s.render(w, r, http.StatusBadRequest, messagePage("Bad link", "This fork link is not right",
+				fmt.Sprintf("step: %q is not a step number (0 or more)", v)))
+			return
+		}
+		step = n
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
-	rec, err := l.Session().Recipe(ctx)
-	if err != nil {
+	link, err := l.Fork(ctx, step)
+	switch {
+	case errors.Is(err, lecture.ErrEnded):
 		s.endedPage(w, r, l)
 		return
-	}
-	step, err := stepParam(r, rec.Step, rec.Horizon)
-	if err != nil {
-		s.render(w, r, http.StatusBadRequest, messagePage("Bad link", "This fork link is not right", err.Error()))
+	case errors.Is(err, lecture.ErrUnreachable):
+		s.render(w, r, http.StatusServiceUnavailable, messagePage("Fork", "This run cannot be forked right now", err.Error()))
 		return
-	}
-	rec.Step = step
-	link, err := runLink(rec)
-	if err != nil {
+	case err != nil:
 		s.render(w, r, http.StatusInternalServerError, messagePage("Fork", "This run cannot be forked", err.Error()))
 		return
 	}
@@ -281,10 +297,16 @@ type follower struct{ *client }
 
 // Close implements lecture.Follower.
 func (f follower) Close(why lecture.Reason) {
-	if why == lecture.Ended {
+	switch why {
+	case lecture.Ended:
 		// Tell the page not to reconnect: the lecture frame before this said why.
 		f.Send(session.ErrorFrame(0, session.CodeGone, "the lecture has ended"))
 		f.closeWith(websocket.CloseNormalClosure, "the lecture ended", true)
+		return
+	case lecture.Unreachable:
+		// The page says why and reconnects after its last frame, resuming once it can.
+		f.Send(session.ErrorFrame(0, codeUnreachable, lecture.ErrUnreachable.Error()))
+		f.closeWith(websocket.CloseTryAgainLater, "the lecture's server cannot be reached", true)
 		return
 	}
 	f.closeWith(websocket.CloseTryAgainLater, "too slow: frames were piling up", false)
@@ -325,11 +347,16 @@ func (s *Server) handleFollowerWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	typed := chi.URLParam(r, "code")
-	var l *lecture.Lecture
+	var l lecture.Followed
+	err := lecture.ErrNoStream
 	if code, valid := lecture.NormalizeCode(typed); valid {
-		l, ok = s.lectures.ByCode(code)
+		l, err = s.lectures.Join(r.Context(), code)
 	}
-	if l == nil {
+	if errors.Is(err, lecture.ErrUnreachable) {
+		s.refuse(conn, session.ErrorFrame(0, codeUnreachable, err.Error()))
+		return
+	}
+	if err != nil {
 		s.refuse(conn, session.ErrorFrame(0, codeNoLecture, fmt.Sprintf("no lecture has the code %q; check it against the projector", typed)))
 		return
 	}
@@ -372,6 +399,9 @@ func (s *Server) handleFollowerWS(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, lecture.ErrCrowded):
 		c.Send(session.ErrorFrame(0, session.CodeBusy, err.Error()))
 		c.closeWith(websocket.CloseTryAgainLater, session.CodeBusy, true)
+		return
+	case errors.Is(err, lecture.ErrUnreachable):
+		follower{c}.Close(lecture.Unreachable)
 		return
 	case err != nil:
 		return // too slow to take its catch-up: already closed

@@ -43,6 +43,10 @@ type Options struct {
 	ReadLimit int64         // largest frame accepted from a client (default 64 KiB)
 
 	Lecture lecture.Options // lecture mode (runtime/lecture); zero values take its defaults
+	// Broker carries lectures' frames to their followers (default: in memory, this
+	// server only). A lecture.Cluster (runtime/lecture/natsbroker) lets followers join
+	// on any of several servers: docs/deploy.md. The caller closes it after Close.
+	Broker lecture.Broker
 
 	// Production limits and operations (docs/operations.md, web/ratelimit.go, web/ops.go).
 	MaxViewers int // WebSocket viewers of one session at once (default 64)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -36,14 +37,17 @@ func sameOrigin(r *http.Request) bool {
 
 // client is one WebSocket connection: a session subscriber. Its writer goroutine is
 // the only one that writes to the connection; the session only ever queues frames, and
-// a full queue drops the client instead of slowing the session.
+// a full queue drops the client instead of slowing the session. The queue is a slice
+// that grows only while frames wait, so a tab left open holds no queue at all.
 type client struct {
-	conn *websocket.Conn
-	send chan []byte
-	quit chan struct{}
-	once sync.Once
+	conn     *websocket.Conn
+	maxQueue int           // frames queued at once before the client counts as too slow
+	wake     chan struct{} // holds a token while frames wait
+	quit     chan struct{}
+	once     sync.Once
 
 	mu        sync.Mutex
+	queue     [][]byte
 	closeCode int
 	closeText string
 	drain     bool // write what is queued before closing (not for a client too slow to take it)
@@ -55,7 +59,7 @@ type client struct {
 }
 
 func newClient(conn *websocket.Conn, queue int) *client {
-	return &client{conn: conn, send: make(chan []byte, queue), quit: make(chan struct{}),
+	return &client{conn: conn, maxQueue: queue, wake: make(chan struct{}, 1), quit: make(chan struct{}),
 		closeCode: websocket.CloseNormalClosure}
 }
 
@@ -66,14 +70,29 @@ func (c *client) Send(frame []byte) bool {
 		return false
 	default:
 	}
-	select {
-	case c.send <- frame:
-		return true
-	default:
+	c.mu.Lock()
+	if len(c.queue) >= c.maxQueue {
+		c.mu.Unlock()
 		c.obs.slowClient()
 		c.closeWith(websocket.CloseTryAgainLater, "too slow: frames were piling up", false)
 		return false
 	}
+	c.queue = append(c.queue, frame)
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default: // the writer is already woken
+	}
+	return true
+}
+
+// take hands the writer every frame queued, in order.
+func (c *client) take() [][]byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	q := c.queue
+	c.queue = nil
+	return q
 }
 
 // Close implements session.Subscriber: the session dropped us or ended.
@@ -101,10 +120,12 @@ func (c *client) writeLoop(ping, wait time.Duration) {
 	}()
 	for {
 		select {
-		case frame := <-c.send:
-			_ = c.conn.SetWriteDeadline(time.Now().Add(wait))
-			if err := c.conn.WriteMessage(websocket.TextMessage, frame); err != nil {
-				return
+		case <-c.wake:
+			for _, frame := range c.take() {
+				_ = c.conn.SetWriteDeadline(time.Now().Add(wait))
+				if err := c.conn.WriteMessage(websocket.TextMessage, frame); err != nil {
+					return
+				}
 			}
 		case <-ticker.C:
 			_ = c.conn.SetWriteDeadline(time.Now().Add(wait))
@@ -118,14 +139,11 @@ func (c *client) writeLoop(ping, wait time.Duration) {
 			c.mu.Unlock()
 			deadline := time.Now().Add(wait)
 			_ = c.conn.SetWriteDeadline(deadline)
-			for drain {
-				select {
-				case frame := <-c.send:
+			if drain {
+				for _, frame := range c.take() {
 					if err := c.conn.WriteMessage(websocket.TextMessage, frame); err != nil {
 						return
 					}
-				default:
-					drain = false
 				}
 			}
 			_ = c.conn.WriteControl(websocket.CloseMessage, msg, deadline)
@@ -134,18 +152,24 @@ func (c *client) writeLoop(ping, wait time.Duration) {
 	}
 }
 
+// upgrader accepts same-origin WebSockets. Buffers are what an idle viewer costs most
+// (docs/benchmarks.md, "Operations"): client frames are small commands, so a 1 KiB
+// read buffer does (a larger frame is read through it), and writes take a 16 KiB
+// buffer from the pool only while a frame goes out.
+var upgrader = websocket.Upgrader{ReadBufferSize: 1024, WriteBufferSize: 16384, WriteBufferPool: &sync.Pool{}, CheckOrigin: sameOrigin}
+
 func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	s.conns.Add(1)
-	defer s.conns.Done()
-	up := websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384, CheckOrigin: sameOrigin}
-	conn, err := up.Upgrade(w, r, nil)
+	conn, err := upgrader.Upgrade(w, r, nil)
 	if err != nil {
+		s.conns.Done()
 		return // the upgrader has answered (403 for a foreign origin, 400 for a bad handshake)
 	}
-	wait := s.opts.WriteWait
 	sess, ok := s.sessions.Get(chi.URLParam(r, "id"))
 	if !ok {
+		defer s.conns.Done()
 		// Tell the page why, so it can start a new session.
+		wait := s.opts.WriteWait
 		_ = conn.SetWriteDeadline(time.Now().Add(wait))
 		_ = conn.WriteMessage(websocket.TextMessage, session.ErrorFrame(0, session.CodeGone, "this session has ended; reload the page for a new one"))
 		_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "no such session"), time.Now().Add(wait))
@@ -153,6 +177,29 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := s.newClient(r, conn, s.opts.SendQueue)
+	// The connection is served by a goroutine of its own and this handler returns:
+	// net/http's per-request state (its write buffers, the request, this goroutine's
+	// grown stack) is freed instead of being held for hours by a tab left open.
+	go func() {
+		defer s.conns.Done()
+		defer s.containWS(c)
+		s.serveWS(conn, c, sess)
+	}()
+}
+
+// containWS turns a panic while serving a socket into the close of that socket, as
+// the router's recoverer does for a request: the server and the session carry on.
+func (s *Server) containWS(c *client) {
+	if v := recover(); v != nil {
+		s.obs.panicked("http")
+		s.opts.Logger.Error("a WebSocket handler panicked; that connection closed", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+		c.closeWith(websocket.CloseInternalServerErr, "internal error", false)
+	}
+}
+
+// serveWS is the life of one session socket: attach, read commands, detach.
+func (s *Server) serveWS(conn *websocket.Conn, c *client, sess *session.Session) {
+	wait := s.opts.WriteWait
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

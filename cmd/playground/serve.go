@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/teach-dist/playground/runtime/lecture"
+	"github.com/teach-dist/playground/runtime/lecture/natsbroker"
 	"github.com/teach-dist/playground/web"
 )
 
@@ -58,6 +59,8 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	logFormat := fs.String("log-format", "text", "log format on stderr: text or json")
 	logLevel := fs.String("log-level", "info", "least level logged: debug, info, warn or error")
 	noLimits := fs.Bool("no-limits", false, "turn every per-client rate limit off (load tests on loopback)")
+	brokerKind := fs.String("broker", "memory", "how lectures reach their followers: memory (this server only) or nats (followers on any of several servers; docs/deploy.md)")
+	natsURL := fs.String("nats-url", "nats://127.0.0.1:4222", "with --broker nats: the NATS server, or several separated by commas")
 	limits := web.DefaultLimits()
 	fs.Var(rateFlag{&limits.Pages}, "rate-pages", "page loads per client address (N/UNIT:BURST, or off)")
 	fs.Var(rateFlag{&limits.Sessions}, "rate-sessions", "new runs and lectures per client address")
@@ -106,10 +109,28 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *noLimits {
 		limits = web.Limits{}
 	}
+	var broker lecture.Broker // nil: the web server's in-memory broker
+	switch *brokerKind {
+	case "memory":
+		natsSet := false
+		fs.Visit(func(f *flag.Flag) { natsSet = natsSet || f.Name == "nats-url" })
+		if natsSet {
+			return errors.New("serve: --nats-url needs --broker nats")
+		}
+	case "nats":
+		nb, err := natsbroker.Connect(natsbroker.Options{URL: *natsURL, Logger: logger})
+		if err != nil {
+			return fmt.Errorf("serve: --nats-url: %w", err)
+		}
+		defer nb.Close() // after the server has ended its lectures
+		broker = nb
+	default:
+		return fmt.Errorf("serve: --broker: %q is not memory or nats", *brokerKind)
+	}
 	srv := web.New(web.Options{
 		MaxSessions: *maxSessions, MaxViewers: *maxViewers, Idle: *idle, Logger: logger,
 		Limits: limits, ClientIP: clientIP, ShutdownTimeout: *shutdown,
-		Lecture: lecture.Options{Max: *maxLectures, MaxFollowers: *maxFollowers},
+		Lecture: lecture.Options{Max: *maxLectures, MaxFollowers: *maxFollowers}, Broker: broker,
 	})
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

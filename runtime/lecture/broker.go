@@ -26,8 +26,9 @@ type Follower interface {
 type Reason uint8
 
 const (
-	Slow  Reason = iota + 1 // it did not take its frames
-	Ended                   // the lecture ended
+	Slow        Reason = iota + 1 // it did not take its frames
+	Ended                         // the lecture ended
+	Unreachable                   // the server that runs the lecture cannot be reached (a Cluster)
 )
 
 // Broker carries the frames of lectures to their followers.

@@ -91,8 +91,12 @@ type Registry struct {
 // NewRegistry returns a registry whose lectures publish through broker.
 func NewRegistry(opts Options, broker Broker) *Registry {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Registry{opts: opts.withDefaults(), broker: broker, ctx: ctx, cancel: cancel,
+	r := &Registry{opts: opts.withDefaults(), broker: broker, ctx: ctx, cancel: cancel,
 		byCode: make(map[string]*Lecture), byToken: make(map[[32]byte]*Lecture), bySession: make(map[string]*Lecture)}
+	if c, ok := broker.(Cluster); ok {
+		c.Serve(r.hosted) // other servers' followers of our lectures (cluster.go)
+	}
+	return r
 }
 
 // Start makes sess the run of a new lecture and returns it with the presenter's token.
@@ -112,9 +116,19 @@ func (r *Registry) Start(sess *session.Session) (*Lecture, string, error) {
 		r.mu.Unlock()
 		return nil, "", ErrFull
 	}
-	code := newCode()
-	for r.byCode[code] != nil {
+	var code string
+	var stream Stream
+	var err error
+	// A broker between servers refuses a code another server has (ErrExists).
+	for tries := 0; ; tries++ {
 		code = newCode()
+		if r.byCode[code] != nil {
+			continue
+		}
+		stream, err = r.broker.Open(code)
+		if !errors.Is(err, ErrExists) || tries >= 8 {
+			break
+		}
 	}
 	token := newToken()
 	l := &Lecture{
@@ -123,7 +137,6 @@ func (r *Registry) Start(sess *session.Session) (*Lecture, string, error) {
 		presenters: make(map[Presenter]struct{}), seen: time.Now(),
 	}
 	l.tap = &tap{l: l}
-	stream, err := r.broker.Open(code)
 	if err != nil {
 		r.mu.Unlock()
 		return nil, "", err
@@ -289,14 +302,8 @@ func (l *Lecture) Followers() int { return l.stream.Followers() }
 
 // Follow attaches a follower, resuming after sequence number after (0: from a checkpoint).
 func (l *Lecture) Follow(after uint64, f Follower) (Subscription, error) {
-	l.mu.Lock()
-	ended := l.ended
-	l.mu.Unlock()
-	if ended {
-		return nil, ErrEnded
-	}
-	if l.stream.Followers() >= l.opts.MaxFollowers {
-		return nil, ErrCrowded
+	if err := l.Admit(); err != nil {
+		return nil, err
 	}
 	sub, err := l.reg.broker.Follow(l.code, after, f)
 	if errors.Is(err, ErrNoStream) {

@@ -1,0 +1,203 @@
+package natsbroker
+
+import (
+	"encoding/binary"
+	"errors"
+	"strconv"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/teach-dist/playground/runtime/lecture"
+)
+
+// What goes over NATS (docs/deploy.md, "On the wire"). For a lecture with code C:
+//
+//	PREFIX.C.frames     the presenter's server publishes: each stamped frame as it is,
+//	                    no header; checkpoints (Pg-Kind: cp), heartbeats (hb) and the
+//	                    end (end), each with the number of the last frame (Pg-Seq).
+//	PREFIX.C.rpc.OP     the presenter's server answers: info, admit, answer, answered,
+//	                    fork (JSON), sync (the checkpoint and log, as a state message);
+//	                    count (published by the other servers: their followers).
+//
+// A state message (a checkpoint, or the answer to sync) carries frames, each a uvarint
+// length and the bytes, split in parts that fit the server's max_payload.
+
+const (
+	hKind  = "Pg-Kind"
+	hSeq   = "Pg-Seq"    // the last frame's number
+	hCpSeq = "Pg-Cp-Seq" // the checkpoint's number
+	hCp    = "Pg-Cp"     // how many of the frames are the checkpoint's
+	hEnded = "Pg-Ended"
+	hPart  = "Pg-Part" // 0, 1, ... of a state message
+	hMore  = "Pg-More" // another part follows
+	hError = "Pg-Error"
+
+	kindCheckpoint = "cp"
+	kindBeat       = "hb"
+	kindEnd        = "end"
+	kindState      = "state"
+)
+
+// frameSeq reads the number a frame was stamped with: {"lseq":N,...
+func frameSeq(frame []byte) (uint64, bool) {
+	const p = `{"lseq":`
+	if len(frame) <= len(p) || string(frame[:len(p)]) != p {
+		return 0, false
+	}
+	rest := frame[len(p):]
+	n := 0
+	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	v, err := strconv.ParseUint(string(rest[:n]), 10, 64)
+	return v, err == nil
+}
+
+func headerSeq(m *nats.Msg, key string) uint64 {
+	if m.Header == nil {
+		return 0
+	}
+	n, _ := strconv.ParseUint(m.Header.Get(key), 10, 64)
+	return n
+}
+
+// stateMsgs splits st into messages of at most limit bytes of frames each (a single
+// larger frame gets a message of its own), all with kind and st's numbers.
+func stateMsgs(subject, kind string, st state, limit int) []*nats.Msg {
+	var msgs []*nats.Msg
+	var body []byte
+	flush := func(more bool) {
+		m := nats.NewMsg(subject)
+		m.Header.Set(hKind, kind)
+		m.Header.Set(hSeq, strconv.FormatUint(st.seq, 10))
+		m.Header.Set(hCpSeq, strconv.FormatUint(st.cpSeq, 10))
+		m.Header.Set(hCp, strconv.Itoa(len(st.cp)))
+		m.Header.Set(hPart, strconv.Itoa(len(msgs)))
+		if st.ended {
+			m.Header.Set(hEnded, "1")
+		}
+		if more {
+			m.Header.Set(hMore, "1")
+		}
+		m.Data = body
+		msgs = append(msgs, m)
+		body = nil
+	}
+	add := func(f []byte) {
+		if len(body) > 0 && len(body)+len(f)+binary.MaxVarintLen64 > limit {
+			flush(true)
+		}
+		body = binary.AppendUvarint(body, uint64(len(f)))
+		body = append(body, f...)
+	}
+	for _, f := range st.cp {
+		add(f)
+	}
+	for _, f := range st.log {
+		add(f)
+	}
+	flush(false)
+	return msgs
+}
+
+var errBadState = errors.New("natsbroker: a state message is broken or incomplete")
+
+// assembler puts the parts of a state message back together.
+type assembler struct {
+	next int // the part expected next; 0 when none is under way
+	buf  []byte
+}
+
+func (a *assembler) reset() { a.next, a.buf = 0, nil }
+
+// add takes one part; done is true with the whole state after the last part.
+func (a *assembler) add(m *nats.Msg) (st state, done bool, err error) {
+	part, err := strconv.Atoi(m.Header.Get(hPart))
+	if err != nil || part != a.next {
+		a.reset()
+		return state{}, false, errBadState
+	}
+	a.buf = append(a.buf, m.Data...)
+	a.next++
+	if m.Header.Get(hMore) != "" {
+		return state{}, false, nil
+	}
+	defer a.reset()
+	st = state{seq: headerSeq(m, hSeq), cpSeq: headerSeq(m, hCpSeq), ended: m.Header.Get(hEnded) != ""}
+	ncp, err := strconv.Atoi(m.Header.Get(hCp))
+	if err != nil || ncp < 0 {
+		return state{}, false, errBadState
+	}
+	var frames [][]byte
+	for b := a.buf; len(b) > 0; {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || uint64(len(b)-k) < n {
+			return state{}, false, errBadState
+		}
+		frames = append(frames, b[k:k+int(n)])
+		b = b[k+int(n):]
+	}
+	if ncp > len(frames) || st.cpSeq > st.seq || uint64(len(frames)-ncp) != st.seq-st.cpSeq {
+		return state{}, false, errBadState
+	}
+	st.cp, st.log = frames[:ncp], frames[ncp:]
+	return st, true, nil
+}
+
+// The replies of the presenter's server carry errors by name, so that the other server
+// hands its caller the same sentinel error (the web layer tells them apart).
+var errNames = map[string]error{
+	"ended":       lecture.ErrEnded,
+	"crowded":     lecture.ErrCrowded,
+	"no-stream":   lecture.ErrNoStream,
+	"no-question": lecture.ErrNoQuestion,
+	"answered":    lecture.ErrAnswered,
+	"bad-choice":  lecture.ErrBadChoice,
+	"behind":      lecture.ErrBehind,
+}
+
+// request is what another server asks of the presenter's server.
+type request struct {
+	Fid      string `json:"fid,omitempty"`
+	Question int    `json:"question,omitempty"`
+	Choice   int    `json:"choice,omitempty"`
+	Step     int    `json:"step,omitempty"`
+	Node     string `json:"node,omitempty"` // count: the server that counts
+	N        int    `json:"n,omitempty"`    // count: its followers
+}
+
+// reply is every answer of the presenter's server.
+type reply struct {
+	Err string `json:"err,omitempty"` // a known error's name (errNames)
+	Msg string `json:"msg,omitempty"` // any error's text
+
+	Algorithm string `json:"algorithm,omitempty"` // info
+	Ended     bool   `json:"ended,omitempty"`
+	Why       string `json:"why,omitempty"`
+	Link      string `json:"link,omitempty"`  // info, fork
+	State     string `json:"state,omitempty"` // info: the lecture frame, as followers get it
+
+	Question int  `json:"question,omitempty"` // answered
+	Choice   int  `json:"choice,omitempty"`
+	OK       bool `json:"ok,omitempty"`
+}
+
+func errReply(err error) reply {
+	for name, e := range errNames {
+		if errors.Is(err, e) {
+			return reply{Err: name, Msg: err.Error()}
+		}
+	}
+	return reply{Msg: err.Error()}
+}
+
+// err is the error the reply carries, nil when none.
+func (r reply) err() error {
+	if e, ok := errNames[r.Err]; ok {
+		return e
+	}
+	if r.Msg != "" || r.Err != "" {
+		return errors.New(r.Msg)
+	}
+	return nil
+}
