@@ -2,7 +2,7 @@
 GO ?= go
 ADDR ?= :8080
 
-.PHONY: run build test test-short bench check generate fmt fuzz
+.PHONY: run build test test-short bench check generate fmt fuzz load
 
 run: ## start the playground on its embedded defaults
 	$(GO) run ./cmd/playground serve --addr $(ADDR)
@@ -26,6 +26,15 @@ fuzz: ## run each fuzz target for $(FUZZTIME) (CI: .ci/run)
 			$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$dir; \
 		done; \
 	done
+
+load: ## the load proof in docs/benchmarks.md ("Operations"): loopback only, takes about 4 minutes
+	$(GO) build -o bin/playground ./cmd/playground
+	$(GO) build -o bin/sessionload ./cmd/sessionload
+	bin/sessionload --server bin/playground --sessions 1000 --duration 60s live
+	bin/sessionload --server bin/playground --sessions 1000 idle
+	bin/sessionload --server bin/playground --sessions 1000 --socket=false idle
+	bin/sessionload --server bin/playground --sessions 1000 --played 30s idle
+	bin/sessionload --server bin/playground --sessions 500 storm
 
 bench: ## the benchmarks recorded in docs/benchmarks.md
 	$(GO) test -run '^$$' -bench . -benchmem -count 3 ./runtime/sim/...

@@ -153,11 +153,14 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) {
 		if !errors.As(err, &ie) {
 			s.opts.Logger.Warn("explore", "session", id, "err", err)
 		}
+		s.obs.explorerRun("error")
 		send(exploreLine{Type: "error", Error: msg})
 		return
 	}
 	if res.Bound == explore.BoundCancelled {
+		s.obs.explorerRun("cancelled")
 		return // nobody is listening any more
 	}
+	s.obs.explorerRun(res.Result) // ok, violation or bounded
 	send(exploreLine{Type: "result", Result: res})
 }

@@ -62,6 +62,10 @@ func TestExploreFindsMaekawaDeadlockForThePage(t *testing.T) {
 	if p := get(t, browser(t), ts.URL+cx.Link); p.status != http.StatusOK || !strings.Contains(p.body, "data-session=") {
 		t.Fatalf("the counterexample link answers %d", p.status)
 	}
+	// The server counts the search by its outcome.
+	if m := get(t, browser(t), ts.URL+"/metrics"); !strings.Contains(m.body, `playground_explorer_runs_total{outcome="violation"} 1`) {
+		t.Fatal("/metrics does not count the explorer run")
+	}
 }
 
 func TestExploreProvesRicartAgrawalaForThePage(t *testing.T) {

@@ -102,6 +102,7 @@ func (s *Server) handleLectureStart(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.Is(err, lecture.ErrFull):
 		w.Header().Set("Retry-After", "60")
+		s.obs.refused("lectures")
 		s.render(w, r, http.StatusServiceUnavailable, messagePage("Server full", "No room for another lecture", err.Error()))
 		return
 	case err != nil:
@@ -323,8 +324,7 @@ type lectureFrame struct {
 
 // upgrade accepts a same-origin WebSocket; the upgrader answers a refused handshake.
 func upgrade(w http.ResponseWriter, r *http.Request) (*websocket.Conn, bool) {
-	up := websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 16384, CheckOrigin: sameOrigin}
-	conn, err := up.Upgrade(w, r, nil)
+	conn, err := upgrader.Upgrade(w, r, nil) // the viewers' upgrader: pooled write buffers
 	return conn, err == nil
 }
 
@@ -380,7 +380,7 @@ func (s *Server) handleFollowerWS(w http.ResponseWriter, r *http.Request) {
 		_ = tc.SetWriteBuffer(followerSocketBuffer)
 	}
 	queue := max(s.opts.SendQueue, 4*s.lectureRefresh()+16)
-	c := newClient(conn, queue)
+	c := s.newClient(r, conn, queue)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -397,6 +397,7 @@ func (s *Server) handleFollowerWS(w http.ResponseWriter, r *http.Request) {
 		follower{c}.Close(lecture.Ended)
 		return
 	case errors.Is(err, lecture.ErrCrowded):
+		s.obs.refused("followers")
 		c.Send(session.ErrorFrame(0, session.CodeBusy, err.Error()))
 		c.closeWith(websocket.CloseTryAgainLater, session.CodeBusy, true)
 		return
@@ -407,6 +408,7 @@ func (s *Server) handleFollowerWS(w http.ResponseWriter, r *http.Request) {
 		return // too slow to take its catch-up: already closed
 	}
 	defer sub.Cancel()
+	defer s.obs.followerJoined()()
 	if id, choice, ok := l.Answered(fid); ok {
 		c.Send(answeredFrame(0, id, choice))
 	}
@@ -481,6 +483,9 @@ func (s *Server) readLoop(conn *websocket.Conn, c *client, handle func([]byte) b
 			return
 		}
 		alive()
+		if c.limited() { // over its rate: dropped unread (a rate-limited error, or 1008 on abuse)
+			continue
+		}
 		if kind != websocket.TextMessage {
 			c.Send(session.ErrorFrame(0, session.CodeBadFrame, "frames are JSON text; binary frames are not part of the protocol"))
 			continue
@@ -507,7 +512,7 @@ func (s *Server) handlePresenterWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sess := l.Session()
-	c := newClient(conn, s.opts.SendQueue)
+	c := s.newClient(r, conn, s.opts.SendQueue)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

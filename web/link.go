@@ -106,6 +106,7 @@ func (s *Server) linkSession(w http.ResponseWriter, r *http.Request, lr *linkRun
 	switch {
 	case errors.Is(err, session.ErrFull):
 		w.Header().Set("Retry-After", "60")
+		s.obs.refused("sessions")
 		s.render(w, r, http.StatusServiceUnavailable, messagePage("Server full", "The playground is full right now",
 			fmt.Sprintf("Every place for a live run is taken (%d in all). Runs nobody watches are freed after a while; try again in a minute or two.", s.sessions.Max())))
 		return nil, false

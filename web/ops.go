@@ -106,7 +106,11 @@ func (s *Server) requestLog(next http.Handler) http.Handler {
 		next.ServeHTTP(ww, r)
 		d := time.Since(start)
 		status := ww.Status()
-		if status == 0 {
+		switch {
+		case status != 0:
+		case websocket.IsWebSocketUpgrade(r):
+			status = http.StatusSwitchingProtocols // the upgrader wrote it on the hijacked connection
+		default:
 			status = http.StatusOK // nothing written: net/http answers 200
 		}
 		route := "unmatched"

@@ -156,6 +156,8 @@ func TestMetricsCountSessionsEventsSocketsAndLimits(t *testing.T) {
 		{"playground_trace_events_total", float64(len(ev.Batches[0].Events))},
 		{"playground_lectures", 0},
 		{"playground_ready", 1},
+		{`playground_http_requests_total{code="101",route="/ws/{id}"}`, 1},
+		{`playground_http_requests_total{code="200",route="/play/{slug}"}`, 1},
 		{"process_resident_memory_bytes", 1},
 	} {
 		if v := metric(t, srv, tc.name); v < tc.min {

@@ -38,6 +38,7 @@ type client struct {
 	started atomic.Bool // the run plays
 
 	clock clock // the latest virtual time seen, and when (the pace of the run)
+	ended error // why follow returned
 }
 
 // clock is a virtual time and the wall-clock time it was seen at.
@@ -171,11 +172,13 @@ func (c *client) send(s string) error {
 	return c.conn.WriteMessage(websocket.TextMessage, []byte(s))
 }
 
-// follow reads frames until the connection ends, checking each.
+// follow reads frames until the connection ends, checking each; c.ended says why it
+// ended.
 func (c *client) follow() error {
 	for {
 		f, err := c.read()
 		if err != nil {
+			c.ended = err
 			return err
 		}
 		switch f.Type {
@@ -248,18 +251,19 @@ type continuity struct {
 // its recent events, without a hole; the stream goes on after the snapshot's seq.
 func (k *continuity) snapshot(f frame, st *stats) {
 	if k.known && f.Seq > k.lastSeq {
-		next := k.lastSeq + 1
+		next, lost := k.lastSeq+1, int64(0)
 		for _, e := range f.Recent {
 			if e.Seq < next {
 				continue
 			}
-			if e.Seq != next {
-				break
-			}
-			next++
+			lost += e.Seq - next // a hole: older than the snapshot keeps
+			next = e.Seq + 1
 		}
-		if next != f.Seq+1 {
-			st.lost.Add(f.Seq + 1 - next)
+		if next <= f.Seq {
+			lost += f.Seq + 1 - next
+		}
+		if lost > 0 {
+			st.lost.Add(lost)
 		} else {
 			st.caughtUp.Add(1)
 			gap := f.Seq - k.lastSeq

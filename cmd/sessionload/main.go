@@ -36,6 +36,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gorilla/websocket"
+
 	"github.com/teach-dist/playground/web"
 )
 
@@ -62,6 +64,7 @@ type config struct {
 	duration time.Duration
 	after    time.Duration
 	socket   bool
+	limits   bool
 	played   time.Duration
 	hold     time.Duration
 	conc     int
@@ -85,6 +88,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&c.socket, "socket", true, "idle: connect each session's socket (a tab left open); false: only load the page")
 	fs.DurationVar(&c.played, "played", 0, "idle: each run first plays this long with the workload, then pauses (a tab left after use); needs --socket")
 	fs.DurationVar(&c.hold, "hold", 0, "idle: keep the sessions this long after measuring (to profile the server: its pprof address is printed)")
+	fs.BoolVar(&c.limits, "limits", false, "start the server with its default per-client rate limits (every client is one address here, as a lecture hall behind one NAT is); default off")
 	fs.IntVar(&c.conc, "concurrency", 64, "clients opening at once while ramping up")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: sessionload (--server BIN | --url URL --pid PID) [flags] live|idle|storm")
@@ -133,11 +137,12 @@ func gomaxprocs() string {
 
 // server is the playground under load.
 type server struct {
-	base  string // http://127.0.0.1:port
-	pid   int
-	pprof string // host:port, or "" when unknown
-	cmd   *exec.Cmd
-	log   string
+	base    string // http://127.0.0.1:port
+	pid     int
+	pprof   string // host:port, or "" when unknown
+	cmd     *exec.Cmd
+	log     string
+	stopped bool
 }
 
 var servingRE = regexp.MustCompile(`serving on (http://\S+)/`)
@@ -171,8 +176,12 @@ func startServer(ctx context.Context, c *config, stderr io.Writer) (*server, err
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(c.server, "serve", "--addr", "127.0.0.1:0", "--no-limits",
-		"--max-sessions", strconv.Itoa(c.sessions+16), "--idle", "30m", "--pprof", pp, "--log-format", "json")
+	args := []string{"serve", "--addr", "127.0.0.1:0", "--max-sessions", strconv.Itoa(c.sessions + 16),
+		"--idle", "30m", "--pprof", pp, "--log-format", "json"}
+	if !c.limits {
+		args = append(args, "--no-limits")
+	}
+	cmd := exec.Command(c.server, args...)
 	cmd.Stderr = logf
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -218,11 +227,12 @@ func startServer(ctx context.Context, c *config, stderr io.Writer) (*server, err
 	return s, nil
 }
 
-// stop sends SIGTERM and reports how long the graceful shutdown took.
+// stop sends SIGTERM and reports how long the graceful shutdown took (once).
 func (s *server) stop(out io.Writer) {
-	if s.cmd == nil {
+	if s.cmd == nil || s.stopped {
 		return
 	}
+	s.stopped = true
 	start := time.Now()
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	err := s.cmd.Wait()
@@ -382,7 +392,11 @@ func live(ctx context.Context, c *config, srv *server) error {
 	}
 	slices.Sort(paces)
 	secs := window.Seconds()
-	fmt.Fprintf(c.out, "window %v with %d live sessions, each playing at 1x and asking for the CS every %v\n", window.Round(time.Millisecond), len(clients), c.every)
+	doing := "only playing"
+	if c.every > 0 {
+		doing = fmt.Sprintf("asking for the CS every %v", c.every)
+	}
+	fmt.Fprintf(c.out, "window %v with %d live sessions, each playing at 1x and %s\n", window.Round(time.Millisecond), len(clients), doing)
 	fmt.Fprintf(c.out, "server CPU: %.0f%% of one core (%.2f of 2 cores); load tool CPU: %.0f%% of one core\n",
 		100*(cpu1-cpu0).Seconds()/secs, (cpu1-cpu0).Seconds()/secs/float64(cpus()), 100*(self1-self0).Seconds()/secs)
 	fmt.Fprintf(c.out, "server RSS: %s before, %s at the end, %s peak; %s per live session\n",
@@ -392,7 +406,25 @@ func live(ctx context.Context, c *config, srv *server) error {
 	fmt.Fprintf(c.out, "pace of the runs (virtual time / 1x): min %.2f, median %.2f, max %.2f\n",
 		paces[0], paces[len(paces)/2], paces[len(paces)-1])
 	report(c.out, st)
+	limited := 0.0
+	for _, l := range []string{"pages", "sessions", "api", "sockets", "commands"} {
+		limited += srv.metric(hc, `playground_rate_limited_total{limit="`+l+`"}`)
+	}
+	fmt.Fprintf(c.out, "rate limits: %s; requests and frames refused by them: %.0f\n", map[bool]string{true: "on (defaults)", false: "off"}[c.limits], limited)
 	cancel()
+	if srv.cmd != nil {
+		// Shut the server down under load: every socket must be told why.
+		srv.stop(c.out)
+		wg.Wait()
+		told := 0
+		for _, cl := range clients {
+			var ce *websocket.CloseError
+			if errors.As(cl.ended, &ce) && ce.Code == websocket.CloseGoingAway && ce.Text == "server shutting down" {
+				told++
+			}
+		}
+		fmt.Fprintf(c.out, "%d of %d sockets were closed with 1001 \"server shutting down\"\n", told, len(clients))
+	}
 	for _, cl := range clients {
 		cl.drop()
 	}
