@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -59,12 +58,9 @@ func (s *Server) handleSessionTrace(w http.ResponseWriter, r *http.Request) {
 	}
 	cfg := rec.Config
 	var buf []byte
-	if _, err := sim.Replay(cfg, rec.Interventions, step, sim.NewEncoder(cfg.Spec, cfg.IDs).Lines(&buf)); err != nil {
-		var ae *sim.ActionError
-		if !errors.As(err, &ae) {
-			http.Error(w, "replay: "+err.Error(), http.StatusInternalServerError)
-			return
-		}
+	if err := replayed(cfg, rec.Interventions, step, func(e *sim.Encoder) sim.Sink { return e.Lines(&buf) }); err != nil {
+		http.Error(w, "replay: "+err.Error(), http.StatusInternalServerError)
+		return
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/x-ndjson; charset=utf-8")
