@@ -381,14 +381,10 @@ func (s *Server) handleFollowerWS(w http.ResponseWriter, r *http.Request) {
 	}
 	queue := max(s.opts.SendQueue, 4*s.lectureRefresh()+16)
 	c := s.newClient(r, conn, queue)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		c.writeLoop(s.opts.PongWait/2, s.opts.WriteWait)
-	}()
+	c.start()
 	defer func() {
 		c.closeWith(websocket.CloseNormalClosure, "", true)
-		<-done
+		<-c.gone
 	}()
 	sub, err := l.Follow(after, follower{c})
 	switch {
@@ -470,32 +466,6 @@ func (s *Server) lectureRefresh() int {
 	return 128
 }
 
-// readLoop reads text frames with the connection's limits and hands each to handle
-// until the connection ends or handle returns false.
-func (s *Server) readLoop(conn *websocket.Conn, c *client, handle func([]byte) bool) {
-	conn.SetReadLimit(s.opts.ReadLimit)
-	alive := func() { _ = conn.SetReadDeadline(time.Now().Add(s.opts.PongWait)) }
-	alive()
-	conn.SetPongHandler(func(string) error { alive(); return nil })
-	for {
-		kind, data, err := conn.ReadMessage()
-		if err != nil {
-			return
-		}
-		alive()
-		if c.limited() { // over its rate: dropped unread (a rate-limited error, or 1008 on abuse)
-			continue
-		}
-		if kind != websocket.TextMessage {
-			c.Send(session.ErrorFrame(0, session.CodeBadFrame, "frames are JSON text; binary frames are not part of the protocol"))
-			continue
-		}
-		if !handle(data) {
-			return
-		}
-	}
-}
-
 // The presenter's socket: the session's own frames and commands, as on /ws/{id}, plus
 // the lecture's: follower count, questions, live tally, end.
 
@@ -513,16 +483,12 @@ func (s *Server) handlePresenterWS(w http.ResponseWriter, r *http.Request) {
 	}
 	sess := l.Session()
 	c := s.newClient(r, conn, s.opts.SendQueue)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		c.writeLoop(s.opts.PongWait/2, s.opts.WriteWait)
-	}()
+	c.start()
 	defer func() {
 		l.RemovePresenter(c)
 		sess.Detach(c)
 		c.closeWith(websocket.CloseNormalClosure, "", true)
-		<-done
+		<-c.gone
 	}()
 	if err := sess.Attach(c); err != nil {
 		code := session.CodeGone
@@ -540,19 +506,11 @@ func (s *Server) handlePresenterWS(w http.ResponseWriter, r *http.Request) {
 			s.presenterOp(c, l, f)
 			return true
 		}
-		cmd, ferr := parseFrame(data)
-		if ferr != nil {
-			c.Send(session.ErrorFrame(ferr.ref, ferr.code, ferr.msg))
-			return true
-		}
-		if err := sess.Do(c, cmd); err != nil {
-			c.Send(session.ErrorFrame(cmd.Ref, session.CodeGone, "this session has ended; reload the page for a new one"))
-			return false
-		}
-		if cmd.Kind == session.Act {
+		cmd, ok := runCommand(c, sess, data)
+		if ok && cmd.Kind == session.Act {
 			l.RunChanged()
 		}
-		return true
+		return ok
 	})
 }
 

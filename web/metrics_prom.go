@@ -29,6 +29,7 @@ type observer struct {
 	refusedN      *prometheus.CounterVec
 	explorerRuns  *prometheus.CounterVec
 	followers     prometheus.Gauge
+	restingN      prometheus.Gauge
 	requests      *prometheus.CounterVec
 	duration      *prometheus.HistogramVec
 	ready         atomic.Bool
@@ -55,6 +56,7 @@ func newObserver(s *Server) *observer {
 	o.rateLimitedN = f.counterVec("playground_rate_limited_total", "Requests and WebSocket frames refused by a per-client rate limit, by limit.", "limit")
 	o.refusedN = f.counterVec("playground_capacity_refusals_total", "Requests refused at a cap (sessions, viewers, lectures, followers).", "cap")
 	o.explorerRuns = f.counterVec("playground_explorer_runs_total", "Explorer searches run from the browser, by outcome.", "outcome")
+	o.restingN = f.gauge("playground_sessions_resting", "Live sessions whose still run is at rest: only its recipe kept, rebuilt by replay when next needed.")
 	o.followers = f.gauge("playground_lecture_followers", "Followers attached to the lectures of this server.")
 	o.requests = f.counterVec("playground_http_requests_total", "HTTP requests by route pattern and status code.", "route", "code")
 	o.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -114,6 +116,16 @@ func (o *observer) handler() http.Handler {
 func (o *observer) sessionStarted() {
 	if o != nil {
 		o.sessionStarts.Inc()
+	}
+}
+
+func (o *observer) resting(yes bool) {
+	switch {
+	case o == nil:
+	case yes:
+		o.restingN.Inc()
+	default:
+		o.restingN.Dec()
 	}
 }
 

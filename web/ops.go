@@ -62,7 +62,7 @@ const closeShuttingDown = "server shutting down"
 // /metrics, obeys the per-connection rate limits (client.limited) and is closed with
 // 1001 when the server shuts down. Every WebSocket handler makes its client here.
 func (s *Server) newClient(r *http.Request, conn *websocket.Conn, queue int) *client {
-	c := newClient(conn, queue)
+	c := newClient(conn, queue, s.opts.PongWait/2, s.opts.WriteWait) // two pings per pong wait: one may be late
 	c.obs = s.obs
 	c.limit = s.connLimit(r)
 	kind := "session"

@@ -177,7 +177,7 @@ func TestMetricsCountSessionsEventsSocketsAndLimits(t *testing.T) {
 func TestSlowClientIsCounted(t *testing.T) {
 	s := New(Options{})
 	defer s.Close()
-	c := newClient(nil, 1)
+	c := newClient(nil, 1, time.Minute, time.Second) // never started: nothing is written
 	c.obs = s.obs
 	if !c.Send([]byte(`{}`)) || c.Send([]byte(`{}`)) {
 		t.Fatal("a queue of one took two frames")

@@ -34,7 +34,10 @@ import (
 type Options struct {
 	MaxSessions int           // live sessions at once (default 200)
 	Idle        time.Duration // a session without viewers ends after this (default 10 min)
-	Logger      *slog.Logger  // default: discard
+	// Rest: a run still this long keeps only its recipe until needed (default 1 min,
+	// negative: never; runtime/session).
+	Rest   time.Duration
+	Logger *slog.Logger // default: discard
 
 	// WebSocket timing and limits; tests shorten them.
 	PongWait  time.Duration // a connection silent this long is dead (default 60 s)
@@ -125,7 +128,8 @@ func New(opts Options) *Server {
 // Session ids are capabilities, so logs name a session by a short hash of its id.
 func (s *Server) sessionOptions() session.Options {
 	log := s.opts.Logger
-	return session.Options{Idle: s.opts.Idle, MaxSubscribers: s.opts.MaxViewers,
+	return session.Options{Idle: s.opts.Idle, Rest: s.opts.Rest, MaxSubscribers: s.opts.MaxViewers,
+		OnRest: func(_ *session.Session, resting bool) { s.obs.resting(resting) },
 		OnPanic: func(alg string, v any, stack []byte) {
 			s.obs.panicked("session")
 			log.Error("a session's run panicked; that session ended", "algorithm", alg, "panic", fmt.Sprint(v), "stack", string(stack))

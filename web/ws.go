@@ -35,19 +35,26 @@ func sameOrigin(r *http.Request) bool {
 	return strings.EqualFold(u.Host, r.Host)
 }
 
-// client is one WebSocket connection: a session subscriber. Its writer goroutine is
-// the only one that writes to the connection; the session only ever queues frames, and
-// a full queue drops the client instead of slowing the session. The queue is a slice
-// that grows only while frames wait, so a tab left open holds no queue at all.
+// client is one WebSocket connection: a session subscriber. Writes happen on a
+// goroutine that runs only while something waits to be written (frames, a ping, the
+// close), so a tab left open costs no goroutine and no stack for its writes; there is
+// never more than one, so writes stay in order. The session only ever queues frames,
+// and a full queue drops the client instead of slowing the session. The queue is a
+// slice that grows only while frames wait.
 type client struct {
-	conn     *websocket.Conn
-	maxQueue int           // frames queued at once before the client counts as too slow
-	wake     chan struct{} // holds a token while frames wait
-	quit     chan struct{}
-	once     sync.Once
+	conn       *websocket.Conn
+	maxQueue   int           // frames queued at once before the client counts as too slow
+	ping, wait time.Duration // between pings; deadline of each write
+	quit       chan struct{} // closed by closeWith: nothing more is queued
+	gone       chan struct{} // closed once the connection is closed
+	once       sync.Once
 
 	mu        sync.Mutex
 	queue     [][]byte
+	started   bool // start was called: writes may begin
+	writing   bool // the writing goroutine runs (it stays true once the connection is closed)
+	pingDue   bool
+	pinger    *time.Timer
 	closeCode int
 	closeText string
 	drain     bool // write what is queued before closing (not for a client too slow to take it)
@@ -58,98 +65,154 @@ type client struct {
 	release func() // when the connection has ended
 }
 
-func newClient(conn *websocket.Conn, queue int) *client {
-	return &client{conn: conn, maxQueue: queue, wake: make(chan struct{}, 1), quit: make(chan struct{}),
+func newClient(conn *websocket.Conn, queue int, ping, wait time.Duration) *client {
+	return &client{conn: conn, maxQueue: queue, ping: ping, wait: wait, quit: make(chan struct{}), gone: make(chan struct{}),
 		closeCode: websocket.CloseNormalClosure}
+}
+
+// start lets writes begin (what was queued or closed before goes out now) and pings
+// the client every c.ping: its pongs keep the read deadline alive.
+func (c *client) start() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.started = true
+	c.pinger = time.AfterFunc(c.ping, func() {
+		c.mu.Lock()
+		c.pingDue = true
+		c.kick()
+		c.mu.Unlock()
+	})
+	if len(c.queue) > 0 || c.closing() {
+		c.kick()
+	}
+}
+
+// kick starts the writing goroutine unless it runs. Call with c.mu held.
+func (c *client) kick() {
+	if c.started && !c.writing {
+		c.writing = true
+		go c.flush()
+	}
+}
+
+func (c *client) closing() bool {
+	select {
+	case <-c.quit:
+		return true
+	default:
+		return false
+	}
 }
 
 // Send implements session.Subscriber.
 func (c *client) Send(frame []byte) bool {
-	select {
-	case <-c.quit:
-		return false
-	default:
-	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closing() {
+		return false
+	}
 	if len(c.queue) >= c.maxQueue {
-		c.mu.Unlock()
 		c.obs.slowClient()
-		c.closeWith(websocket.CloseTryAgainLater, "too slow: frames were piling up", false)
+		c.closeLocked(websocket.CloseTryAgainLater, "too slow: frames were piling up", false)
 		return false
 	}
 	c.queue = append(c.queue, frame)
-	c.mu.Unlock()
-	select {
-	case c.wake <- struct{}{}:
-	default: // the writer is already woken
-	}
+	c.kick()
 	return true
-}
-
-// take hands the writer every frame queued, in order.
-func (c *client) take() [][]byte {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	q := c.queue
-	c.queue = nil
-	return q
 }
 
 // Close implements session.Subscriber: the session dropped us or ended.
 func (c *client) Close() { c.closeWith(websocket.CloseGoingAway, "the session ended", true) }
 
+// closeWith closes the connection with code and text, after what is queued if drain.
+// The first call decides; wait for c.gone to know the connection is closed.
 func (c *client) closeWith(code int, text string, drain bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closeLocked(code, text, drain)
+}
+
+func (c *client) closeLocked(code int, text string, drain bool) {
 	c.once.Do(func() {
-		c.mu.Lock()
 		c.closeCode, c.closeText, c.drain = code, text, drain
-		c.mu.Unlock()
 		close(c.quit)
+		c.kick()
 	})
 }
 
-// writeLoop writes queued frames and pings, each under a deadline, until quit; then it
-// sends a close frame and closes the connection, which also ends the reader.
-func (c *client) writeLoop(ping, wait time.Duration) {
-	ticker := time.NewTicker(ping)
-	defer func() {
-		ticker.Stop()
-		c.conn.Close()
-		if c.release != nil {
-			c.release()
-		}
-	}()
+// flush is the writing goroutine: it writes what is queued, and the ping when due,
+// each under a deadline, until nothing waits; after closeWith it sends the close
+// frame and closes the connection, which also ends the reader.
+func (c *client) flush() {
 	for {
-		select {
-		case <-c.wake:
-			for _, frame := range c.take() {
-				_ = c.conn.SetWriteDeadline(time.Now().Add(wait))
-				if err := c.conn.WriteMessage(websocket.TextMessage, frame); err != nil {
-					return
-				}
-			}
-		case <-ticker.C:
-			_ = c.conn.SetWriteDeadline(time.Now().Add(wait))
-			if err := c.conn.WriteMessage(websocket.PingMessage, nil); err != nil {
-				return
-			}
-		case <-c.quit:
-			c.mu.Lock()
-			msg := websocket.FormatCloseMessage(c.closeCode, c.closeText)
-			drain := c.drain
+		c.mu.Lock()
+		frames := c.queue
+		c.queue = nil
+		ping := c.pingDue
+		c.pingDue = false
+		closing := c.closing()
+		if len(frames) == 0 && !ping && !closing {
+			c.writing = false
 			c.mu.Unlock()
-			deadline := time.Now().Add(wait)
-			_ = c.conn.SetWriteDeadline(deadline)
-			if drain {
-				for _, frame := range c.take() {
-					if err := c.conn.WriteMessage(websocket.TextMessage, frame); err != nil {
-						return
-					}
-				}
-			}
-			_ = c.conn.WriteControl(websocket.CloseMessage, msg, deadline)
 			return
 		}
+		c.mu.Unlock()
+		if closing {
+			c.finish(frames)
+			return
+		}
+		for _, frame := range frames {
+			_ = c.conn.SetWriteDeadline(time.Now().Add(c.wait))
+			if err := c.conn.WriteMessage(websocket.TextMessage, frame); err != nil {
+				c.fail()
+				return
+			}
+		}
+		if ping {
+			_ = c.conn.SetWriteDeadline(time.Now().Add(c.wait))
+			if err := c.conn.WriteMessage(websocket.PingMessage, nil); err != nil {
+				c.fail()
+				return
+			}
+			c.pinger.Reset(c.ping)
+		}
 	}
+}
+
+// finish writes what is left (when draining) and the close frame, then ends.
+func (c *client) finish(frames [][]byte) {
+	defer c.end()
+	c.mu.Lock()
+	msg := websocket.FormatCloseMessage(c.closeCode, c.closeText)
+	drain := c.drain
+	c.mu.Unlock()
+	deadline := time.Now().Add(c.wait)
+	_ = c.conn.SetWriteDeadline(deadline)
+	if drain {
+		for _, frame := range frames {
+			if err := c.conn.WriteMessage(websocket.TextMessage, frame); err != nil {
+				return
+			}
+		}
+	}
+	_ = c.conn.WriteControl(websocket.CloseMessage, msg, deadline)
+}
+
+// fail ends a connection that could not be written to: nothing more is queued.
+func (c *client) fail() {
+	c.mu.Lock()
+	c.once.Do(func() { close(c.quit) })
+	c.mu.Unlock()
+	c.end()
+}
+
+func (c *client) end() {
+	c.pinger.Stop()
+	c.conn.Close()
+	if c.release != nil {
+		c.release()
+	}
+	close(c.gone)
 }
 
 // upgrader accepts same-origin WebSockets. Buffers are what an idle viewer costs most
@@ -199,27 +262,31 @@ func (s *Server) containWS(c *client) {
 
 // serveWS is the life of one session socket: attach, read commands, detach.
 func (s *Server) serveWS(conn *websocket.Conn, c *client, sess *session.Session) {
-	wait := s.opts.WriteWait
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		c.writeLoop(s.opts.PongWait/2, wait) // two pings per pong wait: one may be late
-	}()
+	c.start()
 	defer func() {
 		sess.Detach(c)
 		c.closeWith(websocket.CloseNormalClosure, "", true)
-		<-done
+		<-c.gone
 	}()
-	if err := sess.Attach(c); err != nil {
-		code := session.CodeGone
-		if !errors.Is(err, session.ErrClosed) {
-			code = session.CodeBusy
-			s.obs.refused("viewers")
-		}
-		c.Send(session.ErrorFrame(0, code, err.Error()))
-		c.closeWith(websocket.CloseTryAgainLater, code, true)
+	if !s.attach(c, sess) {
 		return
 	}
+	s.readLoop(conn, c, func(data []byte) bool {
+		_, ok := runCommand(c, sess, data)
+		return ok
+	})
+}
+
+// readLoop reads text frames with the connection's limits and hands each to handle
+// until the connection ends or handle returns false.
+//
+// A tab left open keeps this goroutine parked in a read for hours, with the stack it
+// grew to. Parsing a frame (encoding/json) grows a stack to 8 KiB, and a stack parked
+// this deep in the network poller never shrinks below that at a collection (the
+// runtime halves only stacks using under a quarter of theirs). So each frame is
+// handled on a goroutine of its own, waited for: frames stay in order, and the reader
+// keeps the few KiB a read needs (docs/benchmarks.md, "Resident memory per idle session").
+func (s *Server) readLoop(conn *websocket.Conn, c *client, handle func([]byte) bool) {
 	conn.SetReadLimit(s.opts.ReadLimit)
 	alive := func() { _ = conn.SetReadDeadline(time.Now().Add(s.opts.PongWait)) }
 	alive()
@@ -227,7 +294,7 @@ func (s *Server) serveWS(conn *websocket.Conn, c *client, sess *session.Session)
 	for {
 		kind, data, err := conn.ReadMessage()
 		if err != nil {
-			return // closed, timed out, or over the read limit
+			return
 		}
 		alive()
 		if c.limited() { // over its rate: dropped unread (a rate-limited error, or 1008 on abuse)
@@ -237,16 +304,67 @@ func (s *Server) serveWS(conn *websocket.Conn, c *client, sess *session.Session)
 			c.Send(session.ErrorFrame(0, session.CodeBadFrame, "frames are JSON text; binary frames are not part of the protocol"))
 			continue
 		}
-		cmd, ferr := parseFrame(data)
-		if ferr != nil {
-			c.Send(session.ErrorFrame(ferr.ref, ferr.code, ferr.msg))
-			continue
-		}
-		if err := sess.Do(c, cmd); err != nil {
-			c.Send(session.ErrorFrame(cmd.Ref, session.CodeGone, "this session has ended; reload the page for a new one"))
+		if !onOwnStack(handle, data) {
 			return
 		}
 	}
+}
+
+// onOwnStack runs handle(data) on a new goroutine and waits for it. A panic there is
+// raised again here, with the stack it came from, so the socket's own containment
+// (containWS, net/http's) still applies.
+func onOwnStack(handle func([]byte) bool, data []byte) bool {
+	type result struct {
+		ok       bool
+		panicked any
+		stack    []byte
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer func() {
+			if v := recover(); v != nil {
+				done <- result{panicked: v, stack: debug.Stack()}
+			}
+		}()
+		done <- result{ok: handle(data)}
+	}()
+	r := <-done
+	if r.panicked != nil {
+		panic(fmt.Sprintf("%v [in a frame handler: %s]", r.panicked, r.stack))
+	}
+	return r.ok
+}
+
+// attach subscribes c to sess, or tells it why not and closes it. Kept out of
+// serveWS, whose frame stays under the reader for the connection's whole life.
+func (s *Server) attach(c *client, sess *session.Session) bool {
+	err := sess.Attach(c)
+	if err == nil {
+		return true
+	}
+	code := session.CodeGone
+	if !errors.Is(err, session.ErrClosed) {
+		code = session.CodeBusy
+		s.obs.refused("viewers")
+	}
+	c.Send(session.ErrorFrame(0, code, err.Error()))
+	c.closeWith(websocket.CloseTryAgainLater, code, true)
+	return false
+}
+
+// runCommand parses one client frame and hands it to the session; errors go back to
+// the client as error frames. It reports false once the session has ended.
+func runCommand(c *client, sess *session.Session, data []byte) (session.Command, bool) {
+	cmd, ferr := parseFrame(data)
+	if ferr != nil {
+		c.Send(session.ErrorFrame(ferr.ref, ferr.code, ferr.msg))
+		return cmd, true
+	}
+	if err := sess.Do(c, cmd); err != nil {
+		c.Send(session.ErrorFrame(cmd.Ref, session.CodeGone, "this session has ended; reload the page for a new one"))
+		return cmd, false
+	}
+	return cmd, true
 }
 
 // frameError is a frame the server cannot act on.

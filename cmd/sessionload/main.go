@@ -52,23 +52,24 @@ func main() {
 }
 
 type config struct {
-	mode     string
-	server   string // binary to start
-	url      string // or a running server
-	pid      int
-	sessions int
-	path     string
-	every    time.Duration
-	nodes    int
-	warmup   time.Duration
-	duration time.Duration
-	after    time.Duration
-	socket   bool
-	limits   bool
-	played   time.Duration
-	hold     time.Duration
-	conc     int
-	out      io.Writer
+	mode      string
+	server    string // binary to start
+	url       string // or a running server
+	pid       int
+	sessions  int
+	path      string
+	every     time.Duration
+	nodes     int
+	warmup    time.Duration
+	duration  time.Duration
+	after     time.Duration
+	socket    bool
+	limits    bool
+	played    time.Duration
+	serveArgs string
+	hold      time.Duration
+	conc      int
+	out       io.Writer
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -76,6 +77,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var c config
 	fs.StringVar(&c.server, "server", "", "start this playground binary on loopback (with --no-limits and room for the sessions)")
+	fs.StringVar(&c.serveArgs, "serve-args", "", "with --server: more flags for `playground serve`, space separated (e.g. \"--rest 2s\" to try a setting)")
 	fs.StringVar(&c.url, "url", "", "a playground already running on loopback (with --pid)")
 	fs.IntVar(&c.pid, "pid", 0, "its process id, for /proc")
 	fs.IntVar(&c.sessions, "sessions", 1000, "clients, each with a session of its own")
@@ -181,6 +183,7 @@ func startServer(ctx context.Context, c *config, stderr io.Writer) (*server, err
 	if !c.limits {
 		args = append(args, "--no-limits")
 	}
+	args = append(args, strings.Fields(c.serveArgs)...)
 	cmd := exec.Command(c.server, args...)
 	cmd.Stderr = logf
 	out, err := cmd.StdoutPipe()
@@ -484,7 +487,19 @@ func idle(ctx context.Context, c *config, srv *server) error {
 		}
 		fmt.Fprintf(c.out, "every run played for %v (%d trace events in all), then paused\n", c.played, st.events.Load())
 	}
-	sleep(ctx, 2*time.Second)
+	// Idle means at rest: a still run keeps only its recipe after the server's --rest
+	// (default 1 min; runtime/session/rest.go). Wait for every run to get there.
+	waited := time.Now()
+	for srv.metric(hc, "playground_sessions_resting") < srv.metric(hc, "playground_sessions") {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if time.Since(waited) > 5*time.Minute {
+			return errors.New("after 5 minutes some runs are still not at rest")
+		}
+		sleep(ctx, time.Second)
+	}
+	fmt.Fprintf(c.out, "every run at rest after %v\n", time.Since(waited).Round(time.Second))
 	full := srv.settle(hc)
 	heap1, stack1 := srv.metric(hc, "go_memstats_heap_inuse_bytes"), srv.metric(hc, "go_memstats_stack_inuse_bytes")
 	sess1 := srv.metric(hc, "playground_sessions")

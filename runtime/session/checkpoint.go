@@ -6,7 +6,7 @@ package session
 // state a late joiner starts from, so its log of frames to replay stays short. fn must
 // not block. It returns ErrClosed if the session has ended.
 func (s *Session) Checkpoint(fn func(hello, snapshot []byte)) error {
-	return s.send(envelope{what: checkpoint, snap: fn})
+	return s.send(&envelope{what: checkpoint, snap: fn})
 }
 
 func (s *Session) checkpoint(fn func(hello, snapshot []byte)) {

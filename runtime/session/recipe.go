@@ -22,7 +22,7 @@ type Recipe struct {
 // Recipe asks the session's goroutine for its recipe. Nothing in it aliases the run.
 func (s *Session) Recipe(ctx context.Context) (Recipe, error) {
 	reply := make(chan Recipe, 1)
-	if err := s.send(envelope{what: recipe, recipe: reply}); err != nil {
+	if err := s.send(&envelope{what: recipe, recipe: reply}); err != nil {
 		return Recipe{}, err
 	}
 	select {
@@ -38,8 +38,13 @@ func (s *Session) Recipe(ctx context.Context) (Recipe, error) {
 func (s *Session) recipe() Recipe {
 	// The pending step is already taken from the kernel but not yet shown: the step
 	// shown is the one before it.
-	step := s.sim.Steps()
-	if s.pending != nil {
+	var step int
+	switch {
+	case s.resting: // the exports and panels read recipes: they need not wake the run
+		step = s.restStep
+	case s.pending == nil:
+		step = s.sim.Steps()
+	default:
 		step = s.pending[0].step - 1
 	}
 	return Recipe{

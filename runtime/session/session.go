@@ -104,6 +104,10 @@ type Options struct {
 	Idle           time.Duration // end the session after this long without subscribers (default 10 min)
 	MaxEvents      int           // trace events a live run may produce (default DefaultMaxEvents)
 	MaxSubscribers int           // subscribers at once (default 64)
+	// Rest puts a run that has been still this long (paused, unwatched, or quiet)
+	// to rest: it keeps only its recipe and is rebuilt by replay when next needed,
+	// so a tab left open costs little (default 1 min; negative: never).
+	Rest time.Duration
 	// OnPanic hears of a panic that ended a session (for the server's log and metrics).
 	OnPanic func(algorithm string, value any, stack []byte)
 	// OnStart and OnEnd hear of each session's start (Manager) and end, OnEvents of
@@ -112,6 +116,8 @@ type Options struct {
 	OnStart  func(s *Session)
 	OnEnd    func(s *Session, lived time.Duration)
 	OnEvents func(n int)
+	// OnRest hears a run going to rest (true) and waking or ending at rest (false).
+	OnRest func(s *Session, resting bool)
 }
 
 func (o Options) withDefaults() Options {
@@ -123,6 +129,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxSubscribers <= 0 {
 		o.MaxSubscribers = 64
+	}
+	if o.Rest == 0 {
+		o.Rest = time.Minute
 	}
 	return o
 }
@@ -155,7 +164,7 @@ type Session struct {
 	algorithm string
 	opts      Options
 	started   time.Time
-	cmds      chan envelope
+	cmds      chan *envelope // pointers: a small channel, and a small frame for run's select
 	done      chan struct{}
 
 	setup   Setup
@@ -173,6 +182,11 @@ type Session struct {
 	idle    *time.Timer
 	pace    *time.Timer
 	paced   bool // pace is armed
+	rest    *time.Timer
+	// resting: the run is put away (rest.go); sim, enc and track are empty until wake
+	// rebuilds them at restStep.
+	resting  bool
+	restStep int
 
 	anchorWall time.Time
 	anchorVirt int
@@ -198,7 +212,7 @@ func newSession(id string, setup Setup, opts Options) (*Session, error) {
 		id:        id,
 		algorithm: setup.Config.Spec.Slug,
 		opts:      opts.withDefaults(),
-		cmds:      make(chan envelope, 16),
+		cmds:      make(chan *envelope, 4), // senders wait their turn
 		done:      make(chan struct{}),
 		speed:     1,
 		started:   time.Now(),
@@ -235,9 +249,15 @@ func (s *Session) run(ctx context.Context, ended func()) {
 	s.idle = time.NewTimer(min(s.opts.Idle, firstVisit))
 	s.pace = time.NewTimer(time.Hour)
 	s.pace.Stop()
+	s.rest = time.NewTimer(time.Hour)
+	s.rest.Stop()
 	defer func() {
 		s.idle.Stop()
 		s.pace.Stop()
+		s.rest.Stop()
+		if s.resting && s.opts.OnRest != nil {
+			s.opts.OnRest(s, false)
+		}
 		for _, sub := range s.subs {
 			sub.Close()
 		}
@@ -269,8 +289,13 @@ func (s *Session) run(ctx context.Context, ended func()) {
 			if !s.contained(func() { s.advance(time.Now()) }) {
 				return
 			}
+		case <-s.rest.C:
+			if !s.contained(s.putToRest) {
+				return
+			}
 		}
 		s.arm()
+		s.armRest()
 	}
 }
 
@@ -293,7 +318,7 @@ func (s *Session) contained(f func()) (ok bool) {
 }
 
 // send hands env to the goroutine, or fails if the session has ended.
-func (s *Session) send(e envelope) error {
+func (s *Session) send(e *envelope) error {
 	select {
 	case <-s.done: // checked first: a buffered channel would otherwise accept it
 		return ErrClosed
@@ -309,13 +334,13 @@ func (s *Session) send(e envelope) error {
 
 // Do queues a command from sub; errors about it come back to sub as error frames.
 func (s *Session) Do(sub Subscriber, c Command) error {
-	return s.send(envelope{what: user, sub: sub, cmd: c})
+	return s.send(&envelope{what: user, sub: sub, cmd: c})
 }
 
 // Attach adds a subscriber, which first receives hello and snapshot frames.
 func (s *Session) Attach(sub Subscriber) error {
 	errc := make(chan error, 1)
-	if err := s.send(envelope{what: attach, sub: sub, errc: errc}); err != nil {
+	if err := s.send(&envelope{what: attach, sub: sub, errc: errc}); err != nil {
 		return err
 	}
 	select {
@@ -328,18 +353,21 @@ func (s *Session) Attach(sub Subscriber) error {
 
 // Detach removes a subscriber; the last one leaving pauses the run.
 func (s *Session) Detach(sub Subscriber) {
-	_ = s.send(envelope{what: detach, sub: sub})
+	_ = s.send(&envelope{what: detach, sub: sub})
 }
 
 // Touch postpones idle eviction: a page was just served for this session.
 func (s *Session) Touch() {
 	select {
-	case s.cmds <- envelope{what: touch}:
+	case s.cmds <- &envelope{what: touch}:
 	default: // a busy session is not idle anyway
 	}
 }
 
-func (s *Session) handle(e envelope) {
+func (s *Session) handle(e *envelope) {
+	if s.resting && e.what != touch && e.what != detach && e.what != recipe {
+		s.wake()
+	}
 	switch e.what {
 	case attach:
 		e.errc <- s.attach(e.sub)
@@ -805,7 +833,7 @@ func (s *Session) due(t int) time.Time {
 func (s *Session) arm() {
 	s.pace.Stop()
 	s.paced = false
-	if !s.playing || s.failed != nil || len(s.subs) == 0 {
+	if s.resting || !s.playing || s.failed != nil || len(s.subs) == 0 {
 		return
 	}
 	switch {

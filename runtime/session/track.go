@@ -20,7 +20,7 @@ type track struct {
 	lit       []litRule     // the rules of the latest batch that fired any
 	rules     [][]string    // per node index: the rules of its latest batch that fired any
 	ruleBatch []int
-	ring      [Recent][]byte // the latest trace events, encoded
+	ring      [][]byte // the latest trace events, encoded (Recent of them once filled)
 	ringNext  int
 	ringLen   int
 	nodes     []nodeView // as last published
@@ -97,6 +97,9 @@ func (s *Session) discard() { s.begin() }
 func (s *Session) onEvent(ev *sim.Event) {
 	s.lastSeq = ev.Seq
 	s.line = s.enc.Append(s.line[:0], ev)
+	if s.ring == nil {
+		s.ring = make([][]byte, Recent)
+	}
 	s.ring[s.ringNext] = append(s.ring[s.ringNext][:0], s.line...)
 	s.ringNext = (s.ringNext + 1) % Recent
 	s.ringLen = min(s.ringLen+1, Recent)
