@@ -129,7 +129,10 @@ func New(opts Options) *Server {
 func (s *Server) sessionOptions() session.Options {
 	log := s.opts.Logger
 	return session.Options{Idle: s.opts.Idle, Rest: s.opts.Rest, MaxSubscribers: s.opts.MaxViewers,
-		OnRest: func(_ *session.Session, resting bool) { s.obs.resting(resting) },
+		OnRest: func(sess *session.Session, resting bool) {
+			s.obs.resting(resting)
+			log.Debug("session rest", "session", logID(sess.ID()), "resting", resting)
+		},
 		OnPanic: func(alg string, v any, stack []byte) {
 			s.obs.panicked("session")
 			log.Error("a session's run panicked; that session ended", "algorithm", alg, "panic", fmt.Sprint(v), "stack", string(stack))

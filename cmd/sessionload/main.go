@@ -67,6 +67,7 @@ type config struct {
 	limits    bool
 	played    time.Duration
 	serveArgs string
+	atRest    bool
 	hold      time.Duration
 	conc      int
 	out       io.Writer
@@ -77,6 +78,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var c config
 	fs.StringVar(&c.server, "server", "", "start this playground binary on loopback (with --no-limits and room for the sessions)")
+	fs.BoolVar(&c.atRest, "at-rest", true, "idle: measure once the server has put every run to rest (its --rest, default 1 min); false: 2 s after the runs paused, as in a tab's first minute")
 	fs.StringVar(&c.serveArgs, "serve-args", "", "with --server: more flags for `playground serve`, space separated (e.g. \"--rest 2s\" to try a setting)")
 	fs.StringVar(&c.url, "url", "", "a playground already running on loopback (with --pid)")
 	fs.IntVar(&c.pid, "pid", 0, "its process id, for /proc")
@@ -470,11 +472,18 @@ func idle(ctx context.Context, c *config, srv *server) error {
 	}
 	tr.CloseIdleConnections()
 	var wg sync.WaitGroup
+	if c.socket {
+		// A tab reads its socket, which is also what answers the server's pings: a
+		// client that never read would be dropped after the pong wait (60 s).
+		for _, cl := range clients {
+			wg.Add(1)
+			go func() { defer wg.Done(); _ = cl.follow() }()
+		}
+	}
 	if c.played > 0 && c.socket {
 		wctx, cancel := context.WithCancel(ctx)
 		for i, cl := range clients {
-			wg.Add(2)
-			go func() { defer wg.Done(); _ = cl.follow() }()
+			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				cl.workload(wctx, c.every, c.nodes, time.Duration(i)*c.every/time.Duration(len(clients)))
@@ -490,7 +499,8 @@ func idle(ctx context.Context, c *config, srv *server) error {
 	// Idle means at rest: a still run keeps only its recipe after the server's --rest
 	// (default 1 min; runtime/session/rest.go). Wait for every run to get there.
 	waited := time.Now()
-	for srv.metric(hc, "playground_sessions_resting") < srv.metric(hc, "playground_sessions") {
+	sleep(ctx, 2*time.Second)
+	for c.atRest && srv.metric(hc, "playground_sessions_resting") < srv.metric(hc, "playground_sessions") {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -499,10 +509,17 @@ func idle(ctx context.Context, c *config, srv *server) error {
 		}
 		sleep(ctx, time.Second)
 	}
-	fmt.Fprintf(c.out, "every run at rest after %v\n", time.Since(waited).Round(time.Second))
+	if c.atRest {
+		fmt.Fprintf(c.out, "every run at rest after %v\n", time.Since(waited).Round(time.Second))
+	}
 	full := srv.settle(hc)
 	heap1, stack1 := srv.metric(hc, "go_memstats_heap_inuse_bytes"), srv.metric(hc, "go_memstats_stack_inuse_bytes")
 	sess1 := srv.metric(hc, "playground_sessions")
+	if c.socket {
+		if open := srv.metric(hc, `playground_websockets{socket="session"}`); open != float64(len(clients)) {
+			return fmt.Errorf("only %.0f of %d sockets were still open when measured", open, len(clients))
+		}
+	}
 	n := float64(len(clients))
 	what := "page loaded, socket connected, run paused"
 	if c.played > 0 {

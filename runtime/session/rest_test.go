@@ -154,3 +154,26 @@ func TestFailedRunDoesNotRest(t *testing.T) {
 		t.Fatalf("after the wait the run answers %s", f.raw)
 	}
 }
+
+// A page loaded and never connected: the run rests without ever having had a viewer,
+// and the first viewer sees what it would have seen at once.
+func TestUnwatchedRunRests(t *testing.T) {
+	w := make(restWatch, 16)
+	m := NewManager(4, w.options(10*time.Millisecond))
+	defer m.Close()
+	awake := NewManager(4, Options{Rest: -1})
+	defer awake.Close()
+	s, err := m.Start(setupOf(t, ra4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl, err := awake.Start(setupOf(t, ra4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.wait(t, true)
+	got, want := viewOf(t, s), viewOf(t, ctl)
+	if !bytes.Equal(got.raw, want.raw) {
+		t.Fatalf("first viewer after rest:\n rested %s\n  awake %s", got.raw, want.raw)
+	}
+}

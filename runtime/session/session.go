@@ -251,6 +251,7 @@ func (s *Session) run(ctx context.Context, ended func()) {
 	s.pace.Stop()
 	s.rest = time.NewTimer(time.Hour)
 	s.rest.Stop()
+	s.armRest() // a page loaded and never connected rests too
 	defer func() {
 		s.idle.Stop()
 		s.pace.Stop()
