@@ -34,7 +34,7 @@ import (
 type Options struct {
 	MaxSessions int           // live sessions at once (default 200)
 	Idle        time.Duration // a session without viewers ends after this (default 10 min)
-	// Rest: a run still this long keeps only its recipe until needed (default 1 min,
+	// Rest: a run still this long keeps only its recipe until needed (default 10 s,
 	// negative: never; runtime/session).
 	Rest   time.Duration
 	Logger *slog.Logger // default: discard

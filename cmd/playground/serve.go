@@ -14,6 +14,7 @@ import (
 
 	"github.com/teach-dist/playground/runtime/lecture"
 	"github.com/teach-dist/playground/runtime/lecture/natsbroker"
+	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/web"
 )
 
@@ -53,7 +54,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	maxLectures := fs.Int("max-lectures", 50, "live lectures at once; past it 'No room for another lecture'")
 	maxFollowers := fs.Int("max-followers", 1000, "followers of one lecture; past it a follower's socket is refused with 'busy'")
 	idle := fs.Duration("idle", 10*time.Minute, "end a run nobody has watched for this long")
-	rest := fs.Duration("rest", time.Minute, "put a run that has been still (paused, unwatched or quiet) this long to rest: it keeps only its recipe and is rebuilt by replay when next needed; 0: never")
+	rest := fs.Duration("rest", session.DefaultRest, "put a run that has been still (paused, unwatched or quiet) this long to rest: it keeps only its recipe and is rebuilt by replay when next needed; 0: never")
 	shutdown := fs.Duration("shutdown-timeout", 10*time.Second, "on SIGTERM or SIGINT, how long requests in progress and WebSocket closes get before they are cut")
 	trusted := fs.String("trusted-proxy", "", "behind a reverse proxy: its CIDRs (client address from X-Forwarded-For), or HEADER=CIDRs (from that header, e.g. X-Real-IP=10.0.0.0/8); empty: the TCP peer")
 	pprofAddr := fs.String("pprof", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060); never on a public one")

@@ -35,6 +35,10 @@ const (
 	Recent = 100
 	// DefaultMaxEvents bounds a live run: replaying it (every seek does) stays quick.
 	DefaultMaxEvents = 250_000
+	// DefaultRest is how long a run stays still before it is put to rest (rest.go).
+	// Waking costs one replay (about 5 ms for 10 000 steps, docs/benchmarks.md), so
+	// the wait can be short: a student reading the pseudocode for a while pays it once.
+	DefaultRest = 10 * time.Second
 	// maxBatchesPerWake keeps a fast run from starving the command channel.
 	maxBatchesPerWake = 256
 	// lag is how far behind schedule pacing may fall before it re-anchors instead of
@@ -106,7 +110,7 @@ type Options struct {
 	MaxSubscribers int           // subscribers at once (default 64)
 	// Rest puts a run that has been still this long (paused, unwatched, or quiet)
 	// to rest: it keeps only its recipe and is rebuilt by replay when next needed,
-	// so a tab left open costs little (default 1 min; negative: never).
+	// so a tab left open costs little (default DefaultRest; negative: never).
 	Rest time.Duration
 	// OnPanic hears of a panic that ended a session (for the server's log and metrics).
 	OnPanic func(algorithm string, value any, stack []byte)
@@ -131,7 +135,7 @@ func (o Options) withDefaults() Options {
 		o.MaxSubscribers = 64
 	}
 	if o.Rest == 0 {
-		o.Rest = time.Minute
+		o.Rest = DefaultRest
 	}
 	return o
 }

@@ -104,7 +104,7 @@ func (s *sub) next(t *testing.T, types ...string) frame {
 	}
 }
 
-func setupOf(t *testing.T, doc string) Setup {
+func setupOf(t testing.TB, doc string) Setup {
 	t.Helper()
 	sc, err := scenarios.Parse([]byte(doc))
 	if err != nil {
