@@ -21,6 +21,18 @@ func (w restWatch) options(rest time.Duration) Options {
 	}}
 }
 
+// restPair is a manager whose runs rest after 10 ms, heard by w, and one whose runs
+// never rest, to compare with.
+func restPair(t *testing.T, w restWatch) (rested, awake *Manager) {
+	rested = NewManager(4, w.options(10*time.Millisecond))
+	awake = NewManager(4, Options{Rest: -1})
+	t.Cleanup(func() {
+		rested.Close()
+		awake.Close()
+	})
+	return rested, awake
+}
+
 // wait returns once the session went to rest (true) or woke (false).
 func (w restWatch) wait(t *testing.T, resting bool) {
 	t.Helper()
@@ -41,11 +53,7 @@ func (w restWatch) wait(t *testing.T, resting bool) {
 // and snapshot, byte for byte, and the run goes on exactly as one that never rested.
 func TestRestingRunWakesToTheSameRun(t *testing.T) {
 	w := make(restWatch, 1024)
-	rested := NewManager(4, w.options(10*time.Millisecond))
-	defer rested.Close()
-	awake := NewManager(4, Options{Rest: -1})
-	defer awake.Close()
-
+	rested, awake := restPair(t, w)
 	s, c := liveWithFuture(t, rested) // at step 4 with interventions recorded after it
 	ctl, cc := liveWithFuture(t, awake)
 	w.wait(t, true)
@@ -79,12 +87,7 @@ func TestRestingRunGivesItsRecipeWithoutWaking(t *testing.T) {
 	m := NewManager(4, w.options(10*time.Millisecond))
 	defer m.Close()
 	s, c := start(t, m, ra3)
-	do(t, s, c, act(sim.ActRequest, 2))
-	c.next(t, "events")
-	for range 3 {
-		do(t, s, c, Command{Kind: Step})
-		c.next(t, "events")
-	}
+	requestAndStep(t, s, c, 2, 3)
 	w.wait(t, true)
 	r, err := s.Recipe(context.Background())
 	if err != nil {
@@ -159,10 +162,7 @@ func TestFailedRunDoesNotRest(t *testing.T) {
 // and the first viewer sees what it would have seen at once.
 func TestUnwatchedRunRests(t *testing.T) {
 	w := make(restWatch, 16)
-	m := NewManager(4, w.options(10*time.Millisecond))
-	defer m.Close()
-	awake := NewManager(4, Options{Rest: -1})
-	defer awake.Close()
+	m, awake := restPair(t, w)
 	s, err := m.Start(setupOf(t, ra4))
 	if err != nil {
 		t.Fatal(err)

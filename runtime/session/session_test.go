@@ -161,6 +161,17 @@ func stepAll(t *testing.T, s *Session, c *sub) []json.RawMessage {
 	return nil
 }
 
+// requestAndStep asks node into the CS, then takes steps steps.
+func requestAndStep(t *testing.T, s *Session, c *sub, node, steps int) {
+	t.Helper()
+	do(t, s, c, act(sim.ActRequest, node))
+	c.next(t, "events")
+	for range steps {
+		do(t, s, c, Command{Kind: Step})
+		c.next(t, "events")
+	}
+}
+
 func act(do sim.ActionKind, node int) Command { return Command{Kind: Act, Do: do, Node: node} }
 
 // The stream a client receives is the trace v1 of the run with its interventions,
@@ -413,12 +424,7 @@ func TestLastViewerLeavingPausesAndReattachResumesAtItsStep(t *testing.T) {
 	m := NewManager(4, Options{})
 	defer m.Close()
 	s, c := start(t, m, ra3)
-	do(t, s, c, act(sim.ActRequest, 2))
-	c.next(t, "events")
-	for range 3 {
-		do(t, s, c, Command{Kind: Step})
-		c.next(t, "events")
-	}
+	requestAndStep(t, s, c, 2, 3)
 	do(t, s, c, Command{Kind: Play})
 	c.next(t, "state")
 	s.Detach(c)

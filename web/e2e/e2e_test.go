@@ -469,13 +469,7 @@ func TestKeyboardShortcuts(t *testing.T) {
 func TestReloadResumes(t *testing.T) {
 	needBrowser(t)
 	ts := server(t)
-	ctx := tab(t, ts.URL, 1280, 720)
-	run(t, ctx, chromedp.Navigate(ts.URL+"/play/ricart-agrawala"))
-	ready(t, ctx)
-	clickProcessAction(t, ctx, 2, "request")
-	for range 3 {
-		eval[float64](t, ctx, stepJS, chromedp.EvalAwaitPromise)
-	}
+	ctx := requestedRun(t, ts.URL)
 	before := eval[string](t, ctx, `document.getElementById("main").dataset.session + "/" + document.getElementById("main").dataset.step`)
 	run(t, ctx, chromedp.Reload())
 	ready(t, ctx)
@@ -483,6 +477,20 @@ func TestReloadResumes(t *testing.T) {
 	if before != after {
 		t.Fatalf("before the reload %s, after %s", before, after)
 	}
+}
+
+// requestedRun opens Ricart-Agrawala in a new tab, asks P2 into the CS and takes three
+// steps.
+func requestedRun(t *testing.T, base string) context.Context {
+	t.Helper()
+	ctx := tab(t, base, 1280, 720)
+	run(t, ctx, chromedp.Navigate(base+"/play/ricart-agrawala"))
+	ready(t, ctx)
+	clickProcessAction(t, ctx, 2, "request")
+	for range 3 {
+		eval[float64](t, ctx, stepJS, chromedp.EvalAwaitPromise)
+	}
+	return ctx
 }
 
 // A phone-width page in the dark theme, on an election algorithm: nothing overflows

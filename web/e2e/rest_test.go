@@ -43,13 +43,7 @@ func TestRestedRunGoesOnInTheBrowser(t *testing.T) {
 		srv.Close()
 		ts.Close()
 	})
-	ctx := tab(t, ts.URL, 1280, 720)
-	run(t, ctx, chromedp.Navigate(ts.URL+"/play/ricart-agrawala"))
-	ready(t, ctx)
-	clickProcessAction(t, ctx, 2, "request")
-	for range 3 {
-		eval[float64](t, ctx, stepJS, chromedp.EvalAwaitPromise)
-	}
+	ctx := requestedRun(t, ts.URL)
 	const shownJS = `document.getElementById("main").dataset.step + "|" + document.getElementById("log").children.length`
 	before := eval[string](t, ctx, shownJS)
 	for deadline := time.Now().Add(10 * time.Second); resting(t, ts.URL) != "1"; time.Sleep(50 * time.Millisecond) {
