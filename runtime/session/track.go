@@ -20,9 +20,7 @@ type track struct {
 	lit       []litRule     // the rules of the latest batch that fired any
 	rules     [][]string    // per node index: the rules of its latest batch that fired any
 	ruleBatch []int
-	ring      [][]byte // the latest trace events, encoded (Recent of them once filled)
-	ringNext  int
-	ringLen   int
+	ring      eventRing  // the latest Recent trace events, encoded
 	nodes     []nodeView // as last published
 	line      []byte
 	net       sim.Network // the network model as of the latest batch
@@ -76,7 +74,7 @@ func (s *Session) reset() {
 	for i := range s.ruleBatch {
 		s.ruleBatch[i] = -1
 	}
-	s.ringNext, s.ringLen = 0, 0
+	s.ring.reset()
 	s.nodes = nil
 	s.net = s.cfg.Network
 	s.lastSeq = -1
@@ -97,12 +95,7 @@ func (s *Session) discard() { s.begin() }
 func (s *Session) onEvent(ev *sim.Event) {
 	s.lastSeq = ev.Seq
 	s.line = s.enc.Append(s.line[:0], ev)
-	if s.ring == nil {
-		s.ring = make([][]byte, Recent)
-	}
-	s.ring[s.ringNext] = append(s.ring[s.ringNext][:0], s.line...)
-	s.ringNext = (s.ringNext + 1) % Recent
-	s.ringLen = min(s.ringLen+1, Recent)
+	s.ring.add(s.line)
 	if s.capture {
 		if s.cur.count > 0 {
 			s.cur.events = append(s.cur.events, ',')
@@ -223,12 +216,5 @@ func views(snap *sim.Snapshot) []nodeView {
 	return out
 }
 
-// recent returns the ring's events, oldest first.
-func (s *Session) recent() [][]byte {
-	out := make([][]byte, 0, s.ringLen)
-	start := (s.ringNext - s.ringLen + Recent) % Recent
-	for k := range s.ringLen {
-		out = append(out, s.ring[(start+k)%Recent])
-	}
-	return out
-}
+// recent returns the latest events, oldest first (valid until the next event).
+func (s *Session) recent() [][]byte { return s.ring.events() }
