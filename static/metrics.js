@@ -98,7 +98,7 @@ function start() {
     last = performance.now();
     const key = wantKey;
     try {
-      const res = await fetch(`/api/sessions/${encodeURIComponent(app.dataset.session)}/metrics?step=${wantStep}`, { cache: "no-store" });
+      const res = await fetch(`${app.dataset.api}/metrics?step=${wantStep}`, { cache: "no-store" });
       if (!res.ok) throw new Error(await res.text());
       const m = await res.json();
       shownKey = key;

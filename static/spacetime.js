@@ -573,7 +573,7 @@ function showClocks() {
 // loadTimeline fetches the session's whole timeline (GET .../timeline: the batches
 // the stream sends, each with its step) and builds it.
 async function loadTimeline() {
-  const r = await fetch(`/api/sessions/${encodeURIComponent(app.dataset.session)}/timeline`, { cache: "no-store" });
+  const r = await fetch(`${app.dataset.api}/timeline`, { cache: "no-store" });
   if (!r.ok) throw new Error(`${r.status} ${(await r.text()).trim()}`);
   const doc = await r.json();
   const d = new Timeline(ids);

@@ -2,20 +2,26 @@ package web
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/teach-dist/playground/runtime/lecture"
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
-// recipeOf finds the session named in the URL and asks it for its recipe, answering
-// the request itself (404, 410) when it cannot.
+// recipeOf finds the session (or the lecture) named in the URL and asks it for its
+// recipe, answering the request itself (404, 410, 503) when it cannot.
 func (s *Server) recipeOf(w http.ResponseWriter, r *http.Request) (session.Recipe, bool) {
+	if code := chi.URLParam(r, "code"); code != "" {
+		return s.lectureRecipe(w, r, code)
+	}
 	sess, ok := s.sessions.Get(chi.URLParam(r, "id"))
 	if !ok {
 		http.Error(w, "no live session with this id (it may have ended: reload the page)", http.StatusNotFound)
@@ -29,6 +35,53 @@ func (s *Server) recipeOf(w http.ResponseWriter, r *http.Request) (session.Recip
 		return session.Recipe{}, false
 	}
 	return rec, true
+}
+
+// lectureRecipe is the run a lecture's followers see (/api/lectures/{code}/...): at
+// the step on the presenter's screen and no further, so a follower's panels never
+// show what a question asks them to predict. It comes from the lecture's share link,
+// which any server of a cluster can get from the lecture's own (lecture.Followed.Fork).
+func (s *Server) lectureRecipe(w http.ResponseWriter, r *http.Request, code string) (session.Recipe, bool) {
+	norm, valid := lecture.NormalizeCode(code)
+	if !valid {
+		http.Error(w, "no lecture has this code", http.StatusNotFound)
+		return session.Recipe{}, false
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	l, err := s.lectures.Join(ctx, norm)
+	switch {
+	case errors.Is(err, lecture.ErrUnreachable):
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return session.Recipe{}, false
+	case err != nil:
+		http.Error(w, "no lecture has this code", http.StatusNotFound)
+		return session.Recipe{}, false
+	}
+	if ended, _, _ := l.Ended(); ended {
+		http.Error(w, "this lecture has ended; its run is at the link on the lecture's page", http.StatusGone)
+		return session.Recipe{}, false
+	}
+	path, err := l.Fork(ctx, -1)
+	switch {
+	case errors.Is(err, lecture.ErrEnded):
+		http.Error(w, "this lecture has ended; its run is at the link on the lecture's page", http.StatusGone)
+		return session.Recipe{}, false
+	case errors.Is(err, lecture.ErrUnreachable):
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return session.Recipe{}, false
+	case err != nil:
+		http.Error(w, "the lecture's run cannot be read: "+err.Error(), http.StatusInternalServerError)
+		return session.Recipe{}, false
+	}
+	lr, err := decodeRun(strings.TrimPrefix(path, "/r/"))
+	if err != nil {
+		http.Error(w, "the lecture's run cannot be read: "+err.Error(), http.StatusInternalServerError)
+		return session.Recipe{}, false
+	}
+	cfg := lr.setup.Config
+	cfg.Until, cfg.MaxEvents = 0, session.DefaultMaxEvents // as the live run
+	return session.Recipe{Setup: lr.setup, Config: cfg, Interventions: lr.ivs, Step: lr.link.Step, Horizon: lr.link.Step}, true
 }
 
 // stepParam reads ?step= (default def), clamped to 0..max.

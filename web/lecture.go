@@ -147,7 +147,7 @@ func (s *Server) handlePresenterPage(w http.ResponseWriter, r *http.Request) {
 		s.notFound(w, r, "This lecture's algorithm is not available.")
 		return
 	}
-	p.Session, p.WS = l.Session().ID(), "/ws/present/"+token
+	p.Session, p.WS, p.API = l.Session().ID(), "/ws/present/"+token, "/api/sessions/"+l.Session().ID()
 	p.Title = "Lecture " + lecture.DisplayCode(l.Code())
 	p.About = "You drive this run; your students follow it. PageDown and PageUp step forward and back (a clicker sends them), Q makes questions, J shows the join code large."
 	l.Session().Touch()
@@ -208,7 +208,7 @@ func (s *Server) handleFollowerPage(w http.ResponseWriter, r *http.Request) {
 		http.SetCookie(w, &http.Cookie{Name: followerCookie, Value: randomID(), Path: "/", HttpOnly: true,
 			SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil})
 	}
-	p.WS = "/ws/lecture/" + l.Code()
+	p.WS, p.API = "/ws/lecture/"+l.Code(), "/api/lectures/"+l.Code()
 	p.Title = "Following lecture " + lecture.DisplayCode(l.Code())
 	p.About = "The instructor drives this run and you see every step as it happens. Fork it to try your own moves in a tab of your own."
 	s.render(w, r, http.StatusOK, playPageView(p))

@@ -185,6 +185,11 @@ func (s *Server) routes() chi.Router {
 		r.Get("/compare", s.handleCompare)
 		s.lectureRoutes(r)
 		r.Get("/api/sessions/{id}/timeline", s.handleSessionTimeline)
+		// A lecture's followers read the run as the presenter shows it (read-only).
+		r.Get("/api/lectures/{code}/timeline", s.handleSessionTimeline)
+		r.Get("/api/lectures/{code}/metrics", s.handleSessionMetrics)
+		r.Get("/api/lectures/{code}/trace", s.handleSessionTrace)
+		r.Get("/api/lectures/{code}/shiviz", s.handleSessionShiViz)
 		s.linkRoutes(r) // share links, exports, embed mode: link.go
 		r.Get("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
 			// Every visit to a playground page starts a run: keep crawlers to the catalogue.

@@ -79,11 +79,14 @@ func curatedFor(slug string) []scenarioLink {
 }
 
 type playPage struct {
-	Spec      *sim.Spec
-	Groups    []ruleGroup
-	Messages  []messageKey
-	Session   string
-	WS        string
+	Spec     *sim.Spec
+	Groups   []ruleGroup
+	Messages []messageKey
+	Session  string
+	WS       string
+	// API is where the page's panels read the run (metrics, space-time diagram,
+	// exports): /api/sessions/{id}, or /api/lectures/{code} for a lecture's follower.
+	API       string
 	Ring      bool
 	Title     string // scenario title, for curated scenarios
 	About     string
@@ -139,7 +142,7 @@ var ringSlugs = map[string]bool{"token-ring": true, "ring": true, "ring-list": t
 const messageClasses = 7
 
 func buildPlay(spec *sim.Spec, session string) playPage {
-	p := playPage{Spec: spec, Session: session, WS: "/ws/" + session, Ring: ringSlugs[spec.Slug],
+	p := playPage{Spec: spec, Session: session, WS: "/ws/" + session, API: "/api/sessions/" + session, Ring: ringSlugs[spec.Slug],
 		Curated: curatedFor(spec.Slug), FamilyTag: familyTag(spec.Family)}
 	for _, r := range spec.Rules {
 		if n := len(p.Groups); n > 0 && p.Groups[n-1].Name == r.Group {

@@ -180,6 +180,11 @@ func TestLecturePresenterTwoFollowersQuestionAndFork(t *testing.T) {
 	if len(s1.Lit) == 0 {
 		t.Fatalf("no rule is highlighted at step %d", s1.Step)
 	}
+	// A follower's panels read the lecture's run: the metrics at the step shown, the
+	// space-time diagram up to it.
+	waitFor(t, f1, fmt.Sprintf(`document.getElementById("metrics-panel").dataset.step === "%d"`, s1.Step))
+	run(t, f1, chromedp.Click(chromedp.CSS("#st-toggle")))
+	waitFor(t, f1, `document.getElementById("spacetime").dataset.state === "ready" && document.querySelectorAll("#st-diagram .st-msg").length > 0`)
 	// A follower's keys do not drive: the step stays.
 	run(t, f1, chromedp.KeyEvent(kb.ArrowRight))
 	if got := eval[int](t, f1, `Number(document.getElementById("main").dataset.step)`); got != s1.Step {

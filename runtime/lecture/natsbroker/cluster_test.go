@@ -347,6 +347,11 @@ func TestTwoServersOneLecture(t *testing.T) {
 	if r := get(t, b.ts.URL+fork.loc); r.status != http.StatusOK {
 		t.Fatalf("the fork's link on B: %d", r.status)
 	}
+	// A follower's panels on B read the run A shows: the same timeline on both.
+	onAtl, onBtl := get(t, a.ts.URL+"/api/lectures/"+code+"/timeline"), get(t, b.ts.URL+"/api/lectures/"+code+"/timeline")
+	if onBtl.status != http.StatusOK || onBtl.body != onAtl.body || !strings.Contains(onBtl.body, `"batches":[`) {
+		t.Fatalf("the lecture's timeline: %d on A, %d on B (same: %v)", onAtl.status, onBtl.status, onAtl.body == onBtl.body)
+	}
 
 	// A question: answers from B and from A come in on A's tally.
 	p.send(`{"type":"lecture","op":"questions"}`)
