@@ -192,70 +192,22 @@ func playPageView(p playPage) templ.Component {
 				}
 			}
 			if p.Session != "" {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "<button type=\"button\" class=\"share-btn\" id=\"copy-link\" title=\"Copy a link that opens this run at this step\" aria-label=\"Copy link\"><svg viewBox=\"0 0 24 24\" aria-hidden=\"true\"><path d=\"M10 14a4 4 0 0 0 5.7 0l3-3a4 4 0 0 0-5.7-5.7l-1 1 M14 10a4 4 0 0 0-5.7 0l-3 3a4 4 0 0 0 5.7 5.7l1-1\"></path></svg> <span class=\"share-text\">Copy link</span></button> <details class=\"drop export-menu\" id=\"export-menu\"><summary>Export</summary><ul id=\"export-list\"><li><a id=\"export-trace\" href=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "<button type=\"button\" class=\"share-btn\" id=\"copy-link\" title=\"Copy a link that opens this run at this step\" aria-label=\"Copy link\"><svg viewBox=\"0 0 24 24\" aria-hidden=\"true\"><path d=\"M10 14a4 4 0 0 0 5.7 0l3-3a4 4 0 0 0-5.7-5.7l-1 1 M14 10a4 4 0 0 0-5.7 0l-3 3a4 4 0 0 0 5.7 5.7l1-1\"></path></svg> <span class=\"share-text\">Copy link</span></button>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				var templ_7745c5c3_Var11 templ.SafeURL
-				templ_7745c5c3_Var11, templ_7745c5c3_Err = templ.JoinURLErrs(templ.URL("/api/sessions/" + p.Session + "/trace?download=1"))
-				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 44, Col: 100}
-				}
-				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var11))
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "\" download>Trace (JSON Lines)</a></li><li><a id=\"export-shiviz\" href=\"")
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-				var templ_7745c5c3_Var12 templ.SafeURL
-				templ_7745c5c3_Var12, templ_7745c5c3_Err = templ.JoinURLErrs(templ.URL("/api/sessions/" + p.Session + "/shiviz?download=1"))
-				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 45, Col: 102}
-				}
-				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var12))
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, "\" download>ShiViz log (vector clocks)</a></li><li><button type=\"button\" id=\"export-embed\">Copy embed code (iframe)</button></li><!-- SVG exports of the views go here, as more <li> of #export-list --></ul></details> ")
+				templ_7745c5c3_Err = exportMenu(p.API, true).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			} else if p.API != "" {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "<details class=\"drop export-menu\" id=\"export-menu\"><summary>Export</summary><ul id=\"export-list\"><li><a id=\"export-trace\" href=\"")
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-				var templ_7745c5c3_Var13 templ.SafeURL
-				templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinURLErrs(templ.URL(p.API + "/trace?download=1"))
-				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 54, Col: 77}
-				}
-				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var13))
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, "\" download>Trace (JSON Lines)</a></li><li><a id=\"export-shiviz\" href=\"")
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-				var templ_7745c5c3_Var14 templ.SafeURL
-				templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinURLErrs(templ.URL(p.API + "/shiviz?download=1"))
-				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 55, Col: 79}
-				}
-				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var14))
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, "\" download>ShiViz log (vector clocks)</a></li></ul></details> ")
+				templ_7745c5c3_Err = exportMenu(p.API, false).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
 			if p.Session != "" {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "<button type=\"button\" class=\"share-btn explore-btn\" id=\"explore-open\" disabled title=\"Check every order of events of this setup for broken properties\"><svg viewBox=\"0 0 24 24\" aria-hidden=\"true\"><path d=\"M12 3v4 M12 7 6 12 M12 7l6 5 M6 12l-3 5 M6 12l3 5 M18 12l-3 5 M18 12l3 5\"></path></svg> <span class=\"share-text\">Explore</span></button>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "<button type=\"button\" class=\"share-btn explore-btn\" id=\"explore-open\" disabled title=\"Check every order of events of this setup for broken properties\"><svg viewBox=\"0 0 24 24\" aria-hidden=\"true\"><path d=\"M12 3v4 M12 7 6 12 M12 7l6 5 M6 12l-3 5 M6 12l3 5 M18 12l-3 5 M18 12l3 5\"></path></svg> <span class=\"share-text\">Explore</span></button>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -264,390 +216,390 @@ func playPageView(p playPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "</div></header><main id=\"main\" class=\"play\" data-session=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, "</div></header><main id=\"main\" class=\"play\" data-session=\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var11 string
+			templ_7745c5c3_Var11, templ_7745c5c3_Err = templ.JoinStringErrs(p.Session)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 54, Col: 55}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var11))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "\" data-ws=\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var12 string
+			templ_7745c5c3_Var12, templ_7745c5c3_Err = templ.JoinStringErrs(p.WS)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 54, Col: 72}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var12))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, "\" data-api=\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var13 string
+			templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs(p.API)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 54, Col: 91}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var13))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, "\" data-slug=\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var14 string
+			templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinStringErrs(p.Spec.Slug)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 54, Col: 117}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var14))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "\" data-family=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var15 string
-			templ_7745c5c3_Var15, templ_7745c5c3_Err = templ.JoinStringErrs(p.Session)
+			templ_7745c5c3_Var15, templ_7745c5c3_Err = templ.JoinStringErrs(string(p.Spec.Family))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 68, Col: 55}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 54, Col: 155}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var15))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "\" data-ws=\"")
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			var templ_7745c5c3_Var16 string
-			templ_7745c5c3_Var16, templ_7745c5c3_Err = templ.JoinStringErrs(p.WS)
-			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 68, Col: 72}
-			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var16))
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, "\" data-api=\"")
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			var templ_7745c5c3_Var17 string
-			templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(p.API)
-			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 68, Col: 91}
-			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var17))
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "\" data-slug=\"")
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			var templ_7745c5c3_Var18 string
-			templ_7745c5c3_Var18, templ_7745c5c3_Err = templ.JoinStringErrs(p.Spec.Slug)
-			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 68, Col: 117}
-			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var18))
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "\" data-family=\"")
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			var templ_7745c5c3_Var19 string
-			templ_7745c5c3_Var19, templ_7745c5c3_Err = templ.JoinStringErrs(string(p.Spec.Family))
-			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 68, Col: 155}
-			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var19))
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "\"><div class=\"col col-left\"><section class=\"panel stage\" aria-label=\"Processes and messages\"><div class=\"stage-bar\"><div class=\"run-title\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "\"><div class=\"col col-left\"><section class=\"panel stage\" aria-label=\"Processes and messages\"><div class=\"stage-bar\"><div class=\"run-title\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if p.Title != "" {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "<details class=\"about\"><summary>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "<details class=\"about\"><summary>")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				var templ_7745c5c3_Var16 string
+				templ_7745c5c3_Var16, templ_7745c5c3_Err = templ.JoinStringErrs(p.Title)
+				if templ_7745c5c3_Err != nil {
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 61, Col: 27}
+				}
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var16))
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, "</summary><p>")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				var templ_7745c5c3_Var17 string
+				templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(p.About)
+				if templ_7745c5c3_Err != nil {
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 62, Col: 21}
+				}
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var17))
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "</p></details>")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+			} else {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "<span class=\"muted\">Free run: click a process to act</span>")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "</div><div class=\"status\" id=\"status\" role=\"status\" data-state=\"connecting\">Connecting…</div></div><div class=\"svg-wrap\" id=\"svg-wrap\"><svg id=\"view\" viewBox=\"-500 -500 1000 1000\" role=\"group\" aria-label=\"Processes around a circle; messages travel between them\" preserveAspectRatio=\"xMidYMid meet\"><g id=\"edges\"></g> <g id=\"trails\"></g> <g id=\"nodes\"></g> <g id=\"msgs\"></g></svg><div id=\"caption\" class=\"caption\" role=\"status\" aria-live=\"polite\" hidden></div><div id=\"menu\" class=\"menu\" role=\"menu\" hidden><div class=\"menu-head\" id=\"menu-title\"></div>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			if p.Spec.Family == "mutex" {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "<button type=\"button\" role=\"menuitem\" data-act=\"request\">Request the CS <kbd>R</kbd></button> <button type=\"button\" role=\"menuitem\" data-act=\"release\">Release the CS <kbd>L</kbd></button> ")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+			} else {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "<button type=\"button\" role=\"menuitem\" data-act=\"elect\">Start an election <kbd>E</kbd></button> ")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "<button type=\"button\" role=\"menuitem\" data-act=\"crash\">Crash <kbd>C</kbd></button> <button type=\"button\" role=\"menuitem\" data-act=\"recover\">Recover <kbd>U</kbd></button> <button type=\"button\" role=\"menuitem\" id=\"menu-tell-open\" aria-expanded=\"false\" aria-controls=\"menu-tell\" title=\"Send an application message (APP): talk outside the algorithm, which never receives it\">Tell another process…</button><div id=\"menu-tell\" class=\"menu-tell\" role=\"group\" aria-label=\"Tell which process\" hidden></div></div><div id=\"msg-menu\" class=\"menu\" role=\"menu\" hidden><div class=\"menu-head\" id=\"msg-menu-title\"></div><button type=\"button\" role=\"menuitem\" data-act=\"deliver\">Deliver now</button> <button type=\"button\" role=\"menuitem\" data-act=\"drop\">Drop this message</button></div></div><div class=\"legend\" aria-label=\"Legend\">")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			for _, m := range p.Messages {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, "<span class=\"key\" title=\"")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				var templ_7745c5c3_Var18 string
+				templ_7745c5c3_Var18, templ_7745c5c3_Err = templ.JoinStringErrs(m.Doc)
+				if templ_7745c5c3_Err != nil {
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 99, Col: 38}
+				}
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var18))
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "\">")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				var templ_7745c5c3_Var19 = []any{"chip msg-chip " + m.Class}
+				templ_7745c5c3_Err = templ.RenderCSSItems(ctx, templ_7745c5c3_Buffer, templ_7745c5c3_Var19...)
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "<span class=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var20 string
-				templ_7745c5c3_Var20, templ_7745c5c3_Err = templ.JoinStringErrs(p.Title)
+				templ_7745c5c3_Var20, templ_7745c5c3_Err = templ.JoinStringErrs(templ.CSSClasses(templ_7745c5c3_Var19).String())
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 75, Col: 27}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 1, Col: 0}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var20))
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "</summary><p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "\"></span>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var21 string
-				templ_7745c5c3_Var21, templ_7745c5c3_Err = templ.JoinStringErrs(p.About)
+				templ_7745c5c3_Var21, templ_7745c5c3_Err = templ.JoinStringErrs(m.Name)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 76, Col: 21}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 99, Col: 99}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var21))
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "</p></details>")
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, "<span class=\"muted\">Free run: click a process to act</span>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "</span> ")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "</div><div class=\"status\" id=\"status\" role=\"status\" data-state=\"connecting\">Connecting…</div></div><div class=\"svg-wrap\" id=\"svg-wrap\"><svg id=\"view\" viewBox=\"-500 -500 1000 1000\" role=\"group\" aria-label=\"Processes around a circle; messages travel between them\" preserveAspectRatio=\"xMidYMid meet\"><g id=\"edges\"></g> <g id=\"trails\"></g> <g id=\"nodes\"></g> <g id=\"msgs\"></g></svg><div id=\"caption\" class=\"caption\" role=\"status\" aria-live=\"polite\" hidden></div><div id=\"menu\" class=\"menu\" role=\"menu\" hidden><div class=\"menu-head\" id=\"menu-title\"></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "<span class=\"key\" title=\"An application message: one process tells another something outside the algorithm (Tell… in a process's menu); the algorithm never receives it\"><span class=\"chip msg-chip app\"></span>APP</span> <span class=\"key\"><span class=\"sym sym-cs\" aria-hidden=\"true\"></span>in the CS</span> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if p.Spec.Family == "mutex" {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "<button type=\"button\" role=\"menuitem\" data-act=\"request\">Request the CS <kbd>R</kbd></button> <button type=\"button\" role=\"menuitem\" data-act=\"release\">Release the CS <kbd>L</kbd></button> ")
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "<button type=\"button\" role=\"menuitem\" data-act=\"elect\">Start an election <kbd>E</kbd></button> ")
+			if p.Spec.Family == "election" {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, "<span class=\"key\"><span class=\"sym\" aria-hidden=\"true\">★</span>leader</span> ")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "<button type=\"button\" role=\"menuitem\" data-act=\"crash\">Crash <kbd>C</kbd></button> <button type=\"button\" role=\"menuitem\" data-act=\"recover\">Recover <kbd>U</kbd></button> <button type=\"button\" role=\"menuitem\" id=\"menu-tell-open\" aria-expanded=\"false\" aria-controls=\"menu-tell\" title=\"Send an application message (APP): talk outside the algorithm, which never receives it\">Tell another process…</button><div id=\"menu-tell\" class=\"menu-tell\" role=\"group\" aria-label=\"Tell which process\" hidden></div></div><div id=\"msg-menu\" class=\"menu\" role=\"menu\" hidden><div class=\"menu-head\" id=\"msg-menu-title\"></div><button type=\"button\" role=\"menuitem\" data-act=\"deliver\">Deliver now</button> <button type=\"button\" role=\"menuitem\" data-act=\"drop\">Drop this message</button></div></div><div class=\"legend\" aria-label=\"Legend\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 41, "<span class=\"key\"><span class=\"sym\" aria-hidden=\"true\">◆</span>token</span> <span class=\"key\"><span class=\"sym sym-crash\" aria-hidden=\"true\">✕</span>crashed</span> <span class=\"key\"><span class=\"sym sym-held\" aria-hidden=\"true\"></span>held message</span></div></section><section class=\"panel spacetime\" id=\"spacetime\" aria-labelledby=\"st-h\" data-open=\"false\"><div class=\"st-head\"><h2 id=\"st-h\"><button type=\"button\" class=\"st-toggle\" id=\"st-toggle\" aria-expanded=\"false\" aria-controls=\"st-body\"><span class=\"st-caret\" aria-hidden=\"true\"></span>Space-time diagram</button></h2><span class=\"st-sub\" data-needs-open hidden>time → · click an event: jump there, light its causal past and future</span><div class=\"st-actions\"><button type=\"button\" class=\"st-btn\" id=\"st-clocks\" aria-pressed=\"false\" data-needs-open hidden title=\"Each process's Lamport and vector clock at this step, computed from the trace\">Clocks</button> <button type=\"button\" class=\"st-btn\" id=\"st-svg\" data-needs-open hidden title=\"Download the space-time diagram as an SVG file (light colours, for slides)\">Diagram SVG</button> <button type=\"button\" class=\"st-btn\" id=\"st-view-svg\" title=\"Download the processes view as it is now, as an SVG file (light colours, for slides)\">View SVG</button></div></div><div class=\"st-body\" id=\"st-body\" hidden><div class=\"st-main\"><div class=\"st-scroll\" id=\"st-scroll\" tabindex=\"0\" role=\"group\" aria-label=\"Space-time diagram: one line per process, time to the right\" aria-describedby=\"st-keys\"><div class=\"st-rows\"><div class=\"st-labels\" id=\"st-labels\" aria-hidden=\"true\"></div><svg id=\"st-diagram\" class=\"st-svg\" width=\"0\" height=\"0\" aria-hidden=\"true\"></svg></div></div><div class=\"st-clock-box\" id=\"st-clock-box\" hidden><table id=\"st-clock-table\" class=\"st-clock-table\"><caption>Clocks <span id=\"st-clock-step\"></span></caption> <thead><tr><th scope=\"col\">process</th><th scope=\"col\" title=\"Lamport's scalar clock\">Lamport</th><th scope=\"col\" title=\"Vector clock: one entry per process, in the order of the lines\">vector</th></tr></thead> <tbody></tbody></table></div></div><div class=\"st-foot\"><div class=\"st-legend\" aria-label=\"Legend of the space-time diagram\"><span class=\"key\"><span class=\"st-k st-k-dot\" aria-hidden=\"true\"></span>event</span> <span class=\"key\"><span class=\"st-k st-k-arrow\" aria-hidden=\"true\"></span>message</span> <span class=\"key\"><span class=\"sym sym-crash\" aria-hidden=\"true\">✕</span>lost</span> <span class=\"key\"><span class=\"st-k st-k-fly\" aria-hidden=\"true\"></span>in flight</span> <span class=\"key\"><span class=\"st-k st-k-cs\" aria-hidden=\"true\"></span>in the CS</span> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			for _, m := range p.Messages {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "<span class=\"key\" title=\"")
+			if p.Spec.Family == "election" {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 42, "<span class=\"key\"><span class=\"sym\" aria-hidden=\"true\">★</span>leader</span> ")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 43, "<span class=\"key\"><span class=\"st-k st-k-past\" aria-hidden=\"true\"></span>causal past</span> <span class=\"key\"><span class=\"st-k st-k-future\" aria-hidden=\"true\"></span>causal future</span> <span class=\"key\"><span class=\"st-k st-k-cursor\" aria-hidden=\"true\"></span>this step</span></div><p class=\"st-keys\" id=\"st-keys\">Click an event to jump to its step and light what happened before it (its causal past, blue) and what it could affect (its causal future, orange); Shift+click only lights. In the diagram: arrows move, Enter jumps, Esc clears. Hover an event for the rules it ran.</p><output class=\"st-info\" id=\"st-info\" aria-live=\"polite\"></output></div></div><div class=\"st-offscreen\" id=\"st-offscreen\" aria-hidden=\"true\"></div></section><section class=\"panel controls\" aria-label=\"Run controls\"><div class=\"buttons\"><button type=\"button\" class=\"ctl\" id=\"btn-reset\" title=\"Restart this run (Shift+R)\" aria-label=\"Restart the run\"><svg viewBox=\"0 0 24 24\" aria-hidden=\"true\"><path d=\"M4 12a8 8 0 1 0 2.4-5.7 M4 4v5h5\"></path></svg></button> <button type=\"button\" class=\"ctl\" id=\"btn-back\" title=\"Step back (←)\" aria-label=\"Step back\"><svg viewBox=\"0 0 24 24\" aria-hidden=\"true\"><path d=\"M6 5v14 M19 5 9 12l10 7z\"></path></svg></button> <button type=\"button\" class=\"ctl primary\" id=\"btn-play\" title=\"Play or pause (Space)\" aria-label=\"Play\" aria-pressed=\"false\"><svg class=\"i-play\" viewBox=\"0 0 24 24\" aria-hidden=\"true\"><path d=\"M7 4.5v15L19.5 12z\"></path></svg> <svg class=\"i-pause\" viewBox=\"0 0 24 24\" aria-hidden=\"true\"><path d=\"M7 5h3.5v14H7z M13.5 5H17v14h-3.5z\"></path></svg></button> <button type=\"button\" class=\"ctl\" id=\"btn-step\" title=\"Step one event (→)\" aria-label=\"Step forward\"><svg viewBox=\"0 0 24 24\" aria-hidden=\"true\"><path d=\"M18 5v14 M5 5l10 7-10 7z\"></path></svg></button></div><div class=\"timeline\"><input type=\"range\" id=\"timeline\" min=\"0\" max=\"0\" value=\"0\" step=\"1\" aria-label=\"Timeline: step of the run\"> <output id=\"readout\" for=\"timeline\">step 0 · t = 0</output></div><label class=\"speed\"><span>Speed</span> <select id=\"speed\" aria-label=\"Speed\"><option value=\"0.25\">0.25×</option> <option value=\"0.5\">0.5×</option> <option value=\"1\" selected>1×</option> <option value=\"2\">2×</option> <option value=\"4\">4×</option> <option value=\"8\">8×</option> <option value=\"16\">16×</option></select></label></section><section class=\"panel log-panel\" aria-labelledby=\"log-h\"><h2 id=\"log-h\">Narration</h2><ol id=\"log\" class=\"log\" aria-live=\"polite\" aria-relevant=\"additions\"></ol></section></div><div class=\"col col-right\"><section class=\"panel code\" aria-labelledby=\"code-h\"><div class=\"panel-head\"><h2 id=\"code-h\">Pseudocode</h2><span class=\"follow\" id=\"follow\">the latest rule of any process</span></div><div class=\"scroll\" id=\"code-scroll\">")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			for _, g := range p.Groups {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, "<div class=\"rule-group\"><h3>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var22 string
-				templ_7745c5c3_Var22, templ_7745c5c3_Err = templ.JoinStringErrs(m.Doc)
+				templ_7745c5c3_Var22, templ_7745c5c3_Err = templ.JoinStringErrs(g.Name)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 113, Col: 38}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 208, Col: 20}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var22))
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, "\">")
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-				var templ_7745c5c3_Var23 = []any{"chip msg-chip " + m.Class}
-				templ_7745c5c3_Err = templ.RenderCSSItems(ctx, templ_7745c5c3_Buffer, templ_7745c5c3_Var23...)
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 41, "<span class=\"")
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-				var templ_7745c5c3_Var24 string
-				templ_7745c5c3_Var24, templ_7745c5c3_Err = templ.JoinStringErrs(templ.CSSClasses(templ_7745c5c3_Var23).String())
-				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 1, Col: 0}
-				}
-				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var24))
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 42, "\"></span>")
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-				var templ_7745c5c3_Var25 string
-				templ_7745c5c3_Var25, templ_7745c5c3_Err = templ.JoinStringErrs(m.Name)
-				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 113, Col: 99}
-				}
-				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var25))
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 43, "</span> ")
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, "<span class=\"key\" title=\"An application message: one process tells another something outside the algorithm (Tell… in a process's menu); the algorithm never receives it\"><span class=\"chip msg-chip app\"></span>APP</span> <span class=\"key\"><span class=\"sym sym-cs\" aria-hidden=\"true\"></span>in the CS</span> ")
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			if p.Spec.Family == "election" {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 45, "<span class=\"key\"><span class=\"sym\" aria-hidden=\"true\">★</span>leader</span> ")
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 46, "<span class=\"key\"><span class=\"sym\" aria-hidden=\"true\">◆</span>token</span> <span class=\"key\"><span class=\"sym sym-crash\" aria-hidden=\"true\">✕</span>crashed</span> <span class=\"key\"><span class=\"sym sym-held\" aria-hidden=\"true\"></span>held message</span></div></section><section class=\"panel spacetime\" id=\"spacetime\" aria-labelledby=\"st-h\" data-open=\"false\"><div class=\"st-head\"><h2 id=\"st-h\"><button type=\"button\" class=\"st-toggle\" id=\"st-toggle\" aria-expanded=\"false\" aria-controls=\"st-body\"><span class=\"st-caret\" aria-hidden=\"true\"></span>Space-time diagram</button></h2><span class=\"st-sub\" data-needs-open hidden>time → · click an event: jump there, light its causal past and future</span><div class=\"st-actions\"><button type=\"button\" class=\"st-btn\" id=\"st-clocks\" aria-pressed=\"false\" data-needs-open hidden title=\"Each process's Lamport and vector clock at this step, computed from the trace\">Clocks</button> <button type=\"button\" class=\"st-btn\" id=\"st-svg\" data-needs-open hidden title=\"Download the space-time diagram as an SVG file (light colours, for slides)\">Diagram SVG</button> <button type=\"button\" class=\"st-btn\" id=\"st-view-svg\" title=\"Download the processes view as it is now, as an SVG file (light colours, for slides)\">View SVG</button></div></div><div class=\"st-body\" id=\"st-body\" hidden><div class=\"st-main\"><div class=\"st-scroll\" id=\"st-scroll\" tabindex=\"0\" role=\"group\" aria-label=\"Space-time diagram: one line per process, time to the right\" aria-describedby=\"st-keys\"><div class=\"st-rows\"><div class=\"st-labels\" id=\"st-labels\" aria-hidden=\"true\"></div><svg id=\"st-diagram\" class=\"st-svg\" width=\"0\" height=\"0\" aria-hidden=\"true\"></svg></div></div><div class=\"st-clock-box\" id=\"st-clock-box\" hidden><table id=\"st-clock-table\" class=\"st-clock-table\"><caption>Clocks <span id=\"st-clock-step\"></span></caption> <thead><tr><th scope=\"col\">process</th><th scope=\"col\" title=\"Lamport's scalar clock\">Lamport</th><th scope=\"col\" title=\"Vector clock: one entry per process, in the order of the lines\">vector</th></tr></thead> <tbody></tbody></table></div></div><div class=\"st-foot\"><div class=\"st-legend\" aria-label=\"Legend of the space-time diagram\"><span class=\"key\"><span class=\"st-k st-k-dot\" aria-hidden=\"true\"></span>event</span> <span class=\"key\"><span class=\"st-k st-k-arrow\" aria-hidden=\"true\"></span>message</span> <span class=\"key\"><span class=\"sym sym-crash\" aria-hidden=\"true\">✕</span>lost</span> <span class=\"key\"><span class=\"st-k st-k-fly\" aria-hidden=\"true\"></span>in flight</span> <span class=\"key\"><span class=\"st-k st-k-cs\" aria-hidden=\"true\"></span>in the CS</span> ")
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			if p.Spec.Family == "election" {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 47, "<span class=\"key\"><span class=\"sym\" aria-hidden=\"true\">★</span>leader</span> ")
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 48, "<span class=\"key\"><span class=\"st-k st-k-past\" aria-hidden=\"true\"></span>causal past</span> <span class=\"key\"><span class=\"st-k st-k-future\" aria-hidden=\"true\"></span>causal future</span> <span class=\"key\"><span class=\"st-k st-k-cursor\" aria-hidden=\"true\"></span>this step</span></div><p class=\"st-keys\" id=\"st-keys\">Click an event to jump to its step and light what happened before it (its causal past, blue) and what it could affect (its causal future, orange); Shift+click only lights. In the diagram: arrows move, Enter jumps, Esc clears. Hover an event for the rules it ran.</p><output class=\"st-info\" id=\"st-info\" aria-live=\"polite\"></output></div></div><div class=\"st-offscreen\" id=\"st-offscreen\" aria-hidden=\"true\"></div></section><section class=\"panel controls\" aria-label=\"Run controls\"><div class=\"buttons\"><button type=\"button\" class=\"ctl\" id=\"btn-reset\" title=\"Restart this run (Shift+R)\" aria-label=\"Restart the run\"><svg viewBox=\"0 0 24 24\" aria-hidden=\"true\"><path d=\"M4 12a8 8 0 1 0 2.4-5.7 M4 4v5h5\"></path></svg></button> <button type=\"button\" class=\"ctl\" id=\"btn-back\" title=\"Step back (←)\" aria-label=\"Step back\"><svg viewBox=\"0 0 24 24\" aria-hidden=\"true\"><path d=\"M6 5v14 M19 5 9 12l10 7z\"></path></svg></button> <button type=\"button\" class=\"ctl primary\" id=\"btn-play\" title=\"Play or pause (Space)\" aria-label=\"Play\" aria-pressed=\"false\"><svg class=\"i-play\" viewBox=\"0 0 24 24\" aria-hidden=\"true\"><path d=\"M7 4.5v15L19.5 12z\"></path></svg> <svg class=\"i-pause\" viewBox=\"0 0 24 24\" aria-hidden=\"true\"><path d=\"M7 5h3.5v14H7z M13.5 5H17v14h-3.5z\"></path></svg></button> <button type=\"button\" class=\"ctl\" id=\"btn-step\" title=\"Step one event (→)\" aria-label=\"Step forward\"><svg viewBox=\"0 0 24 24\" aria-hidden=\"true\"><path d=\"M18 5v14 M5 5l10 7-10 7z\"></path></svg></button></div><div class=\"timeline\"><input type=\"range\" id=\"timeline\" min=\"0\" max=\"0\" value=\"0\" step=\"1\" aria-label=\"Timeline: step of the run\"> <output id=\"readout\" for=\"timeline\">step 0 · t = 0</output></div><label class=\"speed\"><span>Speed</span> <select id=\"speed\" aria-label=\"Speed\"><option value=\"0.25\">0.25×</option> <option value=\"0.5\">0.5×</option> <option value=\"1\" selected>1×</option> <option value=\"2\">2×</option> <option value=\"4\">4×</option> <option value=\"8\">8×</option> <option value=\"16\">16×</option></select></label></section><section class=\"panel log-panel\" aria-labelledby=\"log-h\"><h2 id=\"log-h\">Narration</h2><ol id=\"log\" class=\"log\" aria-live=\"polite\" aria-relevant=\"additions\"></ol></section></div><div class=\"col col-right\"><section class=\"panel code\" aria-labelledby=\"code-h\"><div class=\"panel-head\"><h2 id=\"code-h\">Pseudocode</h2><span class=\"follow\" id=\"follow\">the latest rule of any process</span></div><div class=\"scroll\" id=\"code-scroll\">")
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			for _, g := range p.Groups {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 49, "<div class=\"rule-group\"><h3>")
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-				var templ_7745c5c3_Var26 string
-				templ_7745c5c3_Var26, templ_7745c5c3_Err = templ.JoinStringErrs(g.Name)
-				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 222, Col: 20}
-				}
-				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var26))
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 50, "</h3><ol class=\"rules\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 45, "</h3><ol class=\"rules\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				for _, r := range g.Rules {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 51, "<li class=\"rule\" data-rule=\"")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 46, "<li class=\"rule\" data-rule=\"")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					var templ_7745c5c3_Var27 string
-					templ_7745c5c3_Var27, templ_7745c5c3_Err = templ.JoinStringErrs(r.Label)
+					var templ_7745c5c3_Var23 string
+					templ_7745c5c3_Var23, templ_7745c5c3_Err = templ.JoinStringErrs(r.Label)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 225, Col: 46}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 211, Col: 46}
 					}
-					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var27))
-					if templ_7745c5c3_Err != nil {
-						return templ_7745c5c3_Err
-					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 52, "\" title=\"")
+					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var23))
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					var templ_7745c5c3_Var28 string
-					templ_7745c5c3_Var28, templ_7745c5c3_Err = templ.JoinStringErrs(r.Says)
-					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 225, Col: 63}
-					}
-					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var28))
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 47, "\" title=\"")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 53, "\"><div class=\"rule-head\"><span class=\"label\">")
+					var templ_7745c5c3_Var24 string
+					templ_7745c5c3_Var24, templ_7745c5c3_Err = templ.JoinStringErrs(r.Says)
+					if templ_7745c5c3_Err != nil {
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 211, Col: 63}
+					}
+					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var24))
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					var templ_7745c5c3_Var29 string
-					templ_7745c5c3_Var29, templ_7745c5c3_Err = templ.JoinStringErrs(r.Label)
-					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 227, Col: 41}
-					}
-					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var29))
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 48, "\"><div class=\"rule-head\"><span class=\"label\">")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "</span> <span class=\"tags\"></span></div><div class=\"lines\">")
+					var templ_7745c5c3_Var25 string
+					templ_7745c5c3_Var25, templ_7745c5c3_Err = templ.JoinStringErrs(r.Label)
+					if templ_7745c5c3_Err != nil {
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 213, Col: 41}
+					}
+					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var25))
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 49, "</span> <span class=\"tags\"></span></div><div class=\"lines\">")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 					for _, line := range r.Lines {
-						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 55, "<code class=\"ln\">")
+						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 50, "<code class=\"ln\">")
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}
-						var templ_7745c5c3_Var30 string
-						templ_7745c5c3_Var30, templ_7745c5c3_Err = templ.JoinStringErrs(line)
+						var templ_7745c5c3_Var26 string
+						templ_7745c5c3_Var26, templ_7745c5c3_Err = templ.JoinStringErrs(line)
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 232, Col: 36}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 218, Col: 36}
 						}
-						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var30))
+						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var26))
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}
-						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 56, "</code>")
+						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 51, "</code>")
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 57, "</div></li>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 52, "</div></li>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 58, "</ol></div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 53, "</ol></div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 59, "</div></section><section class=\"panel inspect\" aria-labelledby=\"inspect-h\"><div class=\"panel-head\"><h2 id=\"inspect-h\">Inspector</h2><span class=\"muted\" id=\"inspect-note\"></span></div><div class=\"scroll\"><table id=\"vars\" class=\"vars\"><thead><tr><th scope=\"col\">process</th>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "</div></section><section class=\"panel inspect\" aria-labelledby=\"inspect-h\"><div class=\"panel-head\"><h2 id=\"inspect-h\">Inspector</h2><span class=\"muted\" id=\"inspect-note\"></span></div><div class=\"scroll\"><table id=\"vars\" class=\"vars\"><thead><tr><th scope=\"col\">process</th>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			for _, v := range p.Spec.Vars {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 60, "<th scope=\"col\" title=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 55, "<th scope=\"col\" title=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				var templ_7745c5c3_Var31 string
-				templ_7745c5c3_Var31, templ_7745c5c3_Err = templ.JoinStringErrs(v.Doc)
+				var templ_7745c5c3_Var27 string
+				templ_7745c5c3_Var27, templ_7745c5c3_Err = templ.JoinStringErrs(v.Doc)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 253, Col: 39}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 239, Col: 39}
 				}
-				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var31))
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 61, "\">")
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var27))
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				var templ_7745c5c3_Var32 string
-				templ_7745c5c3_Var32, templ_7745c5c3_Err = templ.JoinStringErrs(v.Name)
-				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 253, Col: 50}
-				}
-				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var32))
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 56, "\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 62, "</th>")
+				var templ_7745c5c3_Var28 string
+				templ_7745c5c3_Var28, templ_7745c5c3_Err = templ.JoinStringErrs(v.Name)
+				if templ_7745c5c3_Err != nil {
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 239, Col: 50}
+				}
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var28))
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 57, "</th>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 63, "</tr></thead> <tbody></tbody></table><h3 class=\"sub\">In flight <span class=\"count\" id=\"inflight-count\">0</span></h3><ul id=\"inflight\" class=\"inflight\"></ul></div></section><section class=\"panel metrics\" id=\"metrics-panel\" aria-labelledby=\"metrics-h\"><details open><summary class=\"panel-head\"><h2 id=\"metrics-h\">Measured against the theory</h2><span class=\"muted\" id=\"metrics-note\"></span></summary><div class=\"scroll\"><table id=\"metrics\" class=\"metrics-table\"><thead><tr><th scope=\"col\">measure</th><th scope=\"col\">this run</th><th scope=\"col\">the notes</th></tr></thead> <tbody></tbody></table>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 58, "</tr></thead> <tbody></tbody></table><h3 class=\"sub\">In flight <span class=\"count\" id=\"inflight-count\">0</span></h3><ul id=\"inflight\" class=\"inflight\"></ul></div></section><section class=\"panel metrics\" id=\"metrics-panel\" aria-labelledby=\"metrics-h\"><details open><summary class=\"panel-head\"><h2 id=\"metrics-h\">Measured against the theory</h2><span class=\"muted\" id=\"metrics-note\"></span></summary><div class=\"scroll\"><table id=\"metrics\" class=\"metrics-table\"><thead><tr><th scope=\"col\">measure</th><th scope=\"col\">this run</th><th scope=\"col\">the notes</th></tr></thead> <tbody></tbody></table>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if p.Spec.Family == "mutex" {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 64, "<p id=\"ordering\" class=\"ordering\" aria-live=\"polite\"></p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 59, "<p id=\"ordering\" class=\"ordering\" aria-live=\"polite\"></p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 65, "<ul id=\"elections\" class=\"elections\"></ul>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 60, "<ul id=\"elections\" class=\"elections\"></ul>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 66, "<p class=\"compare-link\"><a href=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 61, "<p class=\"compare-link\"><a href=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			var templ_7745c5c3_Var33 templ.SafeURL
-			templ_7745c5c3_Var33, templ_7745c5c3_Err = templ.JoinURLErrs(templ.URL("/compare?alg=" + p.Spec.Slug))
+			var templ_7745c5c3_Var29 templ.SafeURL
+			templ_7745c5c3_Var29, templ_7745c5c3_Err = templ.JoinURLErrs(templ.URL("/compare?alg=" + p.Spec.Slug))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 285, Col: 81}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 271, Col: 81}
 			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var33))
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var29))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 67, "\">Compare over a range of N</a></p></div></details></section><section class=\"panel network\" id=\"net-panel\" aria-labelledby=\"net-h\" data-open=\"false\"><div class=\"net-head\"><h2 id=\"net-h\"><button type=\"button\" class=\"net-toggle\" id=\"net-toggle\" aria-expanded=\"false\" aria-controls=\"net-body\"><span class=\"net-caret\" aria-hidden=\"true\"></span>Network</button></h2><label class=\"net-switch\" title=\"Every message waits in the network until you deliver or drop it (from this step on)\"><input type=\"checkbox\" id=\"net-hold\"> Be the network</label> <span class=\"net-summary\" id=\"net-summary\"></span></div><div class=\"net-body\" id=\"net-body\" hidden><h3 class=\"sub\">Held messages <span class=\"count\" id=\"net-held-count\">0</span></h3><p class=\"net-hint\" id=\"net-hint\"></p><ol class=\"net-held\" id=\"net-held\" aria-label=\"Held messages, oldest first\"></ol><form id=\"net-form\" class=\"net-form\" aria-label=\"Network model\"><label class=\"check\"><input type=\"checkbox\" name=\"fifo\"> FIFO channels</label> <label>Delay min <input type=\"number\" name=\"dmin\" min=\"0\" max=\"1000000\" required></label> <label>Delay max <input type=\"number\" name=\"dmax\" min=\"0\" max=\"1000000\" required></label> <label>Loss <input type=\"number\" name=\"loss\" min=\"0\" max=\"1\" step=\"0.05\" required></label><div class=\"form-actions\"><button type=\"submit\" class=\"btn\" id=\"net-apply\">Apply from this step</button> <span class=\"net-note\" id=\"net-form-note\" role=\"status\"></span></div></form><fieldset class=\"net-groups\"><legend>Partition</legend><p class=\"net-hint\">Drag a process onto another in the view to join its group, or onto empty space for a group of its own; or choose its group here.</p><table class=\"net-group-table\"><thead><tr id=\"net-group-head\"></tr></thead> <tbody id=\"net-groups\"></tbody></table><div class=\"form-actions\"><button type=\"button\" class=\"btn\" id=\"net-part\">Apply partition</button> <button type=\"button\" class=\"btn btn-quiet\" id=\"net-heal\">Heal</button> <span class=\"net-note\" id=\"net-part-note\" role=\"status\"></span></div></fieldset></div></section><section class=\"panel setup\"><details><summary>Run setup: processes, seed, network</summary><form id=\"setup-form\" class=\"setup-form\"><label>Processes <input type=\"number\" name=\"nodes\" min=\"2\" max=\"32\" required></label> <label>Seed <input type=\"number\" name=\"seed\" min=\"0\" required></label> <label>Delay min <input type=\"number\" name=\"dmin\" min=\"0\" max=\"100\" required></label> <label>Delay max <input type=\"number\" name=\"dmax\" min=\"0\" max=\"100\" required></label> <label>Loss <input type=\"number\" name=\"loss\" min=\"0\" max=\"0.9\" step=\"0.05\" required></label> <label>Time in CS <input type=\"number\" name=\"cs\" min=\"0\" max=\"100\" required></label> <label class=\"check\"><input type=\"checkbox\" name=\"fifo\"> FIFO channels</label> <label class=\"check\"><input type=\"checkbox\" name=\"hold\"> I deliver messages</label><div class=\"form-actions\"><button type=\"submit\" class=\"btn\">Start this run</button> <span class=\"form-error\" id=\"setup-error\" role=\"alert\"></span></div></form></details></section></div></main><dialog id=\"help\" class=\"help\" aria-labelledby=\"help-h\"><h2 id=\"help-h\">Keyboard shortcuts</h2><dl class=\"keys\"><div><dt><kbd>Space</kbd></dt><dd>play or pause</dd></div><div><dt><kbd>→</kbd> <kbd>.</kbd></dt><dd>step one event</dd></div><div><dt><kbd>←</kbd> <kbd>,</kbd></dt><dd>step back</dd></div><div><dt><kbd>Home</kbd> <kbd>End</kbd></dt><dd>first step, latest step</dd></div><div><dt><kbd>+</kbd> <kbd>-</kbd></dt><dd>faster, slower</dd></div><div><dt><kbd>0</kbd>…<kbd>9</kbd>, <kbd>Tab</kbd></dt><dd>select a process (by position)</dd></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 62, "\">Compare over a range of N</a></p></div></details></section><section class=\"panel network\" id=\"net-panel\" aria-labelledby=\"net-h\" data-open=\"false\"><div class=\"net-head\"><h2 id=\"net-h\"><button type=\"button\" class=\"net-toggle\" id=\"net-toggle\" aria-expanded=\"false\" aria-controls=\"net-body\"><span class=\"net-caret\" aria-hidden=\"true\"></span>Network</button></h2><label class=\"net-switch\" title=\"Every message waits in the network until you deliver or drop it (from this step on)\"><input type=\"checkbox\" id=\"net-hold\"> Be the network</label> <span class=\"net-summary\" id=\"net-summary\"></span></div><div class=\"net-body\" id=\"net-body\" hidden><h3 class=\"sub\">Held messages <span class=\"count\" id=\"net-held-count\">0</span></h3><p class=\"net-hint\" id=\"net-hint\"></p><ol class=\"net-held\" id=\"net-held\" aria-label=\"Held messages, oldest first\"></ol><form id=\"net-form\" class=\"net-form\" aria-label=\"Network model\"><label class=\"check\"><input type=\"checkbox\" name=\"fifo\"> FIFO channels</label> <label>Delay min <input type=\"number\" name=\"dmin\" min=\"0\" max=\"1000000\" required></label> <label>Delay max <input type=\"number\" name=\"dmax\" min=\"0\" max=\"1000000\" required></label> <label>Loss <input type=\"number\" name=\"loss\" min=\"0\" max=\"1\" step=\"0.05\" required></label><div class=\"form-actions\"><button type=\"submit\" class=\"btn\" id=\"net-apply\">Apply from this step</button> <span class=\"net-note\" id=\"net-form-note\" role=\"status\"></span></div></form><fieldset class=\"net-groups\"><legend>Partition</legend><p class=\"net-hint\">Drag a process onto another in the view to join its group, or onto empty space for a group of its own; or choose its group here.</p><table class=\"net-group-table\"><thead><tr id=\"net-group-head\"></tr></thead> <tbody id=\"net-groups\"></tbody></table><div class=\"form-actions\"><button type=\"button\" class=\"btn\" id=\"net-part\">Apply partition</button> <button type=\"button\" class=\"btn btn-quiet\" id=\"net-heal\">Heal</button> <span class=\"net-note\" id=\"net-part-note\" role=\"status\"></span></div></fieldset></div></section><section class=\"panel setup\"><details><summary>Run setup: processes, seed, network</summary><form id=\"setup-form\" class=\"setup-form\"><label>Processes <input type=\"number\" name=\"nodes\" min=\"2\" max=\"32\" required></label> <label>Seed <input type=\"number\" name=\"seed\" min=\"0\" required></label> <label>Delay min <input type=\"number\" name=\"dmin\" min=\"0\" max=\"100\" required></label> <label>Delay max <input type=\"number\" name=\"dmax\" min=\"0\" max=\"100\" required></label> <label>Loss <input type=\"number\" name=\"loss\" min=\"0\" max=\"0.9\" step=\"0.05\" required></label> <label>Time in CS <input type=\"number\" name=\"cs\" min=\"0\" max=\"100\" required></label> <label class=\"check\"><input type=\"checkbox\" name=\"fifo\"> FIFO channels</label> <label class=\"check\"><input type=\"checkbox\" name=\"hold\"> I deliver messages</label><div class=\"form-actions\"><button type=\"submit\" class=\"btn\">Start this run</button> <span class=\"form-error\" id=\"setup-error\" role=\"alert\"></span></div></form></details></section></div></main><dialog id=\"help\" class=\"help\" aria-labelledby=\"help-h\"><h2 id=\"help-h\">Keyboard shortcuts</h2><dl class=\"keys\"><div><dt><kbd>Space</kbd></dt><dd>play or pause</dd></div><div><dt><kbd>→</kbd> <kbd>.</kbd></dt><dd>step one event</dd></div><div><dt><kbd>←</kbd> <kbd>,</kbd></dt><dd>step back</dd></div><div><dt><kbd>Home</kbd> <kbd>End</kbd></dt><dd>first step, latest step</dd></div><div><dt><kbd>+</kbd> <kbd>-</kbd></dt><dd>faster, slower</dd></div><div><dt><kbd>0</kbd>…<kbd>9</kbd>, <kbd>Tab</kbd></dt><dd>select a process (by position)</dd></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if p.Spec.Family == "mutex" {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 68, "<div><dt><kbd>R</kbd></dt><dd>selected process requests the CS</dd></div><div><dt><kbd>L</kbd></dt><dd>selected process leaves (releases) the CS</dd></div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 63, "<div><dt><kbd>R</kbd></dt><dd>selected process requests the CS</dd></div><div><dt><kbd>L</kbd></dt><dd>selected process leaves (releases) the CS</dd></div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 69, "<div><dt><kbd>E</kbd></dt><dd>selected process starts an election</dd></div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 64, "<div><dt><kbd>E</kbd></dt><dd>selected process starts an election</dd></div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 70, "<div><dt><kbd>C</kbd> <kbd>U</kbd></dt><dd>crash, recover the selected process</dd></div><div><dt><kbd>Shift</kbd>+<kbd>R</kbd></dt><dd>restart the run</dd></div><div><dt><kbd>T</kbd></dt><dd>light or dark theme</dd></div><div><dt><kbd>Esc</kbd></dt><dd>close menus, follow every process</dd></div></dl><form method=\"dialog\"><button class=\"btn\">Close</button></form></dialog> ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 65, "<div><dt><kbd>C</kbd> <kbd>U</kbd></dt><dd>crash, recover the selected process</dd></div><div><dt><kbd>Shift</kbd>+<kbd>R</kbd></dt><dd>restart the run</dd></div><div><dt><kbd>T</kbd></dt><dd>light or dark theme</dd></div><div><dt><kbd>Esc</kbd></dt><dd>close menus, follow every process</dd></div></dl><form method=\"dialog\"><button class=\"btn\">Close</button></form></dialog> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if p.Session != "" {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 71, "<dialog id=\"explore-dialog\" class=\"help explore-dialog\" aria-labelledby=\"explore-h\" data-state=\"idle\"><h2 id=\"explore-h\">Explore every order of events</h2><p class=\"explore-about muted\">Every interleaving of this setup's messages, time-outs and events, breadth-first, checked for mutual exclusion, deadlocks, bounded entry or a single agreed leader. Live actions taken on the page are not included.</p><p class=\"explore-verdict\" id=\"explore-verdict\" role=\"status\" aria-live=\"polite\"></p><p class=\"explore-workload muted\" id=\"explore-workload\"></p><p class=\"explore-progress muted\" id=\"explore-progress\" aria-live=\"off\"></p><div class=\"explore-details\" id=\"explore-details\"></div><div class=\"form-actions\"><a class=\"btn\" id=\"explore-open-cx\" href=\"#\" hidden>Open the counterexample</a> <button type=\"button\" class=\"btn btn-quiet\" id=\"explore-cancel\">Cancel</button></div></dialog>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 66, "<dialog id=\"explore-dialog\" class=\"help explore-dialog\" aria-labelledby=\"explore-h\" data-state=\"idle\"><h2 id=\"explore-h\">Explore every order of events</h2><p class=\"explore-about muted\">Every interleaving of this setup's messages, time-outs and events, breadth-first, checked for mutual exclusion, deadlocks, bounded entry or a single agreed leader. Live actions taken on the page are not included.</p><p class=\"explore-verdict\" id=\"explore-verdict\" role=\"status\" aria-live=\"polite\"></p><p class=\"explore-workload muted\" id=\"explore-workload\"></p><p class=\"explore-progress muted\" id=\"explore-progress\" aria-live=\"off\"></p><div class=\"explore-details\" id=\"explore-details\"></div><div class=\"form-actions\"><a class=\"btn\" id=\"explore-open-cx\" href=\"#\" hidden>Open the counterexample</a> <button type=\"button\" class=\"btn btn-quiet\" id=\"explore-cancel\">Cancel</button></div></dialog>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 72, " ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 67, " ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -655,39 +607,106 @@ func playPageView(p playPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 73, " <script type=\"module\" nonce=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 68, " <script type=\"module\" nonce=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			var templ_7745c5c3_Var34 string
-			templ_7745c5c3_Var34, templ_7745c5c3_Err = templ.JoinStringErrs(templ.GetNonce(ctx))
+			var templ_7745c5c3_Var30 string
+			templ_7745c5c3_Var30, templ_7745c5c3_Err = templ.JoinStringErrs(templ.GetNonce(ctx))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 384, Col: 51}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 370, Col: 51}
 			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var34))
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 74, "\" src=\"")
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var30))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			var templ_7745c5c3_Var35 string
-			templ_7745c5c3_Var35, templ_7745c5c3_Err = templ.JoinStringErrs(templ.URL(static.URL("app.js")))
-			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 384, Col: 91}
-			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var35))
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 69, "\" src=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 75, "\"></script>")
+			var templ_7745c5c3_Var31 string
+			templ_7745c5c3_Var31, templ_7745c5c3_Err = templ.JoinStringErrs(templ.URL(static.URL("app.js")))
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 370, Col: 91}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var31))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 70, "\"></script>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			return nil
 		})
 		templ_7745c5c3_Err = layout(p.Spec.Title+" · Distributed playground", "play").Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		return nil
+	})
+}
+
+// exportMenu offers the run's exports from api (/api/sessions/{id} or, for a lecture's
+// follower, /api/lectures/{code}); the views add their SVG exports to #export-list.
+func exportMenu(api string, embed bool) templ.Component {
+	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
+		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
+		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
+			return templ_7745c5c3_CtxErr
+		}
+		templ_7745c5c3_Buffer, templ_7745c5c3_IsBuffer := templruntime.GetBuffer(templ_7745c5c3_W)
+		if !templ_7745c5c3_IsBuffer {
+			defer func() {
+				templ_7745c5c3_BufErr := templruntime.ReleaseBuffer(templ_7745c5c3_Buffer)
+				if templ_7745c5c3_Err == nil {
+					templ_7745c5c3_Err = templ_7745c5c3_BufErr
+				}
+			}()
+		}
+		ctx = templ.InitializeContext(ctx)
+		templ_7745c5c3_Var32 := templ.GetChildren(ctx)
+		if templ_7745c5c3_Var32 == nil {
+			templ_7745c5c3_Var32 = templ.NopComponent
+		}
+		ctx = templ.ClearChildren(ctx)
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 71, "<details class=\"drop export-menu\" id=\"export-menu\"><summary>Export</summary><ul id=\"export-list\"><li><a id=\"export-trace\" href=\"")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		var templ_7745c5c3_Var33 templ.SafeURL
+		templ_7745c5c3_Var33, templ_7745c5c3_Err = templ.JoinURLErrs(templ.URL(api + "/trace?download=1"))
+		if templ_7745c5c3_Err != nil {
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 380, Col: 71}
+		}
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var33))
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 72, "\" download>Trace (JSON Lines)</a></li><li><a id=\"export-shiviz\" href=\"")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		var templ_7745c5c3_Var34 templ.SafeURL
+		templ_7745c5c3_Var34, templ_7745c5c3_Err = templ.JoinURLErrs(templ.URL(api + "/shiviz?download=1"))
+		if templ_7745c5c3_Err != nil {
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/play.templ`, Line: 381, Col: 73}
+		}
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var34))
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 73, "\" download>ShiViz log (vector clocks)</a></li>")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		if embed {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 74, "<li><button type=\"button\" id=\"export-embed\">Copy embed code (iframe)</button></li>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 75, "</ul></details>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
