@@ -73,14 +73,13 @@ function receive(f) {
       clockTo(model.t, false);
       seekBusy = false;
       if (seekWanted !== null) { const s = seekWanted; seekWanted = null; seek(s); }
-      redraw(true);
-      app.dataset.ready = "true";
+      redraw(true); // paint sets data-ready once the page shows the snapshot
       break;
     case "events": {
       const wasPlaying = model.playing;
       const evs = f.batches.flatMap((b) => b.events);
       applyEvents(model, f);
-      narrator.append(evs, model);
+      logQueue.push(...evs);
       clockTo(model.t, wasPlaying && model.playing);
       redraw(false);
       break;
@@ -167,8 +166,27 @@ function clockTo(t, playing) {
 
 let drawnTopology = -1;
 let frameRequested = false;
+let dirty = false; // the model changed since the last paint
+let dirtyFull = false; // ... by a snapshot: the log is rebuilt from the model
+let logQueue = []; // events for the log since the last paint
 
+// redraw asks for the view and panels to follow the model at the next animation
+// frame. A fast run delivers several frames per display frame; painting each one
+// laid the page out several times per frame (the log's scroll, the pseudocode's
+// scroll into view) and fell far behind at N=32 and 4x (docs/benchmarks.md).
 function redraw(full) {
+  dirty = true;
+  if (full) dirtyFull = true;
+  app.dataset.settled = "false"; // until the next frame has placed the messages
+  kick();
+}
+
+function paint() {
+  // Scrolls left by the last paint first, while the layout is still the one on screen.
+  code.settle();
+  narrator.settle();
+  if (!dirty) return;
+  dirty = false;
   if (model.topology !== drawnTopology) {
     view.build(model);
     drawnTopology = model.topology;
@@ -179,10 +197,12 @@ function redraw(full) {
   view.syncMessages(model, model.index);
   code.show(model, selected);
   inspector.show(model, selected);
-  if (full) narrator.rebuild(model);
+  if (dirtyFull) narrator.rebuild(model); // model.recent has every event queued too
+  else if (logQueue.length) narrator.append(logQueue, model);
+  logQueue = [];
   updateControls();
-  app.dataset.settled = "false"; // until the next frame has placed the messages
-  kick();
+  if (dirtyFull && ws) app.dataset.ready = "true";
+  dirtyFull = false;
 }
 
 function kick() {
@@ -194,12 +214,14 @@ function kick() {
 
 function frame(now) {
   frameRequested = false;
+  paint();
   const vt = vtNow(now);
   lastVt = vt;
   view.place(vt);
   const moving = (model.playing && !model.quiet) || clk.tween !== 0;
-  app.dataset.settled = moving ? "false" : "true";
-  if (moving) kick();
+  const scrolling = code.visible || narrator.stick; // settle at the next frame
+  app.dataset.settled = moving || scrolling ? "false" : "true";
+  if (moving || scrolling) kick();
 }
 
 // The view is drawn in CSS pixels: a new size redraws it.
@@ -211,6 +233,7 @@ new ResizeObserver(() => {
   if (Math.round(b.width) === view.W && Math.round(b.height) === view.H) return;
   drawnTopology = -1;
   redraw(false);
+  paint(); // now: before this frame is painted at the new size
 }).observe($("view"));
 
 // ---- controls ----

@@ -50,7 +50,13 @@ export class Code {
       tag.dataset.node = node;
       tags.appendChild(tag);
     }
-    if (first) keepVisible(this.root, first);
+    this.visible = first; // scrolled into view by settle, at the next frame
+  }
+
+  // settle does what show left for a clean layout: see Narrator.settle.
+  settle() {
+    if (this.visible) keepVisible(this.root, this.visible);
+    this.visible = null;
   }
 }
 
@@ -147,6 +153,7 @@ export class Narrator {
       return h("span", `who p${i % 8}`, `P${id}`);
     };
     const li = h("li");
+    li.dataset.seq = ev.seq;
     li.append(h("span", "t", `t=${ev.t}`));
     const text = (...parts) => {
       const span = h("span");
@@ -225,13 +232,21 @@ export class Narrator {
     this.list.setAttribute("aria-busy", "true");
     this.list.replaceChildren(...model.recent.map((ev) => this.line(ev, model)));
     this.list.setAttribute("aria-busy", "false");
-    this.list.scrollTop = this.list.scrollHeight;
+    this.stick = true;
   }
 
   // append adds the lines of new events and trims to the model's limit.
   append(events, model) {
     for (const ev of events) this.list.appendChild(this.line(ev, model));
     while (this.list.children.length > model.recentMax) this.list.firstChild.remove();
-    this.list.scrollTop = this.list.scrollHeight;
+    this.stick = true;
+  }
+
+  // settle scrolls the log to its newest line. It reads the layout, so the page calls
+  // it at the start of a frame, before changing anything: reading it right after the
+  // panels changed forced the browser to lay the whole page out again, each frame.
+  settle() {
+    if (this.stick) this.list.scrollTop = this.list.scrollHeight;
+    this.stick = false;
   }
 }

@@ -541,28 +541,48 @@ func TestFrameTimeWithManyMessages(t *testing.T) {
 	ctx := tab(t, ts.URL, 1280, 720)
 	run(t, ctx, chromedp.Navigate(ts.URL+"/play/ricart-agrawala?n=32&delay=40-80"))
 	ready(t, ctx)
-	// A second viewer of the same session sends the requests: the page follows.
-	id := eval[string](t, ctx, `document.getElementById("main").dataset.session`)
-	conn, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(ts.URL, "http")+"/ws/"+id, http.Header{"Origin": {ts.URL}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	go func() { // drain, so this viewer is never the slow one
-		for {
-			if _, _, err := conn.ReadMessage(); err != nil {
-				return
-			}
-		}
-	}()
+	conn := secondViewer(t, ts, ctx, nil)
 	for i := range 10 {
 		conn.WriteMessage(websocket.TextMessage, fmt.Appendf(nil, `{"type":"act","do":"request","node":%d}`, i))
 	}
 	waitFor(t, ctx, `document.querySelectorAll("#view g.msg").length >= 300`)
 	run(t, ctx, chromedp.Click(chromedp.CSS("#btn-play")))
-	// Frame intervals: at 60 Hz a frame on time is one vsync (16.7 ms); a dropped frame
-	// shows as 33 ms or more. Reported: p50, p95, the worst, and frames over 25 ms.
-	stats := eval[[]float64](t, ctx, `new Promise((resolve) => {
+	stats := eval[[]float64](t, ctx, frameTimesJS, chromedp.EvalAwaitPromise)
+	n := eval[int](t, ctx, `document.querySelectorAll("#view g.msg").length`)
+	t.Logf("N=32, %d messages in flight: frame time p50 %.1f ms, p95 %.1f ms (budget 16.7 ms), worst %.1f ms, %d of %d frames over 25 ms",
+		n, stats[0], stats[1], stats[2], int(stats[3]), int(stats[4]))
+	screenshot(t, ctx, "n32.png")
+}
+
+// secondViewer connects another viewer to the page's session, which sends commands
+// while the page follows. It reads every frame (so it is never the slow one) and hands
+// each to seen, if given.
+func secondViewer(t *testing.T, ts *httptest.Server, ctx context.Context, seen func([]byte)) *websocket.Conn {
+	t.Helper()
+	id := eval[string](t, ctx, `document.getElementById("main").dataset.session`)
+	conn, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(ts.URL, "http")+"/ws/"+id, http.Header{"Origin": {ts.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	go func() {
+		for {
+			_, b, err := conn.ReadMessage()
+			if err != nil {
+				return
+			}
+			if seen != nil {
+				seen(b)
+			}
+		}
+	}()
+	return conn
+}
+
+// frameTimesJS measures frame intervals for 3 s with requestAnimationFrame: at 60 Hz a
+// frame on time is one vsync (16.7 ms), a dropped frame 33 ms or more. It resolves to
+// [p50, p95, worst, frames over 25 ms, frames].
+const frameTimesJS = `new Promise((resolve) => {
 		const times = [];
 		let last = performance.now();
 		const end = last + 3000;
@@ -577,12 +597,7 @@ func TestFrameTimeWithManyMessages(t *testing.T) {
 			}
 		};
 		requestAnimationFrame(tick);
-	})`, chromedp.EvalAwaitPromise)
-	n := eval[int](t, ctx, `document.querySelectorAll("#view g.msg").length`)
-	t.Logf("N=32, %d messages in flight: frame time p50 %.1f ms, p95 %.1f ms (budget 16.7 ms), worst %.1f ms, %d of %d frames over 25 ms",
-		n, stats[0], stats[1], stats[2], int(stats[3]), int(stats[4]))
-	screenshot(t, ctx, "n32.png")
-}
+	})`
 
 // The run setup form starts a new run; a bad setup is explained, not run.
 func TestSetupFormStartsANewRun(t *testing.T) {
