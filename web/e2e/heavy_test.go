@@ -1,11 +1,14 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sync/atomic"
 	"testing"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/gorilla/websocket"
 )
@@ -21,6 +24,13 @@ func TestHeavyTrafficAt4xKeepsUp(t *testing.T) {
 	}
 	ts := server(t)
 	ctx := tab(t, ts.URL, 1280, 720)
+	// As a projector shows it: messages glide (the test tabs turn motion off).
+	run(t, ctx, chromedp.Func(func(c context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(c, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-reduced-motion", Value: "no-preference"}},
+		})
+		return err
+	}))
 	run(t, ctx, chromedp.Navigate(ts.URL+"/play/ricart-agrawala?n=32"))
 	ready(t, ctx)
 	type clock struct{ Step, Seq int }
