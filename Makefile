@@ -27,7 +27,7 @@ fuzz: ## run each fuzz target for $(FUZZTIME) (CI: .ci/run)
 		done; \
 	done
 
-load: ## the load proof in docs/benchmarks.md ("Operations"): loopback only, takes about 8 minutes
+load: ## the load proof in docs/benchmarks.md ("Operations"): loopback only, takes about 5 minutes
 	$(GO) build -o bin/playground ./cmd/playground
 	$(GO) build -o bin/sessionload ./cmd/sessionload
 	bin/sessionload --server bin/playground --sessions 1000 --duration 60s live
