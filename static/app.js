@@ -171,9 +171,9 @@ let dirtyFull = false; // ... by a snapshot: the log is rebuilt from the model
 let logQueue = []; // events for the log since the last paint
 
 // redraw asks for the view and panels to follow the model at the next animation
-// frame. A fast run delivers several frames per display frame; painting each one
-// laid the page out several times per frame (the log's scroll, the pseudocode's
-// scroll into view) and fell far behind at N=32 and 4x (docs/benchmarks.md).
+// frame. A fast run delivers several socket frames per display frame; painting each
+// one made the browser lay the page out again for each (the log's scroll, the
+// pseudocode's scroll into view; docs/benchmarks.md, "Heavy traffic at 4x").
 function redraw(full) {
   dirty = true;
   if (full) dirtyFull = true;

@@ -58,11 +58,10 @@ func (s *Server) lectureRecipe(w http.ResponseWriter, r *http.Request, code stri
 		http.Error(w, "no lecture has this code", http.StatusNotFound)
 		return session.Recipe{}, false
 	}
-	if ended, _, _ := l.Ended(); ended {
-		http.Error(w, "this lecture has ended; its run is at the link on the lecture's page", http.StatusGone)
-		return session.Recipe{}, false
-	}
 	path, err := l.Fork(ctx, -1)
+	if ended, _, _ := l.Ended(); ended { // the run goes on after the lecture: Fork still works
+		err = lecture.ErrEnded
+	}
 	switch {
 	case errors.Is(err, lecture.ErrEnded):
 		http.Error(w, "this lecture has ended; its run is at the link on the lecture's page", http.StatusGone)

@@ -382,10 +382,7 @@ func (s *Server) handleFollowerWS(w http.ResponseWriter, r *http.Request) {
 	queue := max(s.opts.SendQueue, 4*s.lectureRefresh()+16)
 	c := s.newClient(r, conn, queue)
 	c.start()
-	defer func() {
-		c.closeWith(websocket.CloseNormalClosure, "", true)
-		<-c.gone
-	}()
+	defer c.stop()
 	sub, err := l.Follow(after, follower{c})
 	switch {
 	case errors.Is(err, lecture.ErrEnded):
@@ -487,16 +484,9 @@ func (s *Server) handlePresenterWS(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		l.RemovePresenter(c)
 		sess.Detach(c)
-		c.closeWith(websocket.CloseNormalClosure, "", true)
-		<-c.gone
+		c.stop()
 	}()
-	if err := sess.Attach(c); err != nil {
-		code := session.CodeGone
-		if !errors.Is(err, session.ErrClosed) {
-			code = session.CodeBusy
-		}
-		c.Send(session.ErrorFrame(0, code, err.Error()))
-		c.closeWith(websocket.CloseTryAgainLater, code, true)
+	if !s.attach(c, sess) {
 		return
 	}
 	l.AddPresenter(c)

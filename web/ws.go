@@ -198,12 +198,18 @@ func (c *client) finish(frames [][]byte) {
 	_ = c.conn.WriteControl(websocket.CloseMessage, msg, deadline)
 }
 
-// fail ends a connection that could not be written to: nothing more is queued.
+// fail ends a connection that could not be written to: nothing more is queued (the
+// writing goroutine is this one, so closeWith starts no other).
 func (c *client) fail() {
-	c.mu.Lock()
-	c.once.Do(func() { close(c.quit) })
-	c.mu.Unlock()
+	c.closeWith(websocket.CloseAbnormalClosure, "", false)
 	c.end()
+}
+
+// stop closes the connection normally after what is queued and waits until it is
+// closed: the end of every socket handler.
+func (c *client) stop() {
+	c.closeWith(websocket.CloseNormalClosure, "", true)
+	<-c.gone
 }
 
 func (c *client) end() {
@@ -265,8 +271,7 @@ func (s *Server) serveWS(conn *websocket.Conn, c *client, sess *session.Session)
 	c.start()
 	defer func() {
 		sess.Detach(c)
-		c.closeWith(websocket.CloseNormalClosure, "", true)
-		<-c.gone
+		c.stop()
 	}()
 	if !s.attach(c, sess) {
 		return
@@ -335,8 +340,9 @@ func onOwnStack(handle func([]byte) bool, data []byte) bool {
 	return r.ok
 }
 
-// attach subscribes c to sess, or tells it why not and closes it. Kept out of
-// serveWS, whose frame stays under the reader for the connection's whole life.
+// attach subscribes c to sess, or tells it why not and closes it (a viewer's or the
+// presenter's socket). Kept out of serveWS, whose frame stays under the reader for
+// the connection's whole life.
 func (s *Server) attach(c *client, sess *session.Session) bool {
 	err := sess.Attach(c)
 	if err == nil {

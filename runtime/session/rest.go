@@ -40,18 +40,23 @@ func (s *Session) putToRest() {
 	s.restStep = s.sim.Steps()
 	s.sim, s.enc = nil, nil
 	s.track = track{}
-	s.resting = true
+	s.setResting(true)
+}
+
+// setResting records the rest state and tells OnRest when it changes.
+func (s *Session) setResting(resting bool) {
+	if s.resting == resting {
+		return
+	}
+	s.resting = resting
 	if s.opts.OnRest != nil {
-		s.opts.OnRest(s, true)
+		s.opts.OnRest(s, resting)
 	}
 }
 
 // wake rebuilds the run where it was put to rest.
 func (s *Session) wake() {
-	s.resting = false
-	if s.opts.OnRest != nil {
-		s.opts.OnRest(s, false)
-	}
+	s.setResting(false)
 	if err := s.rebuild(s.restStep); err != nil {
 		// The same recipe ran before; failing now is a bug, contained like a panic.
 		panic(fmt.Sprintf("session: a run at rest could not be rebuilt at step %d: %v", s.restStep, err))

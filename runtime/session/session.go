@@ -260,9 +260,7 @@ func (s *Session) run(ctx context.Context, ended func()) {
 		s.idle.Stop()
 		s.pace.Stop()
 		s.rest.Stop()
-		if s.resting && s.opts.OnRest != nil {
-			s.opts.OnRest(s, false)
-		}
+		s.setResting(false) // an ended session is not counted as resting
 		for _, sub := range s.subs {
 			sub.Close()
 		}
