@@ -185,6 +185,7 @@ func TestLecturePresenterTwoFollowersQuestionAndFork(t *testing.T) {
 	waitFor(t, f1, fmt.Sprintf(`document.getElementById("metrics-panel").dataset.step === "%d"`, s1.Step))
 	run(t, f1, chromedp.Click(chromedp.CSS("#st-toggle")))
 	waitFor(t, f1, `document.getElementById("spacetime").dataset.state === "ready" && document.querySelectorAll("#st-diagram .st-msg").length > 0`)
+	screenshot(t, f1, "lecture-follower-panels.png")
 	// A follower's keys do not drive: the step stays.
 	run(t, f1, chromedp.KeyEvent(kb.ArrowRight))
 	if got := eval[int](t, f1, `Number(document.getElementById("main").dataset.step)`); got != s1.Step {
