@@ -122,13 +122,20 @@ func (s *Server) endedPage(w http.ResponseWriter, r *http.Request, l lecture.Fol
 	s.render(w, r, http.StatusGone, lectureEndedPage(endedView{Display: lecture.DisplayCode(l.Code()), Reason: "It ended: " + why + ".", Link: link}))
 }
 
-// lecturePlay is the playground page of a lecture's run, for its presenter or a follower.
-func (s *Server) lecturePlay(l lecture.Followed) (playPage, bool) {
-	spec, ok := algorithms.Lookup(l.Algorithm())
-	if !ok {
+// lecturePlay is the playground page of a lecture's run, for its presenter (session:
+// the run's session id) or a follower (""); an ended lecture or an unknown algorithm
+// is answered here, and ok is false.
+func (s *Server) lecturePlay(w http.ResponseWriter, r *http.Request, l lecture.Followed, session string) (p playPage, ok bool) {
+	if ended, _, _ := l.Ended(); ended {
+		s.endedPage(w, r, l)
 		return playPage{}, false
 	}
-	return buildPlay(spec, ""), true
+	spec, ok := algorithms.Lookup(l.Algorithm())
+	if !ok {
+		s.notFound(w, r, "This lecture's algorithm is not available.")
+		return playPage{}, false
+	}
+	return buildPlay(spec, session), true
 }
 
 func (s *Server) handlePresenterPage(w http.ResponseWriter, r *http.Request) {
@@ -138,16 +145,11 @@ func (s *Server) handlePresenterPage(w http.ResponseWriter, r *http.Request) {
 		s.forgedToken(w, r)
 		return
 	}
-	if ended, _, _ := l.Ended(); ended {
-		s.endedPage(w, r, l)
-		return
-	}
-	p, ok := s.lecturePlay(l)
+	p, ok := s.lecturePlay(w, r, l, l.Session().ID())
 	if !ok {
-		s.notFound(w, r, "This lecture's algorithm is not available.")
 		return
 	}
-	p.Session, p.WS, p.API = l.Session().ID(), "/ws/present/"+token, "/api/sessions/"+l.Session().ID()
+	p.WS = "/ws/present/" + token
 	p.Title = "Lecture " + lecture.DisplayCode(l.Code())
 	p.About = "You drive this run; your students follow it. PageDown and PageUp step forward and back (a clicker sends them), Q makes questions, J shows the join code large."
 	l.Session().Touch()
@@ -195,13 +197,8 @@ func (s *Server) handleFollowerPage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if ended, _, _ := l.Ended(); ended {
-		s.endedPage(w, r, l)
-		return
-	}
-	p, ok := s.lecturePlay(l)
+	p, ok := s.lecturePlay(w, r, l, "")
 	if !ok {
-		s.notFound(w, r, "This lecture's algorithm is not available.")
 		return
 	}
 	if _, err := r.Cookie(followerCookie); err != nil {

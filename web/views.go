@@ -142,8 +142,11 @@ var ringSlugs = map[string]bool{"token-ring": true, "ring": true, "ring-list": t
 const messageClasses = 7
 
 func buildPlay(spec *sim.Spec, session string) playPage {
-	p := playPage{Spec: spec, Session: session, WS: "/ws/" + session, API: "/api/sessions/" + session, Ring: ringSlugs[spec.Slug],
+	p := playPage{Spec: spec, Session: session, WS: "/ws/" + session, Ring: ringSlugs[spec.Slug],
 		Curated: curatedFor(spec.Slug), FamilyTag: familyTag(spec.Family)}
+	if session != "" {
+		p.API = "/api/sessions/" + session
+	}
 	for _, r := range spec.Rules {
 		if n := len(p.Groups); n > 0 && p.Groups[n-1].Name == r.Group {
 			p.Groups[n-1].Rules = append(p.Groups[n-1].Rules, r)

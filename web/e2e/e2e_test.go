@@ -109,7 +109,21 @@ func server(t *testing.T) *httptest.Server {
 // leaves the server fail the test.
 func tab(t *testing.T, base string, width, height int64) context.Context {
 	t.Helper()
-	ctx, cancel := chromedp.NewContext(browser)
+	return openTab(t, base, width, height)
+}
+
+// freshTab is a tab in a new browser context: no cookie, no storage, no cache shared
+// with any other tab, as a student's browser opening a link for the first time.
+// Script errors fail the test; requests may go anywhere (a page of another site).
+func freshTab(t *testing.T, width, height int64) context.Context {
+	t.Helper()
+	return openTab(t, "", width, height, chromedp.WithNewBrowserContext())
+}
+
+// openTab opens a tab; with base, a request that leaves that server fails the test.
+func openTab(t *testing.T, base string, width, height int64, opts ...chromedp.ContextOption) context.Context {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(browser, opts...)
 	ctx, cancelTime := context.WithTimeout(ctx, 45*time.Second)
 	t.Cleanup(func() {
 		cancelTime()
@@ -137,6 +151,9 @@ func tab(t *testing.T, base string, width, height int64) context.Context {
 				problems = append(problems, "console error: "+strings.Join(parts, " "))
 			}
 		case *network.EventRequestWillBeSent:
+			if base == "" {
+				return
+			}
 			u := e.Request.URL
 			ws := "ws" + strings.TrimPrefix(base, "http")
 			if !strings.HasPrefix(u, base) && !strings.HasPrefix(u, ws) && !strings.HasPrefix(u, "data:") {

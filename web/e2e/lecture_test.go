@@ -4,63 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/emulation"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
-
-// student opens a tab in a browser context of its own (its own cookies), as a second
-// student's phone would be; script errors fail the test as in tab.
-func student(t *testing.T, width, height int64) context.Context {
-	t.Helper()
-	ctx, cancel := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
-	ctx, cancelTime := context.WithTimeout(ctx, 45*time.Second)
-	t.Cleanup(func() {
-		cancelTime()
-		cancel()
-	})
-	var mu sync.Mutex
-	var problems []string
-	if err := chromedp.Listen(ctx, func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch e := ev.(type) {
-		case *runtime.EventExceptionThrown:
-			problems = append(problems, "script error: "+e.ExceptionDetails.Text)
-		case *runtime.EventConsoleAPICalled:
-			if e.Type == runtime.ConsoleAPICalledTypeError {
-				problems = append(problems, "console error")
-			}
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, p := range problems {
-			t.Error(p)
-		}
-	})
-	run(t, ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		if _, err := cdp.Call(ctx, tg, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
-			Width: width, Height: height, DeviceScaleFactor: 1,
-		}); err != nil {
-			return err
-		}
-		_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
-			Features: []*emulation.MediaFeature{{Name: "prefers-reduced-motion", Value: "reduce"}},
-		})
-		return err
-	}))
-	return ctx
-}
 
 // shown is what a student sees of the run: the step, the highlighted rules, who is in
 // the CS, the messages on their way.
@@ -146,7 +95,7 @@ func TestLecturePresenterTwoFollowersQuestionAndFork(t *testing.T) {
 	if path := eval[string](t, f1, `location.pathname`); path != "/l/"+code {
 		t.Fatalf("joining with the code led to %s", path)
 	}
-	f2 := student(t, 1000, 700)
+	f2 := freshTab(t, 1000, 700)
 	run(t, f2, chromedp.Navigate(ts.URL+"/l/"+code))
 	ready(t, f2)
 	waitFor(t, pres, `document.getElementById("main").dataset.followers === "2"`)

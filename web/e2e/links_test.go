@@ -7,12 +7,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -21,49 +19,6 @@ import (
 	"github.com/teach-dist/playground/runtime/sim"
 	"github.com/teach-dist/playground/scenarios"
 )
-
-// freshTab is a tab in a new browser context: no cookie, no storage, no cache shared
-// with any other tab, as a student's browser opening a link for the first time.
-// Script errors fail the test.
-func freshTab(t *testing.T, width, height int64) context.Context {
-	t.Helper()
-	ctx, cancel := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
-	ctx, cancelTime := context.WithTimeout(ctx, 45*time.Second)
-	t.Cleanup(func() {
-		cancelTime()
-		cancel()
-	})
-	var mu sync.Mutex
-	var problems []string
-	if err := chromedp.Listen(ctx, func(ev any) {
-		if e, ok := ev.(*cdpruntime.EventExceptionThrown); ok {
-			mu.Lock()
-			problems = append(problems, fmt.Sprintf("script error at %s:%d: %s", e.ExceptionDetails.URL, e.ExceptionDetails.LineNumber+1, e.ExceptionDetails.Text))
-			mu.Unlock()
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, p := range problems {
-			t.Error(p)
-		}
-	})
-	run(t, ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		if _, err := cdp.Call(ctx, tg, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
-			Width: width, Height: height, DeviceScaleFactor: 1,
-		}); err != nil {
-			return err
-		}
-		_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
-			Features: []*emulation.MediaFeature{{Name: "prefers-reduced-motion", Value: "reduce"}},
-		})
-		return err
-	}))
-	return ctx
-}
 
 // sharedView is what a link must reproduce: the topology SVG, the inspector, the
 // messages in flight, the lit pseudocode and the step. Messages and their trails are
