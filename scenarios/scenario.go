@@ -377,26 +377,10 @@ func badDelay(data []byte) string {
 
 // networkChange validates a network event's fields into a kernel change.
 func networkChange(f string, e Event) (sim.NetChange, error) {
-	var c sim.NetChange
-	if e.Delay != nil {
-		if len(e.Delay) < 1 || len(e.Delay) > 2 {
-			return c, fieldErr(f+".delay", "expected a number or [min, max]")
-		}
-		c.Set |= sim.NetDelay
-		c.DelayMin, c.DelayMax = e.Delay[0], e.Delay[len(e.Delay)-1]
+	if e.Delay != nil && (len(e.Delay) < 1 || len(e.Delay) > 2) {
+		return sim.NetChange{}, fieldErr(f+".delay", "expected a number or [min, max]")
 	}
-	if e.FIFO != nil {
-		c.Set |= sim.NetFIFO
-		c.FIFO = *e.FIFO
-	}
-	if e.Loss != nil {
-		c.Set |= sim.NetLoss
-		c.Loss = *e.Loss
-	}
-	if e.Hold != nil {
-		c.Set |= sim.NetHold
-		c.Hold = *e.Hold
-	}
+	c := sim.ChangeOf(e.Delay, e.FIFO, e.Loss, e.Hold)
 	if err := c.Check(); err != nil {
 		// The kernel's message starts with the field's name: "delay: ...".
 		field, reason, ok := strings.Cut(err.Error(), ": ")

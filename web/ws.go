@@ -404,26 +404,13 @@ var simpleKinds = map[string]session.Kind{
 
 // netChange reads the network fields of an act frame; msg names the bad field.
 func netChange(f *inFrame) (c sim.NetChange, msg string) {
+	var d scenarios.Delay
 	if f.Delay != nil {
-		var d scenarios.Delay
 		if err := d.UnmarshalJSON(f.Delay); err != nil || len(d) < 1 || len(d) > 2 || string(f.Delay) == "null" {
 			return c, "delay: expected [min, max] or one number"
 		}
-		c.Set |= sim.NetDelay
-		c.DelayMin, c.DelayMax = d[0], d[len(d)-1]
 	}
-	if f.FIFO != nil {
-		c.Set |= sim.NetFIFO
-		c.FIFO = *f.FIFO
-	}
-	if f.Loss != nil {
-		c.Set |= sim.NetLoss
-		c.Loss = *f.Loss
-	}
-	if f.Hold != nil {
-		c.Set |= sim.NetHold
-		c.Hold = *f.Hold
-	}
+	c = sim.ChangeOf(d, f.FIFO, f.Loss, f.Hold)
 	if err := c.Check(); err != nil {
 		return c, err.Error()
 	}

@@ -112,6 +112,29 @@ type NetChange struct {
 	Hold               bool
 }
 
+// ChangeOf is the change that sets the fields given (nil: left as it is); delay is
+// [min, max] or one number. Check validates it.
+func ChangeOf(delay []int, fifo *bool, loss *float64, hold *bool) NetChange {
+	var c NetChange
+	if len(delay) > 0 {
+		c.Set |= NetDelay
+		c.DelayMin, c.DelayMax = delay[0], delay[len(delay)-1]
+	}
+	if fifo != nil {
+		c.Set |= NetFIFO
+		c.FIFO = *fifo
+	}
+	if loss != nil {
+		c.Set |= NetLoss
+		c.Loss = *loss
+	}
+	if hold != nil {
+		c.Set |= NetHold
+		c.Hold = *hold
+	}
+	return c
+}
+
 // Check validates the change; errors name the field (delay, loss).
 func (c *NetChange) Check() error {
 	if c.Set == 0 || c.Set&^(NetDelay|NetFIFO|NetLoss|NetHold) != 0 {
