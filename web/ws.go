@@ -237,11 +237,17 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	sess, ok := s.sessions.Get(chi.URLParam(r, "id"))
 	if !ok {
 		defer s.conns.Done()
-		// Tell the page why, so it can start a new session.
 		wait := s.opts.WriteWait
 		_ = conn.SetWriteDeadline(time.Now().Add(wait))
-		_ = conn.WriteMessage(websocket.TextMessage, session.ErrorFrame(0, session.CodeGone, "this session has ended; reload the page for a new one"))
-		_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "no such session"), time.Now().Add(wait))
+		closing := websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "no such session")
+		if s.Ready() {
+			// Tell the page why, so it can start a new session.
+			_ = conn.WriteMessage(websocket.TextMessage, session.ErrorFrame(0, session.CodeGone, "this session has ended; reload the page for a new one"))
+		} else {
+			// Shutting down ended the session: say so, as to every other socket.
+			closing = websocket.FormatCloseMessage(websocket.CloseGoingAway, closeShuttingDown)
+		}
+		_ = conn.WriteControl(websocket.CloseMessage, closing, time.Now().Add(wait))
 		conn.Close()
 		return
 	}
