@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -385,7 +384,7 @@ func FuzzDecodeLink(f *testing.F) {
 
 func dump(l Link) string {
 	b, _ := json.Marshal(l)
-	return fmt.Sprintf("%s", b)
+	return string(b)
 }
 
 // FuzzDecodeLinkJSON fuzzes the data inside a well-formed code, where the fields are

@@ -68,7 +68,6 @@ func BenchmarkKernel(b *testing.B) {
 type heapItem struct {
 	t   int
 	seq int64
-	k   int32
 }
 
 type bareHeap []heapItem

@@ -70,7 +70,3 @@ func (q *queue) pop() item {
 	}
 	return top
 }
-
-func (q *queue) clone() queue {
-	return queue{items: append([]item(nil), q.items...)}
-}
