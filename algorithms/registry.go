@@ -11,7 +11,7 @@ import (
 	"github.com/teach-dist/playground/algorithms/central"
 	"github.com/teach-dist/playground/algorithms/lamport"
 	"github.com/teach-dist/playground/algorithms/maekawa"
-	"github.com/teach-dist/playground/algorithms/ratoken"
+	"github.com/teach-dist/playground/algorithms/ricartagrawalatoken"
 	"github.com/teach-dist/playground/algorithms/raymond"
 	"github.com/teach-dist/playground/algorithms/ricartagrawala"
 	"github.com/teach-dist/playground/algorithms/ring"
@@ -26,7 +26,7 @@ var all = []*sim.Spec{
 	&central.Spec,
 	&lamport.Spec,
 	&ricartagrawala.Spec,
-	&ratoken.Spec,
+	&ricartagrawalatoken.Spec,
 	&tokenring.Spec,
 	&suzukikasami.Spec,
 	&raymond.Spec,

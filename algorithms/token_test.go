@@ -57,6 +57,6 @@ func TestAtMostOneTokenHolderAtEveryStep(t *testing.T) {
 		}
 	}
 	if tokenAlgorithms < 4 {
-		t.Fatalf("only %d algorithms say who holds the token; want ratoken, token-ring, suzuki-kasami, raymond", tokenAlgorithms)
+		t.Fatalf("only %d algorithms say who holds the token; want ricart-agrawala-token, token-ring, suzuki-kasami, raymond", tokenAlgorithms)
 	}
 }

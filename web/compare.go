@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/teach-dist/playground/algorithms"
-	"github.com/teach-dist/playground/runtime/metrics"
+	"github.com/teach-dist/playground/runtime/cost"
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
@@ -271,7 +271,7 @@ type cell struct {
 	Checked, Violations  int
 	Elections, Unsettled int
 	Values               map[string]agg // metric key -> over the seeds
-	Theory               map[string][]metrics.Theory
+	Theory               map[string][]cost.Theory
 	FirstError           string
 	ViolationSeed        uint64 // the first seed whose run broke the ordering
 }
@@ -335,7 +335,7 @@ func runCompare(ctx context.Context, cq compareQuery) (*compareResult, error) {
 			}
 		}
 	}
-	results := make([]metrics.Result, len(jobs))
+	results := make([]cost.Result, len(jobs))
 	errs := make([]error, len(jobs))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -347,7 +347,7 @@ func runCompare(ctx context.Context, cq compareQuery) (*compareResult, error) {
 				j := jobs[k]
 				cfg, err := workloadConfig(j.spec, j.n, cq.Workload, j.seed)
 				if err == nil {
-					results[k], err = metrics.Replay(cfg, nil, math.MaxInt)
+					results[k], err = cost.Replay(cfg, nil, math.MaxInt)
 				}
 				errs[k] = err
 			}
@@ -377,7 +377,7 @@ feed:
 		}
 		c := byN[j.n]
 		if c == nil {
-			c = &cell{Values: map[string]agg{}, Theory: map[string][]metrics.Theory{}}
+			c = &cell{Values: map[string]agg{}, Theory: map[string][]cost.Theory{}}
 			byN[j.n] = c
 		}
 		c.add(results[k], errs[k], j.seed)
@@ -386,7 +386,7 @@ feed:
 	return res, nil
 }
 
-func (c *cell) add(r metrics.Result, err error, seed uint64) {
+func (c *cell) add(r cost.Result, err error, seed uint64) {
 	c.Runs++
 	if err != nil {
 		c.Failed++
@@ -416,7 +416,7 @@ func (c *cell) add(r metrics.Result, err error, seed uint64) {
 	for _, m := range r.Metrics {
 		c.Theory[m.Key] = m.Theory
 		v := m.Mean
-		if m.Unit == metrics.UnitTime {
+		if m.Unit == cost.UnitTime {
 			v = m.MeanT
 		}
 		if v == nil {
@@ -620,13 +620,13 @@ var chartsOf = map[sim.Family][]struct {
 	key, title, ylabel string
 }{
 	sim.Mutex: {
-		{metrics.PerEntry, "Messages per CS entry", "messages per entry"},
-		{metrics.ClientDelay, "Client delay", "client delay (T)"},
-		{metrics.SyncDelay, "Synchronisation delay", "synchronisation delay (T)"},
+		{cost.PerEntry, "Messages per CS entry", "messages per entry"},
+		{cost.ClientDelay, "Client delay", "client delay (T)"},
+		{cost.SyncDelay, "Synchronisation delay", "synchronisation delay (T)"},
 	},
 	sim.Election: {
-		{metrics.ElectionMessages, "Messages per election", "messages per election"},
-		{metrics.ElectionTime, "Election time", "election time (T)"},
+		{cost.ElectionMessages, "Messages per election", "messages per election"},
+		{cost.ElectionTime, "Election time", "election time (T)"},
 	},
 }
 
@@ -645,7 +645,7 @@ func buildComparePage(form compareForm, res *compareResult) comparePage {
 	cq := res.Query
 	p := comparePage{Form: form, Link: "/compare?" + cq.canonical()}
 	p.Summary = fmt.Sprintf("%d runs in %s, on N = %s with %d seed%s each. Every run: delays uniform in [%d, %d] time units, FIFO channels, %d time units in the CS; T, the notes' message time, is the mean delay %g.",
-		res.Runs, res.Elapsed.Round(1e6), sizesString(cq.Ns), cq.Seeds, plural(cq.Seeds), compareNet.DelayMin, compareNet.DelayMax, compareCS, metrics.MeanDelay(compareNet))
+		res.Runs, res.Elapsed.Round(1e6), sizesString(cq.Ns), cq.Seeds, plural(cq.Seeds), compareNet.DelayMin, compareNet.DelayMax, compareCS, cost.MeanDelay(compareNet))
 	for _, fam := range familyNames {
 		var specs []*sim.Spec
 		for _, s := range cq.Specs {
@@ -745,7 +745,7 @@ func buildChart(id, title, ylabel, key string, specs []*sim.Spec, ns []int, res 
 	}
 	if ymaxMeasured := slices.ContainsFunc(measured, func(l line) bool { return len(l.pts) > 0 }); !ymaxMeasured {
 		ch.Empty = "Nothing to measure in these runs"
-		if key == metrics.SyncDelay {
+		if key == cost.SyncDelay {
 			ch.Empty += ": it needs a process waiting when another leaves (try the heavy workload)"
 		}
 	}
@@ -860,12 +860,12 @@ func buildTable(fam sim.Family, specs []*sim.Spec, ns []int, res *compareResult)
 	if fam == sim.Mutex {
 		cols = []string{"messages per entry", "theory", "to enter (alone)", "theory", "sent on exit", "theory",
 			"client delay (T)", "theory", "sync. delay (T)", "theory", "grants out of causal order", "unserved"}
-		keys = []col{{metrics.PerEntry, false}, {metrics.PerEntry, true}, {metrics.ToEnter, false}, {metrics.ToEnter, true},
-			{metrics.OnExit, false}, {metrics.OnExit, true}, {metrics.ClientDelay, false}, {metrics.ClientDelay, true},
-			{metrics.SyncDelay, false}, {metrics.SyncDelay, true}}
+		keys = []col{{cost.PerEntry, false}, {cost.PerEntry, true}, {cost.ToEnter, false}, {cost.ToEnter, true},
+			{cost.OnExit, false}, {cost.OnExit, true}, {cost.ClientDelay, false}, {cost.ClientDelay, true},
+			{cost.SyncDelay, false}, {cost.SyncDelay, true}}
 	} else {
 		cols = []string{"messages per election", "theory", "election time (T)", "theory", "elections (unsettled)"}
-		keys = []col{{metrics.ElectionMessages, false}, {metrics.ElectionMessages, true}, {metrics.ElectionTime, false}, {metrics.ElectionTime, true}}
+		keys = []col{{cost.ElectionMessages, false}, {cost.ElectionMessages, true}, {cost.ElectionTime, false}, {cost.ElectionTime, true}}
 	}
 	cols = append([]string{"algorithm", "N", "runs"}, cols...)
 	var rows []tableRow
@@ -927,7 +927,7 @@ func measuredCell(a agg) tableCell {
 	return c
 }
 
-func theoryCell(ts []metrics.Theory) tableCell {
+func theoryCell(ts []cost.Theory) tableCell {
 	var texts, titles []string
 	for _, t := range ts {
 		s := shortFormula(t.Formula)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/teach-dist/playground/algorithms"
 	"github.com/teach-dist/playground/runtime/lecture"
-	"github.com/teach-dist/playground/runtime/metrics"
+	"github.com/teach-dist/playground/runtime/cost"
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/scenarios"
 )
@@ -137,9 +137,9 @@ func FuzzDecodeTrace(f *testing.F) {
 		f.Fatal("no ricart-agrawala")
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_ = metrics.DecodeTrace(bytes.NewReader(data), func(metrics.Event) {})
-		_, _ = metrics.FromTrace(bytes.NewReader(data), spec, nil, metrics.Options{})
-		_, _ = metrics.FromTrace(bytes.NewReader(data), spec, []int{0, 1, 2}, metrics.Options{})
+		_ = cost.DecodeTrace(bytes.NewReader(data), func(cost.Event) {})
+		_, _ = cost.FromTrace(bytes.NewReader(data), spec, nil, cost.Options{})
+		_, _ = cost.FromTrace(bytes.NewReader(data), spec, []int{0, 1, 2}, cost.Options{})
 	})
 }
 

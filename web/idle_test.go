@@ -53,7 +53,7 @@ func TestIdleSocketHasNoWriter(t *testing.T) {
 
 // A session put to rest is counted, and goes on from its step when its viewer acts.
 func TestRestingSessionsAreCountedAndWake(t *testing.T) {
-	srv, ts := newTestServer(t, Options{Rest: 20 * time.Millisecond})
+	srv, ts := newTestServer(t, Options{HibernateAfter: 20 * time.Millisecond})
 	id := openSession(t, ts, "/play/ricart-agrawala?n=3")
 	c := dial(t, ts, id)
 	c.next("snapshot")

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/teach-dist/playground/runtime/metrics"
+	"github.com/teach-dist/playground/runtime/cost"
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/runtime/sim"
 )
@@ -35,9 +35,9 @@ func (s *Server) handleSessionMetrics(w http.ResponseWriter, r *http.Request) {
 }
 
 // measureRecipe replays a session's run up to step as the live session runs it.
-func measureRecipe(rec session.Recipe, step int) (metrics.Result, error) {
+func measureRecipe(rec session.Recipe, step int) (cost.Result, error) {
 	// The live run's configuration: no end time, the live event limit.
-	res, err := metrics.Replay(rec.Config, rec.Interventions, step)
+	res, err := cost.Replay(rec.Config, rec.Interventions, step)
 	var ae *sim.ActionError
 	if err != nil && !errors.As(err, &ae) && !errors.Is(err, sim.ErrEventLimit) {
 		return res, err

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/teach-dist/playground/runtime/metrics"
+	"github.com/teach-dist/playground/runtime/cost"
 )
 
 // A scripted Ricart-Agrawala run: P1 asks, the run goes on until it is quiet. The
@@ -26,25 +26,25 @@ func TestSessionMetricsMeasureTheRun(t *testing.T) {
 		c.send(`{"type":"step"}`)
 	}
 
-	var res metrics.Result
+	var res cost.Result
 	getJSON(t, ts.URL+"/api/sessions/"+id+"/metrics", &res)
 	if res.Algorithm != "ricart-agrawala" || res.N != 4 || res.Step != last || res.Entries != 1 || res.Exits != 1 {
 		t.Fatalf("step %d (want %d), %d entries, %d exits: %+v", res.Step, last, res.Entries, res.Exits, res)
 	}
-	per := res.Get(metrics.PerEntry)
+	per := res.Get(cost.PerEntry)
 	if per == nil || per.Mean == nil || *per.Mean != 6 || len(per.Theory) == 0 || per.Theory[0].Formula != "2(N-1)" || *per.Theory[0].Value != 6 {
 		t.Fatalf("messages per entry %+v, want 6 beside 2(N-1) = 6", per)
 	}
-	if res.Ordering == nil || res.Ordering.Verdict != metrics.OrderNothing {
+	if res.Ordering == nil || res.Ordering.Verdict != cost.OrderNothing {
 		t.Errorf("ordering %+v: one request has nothing to be ordered against", res.Ordering)
 	}
 
-	var start metrics.Result
+	var start cost.Result
 	getJSON(t, ts.URL+"/api/sessions/"+id+"/metrics?step=0", &start)
-	if start.Step != 0 || start.Entries != 0 || start.Get(metrics.PerEntry).Mean != nil {
+	if start.Step != 0 || start.Entries != 0 || start.Get(cost.PerEntry).Mean != nil {
 		t.Errorf("at step 0: %+v", start)
 	}
-	var mid metrics.Result
+	var mid cost.Result
 	getJSON(t, ts.URL+"/api/sessions/"+id+"/metrics?step="+strconv.Itoa(last-1), &mid)
 	if mid.Step != last-1 || mid.Messages > res.Messages {
 		t.Errorf("at step %d: step %d, %d messages", last-1, mid.Step, mid.Messages)
@@ -71,9 +71,9 @@ func TestSessionMetricsForAnElection(t *testing.T) {
 			break
 		}
 	}
-	var res metrics.Result
+	var res cost.Result
 	getJSON(t, ts.URL+"/api/sessions/"+id+"/metrics", &res)
-	em := res.Get(metrics.ElectionMessages)
+	em := res.Get(cost.ElectionMessages)
 	if res.Ordering != nil || em == nil || em.Mean == nil || *em.Mean != 7 || len(res.Elections) != 1 {
 		t.Fatalf("election metrics %+v (elections %+v), want 7 messages = N-1", em, res.Elections)
 	}

@@ -34,9 +34,9 @@ import (
 type Options struct {
 	MaxSessions int           // live sessions at once (default 200)
 	Idle        time.Duration // a session without viewers ends after this (default 10 min)
-	// Rest: a run still this long keeps only its recipe until needed (default 10 s,
-	// negative: never; runtime/session).
-	Rest   time.Duration
+	// HibernateAfter: a run still this long keeps only its recipe until needed
+	// (zero: never; the serve flag's default is session.DefaultHibernateAfter).
+	HibernateAfter time.Duration
 	Logger *slog.Logger // default: discard
 
 	// WebSocket timing and limits; tests shorten them.
@@ -128,8 +128,8 @@ func New(opts Options) *Server {
 // Session ids are capabilities, so logs name a session by a short hash of its id.
 func (s *Server) sessionOptions() session.Options {
 	log := s.opts.Logger
-	return session.Options{Idle: s.opts.Idle, Rest: s.opts.Rest, MaxSubscribers: s.opts.MaxViewers,
-		OnRest: func(sess *session.Session, resting bool) {
+	return session.Options{Idle: s.opts.Idle, HibernateAfter: s.opts.HibernateAfter, MaxSubscribers: s.opts.MaxViewers,
+		OnHibernate: func(sess *session.Session, resting bool) {
 			s.obs.resting(resting)
 			log.Debug("session rest", "session", logID(sess.ID()), "resting", resting)
 		},

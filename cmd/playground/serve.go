@@ -54,7 +54,8 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	maxLectures := fs.Int("max-lectures", 50, "live lectures at once; past it 'No room for another lecture'")
 	maxFollowers := fs.Int("max-followers", 1000, "followers of one lecture; past it a follower's socket is refused with 'busy'")
 	idle := fs.Duration("idle", 10*time.Minute, "end a run nobody has watched for this long")
-	rest := fs.Duration("rest", session.DefaultRest, "put a run that has been still (paused, unwatched or quiet) this long to rest: it keeps only its recipe and is rebuilt by replay when next needed; 0: never")
+	rest := fs.Duration("hibernate-after", session.DefaultHibernateAfter, "hibernate a run that has been still (paused, unwatched or quiet) this long: it keeps only its recipe and is rebuilt by replay when next needed; 0: never")
+	fs.DurationVar(rest, "rest", session.DefaultHibernateAfter, "the former name of --hibernate-after")
 	shutdown := fs.Duration("shutdown-timeout", 10*time.Second, "on SIGTERM or SIGINT, how long requests in progress and WebSocket closes get before they are cut")
 	trusted := fs.String("trusted-proxy", "", "behind a reverse proxy: its CIDRs (client address from X-Forwarded-For), or HEADER=CIDRs (from that header, e.g. X-Real-IP=10.0.0.0/8); empty: the TCP peer")
 	pprofAddr := fs.String("pprof", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060); never on a public one")
@@ -93,11 +94,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("serve: --idle: %v must be at least 1s", *idle)
 	}
 	if *rest != 0 && *rest < time.Second {
-		return fmt.Errorf("serve: --rest: %v must be 0 (never) or at least 1s", *rest)
-	}
-	restOpt := *rest
-	if restOpt == 0 {
-		restOpt = -1 // the server's zero value is its default
+		return fmt.Errorf("serve: --hibernate-after: %v must be 0 (never) or at least 1s", *rest)
 	}
 	if *shutdown < 100*time.Millisecond {
 		return fmt.Errorf("serve: --shutdown-timeout: %v must be at least 100ms", *shutdown)
@@ -137,7 +134,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("serve: --broker: %q is not memory or nats", *brokerKind)
 	}
 	srv := web.New(web.Options{
-		MaxSessions: *maxSessions, MaxViewers: *maxViewers, Idle: *idle, Rest: restOpt, Logger: logger,
+		MaxSessions: *maxSessions, MaxViewers: *maxViewers, Idle: *idle, HibernateAfter: *rest, Logger: logger,
 		Limits: limits, ClientIP: clientIP, ShutdownTimeout: *shutdown,
 		Lecture: lecture.Options{Max: *maxLectures, MaxFollowers: *maxFollowers}, Broker: broker,
 	})

@@ -154,8 +154,8 @@ func TestServeRefusesBadOperationsFlags(t *testing.T) {
 		{[]string{"--max-viewers", "0"}, "--max-viewers"},
 		{[]string{"--max-followers", "-1"}, "--max-followers"},
 		{[]string{"--shutdown-timeout", "1ns"}, "--shutdown-timeout"},
-		{[]string{"--rest", "10ms"}, "--rest"},
-		{[]string{"--rest", "-1s"}, "--rest"},
+		{[]string{"--hibernate-after", "10ms"}, "--hibernate-after"},
+		{[]string{"--rest", "-1s"}, "--hibernate-after"},
 		{[]string{"--log-format", "xml"}, "--log-format"},
 		{[]string{"--log-level", "loud"}, "--log-level"},
 	} {

@@ -78,8 +78,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var c config
 	fs.StringVar(&c.server, "server", "", "start this playground binary on loopback (with --no-limits and room for the sessions)")
-	fs.BoolVar(&c.atRest, "at-rest", true, "idle: measure once the server has put every run to rest (its --rest, default 10 s); false: 2 s after the runs paused, as in a tab's first minute")
-	fs.StringVar(&c.serveArgs, "serve-args", "", "with --server: more flags for `playground serve`, space separated (e.g. \"--rest 2s\" to try a setting)")
+	fs.BoolVar(&c.atRest, "at-rest", true, "idle: measure once the server has put every run to rest (its --hibernate-after, default 10 s); false: 2 s after the runs paused, as in a tab's first minute")
+	fs.StringVar(&c.serveArgs, "serve-args", "", "with --server: more flags for `playground serve`, space separated (e.g. \"--hibernate-after 2s\" to try a setting)")
 	fs.StringVar(&c.url, "url", "", "a playground already running on loopback (with --pid)")
 	fs.IntVar(&c.pid, "pid", 0, "its process id, for /proc")
 	fs.IntVar(&c.sessions, "sessions", 1000, "clients, each with a session of its own")
@@ -496,7 +496,7 @@ func idle(ctx context.Context, c *config, srv *server) error {
 		}
 		fmt.Fprintf(c.out, "every run played for %v (%d trace events in all), then paused\n", c.played, st.events.Load())
 	}
-	// Idle means at rest: a still run keeps only its recipe after the server's --rest
+	// Idle means at rest: a still run keeps only its recipe after the server's --hibernate-after
 	// (default 10 s; runtime/session/rest.go). Wait for every run to get there.
 	waited := time.Now()
 	sleep(ctx, 2*time.Second)

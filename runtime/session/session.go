@@ -35,10 +35,10 @@ const (
 	Recent = 100
 	// DefaultMaxEvents bounds a live run: replaying it (every seek does) stays quick.
 	DefaultMaxEvents = 250_000
-	// DefaultRest is how long a run stays still before it is put to rest (rest.go).
+	// DefaultHibernateAfter is how long a run stays still before it is put to rest (hibernate.go).
 	// Waking costs one replay (about 5 ms for 10 000 steps, docs/benchmarks.md), so
 	// the wait can be short: a student reading the pseudocode for a while pays it once.
-	DefaultRest = 10 * time.Second
+	DefaultHibernateAfter = 10 * time.Second
 	// maxBatchesPerWake keeps a fast run from starving the command channel.
 	maxBatchesPerWake = 256
 	// lag is how far behind schedule pacing may fall before it re-anchors instead of
@@ -108,10 +108,11 @@ type Options struct {
 	Idle           time.Duration // end the session after this long without subscribers (default 10 min)
 	MaxEvents      int           // trace events a live run may produce (default DefaultMaxEvents)
 	MaxSubscribers int           // subscribers at once (default 64)
-	// Rest puts a run that has been still this long (paused, unwatched, or quiet)
-	// to rest: it keeps only its recipe and is rebuilt by replay when next needed,
-	// so a tab left open costs little (default DefaultRest; negative: never).
-	Rest time.Duration
+	// HibernateAfter puts a run that has been still this long (paused, unwatched, or
+	// quiet) to rest: it keeps only its recipe and is rebuilt by replay when next
+	// needed, so a tab left open costs little (hibernate.go). Zero (or negative):
+	// never, as for the serve flag; servers pass DefaultHibernateAfter.
+	HibernateAfter time.Duration
 	// OnPanic hears of a panic that ended a session (for the server's log and metrics).
 	OnPanic func(algorithm string, value any, stack []byte)
 	// OnStart and OnEnd hear of each session's start (Manager) and end, OnEvents of
@@ -120,8 +121,8 @@ type Options struct {
 	OnStart  func(s *Session)
 	OnEnd    func(s *Session, lived time.Duration)
 	OnEvents func(n int)
-	// OnRest hears a run going to rest (true) and waking or ending at rest (false).
-	OnRest func(s *Session, resting bool)
+	// OnHibernate hears a run going to rest (true) and waking or ending at rest (false).
+	OnHibernate func(s *Session, resting bool)
 }
 
 func (o Options) withDefaults() Options {
@@ -133,9 +134,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxSubscribers <= 0 {
 		o.MaxSubscribers = 64
-	}
-	if o.Rest == 0 {
-		o.Rest = DefaultRest
 	}
 	return o
 }

@@ -1,9 +1,9 @@
-// Package ratoken is the second Ricart-Agrawala algorithm: one token, and whoever holds
+// Package ricartagrawalatoken is the second Ricart-Agrawala algorithm: one token, and whoever holds
 // it may enter the CS. A process asks everyone for it; the holder, on leaving the CS,
 // hands it to the next process with a pending request in round-robin order, which it
 // tells from the last request timestamps it heard (request[]) against those the token
 // remembers (token[]).
-package ratoken
+package ricartagrawalatoken
 
 import (
 	"errors"

@@ -37,7 +37,7 @@ func resting(t *testing.T, base string) string {
 // it was, and a reload shows the same step.
 func TestRestedRunGoesOnInTheBrowser(t *testing.T) {
 	needBrowser(t)
-	srv := web.New(web.Options{Rest: 300 * time.Millisecond})
+	srv := web.New(web.Options{HibernateAfter: 300 * time.Millisecond})
 	ts := httptest.NewServer(srv)
 	t.Cleanup(func() {
 		srv.Close()

@@ -13,7 +13,7 @@ import (
 type restWatch chan bool
 
 func (w restWatch) options(rest time.Duration) Options {
-	return Options{Rest: rest, OnRest: func(_ *Session, resting bool) {
+	return Options{HibernateAfter: rest, OnHibernate: func(_ *Session, resting bool) {
 		select {
 		case w <- resting:
 		default:
@@ -25,7 +25,7 @@ func (w restWatch) options(rest time.Duration) Options {
 // never rest, to compare with.
 func restPair(t *testing.T, w restWatch) (rested, awake *Manager) {
 	rested = NewManager(4, w.options(10*time.Millisecond))
-	awake = NewManager(4, Options{Rest: -1})
+	awake = NewManager(4, Options{HibernateAfter: -1})
 	t.Cleanup(func() {
 		rested.Close()
 		awake.Close()
@@ -133,7 +133,7 @@ func TestQuietPlayingRunRestsAndAnInterventionWakesIt(t *testing.T) {
 // A failed run stays awake: its replay would not fail, and the user must see it stopped.
 func TestFailedRunDoesNotRest(t *testing.T) {
 	w := make(restWatch, 16)
-	m := NewManager(4, Options{Rest: 5 * time.Millisecond, MaxEvents: 40, OnRest: w.options(0).OnRest})
+	m := NewManager(4, Options{HibernateAfter: 5 * time.Millisecond, MaxEvents: 40, OnHibernate: w.options(0).OnHibernate})
 	defer m.Close()
 	s, c := start(t, m, ra3)
 	do(t, s, c, act(sim.ActRequest, 0))

@@ -1,4 +1,4 @@
-package metrics
+package cost
 
 import "github.com/teach-dist/playground/runtime/sim"
 

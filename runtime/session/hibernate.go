@@ -20,11 +20,11 @@ func (s *Session) still() bool {
 // armRest (re)starts the countdown to rest after anything happened, or stops it while
 // the run plays.
 func (s *Session) armRest() {
-	if s.opts.Rest < 0 || s.resting {
+	if s.opts.HibernateAfter <= 0 || s.resting {
 		return
 	}
 	if s.failed == nil && s.still() {
-		s.rest.Reset(s.opts.Rest)
+		s.rest.Reset(s.opts.HibernateAfter)
 	} else {
 		s.rest.Stop()
 	}
@@ -43,14 +43,14 @@ func (s *Session) putToRest() {
 	s.setResting(true)
 }
 
-// setResting records the rest state and tells OnRest when it changes.
+// setResting records the rest state and tells OnHibernate when it changes.
 func (s *Session) setResting(resting bool) {
 	if s.resting == resting {
 		return
 	}
 	s.resting = resting
-	if s.opts.OnRest != nil {
-		s.opts.OnRest(s, resting)
+	if s.opts.OnHibernate != nil {
+		s.opts.OnHibernate(s, resting)
 	}
 }
 

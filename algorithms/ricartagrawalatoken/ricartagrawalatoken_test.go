@@ -1,4 +1,4 @@
-package ratoken
+package ricartagrawalatoken
 
 import (
 	"bytes"

@@ -1,10 +1,10 @@
-// Package metrics measures a run against the course notes' theory: messages per entry
+// Package cost measures a run against the course notes' theory: messages per entry
 // to and exit from the critical section, client and synchronisation delays, election
 // messages and time, and the notes' ordering property (a request that happened before
 // another is granted first). It reads trace events, from the kernel through a sim.Sink
 // or decoded from trace v1, and evaluates each algorithm's Spec.Costs for the run's N.
 // It is pure: no clock, no goroutine, no I/O beyond the reader it is given.
-package metrics
+package cost
 
 import (
 	"math"
