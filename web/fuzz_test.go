@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/teach-dist/playground/algorithms"
-	"github.com/teach-dist/playground/runtime/lecture"
 	"github.com/teach-dist/playground/runtime/cost"
+	"github.com/teach-dist/playground/runtime/lecture"
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/scenarios"
 )

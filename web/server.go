@@ -37,7 +37,7 @@ type Options struct {
 	// HibernateAfter: a run still this long keeps only its recipe until needed
 	// (zero: never; the serve flag's default is session.DefaultHibernateAfter).
 	HibernateAfter time.Duration
-	Logger *slog.Logger // default: discard
+	Logger         *slog.Logger // default: discard
 
 	// WebSocket timing and limits; tests shorten them.
 	PongWait  time.Duration // a connection silent this long is dead (default 60 s)
