@@ -301,6 +301,8 @@ func TestPlayPageHasShareExportAndCaption(t *testing.T) {
 		`id="copy-link"`, `id="export-menu"`, `id="export-list"`,
 		`href="/api/sessions/` + id + `/trace?download=1"`, `href="/api/sessions/` + id + `/shiviz?download=1"`,
 		`id="caption" class="caption" role="status" aria-live="polite" hidden`,
+		// ShiViz draws no arrow for an overtaken message: the menu says so (docs/links.md).
+		`id="export-shiviz-note">`, `ShiViz draws no arrow for a message whose receiver already knew of its send`,
 	} {
 		if !strings.Contains(p.body, want) {
 			t.Errorf("the page lacks %s", want)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -298,3 +300,38 @@ func TestCloseReportsAFailedWrite(t *testing.T) {
 type failing struct{ err error }
 
 func (f failing) Write([]byte) (int, error) { return 0, f.err }
+
+// The example in docs/links.md is the start of the named curated scenario's log, cut
+// where it says "…", and the expression the docs tell a user to keep is ShiViz's
+// default: the docs show what the export is.
+func TestDocsShowTheExport(t *testing.T) {
+	data, err := os.ReadFile("../../docs/links.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(data), "### ShiViz log")
+	m := regexp.MustCompile("curated scenario `([^`]+)`'s log:\n\n```\n((?s).*?)```").FindStringSubmatch(section)
+	if m == nil {
+		t.Fatal("docs/links.md: no example log under ### ShiViz log")
+	}
+	if !strings.Contains(section, "leave \"Log parsing regular expression\" at ShiViz's default\n  `"+defaultParser+"`") {
+		t.Errorf("docs/links.md does not tell to keep the default expression %s", defaultParser)
+	}
+	sc, ok := scenarios.Lookup(m[1])
+	if !ok {
+		t.Fatalf("docs/links.md: no curated scenario %q", m[1])
+	}
+	cfg, err := sc.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, _ := export(t, cfg, math.MaxInt)
+	rest := file
+	for k, part := range strings.Split(m[2], "…\n") {
+		i := strings.Index(rest, part)
+		if i < 0 || (k == 0 && i != 0) {
+			t.Fatalf("docs/links.md: this part of the example is not in the log of %s:\n%s\nlog:\n%s", m[1], part, file)
+		}
+		rest = rest[i+len(part):]
+	}
+}
