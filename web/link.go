@@ -257,18 +257,3 @@ func (s *Server) handleSessionShiViz(w http.ResponseWriter, r *http.Request) {
 	}
 	s.serveShiViz(w, r, rec.Setup.Config, rec.Interventions, step, "no-store")
 }
-
-func (s *Server) serveShiViz(w http.ResponseWriter, r *http.Request, cfg sim.Config, ivs []sim.Intervention, step int, cache string) {
-	log := newShiViz(cfg.IDs)
-	if err := replayed(cfg, ivs, step, log.sink); err != nil {
-		http.Error(w, "this run cannot be replayed: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", "text/plain; charset=utf-8")
-	h.Set("Cache-Control", cache)
-	if r.URL.Query().Get("download") == "1" {
-		h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-shiviz.log"`, cfg.Spec.Slug))
-	}
-	_, _ = w.Write(log.bytes())
-}

@@ -1,115 +1,52 @@
 package web
 
 import (
-	"encoding/json"
-	"strconv"
-	"strings"
+	"fmt"
+	"net/http"
 
-	"github.com/teach-dist/playground/runtime/causal"
+	"github.com/teach-dist/playground/runtime/shiviz"
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
-// ShiViz (a space-time diagram viewer for logs with vector clocks) reads a log whose
-// first line is the regular expression that parses it and whose second line separates
-// executions (empty: one execution). Ours is its default expression: per event a line
-// "host {vector clock as JSON}" and then a line describing the event. Clocks come from
-// runtime/causal, the same happened-before the space-time diagram draws.
-const shivizRegexp = `(?<host>\S*) (?<clock>{.*})\n(?<event>.*)`
-
-// shiviz builds the log while the run replays.
-type shiviz struct {
-	ids     []int
-	enc     *sim.Encoder
-	tracker *causal.Tracker
-	entries []shivizEntry
-	lastOf  []int // per node index: its latest entry, -1 before one
-}
-
-type shivizEntry struct {
-	node  int
-	clock []int
-	text  string
-	rules []string
-}
-
-func newShiViz(ids []int) *shiviz {
-	l := &shiviz{ids: ids, tracker: causal.NewTracker(len(ids)), lastOf: make([]int, len(ids))}
-	for i := range l.lastOf {
-		l.lastOf[i] = -1
-	}
-	return l
-}
-
-// sink takes the replay's encoder (for messages with ids) and returns the sink.
-func (l *shiviz) sink(enc *sim.Encoder) sim.Sink {
-	l.enc = enc
-	return l.add
-}
-
-func (l *shiviz) host(i int) string { return "P" + strconv.Itoa(l.ids[i]) }
-
-func (l *shiviz) add(ev *sim.Event) {
-	if ev.Type == sim.EvRule {
-		// A rule names the code its process's latest event ran: it annotates that
-		// event rather than being one (as in runtime/causal).
-		if ev.Node >= 0 && ev.Node < len(l.lastOf) && l.lastOf[ev.Node] >= 0 {
-			e := &l.entries[l.lastOf[ev.Node]]
-			e.rules = append(e.rules, ev.Rule)
+// serveShiViz streams a run as a ShiViz log (runtime/shiviz) while it replays. Until
+// the first byte goes out, a replay that fails is a 400; after it, the response is
+// aborted, so a client never takes a cut log for a whole one.
+func (s *Server) serveShiViz(w http.ResponseWriter, r *http.Request, cfg sim.Config, ivs []sim.Intervention, step int, cache string) {
+	out := &lazyHeader{w: w, set: func(h http.Header) {
+		h.Set("Content-Type", "text/plain; charset=utf-8")
+		h.Set("Cache-Control", cache)
+		if r.URL.Query().Get("download") == "1" {
+			h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-shiviz.log"`, cfg.Spec.Slug))
 		}
-		return
+	}}
+	var log *shiviz.Writer
+	err := replayed(cfg, ivs, step, func(enc *sim.Encoder) sim.Sink {
+		log = shiviz.New(out, enc, cfg.IDs)
+		return log.Sink()
+	})
+	if err == nil && log != nil {
+		err = log.Close()
 	}
-	c := l.tracker.Next(causal.FromSim(ev))
-	if c.Process < 0 {
-		return
-	}
-	var text string
-	switch ev.Type {
-	case sim.EvSend:
-		text = "send " + ev.Msg.Type + " to " + l.host(ev.Msg.To) + " " + string(l.enc.AppendMessage(nil, &ev.Msg))
-	case sim.EvDeliver:
-		text = "deliver " + ev.Msg.Type + " from " + l.host(ev.Msg.From) + " " + string(l.enc.AppendMessage(nil, &ev.Msg))
-	case sim.EvRequest:
-		text = "request the CS"
-	case sim.EvEnter:
-		text = "enter the CS"
-	case sim.EvExit:
-		text = "exit the CS"
-	case sim.EvElect:
-		text = "start an election"
-	case sim.EvLeader:
-		text = "take P" + strconv.Itoa(ev.Leader) + " as leader"
-	case sim.EvTimer:
-		text = "timer " + ev.Name + " fires"
+	switch {
+	case err == nil:
+	case !out.started:
+		http.Error(w, "this run cannot be replayed: "+err.Error(), http.StatusBadRequest)
 	default:
-		text = ev.Type.String()
+		panic(http.ErrAbortHandler)
 	}
-	l.lastOf[c.Process] = len(l.entries)
-	l.entries = append(l.entries, shivizEntry{node: c.Process, clock: c.Vector, text: "t=" + strconv.Itoa(ev.T) + " " + text})
 }
 
-// bytes writes the log.
-func (l *shiviz) bytes() []byte {
-	var b strings.Builder
-	b.WriteString(shivizRegexp)
-	b.WriteString("\n\n")
-	for _, e := range l.entries {
-		b.WriteString(l.host(e.node))
-		b.WriteByte(' ')
-		// Only the processes this event knows of: ShiViz reads a missing host as 0.
-		clock := make(map[string]int)
-		for k, v := range e.clock {
-			if v > 0 {
-				clock[l.host(k)] = v
-			}
-		}
-		j, _ := json.Marshal(clock) // sorted keys: the same run gives the same log
-		b.Write(j)
-		b.WriteByte('\n')
-		b.WriteString(e.text)
-		if len(e.rules) > 0 {
-			b.WriteString(" [" + strings.Join(e.rules, ", ") + "]")
-		}
-		b.WriteByte('\n')
+// lazyHeader sets the response's headers at its first write.
+type lazyHeader struct {
+	w       http.ResponseWriter
+	set     func(http.Header)
+	started bool
+}
+
+func (l *lazyHeader) Write(p []byte) (int, error) {
+	if !l.started {
+		l.started = true
+		l.set(l.w.Header())
 	}
-	return []byte(b.String())
+	return l.w.Write(p)
 }
