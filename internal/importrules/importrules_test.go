@@ -44,6 +44,7 @@ var rules = []rule{
 	{pattern: "internal/importrules", stdOnly: true},
 	{pattern: "runtime/causal", may: analyses, stdOnly: true},
 	{pattern: "runtime/cost", may: analyses, stdOnly: true},
+	{pattern: "runtime/shiviz", may: append([]string{"runtime/causal"}, analyses...), stdOnly: true},
 	{pattern: "runtime/explore", may: analyses, stdOnly: true},
 	{pattern: "runtime/session", may: analyses, stdOnly: true, goroutines: true},
 	{pattern: "runtime/lecture", may: append([]string{"runtime/session"}, analyses...),
