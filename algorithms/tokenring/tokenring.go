@@ -19,8 +19,7 @@
 package tokenring
 
 import (
-	"errors"
-	"fmt"
+	"github.com/teach-dist/playground/algorithms/cs"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,13 +35,6 @@ const (
 	MsgElected  = "ELECTED"
 	MsgAck      = "ACK"
 	MsgHello    = "HELLO"
-)
-
-// States of a process with respect to the CS.
-const (
-	Released = "RELEASED"
-	Wanted   = "WANTED"
-	Held     = "HELD"
 )
 
 // Timer names (stable: they appear in the trace).
@@ -161,11 +153,11 @@ var Spec = sim.Spec{
 		{Name: "awaitingAck", Doc: "regeneration only: id of the process whose ACK for the first outbox message is awaited (-1: none)"},
 	},
 	Messages: []sim.MessageType{
-		{Name: MsgToken, Doc: "the token: its holder may enter the CS", Arg: "gen"},
-		{Name: MsgElection, Doc: "regeneration: the highest candidate id so far and the newest generation seen", Arg: "candidate", TS: "gen"},
-		{Name: MsgElected, Doc: "regeneration: the winner and the generation of the token it will create", Arg: "leader", TS: "gen"},
-		{Name: MsgAck, Doc: "regeneration: the successor received an ELECTION or ELECTED"},
-		{Name: MsgHello, Doc: "regeneration: a recovered process asks to be taken back into the ring"},
+		{Name: MsgToken, Label: "TOKEN", Doc: "the token: its holder may enter the CS", Arg: "gen"},
+		{Name: MsgElection, Label: "ELEC", Doc: "regeneration: the highest candidate id so far and the newest generation seen", Arg: "candidate", TS: "gen"},
+		{Name: MsgElected, Label: "ELCTD", Doc: "regeneration: the winner and the generation of the token it will create", Arg: "leader", TS: "gen"},
+		{Name: MsgAck, Label: "ACK", Doc: "regeneration: the successor received an ELECTION or ELECTED"},
+		{Name: MsgHello, Label: "HELLO", Doc: "regeneration: a recovered process asks to be taken back into the ring"},
 	},
 	Costs: []sim.Cost{
 		{Name: "messages per CS entry", Formula: "1 to ∞ (the token keeps moving while nobody wants it)"},
@@ -176,95 +168,44 @@ var Spec = sim.Spec{
 		{Name: "messages to regenerate the token (one caller)", Formula: "4N to 6N-2: N to 2N-1 ELECTION and N ELECTED, each acknowledged; more with several callers"},
 	},
 	Defaults:    sim.Defaults{Nodes: 5, Delay: [2]int{1, 3}, FIFO: false, CS: 2, Until: 500},
+	Params:      paramList,
+	Stage:       sim.Stage{Ring: true},
 	ParseParams: ParseParams,
 	New:         newNode,
 }
 
 // Params are the algorithm's settings.
 type Params struct {
-	Holder     int // id of the initial token holder
-	Hop        int // time an unwanted token stays before it is passed on (>= 1)
-	Regenerate int // lost time-out; 0 turns regeneration off
-	AckTimeout int // how long a sender waits for an ACK; 0 derives 2*max delay + 1
+	Holder     int `param:"holder"`     // id of the initial token holder
+	Hop        int `param:"hop"`        // time an unwanted token stays before it is passed on (>= 1)
+	Regenerate int `param:"regenerate"` // lost time-out; 0 turns regeneration off
+	AckTimeout int `param:"ackTimeout"` // how long a sender waits for an ACK; 0 derives 2*max delay + 1
 }
 
-// DefaultParams gives the token to the first id in ring order, a hop of 1 and no
-// regeneration (the notes' plain algorithm).
+// holderParam gives the token to the first id in ring order by default.
+var holderParam = sim.Param{Name: "holder", Kind: sim.ParamNode, Default: sim.FirstID,
+	Doc: "the process that starts with the token"}
+
+// paramList: by default a hop of 1 and no regeneration (the notes' plain algorithm).
+var paramList = []sim.Param{
+	holderParam,
+	// 0 would let the token spin round the ring without time passing.
+	{Name: "hop", Kind: sim.ParamInt, Min: 1, Default: "1",
+		Doc: "time an unwanted token stays before it is passed on"},
+	{Name: "regenerate", Kind: sim.ParamInt, Min: 0, Zero: "off", Default: "0",
+		Doc: "no token seen for this long calls an election that regenerates it"},
+	{Name: "ackTimeout", Kind: sim.ParamInt, Min: 1,
+		Doc: "how long an election message waits for its ACK before the successor is skipped; left out, 2 × the largest delay + 1"},
+}
+
+// DefaultParams are the settings of a scenario that gives none.
 func DefaultParams(ids []int) Params {
-	p := Params{Holder: -1, Hop: 1}
-	if len(ids) > 0 {
-		p.Holder = ids[0]
-	}
-	return p
+	return Params{Holder: params.DefaultID(holderParam, ids), Hop: 1}
 }
-
-// rawParams has pointers so a field left out keeps its default.
-type rawParams struct {
-	Holder     *int `json:"holder"`
-	Hop        *int `json:"hop"`
-	Regenerate *int `json:"regenerate"`
-	AckTimeout *int `json:"ackTimeout"`
-}
-
-// paramsSpec words the decoding errors so they name the field.
-var paramsSpec = params.Spec{Fields: []params.Field{
-	{Name: "holder", Want: "a node id (an integer)"},
-	{Name: "hop", Want: "an integer"},
-	{Name: "regenerate", Want: "an integer"},
-	{Name: "ackTimeout", Want: "an integer"},
-}}
 
 // ParseParams decodes {"holder": id, "hop": t, "regenerate": t, "ackTimeout": t}; nil,
 // empty or null gives the defaults. Errors name the field.
-func ParseParams(raw []byte, ids []int) (any, error) {
-	p := DefaultParams(ids)
-	if len(ids) == 0 {
-		return nil, errors.New("params.holder: there are no node ids to choose from")
-	}
-	var r rawParams
-	// Params left out leave r empty, so the defaults stand.
-	if _, err := params.Decode(raw, &r, paramsSpec); err != nil {
-		return nil, err
-	}
-	if r.Holder != nil {
-		if err := params.NodeID("holder", *r.Holder, ids); err != nil {
-			return nil, err
-		}
-		p.Holder = *r.Holder
-	}
-	if r.Hop != nil {
-		// 0 would let the token spin round the ring without time passing.
-		if *r.Hop < 1 || *r.Hop > sim.MaxTime {
-			return nil, fmt.Errorf("params.hop: must be a positive integer (at most %d), got %d", sim.MaxTime, *r.Hop)
-		}
-		p.Hop = *r.Hop
-	}
-	if r.Regenerate != nil {
-		if *r.Regenerate < 0 || *r.Regenerate > sim.MaxTime {
-			return nil, fmt.Errorf("params.regenerate: must be 0 (off) or a positive integer (at most %d), got %d", sim.MaxTime, *r.Regenerate)
-		}
-		p.Regenerate = *r.Regenerate
-	}
-	if r.AckTimeout != nil {
-		if *r.AckTimeout < 1 || *r.AckTimeout > sim.MaxTime {
-			return nil, fmt.Errorf("params.ackTimeout: must be a positive integer (at most %d), got %d", sim.MaxTime, *r.AckTimeout)
-		}
-		p.AckTimeout = *r.AckTimeout
-	}
-	return p, nil
-}
-
-func paramsOf(setup *sim.Setup) Params {
-	switch v := setup.Params.(type) {
-	case Params:
-		return v
-	case *Params:
-		if v != nil {
-			return *v
-		}
-	}
-	return DefaultParams(setup.IDs)
-}
+var ParseParams = params.Parser(paramList, DefaultParams)
 
 type node struct {
 	self   int
@@ -290,13 +231,8 @@ type node struct {
 }
 
 func newNode(self int, setup *sim.Setup) sim.Node {
-	p := paramsOf(setup)
-	holder := slices.Index(setup.IDs, p.Holder)
-	if holder < 0 {
-		// Hand-built params naming a stranger: fall back to the default holder rather
-		// than build a run without a token.
-		holder = 0
-	}
+	p := params.Of(setup, DefaultParams(setup.IDs))
+	holder := params.Holder(setup.IDs, p.Holder, holderParam)
 	hop := max(p.Hop, 1)
 	ackT := p.AckTimeout
 	if ackT <= 0 {
@@ -305,7 +241,7 @@ func newNode(self int, setup *sim.Setup) sim.Node {
 		ackT = 2*setup.MaxDelay + 1
 	}
 	return &node{self: self, ids: setup.IDs, holder: holder, hop: hop, regen: max(p.Regenerate, 0), ackT: ackT,
-		state: Released, next: (self + 1) % len(setup.IDs), fwd: -1}
+		state: cs.Released, next: (self + 1) % len(setup.IDs), fwd: -1}
 }
 
 func (n *node) Step(ctx *sim.Context, in *sim.Input) {
@@ -331,11 +267,11 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 			n.armLost(ctx)
 		}
 	case sim.Request:
-		if n.state == Released {
+		if n.state == cs.Released {
 			n.request(ctx)
 		}
 	case sim.Release:
-		if n.state == Held {
+		if n.state == cs.Held {
 			n.release(ctx)
 		}
 	case sim.Timer:
@@ -359,7 +295,7 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 // reset is the state of TR1 without any token: a recovered process has lost whatever
 // it held.
 func (n *node) reset() {
-	n.state, n.token, n.next, n.gen = Released, false, (n.self+1)%len(n.ids), 0
+	n.state, n.token, n.next, n.gen = cs.Released, false, (n.self+1)%len(n.ids), 0
 	n.participant, n.fwd, n.hasKept = false, -1, false
 	n.kept = sim.Message{}
 	n.outbox, n.awaiting, n.sentTo = n.outbox[:0], false, 0
@@ -376,7 +312,7 @@ func (n *node) alone() bool { return n.next == n.self }
 
 func (n *node) request(ctx *sim.Context) {
 	ctx.Rule("TR2")
-	n.state = Wanted
+	n.state = cs.Wanted
 	if n.token {
 		ctx.CancelTimer(TimerHop)
 		n.enter(ctx)
@@ -384,7 +320,7 @@ func (n *node) request(ctx *sim.Context) {
 }
 
 func (n *node) enter(ctx *sim.Context) {
-	n.state = Held
+	n.state = cs.Held
 	ctx.Enter()
 }
 
@@ -394,7 +330,7 @@ func (n *node) take(ctx *sim.Context, gen int) {
 	if n.regen > 0 {
 		ctx.CancelTimer(TimerLost)
 	}
-	if n.state == Wanted {
+	if n.state == cs.Wanted {
 		n.enter(ctx)
 		return
 	}
@@ -424,7 +360,7 @@ func (n *node) pass(ctx *sim.Context) {
 
 func (n *node) release(ctx *sim.Context) {
 	ctx.Rule("TR5")
-	n.state = Released
+	n.state = cs.Released
 	ctx.Exit()
 	if n.hasKept {
 		// The token is superseded: destroy it and let the ELECTED go on.
@@ -440,7 +376,7 @@ func (n *node) release(ctx *sim.Context) {
 func (n *node) onTimer(ctx *sim.Context, name string) {
 	switch name {
 	case TimerHop:
-		if n.token && n.state == Released && !n.alone() {
+		if n.token && n.state == cs.Released && !n.alone() {
 			ctx.Rule("TR4")
 			n.pass(ctx)
 		}
@@ -533,7 +469,7 @@ func (n *node) onElected(ctx *sim.Context, from, k, g int) {
 	n.gen, n.participant = g, false
 	fwd := sim.Message{Type: MsgElected, Arg: k, TS: g}
 	if n.token {
-		if n.state == Held {
+		if n.state == cs.Held {
 			// Destroying the token under a process in the CS would not get it out: it
 			// keeps the news back until it leaves, so the new token cannot be created
 			// while it is still inside.
@@ -604,7 +540,7 @@ func (n *node) onHello(ctx *sim.Context, r int) {
 	ctx.Rule("TR15")
 	wasAlone := n.alone()
 	n.next = r
-	if wasAlone && n.token && n.state == Released {
+	if wasAlone && n.token && n.state == cs.Released {
 		ctx.SetTimer(TimerHop, n.hop)
 	}
 }
