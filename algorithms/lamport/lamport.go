@@ -6,9 +6,9 @@
 package lamport
 
 import (
-	"github.com/teach-dist/playground/algorithms/cs"
 	"slices"
 
+	"github.com/teach-dist/playground/algorithms/cs"
 	"github.com/teach-dist/playground/runtime/sim"
 )
 

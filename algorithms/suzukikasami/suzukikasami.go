@@ -5,9 +5,9 @@
 package suzukikasami
 
 import (
-	"github.com/teach-dist/playground/algorithms/cs"
 	"slices"
 
+	"github.com/teach-dist/playground/algorithms/cs"
 	"github.com/teach-dist/playground/algorithms/nodeid"
 	"github.com/teach-dist/playground/algorithms/params"
 	"github.com/teach-dist/playground/runtime/sim"
