@@ -17,7 +17,7 @@ import (
 // complete and true.
 
 func TestMessageLabels(t *testing.T) {
-	for _, s := range All() {
+	for _, s := range described() {
 		seen := map[string]string{}
 		for _, m := range s.Messages {
 			if m.Label == "" || utf8.RuneCountInString(m.Label) > 5 {
@@ -32,7 +32,7 @@ func TestMessageLabels(t *testing.T) {
 }
 
 func TestStageNamesDeclaredVars(t *testing.T) {
-	for _, s := range All() {
+	for _, s := range described() {
 		st := s.Stage
 		for _, v := range []string{st.Mark, st.Edges, st.Pointer, st.Group} {
 			if v != "" && !slices.ContainsFunc(s.Vars, func(x sim.Var) bool { return x.Name == v }) {
@@ -47,8 +47,12 @@ func TestStageNamesDeclaredVars(t *testing.T) {
 
 var ids = []int{0, 1, 2, 3, 4}
 
+// described is every registered algorithm and the worked example (example_test.go),
+// which must pass the same checks.
+func described() []*sim.Spec { return append(All(), &Example) }
+
 func TestParamsAreDeclared(t *testing.T) {
-	for _, s := range All() {
+	for _, s := range described() {
 		if (s.ParseParams == nil) != (len(s.Params) == 0) {
 			t.Errorf("%s: declares %d params but ParseParams is nil=%t", s.Slug, len(s.Params), s.ParseParams == nil)
 		}
@@ -88,7 +92,7 @@ func checkDeclaration(t *testing.T, slug string, f sim.Param) {
 
 // A declared default is what a field left out really gets: giving it changes nothing.
 func TestDeclaredDefaultsAreTheDefaults(t *testing.T) {
-	for _, s := range All() {
+	for _, s := range described() {
 		if s.ParseParams == nil {
 			continue
 		}
@@ -126,7 +130,7 @@ func defaultsOf(fields []sim.Param) []string {
 
 // A value a field does not accept is refused with an error that names the field.
 func TestBadParamsNameTheirField(t *testing.T) {
-	for _, s := range All() {
+	for _, s := range described() {
 		for _, f := range s.Params {
 			bad := []any{[]any{[]any{}}}
 			switch f.Kind {
