@@ -4,8 +4,8 @@
 package bakery
 
 import (
-	"fmt"
-
+	"github.com/teach-dist/playground/algorithms/cs"
+	"github.com/teach-dist/playground/algorithms/nodeid"
 	"github.com/teach-dist/playground/algorithms/params"
 	"github.com/teach-dist/playground/runtime/sim"
 )
@@ -18,12 +18,10 @@ const (
 	MsgChoosing     = "CHOOSING"
 )
 
-// Where a process is on its way to the CS.
+// Where a process is on its way to the CS, between cs.Released and cs.Held.
 const (
-	Released = "RELEASED"
-	Doorway  = "DOORWAY" // choosing a ticket
-	Bakery   = "BAKERY"  // waiting for its turn
-	Held     = "HELD"
+	Doorway = "DOORWAY" // choosing a ticket
+	Bakery  = "BAKERY"  // waiting for its turn
 )
 
 // TimerPoll is the timer that spaces out re-reads (stable: it appears in the trace).
@@ -98,10 +96,10 @@ var Spec = sim.Spec{
 		{Name: "rereads", Doc: "reads repeated by BP1 during this entry, each costing two more messages"},
 	},
 	Messages: []sim.MessageType{
-		{Name: MsgReadNumber, Doc: "reads the receiver's ticket number"},
-		{Name: MsgNumber, Doc: "the sender's ticket number, at the moment the read arrived", Arg: "value"},
-		{Name: MsgReadChoosing, Doc: "reads the receiver's choosing flag"},
-		{Name: MsgChoosing, Doc: "the sender's choosing flag (1: true, 0: false)", Arg: "value"},
+		{Name: MsgReadNumber, Label: "RDNUM", Doc: "reads the receiver's ticket number"},
+		{Name: MsgNumber, Label: "NUM", Doc: "the sender's ticket number, at the moment the read arrived", Arg: "value"},
+		{Name: MsgReadChoosing, Label: "RDCHO", Doc: "reads the receiver's choosing flag"},
+		{Name: MsgChoosing, Label: "CHO", Doc: "the sender's choosing flag (1: true, 0: false)", Arg: "value"},
 	},
 	Costs: []sim.Cost{
 		{Name: "messages per CS entry, no contention",
@@ -114,6 +112,7 @@ var Spec = sim.Spec{
 		{Name: "synchronisation delay", Formula: "up to poll + 2T: the next in line sees number = 0 at its next re-read"},
 	},
 	Defaults:    sim.Defaults{Nodes: 4, Delay: [2]int{1, 3}, FIFO: false, CS: 2, Until: 500},
+	Params:      paramList,
 	ParseParams: ParseParams,
 	New:         newNode,
 }
@@ -122,31 +121,17 @@ var Spec = sim.Spec{
 type Params struct {
 	// Poll is the time between a read that says "wait" and the re-read; 0 derives it
 	// from the network (pollFor).
-	Poll int
+	Poll int `param:"poll"`
 }
 
-type rawParams struct {
-	Poll *int `json:"poll"`
+var paramList = []sim.Param{
+	{Name: "poll", Kind: sim.ParamInt, Min: 1,
+		Doc: "time between a read that says wait and the re-read; left out, one round trip at the largest delay"},
 }
 
 // ParseParams decodes {"poll": t}; nil, empty or null gives the default. Errors name
 // the field.
-func ParseParams(raw []byte, ids []int) (any, error) {
-	var p Params
-	var r rawParams
-	spec := params.Spec{Fields: []params.Field{{Name: "poll", Must: "a positive integer"}}}
-	// Params left out leave r empty, so the defaults stand.
-	if _, err := params.Decode(raw, &r, spec); err != nil {
-		return nil, err
-	}
-	if r.Poll != nil {
-		if *r.Poll <= 0 || *r.Poll > sim.MaxTime {
-			return nil, fmt.Errorf("params.poll: must be a positive integer (at most %d), got %d", sim.MaxTime, *r.Poll)
-		}
-		p.Poll = *r.Poll
-	}
-	return p, nil
-}
+var ParseParams = params.Parser(paramList, func([]int) Params { return Params{} })
 
 // pollFor resolves the poll period: by default one round trip at the largest delay, so
 // a waiting process re-reads about as often as an answer can come back, rather than
@@ -190,15 +175,9 @@ type node struct {
 }
 
 func newNode(self int, setup *sim.Setup) sim.Node {
-	var p Params
-	switch v := setup.Params.(type) {
-	case Params:
-		p = v
-	case *Params:
-		p = *v
-	}
+	p := params.Of(setup, Params{})
 	n := len(setup.IDs)
-	return &node{self: self, ids: setup.IDs, poll: pollFor(p, setup.MaxDelay), state: Released,
+	return &node{self: self, ids: setup.IDs, poll: pollFor(p, setup.MaxDelay), state: cs.Released,
 		read: make([]bool, n), stage: make([]uint8, n), inFlight: make([]bool, n), seen: make([]int, n)}
 }
 
@@ -207,13 +186,13 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 	case sim.Init, sim.Recover:
 		ctx.Rule("BI1")
 	case sim.Request:
-		if n.state == Released {
+		if n.state == cs.Released {
 			n.doorway(ctx)
 		}
 	case sim.Release:
-		if n.state == Held {
+		if n.state == cs.Held {
 			ctx.Rule("BX1")
-			n.state = Released
+			n.state = cs.Released
 			n.number = 0
 			n.rereads = 0
 			n.highest = 0
@@ -345,7 +324,7 @@ func (n *node) onNumber(ctx *sim.Context, j, v int) {
 	// No poll can be armed here: a process that said "wait" is passed only after a
 	// re-read, and the timer fired for that re-read.
 	ctx.Rule("BE1")
-	n.state = Held
+	n.state = cs.Held
 	ctx.Enter()
 }
 
@@ -410,13 +389,7 @@ func (n *node) Encode(w *sim.StateWriter) {
 	w.Bool("choosing", n.choosing)
 	w.Int("number", n.number)
 	w.Int("highest", n.highest)
-	read := []int{}
-	for j, ok := range n.read {
-		if ok {
-			read = append(read, n.ids[j])
-		}
-	}
-	w.Ints("read", read)
+	w.Ints("read", nodeid.Where(n.ids, n.read))
 	w.Ints("choosingOf", n.idsAt(stageChoosing))
 	w.Ints("numberOf", n.idsAt(stageNumber))
 	ahead := [][2]int{}
@@ -429,13 +402,7 @@ func (n *node) Encode(w *sim.StateWriter) {
 	}
 	w.Pairs("ahead", ahead)
 	w.Ints("passed", n.idsAt(stagePassed))
-	reading := []int{}
-	for j, ok := range n.inFlight {
-		if ok {
-			reading = append(reading, n.ids[j])
-		}
-	}
-	w.Ints("reading", reading)
+	w.Ints("reading", nodeid.Where(n.ids, n.inFlight))
 	w.Bool("polling", n.polling)
 	w.Int("rereads", n.rereads)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/teach-dist/playground/algorithms/cs"
 	"github.com/teach-dist/playground/runtime/sim"
 	"github.com/teach-dist/playground/runtime/sim/simtest"
 )
@@ -80,7 +81,7 @@ func st(state string, choosing bool, number, highest int, read, choosingOf, numb
 
 const e = "[]"
 
-var released = st(Released, false, 0, 0, e, e, e, e, e, e, false, 0)
+var released = st(cs.Released, false, 0, 0, e, e, e, e, e, e, false, 0)
 
 // doorway is P3's state while it picks a ticket, with these numbers read.
 func doorway(highest int, read string) string {
@@ -219,7 +220,7 @@ func TestBE1_EntersOnceEveryoneIsPassed(t *testing.T) {
 	f.deliver(MsgNumber, iP1, 0)
 	f.deliver(MsgNumber, iP9, 5)
 	f.check(expect{rules: []string{"BW2", "BE1"}, effects: []string{"enter"},
-		state: st(Held, false, 5, 4, "[9,1,7]", e, e, e, "[9,1,7]", e, false, 0)})
+		state: st(cs.Held, false, 5, 4, "[9,1,7]", e, e, e, "[9,1,7]", e, false, 0)})
 	if got := f.n.WaitingFor(); got != nil {
 		t.Errorf("in the CS yet waiting for %v", got)
 	}
@@ -384,8 +385,8 @@ func TestParseParams(t *testing.T) {
 		{`{"poll":4}`, Params{Poll: 4}, ""},
 		{`{"poll":0}`, Params{}, "params.poll: must be a positive integer (at most 1000000000), got 0"},
 		{`{"poll":-2}`, Params{}, "params.poll: must be a positive integer"},
-		{`{"poll":"fast"}`, Params{}, "params.poll: must be a positive integer, got string"},
-		{`{"poll":1.5}`, Params{}, "params.poll: must be a positive integer, got number 1.5"},
+		{`{"poll":"fast"}`, Params{}, "params.poll: got string, want a positive integer"},
+		{`{"poll":1.5}`, Params{}, "params.poll: got number 1.5, want a positive integer"},
 		{`{"timeout":3}`, Params{}, "params.timeout: unknown field (allowed: poll)"},
 		{`[1]`, Params{}, "params: got array"},
 		{`{"poll":2} {}`, Params{}, "params: must be a single JSON object"},

@@ -5,10 +5,10 @@
 package bully
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/teach-dist/playground/algorithms/heartbeat"
+	"github.com/teach-dist/playground/algorithms/nodeid"
 	"github.com/teach-dist/playground/algorithms/params"
 	"github.com/teach-dist/playground/runtime/sim"
 )
@@ -104,9 +104,9 @@ var Spec = sim.Spec{
 		{Name: "watching", Doc: "with the failure detector on: the coordinator whose heartbeats this process waits for (-1: none)"},
 	},
 	Messages: []sim.MessageType{
-		{Name: MsgElection, Doc: "calls an election; sent only to higher ids"},
-		{Name: MsgAnswer, Doc: "the receiver of an ELECTION is alive and outranks the caller"},
-		{Name: MsgCoordinator, Doc: "announces the winner to every lower id", Arg: "leader"},
+		{Name: MsgElection, Label: "ELEC", Doc: "calls an election; sent only to higher ids"},
+		{Name: MsgAnswer, Label: "ANS", Doc: "the receiver of an ELECTION is alive and outranks the caller"},
+		{Name: MsgCoordinator, Label: "COORD", Doc: "announces the winner to every lower id", Arg: "leader"},
 		heartbeat.Message,
 	},
 	Costs: []sim.Cost{
@@ -124,69 +124,33 @@ var Spec = sim.Spec{
 	Defaults:           sim.Defaults{Nodes: 8, Delay: [2]int{1, 3}, FIFO: false, CS: 0, Until: 500},
 	BackgroundTimers:   heartbeat.Timers,
 	BackgroundMessages: []string{heartbeat.Msg},
+	Params:             paramList,
+	CrashLeaderFirst:   true,
 	ParseParams:        ParseParams,
 	New:                newNode,
 }
 
 // Params are the time-outs; 0 derives one from the network's largest delay.
 type Params struct {
-	AnswerTimeout      int // how long a caller waits for an ANSWER
-	CoordinatorTimeout int // how long it then waits for the COORDINATOR
+	AnswerTimeout      int `param:"answerTimeout"`      // how long a caller waits for an ANSWER
+	CoordinatorTimeout int `param:"coordinatorTimeout"` // how long it then waits for the COORDINATOR
 	// Heartbeat turns on the failure detector: the coordinator beats, the others
 	// suspect it after a silence and call an election by themselves.
-	Heartbeat heartbeat.Params
+	Heartbeat heartbeat.Params `param:"heartbeat"`
 }
 
-// rawParams has pointers so a field left out keeps its default.
-type rawParams struct {
-	AnswerTimeout      *int              `json:"answerTimeout"`
-	CoordinatorTimeout *int              `json:"coordinatorTimeout"`
-	Heartbeat          *heartbeat.Params `json:"heartbeat"`
+var paramList = []sim.Param{
+	{Name: "answerTimeout", Kind: sim.ParamInt, Min: 1,
+		Doc: "how long a caller waits for an ANSWER; left out, 2 × the largest delay + 1"},
+	{Name: "coordinatorTimeout", Kind: sim.ParamInt, Min: 1,
+		Doc: "how long it then waits for the COORDINATOR; left out, derived from the answer time-out and the largest delay"},
+	heartbeat.Param,
 }
 
-// ParseParams decodes {"answerTimeout": t, "coordinatorTimeout": t}; nil, empty or null
-// gives the defaults (derived from the network). Errors name the field.
-func ParseParams(raw []byte, ids []int) (any, error) {
-	var p Params
-	var r rawParams
-	// Params left out leave r empty, so the defaults stand.
-	if _, err := params.Decode(raw, &r, paramsSpec); err != nil {
-		return nil, err
-	}
-	for _, f := range []struct {
-		name string
-		v    *int
-		dst  *int
-	}{{"answerTimeout", r.AnswerTimeout, &p.AnswerTimeout}, {"coordinatorTimeout", r.CoordinatorTimeout, &p.CoordinatorTimeout}} {
-		if f.v == nil {
-			continue
-		}
-		if *f.v <= 0 || *f.v > sim.MaxTime {
-			return nil, fmt.Errorf("params.%s: must be a positive integer (at most %d), got %d", f.name, sim.MaxTime, *f.v)
-		}
-		*f.dst = *f.v
-	}
-	if r.Heartbeat != nil {
-		if err := r.Heartbeat.Validate("params.heartbeat"); err != nil {
-			return nil, err
-		}
-		p.Heartbeat = *r.Heartbeat
-	}
-	return p, nil
-}
-
-// paramsSpec words the decoding errors so they name the field.
-var paramsSpec = params.Spec{
-	Fields: []params.Field{
-		{Name: "answerTimeout", Must: "a positive integer"},
-		{Name: "coordinatorTimeout", Must: "a positive integer"},
-		{Name: "heartbeat", Want: `{"period": T, "timeout": D}`},
-		{Name: "heartbeat.period", Must: "a positive integer"},
-		{Name: "heartbeat.timeout", Must: "a positive integer"},
-	},
-	Object:  "answerTimeout, coordinatorTimeout and heartbeat",
-	Allowed: "answerTimeout, coordinatorTimeout, heartbeat with period and timeout",
-}
+// ParseParams decodes {"answerTimeout": t, "coordinatorTimeout": t, "heartbeat":
+// {"period": t, "timeout": t}}; nil, empty or null gives the defaults (derived from the
+// network, no failure detector). Errors name the field.
+var ParseParams = params.Parser(paramList, func([]int) Params { return Params{} })
 
 // timeouts resolves the time-outs for a network whose delays are at most d.
 //
@@ -223,15 +187,7 @@ type node struct {
 }
 
 func newNode(self int, setup *sim.Setup) sim.Node {
-	var p Params
-	switch v := setup.Params.(type) {
-	case Params:
-		p = v
-	case *Params:
-		if v != nil {
-			p = *v
-		}
-	}
+	p := params.Of(setup, Params{})
 	a, c := timeouts(p, setup.MaxDelay)
 	return &node{
 		ids: setup.IDs, highest: slices.Max(setup.IDs), answerT: a, coordT: c,
@@ -400,18 +356,8 @@ func (n *node) Encode(w *sim.StateWriter) {
 	w.Str("state", n.state)
 	w.Str("waiting", n.waiting)
 	w.Int("leader", n.leader)
-	answered := make([]int, 0, n.numAnswered)
-	for j, ok := range n.answered {
-		if ok {
-			answered = append(answered, n.ids[j])
-		}
-	}
-	w.Ints("answered", answered)
+	w.Ints("answered", nodeid.Where(n.ids, n.answered))
 	if n.detector {
-		watching := -1
-		if i := n.fd.Watched(); i >= 0 {
-			watching = n.ids[i]
-		}
-		w.Int("watching", watching)
+		w.Int("watching", nodeid.Of(n.ids, n.fd.Watched()))
 	}
 }

@@ -3,9 +3,10 @@
 package central
 
 import (
-	"errors"
 	"slices"
 
+	"github.com/teach-dist/playground/algorithms/cs"
+	"github.com/teach-dist/playground/algorithms/nodeid"
 	"github.com/teach-dist/playground/algorithms/params"
 	"github.com/teach-dist/playground/runtime/sim"
 )
@@ -22,13 +23,6 @@ const (
 	MsgGrant   = "GRANT"
 	MsgDenied  = "DENIED"
 	MsgRelease = "RELEASE"
-)
-
-// States of a process with respect to the CS.
-const (
-	Released = "RELEASED"
-	Waiting  = "WAITING"
-	Held     = "HELD"
 )
 
 // Spec registers the algorithm.
@@ -87,10 +81,10 @@ var Spec = sim.Spec{
 		{Name: "queue", Doc: "coordinator only: ids waiting for the CS, oldest request first"},
 	},
 	Messages: []sim.MessageType{
-		{Name: MsgRequest, Doc: "asks the coordinator for the CS"},
-		{Name: MsgGrant, Doc: "the coordinator lets the receiver into the CS"},
-		{Name: MsgDenied, Doc: "the CS is busy: the request is queued (DENIED variant only)"},
-		{Name: MsgRelease, Doc: "gives the CS back to the coordinator"},
+		{Name: MsgRequest, Label: "REQ", Doc: "asks the coordinator for the CS"},
+		{Name: MsgGrant, Label: "GRANT", Doc: "the coordinator lets the receiver into the CS"},
+		{Name: MsgDenied, Label: "DENY", Doc: "the CS is busy: the request is queued (DENIED variant only)"},
+		{Name: MsgRelease, Label: "REL", Doc: "gives the CS back to the coordinator"},
 	},
 	Costs: []sim.Cost{
 		{Name: "messages per CS entry", Formula: "3 (REQUEST, GRANT, RELEASE); 0 for the coordinator itself; 4 with DENIED when queued",
@@ -102,70 +96,38 @@ var Spec = sim.Spec{
 		{Name: "client delay", Formula: "2T (REQUEST and GRANT)", Value: func(int) float64 { return 2 }},
 	},
 	Defaults:    sim.Defaults{Nodes: 5, Delay: [2]int{1, 3}, FIFO: false, CS: 2, Until: 500},
+	Params:      paramList,
+	Stage:       sim.Stage{Mark: "coordinator", MarkLabel: "coordinator"},
 	ParseParams: ParseParams,
 	New:         newNode,
 }
 
 // Params are the algorithm's settings.
 type Params struct {
-	Coordinator int  // id of the coordinator
-	Denied      bool // answer DENIED to a request that must queue
+	Coordinator int  `param:"coordinator"` // id of the coordinator
+	Denied      bool `param:"denied"`      // answer DENIED to a request that must queue
 }
 
-// DefaultParams picks the highest id as coordinator (the notes suggest the largest
-// address) and the silent variant, which the notes present first.
+// coordinatorParam picks the highest id by default (the notes suggest the largest
+// address).
+var coordinatorParam = sim.Param{Name: "coordinator", Kind: sim.ParamNode, Default: sim.HighestID,
+	Doc: "the process that hands out the CS"}
+
+// paramList: the silent variant by default, which the notes present first.
+var paramList = []sim.Param{
+	coordinatorParam,
+	{Name: "denied", Kind: sim.ParamBool, Default: "false",
+		Doc: "answer DENIED to a request that must queue, so the client knows the CS is busy"},
+}
+
+// DefaultParams are the settings of a scenario that gives none.
 func DefaultParams(ids []int) Params {
-	p := Params{Coordinator: -1}
-	if len(ids) > 0 {
-		p.Coordinator = slices.Max(ids)
-	}
-	return p
-}
-
-// rawParams has pointers so a field left out keeps its default.
-type rawParams struct {
-	Coordinator *int  `json:"coordinator"`
-	Denied      *bool `json:"denied"`
+	return Params{Coordinator: params.DefaultID(coordinatorParam, ids)}
 }
 
 // ParseParams decodes {"coordinator": id, "denied": bool}; nil, empty or null gives the
 // defaults. Errors name the field and what it accepts.
-func ParseParams(raw []byte, ids []int) (any, error) {
-	p := DefaultParams(ids)
-	var r rawParams
-	given, err := params.Decode(raw, &r, paramsSpec)
-	if !given {
-		if len(ids) == 0 {
-			return nil, errors.New("params.coordinator: there are no node ids to choose from")
-		}
-		return p, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if r.Coordinator != nil {
-		if err := params.NodeID("coordinator", *r.Coordinator, ids); err != nil {
-			return nil, err
-		}
-		p.Coordinator = *r.Coordinator
-	} else if len(ids) == 0 {
-		return nil, errors.New("params.coordinator: there are no node ids to choose from")
-	}
-	if r.Denied != nil {
-		p.Denied = *r.Denied
-	}
-	return p, nil
-}
-
-// paramsSpec words the decoding errors so they name the field.
-var paramsSpec = params.Spec{
-	Fields: []params.Field{
-		{Name: "coordinator", Want: "a node id (an integer)"},
-		{Name: "denied", Want: "true or false"},
-	},
-	Object:       "coordinator and denied",
-	QuoteUnknown: true,
-}
+var ParseParams = params.Parser(paramList, DefaultParams)
 
 type node struct {
 	self   int
@@ -179,22 +141,9 @@ type node struct {
 }
 
 func newNode(self int, setup *sim.Setup) sim.Node {
-	var p Params
-	switch v := setup.Params.(type) {
-	case Params:
-		p = v
-	case *Params:
-		p = *v
-	default:
-		p = DefaultParams(setup.IDs)
-	}
-	coord := slices.Index(setup.IDs, p.Coordinator)
-	if coord < 0 {
-		// Hand-built params with a stranger for coordinator: fall back to the default
-		// rather than build a run nobody can enter.
-		coord = slices.Index(setup.IDs, DefaultParams(setup.IDs).Coordinator)
-	}
-	return &node{self: self, ids: setup.IDs, coord: coord, denied: p.Denied, state: Released, holder: -1}
+	p := params.Of(setup, DefaultParams(setup.IDs))
+	coord := params.Holder(setup.IDs, p.Coordinator, coordinatorParam)
+	return &node{self: self, ids: setup.IDs, coord: coord, denied: p.Denied, state: cs.Released, holder: -1}
 }
 
 func (n *node) isCoord() bool { return n.self == n.coord }
@@ -205,15 +154,15 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 		// A recovered coordinator comes back with a free CS and an empty queue: it has
 		// forgotten who it let in and who was waiting.
 		ctx.Rule("CI1")
-		n.state = Released
+		n.state = cs.Released
 		n.holder = -1
 		n.queue = n.queue[:0]
 	case sim.Request:
-		if n.state == Released {
+		if n.state == cs.Released {
 			n.request(ctx)
 		}
 	case sim.Release:
-		if n.state == Held {
+		if n.state == cs.Held {
 			n.release(ctx)
 		}
 	case sim.Deliver:
@@ -232,7 +181,7 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 		case MsgDenied:
 			// Over a non-FIFO channel a DENIED can arrive after its GRANT: then it is
 			// old news and changes nothing.
-			if n.state == Waiting {
+			if n.state == cs.Waiting {
 				ctx.Rule("CD1")
 			}
 		}
@@ -241,7 +190,7 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 
 func (n *node) request(ctx *sim.Context) {
 	ctx.Rule("CA1")
-	n.state = Waiting
+	n.state = cs.Waiting
 	if n.isCoord() {
 		n.onRequest(ctx, n.self)
 		return
@@ -284,17 +233,17 @@ func (n *node) onGrant(ctx *sim.Context) {
 	// A grant meant for an earlier incarnation (this node crashed and recovered) finds
 	// it not waiting; it is ignored, and the coordinator waits for a RELEASE that never
 	// comes, as the notes warn for a client that fails.
-	if n.state != Waiting {
+	if n.state != cs.Waiting {
 		return
 	}
 	ctx.Rule("CE1")
-	n.state = Held
+	n.state = cs.Held
 	ctx.Enter()
 }
 
 func (n *node) release(ctx *sim.Context) {
 	ctx.Rule("CR1")
-	n.state = Released
+	n.state = cs.Released
 	ctx.Exit()
 	if n.isCoord() {
 		n.onRelease(ctx, n.self)
@@ -323,7 +272,7 @@ func (n *node) onRelease(ctx *sim.Context, j int) {
 // WaitingFor: a waiting client waits for the coordinator; the coordinator answers to
 // nobody, so it waits for nobody.
 func (n *node) WaitingFor() []int {
-	if n.state != Waiting || n.isCoord() {
+	if n.state != cs.Waiting || n.isCoord() {
 		return nil
 	}
 	return []int{n.coord}
@@ -341,14 +290,6 @@ func (n *node) Encode(w *sim.StateWriter) {
 	if !n.isCoord() {
 		return
 	}
-	holder := -1
-	if n.holder >= 0 {
-		holder = n.ids[n.holder]
-	}
-	w.Int("holder", holder)
-	queue := make([]int, len(n.queue))
-	for k, j := range n.queue {
-		queue[k] = n.ids[j]
-	}
-	w.Ints("queue", queue)
+	w.Int("holder", nodeid.Of(n.ids, n.holder))
+	w.Ints("queue", nodeid.All(n.ids, n.queue))
 }

@@ -311,7 +311,7 @@ func TestParseParams(t *testing.T) {
 		{`{"coordinator":"2"}`, Params{}, "params.coordinator: got string"},
 		{`{"coordinator":1.5}`, Params{}, "params.coordinator: got number 1.5"},
 		{`{"denied":"yes"}`, Params{}, "params.denied: got string, want true or false"},
-		{`{"holder":1}`, Params{}, `params: unknown field "holder" (allowed: coordinator, denied)`},
+		{`{"holder":1}`, Params{}, `params.holder: unknown field (allowed: coordinator, denied)`},
 		{`[1]`, Params{}, "params: got array"},
 		{`{"coordinator":1} {}`, Params{}, "params: must be a single JSON object"},
 		{`{"coordinator":`, Params{}, "params:"},

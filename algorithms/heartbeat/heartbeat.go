@@ -19,9 +19,18 @@ const (
 
 // Params configure the detector; a zero Period turns it off.
 type Params struct {
-	Period  int `json:"period"`  // time between two heartbeats
-	Timeout int `json:"timeout"` // silence after which the watched process is suspected
+	Period  int `json:"period" param:"period"`   // time between two heartbeats
+	Timeout int `json:"timeout" param:"timeout"` // silence after which the watched process is suspected
 }
+
+// Param declares the detector's settings as the params field "heartbeat"; Validate
+// holds the rule between its fields.
+var Param = sim.Param{Name: "heartbeat", Kind: sim.ParamObject,
+	Doc: "the failure detector: the watched process beats every period, a silence of timeout is suspected",
+	Fields: []sim.Param{
+		{Name: "period", Kind: sim.ParamInt, Min: 0, Zero: "off", Default: "0", Doc: "time between two heartbeats"},
+		{Name: "timeout", Kind: sim.ParamInt, Min: 1, Doc: "silence after which the watched process is suspected"},
+	}}
 
 // On reports whether the detector runs.
 func (p Params) On() bool { return p.Period > 0 }
@@ -58,7 +67,7 @@ var Rules = []sim.Rule{
 }
 
 // Message is the heartbeat's schema, to append to an algorithm's messages.
-var Message = sim.MessageType{Name: Msg, Doc: "I am alive (failure detector)"}
+var Message = sim.MessageType{Name: Msg, Label: "BEAT", Doc: "I am alive (failure detector)"}
 
 // Timers are the detector's timers: background, so a run can settle while it beats.
 var Timers = []string{TimerBeat, TimerSuspect}

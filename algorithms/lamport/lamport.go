@@ -8,6 +8,7 @@ package lamport
 import (
 	"slices"
 
+	"github.com/teach-dist/playground/algorithms/cs"
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
@@ -16,13 +17,6 @@ const (
 	MsgRequest = "REQUEST"
 	MsgReply   = "REPLY"
 	MsgRelease = "RELEASE"
-)
-
-// States of a process with respect to the CS.
-const (
-	Released  = "RELEASED"
-	Requested = "REQUESTED"
-	Held      = "HELD"
 )
 
 // Spec registers the algorithm.
@@ -79,9 +73,9 @@ var Spec = sim.Spec{
 		{Name: "heard", Doc: "ids that have sent something stamped later than the current request"},
 	},
 	Messages: []sim.MessageType{
-		{Name: MsgRequest, Doc: "asks for the CS: (timestamp, id)", TS: "ts"},
-		{Name: MsgReply, Doc: "acknowledges a request (the notes' ACK); its later timestamp is what counts", TS: "ts"},
-		{Name: MsgRelease, Doc: "the sender left the CS: drop its request", TS: "ts"},
+		{Name: MsgRequest, Label: "REQ", Doc: "asks for the CS: (timestamp, id)", TS: "ts"},
+		{Name: MsgReply, Label: "REPLY", Doc: "acknowledges a request (the notes' ACK); its later timestamp is what counts", TS: "ts"},
+		{Name: MsgRelease, Label: "REL", Doc: "the sender left the CS: drop its request", TS: "ts"},
 	},
 	Costs: []sim.Cost{
 		{Name: "messages per CS entry", Formula: "3(N-1): N-1 REQUEST, N-1 REPLY, N-1 RELEASE",
@@ -111,7 +105,7 @@ type node struct {
 }
 
 func newNode(self int, setup *sim.Setup) sim.Node {
-	return &node{self: self, ids: setup.IDs, state: Released, latest: make([]int, len(setup.IDs))}
+	return &node{self: self, ids: setup.IDs, state: cs.Released, latest: make([]int, len(setup.IDs))}
 }
 
 // before reports whether request a precedes request b: older timestamp, then lower id.
@@ -125,12 +119,12 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 		// The kernel builds a fresh state on recovery; LI1 just says so.
 		ctx.Rule("LI1")
 	case sim.Request:
-		if n.state == Released {
+		if n.state == cs.Released {
 			n.request(ctx)
 			n.tryEnter(ctx)
 		}
 	case sim.Release:
-		if n.state == Held {
+		if n.state == cs.Held {
 			n.release(ctx)
 		}
 	case sim.Deliver:
@@ -153,7 +147,7 @@ func (n *node) request(ctx *sim.Context) {
 	ctx.Rule("LA1")
 	n.clock++
 	n.ts = n.clock
-	n.state = Requested
+	n.state = cs.Requested
 	n.insert(entry{n.ts, n.self})
 	for j := 0; j < ctx.N(); j++ {
 		if j != n.self {
@@ -193,7 +187,7 @@ func (n *node) heardFrom(j int) bool {
 }
 
 func (n *node) tryEnter(ctx *sim.Context) {
-	if n.state != Requested || len(n.queue) == 0 || n.queue[0].j != n.self {
+	if n.state != cs.Requested || len(n.queue) == 0 || n.queue[0].j != n.self {
 		return
 	}
 	for j := range n.latest {
@@ -202,13 +196,13 @@ func (n *node) tryEnter(ctx *sim.Context) {
 		}
 	}
 	ctx.Rule("LE1")
-	n.state = Held
+	n.state = cs.Held
 	ctx.Enter()
 }
 
 func (n *node) release(ctx *sim.Context) {
 	ctx.Rule("LR1")
-	n.state = Released
+	n.state = cs.Released
 	n.queue = slices.DeleteFunc(n.queue, func(e entry) bool { return e.j == n.self })
 	n.ts = 0
 	ctx.Exit()
@@ -223,7 +217,7 @@ func (n *node) release(ctx *sim.Context) {
 // WaitingFor lists whom a requester waits for: the holders of older requests in its
 // queue (their RELEASE) and the processes it has not yet heard from since asking.
 func (n *node) WaitingFor() []int {
-	if n.state != Requested {
+	if n.state != cs.Requested {
 		return nil
 	}
 	waits := make([]bool, len(n.latest))

@@ -8,6 +8,9 @@ package maekawa
 import (
 	"slices"
 
+	"github.com/teach-dist/playground/algorithms/cs"
+	"github.com/teach-dist/playground/algorithms/nodeid"
+	"github.com/teach-dist/playground/algorithms/params"
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
@@ -19,13 +22,6 @@ const (
 	MsgInquire    = "INQUIRE"
 	MsgRelinquish = "RELINQUISH"
 	MsgFailed     = "FAILED"
-)
-
-// States of a process with respect to the CS, as the notes name them.
-const (
-	Released = "RELEASED"
-	Wanted   = "WANTED"
-	Held     = "HELD"
 )
 
 // Spec registers the algorithm.
@@ -119,12 +115,12 @@ var Spec = sim.Spec{
 		{Name: "told", Doc: "deadlock-free only, voter half: queued ids that know they must wait (sent FAILED, or gave the vote back)"},
 	},
 	Messages: []sim.MessageType{
-		{Name: MsgRequest, Doc: "asks a member of the voting set for its vote", TS: "ts"},
-		{Name: MsgReply, Doc: "the vote: the sender votes for the receiver's request", TS: "ts"},
-		{Name: MsgRelease, Doc: "the sender left the CS (or hands back a vote): the vote is free", TS: "ts"},
-		{Name: MsgInquire, Doc: "deadlock-free: an older request waits, can the candidate give the vote back?", TS: "ts"},
-		{Name: MsgRelinquish, Doc: "deadlock-free: the candidate gives the vote back", TS: "ts"},
-		{Name: MsgFailed, Doc: "deadlock-free: an older request has priority, the receiver must wait", TS: "ts"},
+		{Name: MsgRequest, Label: "REQ", Doc: "asks a member of the voting set for its vote", TS: "ts"},
+		{Name: MsgReply, Label: "REPLY", Doc: "the vote: the sender votes for the receiver's request", TS: "ts"},
+		{Name: MsgRelease, Label: "REL", Doc: "the sender left the CS (or hands back a vote): the vote is free", TS: "ts"},
+		{Name: MsgInquire, Label: "INQ", Doc: "deadlock-free: an older request waits, can the candidate give the vote back?", TS: "ts"},
+		{Name: MsgRelinquish, Label: "RELQ", Doc: "deadlock-free: the candidate gives the vote back", TS: "ts"},
+		{Name: MsgFailed, Label: "FAIL", Doc: "deadlock-free: an older request has priority, the receiver must wait", TS: "ts"},
 	},
 	Costs: []sim.Cost{
 		{Name: "messages per CS entry and exit, no contention",
@@ -141,6 +137,8 @@ var Spec = sim.Spec{
 		{Name: "liveness", Formula: "basic: deadlock possible (three processes asking at once with the N=3 sets); deadlock-free variant: none"},
 	},
 	Defaults:    sim.Defaults{Nodes: 7, Delay: [2]int{1, 3}, FIFO: true, CS: 2, Until: 500},
+	Params:      paramList,
+	Stage:       sim.Stage{Group: "set"},
 	ParseParams: ParseParams,
 	New:         newNode,
 }
@@ -181,13 +179,7 @@ type node struct {
 }
 
 func newNode(self int, setup *sim.Setup) sim.Node {
-	p := Params{Variant: Basic}
-	switch v := setup.Params.(type) {
-	case Params:
-		p = v
-	case *Params:
-		p = *v
-	}
+	p := params.Of(setup, Params{Variant: Basic})
 	n := len(setup.IDs)
 	sets := p.Sets
 	if len(sets) != n {
@@ -198,7 +190,7 @@ func newNode(self int, setup *sim.Setup) sim.Node {
 		ids:       setup.IDs,
 		df:        p.Variant == DeadlockFree,
 		set:       sets[self],
-		state:     Released,
+		state:     cs.Released,
 		cand:      -1,
 		got:       make([]bool, n),
 		failed:    make([]bool, n),
@@ -212,11 +204,11 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 	case sim.Init, sim.Recover:
 		ctx.Rule("MI1")
 	case sim.Request:
-		if n.state == Released {
+		if n.state == cs.Released {
 			n.request(ctx)
 		}
 	case sim.Release:
-		if n.state == Held {
+		if n.state == cs.Held {
 			n.release(ctx)
 		}
 	case sim.Deliver:
@@ -270,7 +262,7 @@ func (n *node) handle(ctx *sim.Context, m *sim.Message) {
 
 func (n *node) request(ctx *sim.Context) {
 	ctx.Rule("MA1")
-	n.state = Wanted
+	n.state = cs.Wanted
 	n.clock++
 	n.ts = n.clock
 	n.resetRequest()
@@ -288,14 +280,14 @@ func (n *node) resetRequest() {
 }
 
 func (n *node) onReply(ctx *sim.Context, j, ts int) {
-	if n.state == Released || ts != n.ts {
+	if n.state == cs.Released || ts != n.ts {
 		// A vote for a request this process no longer has (it crashed since): give it
 		// back, or the voter stays locked.
 		ctx.Rule("MA3")
 		n.send(ctx, j, sim.Message{Type: MsgRelease, TS: ts})
 		return
 	}
-	if n.state != Wanted || n.got[j] {
+	if n.state != cs.Wanted || n.got[j] {
 		// A second vote for the current request cannot come on a reliable network;
 		// giving it back would free a vote this process is using, so it is ignored.
 		return
@@ -307,7 +299,7 @@ func (n *node) onReply(ctx *sim.Context, j, ts int) {
 	n.yielded[j] = false
 	if n.nGot == len(n.set) {
 		ctx.Rule("ME1")
-		n.state = Held
+		n.state = cs.Held
 		clear(n.inquiries) // the RELEASE after the CS answers them
 		ctx.Enter()
 		return
@@ -339,7 +331,7 @@ func (n *node) relinquish(ctx *sim.Context, j int) {
 
 func (n *node) onFailed(ctx *sim.Context, j, ts int) {
 	// A FAILED overtaken by the vote that followed it (non-FIFO) is old news.
-	if n.state != Wanted || ts != n.ts || n.got[j] {
+	if n.state != cs.Wanted || ts != n.ts || n.got[j] {
 		return
 	}
 	ctx.Rule("MF1")
@@ -352,12 +344,12 @@ func (n *node) onFailed(ctx *sim.Context, j, ts int) {
 }
 
 func (n *node) onInquire(ctx *sim.Context, j, ts int) {
-	if n.state == Released || ts != n.ts {
+	if n.state == cs.Released || ts != n.ts {
 		return // about a request that is over
 	}
 	ctx.Rule("MQ1")
 	switch {
-	case n.state == Held:
+	case n.state == cs.Held:
 		// Leaving the CS sends RELEASE, which gives the vote back.
 	case !n.got[j]:
 		n.inquiries[j] = true // overtook the vote itself: answered when it comes
@@ -370,7 +362,7 @@ func (n *node) onInquire(ctx *sim.Context, j, ts int) {
 
 func (n *node) release(ctx *sim.Context) {
 	ctx.Rule("MR1")
-	n.state = Released
+	n.state = cs.Released
 	ctx.Exit()
 	for _, j := range n.set {
 		n.send(ctx, j, sim.Message{Type: MsgRelease, TS: n.ts})
@@ -388,7 +380,7 @@ func (n *node) older(ta, a, tb, b int) bool {
 
 func (n *node) onRequest(ctx *sim.Context, j, ts int) {
 	ctx.Rule("MH1")
-	if n.state == Held || n.voted {
+	if n.state == cs.Held || n.voted {
 		n.enqueue(entry{ts: ts, from: j})
 		if n.df {
 			n.contend(ctx, j, ts)
@@ -480,7 +472,7 @@ func (n *node) onRelinquish(ctx *sim.Context, j, ts int) {
 // itself, so the cycle is P1 -> P2 -> P3 -> P1: each lacks the vote of the next.
 func (n *node) WaitingFor() []int {
 	var out []int
-	if n.state == Wanted {
+	if n.state == cs.Wanted {
 		for _, j := range n.set {
 			if !n.got[j] && j != n.self {
 				out = append(out, j)
@@ -518,20 +510,12 @@ func (n *node) idsWhere(flag []bool) []int {
 
 func (n *node) Encode(w *sim.StateWriter) {
 	w.Str("state", n.state)
-	set := make([]int, len(n.set))
-	for k, j := range n.set {
-		set[k] = n.ids[j]
-	}
-	w.Ints("set", set)
+	w.Ints("set", nodeid.All(n.ids, n.set))
 	w.Int("clock", n.clock)
 	w.Int("ts", n.ts)
 	w.Ints("votes", n.idsWhere(n.got))
 	w.Bool("voted", n.voted)
-	cand := -1
-	if n.cand >= 0 {
-		cand = n.ids[n.cand]
-	}
-	w.Int("candidate", cand)
+	w.Int("candidate", nodeid.Of(n.ids, n.cand))
 	w.Int("candidateTs", n.candTS)
 	queue := make([][2]int, len(n.queue))
 	for k, e := range n.queue {

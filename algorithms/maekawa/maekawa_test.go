@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/teach-dist/playground/algorithms/cs"
 	"github.com/teach-dist/playground/runtime/sim"
 	"github.com/teach-dist/playground/runtime/sim/simtest"
 )
@@ -99,10 +100,10 @@ func TestMI1_StartsReleasedWithItsVoteFree(t *testing.T) {
 		kind    sim.InputKind
 		want    string
 	}{
-		{p(1), Basic, sim.Init, st(Released, "[1,2,3]", 0, 0, noneS, false, -1, 0, noneS)},
-		{p(2), Basic, sim.Init, st(Released, "[2,4,6]", 0, 0, noneS, false, -1, 0, noneS)},
-		{p(7), Basic, sim.Recover, st(Released, "[3,4,7]", 0, 0, noneS, false, -1, 0, noneS)},
-		{p(5), DeadlockFree, sim.Init, df(st(Released, "[2,5,7]", 0, 0, noneS, false, -1, 0, noneS), false, noneS, noneS, noneS, noneS)},
+		{p(1), Basic, sim.Init, st(cs.Released, "[1,2,3]", 0, 0, noneS, false, -1, 0, noneS)},
+		{p(2), Basic, sim.Init, st(cs.Released, "[2,4,6]", 0, 0, noneS, false, -1, 0, noneS)},
+		{p(7), Basic, sim.Recover, st(cs.Released, "[3,4,7]", 0, 0, noneS, false, -1, 0, noneS)},
+		{p(5), DeadlockFree, sim.Init, df(st(cs.Released, "[2,5,7]", 0, 0, noneS, false, -1, 0, noneS), false, noneS, noneS, noneS, noneS)},
 	} {
 		sf := simtest.NewFixture(t, &Spec, tc.self, &sim.Setup{IDs: ids7, Params: Params{Variant: tc.variant}})
 		f := &fixture{Fixture: sf, n: sf.Node.(*node)}
@@ -117,14 +118,14 @@ func TestMA1_AsksTheOtherMembersAndVotesForItself(t *testing.T) {
 	// Its own REQUEST goes to its own voter half (MH1) with no message, and the vote
 	// it gives itself is counted at once (MA2).
 	f.expect([]string{"MA1", "MH1", "MA2"}, []string{"REQUEST->P4@1", "REQUEST->P6@1"},
-		st(Wanted, "[2,4,6]", 1, 1, "[2]", true, 2, 1, noneS))
+		st(cs.Wanted, "[2,4,6]", 1, 1, "[2]", true, 2, 1, noneS))
 	if got := f.waitingFor(); !slices.Equal(got, []int{4, 6}) {
 		t.Errorf("waiting for %v, want [4 6]", got)
 	}
 
 	// A second request while waiting changes nothing.
 	f.request()
-	f.expect(nil, none, st(Wanted, "[2,4,6]", 1, 1, "[2]", true, 2, 1, noneS))
+	f.expect(nil, none, st(cs.Wanted, "[2,4,6]", 1, 1, "[2]", true, 2, 1, noneS))
 }
 
 func TestMA1_OwnRequestQueuesWhenItsVoteIsTaken(t *testing.T) {
@@ -132,7 +133,7 @@ func TestMA1_OwnRequestQueuesWhenItsVoteIsTaken(t *testing.T) {
 	f.deliver(MsgRequest, p(4), 5) // P1 votes for P4 (P1 is in V4)
 	f.request()
 	f.expect([]string{"MA1", "MH1"}, []string{"REQUEST->P2@6", "REQUEST->P3@6"},
-		st(Wanted, "[1,2,3]", 6, 6, noneS, true, 4, 5, "[[6,1]]"))
+		st(cs.Wanted, "[1,2,3]", 6, 6, noneS, true, 4, 5, "[[6,1]]"))
 	// It lacks P2's and P3's votes, and its own, which P4 holds.
 	if got := f.waitingFor(); !slices.Equal(got, []int{2, 3, 4}) {
 		t.Errorf("waiting for %v, want [2 3 4]", got)
@@ -143,7 +144,7 @@ func TestMA2_CountsVotesUntilK(t *testing.T) {
 	f := newFixture(t, p(1), Basic)
 	f.request()
 	f.deliver(MsgReply, p(3), 1)
-	f.expect([]string{"MA2"}, none, st(Wanted, "[1,2,3]", 1, 1, "[1,3]", true, 1, 1, noneS))
+	f.expect([]string{"MA2"}, none, st(cs.Wanted, "[1,2,3]", 1, 1, "[1,3]", true, 1, 1, noneS))
 	if f.Has(sim.EnterCS) {
 		t.Error("entered with 2 of 3 votes")
 	}
@@ -156,7 +157,7 @@ func TestMA3_GivesBackAVoteItDidNotAskFor(t *testing.T) {
 	// Not waiting: the vote belongs to a request from before a crash.
 	f := newFixture(t, p(1), Basic)
 	f.deliver(MsgReply, p(2), 4)
-	f.expect([]string{"MA3"}, []string{"RELEASE->P2@4"}, st(Released, "[1,2,3]", 4, 0, noneS, false, -1, 0, noneS))
+	f.expect([]string{"MA3"}, []string{"RELEASE->P2@4"}, st(cs.Released, "[1,2,3]", 4, 0, noneS, false, -1, 0, noneS))
 
 	// Waiting, but the vote is for another (older) request of its.
 	f = newFixture(t, p(1), DeadlockFree)
@@ -165,7 +166,7 @@ func TestMA3_GivesBackAVoteItDidNotAskFor(t *testing.T) {
 	f.request() // ts 6
 	f.deliver(MsgReply, p(3), 2)
 	f.expect([]string{"MA3"}, []string{"RELEASE->P3@2"},
-		df(st(Wanted, "[1,2,3]", 6, 6, "[1]", true, 1, 6, noneS), false, noneS, noneS, noneS, noneS))
+		df(st(cs.Wanted, "[1,2,3]", 6, 6, "[1]", true, 1, 6, noneS), false, noneS, noneS, noneS, noneS))
 }
 
 // A second vote for the current request is ignored, in the CS above all: handing it
@@ -175,10 +176,10 @@ func TestMA3_DuplicateVoteIsNotGivenBack(t *testing.T) {
 	f.request()
 	f.deliver(MsgReply, p(2), 1)
 	f.deliver(MsgReply, p(2), 1)
-	f.expect(nil, none, st(Wanted, "[1,2,3]", 1, 1, "[1,2]", true, 1, 1, noneS))
+	f.expect(nil, none, st(cs.Wanted, "[1,2,3]", 1, 1, "[1,2]", true, 1, 1, noneS))
 	f.deliver(MsgReply, p(3), 1)
 	f.deliver(MsgReply, p(3), 1)
-	f.expect(nil, none, st(Held, "[1,2,3]", 1, 1, "[1,2,3]", true, 1, 1, noneS))
+	f.expect(nil, none, st(cs.Held, "[1,2,3]", 1, 1, "[1,2,3]", true, 1, 1, noneS))
 }
 
 func TestME1_EntersWithTheWholeSetsVotes(t *testing.T) {
@@ -186,7 +187,7 @@ func TestME1_EntersWithTheWholeSetsVotes(t *testing.T) {
 	f.request()
 	f.deliver(MsgReply, p(2), 1)
 	f.deliver(MsgReply, p(3), 1)
-	f.expect([]string{"MA2", "ME1"}, none, st(Held, "[1,2,3]", 1, 1, "[1,2,3]", true, 1, 1, noneS))
+	f.expect([]string{"MA2", "ME1"}, none, st(cs.Held, "[1,2,3]", 1, 1, "[1,2,3]", true, 1, 1, noneS))
 	if effs := f.Ctx.Effects(); effs[len(effs)-1].Kind != sim.EnterCS {
 		t.Errorf("last effect %v, want EnterCS", effs[len(effs)-1].Kind)
 	}
@@ -205,20 +206,20 @@ func TestMH1(t *testing.T) {
 		want  string
 	}{
 		{"free vote goes to the requester", nil, p(4), 3, []string{"REPLY->P4@3"},
-			st(Released, "[1,2,3]", 3, 0, noneS, true, 4, 3, noneS)},
+			st(cs.Released, "[1,2,3]", 3, 0, noneS, true, 4, 3, noneS)},
 		{"vote taken: queue without answering", func(f *fixture) { f.deliver(MsgRequest, p(6), 2) }, p(4), 3, none,
-			st(Released, "[1,2,3]", 3, 0, noneS, true, 6, 2, "[[3,4]]")},
+			st(cs.Released, "[1,2,3]", 3, 0, noneS, true, 6, 2, "[[3,4]]")},
 		{"queue keeps arrival order, not timestamp order", func(f *fixture) {
 			f.deliver(MsgRequest, p(6), 2)
 			f.deliver(MsgRequest, p(2), 9)
 		}, p(4), 3, none,
-			st(Released, "[1,2,3]", 9, 0, noneS, true, 6, 2, "[[9,2],[3,4]]")},
+			st(cs.Released, "[1,2,3]", 9, 0, noneS, true, 6, 2, "[[9,2],[3,4]]")},
 		{"in the CS: queue", func(f *fixture) {
 			f.request()
 			f.deliver(MsgReply, p(2), 1)
 			f.deliver(MsgReply, p(3), 1)
 		}, p(4), 3, none,
-			st(Held, "[1,2,3]", 3, 1, "[1,2,3]", true, 1, 1, "[[3,4]]")},
+			st(cs.Held, "[1,2,3]", 3, 1, "[1,2,3]", true, 1, 1, "[[3,4]]")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, p(1), Basic)
@@ -270,7 +271,7 @@ func TestMH2(t *testing.T) {
 				clock = max(clock, r.ts)
 			}
 			f.expect([]string{"MH1", "MH2"}, tc.sent,
-				df(st(Released, "[1,2,3]", clock, 0, noneS, true, 4, 5, tc.queue), tc.inquired, noneS, noneS, noneS, tc.told))
+				df(st(cs.Released, "[1,2,3]", clock, 0, noneS, true, 4, 5, tc.queue), tc.inquired, noneS, noneS, noneS, tc.told))
 		})
 	}
 }
@@ -281,16 +282,16 @@ func TestMF1_RelinquishesTheVotesItWasAskedFor(t *testing.T) {
 	f.deliver(MsgReply, p(2), 1)
 	f.deliver(MsgInquire, p(2), 1) // not blocked yet: hold on to P2's vote
 	f.expect([]string{"MQ1"}, none,
-		df(st(Wanted, "[1,2,3]", 1, 1, "[1,2]", true, 1, 1, noneS), false, noneS, noneS, "[2]", noneS))
+		df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1,2]", true, 1, 1, noneS), false, noneS, noneS, "[2]", noneS))
 
 	f.deliver(MsgFailed, p(3), 1)
 	f.expect([]string{"MF1"}, []string{"RELINQUISH->P2@1"},
-		df(st(Wanted, "[1,2,3]", 1, 1, "[1]", true, 1, 1, noneS), false, "[3]", "[2]", noneS, noneS))
+		df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1]", true, 1, 1, noneS), false, "[3]", "[2]", noneS, noneS))
 
 	// P2's vote comes back: the yield is over, P3's FAILED still stands.
 	f.deliver(MsgReply, p(2), 1)
 	f.expect([]string{"MA2"}, none,
-		df(st(Wanted, "[1,2,3]", 1, 1, "[1,2]", true, 1, 1, noneS), false, "[3]", noneS, noneS, noneS))
+		df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1,2]", true, 1, 1, noneS), false, "[3]", noneS, noneS, noneS))
 }
 
 func TestMF1_StaleFailedIsIgnored(t *testing.T) {
@@ -298,9 +299,9 @@ func TestMF1_StaleFailedIsIgnored(t *testing.T) {
 	f.request()
 	f.deliver(MsgReply, p(3), 1)
 	f.deliver(MsgFailed, p(3), 1) // overtaken by the vote that followed it
-	f.expect(nil, none, df(st(Wanted, "[1,2,3]", 1, 1, "[1,3]", true, 1, 1, noneS), false, noneS, noneS, noneS, noneS))
+	f.expect(nil, none, df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1,3]", true, 1, 1, noneS), false, noneS, noneS, noneS, noneS))
 	f.deliver(MsgFailed, p(2), 0) // about an earlier request
-	f.expect(nil, none, df(st(Wanted, "[1,2,3]", 1, 1, "[1,3]", true, 1, 1, noneS), false, noneS, noneS, noneS, noneS))
+	f.expect(nil, none, df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1,3]", true, 1, 1, noneS), false, noneS, noneS, noneS, noneS))
 }
 
 // A process's own vote goes back and forth with no message: P4 (set {1,4,5}) votes for
@@ -311,11 +312,11 @@ func TestMF1_RelinquishesItsOwnVoteWithoutMessages(t *testing.T) {
 	f.request()
 	f.deliver(MsgRequest, p(1), 1)
 	f.expect([]string{"MH1", "MH2", "MQ1"}, none,
-		df(st(Wanted, "[1,4,5]", 1, 1, "[4]", true, 4, 1, "[[1,1]]"), true, noneS, noneS, "[4]", noneS))
+		df(st(cs.Wanted, "[1,4,5]", 1, 1, "[4]", true, 4, 1, "[[1,1]]"), true, noneS, noneS, "[4]", noneS))
 
 	f.deliver(MsgFailed, p(5), 1)
 	f.expect([]string{"MF1", "MY1"}, []string{"REPLY->P1@1"},
-		df(st(Wanted, "[1,4,5]", 1, 1, noneS, true, 1, 1, "[[1,4]]"), false, "[5]", "[4]", noneS, "[4]"))
+		df(st(cs.Wanted, "[1,4,5]", 1, 1, noneS, true, 1, 1, "[[1,4]]"), false, "[5]", "[4]", noneS, "[4]"))
 	if got := f.waitingFor(); !slices.Equal(got, []int{1, 5}) {
 		t.Errorf("waiting for %v, want [1 5]", got)
 	}
@@ -332,25 +333,25 @@ func TestMQ1(t *testing.T) {
 	}{
 		{"not blocked: hold the INQUIRE", func(f *fixture) { f.request(); f.deliver(MsgReply, p(3), 1) },
 			p(3), 1, []string{"MQ1"}, none,
-			df(st(Wanted, "[1,2,3]", 1, 1, "[1,3]", true, 1, 1, noneS), false, noneS, noneS, "[3]", noneS)},
+			df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1,3]", true, 1, 1, noneS), false, noneS, noneS, "[3]", noneS)},
 		{"blocked by a FAILED: relinquish at once", func(f *fixture) {
 			f.request()
 			f.deliver(MsgReply, p(3), 1)
 			f.deliver(MsgFailed, p(2), 1)
 		}, p(3), 1, []string{"MQ1"}, []string{"RELINQUISH->P3@1"},
-			df(st(Wanted, "[1,2,3]", 1, 1, "[1]", true, 1, 1, noneS), false, "[2]", "[3]", noneS, noneS)},
+			df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1]", true, 1, 1, noneS), false, "[2]", "[3]", noneS, noneS)},
 		{"in the CS: ignore, the RELEASE answers", func(f *fixture) {
 			f.request()
 			f.deliver(MsgReply, p(2), 1)
 			f.deliver(MsgReply, p(3), 1)
 		}, p(3), 1, []string{"MQ1"}, none,
-			df(st(Held, "[1,2,3]", 1, 1, "[1,2,3]", true, 1, 1, noneS), false, noneS, noneS, noneS, noneS)},
+			df(st(cs.Held, "[1,2,3]", 1, 1, "[1,2,3]", true, 1, 1, noneS), false, noneS, noneS, noneS, noneS)},
 		{"overtook the vote: remembered", func(f *fixture) { f.request(); f.deliver(MsgFailed, p(2), 1) },
 			p(3), 1, []string{"MQ1"}, none,
-			df(st(Wanted, "[1,2,3]", 1, 1, "[1]", true, 1, 1, noneS), false, "[2]", noneS, "[3]", noneS)},
+			df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1]", true, 1, 1, noneS), false, "[2]", noneS, "[3]", noneS)},
 		{"about an earlier request: ignored", func(f *fixture) { f.request(); f.deliver(MsgReply, p(3), 1) },
 			p(3), 0, nil, none,
-			df(st(Wanted, "[1,2,3]", 1, 1, "[1,3]", true, 1, 1, noneS), false, noneS, noneS, noneS, noneS)},
+			df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1,3]", true, 1, 1, noneS), false, noneS, noneS, noneS, noneS)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, p(1), DeadlockFree)
@@ -369,7 +370,7 @@ func TestMQ1_HeldInquiryAnsweredWhenTheVoteArrives(t *testing.T) {
 	f.deliver(MsgInquire, p(3), 1)
 	f.deliver(MsgReply, p(3), 1)
 	f.expect([]string{"MA2"}, []string{"RELINQUISH->P3@1"},
-		df(st(Wanted, "[1,2,3]", 1, 1, "[1]", true, 1, 1, noneS), false, "[2]", "[3]", noneS, noneS))
+		df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1]", true, 1, 1, noneS), false, "[2]", "[3]", noneS, noneS))
 }
 
 func TestMY1_GivesTheVoteToTheOldestRequest(t *testing.T) {
@@ -379,12 +380,12 @@ func TestMY1_GivesTheVoteToTheOldestRequest(t *testing.T) {
 	f.deliver(MsgRequest, p(2), 3) // FAILED to P6, the displaced head
 	f.deliver(MsgRelinquish, p(4), 5)
 	f.expect([]string{"MY1"}, []string{"REPLY->P2@3"},
-		df(st(Released, "[1,2,3]", 5, 0, noneS, true, 2, 3, "[[4,6],[5,4]]"), false, noneS, noneS, noneS, "[6,4]"))
+		df(st(cs.Released, "[1,2,3]", 5, 0, noneS, true, 2, 3, "[[4,6],[5,4]]"), false, noneS, noneS, noneS, "[6,4]"))
 
 	// A RELINQUISH from anyone but the candidate changes nothing.
 	f.deliver(MsgRelinquish, p(6), 4)
 	f.expect(nil, none,
-		df(st(Released, "[1,2,3]", 5, 0, noneS, true, 2, 3, "[[4,6],[5,4]]"), false, noneS, noneS, noneS, "[6,4]"))
+		df(st(cs.Released, "[1,2,3]", 5, 0, noneS, true, 2, 3, "[[4,6],[5,4]]"), false, noneS, noneS, noneS, "[6,4]"))
 }
 
 func TestMR1_ReleasesTheWholeSet(t *testing.T) {
@@ -396,9 +397,9 @@ func TestMR1_ReleasesTheWholeSet(t *testing.T) {
 		want   string
 	}{
 		{"nobody queued: the own vote is free again", false, []string{"MR1", "MV1"},
-			[]string{"RELEASE->P2@1", "RELEASE->P3@1"}, st(Released, "[1,2,3]", 1, 0, noneS, false, -1, 0, noneS)},
+			[]string{"RELEASE->P2@1", "RELEASE->P3@1"}, st(cs.Released, "[1,2,3]", 1, 0, noneS, false, -1, 0, noneS)},
 		{"a queued request gets the own vote", true, []string{"MR1", "MV1"},
-			[]string{"RELEASE->P2@1", "RELEASE->P3@1", "REPLY->P4@3"}, st(Released, "[1,2,3]", 3, 0, noneS, true, 4, 3, noneS)},
+			[]string{"RELEASE->P2@1", "RELEASE->P3@1", "REPLY->P4@3"}, st(cs.Released, "[1,2,3]", 3, 0, noneS, true, 4, 3, noneS)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, p(1), Basic)
@@ -417,7 +418,7 @@ func TestMR1_ReleasesTheWholeSet(t *testing.T) {
 	}
 	f := newFixture(t, p(1), Basic)
 	f.release() // not in the CS
-	f.expect(nil, none, st(Released, "[1,2,3]", 0, 0, noneS, false, -1, 0, noneS))
+	f.expect(nil, none, st(cs.Released, "[1,2,3]", 0, 0, noneS, false, -1, 0, noneS))
 }
 
 func TestMV1(t *testing.T) {
@@ -431,20 +432,20 @@ func TestMV1(t *testing.T) {
 		want  string
 	}{
 		{"empty queue: the vote is free", nil, p(4), 5, []string{"MV1"}, none,
-			st(Released, "[1,2,3]", 5, 0, noneS, false, -1, 0, noneS)},
+			st(cs.Released, "[1,2,3]", 5, 0, noneS, false, -1, 0, noneS)},
 		{"head of the queue gets the vote", func(f *fixture) {
 			f.deliver(MsgRequest, p(6), 9)
 			f.deliver(MsgRequest, p(2), 2)
 		}, p(4), 5, []string{"MV1"}, []string{"REPLY->P6@9"},
-			st(Released, "[1,2,3]", 9, 0, noneS, true, 6, 9, "[[2,2]]")},
+			st(cs.Released, "[1,2,3]", 9, 0, noneS, true, 6, 9, "[[2,2]]")},
 		{"own request at the head: votes for itself, no message", func(f *fixture) { f.request() },
 			p(4), 5, []string{"MV1", "MA2"}, none,
-			st(Wanted, "[1,2,3]", 6, 6, "[1]", true, 1, 6, noneS)},
+			st(cs.Wanted, "[1,2,3]", 6, 6, "[1]", true, 1, 6, noneS)},
 		{"RELEASE from a non-candidate is ignored", func(f *fixture) { f.deliver(MsgRequest, p(6), 9) },
 			p(6), 9, nil, none,
-			st(Released, "[1,2,3]", 9, 0, noneS, true, 4, 5, "[[9,6]]")},
+			st(cs.Released, "[1,2,3]", 9, 0, noneS, true, 4, 5, "[[9,6]]")},
 		{"RELEASE for another request of the candidate is ignored", nil, p(4), 2, nil, none,
-			st(Released, "[1,2,3]", 5, 0, noneS, true, 4, 5, noneS)},
+			st(cs.Released, "[1,2,3]", 5, 0, noneS, true, 4, 5, noneS)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, p(1), Basic)
@@ -544,7 +545,7 @@ func TestParseParams(t *testing.T) {
 		{`{"variant":"basic","sets":null}`, Params{Variant: Basic}, ""},
 		{`{"sets":{"10":[10,20],"20":[20,30],"30":[30,10]}}`, Params{Variant: Basic, Sets: [][]int{{0, 1}, {1, 2}, {0, 2}}}, ""},
 		{`{"sets":{"30":[10,30],"10":[10],"20":[20,10]}}`, Params{Variant: Basic, Sets: [][]int{{0}, {0, 1}, {0, 2}}}, ""},
-		{`{"variant":"fast"}`, Params{}, `params.variant: "fast" is not a variant (allowed: basic, deadlock-free)`},
+		{`{"variant":"fast"}`, Params{}, `params.variant: "fast" is unknown (allowed: "basic", "deadlock-free")`},
 		{`{"variant":1}`, Params{}, `params.variant: got number, want "basic" or "deadlock-free"`},
 		{`{"voters":1}`, Params{}, "params.voters: unknown field (allowed: variant, sets)"},
 		{`{"sets":[[10]]}`, Params{}, `params.sets: want an object {"<id>": [ids...]}`},

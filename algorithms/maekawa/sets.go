@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/teach-dist/playground/algorithms/params"
+	"github.com/teach-dist/playground/runtime/sim"
 )
 
 // Variants of the algorithm, chosen with params.variant.
@@ -22,7 +23,7 @@ const (
 
 // Params are the algorithm's settings.
 type Params struct {
-	Variant string
+	Variant string `param:"variant"`
 	// Sets maps node index -> its voting set as ascending node indexes; nil means the
 	// default sets (DefaultSets).
 	Sets [][]int
@@ -119,10 +120,11 @@ func meanK(n int) float64 {
 	return float64(total) / float64(n)
 }
 
-// rawParams keeps sets raw so duplicate keys and bad members can be named.
-type rawParams struct {
-	Variant *string         `json:"variant"`
-	Sets    json.RawMessage `json:"sets"`
+var paramList = []sim.Param{
+	{Name: "variant", Kind: sim.ParamChoice, Choices: []string{Basic, DeadlockFree}, Default: strconv.Quote(Basic),
+		Doc: "basic: the notes' algorithm, which can deadlock; deadlock-free: timestamps with INQUIRE, RELINQUISH and FAILED"},
+	{Name: "sets", Kind: sim.ParamObject,
+		Doc: `the voting sets: {"<id>": [ids]} for every node, each containing its owner, every two sharing a process. Left out, the notes' sets for N=3 and N=7, otherwise a grid`},
 }
 
 // ParseParams decodes {"variant": "basic"|"deadlock-free", "sets": {"<id>": [ids]}}; nil,
@@ -130,31 +132,11 @@ type rawParams struct {
 // one set for every node, each containing its owner, and every two sets must share a
 // process (safety needs nothing more; equal sizes are not required). Errors name the
 // field.
-func ParseParams(raw []byte, ids []int) (any, error) {
-	p := Params{Variant: Basic}
-	var r rawParams
-	// Params left out leave r empty, so the defaults stand.
-	if _, err := params.Decode(raw, &r, paramsSpec); err != nil {
-		return nil, err
-	}
-	if r.Variant != nil {
-		switch *r.Variant {
-		case Basic, DeadlockFree:
-			p.Variant = *r.Variant
-		default:
-			return nil, fmt.Errorf("params.variant: %q is not a variant (allowed: %s, %s)", *r.Variant, Basic, DeadlockFree)
-		}
-	}
-	sets := bytes.TrimSpace(r.Sets)
-	if len(sets) > 0 && string(sets) != "null" {
-		s, err := parseSets(sets, ids)
-		if err != nil {
-			return nil, err
-		}
-		p.Sets = s
-	}
-	return p, nil
-}
+var ParseParams = params.Parser(paramList, func([]int) Params { return Params{Variant: Basic} },
+	params.Object[Params]{Name: "sets", Decode: func(raw []byte, ids []int, p *Params) (err error) {
+		p.Sets, err = parseSets(raw, ids)
+		return err
+	}})
 
 // parseSets reads {"<id>": [ids...]} token by token, so a key given twice is an error
 // rather than silently the last one, and converts it to index sets.
@@ -226,14 +208,4 @@ func intersect(a, b []int) bool {
 		}
 	}
 	return false
-}
-
-// paramsSpec words the decoding errors so they name the field; sets is raw, so only
-// variant can have the wrong type.
-var paramsSpec = params.Spec{
-	Fields: []params.Field{
-		{Name: "variant", Want: strconv.Quote(Basic) + " or " + strconv.Quote(DeadlockFree)},
-		{Name: "sets"},
-	},
-	Object: "variant and sets",
 }

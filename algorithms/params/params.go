@@ -1,124 +1,219 @@
-// Package params decodes an algorithm's JSON params strictly and words the errors the
-// same way everywhere: each names the field (params.<field>) and what it accepts, so a
+// Package params decodes an algorithm's params from what the algorithm declares about
+// them (sim.Param): one decoder for every algorithm, so each error is worded the same
+// way: it names the field (params.<field>) and says what the field accepts, and a
 // student who mistypes a setting in the playground is told which one and how to fix it.
+//
+// An algorithm declares its fields once, on its sim.Spec (Params), keeps its settings
+// in a struct whose fields carry `param:"<name>"` tags, and registers
+// Parser(fields, DefaultParams) as its ParseParams; its constructor reads the result
+// back with Of. Rules a declaration cannot state go in the struct's Validate method,
+// and shapes of their own (a tree, voting sets) in an Object hook.
 package params
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
+	"reflect"
 	"strconv"
-	"strings"
+
+	"github.com/teach-dist/playground/runtime/sim"
 )
 
-// Field names one JSON field and what it accepts, for the error when a value has the
-// wrong JSON type. Want words it as "params.<Name>: got <value>, want <Want>", Must as
-// "params.<Name>: must be <Must>, got <value>"; with neither, the error is the
-// object-level one ("params: got <value>, want an object with ...").
-//
-// A field of a nested object is named by its path ("heartbeat.period").
-type Field struct {
-	Name string
-	Want string
-	Must string
+// Object decodes a sim.ParamObject field that has no Fields of its own: raw is the
+// field's JSON (never null; null leaves the field out).
+type Object[P any] struct {
+	Name   string
+	Decode func(raw []byte, ids []int, p *P) error
 }
 
-// Spec describes an algorithm's params object.
-type Spec struct {
-	// Fields are the accepted fields, in the order the messages list them.
-	Fields []Field
-	// Object is what "want an object with ..." lists; "" joins the field names with ", ".
-	Object string
-	// Allowed is what "(allowed: ...)" lists; "" joins the field names with ", ".
-	Allowed string
-	// QuoteUnknown words an unknown field as `params: unknown field "x" (allowed: ...)`
-	// rather than `params.x: unknown field (allowed: ...)`.
-	QuoteUnknown bool
+// Validator is implemented by a params struct (or a struct inside it) with rules
+// between its fields; field is its path for the error ("params", "params.heartbeat").
+// It runs once the struct's fields are decoded.
+type Validator interface {
+	Validate(field string) error
 }
 
-// Decode reads raw strictly into dst, a pointer to a struct whose pointer fields stay
-// nil when left out: unknown fields and anything after the one object are errors. It
-// reports whether params were given at all; nil, blank or null are not, and leave dst
-// alone so the caller keeps its defaults.
-func Decode(raw []byte, dst any, s Spec) (given bool, err error) {
-	text := strings.TrimSpace(string(raw))
-	if text == "" || text == "null" {
-		return false, nil
+// Parser returns a sim.Spec.ParseParams for these fields: it starts from def(ids) and
+// decodes raw over it with Parse.
+func Parser[P any](fields []sim.Param, def func(ids []int) P, objects ...Object[P]) func(raw []byte, ids []int) (any, error) {
+	return func(raw []byte, ids []int) (any, error) {
+		p, err := Parse(raw, ids, fields, def(ids), objects...)
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
 	}
-	dec := json.NewDecoder(strings.NewReader(text))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		return true, s.decodeError(err)
-	}
-	// Only JSON whitespace may follow the object (the decoder's own notion of blank).
-	if strings.TrimLeft(text[dec.InputOffset():], " \t\r\n") != "" {
-		return true, errors.New("params: must be a single JSON object")
-	}
-	return true, nil
 }
 
-// decodeError turns a decoding error into one that names the field.
-func (s Spec) decodeError(err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		if f, ok := s.field(te.Field); ok {
-			switch {
-			case f.Want != "":
-				return fmt.Errorf("params.%s: got %s, want %s", f.Name, te.Value, f.Want)
-			case f.Must != "":
-				return fmt.Errorf("params.%s: must be %s, got %s", f.Name, f.Must, te.Value)
+// Parse decodes raw strictly into a copy of def: a field that is not one of fields, has
+// the wrong type or lies outside its range is an error naming it, and so is anything
+// after the one object. Fields left out, or null, keep their value in def; so do nil,
+// blank or null raw. A node field needs ids to choose from even when left out.
+func Parse[P any](raw []byte, ids []int, fields []sim.Param, def P, objects ...Object[P]) (P, error) {
+	p := def
+	for _, f := range fields {
+		if f.Kind == sim.ParamNode && len(ids) == 0 {
+			return p, fmt.Errorf("params.%s: there are no node ids to choose from", f.Name)
+		}
+	}
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return p, nil
+	}
+	d := decoder{ids: ids, hook: func(name string, raw []byte) (bool, error) {
+		for _, o := range objects {
+			if o.Name == name {
+				return true, o.Decode(raw, ids, &p)
 			}
 		}
-		return fmt.Errorf("params: got %s, want an object with %s", te.Value, s.list(s.Object))
+		return false, nil
+	}}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	var obj json.RawMessage
+	if err := dec.Decode(&obj); err != nil {
+		return p, fmt.Errorf("params: %v", err)
 	}
-	// encoding/json reports an unknown field only in its message.
-	if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
-		quoted := strings.TrimPrefix(msg, "json: unknown field ")
-		if s.QuoteUnknown {
-			return fmt.Errorf("params: unknown field %s (allowed: %s)", quoted, s.list(s.Allowed))
+	if dec.More() || dec.InputOffset() != int64(len(raw)) {
+		return p, errors.New("params: must be a single JSON object")
+	}
+	err := d.object("params", obj, fields, reflect.ValueOf(&p).Elem())
+	return p, err
+}
+
+// Of returns the params a constructor was given: what Parser returned (P, or a non-nil
+// *P from a hand-built setup), otherwise def.
+func Of[P any](setup *sim.Setup, def P) P {
+	switch v := setup.Params.(type) {
+	case P:
+		return v
+	case *P:
+		if v != nil {
+			return *v
 		}
-		return fmt.Errorf("params.%s: unknown field (allowed: %s)", strings.Trim(quoted, `"`), s.list(s.Allowed))
 	}
-	return fmt.Errorf("params: %v", err)
+	return def
 }
 
-// field finds the field a type error is about: by its whole path first, then by its
-// last part, since a field promoted from an embedded struct comes as "Embedded.name".
-func (s Spec) field(path string) (Field, bool) {
-	last := path[strings.LastIndex(path, ".")+1:]
-	for _, name := range []string{path, last} {
-		if i := slices.IndexFunc(s.Fields, func(f Field) bool { return f.Name == name }); i >= 0 {
-			return s.Fields[i], true
+type decoder struct {
+	ids  []int
+	hook func(name string, raw []byte) (bool, error)
+}
+
+// object decodes a JSON object into the struct dst, field by declared field; path
+// names the object in errors.
+func (d *decoder) object(path string, raw []byte, fields []sim.Param, dst reflect.Value) error {
+	members, err := members(raw)
+	if err != nil {
+		return fmt.Errorf("%s: got %s, want an object with %s", path, describe(raw, sim.ParamObject), names(fields))
+	}
+	for i, m := range members {
+		if _, twice := lookup(members[:i], m.name); twice {
+			return fmt.Errorf("%s.%s: given twice", path, m.name)
+		}
+		if find(fields, m.name) == nil {
+			return fmt.Errorf("%s.%s: unknown field (allowed: %s)", path, m.name, names(fields))
 		}
 	}
-	return Field{}, false
+	for _, f := range fields {
+		v, ok := lookup(members, f.Name)
+		if !ok || string(v) == "null" {
+			continue
+		}
+		if err := d.field(path+"."+f.Name, v, f, dst); err != nil {
+			return err
+		}
+	}
+	return validate(path, dst)
 }
 
-func (s Spec) list(override string) string {
-	if override != "" {
-		return override
+func (d *decoder) field(path string, raw []byte, f sim.Param, dst reflect.Value) error {
+	if f.Kind == sim.ParamObject && len(f.Fields) == 0 {
+		if ok, err := d.hook(f.Name, raw); ok {
+			return err
+		}
+		panic("params: no Object hook decodes " + path)
 	}
-	names := make([]string, len(s.Fields))
-	for i, f := range s.Fields {
-		names[i] = f.Name
+	to := fieldOf(dst, f.Name)
+	switch f.Kind {
+	case sim.ParamInt, sim.ParamNode:
+		n, err := strconv.Atoi(string(raw))
+		if err != nil {
+			return fmt.Errorf("%s: got %s, want %s", path, describe(raw, f.Kind), want(f))
+		}
+		if err := checkInt(path, n, f, d.ids); err != nil {
+			return err
+		}
+		to.SetInt(int64(n))
+	case sim.ParamBool:
+		var b bool
+		if json.Unmarshal(raw, &b) != nil {
+			return fmt.Errorf("%s: got %s, want %s", path, describe(raw, f.Kind), want(f))
+		}
+		to.SetBool(b)
+	case sim.ParamChoice:
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return fmt.Errorf("%s: got %s, want %s", path, describe(raw, f.Kind), want(f))
+		}
+		if !contains(f.Choices, s) {
+			return fmt.Errorf("%s: %q is unknown (allowed: %s)", path, s, quoted(f.Choices, ", "))
+		}
+		to.SetString(s)
+	case sim.ParamObject:
+		return d.object(path, raw, f.Fields, to)
 	}
-	return strings.Join(names, ", ")
+	return nil
 }
 
-// NodeID checks that id is one of ids; the error names the field and lists the ids.
-func NodeID(field string, id int, ids []int) error {
-	if slices.Contains(ids, id) {
-		return nil
+func checkInt(path string, n int, f sim.Param, ids []int) error {
+	if f.Kind == sim.ParamNode {
+		return notNode(path, n, ids)
 	}
-	return fmt.Errorf("params.%s: %d is not a node id (ids: %s)", field, id, JoinInts(ids))
+	if n < f.Min || n > maxOf(f) {
+		return fmt.Errorf("%s: must be %s (at most %d), got %d", path, want(f), maxOf(f), n)
+	}
+	return nil
 }
 
-// JoinInts writes v space-separated, the way messages list ids: "0 1 2".
-func JoinInts(v []int) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = strconv.Itoa(x)
+// validate runs the Validate methods of dst and of the structs inlined in it.
+func validate(path string, dst reflect.Value) error {
+	for i := 0; i < dst.NumField(); i++ {
+		sf := dst.Type().Field(i)
+		if sf.Tag.Get("param") == "" && sf.Type.Kind() == reflect.Struct && sf.IsExported() {
+			if err := validate(path, dst.Field(i)); err != nil {
+				return err
+			}
+		}
 	}
-	return strings.Join(s, " ")
+	if v, ok := dst.Addr().Interface().(Validator); ok {
+		return v.Validate(path)
+	}
+	return nil
+}
+
+// fieldOf finds the struct field tagged `param:"name"`, in dst or in a struct field of
+// dst without a tag (settings shared by several algorithms are inlined that way).
+func fieldOf(dst reflect.Value, name string) reflect.Value {
+	if v, ok := searchField(dst, name); ok {
+		return v
+	}
+	panic("params: " + dst.Type().String() + " has no field tagged param:\"" + name + "\"")
+}
+
+func searchField(dst reflect.Value, name string) (reflect.Value, bool) {
+	t := dst.Type()
+	for i := 0; i < t.NumField(); i++ {
+		sf := t.Field(i)
+		switch tag := sf.Tag.Get("param"); {
+		case tag == name:
+			return dst.Field(i), true
+		case tag == "" && sf.Type.Kind() == reflect.Struct && sf.IsExported():
+			if v, ok := searchField(dst.Field(i), name); ok {
+				return v, true
+			}
+		}
+	}
+	return reflect.Value{}, false
 }

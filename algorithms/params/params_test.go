@@ -1,88 +1,186 @@
 package params
 
 import (
+	"errors"
+	"strings"
 	"testing"
+
+	"github.com/teach-dist/playground/runtime/sim"
 )
 
-type inner struct {
-	Period *int `json:"period"`
+// Shared stands for settings several algorithms share: inlined untagged, with a rule
+// between its fields.
+type Shared struct {
+	Ack     bool `param:"ack"`
+	Timeout int  `param:"timeout"`
 }
 
-type Embedded struct {
-	Ack *bool `json:"ack"`
+func (s Shared) Validate(field string) error {
+	if s.Timeout != 0 && !s.Ack {
+		return errors.New(field + `.timeout: only used with "ack": true`)
+	}
+	return nil
 }
 
-type raw struct {
-	Holder *int    `json:"holder"`
-	Poll   *int    `json:"poll"`
-	Nested *inner  `json:"nested"`
-	Note   *string `json:"note"`
-	Embedded
+type nested struct {
+	Period int `param:"period"`
 }
 
-var fields = []Field{
-	{Name: "holder", Want: "a node id (an integer)"},
-	{Name: "poll", Must: "a positive integer"},
-	{Name: "nested", Want: `{"period": T}`},
-	{Name: "nested.period", Must: "a positive integer"},
-	{Name: "note"}, // neither Want nor Must: the object-level message
-	{Name: "ack", Want: "true or false"},
+type settings struct {
+	Holder  int    `param:"holder"`
+	Poll    int    `param:"poll"`
+	Regen   int    `param:"regen"`
+	Variant string `param:"variant"`
+	Nested  nested `param:"nested"`
+	Shape   []int  `param:"shape"`
+	Shared
 }
 
-func TestDecode(t *testing.T) {
-	one := 1
+var holder = sim.Param{Name: "holder", Kind: sim.ParamNode, Default: sim.HighestID}
+
+var fields = []sim.Param{
+	holder,
+	{Name: "poll", Kind: sim.ParamInt, Min: 1},
+	{Name: "regen", Kind: sim.ParamInt, Min: 0, Zero: "off", Max: 50},
+	{Name: "variant", Kind: sim.ParamChoice, Choices: []string{"list", "ids"}},
+	{Name: "nested", Kind: sim.ParamObject, Fields: []sim.Param{{Name: "period", Kind: sim.ParamInt, Min: 1}}},
+	{Name: "shape", Kind: sim.ParamObject},
+	{Name: "ack", Kind: sim.ParamBool},
+	{Name: "timeout", Kind: sim.ParamInt, Min: 1},
+}
+
+// shape is an Object hook: a list of its own, checked by the algorithm.
+var shape = Object[settings]{Name: "shape", Decode: func(raw []byte, ids []int, p *settings) error {
+	if !strings.HasPrefix(string(raw), "[") {
+		return errors.New("params.shape: want a list")
+	}
+	p.Shape = []int{len(raw)}
+	return nil
+}}
+
+func TestParse(t *testing.T) {
+	ids := []int{3, 9, 1}
+	def := settings{Holder: 9, Variant: "list"}
 	for _, tc := range []struct {
 		name    string
-		spec    Spec
 		in      string
-		given   bool
-		holder  *int
+		want    settings
 		wantErr string // the whole message; "" means success
 	}{
-		{"nil is not given", Spec{Fields: fields}, "", false, nil, ""},
-		{"blank is not given", Spec{Fields: fields}, " \n\t", false, nil, ""},
-		{"null is not given", Spec{Fields: fields}, " null ", false, nil, ""},
-		{"empty object is given", Spec{Fields: fields}, "{}", true, nil, ""},
-		{"field decoded", Spec{Fields: fields}, ` {"holder": 1} `, true, &one, ""},
-		{"trailing newline", Spec{Fields: fields}, "{\"holder\": 1}\n", true, &one, ""},
-		{"want form", Spec{Fields: fields}, `{"holder": "1"}`, true, nil, "params.holder: got string, want a node id (an integer)"},
-		{"want form keeps the value", Spec{Fields: fields}, `{"holder": 1.5}`, true, nil, "params.holder: got number 1.5, want a node id (an integer)"},
-		{"must form", Spec{Fields: fields}, `{"poll": true}`, true, nil, "params.poll: must be a positive integer, got bool"},
-		{"nested object", Spec{Fields: fields}, `{"nested": 3}`, true, nil, `params.nested: got number, want {"period": T}`},
-		{"nested field by path", Spec{Fields: fields}, `{"nested": {"period": "x"}}`, true, nil, "params.nested.period: must be a positive integer, got string"},
-		{"embedded field by its json name", Spec{Fields: fields}, `{"ack": "on"}`, true, nil, "params.ack: got string, want true or false"},
-		{"field without want falls back", Spec{Fields: fields}, `{"note": 1}`, true, nil, "params: got number, want an object with holder, poll, nested, nested.period, note, ack"},
-		{"not an object", Spec{Fields: fields[:2]}, `[1]`, true, nil, "params: got array, want an object with holder, poll"},
-		{"object text overridden", Spec{Fields: fields[:2], Object: "holder and poll"}, `"x"`, true, nil, "params: got string, want an object with holder and poll"},
-		{"unknown field", Spec{Fields: fields[:2]}, `{"hop": 1}`, true, nil, "params.hop: unknown field (allowed: holder, poll)"},
-		{"unknown field quoted", Spec{Fields: fields[:2], QuoteUnknown: true}, `{"hop": 1}`, true, nil, `params: unknown field "hop" (allowed: holder, poll)`},
-		{"allowed text overridden", Spec{Fields: fields[:2], Allowed: "holder, poll with seconds"}, `{"hop": 1}`, true, nil, "params.hop: unknown field (allowed: holder, poll with seconds)"},
-		{"second object", Spec{Fields: fields}, `{"holder": 1} {}`, true, nil, "params: must be a single JSON object"},
-		{"trailing number", Spec{Fields: fields}, `{} 2`, true, nil, "params: must be a single JSON object"},
-		{"trailing comma", Spec{Fields: fields}, `{},`, true, nil, "params: must be a single JSON object"},
-		{"outer unicode space trimmed", Spec{Fields: fields}, "\u00a0{}\f", true, nil, ""},
-		{"syntax error", Spec{Fields: fields}, `{"holder":`, true, nil, "params: unexpected EOF"},
+		{"nil keeps the defaults", "", def, ""},
+		{"null keeps the defaults", " null ", def, ""},
+		{"empty object", "{}", def, ""},
+		{"outer unicode space trimmed", "\u00a0{}\f", def, ""},
+		{"every kind", `{"holder": 1, "poll": 4, "regen": 0, "variant": "ids", "nested": {"period": 2}, "ack": true, "timeout": 7}`,
+			settings{Holder: 1, Poll: 4, Variant: "ids", Nested: nested{Period: 2}, Shared: Shared{Ack: true, Timeout: 7}}, ""},
+		{"a null field is left out", `{"holder": null, "poll": 2}`, settings{Holder: 9, Poll: 2, Variant: "list"}, ""},
+		{"object hook", `{"shape": [1, 2]}`, settings{Holder: 9, Variant: "list", Shape: []int{6}}, ""},
+		{"object hook error", `{"shape": 5}`, def, "params.shape: want a list"},
+		{"not a node", `{"holder": 2}`, def, "params.holder: 2 is not a node id (ids: 3 9 1)"},
+		{"node of the wrong type", `{"holder": "1"}`, def, "params.holder: got string, want a node id (an integer)"},
+		{"int keeps the value", `{"poll": 1.5}`, def, "params.poll: got number 1.5, want a positive integer"},
+		{"int below its range", `{"poll": 0}`, def, "params.poll: must be a positive integer (at most 1000000000), got 0"},
+		{"int above its range", `{"regen": 51}`, def, "params.regen: must be 0 (off) or a positive integer (at most 50), got 51"},
+		{"int over MaxTime", `{"poll": 2000000000}`, def, "params.poll: must be a positive integer (at most 1000000000), got 2000000000"},
+		{"bool", `{"ack": "on"}`, def, "params.ack: got string, want true or false"},
+		{"choice of the wrong type", `{"variant": 2}`, def, `params.variant: got number, want "list" or "ids"`},
+		{"choice not allowed", `{"variant": "bully"}`, def, `params.variant: "bully" is unknown (allowed: "list", "ids")`},
+		{"nested field by path", `{"nested": {"period": "x"}}`, def, "params.nested.period: got string, want a positive integer"},
+		{"nested not an object", `{"nested": 3}`, def, "params.nested: got number, want an object with period"},
+		{"nested unknown field", `{"nested": {"p": 1}}`, def, "params.nested.p: unknown field (allowed: period)"},
+		{"rule between inlined fields", `{"timeout": 3}`, def, `params.timeout: only used with "ack": true`},
+		{"unknown field", `{"hop": 1}`, def, "params.hop: unknown field (allowed: holder, poll, regen, variant, nested, shape, ack, timeout)"},
+		{"field given twice", `{"poll": 1, "poll": 2}`, def, "params.poll: given twice"},
+		{"not an object", `[1]`, def, "params: got array, want an object with holder, poll, regen, variant, nested, shape, ack, timeout"},
+		{"second object", `{"holder": 1} {}`, def, "params: must be a single JSON object"},
+		{"trailing number", `{} 2`, def, "params: must be a single JSON object"},
+		{"trailing comma", `{},`, def, "params: must be a single JSON object"},
+		{"syntax error", `{"holder":`, def, "params: unexpected EOF"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var r raw
-			given, err := Decode([]byte(tc.in), &r, tc.spec)
+			got, err := Parse([]byte(tc.in), ids, fields, def, shape)
 			if tc.wantErr != "" {
 				if err == nil || err.Error() != tc.wantErr {
-					t.Fatalf("Decode(%q) error = %v, want %q", tc.in, err, tc.wantErr)
+					t.Fatalf("Parse(%q) error = %v, want %q", tc.in, err, tc.wantErr)
 				}
-			} else if err != nil {
-				t.Fatalf("Decode(%q): %v", tc.in, err)
-			}
-			if given != tc.given {
-				t.Errorf("Decode(%q) given = %t, want %t", tc.in, given, tc.given)
-			}
-			if tc.wantErr != "" {
 				return
 			}
-			if (tc.holder == nil) != (r.Holder == nil) || tc.holder != nil && *tc.holder != *r.Holder {
-				t.Errorf("Decode(%q) holder = %v, want %v", tc.in, r.Holder, tc.holder)
+			if err != nil {
+				t.Fatalf("Parse(%q): %v", tc.in, err)
+			}
+			if got.Holder != tc.want.Holder || got.Poll != tc.want.Poll || got.Regen != tc.want.Regen ||
+				got.Variant != tc.want.Variant || got.Nested != tc.want.Nested || got.Shared != tc.want.Shared ||
+				len(got.Shape) != len(tc.want.Shape) {
+				t.Errorf("Parse(%q) = %+v, want %+v", tc.in, got, tc.want)
 			}
 		})
+	}
+}
+
+func TestParseNeedsIDsForANodeField(t *testing.T) {
+	_, err := Parse(nil, nil, fields, settings{}, shape)
+	if err == nil || err.Error() != "params.holder: there are no node ids to choose from" {
+		t.Errorf("Parse without ids = %v", err)
+	}
+}
+
+func TestParserReturnsNilOnError(t *testing.T) {
+	parse := Parser(fields, func(ids []int) settings { return settings{Holder: ids[0]} }, shape)
+	if p, err := parse([]byte(`{"poll": 0}`), []int{4}); p != nil || err == nil {
+		t.Errorf("parse(bad) = %v, %v; want nil and an error", p, err)
+	}
+	p, err := parse(nil, []int{4})
+	if s, ok := p.(settings); err != nil || !ok || s.Holder != 4 {
+		t.Errorf("parse(nil) = %#v, %v; want the defaults as a settings value", p, err)
+	}
+}
+
+// Of is the nil guard every constructor needs, written once.
+func TestOf(t *testing.T) {
+	def := settings{Poll: 7}
+	val := settings{Poll: 2}
+	for _, tc := range []struct {
+		name   string
+		params any
+		want   int
+	}{
+		{"value", val, 2},
+		{"pointer", &val, 2},
+		{"nil pointer", (*settings)(nil), 7},
+		{"nothing", nil, 7},
+		{"another type", 42, 7},
+	} {
+		if got := Of(&sim.Setup{Params: tc.params}, def); got.Poll != tc.want {
+			t.Errorf("%s: Of = %+v, want poll %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestDefaultIDAndHolder(t *testing.T) {
+	ids := []int{5, 2, 8}
+	for _, tc := range []struct {
+		def        string
+		wantID     int
+		stranger   int // Holder's index for an id not in ids
+		knownIndex int // Holder's index for id 8
+	}{
+		{sim.FirstID, 5, 0, 2},
+		{sim.LowestID, 2, 1, 2},
+		{sim.HighestID, 8, 2, 2},
+	} {
+		f := sim.Param{Name: "holder", Kind: sim.ParamNode, Default: tc.def}
+		if got := DefaultID(f, ids); got != tc.wantID {
+			t.Errorf("DefaultID(%s) = %d, want %d", tc.def, got, tc.wantID)
+		}
+		if got := Holder(ids, 99, f); got != tc.stranger {
+			t.Errorf("Holder(stranger, %s) = %d, want %d", tc.def, got, tc.stranger)
+		}
+		if got := Holder(ids, 8, f); got != tc.knownIndex {
+			t.Errorf("Holder(8, %s) = %d, want %d", tc.def, got, tc.knownIndex)
+		}
+	}
+	if got := DefaultID(holder, nil); got != -1 {
+		t.Errorf("DefaultID without ids = %d, want -1", got)
 	}
 }
 

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/teach-dist/playground/algorithms/cs"
+	"github.com/teach-dist/playground/algorithms/nodeid"
 	"github.com/teach-dist/playground/algorithms/params"
 	"github.com/teach-dist/playground/runtime/sim"
 )
@@ -22,13 +24,6 @@ import (
 const (
 	MsgRequest   = "REQUEST"
 	MsgPrivilege = "PRIVILEGE"
-)
-
-// States of a process with respect to the CS.
-const (
-	Released  = "RELEASED"
-	Requested = "REQUESTED"
-	Held      = "HELD"
 )
 
 // Spec registers the algorithm.
@@ -83,8 +78,8 @@ var Spec = sim.Spec{
 		{Name: "parent", Doc: "id of its parent in the tree (-1: the root); fixed"},
 	},
 	Messages: []sim.MessageType{
-		{Name: MsgRequest, Doc: "asks the neighbour in the direction of the token for it"},
-		{Name: MsgPrivilege, Doc: "the token, sent to the neighbour that asked for it"},
+		{Name: MsgRequest, Label: "REQ", Doc: "asks the neighbour in the direction of the token for it"},
+		{Name: MsgPrivilege, Label: "PRIV", Doc: "the token, sent to the neighbour that asked for it"},
 	},
 	Costs: []sim.Cost{
 		{Name: "messages per CS entry", Formula: "2d: d REQUEST up and d PRIVILEGE back, d the tree distance to the token; O(log N) on a balanced tree, 0 with the token"},
@@ -94,6 +89,8 @@ var Spec = sim.Spec{
 		{Name: "synchronisation delay", Formula: "dT along the tree, O(log N)"},
 	},
 	Defaults:    sim.Defaults{Nodes: 7, Delay: [2]int{1, 3}, FIFO: false, CS: 2, Until: 500},
+	Params:      paramList,
+	Stage:       sim.Stage{Edges: "parent", Pointer: "holder"},
 	ParseParams: ParseParams,
 	New:         newNode,
 }
@@ -116,26 +113,19 @@ func BalancedTree(n int) Params {
 	return p
 }
 
+var paramList = []sim.Param{
+	{Name: "tree", Kind: sim.ParamObject,
+		Doc: `the tree: each id maps to its parent's id, e.g. {"1": 0, "2": 0}; the root, left out or null, starts with the token. Left out, a balanced binary tree in ids order`},
+}
+
 // ParseParams decodes {"tree": {"<id>": parentId, ...}}: every id but the root maps to
 // its parent's id; the root is left out or maps to null. The parents must form one tree
 // spanning every node. nil, empty or null gives the balanced default.
-func ParseParams(raw []byte, ids []int) (any, error) {
-	var r struct {
-		Tree json.RawMessage `json:"tree"`
-	}
-	// tree is raw, so a type error can only be about the whole object.
-	if given, err := params.Decode(raw, &r, params.Spec{Fields: []params.Field{{Name: "tree"}}}); !given || err != nil {
-		if err != nil {
-			return nil, err
-		}
-		return BalancedTree(len(ids)), nil
-	}
-	t := bytes.TrimSpace(r.Tree)
-	if len(t) == 0 || string(t) == "null" {
-		return BalancedTree(len(ids)), nil
-	}
-	return parseTree(t, ids)
-}
+var ParseParams = params.Parser(paramList, func(ids []int) Params { return BalancedTree(len(ids)) },
+	params.Object[Params]{Name: "tree", Decode: func(raw []byte, ids []int, p *Params) (err error) {
+		*p, err = parseTree(raw, ids)
+		return err
+	}})
 
 const treeShape = `an object mapping each id to its parent's id, e.g. {"1": 0, "2": 0}`
 
@@ -234,15 +224,7 @@ type node struct {
 }
 
 func newNode(self int, setup *sim.Setup) sim.Node {
-	var p Params
-	switch v := setup.Params.(type) {
-	case Params:
-		p = v
-	case *Params:
-		if v != nil {
-			p = *v
-		}
-	}
+	p := params.Of(setup, Params{})
 	if len(p.Parent) != len(setup.IDs) {
 		p = BalancedTree(len(setup.IDs)) // hand-built params of the wrong size
 	}
@@ -340,30 +322,18 @@ func (n *node) Clone() sim.Node {
 }
 
 func (n *node) Encode(w *sim.StateWriter) {
-	state := Released
+	state := cs.Released
 	switch {
 	case n.using:
-		state = Held
+		state = cs.Held
 	case slices.Contains(n.queue, n.self):
-		state = Requested
+		state = cs.Requested
 	}
 	w.Str("state", state)
-	holder := -1
-	if n.holder >= 0 {
-		holder = n.ids[n.holder]
-	}
-	w.Int("holder", holder)
-	queue := make([]int, len(n.queue))
-	for k, j := range n.queue {
-		queue[k] = n.ids[j]
-	}
-	w.Ints("queue", queue)
+	w.Int("holder", nodeid.Of(n.ids, n.holder))
+	w.Ints("queue", nodeid.All(n.ids, n.queue))
 	w.Bool("asked", n.asked)
-	parent := -1
-	if n.parent >= 0 {
-		parent = n.ids[n.parent]
-	}
-	w.Int("parent", parent)
+	w.Int("parent", nodeid.Of(n.ids, n.parent))
 }
 
 // HoldsToken reports whether the privilege is here (the holder pointer points at self).

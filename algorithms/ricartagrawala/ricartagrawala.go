@@ -3,7 +3,11 @@
 // whoever holds the CS or has the older request.
 package ricartagrawala
 
-import "github.com/teach-dist/playground/runtime/sim"
+import (
+	"github.com/teach-dist/playground/algorithms/cs"
+	"github.com/teach-dist/playground/algorithms/nodeid"
+	"github.com/teach-dist/playground/runtime/sim"
+)
 
 // Message types.
 const (
@@ -18,13 +22,6 @@ const (
 	WhyYounger = "younger"
 	WhyIdle    = "idle"
 	WhyCounted = "counted"
-)
-
-// States of a process with respect to the CS.
-const (
-	Released  = "RELEASED"
-	Requested = "REQUESTED"
-	Held      = "HELD"
 )
 
 // Spec registers the algorithm.
@@ -77,8 +74,8 @@ var Spec = sim.Spec{
 		{Name: "deferred", Doc: "ids whose requests wait for this process to leave the CS"},
 	},
 	Messages: []sim.MessageType{
-		{Name: MsgRequest, Doc: "asks for permission: (timestamp, id)", TS: "ts"},
-		{Name: MsgReply, Doc: "grants permission", TS: "ts"},
+		{Name: MsgRequest, Label: "REQ", Doc: "asks for permission: (timestamp, id)", TS: "ts"},
+		{Name: MsgReply, Label: "REPLY", Doc: "grants permission", TS: "ts"},
 	},
 	Costs: []sim.Cost{
 		{Name: "messages per CS entry", Formula: "2(N-1)", Value: func(n int) float64 { return float64(2 * (n - 1)) }},
@@ -103,20 +100,20 @@ type node struct {
 }
 
 func newNode(self int, setup *sim.Setup) sim.Node {
-	return &node{self: self, ids: setup.IDs, state: Released, replied: make([]bool, len(setup.IDs))}
+	return &node{self: self, ids: setup.IDs, state: cs.Released, replied: make([]bool, len(setup.IDs))}
 }
 
 func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 	switch in.Kind {
 	case sim.Init, sim.Recover:
 		ctx.Rule("RI1")
-		n.state = Released
+		n.state = cs.Released
 	case sim.Request:
-		if n.state == Released {
+		if n.state == cs.Released {
 			n.request(ctx)
 		}
 	case sim.Release:
-		if n.state == Held {
+		if n.state == cs.Held {
 			n.release(ctx)
 		}
 	case sim.Deliver:
@@ -132,7 +129,7 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 
 func (n *node) request(ctx *sim.Context) {
 	ctx.Rule("RA1")
-	n.state = Requested
+	n.state = cs.Requested
 	n.clock++
 	n.ts = n.clock
 	ctx.Rule("RA2")
@@ -150,11 +147,11 @@ func (n *node) older(ctx *sim.Context, tj, idj int) bool {
 
 func (n *node) onRequest(ctx *sim.Context, m *sim.Message) {
 	switch {
-	case n.state == Held:
+	case n.state == cs.Held:
 		ctx.RuleWhy("RH1", WhyHeld)
-	case n.state == Requested && n.older(ctx, m.TS, ctx.ID(m.From)):
+	case n.state == cs.Requested && n.older(ctx, m.TS, ctx.ID(m.From)):
 		ctx.RuleWhy("RH1", WhyOlder)
-	case n.state == Requested:
+	case n.state == cs.Requested:
 		ctx.RuleWhy("RH1", WhyYounger)
 		n.reply(ctx, m.From)
 		return
@@ -172,7 +169,7 @@ func (n *node) reply(ctx *sim.Context, to int) {
 }
 
 func (n *node) onReply(ctx *sim.Context, m *sim.Message) {
-	if n.state != Requested || n.replied[m.From] {
+	if n.state != cs.Requested || n.replied[m.From] {
 		return
 	}
 	ctx.RuleWhy("RA3", WhyCounted)
@@ -180,14 +177,14 @@ func (n *node) onReply(ctx *sim.Context, m *sim.Message) {
 	n.replies++
 	if n.replies == ctx.N()-1 {
 		ctx.Rule("RE1")
-		n.state = Held
+		n.state = cs.Held
 		ctx.Enter()
 	}
 }
 
 func (n *node) release(ctx *sim.Context) {
 	ctx.Rule("RR1")
-	n.state = Released
+	n.state = cs.Released
 	n.ts = 0
 	clear(n.replied)
 	n.replies = 0
@@ -200,7 +197,7 @@ func (n *node) release(ctx *sim.Context) {
 
 // WaitingFor lists the processes whose reply is still missing.
 func (n *node) WaitingFor() []int {
-	if n.state != Requested {
+	if n.state != cs.Requested {
 		return nil
 	}
 	var out []int
@@ -223,16 +220,6 @@ func (n *node) Encode(w *sim.StateWriter) {
 	w.Str("state", n.state)
 	w.Int("clock", n.clock)
 	w.Int("ts", n.ts)
-	replied := []int{}
-	for j, ok := range n.replied {
-		if ok {
-			replied = append(replied, n.ids[j])
-		}
-	}
-	w.Ints("replied", replied)
-	deferred := make([]int, len(n.deferred))
-	for k, j := range n.deferred {
-		deferred[k] = n.ids[j]
-	}
-	w.Ints("deferred", deferred)
+	w.Ints("replied", nodeid.Where(n.ids, n.replied))
+	w.Ints("deferred", nodeid.All(n.ids, n.deferred))
 }

@@ -6,7 +6,6 @@
 package ricartagrawalatoken
 
 import (
-	"errors"
 	"slices"
 
 	"github.com/teach-dist/playground/algorithms/params"
@@ -80,8 +79,8 @@ var Spec = sim.Spec{
 		{Name: "token", Doc: "while this process has the token: each process's clock when it last passed the token on, in the order of the ids; empty otherwise"},
 	},
 	Messages: []sim.MessageType{
-		{Name: MsgRequest, Doc: "asks for the token: (timestamp, id)", TS: "ts"},
-		{Name: MsgToken, Doc: "the token, with token[] (one timestamp per process, in the order of the ids)", TS: "ts", Vec: "token"},
+		{Name: MsgRequest, Label: "REQ", Doc: "asks for the token: (timestamp, id)", TS: "ts"},
+		{Name: MsgToken, Label: "TOKEN", Doc: "the token, with token[] (one timestamp per process, in the order of the ids)", TS: "ts", Vec: "token"},
 	},
 	Costs: []sim.Cost{
 		{Name: "messages per CS entry", Formula: "N: N-1 REQUEST and one TOKEN; 0 when the requester already holds the token",
@@ -90,56 +89,29 @@ var Spec = sim.Spec{
 		{Name: "client delay", Formula: "2T (request and token); 0 with the token at hand", Value: func(int) float64 { return 2 }},
 	},
 	Defaults:    sim.Defaults{Nodes: 5, Delay: [2]int{1, 3}, FIFO: false, CS: 2, Until: 500},
+	Params:      paramList,
 	ParseParams: ParseParams,
 	New:         newNode,
 }
 
 // Params are the algorithm's settings.
 type Params struct {
-	Holder int // id of the process that has the token at the start
+	Holder int `param:"holder"` // id of the process that has the token at the start
 }
 
-// DefaultParams gives the token to the lowest id. The notes let the first holder be
-// anyone; a fixed, predictable choice keeps runs easy to follow.
-func DefaultParams(ids []int) Params {
-	p := Params{Holder: -1}
-	if len(ids) > 0 {
-		p.Holder = slices.Min(ids)
-	}
-	return p
-}
+// holderParam gives the token to the lowest id by default. The notes let the first
+// holder be anyone; a fixed, predictable choice keeps runs easy to follow.
+var holderParam = sim.Param{Name: "holder", Kind: sim.ParamNode, Default: sim.LowestID,
+	Doc: "the process that has the token at the start"}
 
-// rawParams has a pointer so a field left out keeps its default.
-type rawParams struct {
-	Holder *int `json:"holder"`
-}
+// DefaultParams are the settings of a scenario that gives none.
+func DefaultParams(ids []int) Params { return Params{Holder: params.DefaultID(holderParam, ids)} }
 
 // ParseParams decodes {"holder": id}; nil, empty or null gives the defaults. Errors
 // name the field and what it accepts.
-func ParseParams(raw []byte, ids []int) (any, error) {
-	if len(ids) == 0 {
-		return nil, errors.New("params.holder: there are no node ids to choose from")
-	}
-	p := DefaultParams(ids)
-	var r rawParams
-	// Params left out leave r empty, so the defaults stand.
-	if _, err := params.Decode(raw, &r, paramsSpec); err != nil {
-		return nil, err
-	}
-	if r.Holder != nil {
-		if err := params.NodeID("holder", *r.Holder, ids); err != nil {
-			return nil, err
-		}
-		p.Holder = *r.Holder
-	}
-	return p, nil
-}
+var ParseParams = params.Parser(paramList, DefaultParams)
 
-// paramsSpec words the decoding errors so they name the field.
-var paramsSpec = params.Spec{
-	Fields:       []params.Field{{Name: "holder", Want: "a node id (an integer)"}},
-	QuoteUnknown: true,
-}
+var paramList = []sim.Param{holderParam}
 
 type node struct {
 	self    int
@@ -153,21 +125,8 @@ type node struct {
 }
 
 func newNode(self int, setup *sim.Setup) sim.Node {
-	var p Params
-	switch v := setup.Params.(type) {
-	case Params:
-		p = v
-	case *Params:
-		p = *v
-	default:
-		p = DefaultParams(setup.IDs)
-	}
-	holder := slices.Index(setup.IDs, p.Holder)
-	if holder < 0 {
-		// Hand-built params naming a stranger: fall back to the default rather than
-		// build a run with no token at all.
-		holder = slices.Index(setup.IDs, DefaultParams(setup.IDs).Holder)
-	}
+	p := params.Of(setup, DefaultParams(setup.IDs))
+	holder := params.Holder(setup.IDs, p.Holder, holderParam)
 	return &node{self: self, ids: setup.IDs, first: self == holder, state: NoToken,
 		request: make([]int, len(setup.IDs))}
 }

@@ -300,7 +300,7 @@ func TestParseParams(t *testing.T) {
 		{`{"holder":2}`, Params{}, "params.holder: 2 is not a node id (ids: 3 1 4)"},
 		{`{"holder":"3"}`, Params{}, "params.holder: got string, want a node id"},
 		{`{"holder":1.5}`, Params{}, "params.holder: got number 1.5"},
-		{`{"coordinator":1}`, Params{}, `params: unknown field "coordinator" (allowed: holder)`},
+		{`{"coordinator":1}`, Params{}, `params.coordinator: unknown field (allowed: holder)`},
 		{`[1]`, Params{}, "params: got array"},
 		{`{"holder":1} {}`, Params{}, "params: must be a single JSON object"},
 		{`{"holder":`, Params{}, "params:"},

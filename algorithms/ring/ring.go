@@ -7,6 +7,7 @@ package ring
 import (
 	"slices"
 
+	"github.com/teach-dist/playground/algorithms/params"
 	"github.com/teach-dist/playground/algorithms/ringnext"
 	"github.com/teach-dist/playground/runtime/sim"
 )
@@ -75,8 +76,8 @@ var Spec = sim.Spec{
 		{Name: "leader", Doc: "id of the leader this process believes in (-1: unknown)"},
 	}, ringnext.Vars),
 	Messages: []sim.MessageType{
-		{Name: MsgElection, Doc: "carries the largest id seen so far round the ring", Arg: "candidate"},
-		{Name: MsgElected, Doc: "announces the winner; goes round the ring once", Arg: "leader"},
+		{Name: MsgElection, Label: "ELEC", Doc: "carries the largest id seen so far round the ring", Arg: "candidate"},
+		{Name: MsgElected, Label: "ELCTD", Doc: "announces the winner; goes round the ring once", Arg: "leader"},
 		ringnext.AckMessage,
 	},
 	Costs: []sim.Cost{
@@ -91,6 +92,8 @@ var Spec = sim.Spec{
 		{Name: "with acknowledgements on", Formula: "one ACK per delivered message, plus one lost message and one time-out per crashed process passed"},
 	},
 	Defaults:    sim.Defaults{Nodes: 6, Delay: [2]int{1, 3}, FIFO: false, CS: 0, Until: 500},
+	Params:      ringnext.Fields,
+	Stage:       sim.Stage{Ring: true},
 	ParseParams: ParseParams,
 	New:         newNode,
 }
@@ -100,27 +103,9 @@ type Params struct {
 	Ring ringnext.Params
 }
 
-type rawParams struct {
-	ringnext.Fields
-}
-
 // ParseParams decodes {"ack": bool, "ackTimeout": t}; nil, empty or null gives the
 // defaults (no acknowledgements). Errors name the field.
-func ParseParams(raw []byte, ids []int) (any, error) {
-	var r rawParams
-	empty, err := ringnext.Decode(raw, &r, ringnext.FieldDocs)
-	if err != nil {
-		return nil, err
-	}
-	if empty {
-		return Params{}, nil
-	}
-	rp, err := r.Params()
-	if err != nil {
-		return nil, err
-	}
-	return Params{Ring: rp}, nil
-}
+var ParseParams = params.Parser(ringnext.Fields, func([]int) Params { return Params{} })
 
 type node struct {
 	ids         []int // shared, never written
@@ -131,15 +116,7 @@ type node struct {
 }
 
 func newNode(self int, setup *sim.Setup) sim.Node {
-	var p Params
-	switch v := setup.Params.(type) {
-	case Params:
-		p = v
-	case *Params:
-		if v != nil {
-			p = *v
-		}
-	}
+	p := params.Of(setup, Params{})
 	return &node{ids: setup.IDs, highest: slices.Max(setup.IDs), leader: -1,
 		link: ringnext.NewLink(p.Ring, setup.MaxDelay)}
 }

@@ -17,9 +17,9 @@
 package ringlist
 
 import (
-	"fmt"
 	"slices"
 
+	"github.com/teach-dist/playground/algorithms/params"
 	"github.com/teach-dist/playground/algorithms/ringnext"
 	"github.com/teach-dist/playground/runtime/sim"
 )
@@ -111,8 +111,8 @@ var Spec = sim.Spec{
 		{Name: "leader", Doc: "id of the leader this process believes in (-1: unknown)"},
 	}, ringnext.Vars),
 	Messages: []sim.MessageType{
-		{Name: MsgElect, Doc: "variant list: the ids collected so far; variant ids: one id, elect(j)", Vec: "list"},
-		{Name: MsgElected, Doc: "variant list: announces the winner and the final active list", Arg: "leader", Vec: "list"},
+		{Name: MsgElect, Label: "ELECT", Doc: "variant list: the ids collected so far; variant ids: one id, elect(j)", Vec: "list"},
+		{Name: MsgElected, Label: "ELCTD", Doc: "variant list: announces the winner and the final active list", Arg: "leader", Vec: "list"},
 		ringnext.AckMessage,
 	},
 	Costs: []sim.Cost{
@@ -126,47 +126,27 @@ var Spec = sim.Spec{
 	},
 	// FIFO: the ids variant relies on it (see IH3); the list variant does not care.
 	Defaults:    sim.Defaults{Nodes: 6, Delay: [2]int{1, 3}, FIFO: true, CS: 0, Until: 500},
+	Params:      paramList,
+	Stage:       sim.Stage{Ring: true},
 	ParseParams: ParseParams,
 	New:         newNode,
 }
 
 // Params are the settings.
 type Params struct {
-	Variant string // VariantList or VariantIDs; "" means VariantList
+	Variant string `param:"variant"` // VariantList or VariantIDs; "" means VariantList
 	Ring    ringnext.Params
 }
 
-type rawParams struct {
-	Variant *string `json:"variant"`
-	ringnext.Fields
-}
-
-var fieldDocs = slices.Concat([]ringnext.Field{{Name: "variant", Want: `"list" or "ids"`}}, ringnext.FieldDocs)
+var paramList = slices.Concat([]sim.Param{
+	{Name: "variant", Kind: sim.ParamChoice, Choices: []string{VariantList, VariantIDs}, Default: `"list"`,
+		Doc: "list: one ELECT gathers every id, then ELECTED; ids: every process sends its own id round (N² messages, FIFO)"},
+}, ringnext.Fields)
 
 // ParseParams decodes {"variant": "list"|"ids", "ack": bool, "ackTimeout": t}; nil,
 // empty or null gives the defaults (variant list, no acknowledgements). Errors name the
 // field.
-func ParseParams(raw []byte, ids []int) (any, error) {
-	p := Params{Variant: VariantList}
-	var r rawParams
-	empty, err := ringnext.Decode(raw, &r, fieldDocs)
-	if err != nil {
-		return nil, err
-	}
-	if empty {
-		return p, nil
-	}
-	if r.Variant != nil {
-		if v := *r.Variant; v != VariantList && v != VariantIDs {
-			return nil, fmt.Errorf(`params.variant: %q is unknown (allowed: "list", "ids")`, v)
-		}
-		p.Variant = *r.Variant
-	}
-	if p.Ring, err = r.Params(); err != nil {
-		return nil, err
-	}
-	return p, nil
-}
+var ParseParams = params.Parser(paramList, func([]int) Params { return Params{Variant: VariantList} })
 
 type node struct {
 	ids         []int // shared, never written
@@ -179,15 +159,7 @@ type node struct {
 }
 
 func newNode(self int, setup *sim.Setup) sim.Node {
-	var p Params
-	switch v := setup.Params.(type) {
-	case Params:
-		p = v
-	case *Params:
-		if v != nil {
-			p = *v
-		}
-	}
+	p := params.Of(setup, Params{})
 	return &node{ids: setup.IDs, highest: slices.Max(setup.IDs), idsVariant: p.Variant == VariantIDs,
 		leader: -1, link: ringnext.NewLink(p.Ring, setup.MaxDelay)}
 }

@@ -17,12 +17,11 @@
 package ringnext
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 
-	"github.com/teach-dist/playground/algorithms/params"
+	"github.com/teach-dist/playground/algorithms/nodeid"
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
@@ -64,7 +63,7 @@ var Rules = []sim.Rule{
 }
 
 // AckMessage is the schema of MsgAck.
-var AckMessage = sim.MessageType{Name: MsgAck, Doc: "ack mode only: the receiver of a ring message is alive and has it"}
+var AckMessage = sim.MessageType{Name: MsgAck, Label: "ACK", Doc: "ack mode only: the receiver of a ring message is alive and has it"}
 
 // Vars are the inspector variables of ack mode (written only when it is on).
 var Vars = []sim.Var{
@@ -72,52 +71,27 @@ var Vars = []sim.Var{
 	{Name: "unacked", Doc: "ack mode only: ring messages not yet acknowledged: the one on its way, then those queued behind it, as TYPE(id) or TYPE[list]"},
 }
 
-// Params switch acknowledgements on.
+// Params switch acknowledgements on. A ring election keeps them in its own params
+// struct as an untagged field, so their fields are decoded with its own.
 type Params struct {
-	Ack        bool
-	AckTimeout int // 0: derived from the network's largest delay
+	Ack        bool `param:"ack"`
+	AckTimeout int  `param:"ackTimeout"` // 0: derived from the network's largest delay
 }
 
-// Fields are the JSON fields every ring election accepts; an algorithm embeds them in
-// its raw params struct (encoding/json promotes them) so one decoder checks them all.
-type Fields struct {
-	Ack        *bool `json:"ack"`
-	AckTimeout *int  `json:"ackTimeout"`
+// Fields declare Params as params fields; each ring election lists them after its own.
+var Fields = []sim.Param{
+	{Name: "ack", Kind: sim.ParamBool, Default: "false",
+		Doc: "acknowledge every ring message, so a sender can skip a successor that stays silent"},
+	{Name: "ackTimeout", Kind: sim.ParamInt, Min: 1,
+		Doc: `how long a sender waits for an ACK, only with "ack": true; left out, 2 × the largest delay + 1`},
 }
 
-// FieldDocs describe the fields of Fields, for error messages.
-var FieldDocs = []Field{
-	{Name: "ack", Want: "true or false"},
-	{Name: "ackTimeout", Want: "a positive integer"},
-}
-
-// Field names one params field and what it accepts.
-type Field = params.Field
-
-// Params checks the fields and resolves them.
-func (f Fields) Params() (Params, error) {
-	var p Params
-	if f.Ack != nil {
-		p.Ack = *f.Ack
+// Validate: a time-out without acknowledgements would silently do nothing.
+func (p Params) Validate(field string) error {
+	if p.AckTimeout != 0 && !p.Ack {
+		return fmt.Errorf(`%s.ackTimeout: only used with "ack": true`, field)
 	}
-	if f.AckTimeout != nil {
-		if v := *f.AckTimeout; v <= 0 || v > sim.MaxTime {
-			return p, fmt.Errorf("params.ackTimeout: must be a positive integer (at most %d), got %d", sim.MaxTime, v)
-		}
-		if !p.Ack {
-			return p, errors.New(`params.ackTimeout: only used with "ack": true`)
-		}
-		p.AckTimeout = *f.AckTimeout
-	}
-	return p, nil
-}
-
-// Decode reads raw strictly into dst, a pointer to a struct embedding Fields; fields
-// lists every accepted field, in the order error messages name them. It reports whether
-// raw was empty (nil, blank or null), in which case dst is left alone.
-func Decode(raw []byte, dst any, fields []Field) (empty bool, err error) {
-	given, err := params.Decode(raw, dst, params.Spec{Fields: fields})
-	return !given, err
+	return nil
 }
 
 // Timeout is the ack time-out for a network whose delays are at most maxDelay: a ring
@@ -238,11 +212,7 @@ func (l *Link) Encode(w *sim.StateWriter, ids []int) {
 	if !l.ack {
 		return
 	}
-	awaiting := -1
-	if l.to >= 0 {
-		awaiting = ids[l.to]
-	}
-	w.Int("awaiting", awaiting)
+	w.Int("awaiting", nodeid.Of(ids, l.to))
 	// The messages themselves, not just how many: they are re-sent on a time-out, so
 	// two links holding different ones behave differently (the explorer relies on
 	// Encode telling such states apart).

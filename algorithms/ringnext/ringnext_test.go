@@ -5,51 +5,44 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/teach-dist/playground/algorithms/params"
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
-type raw struct {
-	Extra *string `json:"extra"`
-	Fields
+// settings stands for a ring election's params: its own field, then the link's.
+type settings struct {
+	Extra string `param:"extra"`
+	Ring  Params
 }
 
-var docs = append([]Field{{Name: "extra", Want: "a string"}}, FieldDocs...)
+var fields = append([]sim.Param{{Name: "extra", Kind: sim.ParamChoice, Choices: []string{"x"}}}, Fields...)
 
-func TestDecode(t *testing.T) {
+func TestFieldsDecode(t *testing.T) {
 	for _, tc := range []struct {
 		in      string
-		empty   bool
 		want    Params
 		wantErr string
 	}{
-		{"", true, Params{}, ""},
-		{" null ", true, Params{}, ""},
-		{"{}", false, Params{}, ""},
-		{`{"ack": true}`, false, Params{Ack: true}, ""},
-		{`{"ack": true, "ackTimeout": 3, "extra": "x"}`, false, Params{Ack: true, AckTimeout: 3}, ""},
-		{`{"ackTimeout": 3}`, false, Params{}, `params.ackTimeout: only used with "ack": true`},
-		{`{"ack": true, "ackTimeout": -1}`, false, Params{}, "params.ackTimeout: must be a positive integer"},
-		{`{"ack": null}`, false, Params{}, ""},
-		{`{"ack": "on"}`, false, Params{}, "params.ack: got string, want true or false"},
-		{`{"extra": 1}`, false, Params{}, "params.extra: got number, want a string"},
-		{`{"nope": 1}`, false, Params{}, "params.nope: unknown field (allowed: extra, ack, ackTimeout)"},
-		{`[]`, false, Params{}, "params: got array, want an object with extra, ack, ackTimeout"},
-		{`{} 1`, false, Params{}, "params: must be a single JSON object"},
+		{"", Params{}, ""},
+		{" null ", Params{}, ""},
+		{"{}", Params{}, ""},
+		{`{"ack": true}`, Params{Ack: true}, ""},
+		{`{"ack": true, "ackTimeout": 3, "extra": "x"}`, Params{Ack: true, AckTimeout: 3}, ""},
+		{`{"ackTimeout": 3}`, Params{}, `params.ackTimeout: only used with "ack": true`},
+		{`{"ack": true, "ackTimeout": -1}`, Params{}, "params.ackTimeout: must be a positive integer"},
+		{`{"ack": null}`, Params{}, ""},
+		{`{"ack": "on"}`, Params{}, "params.ack: got string, want true or false"},
+		{`{"nope": 1}`, Params{}, "params.nope: unknown field (allowed: extra, ack, ackTimeout)"},
 	} {
-		var r raw
-		empty, err := Decode([]byte(tc.in), &r, docs)
-		var p Params
-		if err == nil {
-			p, err = r.Params()
-		}
+		got, err := params.Parse([]byte(tc.in), nil, fields, settings{})
 		if tc.wantErr != "" {
 			if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
 				t.Errorf("%s: error %v, want %q", tc.in, err, tc.wantErr)
 			}
 			continue
 		}
-		if err != nil || empty != tc.empty || p != tc.want {
-			t.Errorf("%s: %+v empty=%t err=%v, want %+v empty=%t", tc.in, p, empty, err, tc.want, tc.empty)
+		if err != nil || got.Ring != tc.want {
+			t.Errorf("%s: %+v err=%v, want %+v", tc.in, got.Ring, err, tc.want)
 		}
 	}
 }

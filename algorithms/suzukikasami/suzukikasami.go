@@ -5,9 +5,10 @@
 package suzukikasami
 
 import (
-	"errors"
 	"slices"
 
+	"github.com/teach-dist/playground/algorithms/cs"
+	"github.com/teach-dist/playground/algorithms/nodeid"
 	"github.com/teach-dist/playground/algorithms/params"
 	"github.com/teach-dist/playground/runtime/sim"
 )
@@ -16,13 +17,6 @@ import (
 const (
 	MsgRequest = "REQUEST"
 	MsgToken   = "TOKEN"
-)
-
-// States of a process with respect to the CS.
-const (
-	Released  = "RELEASED"
-	Requested = "REQUESTED"
-	Held      = "HELD"
 )
 
 // Spec registers the algorithm.
@@ -78,8 +72,8 @@ var Spec = sim.Spec{
 		{Name: "Q", Doc: "token only: ids waiting for the token, in order (empty when the token is elsewhere)"},
 	},
 	Messages: []sim.MessageType{
-		{Name: MsgRequest, Doc: "asks for the token: the sender's request number", Arg: "sn"},
-		{Name: MsgToken, Doc: "the token: LN in ids order and the queue of waiting ids", Vec: "LN", Queue: "Q"},
+		{Name: MsgRequest, Label: "REQ", Doc: "asks for the token: the sender's request number", Arg: "sn"},
+		{Name: MsgToken, Label: "TOKEN", Doc: "the token: LN in ids order and the queue of waiting ids", Vec: "LN", Queue: "Q"},
 	},
 	Costs: []sim.Cost{
 		{Name: "messages per CS entry", Formula: "N: (N-1) REQUEST + 1 TOKEN; 0 when the token is already here",
@@ -88,49 +82,28 @@ var Spec = sim.Spec{
 		{Name: "client delay", Formula: "2T (REQUEST and TOKEN), 0 with the token", Value: func(int) float64 { return 2 }},
 	},
 	Defaults:    sim.Defaults{Nodes: 5, Delay: [2]int{1, 3}, FIFO: false, CS: 2, Until: 500},
+	Params:      paramList,
 	ParseParams: ParseParams,
 	New:         newNode,
 }
 
 // Params are the algorithm's settings.
 type Params struct {
-	Holder int // id of the process that starts with the token
+	Holder int `param:"holder"` // id of the process that starts with the token
 }
 
-// DefaultParams gives the token to the first id.
-func DefaultParams(ids []int) Params {
-	p := Params{Holder: -1}
-	if len(ids) > 0 {
-		p.Holder = ids[0]
-	}
-	return p
-}
+// holderParam gives the token to the first id by default.
+var holderParam = sim.Param{Name: "holder", Kind: sim.ParamNode, Default: sim.FirstID,
+	Doc: "the process that starts with the token"}
 
-type rawParams struct {
-	Holder *int `json:"holder"`
-}
+var paramList = []sim.Param{holderParam}
+
+// DefaultParams are the settings of a scenario that gives none.
+func DefaultParams(ids []int) Params { return Params{Holder: params.DefaultID(holderParam, ids)} }
 
 // ParseParams decodes {"holder": id}; nil, empty or null gives the defaults. Errors name
 // the field.
-func ParseParams(raw []byte, ids []int) (any, error) {
-	if len(ids) == 0 {
-		return nil, errors.New("params.holder: there are no node ids to choose from")
-	}
-	p := DefaultParams(ids)
-	var r rawParams
-	spec := params.Spec{Fields: []params.Field{{Name: "holder", Want: "a node id (an integer)"}}}
-	// Params left out leave r empty, so the defaults stand.
-	if _, err := params.Decode(raw, &r, spec); err != nil {
-		return nil, err
-	}
-	if r.Holder != nil {
-		if err := params.NodeID("holder", *r.Holder, ids); err != nil {
-			return nil, err
-		}
-		p.Holder = *r.Holder
-	}
-	return p, nil
-}
+var ParseParams = params.Parser(paramList, DefaultParams)
 
 type node struct {
 	self   int
@@ -144,20 +117,9 @@ type node struct {
 }
 
 func newNode(self int, setup *sim.Setup) sim.Node {
-	p := DefaultParams(setup.IDs)
-	switch v := setup.Params.(type) {
-	case Params:
-		p = v
-	case *Params:
-		if v != nil {
-			p = *v
-		}
-	}
-	holder := slices.Index(setup.IDs, p.Holder)
-	if holder < 0 {
-		holder = 0 // hand-built params naming a stranger: the default holder
-	}
-	return &node{self: self, ids: setup.IDs, holder: holder, state: Released, rn: make([]int, len(setup.IDs))}
+	p := params.Of(setup, DefaultParams(setup.IDs))
+	holder := params.Holder(setup.IDs, p.Holder, holderParam)
+	return &node{self: self, ids: setup.IDs, holder: holder, state: cs.Released, rn: make([]int, len(setup.IDs))}
 }
 
 func (n *node) Step(ctx *sim.Context, in *sim.Input) {
@@ -173,11 +135,11 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 		ctx.Rule("SK6")
 		n.reset()
 	case sim.Request:
-		if n.state == Released {
+		if n.state == cs.Released {
 			n.request(ctx)
 		}
 	case sim.Release:
-		if n.state == Held {
+		if n.state == cs.Held {
 			n.release(ctx)
 		}
 	case sim.Deliver:
@@ -191,15 +153,15 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 }
 
 func (n *node) reset() {
-	n.state, n.token, n.ln, n.q = Released, false, nil, nil
+	n.state, n.token, n.ln, n.q = cs.Released, false, nil, nil
 	clear(n.rn)
 }
 
 func (n *node) request(ctx *sim.Context) {
 	ctx.Rule("SK2")
-	n.state = Requested
+	n.state = cs.Requested
 	if n.token {
-		n.state = Held
+		n.state = cs.Held
 		ctx.Enter()
 		return
 	}
@@ -214,18 +176,14 @@ func (n *node) request(ctx *sim.Context) {
 func (n *node) onRequest(ctx *sim.Context, j, sn int) {
 	ctx.Rule("SK3")
 	n.rn[j] = max(n.rn[j], sn)
-	if n.token && n.state != Held && n.rn[j] == n.ln[j]+1 {
+	if n.token && n.state != cs.Held && n.rn[j] == n.ln[j]+1 {
 		n.sendToken(ctx, j)
 	}
 }
 
 // sendToken gives the token away; the queue travels as ids, so the trace shows them.
 func (n *node) sendToken(ctx *sim.Context, j int) {
-	q := make([]int, len(n.q))
-	for k, x := range n.q {
-		q[k] = n.ids[x]
-	}
-	ctx.Send(j, sim.Message{Type: MsgToken, Vec: slices.Clone(n.ln), Queue: q})
+	ctx.Send(j, sim.Message{Type: MsgToken, Vec: slices.Clone(n.ln), Queue: nodeid.All(n.ids, n.q)})
 	n.token, n.ln, n.q = false, nil, nil
 }
 
@@ -241,9 +199,9 @@ func (n *node) onToken(ctx *sim.Context, m *sim.Message) {
 			n.q = append(n.q, k)
 		}
 	}
-	if n.state == Requested {
+	if n.state == cs.Requested {
 		ctx.Rule("SK4")
-		n.state = Held
+		n.state = cs.Held
 		ctx.Enter()
 		return
 	}
@@ -254,7 +212,7 @@ func (n *node) onToken(ctx *sim.Context, m *sim.Message) {
 
 func (n *node) release(ctx *sim.Context) {
 	ctx.Rule("SK5")
-	n.state = Released
+	n.state = cs.Released
 	ctx.Exit()
 	n.ln[n.self] = n.rn[n.self]
 	for d := 1; d < ctx.N(); d++ {
@@ -289,11 +247,7 @@ func (n *node) Encode(w *sim.StateWriter) {
 	w.Bool("token", n.token)
 	w.Ints("RN", n.rn)
 	w.Ints("LN", n.ln)
-	q := make([]int, len(n.q))
-	for k, x := range n.q {
-		q[k] = n.ids[x]
-	}
-	w.Ints("Q", q)
+	w.Ints("Q", nodeid.All(n.ids, n.q))
 }
 
 // HoldsToken reports whether the token is here.

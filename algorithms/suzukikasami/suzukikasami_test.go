@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/teach-dist/playground/algorithms/cs"
 	"github.com/teach-dist/playground/runtime/sim"
 	"github.com/teach-dist/playground/runtime/sim/simtest"
 )
@@ -83,24 +84,24 @@ func st(state string, token bool, rn, ln, q string) string {
 
 func TestSK1_OneProcessStartsWithTheToken(t *testing.T) {
 	f := newFixture(t, iP3, "")
-	f.check(expect{rules: []string{"SK1"}, state: st(Released, true, "[0,0,0,0]", "[0,0,0,0]", "[]")})
+	f.check(expect{rules: []string{"SK1"}, state: st(cs.Released, true, "[0,0,0,0]", "[0,0,0,0]", "[]")})
 	g := newFixture(t, iP9, "")
-	g.check(expect{rules: []string{"SK1"}, state: st(Released, false, "[0,0,0,0]", "[]", "[]")})
+	g.check(expect{rules: []string{"SK1"}, state: st(cs.Released, false, "[0,0,0,0]", "[]", "[]")})
 	h := newFixture(t, iP7, `{"holder": 7}`)
-	h.check(expect{rules: []string{"SK1"}, state: st(Released, true, "[0,0,0,0]", "[0,0,0,0]", "[]")})
+	h.check(expect{rules: []string{"SK1"}, state: st(cs.Released, true, "[0,0,0,0]", "[0,0,0,0]", "[]")})
 }
 
 func TestSK2_RequestBroadcastsTheNextNumber(t *testing.T) {
 	f := newFixture(t, iP1, "")
 	f.Step(sim.Input{Kind: sim.Request})
 	f.check(expect{rules: []string{"SK2"}, sent: []string{"REQUEST->0(1)", "REQUEST->1(1)", "REQUEST->3(1)"},
-		state: st(Requested, false, "[0,0,1,0]", "[]", "[]")})
+		state: st(cs.Requested, false, "[0,0,1,0]", "[]", "[]")})
 }
 
 func TestSK2_HolderEntersWithoutAMessage(t *testing.T) {
 	f := newFixture(t, iP3, "")
 	f.Step(sim.Input{Kind: sim.Request})
-	f.check(expect{rules: []string{"SK2"}, cs: []string{"enter"}, state: st(Held, true, "[0,0,0,0]", "[0,0,0,0]", "[]")})
+	f.check(expect{rules: []string{"SK2"}, cs: []string{"enter"}, state: st(cs.Held, true, "[0,0,0,0]", "[0,0,0,0]", "[]")})
 }
 
 func TestSK3(t *testing.T) {
@@ -114,23 +115,23 @@ func TestSK3(t *testing.T) {
 		state string
 	}{
 		{name: "NonHolderOnlyRecords", self: iP9, from: iP1, sn: 1,
-			state: st(Released, false, "[0,0,1,0]", "[]", "[]")},
+			state: st(cs.Released, false, "[0,0,1,0]", "[]", "[]")},
 		{name: "IdleHolderSendsTheToken", self: iP3, from: iP1, sn: 1,
 			sent:  []string{"TOKEN->2 LN=[0 0 0 0] Q=[]"},
-			state: st(Released, false, "[0,0,1,0]", "[]", "[]")},
+			state: st(cs.Released, false, "[0,0,1,0]", "[]", "[]")},
 		{name: "HolderInTheCSKeepsIt", self: iP3, from: iP1, sn: 1,
 			setup: func(f *fixture) { f.Step(sim.Input{Kind: sim.Request}) },
-			state: st(Held, true, "[0,0,1,0]", "[0,0,0,0]", "[]")},
+			state: st(cs.Held, true, "[0,0,1,0]", "[0,0,0,0]", "[]")},
 		{name: "OutdatedRequestIsIgnored", self: iP3, from: iP1, sn: 2,
 			setup: func(f *fixture) {
 				// P1's request 3 has been served (LN[P1] = 3) and the token came back:
 				// request 2 arrives late, overtaken.
 				f.n.ln[iP1], f.n.rn[iP1] = 3, 3
 			},
-			state: st(Released, true, "[0,0,3,0]", "[0,0,3,0]", "[]")},
+			state: st(cs.Released, true, "[0,0,3,0]", "[0,0,3,0]", "[]")},
 		{name: "KeepsTheHighestNumber", self: iP9, from: iP1, sn: 1,
 			setup: func(f *fixture) { f.request(iP1, 4) },
-			state: st(Released, false, "[0,0,4,0]", "[]", "[]")},
+			state: st(cs.Released, false, "[0,0,4,0]", "[]", "[]")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -148,7 +149,7 @@ func TestSK4_TokenLetsTheRequesterIn(t *testing.T) {
 	f := newFixture(t, iP1, "")
 	f.Step(sim.Input{Kind: sim.Request})
 	f.token(iP3, []int{2, 0, 0, 1}, []int{7})
-	f.check(expect{rules: []string{"SK4"}, cs: []string{"enter"}, state: st(Held, true, "[0,0,1,0]", "[2,0,0,1]", "[7]")})
+	f.check(expect{rules: []string{"SK4"}, cs: []string{"enter"}, state: st(cs.Held, true, "[0,0,1,0]", "[2,0,0,1]", "[7]")})
 }
 
 func TestSK5(t *testing.T) {
@@ -159,7 +160,7 @@ func TestSK5(t *testing.T) {
 		state string
 	}{
 		{name: "NobodyWaitsKeepsTheToken",
-			state: st(Released, true, "[0,0,1,0]", "[0,0,1,0]", "[]")},
+			state: st(cs.Released, true, "[0,0,1,0]", "[0,0,1,0]", "[]")},
 		{name: "QueuesOutstandingRequestsFromTheNextProcessOnAndPassesToTheHead",
 			setup: func(f *fixture) {
 				f.request(iP3, 1) // index 0: after P7 in the round from P1
@@ -168,7 +169,7 @@ func TestSK5(t *testing.T) {
 			},
 			// From P1 (index 2) the round visits 3 (P7), 0 (P3), 1 (P9).
 			sent:  []string{"TOKEN->3 LN=[0 0 1 0] Q=[3 9]"},
-			state: st(Released, false, "[1,1,1,1]", "[]", "[]")},
+			state: st(cs.Released, false, "[1,1,1,1]", "[]", "[]")},
 		{name: "AlreadyQueuedAndServedAreSkipped",
 			setup: func(f *fixture) {
 				f.n.q = []int{iP9}
@@ -178,7 +179,7 @@ func TestSK5(t *testing.T) {
 				f.request(iP7, 1)
 			},
 			sent:  []string{"TOKEN->1 LN=[1 0 1 0] Q=[7]"},
-			state: st(Released, false, "[1,1,1,1]", "[]", "[]")},
+			state: st(cs.Released, false, "[1,1,1,1]", "[]", "[]")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -199,13 +200,13 @@ func TestSK6_RecoveredProcessHasNoTokenAndPassesOneOn(t *testing.T) {
 	sf := simtest.NewFixture(t, &Spec, iP3, &sim.Setup{IDs: unitIDs})
 	f := &fixture{Fixture: sf, n: sf.Node.(*node)}
 	f.Step(sim.Input{Kind: sim.Recover})
-	f.check(expect{rules: []string{"SK6"}, state: st(Released, false, "[0,0,0,0]", "[]", "[]")})
+	f.check(expect{rules: []string{"SK6"}, state: st(cs.Released, false, "[0,0,0,0]", "[]", "[]")})
 	// A token sent to its earlier incarnation goes on to the head of the queue.
 	f.token(iP9, []int{1, 1, 0, 0}, []int{1, 7})
-	f.check(expect{rules: []string{"SK6"}, sent: []string{"TOKEN->2 LN=[1 1 0 0] Q=[7]"}, state: st(Released, false, "[0,0,0,0]", "[]", "[]")})
+	f.check(expect{rules: []string{"SK6"}, sent: []string{"TOKEN->2 LN=[1 1 0 0] Q=[7]"}, state: st(cs.Released, false, "[0,0,0,0]", "[]", "[]")})
 	// ... or stays when nobody is queued.
 	f.token(iP9, []int{1, 1, 0, 0}, nil)
-	f.check(expect{rules: []string{"SK6"}, state: st(Released, true, "[0,0,0,0]", "[1,1,0,0]", "[]")})
+	f.check(expect{rules: []string{"SK6"}, state: st(cs.Released, true, "[0,0,0,0]", "[1,1,0,0]", "[]")})
 }
 
 func TestCloneIsDeep(t *testing.T) {
@@ -227,7 +228,7 @@ func TestTokenIsCopiedOnReceipt(t *testing.T) {
 	ln, q := []int{0, 0, 0, 0}, []int{7}
 	f.token(iP3, ln, q)
 	ln[0], q[0] = 42, 3 // the message's slices change after delivery
-	if got := f.State(); got != st(Held, true, "[0,1,0,0]", "[0,0,0,0]", "[7]") {
+	if got := f.State(); got != st(cs.Held, true, "[0,1,0,0]", "[0,0,0,0]", "[7]") {
 		t.Fatalf("the node shares the message's slices: %s", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/teach-dist/playground/algorithms/cs"
 	"github.com/teach-dist/playground/runtime/sim"
 	"github.com/teach-dist/playground/runtime/sim/simtest"
 )
@@ -120,47 +121,47 @@ func (s full) String() string {
 func TestTR1_InitialHolderStartsWithTheToken(t *testing.T) {
 	t.Run("DefaultHolderIsFirstInRingOrder", func(t *testing.T) {
 		f := newFixture(t, iP3, "")
-		f.check(expect{rules: []string{"TR1"}, effects: []string{"set hop 1"}, state: plain(Released, true, 9)})
+		f.check(expect{rules: []string{"TR1"}, effects: []string{"set hop 1"}, state: plain(cs.Released, true, 9)})
 		g := newFixture(t, iP9, "")
-		g.check(expect{rules: []string{"TR1"}, state: plain(Released, false, 1)})
+		g.check(expect{rules: []string{"TR1"}, state: plain(cs.Released, false, 1)})
 	})
 	t.Run("HolderParam", func(t *testing.T) {
 		f := newFixture(t, iP7, `{"holder": 7, "hop": 4}`)
-		f.check(expect{rules: []string{"TR1"}, effects: []string{"set hop 4"}, state: plain(Released, true, 3)})
+		f.check(expect{rules: []string{"TR1"}, effects: []string{"set hop 4"}, state: plain(cs.Released, true, 3)})
 		g := newFixture(t, iP3, `{"holder": 7}`)
-		g.check(expect{rules: []string{"TR1"}, state: plain(Released, false, 9)})
+		g.check(expect{rules: []string{"TR1"}, state: plain(cs.Released, false, 9)})
 	})
 	t.Run("RegenerationArmsTheLostTimeOutOfTheOthers", func(t *testing.T) {
 		f := regen(t, iP1)
 		f.check(expect{rules: []string{"TR1"}, effects: []string{"set lost 30"},
-			state: full{state: Released, next: 7, candidate: -1}.String()})
+			state: full{state: cs.Released, next: 7, candidate: -1}.String()})
 	})
 }
 
 func TestTR2_RequestWithoutTheTokenWaits(t *testing.T) {
 	f := newFixture(t, iP9, "")
 	f.Step(sim.Input{Kind: sim.Request})
-	f.check(expect{rules: []string{"TR2"}, state: plain(Wanted, false, 1)})
+	f.check(expect{rules: []string{"TR2"}, state: plain(cs.Wanted, false, 1)})
 }
 
 func TestTR2_RequestDuringTheHopEntersAtOnce(t *testing.T) {
 	f := newFixture(t, iP3, "")
 	f.Step(sim.Input{Kind: sim.Request})
-	f.check(expect{rules: []string{"TR2"}, effects: []string{"cancel hop", "enter"}, state: plain(Held, true, 9)})
+	f.check(expect{rules: []string{"TR2"}, effects: []string{"cancel hop", "enter"}, state: plain(cs.Held, true, 9)})
 }
 
 func TestTR3_TokenLetsAWaiterIn(t *testing.T) {
 	f := newFixture(t, iP9, "")
 	f.Step(sim.Input{Kind: sim.Request})
 	f.deliver(MsgToken, iP3, 0, 0)
-	f.check(expect{rules: []string{"TR3"}, effects: []string{"enter"}, state: plain(Held, true, 1)})
+	f.check(expect{rules: []string{"TR3"}, effects: []string{"enter"}, state: plain(cs.Held, true, 1)})
 }
 
 func TestTR3_UnwantedTokenIsHeldForTheHop(t *testing.T) {
 	f := newFixture(t, iP9, `{"hop": 2, "regenerate": 30}`)
 	f.deliver(MsgToken, iP3, 0, 0)
 	f.check(expect{rules: []string{"TR3"}, effects: []string{"cancel lost", "set hop 2"},
-		state: full{state: Released, token: true, next: 1, candidate: -1}.String()})
+		state: full{state: cs.Released, token: true, next: 1, candidate: -1}.String()})
 }
 
 func TestTR3_TokenEndsParticipationAndAdoptsANewerGeneration(t *testing.T) {
@@ -179,21 +180,21 @@ func TestTR4_HopExpiryPassesTheTokenToTheSuccessor(t *testing.T) {
 	f := newFixture(t, iP7, "")
 	f.deliver(MsgToken, iP1, 0, 0)
 	f.Timer(TimerHop)
-	f.check(expect{rules: []string{"TR4"}, sent: []string{"TOKEN->0(0)"}, state: plain(Released, false, 3)})
+	f.check(expect{rules: []string{"TR4"}, sent: []string{"TOKEN->0(0)"}, state: plain(cs.Released, false, 3)})
 }
 
 func TestTR4_PassingRestartsTheLostTimeOut(t *testing.T) {
 	f := regen(t, iP3)
 	f.Timer(TimerHop)
 	f.check(expect{rules: []string{"TR4"}, sent: []string{"TOKEN->1(0)"}, effects: []string{"set lost 30"},
-		state: full{state: Released, next: 9, candidate: -1}.String()})
+		state: full{state: cs.Released, next: 9, candidate: -1}.String()})
 }
 
 func TestTR4_StaleHopTimerDoesNothing(t *testing.T) {
 	f := newFixture(t, iP3, "")
 	f.Step(sim.Input{Kind: sim.Request}) // enters during the hop
 	f.Timer(TimerHop)
-	f.check(expect{state: plain(Held, true, 9)})
+	f.check(expect{state: plain(cs.Held, true, 9)})
 }
 
 func TestTR5_LeavingPassesTheTokenOnAtOnce(t *testing.T) {
@@ -201,7 +202,7 @@ func TestTR5_LeavingPassesTheTokenOnAtOnce(t *testing.T) {
 	f.Step(sim.Input{Kind: sim.Request})
 	f.deliver(MsgToken, iP3, 0, 0)
 	f.Step(sim.Input{Kind: sim.Release})
-	f.check(expect{rules: []string{"TR5"}, sent: []string{"TOKEN->2(0)"}, effects: []string{"exit"}, state: plain(Released, false, 1)})
+	f.check(expect{rules: []string{"TR5"}, sent: []string{"TOKEN->2(0)"}, effects: []string{"exit"}, state: plain(cs.Released, false, 1)})
 }
 
 func TestTR5_LeavingWithASupersededTokenDestroysItAndSendsTheKeptELECTED(t *testing.T) {
@@ -210,23 +211,23 @@ func TestTR5_LeavingWithASupersededTokenDestroysItAndSendsTheKeptELECTED(t *test
 	f.deliver(MsgToken, iP3, 0, 0) // in the CS with a generation-0 token
 	f.deliver(MsgElected, iP3, 7, 1)
 	f.check(expect{rules: []string{"TR9"}, sent: []string{"ACK->0"},
-		state: full{state: Held, token: true, next: 1, gen: 1, candidate: -1, kept: "ELECTED(7,1)"}.String()})
+		state: full{state: cs.Held, token: true, next: 1, gen: 1, candidate: -1, kept: "ELECTED(7,1)"}.String()})
 	f.Step(sim.Input{Kind: sim.Release})
 	f.check(expect{rules: []string{"TR5"}, sent: []string{"ELECTED->2(7,1)"}, effects: []string{"exit", "set lost 30", "set ack 7"},
-		state: full{state: Released, next: 1, gen: 1, candidate: -1, outbox: "ELECTED(7,1)", awaiting: 1}.String()})
+		state: full{state: cs.Released, next: 1, gen: 1, candidate: -1, outbox: "ELECTED(7,1)", awaiting: 1}.String()})
 }
 
 func TestTR6_LostTimeOutCallsAnElection(t *testing.T) {
 	f := regen(t, iP1)
 	f.Timer(TimerLost)
 	f.check(expect{rules: []string{"TR6"}, sent: []string{"ELECTION->3(1,0)"}, effects: []string{"set lost 30", "set ack 7"},
-		state: full{state: Released, next: 7, participant: true, candidate: 1, outbox: "ELECTION(1,0)", awaiting: 7}.String()})
+		state: full{state: cs.Released, next: 7, participant: true, candidate: 1, outbox: "ELECTION(1,0)", awaiting: 7}.String()})
 }
 
 func TestTR6_NoRegenerationNoSuspicion(t *testing.T) {
 	f := newFixture(t, iP1, "")
 	f.Timer(TimerLost)
-	f.check(expect{state: plain(Released, false, 7)})
+	f.check(expect{state: plain(cs.Released, false, 7)})
 }
 
 func TestTR7(t *testing.T) {
@@ -241,25 +242,25 @@ func TestTR7(t *testing.T) {
 	}{
 		{name: "PassesOnAHigherCandidate", self: iP1, k: 9, g: 2,
 			sent: []string{"ACK->1", "ELECTION->3(9,2)"}, eff: []string{"set lost 30", "set ack 7"},
-			want: full{state: Released, next: 7, participant: true, candidate: 9, outbox: "ELECTION(9,2)", awaiting: 7}},
+			want: full{state: cs.Released, next: 7, participant: true, candidate: 9, outbox: "ELECTION(9,2)", awaiting: 7}},
 		{name: "ReplacesALowerCandidateByItself", self: iP7, k: 1, g: 0,
 			sent: []string{"ACK->2", "ELECTION->0(7,0)"}, eff: []string{"set lost 30", "set ack 7"},
-			want: full{state: Released, next: 3, participant: true, candidate: 7, outbox: "ELECTION(7,0)", awaiting: 3}},
+			want: full{state: cs.Released, next: 3, participant: true, candidate: 7, outbox: "ELECTION(7,0)", awaiting: 3}},
 		{name: "StopsALowerCandidateWhenParticipant", self: iP7, k: 1, g: 0,
 			setup: func(f *fixture) { f.Timer(TimerLost); f.deliver(MsgAck, iP3, 0, 0) },
 			sent:  []string{"ACK->2"},
-			want:  full{state: Released, next: 3, participant: true, candidate: 7}},
+			want:  full{state: cs.Released, next: 3, participant: true, candidate: 7}},
 		{name: "CarriesTheNewestGenerationSeen", self: iP7, k: 9, g: 1,
 			setup: func(f *fixture) { f.n.gen = 3 },
 			sent:  []string{"ACK->2", "ELECTION->0(9,3)"}, eff: []string{"set lost 30", "set ack 7"},
-			want: full{state: Released, next: 3, gen: 3, participant: true, candidate: 9, outbox: "ELECTION(9,3)", awaiting: 3}},
+			want: full{state: cs.Released, next: 3, gen: 3, participant: true, candidate: 9, outbox: "ELECTION(9,3)", awaiting: 3}},
 		{name: "HolderStopsTheElection", self: iP3, k: 9, g: 0,
 			sent: []string{"ACK->3"},
-			want: full{state: Released, token: true, next: 9, candidate: -1}},
+			want: full{state: cs.Released, token: true, next: 9, candidate: -1}},
 		{name: "CandidateThatCameRoundAgainHasLeft", self: iP1, k: 9, g: 0,
 			setup: func(f *fixture) { f.deliver(MsgElection, iP9, 9, 0); f.deliver(MsgAck, iP7, 0, 0) },
 			sent:  []string{"ACK->1"},
-			want:  full{state: Released, next: 7, participant: true, candidate: 9}},
+			want:  full{state: cs.Released, next: 7, participant: true, candidate: 9}},
 		{name: "OwnIDAfterTheTokenPassedIsDropped", self: iP1, k: 1, g: 0,
 			setup: func(f *fixture) {
 				f.Timer(TimerLost)
@@ -268,7 +269,7 @@ func TestTR7(t *testing.T) {
 				f.Timer(TimerHop)
 			},
 			sent: []string{"ACK->1"},
-			want: full{state: Released, next: 7, candidate: 1}},
+			want: full{state: cs.Released, next: 7, candidate: 1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -301,7 +302,7 @@ func TestTR8_OwnIDComingRoundWinsWithANewGeneration(t *testing.T) {
 	f.deliver(MsgAck, iP1, 0, 0)
 	f.deliver(MsgElection, iP3, 9, 5) // someone on the way had seen generation 5
 	f.check(expect{rules: []string{"TR8"}, sent: []string{"ACK->0", "ELECTED->2(9,6)"}, effects: []string{"set ack 7"},
-		state: full{state: Released, next: 1, gen: 6, candidate: 9, outbox: "ELECTED(9,6)", awaiting: 1}.String()})
+		state: full{state: cs.Released, next: 1, gen: 6, candidate: 9, outbox: "ELECTED(9,6)", awaiting: 1}.String()})
 }
 
 func TestTR9_ElectedDestroysAnIdleOldTokenAndPassesTheNewsOn(t *testing.T) {
@@ -309,7 +310,7 @@ func TestTR9_ElectedDestroysAnIdleOldTokenAndPassesTheNewsOn(t *testing.T) {
 	f.deliver(MsgElected, iP7, 9, 1)
 	f.check(expect{rules: []string{"TR9"}, sent: []string{"ACK->3", "ELECTED->1(9,1)"},
 		effects: []string{"cancel hop", "set lost 30", "set ack 7"},
-		state:   full{state: Released, next: 9, gen: 1, candidate: -1, outbox: "ELECTED(9,1)", awaiting: 9}.String()})
+		state:   full{state: cs.Released, next: 9, gen: 1, candidate: -1, outbox: "ELECTED(9,1)", awaiting: 9}.String()})
 }
 
 func TestTR9_ElectedEndsParticipation(t *testing.T) {
@@ -318,14 +319,14 @@ func TestTR9_ElectedEndsParticipation(t *testing.T) {
 	f.deliver(MsgAck, iP7, 0, 0)
 	f.deliver(MsgElected, iP9, 9, 1)
 	f.check(expect{rules: []string{"TR9"}, sent: []string{"ACK->1", "ELECTED->3(9,1)"}, effects: []string{"set lost 30", "set ack 7"},
-		state: full{state: Released, next: 7, gen: 1, candidate: 1, outbox: "ELECTED(9,1)", awaiting: 7}.String()})
+		state: full{state: cs.Released, next: 7, gen: 1, candidate: 1, outbox: "ELECTED(9,1)", awaiting: 7}.String()})
 }
 
 func TestTR9_OldOrRepeatedElectedIsOnlyAcknowledged(t *testing.T) {
 	f := regen(t, iP1)
 	f.n.gen = 3
 	f.deliver(MsgElected, iP9, 9, 3)
-	f.check(expect{rules: []string{"TR9"}, sent: []string{"ACK->1"}, state: full{state: Released, next: 7, gen: 3, candidate: -1}.String()})
+	f.check(expect{rules: []string{"TR9"}, sent: []string{"ACK->1"}, state: full{state: cs.Released, next: 7, gen: 3, candidate: -1}.String()})
 }
 
 func TestTR10_OwnElectedComingRoundCreatesTheToken(t *testing.T) {
@@ -337,14 +338,14 @@ func TestTR10_OwnElectedComingRoundCreatesTheToken(t *testing.T) {
 	f.deliver(MsgAck, iP1, 0, 0)
 	f.deliver(MsgElected, iP3, 9, 1)
 	f.check(expect{rules: []string{"TR10"}, sent: []string{"ACK->0"}, effects: []string{"cancel lost", "enter"},
-		state: full{state: Held, token: true, next: 1, gen: 1, candidate: 9}.String()})
+		state: full{state: cs.Held, token: true, next: 1, gen: 1, candidate: 9}.String()})
 }
 
 func TestTR10_AnOlderRoundOfMineCreatesNothing(t *testing.T) {
 	f := regen(t, iP9)
 	f.n.gen = 2
 	f.deliver(MsgElected, iP3, 9, 1)
-	f.check(expect{rules: []string{"TR9"}, sent: []string{"ACK->0"}, state: full{state: Released, next: 1, gen: 2, candidate: -1}.String()})
+	f.check(expect{rules: []string{"TR9"}, sent: []string{"ACK->0"}, state: full{state: cs.Released, next: 1, gen: 2, candidate: -1}.String()})
 }
 
 func TestTR11_TokenOfAnOlderGenerationIsDestroyed(t *testing.T) {
@@ -353,10 +354,10 @@ func TestTR11_TokenOfAnOlderGenerationIsDestroyed(t *testing.T) {
 	f.deliver(MsgElected, iP9, 9, 1)
 	f.deliver(MsgAck, iP7, 0, 0)
 	f.deliver(MsgToken, iP9, 0, 0)
-	f.check(expect{rules: []string{"TR11"}, state: full{state: Wanted, next: 7, gen: 1, candidate: -1}.String()})
+	f.check(expect{rules: []string{"TR11"}, state: full{state: cs.Wanted, next: 7, gen: 1, candidate: -1}.String()})
 	f.deliver(MsgToken, iP9, 1, 0) // the new one is taken
 	f.check(expect{rules: []string{"TR3"}, effects: []string{"cancel lost", "enter"},
-		state: full{state: Held, token: true, next: 7, gen: 1, candidate: -1}.String()})
+		state: full{state: cs.Held, token: true, next: 7, gen: 1, candidate: -1}.String()})
 }
 
 func TestTR12_AckSendsTheNextQueuedMessage(t *testing.T) {
@@ -364,10 +365,10 @@ func TestTR12_AckSendsTheNextQueuedMessage(t *testing.T) {
 	f.Timer(TimerLost)               // ELECTION(1) out to P7
 	f.deliver(MsgElected, iP9, 9, 1) // ELECTED queued behind it
 	f.deliver(MsgAck, iP3, 0, 0)     // not from next: ignored
-	f.check(expect{state: full{state: Released, next: 7, gen: 1, candidate: 1, outbox: "ELECTION(1,0) ELECTED(9,1)", awaiting: 7}.String()})
+	f.check(expect{state: full{state: cs.Released, next: 7, gen: 1, candidate: 1, outbox: "ELECTION(1,0) ELECTED(9,1)", awaiting: 7}.String()})
 	f.deliver(MsgAck, iP7, 0, 0)
 	f.check(expect{rules: []string{"TR12"}, sent: []string{"ELECTED->3(9,1)"}, effects: []string{"cancel ack", "set ack 7"},
-		state: full{state: Released, next: 7, gen: 1, candidate: 1, outbox: "ELECTED(9,1)", awaiting: 7}.String()})
+		state: full{state: cs.Released, next: 7, gen: 1, candidate: 1, outbox: "ELECTED(9,1)", awaiting: 7}.String()})
 }
 
 func TestTR13_SilentSuccessorIsSkipped(t *testing.T) {
@@ -375,7 +376,7 @@ func TestTR13_SilentSuccessorIsSkipped(t *testing.T) {
 	f.Timer(TimerLost)
 	f.Timer(TimerAck) // P7 is silent: try P3
 	f.check(expect{rules: []string{"TR13"}, sent: []string{"ELECTION->0(1,0)"}, effects: []string{"set ack 7"},
-		state: full{state: Released, next: 3, participant: true, candidate: 1, outbox: "ELECTION(1,0)", awaiting: 3}.String()})
+		state: full{state: cs.Released, next: 3, participant: true, candidate: 1, outbox: "ELECTION(1,0)", awaiting: 3}.String()})
 	// From now on the token skips P7 too.
 	f.deliver(MsgAck, iP3, 0, 0)
 	f.deliver(MsgToken, iP9, 0, 0)
@@ -393,10 +394,10 @@ func TestTR13_AProcessLeftAloneElectsItselfAndKeepsTheToken(t *testing.T) {
 	f.Timer(TimerAck)
 	f.Timer(TimerAck) // P7, P3, P9 all silent
 	f.check(expect{rules: []string{"TR13", "TR8", "TR10"}, effects: []string{"cancel lost", "enter"},
-		state: full{state: Held, token: true, next: 1, gen: 1, candidate: 1}.String()})
+		state: full{state: cs.Held, token: true, next: 1, gen: 1, candidate: 1}.String()})
 	f.Step(sim.Input{Kind: sim.Release})
 	f.check(expect{rules: []string{"TR5"}, effects: []string{"exit"},
-		state: full{state: Released, token: true, next: 1, gen: 1, candidate: 1}.String()})
+		state: full{state: cs.Released, token: true, next: 1, gen: 1, candidate: 1}.String()})
 }
 
 func TestTR14_RecoveredProcessHasNoTokenAndSaysHello(t *testing.T) {
@@ -406,9 +407,9 @@ func TestTR14_RecoveredProcessHasNoTokenAndSaysHello(t *testing.T) {
 		eff    []string
 		state  string
 	}{
-		{"", nil, nil, plain(Released, false, 9)},
+		{"", nil, nil, plain(cs.Released, false, 9)},
 		{`{"regenerate": 30}`, []string{"HELLO->1", "HELLO->2", "HELLO->3"}, []string{"set lost 30"},
-			full{state: Released, next: 9, candidate: -1}.String()},
+			full{state: cs.Released, next: 9, candidate: -1}.String()},
 	} {
 		p, err := ParseParams([]byte(tc.params), unitIDs)
 		if err != nil {
@@ -428,9 +429,9 @@ func TestTR15_HelloTakesTheRecoveredProcessBack(t *testing.T) {
 	f.Timer(TimerLost)
 	f.Timer(TimerAck) // P1 skipped: next is P7
 	f.deliver(MsgHello, iP3, 0, 0)
-	f.check(expect{state: full{state: Released, next: 7, participant: true, candidate: 9, outbox: "ELECTION(9,0)", awaiting: 7}.String()})
+	f.check(expect{state: full{state: cs.Released, next: 7, participant: true, candidate: 9, outbox: "ELECTION(9,0)", awaiting: 7}.String()})
 	f.deliver(MsgHello, iP1, 0, 0)
-	f.check(expect{rules: []string{"TR15"}, state: full{state: Released, next: 1, participant: true, candidate: 9, outbox: "ELECTION(9,0)", awaiting: 7}.String()})
+	f.check(expect{rules: []string{"TR15"}, state: full{state: cs.Released, next: 1, participant: true, candidate: 9, outbox: "ELECTION(9,0)", awaiting: 7}.String()})
 }
 
 func TestTR15_LoneHolderStartsPassingAgain(t *testing.T) {
@@ -441,7 +442,7 @@ func TestTR15_LoneHolderStartsPassingAgain(t *testing.T) {
 	f.Timer(TimerAck) // alone, with the new token
 	f.deliver(MsgHello, iP3, 0, 0)
 	f.check(expect{rules: []string{"TR15"}, effects: []string{"set hop 1"},
-		state: full{state: Released, token: true, next: 3, gen: 1, candidate: 1}.String()})
+		state: full{state: cs.Released, token: true, next: 3, gen: 1, candidate: 1}.String()})
 }
 
 func TestTR15_HelloFromTheSilentReceiverGetsTheMessageAgain(t *testing.T) {
@@ -449,7 +450,7 @@ func TestTR15_HelloFromTheSilentReceiverGetsTheMessageAgain(t *testing.T) {
 	f.Timer(TimerLost) // ELECTION(1) to P7, which crashes and recovers before the time-out
 	f.deliver(MsgHello, iP7, 0, 0)
 	f.check(expect{rules: []string{"TR15"}, sent: []string{"ELECTION->3(1,0)"}, effects: []string{"set ack 7"},
-		state: full{state: Released, next: 7, participant: true, candidate: 1, outbox: "ELECTION(1,0)", awaiting: 7}.String()})
+		state: full{state: cs.Released, next: 7, participant: true, candidate: 1, outbox: "ELECTION(1,0)", awaiting: 7}.String()})
 }
 
 func TestCloneIsDeep(t *testing.T) {
@@ -483,9 +484,9 @@ func TestParseParams(t *testing.T) {
 		{`{"holder": 4}`, Params{}, "params.holder: 4 is not a node id (ids: 3 9 1 7)"},
 		{`{"holder": "7"}`, Params{}, "params.holder: got string, want a node id"},
 		{`{"hop": 0}`, Params{}, "params.hop: must be a positive integer"},
-		{`{"hop": 1.5}`, Params{}, "params.hop: got number 1.5, want an integer"},
+		{`{"hop": 1.5}`, Params{}, "params.hop: got number 1.5, want a positive integer"},
 		{`{"regenerate": -1}`, Params{}, "params.regenerate: must be 0 (off) or a positive integer"},
-		{`{"regenerate": true}`, Params{}, "params.regenerate: got bool, want an integer"},
+		{`{"regenerate": true}`, Params{}, "params.regenerate: got bool, want 0 (off) or a positive integer"},
 		{`{"ackTimeout": 0}`, Params{}, "params.ackTimeout: must be a positive integer"},
 		{`{"timeout": 5}`, Params{}, "params.timeout: unknown field (allowed: holder, hop, regenerate, ackTimeout)"},
 		{`[1]`, Params{}, "params: got array"},

@@ -109,6 +109,15 @@ type Spec struct {
 	Messages []MessageType
 	Costs    []Cost
 	Defaults Defaults
+	// Params are the fields the scenario's params object accepts, in the order a form
+	// shows them; ParseParams decodes exactly these (algorithms/params.Parse).
+	Params []Param
+	// Stage says how a page draws the processes, as data rather than per-algorithm code.
+	Stage Stage
+	// CrashLeaderFirst: the notes analyse this election from a crashed leader (Bully:
+	// "the coordinator has failed"), so comparisons crash the highest id before the
+	// elections start. The ring elections assume nobody fails during an election.
+	CrashLeaderFirst bool
 
 	// BackgroundTimers and BackgroundMessages never stop a run from being quiescent:
 	// a failure detector's heartbeats go on for ever, yet an election can settle.
@@ -149,12 +158,80 @@ type Var struct {
 // MessageType names a message and the trace keys of the payload slots it uses
 // ("" leaves the slot out of the trace).
 type MessageType struct {
-	Name  string
+	Name string
+	// Label is what the stage writes on a message in flight: at most 5 characters,
+	// unique within the algorithm (REQUEST is REQ, COORDINATOR is COORD).
+	Label string
 	Doc   string
 	TS    string
 	Arg   string
 	Vec   string
 	Queue string
+}
+
+// ParamKind is the type of a params field, which decides its form control.
+type ParamKind string
+
+const (
+	// ParamInt is an integer within [Min, Max].
+	ParamInt ParamKind = "int"
+	// ParamBool is true or false.
+	ParamBool ParamKind = "bool"
+	// ParamChoice is one of the strings in Choices.
+	ParamChoice ParamKind = "choice"
+	// ParamNode is a node id of the run.
+	ParamNode ParamKind = "node"
+	// ParamObject is an object: its Fields when it has them (nested params), otherwise
+	// a shape of its own that Doc describes (a tree, voting sets).
+	ParamObject ParamKind = "object"
+)
+
+// Defaults of a ParamNode: which id a field left out takes.
+const (
+	FirstID   = "first"   // the first id of the scenario's ids (the ring order)
+	LowestID  = "lowest"  // the smallest id
+	HighestID = "highest" // the largest id
+)
+
+// Param describes one field of an algorithm's params: enough for a page to build a
+// form control, and for algorithms/params to decode and check it with an error that
+// names the field (params.<Name>).
+type Param struct {
+	Name string // the JSON field
+	Kind ParamKind
+	Doc  string // one line
+	// Default is the value of a field left out, as JSON ("1", "false", `"list"`); for a
+	// ParamNode one of FirstID, LowestID, HighestID; "" for an object (Doc says).
+	Default string
+	// Min and Max bound a ParamInt (Max 0 means MaxTime).
+	Min, Max int
+	// Zero says what 0 means when Min is 0 and 0 is special ("off").
+	Zero string
+	// Choices are the values of a ParamChoice.
+	Choices []string
+	// Fields are the fields of a ParamObject made of params.
+	Fields []Param
+}
+
+// Stage is how a page decorates the processes of a run. Where it names an inspector
+// variable (Var), the page reads that variable from each process's state.
+type Stage struct {
+	// Ring draws the processes in ring order (the scenario's ids) with the direction
+	// messages travel: from each process to the next, the last to the first.
+	Ring bool
+	// Mark names a variable holding one node id (-1: none); the page marks that node
+	// with MarkLabel (central: "coordinator").
+	Mark      string
+	MarkLabel string
+	// Edges names a variable holding the id of a neighbour (-1: none); the page draws
+	// an edge from each process to it (Raymond: "parent", the tree).
+	Edges string
+	// Pointer names a variable holding the id a process points at (itself or -1:
+	// none); the page draws it as an arrow (Raymond: "holder", towards the token).
+	Pointer string
+	// Group names a variable holding a list of ids; the page can outline a process's
+	// group (Maekawa: "set", the voting set).
+	Group string
 }
 
 // Cost is one theoretical figure from the course notes.

@@ -1,0 +1,102 @@
+package cost
+
+// Mutual exclusion: requests, entries and exits, the delays between them, and the
+// notes' ordering property judged with vector clocks.
+
+import "slices"
+
+type request struct {
+	node      int
+	seq       int64
+	step      int
+	t         int
+	vc        []int // the request event's vector clock
+	msgsAt    int   // algorithm messages sent before it
+	contended bool  // another process wanted or held the CS while it waited
+	done      bool  // granted, or cancelled by a crash
+}
+
+func (c *Collector) request(i int, e *Event) {
+	c.vc[i][i]++
+	c.requests++
+	r := &request{node: i, seq: e.Seq, step: c.step, t: e.T, vc: slices.Clone(c.vc[i]), msgsAt: c.msgs}
+	for j, p := range c.pending {
+		if p != nil && j != i {
+			p.contended = true
+			r.contended = true
+		}
+		if c.inCS[j] && j != i {
+			r.contended = true
+		}
+	}
+	c.pending[i] = r
+	c.last[i] = r
+}
+
+// happenedBefore: request a happened before request b (at another process) when b's
+// clock has seen a's own event.
+func happenedBefore(a, b *request) bool {
+	return a.node < len(b.vc) && a.vc[a.node] <= b.vc[a.node]
+}
+
+func (c *Collector) enter(i int, e *Event) {
+	c.entries++
+	c.inCS[i] = true
+	grant := Point{Node: c.ids[i], Seq: e.Seq, Step: c.step, T: e.T}
+	r := c.pending[i]
+	if r != nil {
+		c.pending[i] = nil
+		r.done = true
+		c.client.add(float64(e.T - r.t))
+		if !r.contended {
+			c.toEnter.add(float64(c.msgs - r.msgsAt))
+		}
+		// The ordering property: every request that happened before this one must
+		// have been granted already.
+		ordered, broken := false, false
+		for j, a := range c.last {
+			if j == i || a == nil || !happenedBefore(a, r) {
+				continue
+			}
+			ordered = true
+			if !a.done && c.pending[j] == a {
+				broken = true
+				if c.first == nil {
+					c.first = &Violation{
+						Earlier: Point{Node: c.ids[j], Seq: a.seq, Step: a.step, T: a.t},
+						Later:   Point{Node: c.ids[i], Seq: r.seq, Step: r.step, T: r.t},
+						Grant:   grant,
+					}
+				}
+			}
+		}
+		if ordered {
+			c.checked++
+		}
+		if broken {
+			c.violations++
+		}
+	}
+	if c.syncOpen {
+		c.syncOpen = false
+		if slices.Contains(c.syncWaiting, i) {
+			c.sync.add(float64(e.T - c.syncT))
+		}
+	}
+	c.vc[i][i]++
+}
+
+func (c *Collector) exit(i int, e *Event) {
+	c.exits++
+	c.inCS[i] = false
+	c.act.exited = append(c.act.exited, i)
+	c.syncWaiting = c.syncWaiting[:0]
+	for j, p := range c.pending {
+		if p != nil && j != i && c.alive[j] {
+			c.syncWaiting = append(c.syncWaiting, j)
+		}
+	}
+	c.syncOpen = len(c.syncWaiting) > 0
+	c.syncT = e.T
+	c.vc[i][i]++
+}
