@@ -2,7 +2,7 @@
 GO ?= go
 ADDR ?= :8080
 
-.PHONY: run build test test-short bench check generate fmt fuzz load
+.PHONY: run build test test-js test-short bench check generate fmt fuzz load
 
 run: ## start the playground on its embedded defaults
 	$(GO) run ./cmd/playground serve --addr $(ADDR)
@@ -10,8 +10,13 @@ run: ## start the playground on its embedded defaults
 build:
 	$(GO) build -o bin/playground ./cmd/playground
 
-test: check ## everything CI runs
+test: check test-js ## everything CI runs
 	$(GO) test -count=1 ./...
+
+# The browser modules' pure parts (model, causality, layout, timeline ...), with Node's
+# built-in runner: no packages needed. The DOM parts are covered by web/e2e.
+test-js:
+	node --test static/test/*.test.js
 
 test-short:
 	$(GO) test -short ./...

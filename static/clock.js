@@ -12,8 +12,9 @@ export function newClock() {
 }
 
 // clockTo sets the clock when a frame says the run is at virtual time t: playing, it
-// runs on from there (never backwards by less than one unit, so messages do not jump
-// back); paused, it glides from where it was shown when smooth, else it jumps.
+// runs on from there, or from where it was shown when that is ahead by up to a unit
+// (a frame a little late does not pull the messages back); paused, it glides from
+// where it was shown when smooth, else it jumps.
 export function clockTo(clk, t, playing, smooth, now) {
   const cur = clk.last;
   if (playing) {
