@@ -49,14 +49,17 @@ bench: ## the benchmarks recorded in docs/benchmarks.md
 generate:
 	$(GO) tool templ generate
 
-check: ## formatting, vet, staticcheck, ESLint, templ files current, no large tracked files
+# ESLint and its plugins, at the versions package-lock.json pins (node_modules/ is ignored).
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund
+
+check: node_modules/.package-lock.json ## formatting, vet, staticcheck, ESLint, templ files current, no large tracked files
 	@big=$$(git ls-files -z 2>/dev/null | grep -zv '/testdata/' | xargs -0 -r stat -c '%s %n' 2>/dev/null | awk '$$1 > 1000000 {print $$2}'); \
 	if [ -n "$$big" ]; then echo "tracked files over 1 MB outside testdata (build outputs belong in .gitignore):"; echo "$$big"; exit 1; fi
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
-	@[ -x node_modules/.bin/eslint ] || { echo "ESLint is not installed: run 'npm ci' (versions pinned in package-lock.json)"; exit 1; }
 	npx --no-install eslint static
 	@$(GO) tool templ generate >/dev/null 2>&1; \
 	if [ -n "$$(git status --porcelain -- '*_templ.go' 2>/dev/null)" ]; then \
