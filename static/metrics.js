@@ -21,10 +21,7 @@ const SHORT = {
 };
 
 function seekButton(seek, label, step, title) {
-  const b = htmlEl("button", { class: "linkish" }, label);
-  b.type = "button";
-  b.dataset.step = step;
-  b.title = title || `Show step ${step}`;
+  const b = htmlEl("button", { class: "linkish", type: "button", "data-step": step, title: title || `Show step ${step}` }, label);
   b.addEventListener("click", () => seek(step));
   return b;
 }

@@ -55,16 +55,10 @@ export function createNetwork(page) {
   const stageBar = document.querySelector(".stage-bar");
   if (stageBar) stageBar.insertBefore(badge, $("status"));
   else wrap.appendChild(badge);
-  const bar = htmlEl("div", { class: "net-draftbar" });
-  bar.hidden = true;
   const barText = htmlEl("span", { class: "net-draft-text" });
-  const barApply = htmlEl("button", { class: "btn" }, "Apply partition");
-  barApply.type = "button";
-  barApply.id = "net-draft-apply";
-  const barCancel = htmlEl("button", { class: "btn btn-quiet" }, "Cancel");
-  barCancel.type = "button";
-  barCancel.id = "net-draft-cancel";
-  bar.append(barText, barApply, barCancel);
+  const barApply = htmlEl("button", { class: "btn", type: "button", id: "net-draft-apply" }, "Apply partition");
+  const barCancel = htmlEl("button", { class: "btn btn-quiet", type: "button", id: "net-draft-cancel" }, "Cancel");
+  const bar = htmlEl("div", { class: "net-draftbar", hidden: true }, barText, barApply, barCancel);
   wrap.appendChild(bar);
 
   function open(on) {
@@ -145,29 +139,19 @@ export function createNetwork(page) {
     const focusAct = focused?.dataset.act;
     const rows = held.map((f) => {
       const m = f.msg;
-      const li = htmlEl("li");
-      li.dataset.msg = m.id;
-      li.append(htmlEl("span", { class: `chip ${msgClass.get(m.type) || "m6"}` }));
-      const what = htmlEl("span", { class: "what" });
-      what.append(htmlEl("span", { class: "net-id" }, `#${m.id}`), ` P${m.from} → P${m.to} `, htmlEl("b", {}, m.type), payloadText(m) ? ` ${payloadText(m)}` : "");
-      li.append(what);
+      const li = htmlEl("li", { "data-msg": m.id },
+        htmlEl("span", { class: `chip ${msgClass.get(m.type) || "m6"}` }),
+        htmlEl("span", { class: "what" }, htmlEl("span", { class: "net-id" }, `#${m.id}`), ` P${m.from} → P${m.to} `,
+          htmlEl("b", {}, m.type), payloadText(m) ? ` ${payloadText(m)}` : ""));
       const label = `${m.type} #${m.id} from P${m.from} to P${m.to}`;
-      const go = htmlEl("button", { class: "net-btn" }, "Deliver");
-      go.type = "button";
-      go.dataset.act = "deliver";
-      go.dataset.msg = m.id;
-      go.setAttribute("aria-label", `Deliver ${label}`);
+      const button = (act, cls, text) => htmlEl("button", { class: cls, type: "button", "data-act": act, "data-msg": m.id, "aria-label": `${text} ${label}` }, text);
+      const go = button("deliver", "net-btn", "Deliver");
       if (f.behind) {
         go.disabled = true;
         go.title = `FIFO: waits behind #${f.behind} on this channel`;
         li.append(htmlEl("span", { class: "net-wait" }, `after #${f.behind}`));
       }
-      const drop = htmlEl("button", { class: "net-btn quiet" }, "Drop");
-      drop.type = "button";
-      drop.dataset.act = "drop";
-      drop.dataset.msg = m.id;
-      drop.setAttribute("aria-label", `Drop ${label}`);
-      li.append(go, drop);
+      li.append(go, button("drop", "net-btn quiet", "Drop"));
       return li;
     });
     list.replaceChildren(...rows);
@@ -223,29 +207,13 @@ export function createNetwork(page) {
     const key = model.nodes.map((n) => n.id).join(",") + "/" + cols;
     if (key !== rowsKey) {
       rowsKey = key;
-      const head = [htmlEl("th", {}, "process")];
-      for (let c = 0; c < cols; c++) {
-        const th = htmlEl("th", {}, LETTERS[c]);
-        th.scope = "col";
-        head.push(th);
-      }
-      head[0].scope = "col";
+      const head = [htmlEl("th", { scope: "col" }, "process")];
+      for (let c = 0; c < cols; c++) head.push(htmlEl("th", { scope: "col" }, LETTERS[c]));
       groupHead.replaceChildren(...head);
       groupBody.replaceChildren(...model.nodes.map((n, i) => {
-        const tr = htmlEl("tr", { class: `p${i % 8}` });
-        const th = htmlEl("th");
-        th.scope = "row";
-        th.append(htmlEl("span", { class: "dot" }), ` P${n.id}`);
-        tr.append(th);
+        const tr = htmlEl("tr", { class: `p${i % 8}` }, htmlEl("th", { scope: "row" }, htmlEl("span", { class: "dot" }), ` P${n.id}`));
         for (let c = 0; c < cols; c++) {
-          const td = htmlEl("td");
-          const r = htmlEl("input");
-          r.type = "radio";
-          r.name = `net-g-${i}`;
-          r.value = String(c);
-          r.setAttribute("aria-label", `P${n.id} in group ${LETTERS[c]}`);
-          td.append(r);
-          tr.append(td);
+          tr.append(htmlEl("td", {}, htmlEl("input", { type: "radio", name: `net-g-${i}`, value: String(c), "aria-label": `P${n.id} in group ${LETTERS[c]}` })));
         }
         return tr;
       }));

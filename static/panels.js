@@ -107,9 +107,7 @@ export class Inspector {
       li.append(htmlEl("span", { class: `chip ${this.msgClass.get(f.msg.type) || "m6"}` }));
       const when = f.at < 0 ? "held" : `arrives t=${f.at}`;
       li.append(htmlEl("span", { class: "what" }, `#${f.msg.id} ${f.msg.type}${payloadText(f.msg)} P${f.msg.from}→P${f.msg.to} · ${when}`));
-      const b = htmlEl("button", {}, "drop");
-      b.type = "button";
-      b.title = "Drop this message (an intervention)";
+      const b = htmlEl("button", { type: "button", title: "Drop this message (an intervention)" }, "drop");
       b.addEventListener("click", () => this.onDrop(f.msg.id));
       li.append(b);
       return li;

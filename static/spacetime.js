@@ -7,7 +7,7 @@
 // itself and the processes view as self-contained SVG files. docs/spacetime.md.
 
 
-import { byId as $, htmlEl, svgEl } from "./dom.js";
+import { byId as $, htmlEl, svgEl, noModifier } from "./dom.js";
 import { messageClasses } from "./layout.js";
 import { Timeline, TOP, BOTTOM, geometry } from "./timeline.js";
 import { describeEvent } from "./text.js";
@@ -518,7 +518,7 @@ function moveActive(st, dir) {
 
 function wireKeys(st) {
   st.ui.scroll.addEventListener("keydown", (e) => {
-    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    if (!noModifier(e)) return;
     const keys = { ArrowLeft: "left", ArrowRight: "right", ArrowUp: "up", ArrowDown: "down", Home: "home", End: "end" };
     if (keys[e.key]) {
       moveActive(st, keys[e.key]);
