@@ -4,7 +4,7 @@
 import { leaders, holdsToken } from "./model.js";
 import { htmlEl } from "./dom.js";
 import { messageClasses } from "./layout.js";
-import { payloadText, valueText, groupsText } from "./text.js";
+import { payloadText, valueText, groupsText, narration } from "./text.js";
 
 export class Code {
   constructor(root, follow) {
@@ -160,30 +160,6 @@ export class Narrator {
         li.classList.add("net");
         text(`${m.type} from `, who(m.from), " to ", who(m.to), ` is lost (${ev.reason || "dropped"})`);
         break;
-      case "request":
-        text(who(ev.node), " wants to enter the critical section");
-        break;
-      case "enter":
-        text(who(ev.node), " enters the critical section");
-        break;
-      case "exit":
-        text(who(ev.node), " leaves the critical section");
-        break;
-      case "elect":
-        text(who(ev.node), " suspects the leader and starts an election");
-        break;
-      case "leader":
-        text(who(ev.node), ` now takes P${ev.leader} as leader`);
-        break;
-      case "crash":
-        text(who(ev.node), " crashes");
-        break;
-      case "recover":
-        text(who(ev.node), " recovers with a fresh state");
-        break;
-      case "timer":
-        text(who(ev.node), `: its ${ev.name} timer fires`);
-        break;
       case "partition":
         text("The network splits: " + groupsText(ev.groups, " | "));
         break;
@@ -197,8 +173,11 @@ export class Narrator {
       case "end":
         text(`The run ends: ${ev.messages} messages, ${ev.entries} entries`);
         break;
-      default:
-        text(ev.type);
+      default: {
+        const did = narration(ev);
+        if (did === null) text(ev.type);
+        else text(who(ev.node), did);
+      }
     }
     return li;
   }

@@ -48,6 +48,22 @@ export function describeEvent(ev) {
   }
 }
 
+// narration is what a process did, in the log's words after its name, for the events
+// that are only a process doing something (null for the others).
+export function narration(ev) {
+  switch (ev.type) {
+    case "request": return " wants to enter the critical section";
+    case "enter": return " enters the critical section";
+    case "exit": return " leaves the critical section";
+    case "elect": return " suspects the leader and starts an election";
+    case "leader": return ` now takes P${ev.leader} as leader`;
+    case "crash": return " crashes";
+    case "recover": return " recovers with a fresh state";
+    case "timer": return `: its ${ev.name} timer fires`;
+    default: return null;
+  }
+}
+
 // describeMessage says where a message of the space-time diagram went: m carries its
 // ids (from, to: positions in ids), its steps and its fate.
 export function describeMessage(m, ids) {

@@ -1,7 +1,7 @@
 // text.js: the words the page shows for the run's things.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { payloadText, describeInflight, describeEvent, describeMessage, valueText, groupsText, round2, shortFormula } from "../text.js";
+import { payloadText, describeInflight, describeEvent, narration, describeMessage, valueText, groupsText, round2, shortFormula } from "../text.js";
 
 const req = { id: 4, type: "REQUEST", from: 1, to: 2, ts: 3 };
 
@@ -42,6 +42,22 @@ test("a trace event, as its process did it", () => {
     [{ type: "end" }, "end"],
   ];
   for (const [ev, want] of cases) assert.equal(describeEvent(ev), want, ev.type);
+});
+
+test("the log's words for what a process did alone", () => {
+  const cases = [
+    [{ type: "request" }, " wants to enter the critical section"],
+    [{ type: "enter" }, " enters the critical section"],
+    [{ type: "exit" }, " leaves the critical section"],
+    [{ type: "elect" }, " suspects the leader and starts an election"],
+    [{ type: "leader", leader: 4 }, " now takes P4 as leader"],
+    [{ type: "crash" }, " crashes"],
+    [{ type: "recover" }, " recovers with a fresh state"],
+    [{ type: "timer", name: "heartbeat" }, ": its heartbeat timer fires"],
+    [{ type: "send" }, null],
+    [{ type: "heal" }, null],
+  ];
+  for (const [ev, want] of cases) assert.equal(narration(ev), want, ev.type);
 });
 
 test("a message of the space-time diagram, with its fate", () => {
