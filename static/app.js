@@ -39,7 +39,8 @@ const page = {
   },
 };
 
-// The panels, in the order they follow each frame (and were added to the page).
+// The panels, in the order they follow each frame. They are made before the stage, so
+// their elements go into the page in the order they always did (the stage's toast last).
 const network = createNetwork(page); // Be the network: hold mode, partitions, FIFO/delay/loss live
 createShare(page); // Copy link, Export menu (no frames to follow)
 const panels = [
