@@ -2,7 +2,7 @@
 GO ?= go
 ADDR ?= :8080
 
-.PHONY: run build test test-short bench check generate fmt fuzz load
+.PHONY: run build test test-js test-short bench check generate fmt fuzz load
 
 run: ## start the playground on its embedded defaults
 	$(GO) run ./cmd/playground serve --addr $(ADDR)
@@ -10,8 +10,13 @@ run: ## start the playground on its embedded defaults
 build:
 	$(GO) build -o bin/playground ./cmd/playground
 
-test: check ## everything CI runs
+test: check test-js ## everything CI runs
 	$(GO) test -count=1 ./...
+
+# The browser modules' pure parts (model, causality, layout, timeline ...), with Node's
+# built-in runner: no packages needed. The DOM parts are covered by web/e2e.
+test-js:
+	node --test static/test/*.test.js
 
 test-short:
 	$(GO) test -short ./...
@@ -44,13 +49,18 @@ bench: ## the benchmarks recorded in docs/benchmarks.md
 generate:
 	$(GO) tool templ generate
 
-check: ## formatting, vet, staticcheck, templ files current, no large tracked files
+# ESLint and its plugins, at the versions package-lock.json pins (node_modules/ is ignored).
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund
+
+check: node_modules/.package-lock.json ## formatting, vet, staticcheck, ESLint, templ files current, no large tracked files
 	@big=$$(git ls-files -z 2>/dev/null | grep -zv '/testdata/' | xargs -0 -r stat -c '%s %n' 2>/dev/null | awk '$$1 > 1000000 {print $$2}'); \
 	if [ -n "$$big" ]; then echo "tracked files over 1 MB outside testdata (build outputs belong in .gitignore):"; echo "$$big"; exit 1; fi
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
+	npx --no-install eslint static
 	@$(GO) tool templ generate >/dev/null 2>&1; \
 	if [ -n "$$(git status --porcelain -- '*_templ.go' 2>/dev/null)" ]; then \
 		echo "templ generated files are not current: run 'make generate' and commit"; git status --porcelain -- '*_templ.go'; exit 1; fi

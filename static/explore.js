@@ -3,10 +3,7 @@
 // verdict: the properties hold (with the number of states and the depth), or a
 // counterexample to open step by step. Closing the dialog cancels the search.
 
-const app = document.getElementById("main");
-const session = app ? app.dataset.session : "";
-const button = document.getElementById("explore-open");
-const dialog = document.getElementById("explore-dialog");
+import { byId as part, htmlEl } from "./dom.js";
 
 const MAX_NODES = 4; // the server's bound for the browser (web/explore.go)
 
@@ -19,20 +16,9 @@ const words = {
 
 const num = (n) => Number(n).toLocaleString("en");
 
-let controller = null; // the running search's fetch
-
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-
-function part(id) { return document.getElementById(id); }
-
 // setState records the dialog's state for styling and tests: running, ok, violation,
 // bounded, error.
-function setState(state) {
+function setState(dialog, state) {
   dialog.dataset.state = state;
 }
 
@@ -40,8 +26,8 @@ function showProgress(text) {
   part("explore-progress").textContent = text;
 }
 
-function reset() {
-  setState("running");
+function reset(dialog) {
+  setState(dialog, "running");
   delete dialog.dataset.states;
   delete dialog.dataset.depth;
   part("explore-verdict").textContent = "Exploring every order of events…";
@@ -52,28 +38,27 @@ function reset() {
   part("explore-cancel").textContent = "Cancel";
 }
 
-function showResult(r) {
+function showResult(dialog, r) {
   dialog.dataset.states = String(r.states);
   dialog.dataset.depth = String(r.depth);
   const details = part("explore-details");
   details.replaceChildren();
-  const facts = el("p", "explore-facts",
-    `${num(r.states)} states, ${num(r.transitions)} transitions, depth ${num(r.depth)}, ${duration(r.seconds)}${r.timed ? " (time kept: the algorithm sets timers)" : ""}.`);
+  const facts = htmlEl("p", { class: "explore-facts" }, `${num(r.states)} states, ${num(r.transitions)} transitions, depth ${num(r.depth)}, ${duration(r.seconds)}${r.timed ? " (time kept: the algorithm sets timers)" : ""}.`);
   if (r.result === "ok") {
-    setState("ok");
+    setState(dialog, "ok");
     const checked = (r.checked || []).map((p) => words[p] || p).join(", ");
     part("explore-verdict").textContent = `Every property holds: ${checked}.`;
-    const p = el("p", "", `Checked in all ${num(r.states)} reachable states, down to depth ${num(r.depth)}.`);
+    const p = htmlEl("p", {}, `Checked in all ${num(r.states)} reachable states, down to depth ${num(r.depth)}.`);
     if (r.entryBound) p.textContent += ` Every request is served within ${num(r.entryBound)} steps.`;
     details.append(p, facts);
   } else if (r.result === "violation") {
-    setState("violation");
+    setState(dialog, "violation");
     part("explore-verdict").textContent = `${cap(words[r.property] || r.property)} is broken: ${r.detail}.`;
     const cx = r.counterexample;
-    details.append(el("p", "", `A shortest run that breaks it takes ${r.depth} steps:`));
-    const ol = el("ol", "explore-path");
+    details.append(htmlEl("p", {}, `A shortest run that breaks it takes ${r.depth} steps:`));
+    const ol = htmlEl("ol", { class: "explore-path" });
     ol.id = "explore-path";
-    for (const step of cx.path) ol.append(el("li", "", step));
+    for (const step of cx.path) ol.append(htmlEl("li", {}, step));
     details.append(ol, facts);
     const open = part("explore-open-cx");
     if (cx.link) {
@@ -81,10 +66,10 @@ function showResult(r) {
       open.hidden = false;
     }
   } else {
-    setState("bounded");
+    setState(dialog, "bounded");
     part("explore-verdict").textContent = "Not proved: the search stopped before the end.";
     const why = { "max-states": `it reached the limit of ${num(r.states)} states`, "max-memory": "it reached its memory limit", timeout: "it ran out of time" }[r.bound] || "it was stopped";
-    details.append(el("p", "", `No property broke in what it saw, but ${why}, so nothing is proved. Fewer processes or fewer requests make the search smaller; the command line (playground explore) has no such limits.`), facts);
+    details.append(htmlEl("p", {}, `No property broke in what it saw, but ${why}, so nothing is proved. Fewer processes or fewer requests make the search smaller; the command line (playground explore) has no such limits.`), facts);
   }
   part("explore-cancel").textContent = "Close";
 }
@@ -95,15 +80,15 @@ function duration(s) {
 
 function cap(s) { return s.charAt(0).toUpperCase() + s.slice(1); }
 
-function fail(msg) {
-  setState("error");
+function fail(dialog, msg) {
+  setState(dialog, "error");
   part("explore-verdict").textContent = "The search could not run.";
-  part("explore-details").replaceChildren(el("p", "", msg));
+  part("explore-details").replaceChildren(htmlEl("p", {}, msg));
   showProgress("");
   part("explore-cancel").textContent = "Close";
 }
 
-function handle(line) {
+function handle(dialog, line) {
   switch (line.type) {
     case "start":
       part("explore-workload").textContent = line.workload ? `No requests in this scenario, so: ${line.workload}.` : "";
@@ -114,25 +99,27 @@ function handle(line) {
       break;
     case "result":
       showProgress("");
-      showResult(line.result);
+      showResult(dialog, line.result);
       break;
     case "error":
-      fail(line.error);
+      fail(dialog, line.error);
       break;
   }
 }
 
-async function start() {
-  reset();
+// search runs one search and shows it in the dialog; st.controller aborts it.
+async function search(st) {
+  const dialog = st.dialog;
+  reset(dialog);
   dialog.showModal();
-  controller = new AbortController();
-  const mine = controller;
+  const mine = new AbortController();
+  st.controller = mine;
   try {
-    const res = await fetch(`/api/sessions/${encodeURIComponent(session)}/explore`, { method: "POST", signal: mine.signal });
+    const res = await fetch(`/api/sessions/${encodeURIComponent(st.session)}/explore`, { method: "POST", signal: mine.signal });
     if (!res.ok) {
       let msg = `the server answered ${res.status}`;
       try { msg = (await res.json()).error || msg; } catch { /* not JSON */ }
-      fail(msg);
+      fail(dialog, msg);
       return;
     }
     // JSON lines, as they come.
@@ -147,25 +134,25 @@ async function start() {
       while ((nl = buf.indexOf("\n")) >= 0) {
         const text = buf.slice(0, nl).trim();
         buf = buf.slice(nl + 1);
-        if (text) handle(JSON.parse(text));
+        if (text) handle(dialog, JSON.parse(text));
       }
     }
-    if (dialog.dataset.state === "running") fail("the connection ended before the result");
+    if (dialog.dataset.state === "running") fail(dialog, "the connection ended before the result");
   } catch (e) {
     if (mine.signal.aborted) return; // closed on purpose
-    fail(String(e.message || e));
+    fail(dialog, String(e.message || e));
   } finally {
-    if (controller === mine) controller = null;
+    if (st.controller === mine) st.controller = null;
   }
 }
 
-function stop() {
-  if (controller) controller.abort(); // the server stops the search with the request
-  controller = null;
+function stop(st) {
+  if (st.controller) st.controller.abort(); // the server stops the search with the request
+  st.controller = null;
 }
 
 // The action is for small configurations only: say why when it is off.
-function update(model) {
+function update(button, model) {
   const n = model.ids.length;
   if (n === 0) return;
   const ok = n <= MAX_NODES;
@@ -176,11 +163,15 @@ function update(model) {
   button.dataset.reason = ok ? "" : "too many processes";
 }
 
-if (button && dialog && session) {
-  button.addEventListener("click", start);
-  part("explore-cancel").addEventListener("click", () => dialog.close());
-  dialog.addEventListener("close", stop);
+// createExplore wires the Explore button and dialog, when the page has them;
+// page.root's data-session names the run. It returns what follows the run's frames.
+export function createExplore(page) {
+  const st = { session: page.root.dataset.session || "", button: part("explore-open"), dialog: part("explore-dialog"), controller: null };
+  if (!st.button || !st.dialog || !st.session) return null;
+  st.button.addEventListener("click", () => search(st));
+  part("explore-cancel").addEventListener("click", () => st.dialog.close());
+  st.dialog.addEventListener("close", () => stop(st));
   // Keys typed in the dialog are not the page's shortcuts.
-  dialog.addEventListener("keydown", (e) => { if (e.key !== "Escape" && e.key !== "Tab") e.stopPropagation(); });
-  document.addEventListener("pg:frame", (e) => update(e.detail.model));
+  st.dialog.addEventListener("keydown", (e) => { if (e.key !== "Escape" && e.key !== "Tab") e.stopPropagation(); });
+  return { frame: (f, model) => update(st.button, model) };
 }

@@ -3,40 +3,30 @@
 //   /ws/present/{token}  the presenter: drives the run, shows the join code and QR,
 //                        the follower count, questions and their live tally;
 //   /ws/lecture/{code}   a follower: sees the run read-only, answers questions, forks.
-// app.js keeps the socket and the model; this module only listens to pg:frame and
-// asks for commands with pg:command.
+// app.js keeps the socket and the model; this module follows the frames app.js hands
+// it and asks for commands through page.send.
 
-const app = document.getElementById("main");
-const wsPath = app?.dataset.ws || "";
-const mode = wsPath.startsWith("/ws/present/") ? "presenter" : wsPath.startsWith("/ws/lecture/") ? "follower" : "";
+import { byId, htmlEl, noModifier, typing } from "./dom.js";
 
-function h(tag, attrs = {}, ...kids) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (k === "class") e.className = v;
-    else if (k === "text") e.textContent = v;
-    else if (v !== undefined && v !== null && v !== false) e.setAttribute(k, v === true ? "" : v);
-  }
-  e.append(...kids);
-  return e;
-}
-
-const command = (frame) => document.dispatchEvent(new CustomEvent("pg:command", { detail: frame }));
-
-// The lecture's state as frames tell it.
-const lec = { code: "", display: "", state: "", link: "", followers: 0, q: null, answered: null, step: 0 };
-
-if (mode) {
+// createLecture starts lecture mode when page.root's socket path says this page is a
+// presenter's or a follower's; page.send(frame) sends a command, page.model is the
+// run. It returns what follows the run's frames, or null on a page of one's own.
+export function createLecture(page) {
+  const wsPath = page.root.dataset.ws || "";
+  const mode = wsPath.startsWith("/ws/present/") ? "presenter" : wsPath.startsWith("/ws/lecture/") ? "follower" : "";
+  if (!mode) return null;
+  // The lecture's state as frames tell it.
+  const lec = { code: "", display: "", state: "", link: "", followers: 0, q: null, answered: null, step: 0 };
+  const ctx = { app: page.root, command: page.send, model: page.model, lec, wsPath };
   document.body.classList.add("lecture-" + mode);
-  document.getElementById("lecture-start")?.closest("form")?.remove();
-  if (mode === "presenter") presenter();
-  else follower();
+  byId("lecture-start")?.closest("form")?.remove();
+  return { frame: mode === "presenter" ? presenter(ctx) : follower(ctx) };
 }
 
 // ---- shared: the question card ----
 
-function questionCard() {
-  const card = h("section", { class: "lecture-q", id: "lecture-q", "aria-live": "polite", hidden: true });
+function questionCard(app) {
+  const card = htmlEl("section", { class: "lecture-q", id: "lecture-q", "aria-live": "polite", hidden: true });
   app.before(card); // under the lecture bar, above the run
   // The view is drawn in pixels: a strip appearing or going resizes it (app.js's observer redraws).
   return card;
@@ -48,20 +38,20 @@ function renderQuestion(card, q, opts) {
   card.hidden = false;
   card.dataset.state = q.state;
   card.dataset.id = q.id;
-  const head = h("div", { class: "lecture-q-head" },
-    h("span", { class: "lecture-q-tag", text: q.state === "open" ? "Predict the next step" : q.state === "revealed" ? "Answer" : "Withdrawn" }),
-    h("span", { class: "muted", text: `asked at step ${q.step}` }));
-  card.append(head, h("p", { class: "lecture-q-text", text: q.text }));
-  const list = h("ol", { class: "lecture-choices" });
+  const head = htmlEl("div", { class: "lecture-q-head" },
+    htmlEl("span", { class: "lecture-q-tag", text: q.state === "open" ? "Predict the next step" : q.state === "revealed" ? "Answer" : "Withdrawn" }),
+    htmlEl("span", { class: "muted", text: `asked at step ${q.step}` }));
+  card.append(head, htmlEl("p", { class: "lecture-q-text", text: q.text }));
+  const list = htmlEl("ol", { class: "lecture-choices" });
   const total = (q.tally || []).reduce((a, b) => a + b, 0);
   q.choices.forEach((c, i) => {
-    const li = h("li", { class: "lecture-choice" });
+    const li = htmlEl("li", { class: "lecture-choice" });
     li.dataset.choice = i;
     if (q.answer === i) li.classList.add("correct");
-    if (lec.answered === i && opts.mine) li.classList.add("mine");
-    const label = h("span", { class: "lecture-choice-label" }, h("kbd", { text: String(i + 1) }), " " + c);
+    if (opts.mine === i) li.classList.add("mine");
+    const label = htmlEl("span", { class: "lecture-choice-label" }, htmlEl("kbd", { text: String(i + 1) }), " " + c);
     if (opts.answerable) {
-      const b = h("button", { type: "button", class: "lecture-choice-btn" }, label);
+      const b = htmlEl("button", { type: "button", class: "lecture-choice-btn" }, label);
       b.addEventListener("click", () => opts.answer(i));
       li.append(b);
     } else {
@@ -69,14 +59,14 @@ function renderQuestion(card, q, opts) {
     }
     if (q.tally) {
       const n = q.tally[i] || 0;
-      const bar = h("span", { class: "lecture-bar-fill" });
+      const bar = htmlEl("span", { class: "lecture-bar-fill" });
       bar.style.width = total ? `${Math.round((100 * n) / total)}%` : "0%";
-      li.append(h("span", { class: "lecture-tally" }, bar, h("span", { class: "lecture-count", text: String(n) })));
+      li.append(htmlEl("span", { class: "lecture-tally" }, bar, htmlEl("span", { class: "lecture-count", text: String(n) })));
     }
     list.append(li);
   });
   card.append(list);
-  const foot = h("p", { class: "lecture-q-foot" });
+  const foot = htmlEl("p", { class: "lecture-q-foot" });
   if (q.state === "withdrawn") foot.textContent = "Withdrawn: " + (q.reason || "");
   else if (q.state === "revealed") foot.textContent = `${q.answers} answered. The run has shown the answer.`;
   else foot.textContent = opts.footer(q);
@@ -85,54 +75,55 @@ function renderQuestion(card, q, opts) {
 
 // ---- presenter ----
 
-function presenter() {
+// presenter builds the presenter's bar and dialogs; it returns its frame handler.
+function presenter({ app, command, lec }) {
   const host = location.host;
-  const bar = h("aside", { class: "lecture-bar", id: "lecture-bar", "aria-label": "Lecture" });
-  const code = h("strong", { class: "lecture-code", id: "lecture-code" });
-  const count = h("span", { class: "lecture-followers", id: "lecture-followers", text: "0 following" });
-  const link = h("a", { id: "lecture-link", class: "lecture-link", href: "#", target: "_blank", rel: "noopener", text: "Link to this run" });
-  const qBtn = h("button", { type: "button", class: "btn", id: "lecture-questions-btn" }, "Question ", h("kbd", { text: "Q" }));
-  const joinBtn = h("button", { type: "button", class: "btn", id: "lecture-join-btn" }, "QR ", h("kbd", { text: "J" }));
-  const endBtn = h("button", { type: "button", class: "btn lecture-end", id: "lecture-end" }, "End");
+  const bar = htmlEl("aside", { class: "lecture-bar", id: "lecture-bar", "aria-label": "Lecture" });
+  const code = htmlEl("strong", { class: "lecture-code", id: "lecture-code" });
+  const count = htmlEl("span", { class: "lecture-followers", id: "lecture-followers", text: "0 following" });
+  const link = htmlEl("a", { id: "lecture-link", class: "lecture-link", href: "#", target: "_blank", rel: "noopener", text: "Link to this run" });
+  const qBtn = htmlEl("button", { type: "button", class: "btn", id: "lecture-questions-btn" }, "Question ", htmlEl("kbd", { text: "Q" }));
+  const joinBtn = htmlEl("button", { type: "button", class: "btn", id: "lecture-join-btn" }, "QR ", htmlEl("kbd", { text: "J" }));
+  const endBtn = htmlEl("button", { type: "button", class: "btn lecture-end", id: "lecture-end" }, "End");
   bar.append(
-    h("span", { class: "lecture-join-line" }, "Join: ", h("strong", { text: `${host}/join` }), " code ", code),
+    htmlEl("span", { class: "lecture-join-line" }, "Join: ", htmlEl("strong", { text: `${host}/join` }), " code ", code),
     count, joinBtn, qBtn, link, endBtn);
   app.before(bar);
 
-  const card = questionCard();
-  const actions = h("div", { class: "lecture-q-actions" });
+  const card = questionCard(app);
+  const actions = htmlEl("div", { class: "lecture-q-actions" });
 
   // The join code large, with the QR code, for the projector.
-  const big = h("dialog", { class: "lecture-big", id: "lecture-big", "aria-label": "Join this lecture" });
+  const big = htmlEl("dialog", { class: "lecture-big", id: "lecture-big", "aria-label": "Join this lecture" });
   document.body.append(big);
   function showBig() {
     big.replaceChildren(
-      h("p", { class: "lecture-big-url", text: `${location.protocol}//${host}/join` }),
-      h("p", { class: "lecture-big-code", text: lec.display }),
-      h("img", { class: "lecture-qr", id: "lecture-qr", src: `/l/${lec.code}/qr.svg`, alt: `QR code of ${location.protocol}//${host}/l/${lec.code}` }),
-      h("form", { method: "dialog" }, h("button", { class: "btn", text: "Close (Esc)" })));
+      htmlEl("p", { class: "lecture-big-url", text: `${location.protocol}//${host}/join` }),
+      htmlEl("p", { class: "lecture-big-code", text: lec.display }),
+      htmlEl("img", { class: "lecture-qr", id: "lecture-qr", src: `/l/${lec.code}/qr.svg`, alt: `QR code of ${location.protocol}//${host}/l/${lec.code}` }),
+      htmlEl("form", { method: "dialog" }, htmlEl("button", { class: "btn", text: "Close (Esc)" })));
     big.showModal();
   }
   joinBtn.addEventListener("click", showBig);
 
   // The questions to choose from.
-  const pick = h("dialog", { class: "lecture-pick", id: "lecture-pick", "aria-label": "Questions" });
+  const pick = htmlEl("dialog", { class: "lecture-pick", id: "lecture-pick", "aria-label": "Questions" });
   document.body.append(pick);
   let items = [];
   function showPick(f) {
     items = f.items || [];
-    const list = h("ol", { class: "lecture-pick-list" });
+    const list = htmlEl("ol", { class: "lecture-pick-list" });
     items.forEach((it, i) => {
-      const b = h("button", { type: "button", class: "lecture-pick-item" },
-        h("kbd", { text: String(i + 1) }), " ", h("span", { text: it.text }),
-        h("span", { class: "muted lecture-pick-choices", text: it.choices.join(" · ") }));
+      const b = htmlEl("button", { type: "button", class: "lecture-pick-item" },
+        htmlEl("kbd", { text: String(i + 1) }), " ", htmlEl("span", { text: it.text }),
+        htmlEl("span", { class: "muted lecture-pick-choices", text: it.choices.join(" · ") }));
       b.dataset.index = i;
       b.addEventListener("click", () => ask(i));
-      list.append(h("li", {}, b));
+      list.append(htmlEl("li", {}, b));
     });
-    pick.replaceChildren(h("h2", { text: `Questions at step ${f.step}` }),
-      f.error ? h("p", { class: "muted", text: f.error }) : "", list,
-      h("form", { method: "dialog" }, h("button", { class: "btn", text: "Cancel (Esc)" })));
+    pick.replaceChildren(htmlEl("h2", { text: `Questions at step ${f.step}` }),
+      f.error ? htmlEl("p", { class: "muted", text: f.error }) : "", list,
+      htmlEl("form", { method: "dialog" }, htmlEl("button", { class: "btn", text: "Cancel (Esc)" })));
     if (!pick.open) pick.showModal();
   }
   function ask(i) {
@@ -149,26 +140,42 @@ function presenter() {
 
   function renderCard() {
     renderQuestion(card, lec.q, {
-      answerable: false, mine: false,
+      answerable: false, mine: null,
       footer: (q) => `${q.answers} of ${lec.followers} answered. Step to the answer, or press V to reveal it.`,
     });
     if (lec.q && lec.q.state === "open") {
-      const reveal = h("button", { type: "button", class: "btn", id: "lecture-reveal" }, "Reveal ", h("kbd", { text: "V" }));
+      const reveal = htmlEl("button", { type: "button", class: "btn", id: "lecture-reveal" }, "Reveal ", htmlEl("kbd", { text: "V" }));
       reveal.addEventListener("click", () => command({ type: "lecture", op: "reveal" }));
-      const withdraw = h("button", { type: "button", class: "btn", id: "lecture-withdraw", text: "Withdraw" });
+      const withdraw = htmlEl("button", { type: "button", class: "btn", id: "lecture-withdraw", text: "Withdraw" });
       withdraw.addEventListener("click", () => command({ type: "lecture", op: "withdraw" }));
       actions.replaceChildren(reveal, withdraw);
       card.append(actions);
     } else if (lec.q) {
-      const close = h("button", { type: "button", class: "btn", id: "lecture-q-close", text: "Hide" });
+      const close = htmlEl("button", { type: "button", class: "btn", id: "lecture-q-close", text: "Hide" });
       close.addEventListener("click", () => { lec.q = null; renderCard(); });
       actions.replaceChildren(close);
       card.append(actions);
     }
   }
 
-  document.addEventListener("pg:frame", (e) => {
-    const f = e.detail.frame;
+  // A clicker sends PageDown and PageUp; the rest is for the keyboard on the desk.
+  window.addEventListener("keydown", (e) => {
+    if (!noModifier(e) || typing()) return;
+    if (pick.open && /^[1-9]$/.test(e.key)) {
+      e.preventDefault(); e.stopPropagation();
+      ask(Number(e.key) - 1);
+      return;
+    }
+    if (big.open || pick.open || byId("help")?.open) return;
+    const mine = {
+      PageDown: () => command({ type: "step" }),
+      PageUp: () => command({ type: "back" }),
+      q: questions, v: () => command({ type: "lecture", op: "reveal" }), j: showBig,
+    }[e.key];
+    if (mine) { e.preventDefault(); e.stopPropagation(); mine(); }
+  }, true);
+
+  return (f) => {
     switch (f.type) {
       case "lecture":
         lec.code = f.code; lec.display = f.display; lec.state = f.state; lec.followers = f.followers;
@@ -190,40 +197,22 @@ function presenter() {
         renderCard();
         break;
     }
-  });
-
-  // A clicker sends PageDown and PageUp; the rest is for the keyboard on the desk.
-  window.addEventListener("keydown", (e) => {
-    if (e.ctrlKey || e.metaKey || e.altKey) return;
-    const tag = document.activeElement?.tagName;
-    if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA") return;
-    if (pick.open && /^[1-9]$/.test(e.key)) {
-      e.preventDefault(); e.stopPropagation();
-      ask(Number(e.key) - 1);
-      return;
-    }
-    if (big.open || pick.open || document.getElementById("help")?.open) return;
-    const mine = {
-      PageDown: () => command({ type: "step" }),
-      PageUp: () => command({ type: "back" }),
-      q: questions, v: () => command({ type: "lecture", op: "reveal" }), j: showBig,
-    }[e.key];
-    if (mine) { e.preventDefault(); e.stopPropagation(); mine(); }
-  }, true);
+  };
 }
 
 // ---- follower ----
 
-function follower() {
+// follower builds the follower's bar and locks the controls; it returns its frame handler.
+function follower({ app, command, model, lec, wsPath }) {
   const code = wsPath.split("/").pop().split("?")[0];
-  const bar = h("aside", { class: "lecture-bar", id: "lecture-bar", "aria-label": "Lecture" });
-  const state = h("span", { class: "lecture-state", id: "lecture-state", text: "Joining…" });
-  const fork = h("a", { class: "btn lecture-fork", id: "lecture-fork", href: `/l/${code}/fork`, target: "_blank", rel: "noopener",
-    title: "Go on from this step in a tab of your own; this tab keeps following" }, "Fork from here ", h("kbd", { text: "F" }));
-  bar.append(h("span", { class: "lecture-join-line" }, "Following lecture ", h("strong", { class: "lecture-code", id: "lecture-code", text: code.slice(0, 3) + " " + code.slice(3) })),
+  const bar = htmlEl("aside", { class: "lecture-bar", id: "lecture-bar", "aria-label": "Lecture" });
+  const state = htmlEl("span", { class: "lecture-state", id: "lecture-state", text: "Joining…" });
+  const fork = htmlEl("a", { class: "btn lecture-fork", id: "lecture-fork", href: `/l/${code}/fork`, target: "_blank", rel: "noopener",
+    title: "Go on from this step in a tab of your own; this tab keeps following" }, "Fork from here ", htmlEl("kbd", { text: "F" }));
+  bar.append(htmlEl("span", { class: "lecture-join-line" }, "Following lecture ", htmlEl("strong", { class: "lecture-code", id: "lecture-code", text: code.slice(0, 3) + " " + code.slice(3) })),
     state, fork);
   app.before(bar);
-  const card = questionCard();
+  const card = questionCard(app);
 
   // Nothing here drives the run: the controls are off, and the server refuses anyway.
   const controls = document.querySelectorAll(".controls button, .controls input, .controls select, #setup-form button, #setup-form input");
@@ -237,7 +226,7 @@ function follower() {
   function renderCard() {
     const open = lec.q && lec.q.state === "open";
     renderQuestion(card, lec.q, {
-      answerable: open && lec.answered === null, mine: true, answer,
+      answerable: open && lec.answered === null, mine: lec.answered, answer,
       footer: () => (lec.answered === null ? "Choose your answer: click it or press its number." : "Answer sent. The run will show who was right."),
     });
   }
@@ -248,14 +237,33 @@ function follower() {
     bar.classList.add("ended");
     state.textContent = "The lecture has ended";
     fork.remove();
-    const note = h("div", { class: "lecture-ended", id: "lecture-ended", role: "status" },
-      h("strong", { text: "The lecture has ended" }), " " + (f.reason ? `(${f.reason}). ` : ""));
-    if (f.link) note.append(h("a", { href: f.link, id: "lecture-run-link", text: "Open the run of this lecture" }));
-    document.getElementById("svg-wrap").append(note);
+    const note = htmlEl("div", { class: "lecture-ended", id: "lecture-ended", role: "status" },
+      htmlEl("strong", { text: "The lecture has ended" }), " " + (f.reason ? `(${f.reason}). ` : ""));
+    if (f.link) note.append(htmlEl("a", { href: f.link, id: "lecture-run-link", text: "Open the run of this lecture" }));
+    byId("svg-wrap").append(note);
   }
 
-  document.addEventListener("pg:frame", (e) => {
-    const { frame: f, model } = e.detail;
+  const driving = new Set([" ", "ArrowRight", "ArrowLeft", ".", ",", "Home", "End", "+", "=", "-", "_", "r", "R", "l", "e", "c", "u", "PageDown", "PageUp"]);
+  let hinted = 0;
+  window.addEventListener("keydown", (e) => {
+    if (!noModifier(e) || typing()) return;
+    if (lec.q && lec.q.state === "open" && lec.answered === null && /^[1-9]$/.test(e.key)) {
+      e.preventDefault(); e.stopPropagation();
+      answer(Number(e.key) - 1);
+      return;
+    }
+    if (e.key === "f") { e.preventDefault(); fork.click(); return; }
+    if (driving.has(e.key)) {
+      e.preventDefault(); e.stopPropagation();
+      if (Date.now() - hinted > 3000) {
+        hinted = Date.now();
+        state.textContent = "Only the presenter drives this run: press F to fork it";
+        setTimeout(() => { if (lec.state === "live") state.textContent = "Live"; }, 3000);
+      }
+    }
+  }, true);
+
+  return (f) => {
     if (f.lseq !== undefined) {
       lseq = f.lseq;
       // Where app.js reconnects: after the last frame taken, so nothing comes twice.
@@ -282,27 +290,5 @@ function follower() {
       lec.step = model.step;
       fork.href = `/l/${code}/fork?step=${model.step}`;
     }
-  });
-
-  const driving = new Set([" ", "ArrowRight", "ArrowLeft", ".", ",", "Home", "End", "+", "=", "-", "_", "r", "R", "l", "e", "c", "u", "PageDown", "PageUp"]);
-  let hinted = 0;
-  window.addEventListener("keydown", (e) => {
-    if (e.ctrlKey || e.metaKey || e.altKey) return;
-    const tag = document.activeElement?.tagName;
-    if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA") return;
-    if (lec.q && lec.q.state === "open" && lec.answered === null && /^[1-9]$/.test(e.key)) {
-      e.preventDefault(); e.stopPropagation();
-      answer(Number(e.key) - 1);
-      return;
-    }
-    if (e.key === "f") { e.preventDefault(); fork.click(); return; }
-    if (driving.has(e.key)) {
-      e.preventDefault(); e.stopPropagation();
-      if (Date.now() - hinted > 3000) {
-        hinted = Date.now();
-        state.textContent = "Only the presenter drives this run: press F to fork it";
-        setTimeout(() => { if (lec.state === "live") state.textContent = "Live"; }, 3000);
-      }
-    }
-  }, true);
+  };
 }

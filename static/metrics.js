@@ -4,9 +4,8 @@
 // twice a second while the run plays. A grant that overtook a causally earlier request
 // is named, and a click seeks the run to it.
 
-const app = document.getElementById("main");
-const panel = document.getElementById("metrics-panel");
-if (app && panel) start();
+import { byId, htmlEl } from "./dom.js";
+import { round2 as num, shortFormula } from "./text.js";
 
 const PLAYING_GAP = 500; // ms between two requests while the run plays
 
@@ -21,45 +20,20 @@ const SHORT = {
   "election-time": "election time",
 };
 
-function h(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-
-function num(v) {
-  if (v === null || v === undefined) return "";
-  return String(Math.round(v * 100) / 100);
-}
-
-// shortFormula keeps the formula without its explanation, as the compare page does:
-// "3" from "3 (REQUEST, GRANT, RELEASE); 0 for ...", "N²-N-1" from "... = N²-N-1, O(N²)".
-function shortFormula(f) {
-  f = f.split(/: |; /)[0];
-  for (let i = f.indexOf(" ("); i >= 0; i = f.indexOf(" (", i + 2)) {
-    if (/^ \([^)]*[A-Za-z]{3}/.test(f.slice(i))) { f = f.slice(0, i); break; }
-  }
-  f = f.split(", ")[0];
-  const eq = f.lastIndexOf(" = ");
-  if (eq >= 0) f = f.slice(eq + 3);
-  return f.trim();
-}
-
-function seekTo(step) {
-  document.dispatchEvent(new CustomEvent("pg:command", { detail: { type: "seek", step } }));
-}
-
-function seekButton(label, step, title) {
-  const b = h("button", "linkish", label);
-  b.type = "button";
-  b.dataset.step = step;
-  b.title = title || `Show step ${step}`;
-  b.addEventListener("click", () => seekTo(step));
+function seekButton(seek, label, step, title) {
+  const b = htmlEl("button", { class: "linkish", type: "button", "data-step": step, title: title || `Show step ${step}` }, label);
+  b.addEventListener("click", () => seek(step));
   return b;
 }
 
-function start() {
+// createMetrics starts the panel, when the page has one: page.root is the page's
+// main element (its data-api is the session's API), page.seek(step) moves the run.
+// It returns what follows the run's frames, or null.
+export function createMetrics(page) {
+  const panel = byId("metrics-panel");
+  if (!panel) return null;
+  const app = page.root;
+  const seek = page.seek;
   const details = panel.querySelector("details");
   const body = panel.querySelector("#metrics tbody");
   const note = panel.querySelector("#metrics-note");
@@ -73,8 +47,7 @@ function start() {
   let timer = 0;
   let last = 0; // when the last request went out
 
-  document.addEventListener("pg:frame", (e) => {
-    const { frame, model } = e.detail;
+  function frameTaken(frame, model) {
     if (frame.type === "hello") resets++;
     if (!["snapshot", "events", "state"].includes(frame.type)) return;
     const key = `${model.step}/${model.interventions}/${resets}`;
@@ -82,7 +55,7 @@ function start() {
     wantKey = key;
     wantStep = model.step;
     schedule(model.playing);
-  });
+  }
   details?.addEventListener("toggle", () => { if (details.open) schedule(false); });
 
   function schedule(playing) {
@@ -117,7 +90,7 @@ function start() {
 
   function measured(m) {
     if (m.mean === null || m.mean === undefined) {
-      const s = h("span", "na", "n/a yet");
+      const s = htmlEl("span", { class: "na" }, "n/a yet");
       s.title = m.note || "nothing to measure yet";
       return s;
     }
@@ -125,29 +98,29 @@ function start() {
     const main = m.unit === "time" && m.meanT !== undefined
       ? `${num(m.mean)} = ${num(m.meanT)} T`
       : num(m.mean);
-    frag.append(h("strong", "value", main));
+    frag.append(htmlEl("strong", { class: "value" }, main));
     if (m.max !== undefined && m.samples > 1 && m.max !== m.mean) {
       const max = m.unit === "time" && m.maxT !== undefined ? `${num(m.max)} = ${num(m.maxT)} T` : num(m.max);
-      frag.append(h("span", "muted", ` (max ${max})`));
+      frag.append(htmlEl("span", { class: "muted" }, ` (max ${max})`));
     }
-    frag.append(h("span", "samples", ` · ${m.samples}`));
+    frag.append(htmlEl("span", { class: "samples" }, ` · ${m.samples}`));
     return frag;
   }
 
   function theory(list, unit) {
     if (!list.length) {
-      const s = h("span", "na", "—");
+      const s = htmlEl("span", { class: "na" }, "—");
       s.title = "the notes give no figure for this";
       return s;
     }
-    const ul = h("ul", "theory-list");
+    const ul = htmlEl("ul", { class: "theory-list" });
     for (const t of list) {
       const short = shortFormula(t.formula);
       let text = short;
       if (t.value !== null && t.value !== undefined && short !== num(t.value)) {
         text += ` = ${num(t.value)}${unit === "time" && !/T/.test(short) ? " T" : ""}`;
       }
-      const li = h("li", "", text);
+      const li = htmlEl("li", {}, text);
       li.title = `${t.name}: ${t.formula}`;
       ul.append(li);
     }
@@ -157,14 +130,14 @@ function start() {
   function render(m) {
     const rows = [];
     for (const x of m.metrics) {
-      const tr = h("tr");
+      const tr = htmlEl("tr");
       tr.dataset.key = x.key;
-      const th = h("th", "", SHORT[x.key] || x.name);
+      const th = htmlEl("th", {}, SHORT[x.key] || x.name);
       th.title = x.name;
       th.scope = "row";
-      const td1 = h("td", "measured");
+      const td1 = htmlEl("td", { class: "measured" });
       td1.append(measured(x));
-      const td2 = h("td", "theory");
+      const td2 = htmlEl("td", { class: "theory" });
       td2.append(theory(x.theory, x.unit));
       tr.append(th, td1, td2);
       rows.push(tr);
@@ -183,34 +156,34 @@ function start() {
   function renderOrdering(o) {
     ordering.dataset.verdict = o ? o.verdict : "";
     if (!o) { ordering.replaceChildren(); return; }
-    const head = h("strong", "", "Ordering: ");
+    const head = htmlEl("strong", {}, "Ordering: ");
     switch (o.verdict) {
       case "nothing":
         ordering.replaceChildren(head, "nothing to check yet: no granted request has one that happened before it.");
         return;
       case "kept":
-        ordering.replaceChildren(head, h("span", "ok", "kept"),
+        ordering.replaceChildren(head, htmlEl("span", { class: "ok" }, "kept"),
           `: ${o.checked} grant${o.checked === 1 ? "" : "s"} came after every request that happened before ${o.checked === 1 ? "it" : "them"}.`);
         return;
     }
     const f = o.first;
     const more = o.violations > 1 ? ` (${o.violations} such grants in all)` : "";
-    ordering.replaceChildren(head, h("span", "bad", "broken"),
+    ordering.replaceChildren(head, htmlEl("span", { class: "bad" }, "broken"),
       `: P${f.later.node} entered the CS although P${f.earlier.node}'s request (`,
-      seekButton(`step ${f.earlier.step}`, f.earlier.step, `Show P${f.earlier.node}'s request`),
+      seekButton(seek, `step ${f.earlier.step}`, f.earlier.step, `Show P${f.earlier.node}'s request`),
       `) happened before P${f.later.node}'s (`,
-      seekButton(`step ${f.later.step}`, f.later.step, `Show P${f.later.node}'s request`),
+      seekButton(seek, `step ${f.later.step}`, f.later.step, `Show P${f.later.node}'s request`),
       `) and was still waiting${more}. `,
-      seekButton(`Show the grant (step ${f.grant.step})`, f.grant.step, `Seek to P${f.later.node} entering the CS`));
+      seekButton(seek, `Show the grant (step ${f.grant.step})`, f.grant.step, `Seek to P${f.later.node} entering the CS`));
   }
 
   function renderElections(list) {
     const items = list.slice(-3).map((el, k) => {
-      const li = h("li");
+      const li = htmlEl("li");
       const n = list.length - Math.min(3, list.length) + k + 1;
-      li.append(`Election ${n}: called by P${el.start.node} at `, seekButton(`step ${el.start.step}`, el.start.step), `, ${el.messages} messages`);
+      li.append(`Election ${n}: called by P${el.start.node} at `, seekButton(seek, `step ${el.start.step}`, el.start.step), `, ${el.messages} messages`);
       if (el.settled) {
-        li.append(`; everyone knows P${el.leader} at `, seekButton(`step ${el.settled.step}`, el.settled.step), ` (${el.time} time units)`);
+        li.append(`; everyone knows P${el.leader} at `, seekButton(seek, `step ${el.settled.step}`, el.settled.step), ` (${el.time} time units)`);
       } else {
         li.append("; not settled yet");
       }
@@ -218,4 +191,6 @@ function start() {
     });
     elections.replaceChildren(...items);
   }
+
+  return { frame: frameTaken };
 }

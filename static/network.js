@@ -4,48 +4,21 @@
 // FIFO, delay and loss live. Every choice is an `act` command, so the session records
 // it as an intervention and a share link carries it (docs/protocol.md).
 
-import { payloadText } from "./view.js";
+import { byId as $, htmlEl, svgEl } from "./dom.js";
+import { messageClasses } from "./layout.js";
+import { payloadText } from "./text.js";
+import { LETTERS, sameList as same, groupLetters, describeGroups, partitionOf, dropGroup, heldQueue, queueRanks } from "./netmodel.js";
 
-const NS = "http://www.w3.org/2000/svg";
-const LETTERS = "ABCDEFGH";
 const DRAG_PX = 8; // a press that moves less than this is a click (the process menu)
 
-const $ = (id) => document.getElementById(id);
-const panel = $("net-panel");
-if (panel) init();
-
-function h(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-
-function svgEl(name, attrs, parent) {
-  const e = document.createElementNS(NS, name);
-  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-  if (parent) parent.appendChild(e);
-  return e;
-}
-
-function command(frame) {
-  document.dispatchEvent(new CustomEvent("pg:command", { detail: frame }));
-}
-
-// groupLetters renumbers the kernel's group per process (0 for the unlisted ones, then
-// 1, 2 ...) as 0, 1, 2 ... in order of first appearance, so A is the first process's group.
-function groupLetters(groups) {
-  const seen = new Map();
-  return groups.map((g) => {
-    if (!seen.has(g)) seen.set(g, seen.size);
-    return seen.get(g);
-  });
-}
-
-const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
-
-function init() {
-  const spec = JSON.parse($("spec").textContent);
+// createNetwork starts the panel, when the page has one. page.spec is the algorithm,
+// page.model the run, page.send(frame) sends a command. It returns what follows the
+// run's frames, or null.
+export function createNetwork(page) {
+  const panel = $("net-panel");
+  if (!panel) return null;
+  const command = page.send;
+  const spec = page.spec;
   const svg = $("view");
   const wrap = $("svg-wrap");
   const body = $("net-body");
@@ -62,7 +35,7 @@ function init() {
   const partBtn = $("net-part");
   const healBtn = $("net-heal");
   const partNote = $("net-part-note");
-  const msgClass = new Map(spec.messages.map((m, i) => [m.name, "m" + (i % 7)]));
+  const msgClass = messageClasses(spec);
 
   let model = null;
   let net = null; // {delay:[min,max], fifo, loss, hold}: the network in force at this step
@@ -77,21 +50,15 @@ function init() {
   svg.insertBefore(under, svg.firstChild);
   const over = svgEl("g", { id: "net-top", "aria-hidden": "true" }, svg);
   // The badge sits in the stage's bar, beside the run's status, never over the view.
-  const badge = h("div", "net-badge");
+  const badge = htmlEl("div", { class: "net-badge" });
   badge.hidden = true;
   const stageBar = document.querySelector(".stage-bar");
   if (stageBar) stageBar.insertBefore(badge, $("status"));
   else wrap.appendChild(badge);
-  const bar = h("div", "net-draftbar");
-  bar.hidden = true;
-  const barText = h("span", "net-draft-text");
-  const barApply = h("button", "btn", "Apply partition");
-  barApply.type = "button";
-  barApply.id = "net-draft-apply";
-  const barCancel = h("button", "btn btn-quiet", "Cancel");
-  barCancel.type = "button";
-  barCancel.id = "net-draft-cancel";
-  bar.append(barText, barApply, barCancel);
+  const barText = htmlEl("span", { class: "net-draft-text" });
+  const barApply = htmlEl("button", { class: "btn", type: "button", id: "net-draft-apply" }, "Apply partition");
+  const barCancel = htmlEl("button", { class: "btn btn-quiet", type: "button", id: "net-draft-cancel" }, "Cancel");
+  const bar = htmlEl("div", { class: "net-draftbar", hidden: true }, barText, barApply, barCancel);
   wrap.appendChild(bar);
 
   function open(on) {
@@ -102,9 +69,8 @@ function init() {
   toggle.addEventListener("click", () => open(body.hidden));
 
   // ---- the run's frames ----
-  document.addEventListener("pg:frame", (e) => {
-    const { frame: f } = e.detail;
-    model = e.detail.model;
+  function frameTaken(f) {
+    model = page.model;
     switch (f.type) {
       case "hello":
         net = f.network;
@@ -122,7 +88,7 @@ function init() {
         break;
     }
     render();
-  });
+  }
 
   // retime sets the arrival of messages already in flight when hold mode switched
   // (the model only learns arrivals from send events).
@@ -159,20 +125,8 @@ function init() {
 
   // ---- held messages ----
 
-  function heldMessages() {
-    const held = [...model.inflight.values()].filter((f) => f.at < 0).sort((a, b) => a.msg.id - b.msg.id);
-    // FIFO: the oldest held message of each channel goes first; the others wait behind it.
-    const head = new Map();
-    for (const f of held) {
-      const ch = `${f.msg.from}>${f.msg.to}`;
-      if (!head.has(ch)) head.set(ch, f.msg.id);
-      f.behind = net.fifo && head.get(ch) !== f.msg.id ? head.get(ch) : 0;
-    }
-    return held;
-  }
-
   function renderHeld() {
-    const held = heldMessages();
+    const held = heldQueue(model.inflight, net.fifo);
     count.textContent = String(held.length);
     if (net.hold) hint.textContent = held.length ? "Pick the message that arrives next: each delivery is one step." : "Nothing is held: act on a process, and its messages wait here.";
     else hint.textContent = held.length ? "Hold mode is off: these still wait for you." : "Switch “Be the network” on to hold every message until you deliver it.";
@@ -185,29 +139,19 @@ function init() {
     const focusAct = focused?.dataset.act;
     const rows = held.map((f) => {
       const m = f.msg;
-      const li = h("li");
-      li.dataset.msg = m.id;
-      li.append(h("span", `chip ${msgClass.get(m.type) || "m6"}`));
-      const what = h("span", "what");
-      what.append(h("span", "net-id", `#${m.id}`), ` P${m.from} → P${m.to} `, h("b", "", m.type), payloadText(m) ? ` ${payloadText(m)}` : "");
-      li.append(what);
+      const li = htmlEl("li", { "data-msg": m.id },
+        htmlEl("span", { class: `chip ${msgClass.get(m.type) || "m6"}` }),
+        htmlEl("span", { class: "what" }, htmlEl("span", { class: "net-id" }, `#${m.id}`), ` P${m.from} → P${m.to} `,
+          htmlEl("b", {}, m.type), payloadText(m) ? ` ${payloadText(m)}` : ""));
       const label = `${m.type} #${m.id} from P${m.from} to P${m.to}`;
-      const go = h("button", "net-btn", "Deliver");
-      go.type = "button";
-      go.dataset.act = "deliver";
-      go.dataset.msg = m.id;
-      go.setAttribute("aria-label", `Deliver ${label}`);
+      const button = (act, cls, text) => htmlEl("button", { class: cls, type: "button", "data-act": act, "data-msg": m.id, "aria-label": `${text} ${label}` }, text);
+      const go = button("deliver", "net-btn", "Deliver");
       if (f.behind) {
         go.disabled = true;
         go.title = `FIFO: waits behind #${f.behind} on this channel`;
-        li.append(h("span", "net-wait", `after #${f.behind}`));
+        li.append(htmlEl("span", { class: "net-wait" }, `after #${f.behind}`));
       }
-      const drop = h("button", "net-btn quiet", "Drop");
-      drop.type = "button";
-      drop.dataset.act = "drop";
-      drop.dataset.msg = m.id;
-      drop.setAttribute("aria-label", `Drop ${label}`);
-      li.append(go, drop);
+      li.append(go, button("drop", "net-btn quiet", "Drop"));
       return li;
     });
     list.replaceChildren(...rows);
@@ -263,29 +207,13 @@ function init() {
     const key = model.nodes.map((n) => n.id).join(",") + "/" + cols;
     if (key !== rowsKey) {
       rowsKey = key;
-      const head = [h("th", "", "process")];
-      for (let c = 0; c < cols; c++) {
-        const th = h("th", "", LETTERS[c]);
-        th.scope = "col";
-        head.push(th);
-      }
-      head[0].scope = "col";
+      const head = [htmlEl("th", { scope: "col" }, "process")];
+      for (let c = 0; c < cols; c++) head.push(htmlEl("th", { scope: "col" }, LETTERS[c]));
       groupHead.replaceChildren(...head);
       groupBody.replaceChildren(...model.nodes.map((n, i) => {
-        const tr = h("tr", `p${i % 8}`);
-        const th = h("th");
-        th.scope = "row";
-        th.append(h("span", "dot"), ` P${n.id}`);
-        tr.append(th);
+        const tr = htmlEl("tr", { class: `p${i % 8}` }, htmlEl("th", { scope: "row" }, htmlEl("span", { class: "dot" }), ` P${n.id}`));
         for (let c = 0; c < cols; c++) {
-          const td = h("td");
-          const r = h("input");
-          r.type = "radio";
-          r.name = `net-g-${i}`;
-          r.value = String(c);
-          r.setAttribute("aria-label", `P${n.id} in group ${LETTERS[c]}`);
-          td.append(r);
-          tr.append(td);
+          tr.append(htmlEl("td", {}, htmlEl("input", { type: "radio", name: `net-g-${i}`, value: String(c), "aria-label": `P${n.id} in group ${LETTERS[c]}` })));
         }
         return tr;
       }));
@@ -299,16 +227,7 @@ function init() {
     healBtn.disabled = !parted;
     partNote.textContent = draft ? "Not applied yet." : parted ? "" : "All connected.";
     bar.hidden = !draft;
-    if (draft) barText.textContent = describeGroups(draft);
-  }
-
-  function describeGroups(groups) {
-    const by = new Map();
-    groups.forEach((g, i) => {
-      if (!by.has(g)) by.set(g, []);
-      by.get(g).push(`P${model.nodes[i].id}`);
-    });
-    return [...by.entries()].sort((a, b) => a[0] - b[0]).map(([g, ps]) => `${LETTERS[g]}: ${ps.join(" ")}`).join(" | ");
+    if (draft) barText.textContent = describeGroups(draft, model.nodes.map((n) => n.id));
   }
 
   function setDraft(i, g) {
@@ -326,12 +245,7 @@ function init() {
 
   function applyDraft() {
     if (!draft) return;
-    const by = new Map();
-    draft.forEach((g, i) => {
-      if (!by.has(g)) by.set(g, []);
-      by.get(g).push(model.nodes[i].id);
-    });
-    const groups = [...by.entries()].sort((a, b) => a[0] - b[0]).map(([, ids]) => ids);
+    const groups = partitionOf(draft, model.nodes.map((n) => n.id));
     command(groups.length > 1 ? { type: "act", do: "partition", groups } : { type: "act", do: "heal" });
     draft = null;
     render();
@@ -415,19 +329,9 @@ function init() {
 
   // dropOn puts process i in target's group, or in a group of its own on empty ground.
   function dropOn(i, target) {
-    const groups = draft || applied;
-    if (target >= 0 && target !== i) {
-      setDraft(i, groups[target]);
-      return;
-    }
-    if (target === i) return schedule();
-    const alone = groups.filter((g) => g === groups[i]).length === 1;
-    if (alone) return schedule();
-    const used = new Set(groups.filter((_, k) => k !== i));
-    let free = 0;
-    while (used.has(free)) free++;
-    if (free >= LETTERS.length) return schedule();
-    setDraft(i, free);
+    const g = dropGroup(draft || applied, i, target);
+    if (g < 0) schedule();
+    else setDraft(i, g);
   }
 
   svg.addEventListener("pointerup", (e) => endDrag(e, true));
@@ -492,14 +396,7 @@ function init() {
   // can be seen and clicked. Only held pills (and those it moved before) are touched.
   let parked = new Set(); // ids whose pill carries an offset
   function parkHeld() {
-    const rank = new Map(); // id -> place in its channel's queue
-    const byChannel = new Map();
-    for (const f of [...model.inflight.values()].filter((x) => x.at < 0).sort((a, b) => a.msg.id - b.msg.id)) {
-      const ch = `${f.msg.from}>${f.msg.to}`;
-      const k = byChannel.get(ch) || 0;
-      byChannel.set(ch, k + 1);
-      if (k > 0) rank.set(f.msg.id, k);
-    }
+    const rank = queueRanks(model.inflight); // id -> place in its channel's queue
     if (!rank.size && !parked.size) return;
     for (const id of new Set([...rank.keys(), ...parked])) {
       const g = svg.querySelector(`#msgs .msg[data-id="${id}"]`);
@@ -515,4 +412,6 @@ function init() {
     }
     parked = new Set(rank.keys());
   }
+
+  return { frame: frameTaken };
 }

@@ -2,14 +2,9 @@
 // every variable and message in flight, and the narration log.
 
 import { leaders, holdsToken } from "./model.js";
-import { payloadText } from "./view.js";
-
-function h(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
+import { htmlEl } from "./dom.js";
+import { messageClasses } from "./layout.js";
+import { payloadText, valueText, groupsText, narration } from "./text.js";
 
 export class Code {
   constructor(root, follow) {
@@ -46,7 +41,7 @@ export class Code {
       const tags = e.querySelector(".tags");
       if ([...tags.children].some((t) => t.dataset.node === String(node))) continue;
       const i = model.index.get(node) ?? 0;
-      const tag = h("span", `tag p${i % 8}`, `P${node}`);
+      const tag = htmlEl("span", { class: `tag p${i % 8}` }, `P${node}`);
       tag.dataset.node = node;
       tags.appendChild(tag);
     }
@@ -68,47 +63,36 @@ function keepVisible(box, e) {
   }
 }
 
-function fmt(v) {
-  if (v === true) return "yes";
-  if (v === false) return "no";
-  if (v === null || v === undefined) return "";
-  if (Array.isArray(v)) {
-    if (!v.length) return "—";
-    if (Array.isArray(v[0])) return v.map((p) => `(${p.join(",")})`).join(" ");
-    return v.join(", ");
-  }
-  return String(v);
-}
-
 export class Inspector {
   constructor(table, list, count, spec, onDrop) {
     this.body = table.querySelector("tbody");
     this.list = list;
     this.count = count;
     this.spec = spec;
+    this.msgClass = messageClasses(spec);
     this.onDrop = onDrop;
   }
 
   show(model, selected) {
     const lead = leaders(model);
     const rows = model.nodes.map((n, i) => {
-      const tr = h("tr", `p${i % 8}`);
+      const tr = htmlEl("tr", { class: `p${i % 8}` });
       tr.classList.toggle("crashed", !n.alive);
       tr.classList.toggle("selected", i === selected);
       tr.dataset.id = n.id;
-      const th = h("th");
+      const th = htmlEl("th");
       th.scope = "row";
-      const cell = h("span", "pcell");
-      cell.append(h("span", "dot"), h("span", "", `P${n.id}`));
-      if (n.cs) cell.append(h("span", "flag cs", "CS"));
-      if (!n.alive) cell.append(h("span", "flag down", "crashed"));
-      if (lead.has(n.id) && n.alive) cell.append(h("span", "flag lead", "★ leader"));
-      if (holdsToken(n)) cell.append(h("span", "flag lead", "◆ token"));
+      const cell = htmlEl("span", { class: "pcell" });
+      cell.append(htmlEl("span", { class: "dot" }), htmlEl("span", {}, `P${n.id}`));
+      if (n.cs) cell.append(htmlEl("span", { class: "flag cs" }, "CS"));
+      if (!n.alive) cell.append(htmlEl("span", { class: "flag down" }, "crashed"));
+      if (lead.has(n.id) && n.alive) cell.append(htmlEl("span", { class: "flag lead" }, "★ leader"));
+      if (holdsToken(n)) cell.append(htmlEl("span", { class: "flag lead" }, "◆ token"));
       th.append(cell);
       tr.append(th);
       for (const v of this.spec.vars) {
         const val = n.state[v.name];
-        const td = h("td", "", fmt(val));
+        const td = htmlEl("td", {}, valueText(val));
         if (typeof val === "string" && /^[A-Z-]+$/.test(val)) td.classList.add(`v-${val}`);
         tr.append(td);
       }
@@ -119,20 +103,17 @@ export class Inspector {
     const msgs = [...model.inflight.values()].sort((a, b) => a.msg.id - b.msg.id);
     this.count.textContent = String(msgs.length);
     const shown = msgs.slice(0, 60).map((f) => {
-      const li = h("li");
-      const k = this.spec.messages.findIndex((m) => m.name === f.msg.type);
-      li.append(h("span", `chip m${k < 0 ? 6 : k % 7}`));
+      const li = htmlEl("li");
+      li.append(htmlEl("span", { class: `chip ${this.msgClass.get(f.msg.type) || "m6"}` }));
       const when = f.at < 0 ? "held" : `arrives t=${f.at}`;
-      li.append(h("span", "what", `#${f.msg.id} ${f.msg.type}${payloadText(f.msg)} P${f.msg.from}→P${f.msg.to} · ${when}`));
-      const b = h("button", "", "drop");
-      b.type = "button";
-      b.title = "Drop this message (an intervention)";
+      li.append(htmlEl("span", { class: "what" }, `#${f.msg.id} ${f.msg.type}${payloadText(f.msg)} P${f.msg.from}→P${f.msg.to} · ${when}`));
+      const b = htmlEl("button", { type: "button", title: "Drop this message (an intervention)" }, "drop");
       b.addEventListener("click", () => this.onDrop(f.msg.id));
       li.append(b);
       return li;
     });
-    if (msgs.length > shown.length) shown.push(h("li", "muted", `and ${msgs.length - shown.length} more`));
-    if (!msgs.length) shown.push(h("li", "muted", "nothing in the network"));
+    if (msgs.length > shown.length) shown.push(htmlEl("li", { class: "muted" }, `and ${msgs.length - shown.length} more`));
+    if (!msgs.length) shown.push(htmlEl("li", { class: "muted" }, "nothing in the network"));
     this.list.replaceChildren(...shown);
   }
 }
@@ -150,16 +131,12 @@ export class Narrator {
   line(ev, model) {
     const who = (id) => {
       const i = model.index.get(id) ?? 0;
-      return h("span", `who p${i % 8}`, `P${id}`);
+      return htmlEl("span", { class: `who p${i % 8}` }, `P${id}`);
     };
-    const li = h("li");
+    const li = htmlEl("li");
     li.dataset.seq = ev.seq;
-    li.append(h("span", "t", `t=${ev.t}`));
-    const text = (...parts) => {
-      const span = h("span");
-      for (const p of parts) span.append(typeof p === "string" ? document.createTextNode(p) : p);
-      li.append(span);
-    };
+    li.append(htmlEl("span", { class: "t" }, `t=${ev.t}`));
+    const text = (...parts) => li.append(htmlEl("span", {}, ...parts));
     const m = ev.msg;
     switch (ev.type) {
       case "rule": {
@@ -167,7 +144,7 @@ export class Narrator {
         const why = ev.why && this.why.get(ev.rule)?.[ev.why];
         const from = this.lastFrom.get(ev.node);
         const said = why && from !== undefined ? why.replaceAll("{from}", `P${from}`) : this.says.get(ev.rule) || "follows " + ev.rule;
-        text(who(ev.node), ` ${said} `, h("span", "lbl", ev.rule));
+        text(who(ev.node), ` ${said} `, htmlEl("span", { class: "lbl" }, ev.rule));
         break;
       }
       case "send":
@@ -183,32 +160,8 @@ export class Narrator {
         li.classList.add("net");
         text(`${m.type} from `, who(m.from), " to ", who(m.to), ` is lost (${ev.reason || "dropped"})`);
         break;
-      case "request":
-        text(who(ev.node), " wants to enter the critical section");
-        break;
-      case "enter":
-        text(who(ev.node), " enters the critical section");
-        break;
-      case "exit":
-        text(who(ev.node), " leaves the critical section");
-        break;
-      case "elect":
-        text(who(ev.node), " suspects the leader and starts an election");
-        break;
-      case "leader":
-        text(who(ev.node), ` now takes P${ev.leader} as leader`);
-        break;
-      case "crash":
-        text(who(ev.node), " crashes");
-        break;
-      case "recover":
-        text(who(ev.node), " recovers with a fresh state");
-        break;
-      case "timer":
-        text(who(ev.node), `: its ${ev.name} timer fires`);
-        break;
       case "partition":
-        text("The network splits: " + ev.groups.map((g) => "{" + g.map((x) => "P" + x).join(" ") + "}").join(" | "));
+        text("The network splits: " + groupsText(ev.groups, " | "));
         break;
       case "heal":
         text("The network heals");
@@ -220,8 +173,11 @@ export class Narrator {
       case "end":
         text(`The run ends: ${ev.messages} messages, ${ev.entries} entries`);
         break;
-      default:
-        text(ev.type);
+      default: {
+        const did = narration(ev);
+        if (did === null) text(ev.type);
+        else text(who(ev.node), did);
+      }
     }
     return li;
   }

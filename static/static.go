@@ -2,6 +2,26 @@
 // binary. They are served under a prefix that is a hash of their content, so a page
 // always loads the assets it was rendered with and browsers may cache them for good;
 // module imports are relative and inherit the prefix.
+//
+// The modules, with no build step. Entry modules: theme.js (every page) and app.js
+// (the playground), which makes the model, the connection and the stage and panels
+// below, and hands each of them the page and every frame; each exports a create
+// function and keeps its state in the object it returns.
+//
+//	dom.js         the DOM helpers: htmlEl, svgEl, byId, typing, noModifier
+//	connection.js  the WebSocket: (re)connection, command refs
+//	stage.js       drawing loop, controls, setup form; menus.js and keys.js beside it
+//	view.js        the processes view
+//	panels.js      pseudocode, inspector, log
+//	network.js     Be the network; spacetime.js, metrics.js, lecture.js, explore.js,
+//	               share.js, captions.js: the other panels
+//	svgexport.js   SVG files for slides
+//
+// Pure (no DOM), unit-tested in test/ with node --test (make test-js): model.js (the
+// client's copy of the run), causal.js (happened-before), layout.js (the view's
+// geometry), timeline.js (the space-time diagram's data), clock.js (virtual time),
+// netmodel.js (held messages, partitions), text.js (the page's words). The browser
+// tests (web/e2e) cover the rest. ESLint (make check) lints them all.
 package static
 
 import (

@@ -1,5 +1,8 @@
 // Theme: follows the system unless the user picked one, which is remembered. Loaded on
-// every page; the playground's other shortcuts live in app.js.
+// every page as its own entry module; the playground's other shortcuts live in keys.js.
+
+import { byId, noModifier, typing } from "./dom.js";
+
 const root = document.documentElement;
 const saved = localStorage.getItem("theme");
 if (saved === "light" || saved === "dark") root.dataset.theme = saved;
@@ -16,12 +19,10 @@ export function toggleTheme() {
 }
 
 function wire() {
-  document.getElementById("theme-toggle")?.addEventListener("click", toggleTheme);
+  byId("theme-toggle")?.addEventListener("click", toggleTheme);
   document.addEventListener("keydown", (e) => {
     if (e.key !== "t" && e.key !== "T") return;
-    if (e.ctrlKey || e.metaKey || e.altKey) return;
-    const tag = document.activeElement?.tagName;
-    if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA") return;
+    if (!noModifier(e) || typing()) return;
     toggleTheme();
   });
 }

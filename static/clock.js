@@ -1,0 +1,57 @@
+// The page's virtual clock: where messages are drawn. The server paces virtual time;
+// between frames the page extrapolates it, never past the latest arrival in flight,
+// and when paused it glides to the step's time. Pure: the caller passes the wall time
+// (performance.now()) in milliseconds.
+
+const GLIDE_MS = 280; // a paused step glides this long
+const GLIDE_MAX = 50; // ... when it moves less than this much virtual time
+
+// newClock is a clock at virtual time 0; last is the time the latest frame showed.
+export function newClock() {
+  return { base: 0, wall: 0, from: 0, to: 0, tween: 0, tweenStart: 0, last: 0 };
+}
+
+// clockTo sets the clock when a frame says the run is at virtual time t: playing, it
+// runs on from there, or from where it was shown when that is ahead by up to a unit
+// (a frame a little late does not pull the messages back); paused, it glides from
+// where it was shown when smooth, else it jumps.
+export function clockTo(clk, t, playing, smooth, now) {
+  const cur = clk.last;
+  if (playing) {
+    clk.base = Math.max(t, Math.min(cur, t + 1));
+    clk.wall = now;
+    clk.tween = 0;
+    clk.to = t;
+  } else if (smooth && cur !== t && Math.abs(cur - t) < GLIDE_MAX) {
+    clk.from = cur; clk.to = t; clk.tween = GLIDE_MS; clk.tweenStart = now;
+  } else {
+    clk.to = t; clk.tween = 0;
+  }
+}
+
+// clockNow is the virtual time to draw at wall time now. run gives playing, rate
+// (virtual units per second at speed 1), speed and inflight (the latest arrival caps it).
+export function clockNow(clk, run, now) {
+  if (run.playing) {
+    let cap = clk.base;
+    for (const f of run.inflight.values()) if (f.at > cap) cap = f.at;
+    return Math.min(cap, clk.base + ((now - clk.wall) / 1000) * run.rate * run.speed);
+  }
+  if (clk.tween) {
+    const k = Math.min(1, (now - clk.tweenStart) / clk.tween);
+    if (k >= 1) { clk.tween = 0; return clk.to; }
+    const e = 1 - (1 - k) ** 3;
+    return clk.from + (clk.to - clk.from) * e;
+  }
+  return clk.to;
+}
+
+// Speeds the page offers, slowest first.
+export const SPEEDS = [0.25, 0.5, 1, 2, 4, 8, 16];
+
+// nextSpeed is the speed d places from speed along SPEEDS, kept within them; an
+// unknown speed counts as 1x.
+export function nextSpeed(speed, d) {
+  const i = SPEEDS.indexOf(speed);
+  return SPEEDS[Math.max(0, Math.min(SPEEDS.length - 1, (i < 0 ? 2 : i) + d))];
+}

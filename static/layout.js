@@ -1,0 +1,111 @@
+// The processes view's geometry: where the processes sit, where their labels go, the
+// arc a message follows and where on it the message is at a virtual time. Pure: the
+// view (view.js) measures the box and draws; this only computes.
+
+// r2 rounds to hundredths: coordinates written into the SVG.
+export const r2 = (x) => Math.round(x * 100) / 100;
+
+// labelChars is how many characters a process's label needs: the longest state the
+// algorithm names (in the doc of its "state" variable), at least 8, so the layout never
+// depends on the run's current state.
+export function labelChars(spec) {
+  const doc = spec.vars.find((v) => v.name === "state")?.doc || "";
+  return Math.max(8, ...(doc.match(/[A-Z][A-Z0-9_-]{2,}/g) || []).map((w) => w.length));
+}
+
+// ellipse places n processes on an ellipse that fills a view of width x height CSS
+// pixels (at least 240 x 200): one view unit is one pixel, so text keeps a legible size
+// whatever the window. Labels show up to 24 processes; on a narrow view they go under
+// their process, in one line.
+export function ellipse(width, height, n, chars) {
+  const W = Math.max(240, Math.round(width)), H = Math.max(200, Math.round(height));
+  const labels = n <= 24;
+  const below = W < 560;
+  const small = n > 12 || below;
+  const fontPx = small ? 11.5 : 13.5;
+  const labelW = labels ? chars * fontPx * 0.66 + 8 : 0;
+  const labelH = labels ? (small ? 18 : 36) : 0;
+  // a first guess of the radius of a process, refined once the ellipse is known
+  let r = 30;
+  let rx = 0, ry = 0;
+  for (let k = 0; k < 2; k++) {
+    const side = below ? Math.max(r, labelW / 2 + 4) : r + labelW;
+    rx = Math.max(40, W / 2 - side - 8);
+    ry = Math.max(40, H / 2 - r - labelH - 10);
+    const perim = Math.PI * (3 * (rx + ry) - Math.sqrt((3 * rx + ry) * (rx + 3 * ry)));
+    r = Math.max(10, Math.min(34, (perim / n) * 0.3));
+  }
+  const pos = [];
+  for (let i = 0; i < n; i++) {
+    const a = -Math.PI / 2 + (2 * Math.PI * i) / n;
+    pos.push({ x: rx * Math.cos(a), y: ry * Math.sin(a), a });
+  }
+  return { W, H, n, labels, below, small, fontPx, r, rx, ry, pos };
+}
+
+// labelAt places the label of the process at p (its state and clock) outside the
+// ellipse, away from its centre: the point, the text anchor and the first line's
+// offset in em.
+export function labelAt(lay, p) {
+  if (lay.below) return { x: p.x, y: p.y + lay.r + 6, anchor: "middle", top: 0.6 };
+  const gap = lay.r + 8;
+  const c = Math.cos(p.a), sn = Math.sin(p.a);
+  const lines = lay.small ? 1 : 2;
+  const anchor = Math.abs(c) < 0.35 ? "middle" : c > 0 ? "start" : "end";
+  const top = sn < -0.35 ? -(lines - 0.5) * 1.2 : sn > 0.35 ? 0.6 : -(lines - 1) * 0.6;
+  return { x: p.x + c * gap, y: p.y + sn * gap, anchor, top };
+}
+
+// curve is a gentle arc from a to b that starts and ends clear of the processes'
+// circles (radius r, for a pill of height pill), so a message just sent or about to
+// arrive does not hide its process; the two directions of a channel bend to opposite
+// sides so they never overlap.
+export function curve(a, b, r, pill) {
+  const dx = b.x - a.x, dy = b.y - a.y;
+  const len = Math.hypot(dx, dy) || 1;
+  const ux = dx / len, uy = dy / len;
+  const off = Math.min(r + pill * 0.9, len * 0.3);
+  const p0 = { x: a.x + ux * off, y: a.y + uy * off };
+  const p2 = { x: b.x - ux * off, y: b.y - uy * off };
+  const bend = len * 0.12;
+  const c = { x: (a.x + b.x) / 2 - uy * bend, y: (a.y + b.y) / 2 + ux * bend };
+  return { p0, c, p2, d: `M${r2(p0.x)} ${r2(p0.y)} Q${r2(c.x)} ${r2(c.y)} ${r2(p2.x)} ${r2(p2.y)}` };
+}
+
+// progress is how far along its arc (0 to 1) a message sent at virtual time sent and
+// arriving at at is at virtual time vt; a held message (at < 0) waits halfway.
+export function progress(sent, at, vt) {
+  if (at < 0) return 0.5;
+  if (at <= sent) return 1;
+  return Math.min(1, Math.max(0, (vt - sent) / (at - sent)));
+}
+
+// pointOn is the point at fraction p of a curve.
+export function pointOn(geo, p) {
+  const { p0, c, p2 } = geo;
+  const q = 1 - p;
+  return {
+    x: q * q * p0.x + 2 * q * p * c.x + p * p * p2.x,
+    y: q * q * p0.y + 2 * q * p * c.y + p * p * p2.y,
+  };
+}
+
+// shortNames gives every message type a label of at most 5 letters, unique within the
+// algorithm: REPLY and TOKEN stay whole, REQUEST becomes REQ, COORDINATOR COO, and
+// two names that start alike keep letters until they differ (REQUE, REQUI).
+export function shortNames(names) {
+  const out = new Map();
+  for (const n of names) {
+    if (n.length <= 5) { out.set(n, n); continue; }
+    let k = 3;
+    const clash = (s) => names.some((o) => o !== n && (o.length <= 5 ? o : o.slice(0, k)) === s);
+    while (k < 5 && clash(n.slice(0, k))) k++;
+    out.set(n, n.slice(0, k));
+  }
+  return out;
+}
+
+// messageClasses maps each message type of an algorithm to its colour class (m0..m6).
+export function messageClasses(spec) {
+  return new Map((spec.messages || []).map((m, i) => [m.name, "m" + (i % 7)]));
+}

@@ -1,0 +1,309 @@
+// The stage: the processes view, the panels beside it (pseudocode, inspector, log) and
+// the run's controls, following the model. Frames come in through takeFrame; the
+// drawing waits for the next animation frame, so that a fast run's many frames cost
+// one paint.
+
+import { byId as $, htmlEl } from "./dom.js";
+import { applyHello, applySnapshot, applyEvents, applyState } from "./model.js";
+import { View } from "./view.js";
+import { Code, Inspector, Narrator } from "./panels.js";
+import { newClock, clockTo, clockNow, nextSpeed } from "./clock.js";
+import { end } from "./connection.js";
+
+// createStage builds the stage of the page: page.root is the main element, page.spec
+// the algorithm, page.model the run, page.conn the socket, page.send(frame) sends a
+// command. It returns the stage's state, which every function here takes.
+export function createStage(page) {
+  const st = {
+    app: page.root,
+    spec: page.spec,
+    model: page.model,
+    conn: page.conn,
+    send: page.send,
+    view: new View($("view"), page.spec),
+    code: new Code($("code-scroll"), $("follow")),
+    inspector: null,
+    narrator: new Narrator($("log"), page.spec),
+    selected: -1, // process position followed by the pseudocode and the keyboard
+    pending: new Map(), // ref -> what to do with an error about it
+    clk: newClock(),
+    drawnTopology: -1,
+    frameRequested: false,
+    dirty: false, // the model changed since the last paint
+    dirtyFull: false, // ... by a snapshot: the log is rebuilt from the model
+    logQueue: [], // events for the log since the last paint
+    seekBusy: false,
+    seekWanted: null,
+    timelineDragging: false,
+    toastTimer: 0,
+    toastEl: htmlEl("div", { class: "toast", role: "alert", hidden: true }),
+    playBtn: $("btn-play"),
+    timeline: $("timeline"),
+    readout: $("readout"),
+    speedSel: $("speed"),
+    form: $("setup-form"),
+  };
+  st.inspector = new Inspector($("vars"), $("inflight"), $("inflight-count"), page.spec, (id) => act(st, "drop", { msg: id }));
+  // The view is drawn in CSS pixels: a new size redraws it.
+  // (Observer callbacks come after layout and before paint: redrawing here never shows
+  // a frame at the old size.)
+  new ResizeObserver(() => {
+    if (st.drawnTopology < 0) return;
+    const b = $("view").getBoundingClientRect();
+    if (Math.round(b.width) === st.view.W && Math.round(b.height) === st.view.H) return;
+    st.drawnTopology = -1;
+    redraw(st, false);
+    paint(st); // now: before this frame is painted at the new size
+  }).observe($("view"));
+  $("svg-wrap").appendChild(st.toastEl);
+  wireControls(st);
+  wireSetup(st);
+  return st;
+}
+
+// ---- frames ----
+
+// takeFrame lets the model take a frame from the server and the stage follow it.
+export function takeFrame(st, f) {
+  const model = st.model;
+  switch (f.type) {
+    case "hello":
+      applyHello(model, f);
+      fillSetup(st);
+      break;
+    case "snapshot":
+      applySnapshot(model, f);
+      glideTo(st, model.t, false);
+      st.seekBusy = false;
+      if (st.seekWanted !== null) { const s = st.seekWanted; st.seekWanted = null; seek(st, s); }
+      redraw(st, true); // paint sets data-ready once the page shows the snapshot
+      break;
+    case "events": {
+      const wasPlaying = model.playing;
+      const evs = f.batches.flatMap((b) => b.events);
+      applyEvents(model, f);
+      st.logQueue.push(...evs);
+      glideTo(st, model.t, wasPlaying && model.playing);
+      redraw(st, false);
+      break;
+    }
+    case "state":
+      applyState(model, f);
+      glideTo(st, model.t, model.playing);
+      redraw(st, false);
+      break;
+    case "error":
+      takeError(st, f);
+      break;
+  }
+}
+
+function takeError(st, f) {
+  st.seekBusy = false; // a refused seek must not block the next one
+  const what = st.pending.get(f.ref);
+  st.pending.delete(f.ref);
+  if (f.code === "gone") {
+    end(st.conn);
+    setStatus("offline", "This run has ended");
+    // A fresh page gets a fresh session; do not loop if that fails too.
+    const last = Number(sessionStorage.getItem("reloaded") || 0);
+    if (Date.now() - last > 10000) {
+      sessionStorage.setItem("reloaded", String(Date.now()));
+      setTimeout(() => location.reload(), 800);
+    }
+    return;
+  }
+  if (what === "setup") {
+    $("setup-error").textContent = f.error;
+    return;
+  }
+  toast(st, f.error);
+}
+
+// glideTo sets the virtual clock to a frame's time (clock.js); a paused step glides
+// there unless the page is not shown yet or the user asks for less motion.
+function glideTo(st, t, playing) {
+  const smooth = st.app.dataset.ready === "true" && !matchMedia("(prefers-reduced-motion: reduce)").matches;
+  clockTo(st.clk, t, playing, smooth, performance.now());
+  kick(st);
+}
+
+// ---- drawing ----
+
+// redraw asks for the view and panels to follow the model at the next animation
+// frame. A fast run delivers several socket frames per display frame; painting each
+// one made the browser lay the page out again for each (the log's scroll, the
+// pseudocode's scroll into view; docs/benchmarks.md, "Heavy traffic at 4x").
+function redraw(st, full) {
+  st.dirty = true;
+  if (full) st.dirtyFull = true;
+  st.app.dataset.settled = "false"; // until the next frame has placed the messages
+  kick(st);
+}
+
+function paint(st) {
+  const { model, view, code, inspector, narrator } = st;
+  // Scrolls left by the last paint first, while the layout is still the one on screen.
+  code.settle();
+  narrator.settle();
+  if (!st.dirty) return;
+  st.dirty = false;
+  if (model.topology !== st.drawnTopology) {
+    view.build(model);
+    st.drawnTopology = model.topology;
+    if (st.selected >= model.nodes.length) st.selected = -1;
+  }
+  view.select(st.selected);
+  view.update(model);
+  view.syncMessages(model, model.index);
+  code.show(model, st.selected);
+  inspector.show(model, st.selected);
+  if (st.dirtyFull) narrator.rebuild(model); // model.recent has every event queued too
+  else if (st.logQueue.length) narrator.append(st.logQueue, model);
+  st.logQueue = [];
+  updateControls(st);
+  if (st.dirtyFull && st.conn.ws) st.app.dataset.ready = "true";
+  st.dirtyFull = false;
+}
+
+function kick(st) {
+  if (!st.frameRequested) {
+    st.frameRequested = true;
+    requestAnimationFrame((now) => frame(st, now));
+  }
+}
+
+function frame(st, now) {
+  st.frameRequested = false;
+  paint(st);
+  const vt = clockNow(st.clk, st.model, now);
+  st.clk.last = vt;
+  st.view.place(vt);
+  const moving = (st.model.playing && !st.model.quiet) || st.clk.tween !== 0;
+  const scrolling = st.code.visible || st.narrator.stick; // settle at the next frame
+  st.app.dataset.settled = moving || scrolling ? "false" : "true";
+  if (moving || scrolling) kick(st);
+}
+
+// select makes process position i (-1: none) the one the pseudocode, the inspector
+// and the keyboard follow.
+export function select(st, i) {
+  st.selected = i;
+  st.view.select(i);
+  st.view.update(st.model);
+  st.code.show(st.model, i);
+  st.inspector.show(st.model, i);
+}
+
+// ---- status and toasts ----
+
+function updateControls(st) {
+  const { model, playBtn, timeline, speedSel } = st;
+  playBtn.setAttribute("aria-pressed", String(model.playing));
+  playBtn.setAttribute("aria-label", model.playing ? "Pause" : "Play");
+  timeline.max = String(model.horizon);
+  if (!st.timelineDragging) timeline.value = String(model.step);
+  st.readout.textContent = `step ${model.step} of ${model.horizon} · t = ${model.t}` +
+    (model.interventions ? ` · ${model.interventions} intervention${model.interventions > 1 ? "s" : ""}` : "");
+  if (String(model.speed) !== speedSel.value) speedSel.value = String(model.speed);
+  st.app.dataset.step = String(model.step);
+  if (model.stopped) setStatus("stopped", "Stopped: " + model.stopped);
+  else if (model.playing && model.quiet) setStatus("quiet", "Waiting for you: click a process");
+  else if (model.playing) setStatus("playing", `Playing ${model.speed}×`);
+  else if (model.quiet) setStatus("quiet", "Nothing left to happen: click a process");
+  else setStatus("paused", "Paused");
+}
+
+// setStatus shows the run's state (data-state) and says it in words.
+export function setStatus(state, text) {
+  const s = $("status");
+  s.dataset.state = state;
+  s.textContent = text;
+}
+
+// toast says something briefly over the view.
+export function toast(st, text) {
+  st.toastEl.textContent = text;
+  st.toastEl.hidden = false;
+  clearTimeout(st.toastTimer);
+  st.toastTimer = setTimeout(() => { st.toastEl.hidden = true; }, 3500);
+}
+
+// ---- commands ----
+
+export const togglePlay = (st) => st.send({ type: st.model.playing ? "pause" : "play" });
+export const step = (st) => st.send({ type: "step" });
+export const back = (st) => st.send({ type: "back" });
+export const restart = (st) => st.send({ type: "reset" });
+
+// seek sends one seek at a time; while the server replays, only the latest wish waits.
+export function seek(st, s) {
+  s = Math.max(0, Math.min(st.model.horizon, s));
+  if (st.seekBusy) { st.seekWanted = s; return; }
+  st.seekBusy = true;
+  if (!st.send({ type: "seek", step: s })) st.seekBusy = false;
+}
+
+function setSpeed(st, x) {
+  st.send({ type: "speed", speed: x });
+}
+
+export function speedBy(st, d) {
+  setSpeed(st, nextSpeed(st.model.speed, d));
+}
+
+// act sends an intervention; an error about it is toasted.
+export function act(st, what, extra) {
+  const r = st.send({ type: "act", do: what, ...extra });
+  if (r) st.pending.set(r, "act");
+}
+
+function wireControls(st) {
+  const { timeline, playBtn, speedSel } = st;
+  timeline.addEventListener("pointerdown", () => { st.timelineDragging = true; });
+  timeline.addEventListener("pointerup", () => { st.timelineDragging = false; });
+  timeline.addEventListener("input", () => seek(st, Number(timeline.value)));
+  playBtn.addEventListener("click", () => togglePlay(st));
+  $("btn-step").addEventListener("click", () => step(st));
+  $("btn-back").addEventListener("click", () => back(st));
+  $("btn-reset").addEventListener("click", () => restart(st));
+  speedSel.addEventListener("change", () => setSpeed(st, Number(speedSel.value)));
+}
+
+// ---- run setup ----
+
+function fillSetup(st) {
+  const { model } = st;
+  const fe = st.form.elements;
+  const nw = model.network;
+  fe.nodes.value = model.ids.length;
+  fe.seed.value = model.seed;
+  fe.dmin.value = nw.delay[0];
+  fe.dmax.value = nw.delay[1];
+  fe.loss.value = nw.loss;
+  fe.cs.value = model.cs;
+  fe.fifo.checked = nw.fifo;
+  fe.hold.checked = nw.hold;
+  $("setup-error").textContent = "";
+}
+
+function wireSetup(st) {
+  const fe = st.form.elements;
+  st.form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const { model } = st;
+    const sc = structuredClone(model.scenario || { version: 1, algorithm: st.spec.slug });
+    const nodes = Number(fe.nodes.value);
+    if (nodes !== model.ids.length) delete sc.ids;
+    sc.nodes = nodes;
+    sc.seed = Number(fe.seed.value);
+    sc.cs = Number(fe.cs.value);
+    sc.network = {
+      delay: [Number(fe.dmin.value), Number(fe.dmax.value)],
+      fifo: fe.fifo.checked, loss: Number(fe.loss.value), hold: fe.hold.checked,
+    };
+    $("setup-error").textContent = "";
+    const r = st.send({ type: "reset", scenario: sc });
+    if (r) st.pending.set(r, "setup");
+  });
+}

@@ -1,0 +1,101 @@
+// layout.js: the processes view's geometry.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { labelChars, ellipse, labelAt, curve, progress, pointOn, shortNames, messageClasses } from "../layout.js";
+
+const near = (a, b, msg) => assert.ok(Math.abs(a - b) < 1e-9, `${msg}: ${a} != ${b}`);
+
+test("processes go clockwise round the ellipse from the top", () => {
+  const lay = ellipse(800, 600, 4, 8);
+  near(lay.pos[0].x, 0, "first x"); near(lay.pos[0].y, -lay.ry, "first at the top");
+  near(lay.pos[1].x, lay.rx, "second on the right"); near(lay.pos[1].y, 0, "second y");
+  near(lay.pos[2].y, lay.ry, "third at the bottom");
+  near(lay.pos[3].x, -lay.rx, "fourth on the left");
+  for (const p of lay.pos) near((p.x / lay.rx) ** 2 + (p.y / lay.ry) ** 2, 1, "on the ellipse");
+});
+
+test("what the view's size and the number of processes decide", () => {
+  const cases = [
+    // width, height, n: W, H, labels, below, small, fontPx
+    [800, 600, 4, 800, 600, true, false, false, 13.5],
+    [800, 600, 16, 800, 600, true, false, true, 11.5],
+    [800, 600, 30, 800, 600, false, false, true, 11.5],
+    [400, 600, 4, 400, 600, true, true, true, 11.5],
+    [100, 50, 3, 240, 200, true, true, true, 11.5], // never smaller than 240 x 200
+  ];
+  for (const [w, h, n, W, H, labels, below, small, fontPx] of cases) {
+    const lay = ellipse(w, h, n, 8);
+    assert.deepEqual([lay.W, lay.H, lay.labels, lay.below, lay.small, lay.fontPx], [W, H, labels, below, small, fontPx], `${w}x${h}, ${n}`);
+    assert.ok(lay.r >= 10 && lay.r <= 34, `radius ${lay.r}`);
+    assert.ok(lay.rx >= 40 && lay.ry >= 40, "the ellipse keeps a size");
+  }
+  assert.equal(ellipse(1600, 1200, 2, 8).r, 34, "few processes: the largest circles");
+  assert.equal(ellipse(800, 600, 300, 8).r, 10, "many: the smallest");
+});
+
+test("labels sit outside the ellipse, or under their process on a narrow view", () => {
+  const lay = { r: 20, small: false, below: false };
+  const at = (a) => labelAt(lay, { x: 100 * Math.cos(a), y: 100 * Math.sin(a), a });
+  const right = at(0);
+  assert.equal(right.anchor, "start");
+  near(right.x, 128, "right x");
+  assert.equal(at(Math.PI).anchor, "end");
+  const topL = at(-Math.PI / 2);
+  assert.equal(topL.anchor, "middle");
+  near(topL.top, -1.8, "two lines above");
+  near(at(Math.PI / 2).top, 0.6, "below the bottom one");
+  near(labelAt({ ...lay, small: true }, { x: 0, y: -100, a: -Math.PI / 2 }).top, -0.6, "one line above");
+  assert.deepEqual(labelAt({ ...lay, below: true }, { x: 5, y: 7, a: 0 }), { x: 5, y: 33, anchor: "middle", top: 0.6 });
+});
+
+test("a message's arc clears the circles and bends to its own side", () => {
+  const there = curve({ x: 0, y: 0 }, { x: 100, y: 0 }, 10, 10);
+  assert.deepEqual([there.p0, there.c, there.p2], [{ x: 19, y: 0 }, { x: 50, y: 12 }, { x: 81, y: 0 }]);
+  assert.equal(there.d, "M19 0 Q50 12 81 0");
+  const back = curve({ x: 100, y: 0 }, { x: 0, y: 0 }, 10, 10);
+  assert.deepEqual(back.c, { x: 50, y: -12 }, "the other direction bends the other way");
+  const close = curve({ x: 0, y: 0 }, { x: 20, y: 0 }, 10, 10);
+  near(close.p0.x, 6, "close processes: the arc starts 30% along");
+});
+
+test("how far along its arc a message is", () => {
+  const cases = [
+    // sent, at, vt: progress
+    [0, -1, 5, 0.5], // held: halfway
+    [4, 4, 0, 1], // no delay
+    [0, 10, -5, 0],
+    [0, 10, 5, 0.5],
+    [0, 10, 25, 1],
+  ];
+  for (const [sent, at, vt, want] of cases) assert.equal(progress(sent, at, vt), want, `${sent}, ${at}, ${vt}`);
+  const geo = { p0: { x: 0, y: 0 }, c: { x: 4, y: 8 }, p2: { x: 8, y: 0 } };
+  assert.deepEqual(pointOn(geo, 0), { x: 0, y: 0 });
+  assert.deepEqual(pointOn(geo, 1), { x: 8, y: 0 });
+  assert.deepEqual(pointOn(geo, 0.5), { x: 4, y: 4 });
+});
+
+test("message labels: at most five letters, unique within the algorithm", () => {
+  const cases = [
+    [["REQUEST", "REPLY", "RELEASE"], ["REQ", "REPLY", "REL"]],
+    [["REQUEST", "REQUIRE"], ["REQUE", "REQUI"]],
+    [["ELECTION", "ANSWER", "COORDINATOR"], ["ELE", "ANS", "COO"]],
+    [["TOKEN", "TOKENS"], ["TOKEN", "TOK"]],
+  ];
+  for (const [names, want] of cases) assert.deepEqual(names.map((n) => shortNames(names).get(n)), want, names.join());
+});
+
+test("a label needs room for the longest state the algorithm names", () => {
+  const cases = [
+    [[{ name: "state", doc: "RELEASED, WANTED or HELD" }], 8],
+    [[{ name: "state", doc: "IDLE or WAITING_FOR_ALL" }], 15],
+    [[{ name: "state", doc: "one of A, B" }], 8],
+    [[{ name: "clock" }], 8],
+  ];
+  for (const [vars, want] of cases) assert.equal(labelChars({ vars }), want, JSON.stringify(vars));
+});
+
+test("message types take the colours in order, seven of them", () => {
+  const names = ["A", "B", "C", "D", "E", "F", "G", "H"];
+  const m = messageClasses({ messages: names.map((name) => ({ name })) });
+  assert.deepEqual(names.map((n) => m.get(n)), ["m0", "m1", "m2", "m3", "m4", "m5", "m6", "m0"]);
+});

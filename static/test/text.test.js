@@ -1,0 +1,93 @@
+// text.js: the words the page shows for the run's things.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { payloadText, describeInflight, describeEvent, narration, describeMessage, valueText, groupsText, round2, shortFormula } from "../text.js";
+
+const req = { id: 4, type: "REQUEST", from: 1, to: 2, ts: 3 };
+
+test("a message's payload", () => {
+  const cases = [
+    [{ id: 1, type: "OK", from: 0, to: 1 }, ""],
+    [req, "(ts=3)"],
+    [{ id: 1, type: "TOKEN", from: 0, to: 1, q: [2, 3], ln: 1 }, "(q=[2,3], ln=1)"],
+  ];
+  for (const [msg, want] of cases) assert.equal(payloadText(msg), want);
+});
+
+test("a message in flight", () => {
+  assert.equal(describeInflight({ msg: req, sent: 1, at: 3 }), "REQUEST #4: P1 → P2, ts=3 (sent at t=1, arrives at t=3)");
+  assert.equal(describeInflight({ msg: { id: 5, type: "OK", from: 2, to: 1, q: [1, 2] }, sent: 1, at: -1 }),
+    "OK #5: P2 → P1, q=[1, 2] (held: you choose when it arrives)");
+});
+
+test("a trace event, as its process did it", () => {
+  const cases = [
+    [{ type: "send", msg: req }, "sends REQUEST #4 to P2 (ts=3)"],
+    [{ type: "deliver", msg: req }, "receives REQUEST #4 from P1 (ts=3)"],
+    [{ type: "rule", rule: "RA1" }, "rule RA1"],
+    [{ type: "rule", rule: "RR2", why: "defer" }, "rule RR2 (defer)"],
+    [{ type: "request" }, "asks for the CS"],
+    [{ type: "enter" }, "enters the CS"],
+    [{ type: "exit" }, "leaves the CS"],
+    [{ type: "elect" }, "starts an election"],
+    [{ type: "leader", node: 3, leader: 3 }, "becomes the leader"],
+    [{ type: "leader", node: 2, leader: 3 }, "takes P3 as leader"],
+    [{ type: "crash" }, "crashes"],
+    [{ type: "recover" }, "recovers"],
+    [{ type: "timer", name: "answer" }, "timer answer fires"],
+    [{ type: "drop", msg: req, reason: "loss" }, "REQUEST #4 is lost (loss)"],
+    [{ type: "violation", property: "mutual-exclusion", detail: "P1 and P2" }, "violation: mutual-exclusion: P1 and P2"],
+    [{ type: "partition", groups: [[0, 1], [2]] }, "partition {P0 P1} {P2}"],
+    [{ type: "heal" }, "the partition heals"],
+    [{ type: "end" }, "end"],
+  ];
+  for (const [ev, want] of cases) assert.equal(describeEvent(ev), want, ev.type);
+});
+
+test("the log's words for what a process did alone", () => {
+  const cases = [
+    [{ type: "request" }, " wants to enter the critical section"],
+    [{ type: "enter" }, " enters the critical section"],
+    [{ type: "exit" }, " leaves the critical section"],
+    [{ type: "elect" }, " suspects the leader and starts an election"],
+    [{ type: "leader", leader: 4 }, " now takes P4 as leader"],
+    [{ type: "crash" }, " crashes"],
+    [{ type: "recover" }, " recovers with a fresh state"],
+    [{ type: "timer", name: "heartbeat" }, ": its heartbeat timer fires"],
+    [{ type: "send" }, null],
+    [{ type: "heal" }, null],
+  ];
+  for (const [ev, want] of cases) assert.equal(narration(ev), want, ev.type);
+});
+
+test("a message of the space-time diagram, with its fate", () => {
+  const ids = [10, 20];
+  const m = { id: 4, type: "REQUEST", from: 0, to: 1, msg: req, sStep: 2, eStep: 5, reason: "" };
+  assert.equal(describeMessage({ ...m, fate: "delivered" }, ids), "REQUEST #4: P10 → P20 (ts=3), sent at step 2, delivered at step 5");
+  assert.equal(describeMessage({ ...m, fate: "dropped", reason: "partition" }, ids), "REQUEST #4: P10 → P20 (ts=3), sent at step 2, lost at step 5 (partition)");
+  assert.equal(describeMessage({ ...m, fate: "inflight" }, ids), "REQUEST #4: P10 → P20 (ts=3), sent at step 2, still in flight");
+});
+
+test("a variable's value in the inspector", () => {
+  const cases = [
+    [true, "yes"], [false, "no"], [null, ""], [undefined, ""],
+    [[], "—"], [[1, 2], "1, 2"], [[[3, 1], [4, 2]], "(3,1) (4,2)"],
+    [0, "0"], ["HELD", "HELD"],
+  ];
+  for (const [v, want] of cases) assert.equal(valueText(v), want, JSON.stringify(v));
+});
+
+test("groups, numbers and formulas", () => {
+  assert.equal(groupsText([[0, 1], [2]], " | "), "{P0 P1} | {P2}");
+  for (const [v, want] of [[null, ""], [undefined, ""], [2, "2"], [1 / 3, "0.33"], [2.005, "2.01"]]) assert.equal(round2(v), want, String(v));
+  const formulas = [
+    ["3 (REQUEST, GRANT, RELEASE); 0 for the coordinator", "3"],
+    ["2(N-1) = 2N-2, O(N)", "2N-2"],
+    ["(N-1)^2 = N²-N-1, O(N²)", "N²-N-1"],
+    ["N (for a ring of N)", "N"],
+    ["2T (a round trip)", "2T"],
+    ["T (max 2T)", "T"],
+    ["N (x2)", "N (x2)"], // a parenthesis without a word is part of the formula
+  ];
+  for (const [f, want] of formulas) assert.equal(shortFormula(f), want, f);
+});

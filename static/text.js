@@ -1,0 +1,110 @@
+// The words the page shows for the run's things: a message's payload, a message in
+// flight, a trace event, a variable's value, a formula, a number. Pure: no DOM.
+
+const ENVELOPE = ["id", "type", "from", "to"];
+
+// payloadText is a message's payload, "(ts=3, ids=[1,2])", or "" when it has none.
+export function payloadText(msg) {
+  const extra = Object.entries(msg).filter(([k]) => !ENVELOPE.includes(k));
+  if (!extra.length) return "";
+  return "(" + extra.map(([k, v]) => `${k}=${Array.isArray(v) ? `[${v.join(",")}]` : v}`).join(", ") + ")";
+}
+
+// spaced is payloadText with a leading space, to follow a message's name.
+function spaced(msg) {
+  const p = payloadText(msg);
+  return p ? " " + p : "";
+}
+
+// describeInflight says what a message in flight ({msg, sent, at}) is and when it lands.
+export function describeInflight(f) {
+  const m = f.msg;
+  const extra = Object.entries(m).filter(([k]) => !ENVELOPE.includes(k));
+  const payload = extra.map(([k, v]) => `${k}=${Array.isArray(v) ? `[${v.join(", ")}]` : v}`).join(", ");
+  const when = f.at < 0 ? "held: you choose when it arrives" : `sent at t=${f.sent}, arrives at t=${f.at}`;
+  return `${m.type} #${m.id}: P${m.from} → P${m.to}${payload ? `, ${payload}` : ""} (${when})`;
+}
+
+// describeEvent says what a trace event did, from its process's point of view.
+export function describeEvent(ev) {
+  const m = ev.msg;
+  switch (ev.type) {
+    case "send": return `sends ${m.type} #${m.id} to P${m.to}${spaced(m)}`;
+    case "deliver": return `receives ${m.type} #${m.id} from P${m.from}${spaced(m)}`;
+    case "rule": return `rule ${ev.rule}${ev.why ? ` (${ev.why})` : ""}`;
+    case "request": return "asks for the CS";
+    case "enter": return "enters the CS";
+    case "exit": return "leaves the CS";
+    case "elect": return "starts an election";
+    case "leader": return ev.leader === ev.node ? "becomes the leader" : `takes P${ev.leader} as leader`;
+    case "crash": return "crashes";
+    case "recover": return "recovers";
+    case "timer": return `timer ${ev.name} fires`;
+    case "drop": return `${m.type} #${m.id} is lost (${ev.reason})`;
+    case "violation": return `violation: ${ev.property}: ${ev.detail}`;
+    case "partition": return `partition ${groupsText(ev.groups, " ")}`;
+    case "heal": return "the partition heals";
+    default: return ev.type;
+  }
+}
+
+// narration is what a process did, in the log's words after its name, for the events
+// that are only a process doing something (null for the others).
+export function narration(ev) {
+  switch (ev.type) {
+    case "request": return " wants to enter the critical section";
+    case "enter": return " enters the critical section";
+    case "exit": return " leaves the critical section";
+    case "elect": return " suspects the leader and starts an election";
+    case "leader": return ` now takes P${ev.leader} as leader`;
+    case "crash": return " crashes";
+    case "recover": return " recovers with a fresh state";
+    case "timer": return `: its ${ev.name} timer fires`;
+    default: return null;
+  }
+}
+
+// describeMessage says where a message of the space-time diagram went: m carries its
+// ids (from, to: positions in ids), its steps and its fate.
+export function describeMessage(m, ids) {
+  const where = m.fate === "delivered" ? `delivered at step ${m.eStep}` :
+    m.fate === "dropped" ? `lost at step ${m.eStep} (${m.reason})` : "still in flight";
+  return `${m.type} #${m.id}: P${ids[m.from]} → P${ids[m.to]}${spaced(m.msg)}, sent at step ${m.sStep}, ${where}`;
+}
+
+// valueText is a process variable as the inspector shows it.
+export function valueText(v) {
+  if (v === true) return "yes";
+  if (v === false) return "no";
+  if (v === null || v === undefined) return "";
+  if (Array.isArray(v)) {
+    if (!v.length) return "—";
+    if (Array.isArray(v[0])) return v.map((p) => `(${p.join(",")})`).join(" ");
+    return v.join(", ");
+  }
+  return String(v);
+}
+
+// groupsText writes a partition as "{P1 P2} | {P3}"; sep separates the groups.
+export function groupsText(groups, sep) {
+  return groups.map((g) => `{${g.map((id) => `P${id}`).join(" ")}}`).join(sep);
+}
+
+// round2 is a number with at most two decimals, as text ("" for none).
+export function round2(v) {
+  if (v === null || v === undefined) return "";
+  return String(Math.round(v * 100) / 100);
+}
+
+// shortFormula keeps the formula without its explanation, as the compare page does:
+// "3" from "3 (REQUEST, GRANT, RELEASE); 0 for ...", "N²-N-1" from "... = N²-N-1, O(N²)".
+export function shortFormula(f) {
+  f = f.split(/: |; /)[0];
+  for (let i = f.indexOf(" ("); i >= 0; i = f.indexOf(" (", i + 2)) {
+    if (/^ \([^)]*[A-Za-z]{3}/.test(f.slice(i))) { f = f.slice(0, i); break; }
+  }
+  f = f.split(", ")[0];
+  const eq = f.lastIndexOf(" = ");
+  if (eq >= 0) f = f.slice(eq + 3);
+  return f.trim();
+}
