@@ -201,11 +201,6 @@ func sizesString(ns []int) string {
 	return strings.Join(parts, ",")
 }
 
-// crashLeaderFirst: algorithms whose notes' analysis starts from a crashed leader
-// (Bully: "the coordinator has failed"). The ring elections assume nobody fails during
-// an election, and without acknowledgements a crashed process would swallow it.
-var crashLeaderFirst = map[string]bool{"bully": true}
-
 // workloadConfig builds one run of a comparison.
 func workloadConfig(spec *sim.Spec, n int, workload string, seed uint64) (sim.Config, error) {
 	ids := make([]int, n)
@@ -226,7 +221,10 @@ func workloadConfig(spec *sim.Spec, n int, workload string, seed uint64) (sim.Co
 	if spec.Family == sim.Election {
 		cfg.CS = 0
 		callers := ids
-		if crashLeaderFirst[spec.Slug] {
+		// The ring elections assume nobody fails during an election, and without
+		// acknowledgements a crashed process would swallow it: only an algorithm whose
+		// notes start from a crashed leader (Bully) gets one.
+		if spec.CrashLeaderFirst {
 			cfg.Actions = append(cfg.Actions, sim.Action{At: 0, Do: sim.ActCrash, Node: n - 1})
 			callers = ids[:n-1]
 		}

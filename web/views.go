@@ -134,15 +134,11 @@ type clientMessage struct {
 	Doc  string `json:"doc"`
 }
 
-// ringSlugs are the algorithms whose processes talk around a ring, drawn in ring
-// order with its direction.
-var ringSlugs = map[string]bool{"token-ring": true, "ring": true, "ring-list": true}
-
 // messageClasses is the number of message colours in the palette (static/app.css).
 const messageClasses = 7
 
 func buildPlay(spec *sim.Spec, session string) playPage {
-	p := playPage{Spec: spec, Session: session, WS: "/ws/" + session, Ring: ringSlugs[spec.Slug],
+	p := playPage{Spec: spec, Session: session, WS: "/ws/" + session, Ring: spec.Ring,
 		Curated: curatedFor(spec.Slug), FamilyTag: familyTag(spec.Family)}
 	if session != "" {
 		p.API = "/api/sessions/" + session

@@ -22,6 +22,7 @@ var Spec = sim.Spec{
 	Slug:    "ring",
 	Title:   "Ring election (Chang-Roberts)",
 	Family:  sim.Election,
+	Ring:    true,
 	Summary: "The largest id seen so far goes round a one-way ring until its owner gets it back and announces itself: between 2N and 3N-1 messages, and participant flags silence competing elections.",
 	Rules: slices.Concat([]sim.Rule{
 		{Label: "RI1", Group: "Initialisation", Lines: []string{

@@ -41,6 +41,7 @@ var Spec = sim.Spec{
 	Slug:    "ring-list",
 	Title:   "Ring election with an active list",
 	Family:  sim.Election,
+	Ring:    true,
 	Summary: "The election message collects the id of every live process on its way round the ring, then the highest one is announced: 2N messages, but the messages grow with N.",
 	Rules: slices.Concat([]sim.Rule{
 		{Label: "RI1", Group: "Initialisation", Lines: []string{

@@ -57,6 +57,7 @@ var Spec = sim.Spec{
 	Slug:    "token-ring",
 	Title:   "Token ring",
 	Family:  sim.Mutex,
+	Ring:    true,
 	Summary: "A single token goes round the ring and whoever holds it may enter: simple and fair, but it costs messages when nobody wants it, and a lost token stops everything until an election regenerates it.",
 	Rules: []sim.Rule{
 		{Label: "TR1", Group: "Initialisation", Lines: []string{

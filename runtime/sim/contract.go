@@ -103,6 +103,12 @@ type Spec struct {
 	Title   string
 	Family  Family
 	Summary string // one line: what it teaches
+	// Ring: processes talk around a ring in the order of Setup.IDs; pages draw
+	// them in that order, with its direction.
+	Ring bool
+	// CrashLeaderFirst: the notes' analysis of this election starts from a crashed
+	// leader (the highest id), so a comparison's workload crashes it first.
+	CrashLeaderFirst bool
 
 	Rules    []Rule
 	Vars     []Var
