@@ -1,484 +1,41 @@
 package web
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/teach-dist/playground/algorithms"
+	"github.com/teach-dist/playground/runtime/compare"
 	"github.com/teach-dist/playground/runtime/cost"
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
-// The compare page (/compare) runs algorithms headless for a range of N, a workload
-// and several seeds, and draws what they measured beside the notes' formulas. All its
-// choices are query parameters, so the page is a link to share.
-
-// Limits of one comparison: the server does the work on the request, so it is capped.
-const (
-	compareMaxN     = 32
-	compareMaxSizes = 16
-	compareMaxSeeds = 10
-	compareMaxRuns  = 300
-	// compareMaxWork bounds the sum over runs of N² (doubled under heavy load), which
-	// tracks a run's cost: about 8 s on two cores for the costliest algorithms.
-	compareMaxWork   = 200_000
-	compareMaxEvents = 300_000 // per run
-	compareTimeout   = 30 * time.Second
-)
-
-// The network every comparison runs on: the notes' T is its mean delay, 2.
-var compareNet = sim.Network{DelayMin: 1, DelayMax: 3, FIFO: true}
-
-const compareCS = 2
-
-var compareDefaults = url.Values{
-	"alg": {"ricart-agrawala", "central", "lamport"}, "n": {"3-9"}, "workload": {"light"}, "seeds": {"3"},
-}
-
-// compareQuery is a parsed /compare URL.
-type compareQuery struct {
-	Specs    []*sim.Spec
-	Ns       []int
-	Workload string
-	Seeds    int
-}
-
-// paramError is a bad query parameter: the page says which and why.
-type paramError struct{ Param, Reason string }
-
-func (e *paramError) Error() string { return e.Param + ": " + e.Reason }
-
-func badParam(param, format string, args ...any) *paramError {
-	return &paramError{Param: param, Reason: fmt.Sprintf(format, args...)}
-}
-
-// parseCompare reads the query; nothing given means the defaults.
-func parseCompare(q url.Values) (compareQuery, *paramError) {
-	for key := range q {
-		switch key {
-		case "alg", "n", "workload", "seeds":
-		default:
-			return compareQuery{}, badParam(key, "unknown parameter (allowed: alg, n, workload, seeds)")
-		}
-	}
-	get := func(key string) []string {
-		if v, ok := q[key]; ok {
-			return v
-		}
-		return compareDefaults[key]
-	}
-	var cq compareQuery
-	for _, slug := range get("alg") {
-		spec, ok := algorithms.Lookup(slug)
-		if !ok {
-			return cq, badParam("alg", "%q is not an algorithm (allowed: %s)", slug, strings.Join(algorithms.Slugs(), ", "))
-		}
-		if !slices.Contains(cq.Specs, spec) {
-			cq.Specs = append(cq.Specs, spec)
-		}
-	}
-	if len(cq.Specs) == 0 {
-		return cq, badParam("alg", "choose at least one algorithm")
-	}
-	ns, err := parseSizes(lastOf(get("n")))
-	if err != nil {
-		return cq, err
-	}
-	cq.Ns = ns
-	switch w := lastOf(get("workload")); w {
-	case "light", "heavy":
-		cq.Workload = w
-	default:
-		return cq, badParam("workload", "%q is not a workload (allowed: light, heavy)", w)
-	}
-	seeds, convErr := strconv.Atoi(lastOf(get("seeds")))
-	if convErr != nil || seeds < 1 || seeds > compareMaxSeeds {
-		return cq, badParam("seeds", "%q is not a number of seeds from 1 to %d", lastOf(get("seeds")), compareMaxSeeds)
-	}
-	cq.Seeds = seeds
-	if runs := len(cq.Specs) * len(cq.Ns) * cq.Seeds; runs > compareMaxRuns {
-		return cq, badParam("n", "%d algorithms × %d sizes × %d seeds is %d runs; the server does at most %d per page: choose fewer sizes, seeds or algorithms",
-			len(cq.Specs), len(cq.Ns), cq.Seeds, runs, compareMaxRuns)
-	}
-	if w := cq.work(); w > compareMaxWork {
-		return cq, badParam("n", "these runs are too big to do on a page (%d%% of the limit: large N cost about N² each, twice that under heavy load): choose smaller N, fewer seeds or fewer algorithms",
-			100*w/compareMaxWork)
-	}
-	return cq, nil
-}
-
-// work estimates the cost of the runs, in the unit of compareMaxWork.
-func (cq compareQuery) work() int {
-	w := 0
-	for _, n := range cq.Ns {
-		w += n * n
-	}
-	w *= len(cq.Specs) * cq.Seeds
-	if cq.Workload == "heavy" {
-		w *= 2
-	}
-	return w
-}
-
-func lastOf(v []string) string {
-	if len(v) == 0 {
-		return ""
-	}
-	return v[len(v)-1]
-}
-
-// parseSizes reads "3-9", "4,6,8" or a mix ("3-5,8").
-func parseSizes(s string) ([]int, *paramError) {
-	var out []int
-	bad := func() *paramError {
-		return badParam("n", "%q is not a range of N (write 3-9 or 4,6,8; each from %d to %d, at most %d sizes)", s, sim.MinNodes, compareMaxN, compareMaxSizes)
-	}
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		if !isRange {
-			hi = lo
-		}
-		a, err1 := strconv.Atoi(strings.TrimSpace(lo))
-		b, err2 := strconv.Atoi(strings.TrimSpace(hi))
-		if err1 != nil || err2 != nil || a > b || a < sim.MinNodes || b > compareMaxN {
-			return nil, bad()
-		}
-		for n := a; n <= b; n++ {
-			if !slices.Contains(out, n) {
-				out = append(out, n)
-			}
-			if len(out) > compareMaxSizes {
-				return nil, bad()
-			}
-		}
-	}
-	if len(out) == 0 {
-		return nil, bad()
-	}
-	slices.Sort(out)
-	return out, nil
-}
-
-// canonical is the query in a fixed form: the cache key and the shareable link.
-func (cq compareQuery) canonical() string {
-	v := url.Values{}
-	for _, s := range cq.Specs {
-		v.Add("alg", s.Slug)
-	}
-	v.Set("n", sizesString(cq.Ns))
-	v.Set("workload", cq.Workload)
-	v.Set("seeds", strconv.Itoa(cq.Seeds))
-	return v.Encode()
-}
-
-// sizesString writes sizes back as ranges: 3-9 or 3-5,8.
-func sizesString(ns []int) string {
-	var parts []string
-	for i := 0; i < len(ns); {
-		j := i
-		for j+1 < len(ns) && ns[j+1] == ns[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", ns[i], ns[j]))
-		} else {
-			parts = append(parts, strconv.Itoa(ns[i]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ",")
-}
-
-// workloadConfig builds one run of a comparison.
-func workloadConfig(spec *sim.Spec, n int, workload string, seed uint64) (sim.Config, error) {
-	ids := make([]int, n)
-	for i := range ids {
-		ids[i] = i
-	}
-	var params any
-	if spec.ParseParams != nil {
-		var err error
-		if params, err = spec.ParseParams(nil, ids); err != nil {
-			return sim.Config{}, err
-		}
-	}
-	cfg := sim.Config{Spec: spec, IDs: ids, Params: params, Seed: seed, Network: compareNet, CS: compareCS,
-		MaxEvents: compareMaxEvents, Pending: sim.MaxTime}
-	r := rand.New(rand.NewPCG(seed, 0xc0ffee))
-	dmax := compareNet.DelayMax
-	if spec.Family == sim.Election {
-		cfg.CS = 0
-		callers := ids
-		// The ring elections assume nobody fails during an election, and without
-		// acknowledgements a crashed process would swallow it: only an algorithm whose
-		// notes start from a crashed leader (Bully) gets one.
-		if spec.CrashLeaderFirst {
-			cfg.Actions = append(cfg.Actions, sim.Action{At: 0, Do: sim.ActCrash, Node: n - 1})
-			callers = ids[:n-1]
-		}
-		if workload == "light" {
-			callers = []int{callers[r.IntN(len(callers))]}
-		}
-		for _, i := range callers {
-			cfg.Actions = append(cfg.Actions, sim.Action{At: 1, Do: sim.ActElect, Node: i})
-		}
-		cfg.Until = 20 * n * (dmax + 2) * 4
-		return cfg, nil
-	}
-	if workload == "light" {
-		// One request at a time, long after the previous one has been served: room for
-		// the token to come round the whole ring.
-		gap := compareCS + (n+4)*(dmax+2)
-		requests := max(6, 2*n)
-		for k := range requests {
-			cfg.Actions = append(cfg.Actions, sim.Action{At: 1 + k*gap, Do: sim.ActRequest, Node: r.IntN(n)})
-		}
-		cfg.Until = 1 + (requests+1)*gap
-		return cfg, nil
-	}
-	// Heavy: every process asks again soon after it has left (a request while it
-	// still waits or holds the CS is skipped), for long enough that each one enters a
-	// few times; then the queue drains.
-	period := compareCS + dmax
-	span := 2 * n * (compareCS + 2*dmax)
-	for i := range n {
-		for t := r.IntN(period); t < span; t += period {
-			cfg.Actions = append(cfg.Actions, sim.Action{At: t, Do: sim.ActRequest, Node: i})
-		}
-	}
-	cfg.Until = span + n*(compareCS+4*dmax+4) + 50
-	return cfg, nil
-}
-
-// cell is what one algorithm measured at one N, over the seeds.
-type cell struct {
-	Runs, Failed         int
-	Entries, Unserved    int
-	Checked, Violations  int
-	Elections, Unsettled int
-	Values               map[string]agg // metric key -> over the seeds
-	Theory               map[string][]cost.Theory
-	FirstError           string
-	ViolationSeed        uint64 // the first seed whose run broke the ordering
-}
-
-// agg aggregates one metric's per-run means (in T for time metrics).
-type agg struct {
-	N             int
-	Sum, Min, Max float64
-}
-
-func (a *agg) add(v float64) {
-	if a.N == 0 {
-		a.Min, a.Max = v, v
-	}
-	a.N++
-	a.Sum += v
-	a.Min = min(a.Min, v)
-	a.Max = max(a.Max, v)
-}
-
-func (a agg) mean() (float64, bool) {
-	if a.N == 0 {
-		return 0, false
-	}
-	return a.Sum / float64(a.N), true
-}
-
-// compareResult is every cell of a comparison.
-type compareResult struct {
-	Query    compareQuery
-	Cells    map[string]map[int]*cell // slug -> N -> cell
-	Runs     int
-	Elapsed  time.Duration
-	Computed time.Time
-}
-
-type job struct {
-	spec *sim.Spec
-	n    int
-	seed uint64
-}
-
-// compareSlots bounds the comparisons computed at once, whatever the number of
-// requests; each uses up to GOMAXPROCS goroutines.
-var compareSlots = make(chan struct{}, 2)
-
-// runCompare does every run of cq, in parallel, until done or ctx ends.
-func runCompare(ctx context.Context, cq compareQuery) (*compareResult, error) {
-	select {
-	case compareSlots <- struct{}{}:
-		defer func() { <-compareSlots }()
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	start := time.Now()
-	var jobs []job
-	for _, spec := range cq.Specs {
-		for _, n := range cq.Ns {
-			for s := range cq.Seeds {
-				jobs = append(jobs, job{spec, n, uint64(s + 1)})
-			}
-		}
-	}
-	results := make([]cost.Result, len(jobs))
-	errs := make([]error, len(jobs))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := range next {
-				j := jobs[k]
-				cfg, err := workloadConfig(j.spec, j.n, cq.Workload, j.seed)
-				if err == nil {
-					results[k], err = cost.Replay(cfg, nil, math.MaxInt)
-				}
-				errs[k] = err
-			}
-		}()
-	}
-	var err error
-feed:
-	for k := range jobs {
-		select {
-		case next <- k:
-		case <-ctx.Done():
-			err = ctx.Err()
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	if err != nil {
-		return nil, err
-	}
-	res := &compareResult{Query: cq, Cells: map[string]map[int]*cell{}, Runs: len(jobs), Computed: time.Now()}
-	for k, j := range jobs {
-		byN := res.Cells[j.spec.Slug]
-		if byN == nil {
-			byN = map[int]*cell{}
-			res.Cells[j.spec.Slug] = byN
-		}
-		c := byN[j.n]
-		if c == nil {
-			c = &cell{Values: map[string]agg{}, Theory: map[string][]cost.Theory{}}
-			byN[j.n] = c
-		}
-		c.add(results[k], errs[k], j.seed)
-	}
-	res.Elapsed = time.Since(start)
-	return res, nil
-}
-
-func (c *cell) add(r cost.Result, err error, seed uint64) {
-	c.Runs++
-	if err != nil {
-		c.Failed++
-		if c.FirstError == "" {
-			c.FirstError = fmt.Sprintf("seed %d: %v", seed, err)
-		}
-		if !errors.Is(err, sim.ErrEventLimit) {
-			return
-		}
-	}
-	c.Entries += r.Entries
-	c.Unserved += r.Unserved
-	if o := r.Ordering; o != nil {
-		c.Checked += o.Checked
-		c.Violations += o.Violations
-		if o.Violations > 0 && c.ViolationSeed == 0 {
-			c.ViolationSeed = seed
-		}
-	}
-	for _, el := range r.Elections {
-		if el.Settled != nil {
-			c.Elections++
-		} else {
-			c.Unsettled++
-		}
-	}
-	for _, m := range r.Metrics {
-		c.Theory[m.Key] = m.Theory
-		v := m.Mean
-		if m.Unit == cost.UnitTime {
-			v = m.MeanT
-		}
-		if v == nil {
-			continue
-		}
-		a := c.Values[m.Key]
-		a.add(*v)
-		c.Values[m.Key] = a
-	}
-}
-
-// compareCache keeps recent comparisons: a shared link opened by a whole class is
-// computed once. Results depend only on the canonical query.
-var compareCache = struct {
-	sync.Mutex
-	m     map[string]*compareResult
-	order []string
-}{m: map[string]*compareResult{}}
-
-const compareCacheSize = 32
-
-func cachedCompare(ctx context.Context, cq compareQuery) (*compareResult, error) {
-	key := cq.canonical()
-	compareCache.Lock()
-	res, ok := compareCache.m[key]
-	compareCache.Unlock()
-	if ok {
-		return res, nil
-	}
-	res, err := runCompare(ctx, cq)
-	if err != nil {
-		return nil, err
-	}
-	compareCache.Lock()
-	defer compareCache.Unlock()
-	if _, ok := compareCache.m[key]; !ok {
-		compareCache.m[key] = res
-		compareCache.order = append(compareCache.order, key)
-		if len(compareCache.order) > compareCacheSize {
-			delete(compareCache.m, compareCache.order[0])
-			compareCache.order = compareCache.order[1:]
-		}
-	}
-	return res, nil
-}
+// The compare page (/compare) draws what runtime/compare measured beside the notes'
+// formulas: charts against N and a table. All its choices are query parameters, so
+// the page is a link to share.
 
 // handleCompare serves /compare.
 func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
-	cq, perr := parseCompare(r.URL.Query())
-	form := newCompareForm(r.URL.Query(), cq)
+	cq, perr := compare.ParseQuery(r.URL.Query(), s.compare.Limits())
+	form := newCompareForm(r.URL.Query(), cq, s.compare.Limits())
 	if perr != nil {
 		form.Error = perr
 		s.render(w, r, http.StatusBadRequest, comparePageView(comparePage{Form: form}))
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), compareTimeout)
-	defer cancel()
-	res, err := cachedCompare(ctx, cq)
+	res, err := s.compare.Compare(r.Context(), cq)
 	if err != nil {
 		if r.Context().Err() != nil {
 			return // the visitor left
 		}
 		w.Header().Set("Retry-After", "30")
-		form.Error = &paramError{Param: "n", Reason: fmt.Sprintf("the runs took longer than %s (%v): choose fewer sizes, seeds or algorithms", compareTimeout, err)}
+		form.Error = &compare.ParamError{Param: "n", Reason: fmt.Sprintf("the runs took longer than %s (%v): choose fewer sizes, seeds or algorithms", s.compare.Timeout(), err)}
 		s.render(w, r, http.StatusServiceUnavailable, comparePageView(comparePage{Form: form}))
 		return
 	}
@@ -499,7 +56,8 @@ type compareForm struct {
 	N        string
 	Workload string
 	Seeds    string
-	Error    *paramError
+	Error    *compare.ParamError
+	Limits   compare.Limits // said beside the fields
 }
 
 type formFamily struct {
@@ -573,8 +131,8 @@ type legendItem struct {
 	Dash   string
 }
 
-func newCompareForm(q url.Values, cq compareQuery) compareForm {
-	f := compareForm{N: "3-9", Workload: "light", Seeds: "3"}
+func newCompareForm(q url.Values, cq compare.Query, lim compare.Limits) compareForm {
+	f := compareForm{N: "3-9", Workload: "light", Seeds: "3", Limits: lim}
 	chosen := map[string]bool{}
 	for _, s := range cq.Specs {
 		chosen[s.Slug] = true
@@ -584,7 +142,7 @@ func newCompareForm(q url.Values, cq compareQuery) compareForm {
 			chosen[a] = true
 		}
 		if _, ok := q["alg"]; !ok {
-			for _, a := range compareDefaults["alg"] {
+			for _, a := range compare.Defaults()["alg"] {
 				chosen[a] = true
 			}
 		}
@@ -608,7 +166,7 @@ func newCompareForm(q url.Values, cq compareQuery) compareForm {
 		f.Seeds = v
 	}
 	if len(cq.Ns) > 0 {
-		f.N = sizesString(cq.Ns)
+		f.N = compare.SizesString(cq.Ns)
 	}
 	return f
 }
@@ -639,11 +197,11 @@ var workloadAbout = map[sim.Family]map[string]string{
 	},
 }
 
-func buildComparePage(form compareForm, res *compareResult) comparePage {
-	cq := res.Query
-	p := comparePage{Form: form, Link: "/compare?" + cq.canonical()}
+func buildComparePage(form compareForm, res *compare.Result) comparePage {
+	cq, net := res.Query, compare.Network()
+	p := comparePage{Form: form, Link: "/compare?" + cq.Canonical()}
 	p.Summary = fmt.Sprintf("%d runs in %s, on N = %s with %d seed%s each. Every run: delays uniform in [%d, %d] time units, FIFO channels, %d time units in the CS; T, the notes' message time, is the mean delay %g.",
-		res.Runs, res.Elapsed.Round(1e6), sizesString(cq.Ns), cq.Seeds, plural(cq.Seeds), compareNet.DelayMin, compareNet.DelayMax, compareCS, cost.MeanDelay(compareNet))
+		res.Runs, res.Elapsed.Round(1e6), compare.SizesString(cq.Ns), cq.Seeds, plural(cq.Seeds), net.DelayMin, net.DelayMax, compare.CS, cost.MeanDelay(net))
 	for _, fam := range familyNames {
 		var specs []*sim.Spec
 		for _, s := range cq.Specs {
@@ -686,7 +244,7 @@ var dashes = []string{"7 5", "2 4", "12 4 2 4"}
 
 func f1(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) }
 
-func buildChart(id, title, ylabel, key string, specs []*sim.Spec, ns []int, res *compareResult) chart {
+func buildChart(id, title, ylabel, key string, specs []*sim.Spec, ns []int, res *compare.Result) chart {
 	ch := chart{ID: "chart-" + id, Title: title + " against N", YLabel: ylabel, Width: chartW, Height: chartH,
 		Box: fmt.Sprintf("0 0 %d %d", chartW, chartH)}
 	type pt struct {
@@ -709,7 +267,7 @@ func buildChart(id, title, ylabel, key string, specs []*sim.Spec, ns []int, res 
 			if c == nil {
 				continue
 			}
-			if v, ok := c.Values[key].mean(); ok {
+			if v, ok := c.Values[key].Mean(); ok {
 				m.pts = append(m.pts, pt{n, v})
 				ymax = max(ymax, v)
 			}
@@ -848,7 +406,7 @@ func shortFormula(f string) string {
 
 var wordy = regexp.MustCompile(`^ \([^)]*[A-Za-z]{3}`)
 
-func buildTable(fam sim.Family, specs []*sim.Spec, ns []int, res *compareResult) ([]string, []tableRow) {
+func buildTable(fam sim.Family, specs []*sim.Spec, ns []int, res *compare.Result) ([]string, []tableRow) {
 	var cols []string
 	type col struct {
 		key    string
@@ -912,8 +470,8 @@ func buildTable(fam sim.Family, specs []*sim.Spec, ns []int, res *compareResult)
 	return cols, rows
 }
 
-func measuredCell(a agg) tableCell {
-	m, ok := a.mean()
+func measuredCell(a compare.Agg) tableCell {
+	m, ok := a.Mean()
 	if !ok {
 		return tableCell{Text: "n/a", Class: "na", Title: "nothing to measure in these runs"}
 	}

@@ -160,39 +160,6 @@ func TestCompareDefaultsAndCatalogueLink(t *testing.T) {
 	}
 }
 
-func TestParseSizes(t *testing.T) {
-	tests := []struct {
-		in   string
-		want []int
-	}{
-		{"3-9", []int{3, 4, 5, 6, 7, 8, 9}},
-		{"4,6,8", []int{4, 6, 8}},
-		{"8, 3-5 ,4", []int{3, 4, 5, 8}},
-		{"5", []int{5}},
-		{"2-17", []int{2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17}},
-		{"2-18", nil}, // 17 sizes
-		{"1-4", nil},
-		{"", nil},
-		{"3-", nil},
-		{"33", nil},
-	}
-	for _, tc := range tests {
-		got, err := parseSizes(tc.in)
-		if tc.want == nil {
-			if err == nil || err.Param != "n" {
-				t.Errorf("%q: %v, %v; want an error about n", tc.in, got, err)
-			}
-			continue
-		}
-		if err != nil || !slices.Equal(got, tc.want) {
-			t.Errorf("%q: %v, %v; want %v", tc.in, got, err, tc.want)
-		}
-		if back, _ := parseSizes(sizesString(got)); !slices.Equal(back, got) {
-			t.Errorf("%q: written back as %q", tc.in, sizesString(got))
-		}
-	}
-}
-
 func TestShortFormula(t *testing.T) {
 	for in, want := range map[string]string{
 		"2(N-1)": "2(N-1)",

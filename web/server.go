@@ -24,6 +24,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/teach-dist/playground/algorithms"
+	"github.com/teach-dist/playground/runtime/compare"
 	"github.com/teach-dist/playground/runtime/lecture"
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/scenarios"
@@ -59,6 +60,9 @@ type Options struct {
 	// ClientIP finds each request's client address (ClientIP(--trusted-proxy)); default
 	// the TCP peer.
 	ClientIP func(http.Handler) http.Handler
+	// Compare configures the /compare page's engine (runtime/compare): its limits,
+	// concurrency, cache and timeout.
+	Compare compare.Options
 	// ShutdownTimeout bounds a graceful shutdown: requests in progress and the closing
 	// handshakes of WebSockets get this long (default 10 s).
 	ShutdownTimeout time.Duration
@@ -106,6 +110,7 @@ type Server struct {
 	conns    sync.WaitGroup // WebSocket handlers, which outlive http.Server.Shutdown
 	cat      catalogue
 	lectures *lecture.Registry // lecture mode: web/lecture.go
+	compare  *compare.Engine   // the /compare page's runs and cache
 
 	obs     *observer // /metrics and readiness: metrics_prom.go, ops.go
 	limits  *limits   // per-client rates: ratelimit.go
@@ -115,7 +120,7 @@ type Server struct {
 // New returns a server with its own session manager.
 func New(opts Options) *Server {
 	opts = opts.withDefaults()
-	s := &Server{opts: opts, cat: buildCatalogue(), limits: newLimits(opts.Limits)}
+	s := &Server{opts: opts, cat: buildCatalogue(), limits: newLimits(opts.Limits), compare: compare.New(opts.Compare)}
 	s.sockets.open = make(map[*client]struct{})
 	s.sessions = session.NewManager(opts.MaxSessions, s.sessionOptions())
 	s.lectures = s.newLectures()
