@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // Rate is a token bucket's refill and size: Per events every Every, bursts up to Burst.
@@ -14,6 +16,14 @@ type Rate struct {
 	Per   int
 	Every time.Duration
 	Burst int
+}
+
+// bucket is r as a golang.org/x/time/rate limiter; a zero Rate never refuses.
+func (r Rate) bucket() *rate.Limiter {
+	if r.Per <= 0 {
+		return rate.NewLimiter(rate.Inf, 0)
+	}
+	return rate.NewLimiter(rate.Every(r.Every/time.Duration(r.Per)), r.Burst)
 }
 
 // ParseRate reads a rate as the serve flags write it: "N/UNIT:BURST", where UNIT is s,
@@ -85,13 +95,8 @@ type limiter struct {
 	now  func() time.Time
 
 	mu      sync.Mutex
-	buckets map[netip.Addr]*bucket
+	buckets map[netip.Addr]*rate.Limiter
 	swept   time.Time
-}
-
-type bucket struct {
-	tokens float64
-	last   time.Time
 }
 
 // maxClients bounds the table: past it the oldest-idle buckets are forgotten first
@@ -99,7 +104,7 @@ type bucket struct {
 const maxClients = 100_000
 
 func newLimiter(r Rate) *limiter {
-	return &limiter{rate: r, now: time.Now, buckets: make(map[netip.Addr]*bucket)}
+	return &limiter{rate: r, now: time.Now, buckets: make(map[netip.Addr]*rate.Limiter)}
 }
 
 // allow takes one token for addr, or reports how long until one is there.
@@ -108,22 +113,21 @@ func (l *limiter) allow(addr netip.Addr) (bool, time.Duration) {
 		return true, 0
 	}
 	now := l.now()
-	perToken := l.rate.Every / time.Duration(l.rate.Per)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.sweep(now)
 	b, ok := l.buckets[addr]
 	if !ok {
-		b = &bucket{tokens: float64(l.rate.Burst), last: now}
+		b = l.rate.bucket()
 		l.buckets[addr] = b
 	}
-	b.tokens = min(float64(l.rate.Burst), b.tokens+float64(now.Sub(b.last))/float64(perToken))
-	b.last = now
-	if b.tokens >= 1 {
-		b.tokens--
-		return true, 0
+	// A reservation tells how long the token takes; one not taken is given back.
+	res := b.ReserveN(now, 1)
+	if wait := res.DelayFrom(now); wait > 0 {
+		res.CancelAt(now)
+		return false, wait
 	}
-	return false, time.Duration((1 - b.tokens) * float64(perToken))
+	return true, 0
 }
 
 // sweep forgets buckets that have refilled: they hold nothing a new bucket would not.
@@ -132,9 +136,8 @@ func (l *limiter) sweep(now time.Time) {
 		return
 	}
 	l.swept = now
-	full := time.Duration(l.rate.Burst) * l.rate.Every / time.Duration(l.rate.Per)
 	for a, b := range l.buckets {
-		if now.Sub(b.last) >= full {
+		if b.TokensAt(now) >= float64(l.rate.Burst) {
 			delete(l.buckets, a)
 		}
 	}
@@ -144,32 +147,4 @@ func (l *limiter) sweep(now time.Time) {
 		}
 		delete(l.buckets, a)
 	}
-}
-
-// tokens is a single token bucket (a connection's own: no map, no lock of the server).
-type tokens struct {
-	rate Rate
-	mu   sync.Mutex
-	have float64
-	last time.Time
-}
-
-func newTokens(r Rate) *tokens { return &tokens{rate: r, have: float64(r.Burst)} }
-
-func (t *tokens) take(now time.Time) bool {
-	if t.rate.Per <= 0 {
-		return true
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if !t.last.IsZero() {
-		per := float64(t.rate.Every) / float64(t.rate.Per)
-		t.have = min(float64(t.rate.Burst), t.have+float64(now.Sub(t.last))/per)
-	}
-	t.last = now
-	if t.have >= 1 {
-		t.have--
-		return true
-	}
-	return false
 }

@@ -1,5 +1,6 @@
 // Package ratelimit holds the server's per-client rate limits (docs/operations.md):
-// token buckets, one per client address and class of request. A client is an address as chi's ClientIP middleware found it: the TCP peer,
+// token buckets of golang.org/x/time/rate, one per client address and class of
+// request. A client is an address as chi's ClientIP middleware found it: the TCP peer,
 // or behind a trusted proxy the address the proxy reports. A lecture hall behind one
 // NAT is one address, so every number here is sized for a room of 300 students
 // sharing one, not for one person; what the limits stop is a script hammering the
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5/middleware"
+	"golang.org/x/time/rate"
 )
 
 // Limits are the rates per client address. A zero Rate limits nothing.
@@ -221,8 +223,8 @@ func pluralS(n int) string {
 type Conn struct {
 	addr     netip.Addr
 	perIP    *limiter
-	commands *tokens
-	strikes  *tokens
+	commands *rate.Limiter
+	strikes  *rate.Limiter
 	limited  func(string)
 }
 
@@ -233,7 +235,7 @@ func (l *Limiter) Conn(r *http.Request) *Conn {
 		return nil
 	}
 	return &Conn{addr: middleware.GetClientIPAddr(r.Context()), perIP: l.commandsPerIP,
-		commands: newTokens(l.cfg.Commands), strikes: newTokens(l.cfg.Strikes), limited: l.hooks.Limited}
+		commands: l.cfg.Commands.bucket(), strikes: l.cfg.Strikes.bucket(), limited: l.hooks.Limited}
 }
 
 // Verdict is what becomes of a frame a connection sent.
@@ -251,13 +253,13 @@ func (c *Conn) Frame() Verdict {
 		return Allowed
 	}
 	now := time.Now()
-	if c.commands.take(now) {
+	if c.commands.AllowN(now, 1) {
 		if ok, _ := c.perIP.allow(c.addr); ok {
 			return Allowed
 		}
 	}
 	c.limited("commands")
-	if c.strikes.rate.Per > 0 && !c.strikes.take(now) {
+	if !c.strikes.AllowN(now, 1) {
 		return Abusive
 	}
 	return Dropped
