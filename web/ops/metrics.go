@@ -155,7 +155,7 @@ func (o *Metrics) SlowClient() {
 	}
 }
 
-// socketOpened counts an open WebSocket of this kind until the returned func runs.
+// SocketOpened counts an open WebSocket of this kind until the returned func runs.
 func (o *Metrics) SocketOpened(kind string) func() {
 	if o == nil {
 		return func() {}
@@ -177,7 +177,7 @@ func (o *Metrics) RateLimited(limit string) {
 	}
 }
 
-// refused counts a request turned away at a cap: "sessions", "viewers", "lectures" or
+// Refused counts a request turned away at a cap: "sessions", "viewers", "lectures" or
 // "followers".
 func (o *Metrics) Refused(cap string) {
 	if o != nil {
@@ -185,7 +185,7 @@ func (o *Metrics) Refused(cap string) {
 	}
 }
 
-// explorerRun counts one search of the explorer (web/explore.go) by its outcome: "ok"
+// ExplorerRun counts one search of the explorer (web/explore.go) by its outcome: "ok"
 // (every property holds), "violation", "bounded" (a limit on states, memory or time
 // stopped it), "cancelled" or "error". Anything else counts as "other", which keeps
 // the label's values few.
@@ -201,7 +201,7 @@ func (o *Metrics) ExplorerRun(outcome string) {
 	o.explorerRuns.WithLabelValues(outcome).Inc()
 }
 
-// followerJoined counts a lecture follower until the returned func runs: lecture code
+// FollowerJoined counts a lecture follower until the returned func runs: lecture code
 // calls `defer metrics.FollowerJoined()()` once Follow succeeded.
 func (o *Metrics) FollowerJoined() func() {
 	if o == nil {

@@ -10,7 +10,7 @@ import templruntime "github.com/a-h/templ/runtime"
 
 // Lecture mode's own pages: the join form and the page of a lecture that has ended.
 // The presenter and the followers see the playground page itself (play.templ), driven
-// or followed over their own sockets (web/lecture.go, static/lecture.js).
+// or followed over their own sockets (web/lecturehttp, static/lecture.js).
 func JoinPage(v JoinView) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context

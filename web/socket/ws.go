@@ -243,7 +243,7 @@ func (h *Hub) ServeSession(w http.ResponseWriter, r *http.Request) {
 		_ = conn.SetWriteDeadline(time.Now().Add(wait))
 		closing := websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "no such session")
 		if h.opts.Ready() {
-			// Tell the page why, so it can Start a new session.
+			// Tell the page why, so it can start a new session.
 			_ = conn.WriteMessage(websocket.TextMessage, session.ErrorFrame(0, session.CodeGone, "this session has ended; reload the page for a new one"))
 		} else {
 			// Shutting down ended the session: say so, as to every other socket.
