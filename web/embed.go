@@ -14,7 +14,7 @@ import (
 // playground as the playground grows.
 
 // An embed page's policy is the page policy without frame-ancestors (framablePolicy,
-// web/headers.go): any page may frame an embed, slides opened from a file included.
+// headers.go): any page may frame an embed, slides opened from a file included.
 // Every other route keeps frame-ancestors 'none'.
 
 const playBody = `<body class="page-play">`

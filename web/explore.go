@@ -22,21 +22,37 @@ import (
 // (closes the dialog, leaves the page) cancels it, because the search runs under the
 // request's context.
 
-// exploreLimits bound a search started from the browser; tests shrink them.
-var exploreLimits = struct {
-	MaxNodes  int
-	MaxStates int64
-	MaxMemory int64
-	Timeout   time.Duration
-	AtOnce    int           // searches on the whole server at once
-	Progress  time.Duration // between progress lines
-}{
-	MaxNodes:  4,
-	MaxStates: 3_000_000,
-	MaxMemory: 256 << 20,
-	Timeout:   20 * time.Second,
-	AtOnce:    2,
-	Progress:  250 * time.Millisecond,
+// ExploreLimits bound a search started from the browser (Options.Explore). Zero
+// values take the defaults.
+type ExploreLimits struct {
+	MaxNodes  int           // processes at most (default 4)
+	MaxStates int64         // states at most (default 3,000,000)
+	MaxMemory int64         // bytes at most (default 256 MiB)
+	Timeout   time.Duration // one search at most (default 20 s)
+	AtOnce    int           // searches on the whole server at once (default 2)
+	Progress  time.Duration // between progress lines (default 250 ms)
+}
+
+func (l ExploreLimits) withDefaults() ExploreLimits {
+	if l.MaxNodes <= 0 {
+		l.MaxNodes = 4
+	}
+	if l.MaxStates <= 0 {
+		l.MaxStates = 3_000_000
+	}
+	if l.MaxMemory <= 0 {
+		l.MaxMemory = 256 << 20
+	}
+	if l.Timeout <= 0 {
+		l.Timeout = 20 * time.Second
+	}
+	if l.AtOnce <= 0 {
+		l.AtOnce = 2
+	}
+	if l.Progress <= 0 {
+		l.Progress = 250 * time.Millisecond
+	}
+	return l
 }
 
 // explorations tracks the searches running: one per session, a few in all.
@@ -45,15 +61,13 @@ type explorations struct {
 	running map[string]bool
 }
 
-var exploring = explorations{running: map[string]bool{}}
-
-func (e *explorations) start(session string) (ok bool, why string) {
+func (e *explorations) start(session string, atOnce int) (ok bool, why string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	switch {
 	case e.running[session]:
 		return false, "an exploration of this run is already going on"
-	case len(e.running) >= exploreLimits.AtOnce:
+	case len(e.running) >= atOnce:
 		return false, "the server is busy with other explorations; try again in a moment"
 	}
 	e.running[session] = true
@@ -86,16 +100,10 @@ type exploreLine struct {
 	Error  string          `json:"error,omitempty"`
 }
 
-// exploreRoutes is registered outside the compressing group: each line must reach
-// the page as soon as it is written.
-func (s *Server) exploreRoutes(r chi.Router) {
-	r.Post("/api/sessions/{id}/explore", s.handleExplore)
-}
-
 func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
 	w.Header().Set("Cache-Control", "no-store")
-	rec, ok := s.recipeOf(w, r)
+	rec, ok := s.runs.Recipe(w, r)
 	if !ok {
 		return
 	}
@@ -104,9 +112,9 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"error": err.Error()})
 		return
 	}
-	if n := len(rec.Setup.Config.IDs); n > exploreLimits.MaxNodes {
+	if n := len(rec.Setup.Config.IDs); n > s.opts.Explore.MaxNodes {
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"error": fmt.Sprintf(
-			"nodes: %d processes is too many to explore here (at most %d in the browser; the number of orders grows exponentially; use playground explore on the command line)", n, exploreLimits.MaxNodes)})
+			"nodes: %d processes is too many to explore here (at most %d in the browser; the number of orders grows exponentially; use playground explore on the command line)", n, s.opts.Explore.MaxNodes)})
 		return
 	}
 	sc, added, err := explore.DefaultWorkload(sc)
@@ -114,12 +122,13 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"error": err.Error()})
 		return
 	}
-	if ok, why := exploring.start(id); !ok {
+	lim := s.opts.Explore
+	if ok, why := s.exploring.start(id, lim.AtOnce); !ok {
 		w.Header().Set("Retry-After", "5")
 		writeJSON(w, http.StatusConflict, map[string]string{"error": why})
 		return
 	}
-	defer exploring.done(id)
+	defer s.exploring.done(id)
 
 	flusher, _ := w.(http.Flusher)
 	w.Header().Set("Content-Type", "application/x-ndjson")
@@ -137,12 +146,12 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	send(exploreLine{Type: "start", Algorithm: sc.Algorithm, Nodes: len(rec.Setup.Config.IDs), Workload: added,
-		MaxStates: exploreLimits.MaxStates, Timeout: int(exploreLimits.Timeout / time.Second)})
+		MaxStates: lim.MaxStates, Timeout: int(lim.Timeout / time.Second)})
 
-	ctx, cancel := context.WithTimeout(r.Context(), exploreLimits.Timeout)
+	ctx, cancel := context.WithTimeout(r.Context(), lim.Timeout)
 	defer cancel()
 	res, err := explore.Explore(ctx, sc, explore.Options{
-		MaxStates: exploreLimits.MaxStates, MaxMemory: exploreLimits.MaxMemory, ProgressEvery: exploreLimits.Progress,
+		MaxStates: lim.MaxStates, MaxMemory: lim.MaxMemory, ProgressEvery: lim.Progress,
 		Progress: func(p explore.Progress) {
 			send(exploreLine{Type: "progress", States: p.States, Depth: p.Depth, StatesPerSecond: p.StatesPerSecond})
 		},
@@ -153,14 +162,20 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) {
 		if !errors.As(err, &ie) {
 			s.opts.Logger.Warn("explore", "session", id, "err", err)
 		}
-		s.obs.explorerRun("error")
+		s.metrics.ExplorerRun("error")
 		send(exploreLine{Type: "error", Error: msg})
 		return
 	}
 	if res.Bound == explore.BoundCancelled {
-		s.obs.explorerRun("cancelled")
+		s.metrics.ExplorerRun("cancelled")
 		return // nobody is listening any more
 	}
-	s.obs.explorerRun(res.Result) // ok, violation or bounded
+	s.metrics.ExplorerRun(res.Result) // ok, violation or bounded
 	send(exploreLine{Type: "result", Result: res})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
 }

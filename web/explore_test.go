@@ -102,20 +102,20 @@ func TestExploreRefusesWhatItCannotDo(t *testing.T) {
 
 func TestExploreOneAtATime(t *testing.T) {
 	e := explorations{running: map[string]bool{}}
-	if ok, _ := e.start("a"); !ok {
+	if ok, _ := e.start("a", 2); !ok {
 		t.Fatal("first refused")
 	}
-	if ok, why := e.start("a"); ok || !strings.Contains(why, "already") {
+	if ok, why := e.start("a", 2); ok || !strings.Contains(why, "already") {
 		t.Fatalf("second for the same session: %v %q", ok, why)
 	}
-	if ok, _ := e.start("b"); !ok {
+	if ok, _ := e.start("b", 2); !ok {
 		t.Fatal("another session refused")
 	}
-	if ok, why := e.start("c"); ok || !strings.Contains(why, "busy") {
+	if ok, why := e.start("c", 2); ok || !strings.Contains(why, "busy") {
 		t.Fatalf("over the server's limit: %v %q", ok, why)
 	}
 	e.done("a")
-	if ok, _ := e.start("c"); !ok {
+	if ok, _ := e.start("c", 2); !ok {
 		t.Fatal("refused after one finished")
 	}
 }
@@ -123,14 +123,9 @@ func TestExploreOneAtATime(t *testing.T) {
 // A client that goes away cancels its search: the handler returns and the session may
 // explore again.
 func TestExploreStopsWhenTheClientGoesAway(t *testing.T) {
-	_, ts := newTestServer(t, Options{})
+	srv, ts := newTestServer(t, Options{Explore: ExploreLimits{Progress: time.Millisecond, MaxStates: 1 << 40, Timeout: time.Minute}})
 	// Four processes asking at any time: far more states than a test waits for.
 	id := openSession(t, ts, "/play/ricart-agrawala?n=4")
-	old := exploreLimits
-	exploreLimits.Progress = time.Millisecond
-	exploreLimits.MaxStates = 1 << 40
-	exploreLimits.Timeout = time.Minute
-	t.Cleanup(func() { exploreLimits = old })
 
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL+"/api/sessions/"+id+"/explore", nil)
@@ -145,9 +140,9 @@ func TestExploreStopsWhenTheClientGoesAway(t *testing.T) {
 	resp.Body.Close()
 	// The session is free again once the search has stopped.
 	for try := 0; ; try++ {
-		exploring.mu.Lock()
-		busy := exploring.running[id]
-		exploring.mu.Unlock()
+		srv.exploring.mu.Lock()
+		busy := srv.exploring.running[id]
+		srv.exploring.mu.Unlock()
 		if !busy {
 			break
 		}

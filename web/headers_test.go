@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/teach-dist/playground/web/ratelimit"
 )
 
 var (
@@ -116,7 +118,7 @@ func TestEmbedPolicyKeepsTheNonceWithoutFrameAncestors(t *testing.T) {
 
 // The pages the limits and caps answer with have the nonce too.
 func TestLimitAndCapPagesHaveTheNonce(t *testing.T) {
-	_, ts := newTestServer(t, Options{MaxSessions: 1, Limits: Limits{Pages: Rate{Per: 1, Every: time.Hour, Burst: 3}}})
+	_, ts := newTestServer(t, Options{MaxSessions: 1, Limits: ratelimit.Limits{Pages: ratelimit.Rate{Per: 1, Every: time.Hour, Burst: 3}}})
 	c := browser(t)
 	if p := get(t, c, ts.URL+"/play/bully"); p.status != http.StatusOK {
 		t.Fatalf("first run: %d", p.status)

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/teach-dist/playground/runtime/cost"
 )
@@ -87,5 +88,33 @@ func getJSON(t *testing.T, url string, v any) {
 	}
 	if err := json.Unmarshal([]byte(p.body), v); err != nil {
 		t.Fatalf("GET %s: %v\n%s", url, err, p.body)
+	}
+}
+
+// A session put to rest is counted, and goes on from its step when its viewer acts.
+func TestRestingSessionsAreCountedAndWake(t *testing.T) {
+	srv, ts := newTestServer(t, Options{HibernateAfter: 20 * time.Millisecond})
+	id := openSession(t, ts, "/play/ricart-agrawala?n=3")
+	c := dial(t, ts, id)
+	c.next("snapshot")
+	c.send(`{"type":"act","do":"request","node":1}`)
+	c.next("events")
+	c.send(`{"type":"step"}`)
+	before := c.next("events")
+	waitFor(t, "the session went to rest", func() bool { return metric(t, srv, "playground_sessions_resting") == 1 })
+	c.send(`{"type":"step"}`)
+	after := c.next("events")
+	if after.Batches == nil || after.Step != before.Step+1 {
+		t.Fatalf("woken at step %d after step %d: %s", after.Step, before.Step, after.raw)
+	}
+}
+
+// waitFor polls cond; the deadline only turns a hang into a failure.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("never: %s", what)
+		}
 	}
 }

@@ -19,6 +19,9 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/teach-dist/playground/runtime/session"
+	"github.com/teach-dist/playground/web/ops"
+	"github.com/teach-dist/playground/web/ratelimit"
+	"github.com/teach-dist/playground/web/socket"
 )
 
 // lockedBuffer is a log sink safe for the server's goroutines.
@@ -128,7 +131,7 @@ func TestRequestLogAndSessionLifeAreLogged(t *testing.T) {
 
 // /metrics counts what happens, with no label that names a session.
 func TestMetricsCountSessionsEventsSocketsAndLimits(t *testing.T) {
-	srv, ts := newTestServer(t, Options{MaxSessions: 1, Limits: Limits{Pages: slow(8)}})
+	srv, ts := newTestServer(t, Options{MaxSessions: 1, Limits: ratelimit.Limits{Pages: slow(8)}})
 	id := openSession(t, ts, "/play/ricart-agrawala?n=3")
 	c := dial(t, ts, id)
 	c.next("snapshot")
@@ -173,27 +176,13 @@ func TestMetricsCountSessionsEventsSocketsAndLimits(t *testing.T) {
 	}
 }
 
-// A client whose queue fills is counted as dropped.
-func TestSlowClientIsCounted(t *testing.T) {
-	s := New(Options{})
-	defer s.Close()
-	c := newClient(nil, 1, time.Minute, time.Second) // never started: nothing is written
-	c.obs = s.obs
-	if !c.Send([]byte(`{}`)) || c.Send([]byte(`{}`)) {
-		t.Fatal("a queue of one took two frames")
-	}
-	if v := metric(t, s, "playground_slow_clients_dropped_total"); v != 1 {
-		t.Fatalf("dropped %v", v)
-	}
-}
-
 // A panic in a handler fails that request with 500, is logged and counted; the server
 // goes on.
 func TestHandlerPanicIsContained(t *testing.T) {
 	var buf lockedBuffer
 	s := New(Options{Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
 	defer s.Close()
-	h := s.recoverer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
+	h := ops.Recoverer(s.opts.Logger, s.metrics)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/x", nil))
 	if rec.Code != http.StatusInternalServerError {
@@ -231,8 +220,8 @@ func TestDrainTurnsReadinessOffAndClosesSocketsWith1001(t *testing.T) {
 	for _, w := range []*wsClient{ws, dial(t, ts, id)} {
 		err := w.ended()
 		var ce *websocket.CloseError
-		if !errors.As(err, &ce) || ce.Code != websocket.CloseGoingAway || ce.Text != closeShuttingDown {
-			t.Fatalf("close: %v, want 1001 %q", err, closeShuttingDown)
+		if !errors.As(err, &ce) || ce.Code != websocket.CloseGoingAway || ce.Text != socket.CloseShuttingDown {
+			t.Fatalf("close: %v, want 1001 %q", err, socket.CloseShuttingDown)
 		}
 	}
 }
@@ -284,7 +273,7 @@ func TestListenAndServeShutsDownGracefully(t *testing.T) {
 			_, _, err = conn.ReadMessage()
 		}
 		var ce *websocket.CloseError
-		if !errors.As(err, &ce) || ce.Code != websocket.CloseGoingAway || ce.Text != closeShuttingDown {
+		if !errors.As(err, &ce) || ce.Code != websocket.CloseGoingAway || ce.Text != socket.CloseShuttingDown {
 			t.Fatalf("close: %v", err)
 		}
 	}
@@ -296,50 +285,5 @@ func TestListenAndServeShutsDownGracefully(t *testing.T) {
 	}
 	if _, err := srv.Sessions().Start(session.Setup{}); err == nil {
 		t.Fatal("a session started after shutdown")
-	}
-}
-
-func TestCheckLoopback(t *testing.T) {
-	for in, want := range map[string]string{
-		"127.0.0.1:6060": "127.0.0.1:6060", "[::1]:6060": "[::1]:6060", "localhost:6060": "127.0.0.1:6060", "127.0.0.2:0": "127.0.0.2:0",
-	} {
-		if got, err := CheckLoopback(in); err != nil || got != want {
-			t.Errorf("%q: %q, %v; want %q", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{":6060", "0.0.0.0:6060", "[::]:6060", "192.0.2.1:6060", "example.com:6060", "6060", "127.0.0.1"} {
-		if _, err := CheckLoopback(bad); err == nil {
-			t.Errorf("%q accepted", bad)
-		}
-	}
-	if _, err := CheckLoopback(":6060"); err == nil || !strings.Contains(err.Error(), "not a loopback address") {
-		t.Errorf("the error does not say why: %v", err)
-	}
-}
-
-// pprof answers on its loopback listener and stops with its context.
-func TestPprofServesOnLoopbackAndStops(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	addrc := make(chan string, 1)
-	errc := make(chan error, 1)
-	go func() { errc <- ServePprof(ctx, "127.0.0.1:0", func(a string) { addrc <- a }) }()
-	addr := <-addrc
-	tr := &http.Transport{}
-	resp, err := (&http.Client{Transport: tr}).Get("http://" + addr + "/debug/pprof/goroutine?debug=1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	tr.CloseIdleConnections()
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "goroutine profile") {
-		t.Fatalf("pprof: %d %.80s", resp.StatusCode, b)
-	}
-	cancel()
-	if err := <-errc; err != nil {
-		t.Fatal(err)
-	}
-	if err := ServePprof(context.Background(), "0.0.0.0:0", nil); err == nil {
-		t.Fatal("pprof listened on every interface")
 	}
 }

@@ -1,33 +1,33 @@
-// Package web is the playground's HTTP side: the chi router, the pages (templ), the
-// embedded assets and the WebSocket that connects a page to its live session
-// (docs/protocol.md).
+// Package web is the playground's HTTP server: its Options, the one route table
+// (routes.go) and the handlers of the pages that start or resume a run. The rest is
+// in subpackages, one job each: pages (templ views and view models), socket (the
+// session WebSocket), lecturehttp (lecture mode), export (traces, ShiViz, timeline,
+// costs, share links), runs (what a URL names, as a run), ops (health, readiness,
+// Prometheus, pprof) and ratelimit (per-client rates).
 package web
 
 import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
-	"strconv"
-	"strings"
-	"sync"
 	"time"
 
-	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
-	"github.com/teach-dist/playground/algorithms"
+	"github.com/teach-dist/playground/runtime/compare"
 	"github.com/teach-dist/playground/runtime/lecture"
 	"github.com/teach-dist/playground/runtime/session"
-	"github.com/teach-dist/playground/scenarios"
-	"github.com/teach-dist/playground/static"
+	"github.com/teach-dist/playground/web/export"
+	"github.com/teach-dist/playground/web/lecturehttp"
+	"github.com/teach-dist/playground/web/ops"
+	"github.com/teach-dist/playground/web/pages"
+	"github.com/teach-dist/playground/web/ratelimit"
+	"github.com/teach-dist/playground/web/runs"
+	"github.com/teach-dist/playground/web/socket"
 )
 
 // Options configure a Server. Zero values take the defaults.
@@ -51,14 +51,20 @@ type Options struct {
 	// on any of several servers: docs/deploy.md. The caller closes it after Close.
 	Broker lecture.Broker
 
-	// Production limits and operations (docs/operations.md, web/ratelimit.go, web/ops.go).
+	// Production limits and operations (docs/operations.md, web/ratelimit, web/ops).
 	MaxViewers int // WebSocket viewers of one session at once (default 64)
 	// Limits are the per-client rates. The zero value limits nothing (tests and load
-	// tools on loopback); `playground serve` applies DefaultLimits unless told otherwise.
-	Limits Limits
-	// ClientIP finds each request's client address (ClientIP(--trusted-proxy)); default
-	// the TCP peer.
+	// tools on loopback); `playground serve` applies ratelimit.DefaultLimits unless
+	// told otherwise.
+	Limits ratelimit.Limits
+	// ClientIP finds each request's client address (ratelimit.ClientIP(--trusted-proxy));
+	// default the TCP peer.
 	ClientIP func(http.Handler) http.Handler
+	// Compare configures the /compare page's engine (runtime/compare): its limits,
+	// concurrency, cache and timeout.
+	Compare compare.Options
+	// Explore bounds the searches the Explore action starts (explore.go).
+	Explore ExploreLimits
 	// ShutdownTimeout bounds a graceful shutdown: requests in progress and the closing
 	// handshakes of WebSockets get this long (default 10 s).
 	ShutdownTimeout time.Duration
@@ -92,6 +98,7 @@ func (o Options) withDefaults() Options {
 	if o.ClientIP == nil {
 		o.ClientIP = middleware.ClientIPFromRemoteAddr
 	}
+	o.Explore = o.Explore.withDefaults()
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = 10 * time.Second
 	}
@@ -100,26 +107,39 @@ func (o Options) withDefaults() Options {
 
 // Server serves the playground. Close it to end every session and connection.
 type Server struct {
-	opts     Options
-	sessions *session.Manager
-	router   chi.Router
-	conns    sync.WaitGroup // WebSocket handlers, which outlive http.Server.Shutdown
-	cat      catalogue
-	lectures *lecture.Registry // lecture mode: web/lecture.go
-
-	obs     *observer // /metrics and readiness: metrics_prom.go, ops.go
-	limits  *limits   // per-client rates: ratelimit.go
-	sockets sockets   // open WebSockets, closed with 1001 on shutdown: ops.go
+	opts      Options
+	router    chi.Router
+	sessions  *session.Manager
+	lectures  *lecture.Registry
+	pages     pages.Renderer
+	metrics   *ops.Metrics       // /metrics and readiness
+	limits    *ratelimit.Limiter // per-client rates
+	sockets   *socket.Hub        // every WebSocket: made, counted, closed with 1001 on shutdown
+	runs      runs.Source        // the run a URL names
+	exports   *export.API
+	lecture   *lecturehttp.Handlers
+	compare   *compare.Engine // the /compare page's runs and cache
+	exploring explorations    // the Explore action's searches running
 }
 
 // New returns a server with its own session manager.
 func New(opts Options) *Server {
 	opts = opts.withDefaults()
-	s := &Server{opts: opts, cat: buildCatalogue(), limits: newLimits(opts.Limits)}
-	s.sockets.open = make(map[*client]struct{})
+	s := &Server{opts: opts, pages: pages.Renderer{Log: opts.Logger, Cat: pages.BuildCatalogue()},
+		compare: compare.New(opts.Compare), exploring: explorations{running: map[string]bool{}}}
 	s.sessions = session.NewManager(opts.MaxSessions, s.sessionOptions())
-	s.lectures = s.newLectures()
-	s.obs = newObserver(s)
+	s.lectures = lecturehttp.NewRegistry(opts.Lecture, opts.Broker)
+	s.metrics = ops.NewMetrics(ops.Gauges{Sessions: s.sessions, Lectures: s.lectures.Live})
+	s.limits = ratelimit.New(opts.Limits, ratelimit.Hooks{StartsSession: s.startsSession, Limited: s.metrics.RateLimited,
+		Page: func(w http.ResponseWriter, r *http.Request, msg string) {
+			s.pages.Message(w, r, http.StatusTooManyRequests, "Slow down", "Too many requests", msg)
+		}})
+	s.sockets = socket.NewHub(s.sessions, socket.Options{PongWait: opts.PongWait, WriteWait: opts.WriteWait,
+		SendQueue: opts.SendQueue, ReadLimit: opts.ReadLimit, Logger: opts.Logger, Metrics: s.metrics, Limits: s.limits, Ready: s.Ready})
+	s.runs = runs.Source{Sessions: s.sessions, Lectures: s.lectures}
+	s.exports = export.New(s.runs)
+	s.lecture = lecturehttp.New(lecturehttp.Options{Sessions: s.sessions, Lectures: s.lectures, Hub: s.sockets,
+		Pages: s.pages, Metrics: s.metrics, Refresh: opts.Lecture.Refresh})
 	s.router = s.routes()
 	return s
 }
@@ -130,21 +150,21 @@ func (s *Server) sessionOptions() session.Options {
 	log := s.opts.Logger
 	return session.Options{Idle: s.opts.Idle, HibernateAfter: s.opts.HibernateAfter, MaxSubscribers: s.opts.MaxViewers,
 		OnHibernate: func(sess *session.Session, resting bool) {
-			s.obs.resting(resting)
+			s.metrics.Resting(resting)
 			log.Debug("session rest", "session", logID(sess.ID()), "resting", resting)
 		},
 		OnPanic: func(alg string, v any, stack []byte) {
-			s.obs.panicked("session")
+			s.metrics.Panicked("session")
 			log.Error("a session's run panicked; that session ended", "algorithm", alg, "panic", fmt.Sprint(v), "stack", string(stack))
 		},
 		OnStart: func(sess *session.Session) {
-			s.obs.sessionStarted()
+			s.metrics.SessionStarted()
 			log.Info("session start", "session", logID(sess.ID()), "algorithm", sess.Algorithm(), "sessions", s.sessions.Len())
 		},
 		OnEnd: func(sess *session.Session, lived time.Duration) {
 			log.Info("session end", "session", logID(sess.ID()), "algorithm", sess.Algorithm(), "lived", lived.Round(time.Second))
 		},
-		OnEvents: func(n int) { s.obs.eventsPublished(n) },
+		OnEvents: func(n int) { s.metrics.EventsPublished(n) },
 	}
 }
 
@@ -163,224 +183,21 @@ func (s *Server) Sessions() *session.Manager { return s.sessions }
 // Close ends every session, which closes their connections, and waits for the
 // connection handlers to return.
 func (s *Server) Close() {
-	s.obs.ready.Store(false)
+	s.metrics.SetReady(false)
 	s.lectures.Close() // before the sessions: followers are told the lecture ended
 	s.sessions.Close()
-	s.conns.Wait()
+	s.sockets.Wait()
 }
 
-func (s *Server) routes() chi.Router {
-	r := chi.NewRouter()
-	r.Use(s.opts.ClientIP, s.requestLog, s.recoverer, securityHeaders, s.rateLimit) // ops.go, headers.go, ratelimit.go
-	r.Get("/readyz", s.handleReady)
-	r.Get("/metrics", s.obs.handler().ServeHTTP)
-	r.Group(func(r chi.Router) {
-		r.Use(middleware.Compress(5))
-		r.Get("/", s.handleCatalogue)
-		r.Get("/play/{slug}", s.handlePlay)
-		r.Get("/s/{name}", s.handleCurated)
-		r.Get("/healthz", s.handleHealth)
-		r.Get("/api/sessions/{id}/trace", s.handleSessionTrace)
-		r.Get("/api/sessions/{id}/metrics", s.handleSessionMetrics)
-		r.Get("/compare", s.handleCompare)
-		s.lectureRoutes(r)
-		r.Get("/api/sessions/{id}/timeline", s.handleSessionTimeline)
-		// A lecture's followers read the run as the presenter shows it (read-only).
-		r.Get("/api/lectures/{code}/timeline", s.handleSessionTimeline)
-		r.Get("/api/lectures/{code}/metrics", s.handleSessionMetrics)
-		r.Get("/api/lectures/{code}/trace", s.handleSessionTrace)
-		r.Get("/api/lectures/{code}/shiviz", s.handleSessionShiViz)
-		s.linkRoutes(r) // share links, exports, embed mode: link.go
-		r.Get("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
-			// Every visit to a playground page starts a run: keep crawlers to the catalogue.
-			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			_, _ = io.WriteString(w, "User-agent: *\nDisallow: /play/\nDisallow: /s/\nDisallow: /r/\nDisallow: /embed/\nDisallow: /ws/\nDisallow: /api/\n")
-		})
-		r.Handle(static.Prefix+"*", static.Handler())
-		r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-			s.notFound(w, r, "There is no page at "+r.URL.Path+".")
-		})
-	})
-	r.Get("/ws/{id}", s.handleWS)
-	s.exploreRoutes(r) // the Explore action, streamed (outside compression): explore.go
-	s.lectureSockets(r)
-	return r
-}
+// Ready reports whether the server takes new work (false once shutdown began).
+func (s *Server) Ready() bool { return s.metrics.IsReady() }
 
-func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, c templ.Component) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store") // pages carry session ids
-	w.WriteHeader(status)
-	if err := c.Render(r.Context(), w); err != nil {
-		s.opts.Logger.Warn("render", "path", r.URL.Path, "err", err)
-	}
-}
-
-func (s *Server) handleCatalogue(w http.ResponseWriter, r *http.Request) {
-	s.render(w, r, http.StatusOK, cataloguePage(s.cat))
-}
-
-func (s *Server) notFound(w http.ResponseWriter, r *http.Request, what string) {
-	s.render(w, r, http.StatusNotFound, notFoundPage(what, s.cat))
-}
-
-func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"status": "ok", "sessions": s.sessions.Len(), "maxSessions": s.sessions.Max(),
-	})
-}
-
-// handlePlay serves /play/{slug}; query parameters may set the run up (n, seed,
-// delay as "2" or "1-3", fifo, loss, cs, hold).
-func (s *Server) handlePlay(w http.ResponseWriter, r *http.Request) {
-	slug := chi.URLParam(r, "slug")
-	spec, ok := algorithms.Lookup(slug)
-	if !ok {
-		s.notFound(w, r, fmt.Sprintf("There is no algorithm called %q.", slug))
-		return
-	}
-	doc, err := scenarioFromQuery(slug, r.URL.Query())
-	if err != nil {
-		s.render(w, r, http.StatusBadRequest, messagePage("Bad link", "This link does not describe a run", err.Error()))
-		return
-	}
-	sc, err := scenarios.Parse(doc)
-	if err != nil {
-		s.render(w, r, http.StatusBadRequest, messagePage("Bad link", "This link does not describe a run", err.Error()))
-		return
-	}
-	sess, ok := s.session(w, r, sc, "")
-	if !ok {
-		return
-	}
-	s.render(w, r, http.StatusOK, playPageView(buildPlay(spec, sess.ID())))
-}
-
-// handleCurated serves /s/{name}: the playground on a curated scenario.
-func (s *Server) handleCurated(w http.ResponseWriter, r *http.Request) {
-	name := chi.URLParam(r, "name")
-	sc, ok := scenarios.Lookup(name)
-	if !ok {
-		s.notFound(w, r, fmt.Sprintf("There is no curated scenario called %q.", name))
-		return
-	}
-	sess, ok := s.session(w, r, sc, name)
-	if !ok {
-		return
-	}
-	p := buildPlay(sc.Spec(), sess.ID())
-	p.Title, p.About, p.Current = sc.Title, sc.About, name
-	s.render(w, r, http.StatusOK, playPageView(p))
-}
-
-// session finds the session this browser had for this very URL (a reload resumes
-// it) or starts one. The cookie is per URL so that two algorithms, or two setups of
-// one, never share a run; two tabs on the same URL do, and both follow it.
-func (s *Server) session(w http.ResponseWriter, r *http.Request, sc *scenarios.Scenario, name string) (*session.Session, bool) {
-	key := cookieName(r.URL)
-	if c, err := r.Cookie(key); err == nil {
-		if sess, ok := s.sessions.Get(c.Value); ok && sess.Algorithm() == sc.Algorithm {
-			sess.Touch()
-			return sess, true
-		}
-	}
-	setup, err := setupOf(sc, name)
-	if err != nil {
-		s.render(w, r, http.StatusBadRequest, messagePage("Bad scenario", "This scenario cannot run", err.Error()))
-		return nil, false
-	}
-	sess, err := s.sessions.Start(setup)
-	switch {
-	case errors.Is(err, session.ErrFull):
-		s.obs.refused("sessions")
-		w.Header().Set("Retry-After", "60")
-		s.render(w, r, http.StatusServiceUnavailable, messagePage("Server full", "The playground is full right now",
-			fmt.Sprintf("Every place for a live run is taken (%d in all). Runs nobody watches are freed after a while; try again in a minute or two.", s.sessions.Max())))
-		return nil, false
-	case err != nil:
-		s.render(w, r, http.StatusBadRequest, messagePage("Bad scenario", "This scenario cannot run", err.Error()))
-		return nil, false
-	}
-	http.SetCookie(w, &http.Cookie{Name: key, Value: sess.ID(), Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil})
-	return sess, true
-}
-
-func cookieName(u *url.URL) string {
-	sum := sha256.Sum256([]byte(u.Path + "?" + u.Query().Encode()))
-	return "pg_" + hex.EncodeToString(sum[:6])
-}
-
-// setupOf turns a valid scenario into a session setup.
-func setupOf(sc *scenarios.Scenario, name string) (session.Setup, error) {
-	cfg, err := sc.Config()
-	if err != nil {
-		return session.Setup{}, err
-	}
-	doc, err := json.Marshal(sc)
-	if err != nil {
-		return session.Setup{}, err
-	}
-	return session.Setup{Config: cfg, Scenario: doc, Name: name}, nil
-}
-
-// scenarioFromQuery builds a scenario v1 document from /play's query parameters.
-func scenarioFromQuery(slug string, q url.Values) ([]byte, error) {
-	doc := map[string]any{"version": 1, "algorithm": slug, "seed": 1}
-	network := map[string]any{}
-	for key, vals := range q {
-		v := vals[len(vals)-1]
-		switch key {
-		case "n", "nodes":
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return nil, fmt.Errorf("n: %q is not a number of processes", v)
-			}
-			doc["nodes"] = n
-		case "seed":
-			n, err := strconv.ParseUint(v, 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("seed: %q is not a number", v)
-			}
-			doc["seed"] = n
-		case "cs":
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return nil, fmt.Errorf("cs: %q is not a number", v)
-			}
-			doc["cs"] = n
-		case "delay":
-			lo, hi, found := strings.Cut(v, "-")
-			if !found {
-				hi = lo
-			}
-			a, err1 := strconv.Atoi(lo)
-			b, err2 := strconv.Atoi(hi)
-			if err1 != nil || err2 != nil {
-				return nil, fmt.Errorf("delay: %q is not a delay (write 2 or 1-3)", v)
-			}
-			network["delay"] = []int{a, b}
-		case "fifo", "hold":
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %q is not true or false", key, v)
-			}
-			network[key] = b
-		case "loss":
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				return nil, fmt.Errorf("loss: %q is not a probability", v)
-			}
-			network["loss"] = f
-		default:
-			return nil, fmt.Errorf("%s: unknown parameter (allowed: n, seed, cs, delay, fifo, loss, hold)", key)
-		}
-	}
-	if len(network) > 0 {
-		doc["network"] = network
-	}
-	return json.Marshal(doc)
+// drain begins the shutdown: readiness goes false, and every WebSocket is closed with
+// 1001 "server shutting down" after what is queued for it (sockets opened from now on
+// are closed at once). HTTP requests in progress are left to http.Server.Shutdown.
+func (s *Server) drain() {
+	s.metrics.SetReady(false)
+	s.sockets.Drain()
 }
 
 // ListenAndServe serves on addr until ctx ends, then shuts down: HTTP first, then the

@@ -48,6 +48,7 @@ var Spec = sim.Spec{
 	Title:   "Bully",
 	Family:  sim.Election,
 	Summary: "Ask every higher id if it is alive; if none answers in time, take over and tell the lower ids: the highest live id always wins, provided the time-outs are right.",
+
 	Rules: []sim.Rule{
 		{Label: "RI1", Group: "Initialisation", Lines: []string{
 			"state := ELECTION-OFF; waiting := none",

@@ -16,10 +16,12 @@ import (
 	"github.com/teach-dist/playground/runtime/lecture/natsbroker"
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/web"
+	"github.com/teach-dist/playground/web/ops"
+	"github.com/teach-dist/playground/web/ratelimit"
 )
 
-// rateFlag is a web.Rate as a flag ("20/s:600", "off").
-type rateFlag struct{ r *web.Rate }
+// rateFlag is a ratelimit.Rate as a flag ("20/s:600", "off").
+type rateFlag struct{ r *ratelimit.Rate }
 
 func (f rateFlag) String() string {
 	if f.r == nil {
@@ -29,7 +31,7 @@ func (f rateFlag) String() string {
 }
 
 func (f rateFlag) Set(s string) error {
-	r, err := web.ParseRate(s)
+	r, err := ratelimit.ParseRate(s)
 	if err != nil {
 		return err
 	}
@@ -64,7 +66,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	noLimits := fs.Bool("no-limits", false, "turn every per-client rate limit off (load tests on loopback)")
 	brokerKind := fs.String("broker", "memory", "how lectures reach their followers: memory (this server only) or nats (followers on any of several servers; docs/deploy.md)")
 	natsURL := fs.String("nats-url", "nats://127.0.0.1:4222", "with --broker nats: the NATS server, or several separated by commas")
-	limits := web.DefaultLimits()
+	limits := ratelimit.DefaultLimits()
 	fs.Var(rateFlag{&limits.Pages}, "rate-pages", "page loads per client address (N/UNIT:BURST, or off)")
 	fs.Var(rateFlag{&limits.Sessions}, "rate-sessions", "new runs and lectures per client address")
 	fs.Var(rateFlag{&limits.API}, "rate-api", "/api/… and /compare requests per client address")
@@ -99,12 +101,12 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *shutdown < 100*time.Millisecond {
 		return fmt.Errorf("serve: --shutdown-timeout: %v must be at least 100ms", *shutdown)
 	}
-	clientIP, err := web.ClientIP(*trusted)
+	clientIP, err := ratelimit.ClientIP(*trusted)
 	if err != nil {
 		return fmt.Errorf("serve: --trusted-proxy: %w", err)
 	}
 	if *pprofAddr != "" {
-		if *pprofAddr, err = web.CheckLoopback(*pprofAddr); err != nil {
+		if *pprofAddr, err = ops.CheckLoopback(*pprofAddr); err != nil {
 			return fmt.Errorf("serve: --pprof: %w", err)
 		}
 	}
@@ -113,7 +115,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("serve: %w", err)
 	}
 	if *noLimits {
-		limits = web.Limits{}
+		limits = ratelimit.Limits{}
 	}
 	var broker lecture.Broker // nil: the web server's in-memory broker
 	switch *brokerKind {
@@ -146,7 +148,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pprofErr = web.ServePprof(ctx, *pprofAddr, func(bound string) {
+			pprofErr = ops.ServePprof(ctx, *pprofAddr, func(bound string) {
 				logger.Info("pprof listening", "addr", bound)
 			})
 			if pprofErr != nil {

@@ -38,7 +38,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/teach-dist/playground/web"
+	"github.com/teach-dist/playground/web/ops"
 )
 
 func main() {
@@ -167,7 +167,7 @@ func startServer(ctx context.Context, c *config, stderr io.Writer) (*server, err
 			return nil, errors.New("give --server BIN, or --url and --pid of a running server")
 		}
 		host := strings.TrimPrefix(strings.TrimPrefix(c.url, "http://"), "https://")
-		if _, err := web.CheckLoopback(strings.TrimSuffix(host, "/")); err != nil {
+		if _, err := ops.CheckLoopback(strings.TrimSuffix(host, "/")); err != nil {
 			return nil, fmt.Errorf("--url: %w (the load tool runs on loopback only)", err)
 		}
 		return &server{base: "http://" + strings.TrimSuffix(host, "/"), pid: c.pid}, nil

@@ -1,0 +1,113 @@
+package compare
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"slices"
+	"testing"
+)
+
+func TestParseSizes(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []int
+	}{
+		{"3-9", []int{3, 4, 5, 6, 7, 8, 9}},
+		{"4,6,8", []int{4, 6, 8}},
+		{"8, 3-5 ,4", []int{3, 4, 5, 8}},
+		{"5", []int{5}},
+		{"2-17", []int{2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17}},
+		{"2-18", nil}, // 17 sizes
+		{"1-4", nil},
+		{"", nil},
+		{"3-", nil},
+		{"33", nil},
+	}
+	lim := DefaultLimits()
+	for _, tc := range tests {
+		got, err := ParseSizes(tc.in, lim)
+		if tc.want == nil {
+			if err == nil || err.Param != "n" {
+				t.Errorf("%q: %v, %v; want an error about n", tc.in, got, err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("%q: %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+		if back, _ := ParseSizes(SizesString(got), lim); !slices.Equal(back, got) {
+			t.Errorf("%q: written back as %q", tc.in, SizesString(got))
+		}
+	}
+}
+
+// A query names the parameter it gets wrong; a good one has a canonical form that
+// parses back to itself, and what it leaves out takes the defaults.
+func TestParseQuery(t *testing.T) {
+	tests := []struct{ query, param, canonical string }{
+		{"", "", "alg=ricart-agrawala&alg=central&alg=lamport&n=3-9&seeds=3&workload=light"},
+		{"alg=bully&alg=bully&n=5,3-4&workload=heavy&seeds=2", "", "alg=bully&n=3-5&seeds=2&workload=heavy"},
+		{"alg=quicksort", "alg", ""},
+		{"alg=ricart-agrawala&n=9-3", "n", ""},
+		{"alg=ricart-agrawala&workload=medium", "workload", ""},
+		{"alg=ricart-agrawala&seeds=0", "seeds", ""},
+		{"alg=ricart-agrawala&colour=red", "colour", ""},
+		{"alg=central&alg=lamport&alg=maekawa&alg=bully&n=2-17&seeds=10", "n", ""},        // too many runs
+		{"alg=bakery&alg=token-ring&alg=raymond&n=17-32&seeds=4&workload=heavy", "n", ""}, // too much work
+	}
+	for _, tc := range tests {
+		q, _ := url.ParseQuery(tc.query)
+		cq, err := ParseQuery(q, DefaultLimits())
+		if tc.param != "" {
+			if err == nil || err.Param != tc.param {
+				t.Errorf("%q: %v; want an error about %s", tc.query, err, tc.param)
+			}
+			continue
+		}
+		if err != nil || cq.Canonical() != tc.canonical {
+			t.Errorf("%q: %q, %v; want %q", tc.query, cq.Canonical(), err, tc.canonical)
+			continue
+		}
+		back, _ := url.ParseQuery(cq.Canonical())
+		if again, err := ParseQuery(back, DefaultLimits()); err != nil || again.Canonical() != cq.Canonical() {
+			t.Errorf("%q: the canonical form reads back as %q, %v", tc.query, again.Canonical(), err)
+		}
+	}
+}
+
+// A comparison is computed once per canonical query: the second ask is the first
+// result; a context already ended computes nothing.
+func TestEngineCachesByCanonicalQuery(t *testing.T) {
+	e := New(Options{CacheSize: 1})
+	parse := func(s string) Query {
+		q, _ := url.ParseQuery(s)
+		cq, err := ParseQuery(q, e.Limits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cq
+	}
+	a, b := parse("alg=central&n=3&seeds=1"), parse("alg=central&n=4&seeds=1")
+	first, err := e.Compare(context.Background(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := first.Cells["central"][3]; c == nil || c.Runs != 1 || c.Entries == 0 {
+		t.Fatalf("cell of central at N=3: %+v", c)
+	}
+	if again, _ := e.Compare(context.Background(), parse("seeds=1&n=3&alg=central")); again != first {
+		t.Error("the same comparison was computed twice")
+	}
+	if _, err := e.Compare(context.Background(), b); err != nil { // evicts a (cache of one)
+		t.Fatal(err)
+	}
+	if again, _ := e.Compare(context.Background(), a); again == first {
+		t.Error("a result outlived the cache's size")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := e.Compare(ctx, parse("alg=lamport&n=3&seeds=1")); !errors.Is(err, context.Canceled) {
+		t.Errorf("an ended context: %v, want context.Canceled", err)
+	}
+}

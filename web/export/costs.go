@@ -1,0 +1,41 @@
+package export
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/teach-dist/playground/runtime/cost"
+	"github.com/teach-dist/playground/runtime/session"
+	"github.com/teach-dist/playground/runtime/sim"
+)
+
+// SessionCosts serves GET /api/sessions/{id}/metrics[?step=k]: the session's
+// run measured against the notes up to step k (default: the step shown), by replay
+// off the session's goroutine, as the trace export does.
+func (a *API) SessionCosts(w http.ResponseWriter, r *http.Request) {
+	rec, step, ok := a.recipeAt(w, r, true)
+	if !ok {
+		return
+	}
+	res, err := measureRecipe(rec, step)
+	if err != nil {
+		http.Error(w, "replay: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	_ = json.NewEncoder(w).Encode(res)
+}
+
+// measureRecipe replays a session's run up to step as the live session runs it.
+func measureRecipe(rec session.Recipe, step int) (cost.Result, error) {
+	// The live run's configuration: no end time, the live event limit.
+	res, err := cost.Replay(rec.Config, rec.Interventions, step)
+	var ae *sim.ActionError
+	if err != nil && !errors.As(err, &ae) && !errors.Is(err, sim.ErrEventLimit) {
+		return res, err
+	}
+	return res, nil
+}

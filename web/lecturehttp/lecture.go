@@ -1,0 +1,532 @@
+// Package lecturehttp is lecture mode over HTTP (docs/lecture.md): starting a lecture
+// from a run, the presenter's page and socket, the join form, the followers' page
+// and socket, the QR code, and forks. runtime/lecture does the lecture itself.
+package lecturehttp
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/gorilla/websocket"
+
+	"github.com/teach-dist/playground/algorithms"
+	"github.com/teach-dist/playground/runtime/lecture"
+	"github.com/teach-dist/playground/runtime/session"
+	"github.com/teach-dist/playground/scenarios"
+	"github.com/teach-dist/playground/web/ops"
+	"github.com/teach-dist/playground/web/pages"
+	"github.com/teach-dist/playground/web/socket"
+)
+
+// Options are what the lecture handlers serve with.
+type Options struct {
+	Sessions *session.Manager
+	Lectures *lecture.Registry
+	Hub      *socket.Hub
+	Pages    pages.Renderer
+	Metrics  *ops.Metrics
+	Refresh  int // lecture.Options.Refresh: snapshots a follower may have queued (default 128)
+}
+
+// Handlers serve lecture mode's pages and sockets.
+type Handlers struct{ Options }
+
+// New returns the handlers of opts.
+func New(opts Options) *Handlers { return &Handlers{opts} }
+
+// NewRegistry is the lectures' registry: opts with share links made by runLink
+// unless they say otherwise, and broker (default: in memory, this server only).
+func NewRegistry(opts lecture.Options, broker lecture.Broker) *lecture.Registry {
+	if opts.Link == nil {
+		opts.Link = runLink
+	}
+	if broker == nil {
+		broker = lecture.NewMemory()
+	}
+	return lecture.NewRegistry(opts, broker)
+}
+
+// Error codes of lecture mode, in error frames (docs/protocol.md).
+const (
+	codeReadOnly     = "read-only"
+	codeNoLecture    = "no-lecture"
+	codeNotPresenter = "not-presenter"
+	codeUnreachable  = "unreachable" // the server that runs the lecture cannot be reached (docs/deploy.md)
+)
+
+// followerSocketBuffer is the kernel send buffer of a follower's socket (Linux doubles
+// it): a few seconds of frames at 30 steps per second, several snapshots.
+const followerSocketBuffer = 64 << 10
+
+// followerCookie names the cookie that tells one student's page from another's, so
+// that each answers a question once, across reconnections.
+const followerCookie = "pg_follower"
+
+// runLink is the share link of a run at its step.
+func runLink(rec session.Recipe) (string, error) {
+	l, err := scenarios.LinkFromRun(rec.Setup.Scenario, rec.Setup.Config, rec.Interventions, rec.Step)
+	if err != nil {
+		return "", err
+	}
+	return l.Path()
+}
+
+// Start turns the run of the posted session into a lecture and sends the
+// instructor to the presenter's page.
+func (h *Handlers) Start(w http.ResponseWriter, r *http.Request) {
+	sess, ok := h.Sessions.Get(r.PostFormValue("session"))
+	if !ok {
+		h.Pages.Render(w, r, http.StatusGone, pages.MessagePage("Run ended", "This run has ended",
+			"A lecture starts from a live run. Open the playground again and press “Start lecture” there."))
+		return
+	}
+	_, token, err := h.Lectures.Start(sess)
+	switch {
+	case errors.Is(err, lecture.ErrFull):
+		w.Header().Set("Retry-After", "60")
+		h.Metrics.Refused("lectures")
+		h.Pages.Render(w, r, http.StatusServiceUnavailable, pages.MessagePage("Server full", "No room for another lecture", err.Error()))
+		return
+	case err != nil:
+		h.Pages.Render(w, r, http.StatusServiceUnavailable, pages.MessagePage("Lecture", "The lecture could not start", err.Error()))
+		return
+	}
+	http.Redirect(w, r, "/lecture/present/"+token, http.StatusSeeOther)
+}
+
+func (h *Handlers) forgedToken(w http.ResponseWriter, r *http.Request) {
+	h.Pages.Render(w, r, http.StatusForbidden, pages.MessagePage("Not a presenter link", "This presenter link is not valid",
+		"Only the instructor who started the lecture has its presenter link, and it works only while the lecture lasts. To follow a lecture, enter its code at /join."))
+}
+
+func (h *Handlers) endedPage(w http.ResponseWriter, r *http.Request, l lecture.Followed) {
+	_, why, link := l.Ended()
+	h.Pages.Render(w, r, http.StatusGone, pages.LectureEndedPage(pages.EndedView{Display: lecture.DisplayCode(l.Code()), Reason: "It ended: " + why + ".", Link: link}))
+}
+
+// lecturePlay is the playground page of a lecture's run, for its presenter (session:
+// the run's session id) or a follower (""); an ended lecture or an unknown algorithm
+// is answered here, and ok is false.
+func (h *Handlers) lecturePlay(w http.ResponseWriter, r *http.Request, l lecture.Followed, session string) (p pages.Play, ok bool) {
+	if ended, _, _ := l.Ended(); ended {
+		h.endedPage(w, r, l)
+		return pages.Play{}, false
+	}
+	spec, ok := algorithms.Lookup(l.Algorithm())
+	if !ok {
+		h.Pages.NotFound(w, r, "This lecture's algorithm is not available.")
+		return pages.Play{}, false
+	}
+	return pages.BuildPlay(spec, session), true
+}
+
+func (h *Handlers) PresenterPage(w http.ResponseWriter, r *http.Request) {
+	token := chi.URLParam(r, "token")
+	l, ok := h.Lectures.ByToken(token)
+	if !ok {
+		h.forgedToken(w, r)
+		return
+	}
+	p, ok := h.lecturePlay(w, r, l, l.Session().ID())
+	if !ok {
+		return
+	}
+	p.WS = "/ws/present/" + token
+	p.Title = "Lecture " + lecture.DisplayCode(l.Code())
+	p.About = "You drive this run; your students follow it. PageDown and PageUp step forward and back (a clicker sends them), Q makes questions, J shows the join code large."
+	l.Session().Touch()
+	h.Pages.Render(w, r, http.StatusOK, pages.PlayPage(p))
+}
+
+// lectureByCode finds the lecture of a typed code, on this server or another of the
+// cluster; it answers the request itself when there is none.
+func (h *Handlers) lectureByCode(w http.ResponseWriter, r *http.Request, typed string) (lecture.Followed, bool) {
+	code, valid := lecture.NormalizeCode(typed)
+	if !valid {
+		h.Pages.Render(w, r, http.StatusNotFound, pages.JoinPage(pages.JoinView{Heading: "Join a lecture", Code: typed,
+			Problem: fmt.Sprintf("“%s” is not a lecture code: a code has %d letters and digits, like KXT 49P.", typed, lecture.CodeLen)}))
+		return nil, false
+	}
+	l, err := h.Lectures.Join(r.Context(), code)
+	if errors.Is(err, lecture.ErrUnreachable) {
+		w.Header().Set("Retry-After", "10")
+		h.Pages.Render(w, r, http.StatusServiceUnavailable, pages.JoinPage(pages.JoinView{Heading: "Join a lecture", Code: typed, Problem: err.Error()}))
+		return nil, false
+	}
+	if err != nil {
+		h.Pages.Render(w, r, http.StatusNotFound, pages.JoinPage(pages.JoinView{Heading: "Join a lecture", Code: typed,
+			Problem: fmt.Sprintf("No lecture has the code %s. Check it against the projector; a lecture that ended long ago is forgotten.", lecture.DisplayCode(code))}))
+		return nil, false
+	}
+	return l, true
+}
+
+func (h *Handlers) Join(w http.ResponseWriter, r *http.Request) {
+	typed, asked := r.URL.Query()["code"]
+	if !asked {
+		h.Pages.Render(w, r, http.StatusOK, pages.JoinPage(pages.JoinView{Heading: "Join a lecture"}))
+		return
+	}
+	l, ok := h.lectureByCode(w, r, typed[len(typed)-1])
+	if !ok {
+		return
+	}
+	http.Redirect(w, r, "/l/"+l.Code(), http.StatusSeeOther)
+}
+
+func (h *Handlers) FollowerPage(w http.ResponseWriter, r *http.Request) {
+	l, ok := h.lectureByCode(w, r, chi.URLParam(r, "code"))
+	if !ok {
+		return
+	}
+	p, ok := h.lecturePlay(w, r, l, "")
+	if !ok {
+		return
+	}
+	if _, err := r.Cookie(followerCookie); err != nil {
+		http.SetCookie(w, &http.Cookie{Name: followerCookie, Value: randomID(), Path: "/", HttpOnly: true,
+			SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil})
+	}
+	p.WS, p.API = "/ws/lecture/"+l.Code(), "/api/lectures/"+l.Code()
+	p.Title = "Following lecture " + lecture.DisplayCode(l.Code())
+	p.About = "The instructor drives this run and you see every step as it happens. Fork it to try your own moves in a tab of your own."
+	h.Pages.Render(w, r, http.StatusOK, pages.PlayPage(p))
+}
+
+func randomID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// joinURL is the absolute URL a student's phone opens from the QR code.
+func joinURL(r *http.Request, code string) string {
+	scheme := "http"
+	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + "/l/" + code
+}
+
+func (h *Handlers) QR(w http.ResponseWriter, r *http.Request) {
+	code, valid := lecture.NormalizeCode(chi.URLParam(r, "code"))
+	if !valid {
+		http.NotFound(w, r)
+		return
+	}
+	if _, err := h.Lectures.Join(r.Context(), code); err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	svg, err := lecture.QRSVG(joinURL(r, code))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "image/svg+xml")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(svg)
+}
+
+// Fork sends a follower to the share link of the lecture's run at the step they
+// see (?step=), where the run goes on in a session of their own.
+func (h *Handlers) Fork(w http.ResponseWriter, r *http.Request) {
+	l, ok := h.lectureByCode(w, r, chi.URLParam(r, "code"))
+	if !ok {
+		return
+	}
+	if ended, _, link := l.Ended(); ended {
+		if link == "" {
+			h.endedPage(w, r, l)
+			return
+		}
+		http.Redirect(w, r, link, http.StatusSeeOther)
+		return
+	}
+	step := -1 // the step on screen
+	if v := r.URL.Query().Get("step"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			h.Pages.Render(w, r, http.StatusBadRequest, pages.MessagePage("Bad link", "This fork link is not right",
+				fmt.Sprintf("step: %q is not a step number (0 or more)", v)))
+			return
+		}
+		step = n
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	link, err := l.Fork(ctx, step)
+	switch {
+	case errors.Is(err, lecture.ErrEnded):
+		h.endedPage(w, r, l)
+		return
+	case errors.Is(err, lecture.ErrUnreachable):
+		h.Pages.Render(w, r, http.StatusServiceUnavailable, pages.MessagePage("Fork", "This run cannot be forked right now", err.Error()))
+		return
+	case err != nil:
+		h.Pages.Render(w, r, http.StatusInternalServerError, pages.MessagePage("Fork", "This run cannot be forked", err.Error()))
+		return
+	}
+	http.Redirect(w, r, link, http.StatusSeeOther)
+}
+
+// A follower's socket: the broker's frames out, answers in; nothing that drives.
+
+// follower is a WebSocket client as a lecture follower.
+type follower struct{ *socket.Client }
+
+// Close implements lecture.Follower.
+func (f follower) Close(why lecture.Reason) {
+	switch why {
+	case lecture.Ended:
+		// Tell the page not to reconnect: the lecture frame before this said why.
+		f.Send(session.ErrorFrame(0, session.CodeGone, "the lecture has ended"))
+		f.CloseWith(websocket.CloseNormalClosure, "the lecture ended", true)
+		return
+	case lecture.Unreachable:
+		// The page says why and reconnects after its last frame, resuming once it can.
+		f.Send(session.ErrorFrame(0, codeUnreachable, lecture.ErrUnreachable.Error()))
+		f.CloseWith(websocket.CloseTryAgainLater, "the lecture's server cannot be reached", true)
+		return
+	}
+	f.CloseWith(websocket.CloseTryAgainLater, "too slow: frames were piling up", false)
+}
+
+// lectureFrame is every field a lecture command may carry (docs/protocol.md).
+type lectureFrame struct {
+	Type     string `json:"type"`
+	Ref      int64  `json:"ref"`
+	Op       string `json:"op"`
+	Question *int   `json:"question"`
+	Choice   *int   `json:"choice"`
+}
+
+func (h *Handlers) FollowerSocket(w http.ResponseWriter, r *http.Request) {
+	defer h.Hub.Track()()
+	conn, ok := h.Hub.Upgrade(w, r)
+	if !ok {
+		return
+	}
+	typed := chi.URLParam(r, "code")
+	var l lecture.Followed
+	err := lecture.ErrNoStream
+	if code, valid := lecture.NormalizeCode(typed); valid {
+		l, err = h.Lectures.Join(r.Context(), code)
+	}
+	if errors.Is(err, lecture.ErrUnreachable) {
+		h.Hub.Refuse(conn, session.ErrorFrame(0, codeUnreachable, err.Error()))
+		return
+	}
+	if err != nil {
+		h.Hub.Refuse(conn, session.ErrorFrame(0, codeNoLecture, fmt.Sprintf("no lecture has the code %q; check it against the projector", typed)))
+		return
+	}
+	var after uint64
+	if v := r.URL.Query().Get("after"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			h.Hub.Refuse(conn, session.ErrorFrame(0, session.CodeBadField, fmt.Sprintf("after: %q is not a sequence number", v)))
+			return
+		}
+		after = n
+	}
+	fid := randomID() // without the page's cookie (a script), each connection is its own follower
+	if c, err := r.Cookie(followerCookie); err == nil && c.Value != "" {
+		fid = c.Value
+	}
+	// A bounded kernel buffer per follower: a student who stops reading fills it (and
+	// then the queue) within seconds instead of minutes, and hundreds of followers
+	// cannot pin megabytes each of the server's memory in socket buffers.
+	if tc, ok := conn.UnderlyingConn().(interface{ SetWriteBuffer(int) error }); ok {
+		_ = tc.SetWriteBuffer(followerSocketBuffer)
+	}
+	queue := max(h.Hub.Options().SendQueue, 4*h.refresh()+16)
+	c := h.Hub.NewClient(r, conn, queue)
+	c.Start()
+	defer c.Stop()
+	sub, err := l.Follow(after, follower{c})
+	switch {
+	case errors.Is(err, lecture.ErrEnded):
+		c.Send(l.StateFrame())
+		follower{c}.Close(lecture.Ended)
+		return
+	case errors.Is(err, lecture.ErrCrowded):
+		h.Metrics.Refused("followers")
+		c.Send(session.ErrorFrame(0, session.CodeBusy, err.Error()))
+		c.CloseWith(websocket.CloseTryAgainLater, session.CodeBusy, true)
+		return
+	case errors.Is(err, lecture.ErrUnreachable):
+		follower{c}.Close(lecture.Unreachable)
+		return
+	case err != nil:
+		return // too slow to take its catch-up: already closed
+	}
+	defer sub.Cancel()
+	defer h.Metrics.FollowerJoined()()
+	if id, choice, ok := l.Answered(fid); ok {
+		c.Send(answeredFrame(0, id, choice))
+	}
+	h.Hub.ReadLoop(conn, c, func(data []byte) bool {
+		var f lectureFrame
+		if strictJSON(data, &f) != nil || f.Type != "lecture" {
+			c.Send(readOnly(data))
+			return true
+		}
+		if f.Op != "answer" || f.Question == nil || f.Choice == nil {
+			c.Send(session.ErrorFrame(f.Ref, session.CodeBadField, "a follower's only command is {\"type\":\"lecture\",\"op\":\"answer\",\"question\":id,\"choice\":index}"))
+			return true
+		}
+		if err := l.Answer(fid, *f.Question, *f.Choice); err != nil {
+			c.Send(session.ErrorFrame(f.Ref, session.CodeRefused, err.Error()))
+			return true
+		}
+		c.Send(answeredFrame(f.Ref, *f.Question, *f.Choice))
+		return true
+	})
+}
+
+// readOnly answers a follower's frame that is not an answer: a command that would
+// drive the run is refused with a reason, anything else as a bad frame.
+func readOnly(data []byte) []byte {
+	cmd, ferr := socket.ParseFrame(data)
+	if ferr != nil {
+		return ferr.Frame()
+	}
+	return session.ErrorFrame(cmd.Ref, codeReadOnly, "you are following a lecture: only the presenter drives this run. Fork it to try your own moves")
+}
+
+func answeredFrame(ref int64, id, choice int) []byte {
+	b, _ := json.Marshal(struct {
+		Type     string `json:"type"`
+		Question int    `json:"question"`
+		Choice   int    `json:"choice"`
+		Ref      int64  `json:"ref,omitempty"`
+	}{"answered", id, choice, ref})
+	return b
+}
+
+func strictJSON(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("one JSON object per frame")
+	}
+	return nil
+}
+
+func (h *Handlers) refresh() int {
+	if h.Refresh > 0 {
+		return h.Refresh
+	}
+	return 128
+}
+
+// The presenter's socket: the session's own frames and commands, as on /ws/{id}, plus
+// the lecture's: follower count, questions, live tally, end.
+
+func (h *Handlers) PresenterSocket(w http.ResponseWriter, r *http.Request) {
+	defer h.Hub.Track()()
+	conn, ok := h.Hub.Upgrade(w, r)
+	if !ok {
+		return
+	}
+	l, ok := h.Lectures.ByToken(chi.URLParam(r, "token"))
+	if !ok {
+		h.Hub.Refuse(conn, session.ErrorFrame(0, codeNotPresenter, "this presenter link is not valid: only the instructor who started the lecture has it"))
+		return
+	}
+	sess := l.Session()
+	c := h.Hub.NewClient(r, conn, h.Hub.Options().SendQueue)
+	c.Start()
+	defer func() {
+		l.RemovePresenter(c)
+		sess.Detach(c)
+		c.Stop()
+	}()
+	if !h.Hub.Attach(c, sess) {
+		return
+	}
+	l.AddPresenter(c)
+	h.Hub.ReadLoop(conn, c, func(data []byte) bool {
+		var f lectureFrame
+		if strictJSON(data, &f) == nil && f.Type == "lecture" {
+			h.presenterOp(c, l, f)
+			return true
+		}
+		cmd, ok := socket.RunCommand(c, sess, data)
+		if ok && cmd.Kind == session.Act {
+			l.RunChanged()
+		}
+		return ok
+	})
+}
+
+type questionsFrame struct {
+	Type  string             `json:"type"`
+	Step  int                `json:"step"`
+	Items []lecture.Question `json:"items"`
+	Error string             `json:"error,omitempty"`
+	Ref   int64              `json:"ref,omitempty"`
+}
+
+func (h *Handlers) presenterOp(c *socket.Client, l *lecture.Lecture, f lectureFrame) {
+	fail := func(err error) { c.Send(session.ErrorFrame(f.Ref, session.CodeRefused, err.Error())) }
+	switch f.Op {
+	case "questions":
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		qs, step, err := l.Questions(ctx)
+		cancel()
+		out := questionsFrame{Type: "questions", Step: step, Items: qs, Ref: f.Ref}
+		if out.Items == nil {
+			out.Items = []lecture.Question{}
+		}
+		if err != nil {
+			out.Error = err.Error()
+		} else if len(qs) == 0 {
+			out.Error = "nothing to predict from this step: nothing happens next without an intervention"
+		}
+		b, _ := json.Marshal(out)
+		c.Send(b)
+	case "ask":
+		if f.Question == nil {
+			fail(errors.New("question: which one of the list to ask"))
+			return
+		}
+		if _, err := l.Ask(*f.Question); err != nil {
+			fail(err)
+		}
+	case "withdraw":
+		if err := l.Withdraw("the presenter withdrew it"); err != nil {
+			fail(err)
+		}
+	case "reveal":
+		// Reveal by stepping: the run goes to the step whose events show the answer.
+		reveal, step, err := l.RevealTarget()
+		if err != nil {
+			fail(err)
+			return
+		}
+		for range min(max(reveal-step, 0), lecture.Ahead) {
+			if err := l.Session().Do(c, session.Command{Kind: session.Step, Ref: f.Ref}); err != nil {
+				return
+			}
+		}
+	case "end":
+		l.End("the presenter ended it")
+	default:
+		c.Send(session.ErrorFrame(f.Ref, session.CodeUnknownType,
+			fmt.Sprintf("op: %q is unknown (allowed: questions, ask, withdraw, reveal, end)", f.Op)))
+	}
+}

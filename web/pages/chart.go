@@ -1,0 +1,201 @@
+package pages
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/teach-dist/playground/runtime/compare"
+	"github.com/teach-dist/playground/runtime/cost"
+	"github.com/teach-dist/playground/runtime/sim"
+)
+
+// The geometry of the compare page's charts: measured and theory curves against N,
+// axes and ticks, in SVG viewBox units (compare.templ draws them).
+
+// Chart geometry, in viewBox units.
+const (
+	chartW, chartH                         = 640, 300
+	padL, padR, padT, padB                 = 56, 16, 14, 44
+	plotX0, plotY0, plotX1, plotY1         = padL, padT, chartW - padR, chartH - padB
+	maxSeriesClasses                       = 8
+	desiredYTicks                          = 5
+	chartXLabelY, chartYLabelX             = chartH - 8, 14
+	chartXLabelX, chartYLabelY     float64 = (plotX0 + plotX1) / 2, (plotY0 + plotY1) / 2
+)
+
+// dash is the stroke-dasharray of a family's k-th theory curve.
+func dash(k int) string {
+	dashes := [...]string{"7 5", "2 4", "12 4 2 4"}
+	return dashes[k%len(dashes)]
+}
+
+// dashClasses is how many dash patterns dash cycles through.
+const dashClasses = 3
+
+func f1(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) }
+
+func buildChart(id, title, ylabel, key string, specs []*sim.Spec, ns []int, res *compare.Result) chart {
+	ch := chart{ID: "chart-" + id, Title: title + " against N", YLabel: ylabel, Width: chartW, Height: chartH,
+		Box: fmt.Sprintf("0 0 %d %d", chartW, chartH)}
+	type pt struct {
+		n int
+		v float64
+	}
+	type line struct {
+		class, name, title, dash string
+		pts                      []pt
+	}
+	var measured, theory []line
+	ymax := 0.0
+	var desc []string
+	for i, spec := range specs {
+		class := "s" + strconv.Itoa(i%maxSeriesClasses)
+		m := line{class: class, name: spec.Title}
+		var th []line
+		for _, n := range ns {
+			c := res.Cells[spec.Slug][n]
+			if c == nil {
+				continue
+			}
+			if v, ok := c.Values[key].Mean(); ok {
+				m.pts = append(m.pts, pt{n, v})
+				ymax = max(ymax, v)
+			}
+			for k, t := range c.Theory[key] {
+				if t.Value == nil {
+					continue
+				}
+				for len(th) <= k {
+					th = append(th, line{class: class + " d" + strconv.Itoa(len(th)%dashClasses), dash: dash(len(th))})
+				}
+				th[k].name = spec.Title + ", the notes: " + shortFormula(t.Formula)
+				th[k].title = t.Name + ": " + t.Formula
+				th[k].pts = append(th[k].pts, pt{n, *t.Value})
+				ymax = max(ymax, *t.Value)
+			}
+		}
+		measured = append(measured, m)
+		ch.Legend = append(ch.Legend, legendItem{Class: class, Name: spec.Title + " (measured)"})
+		for _, t := range th {
+			if len(t.pts) > 0 {
+				theory = append(theory, t)
+				ch.Legend = append(ch.Legend, legendItem{Class: t.class, Name: t.name, Title: t.title, Theory: true, Dash: t.dash})
+			}
+		}
+		if len(m.pts) == 0 {
+			desc = append(desc, spec.Title+": nothing measured")
+		} else {
+			first, last := m.pts[0], m.pts[len(m.pts)-1]
+			desc = append(desc, fmt.Sprintf("%s: %s at N=%d to %s at N=%d", spec.Title, f1(first.v), first.n, f1(last.v), last.n))
+		}
+	}
+	if ymaxMeasured := slices.ContainsFunc(measured, func(l line) bool { return len(l.pts) > 0 }); !ymaxMeasured {
+		ch.Empty = "Nothing to measure in these runs"
+		if key == cost.SyncDelay {
+			ch.Empty += ": it needs a process waiting when another leaves (try the heavy workload)"
+		}
+	}
+	ch.Desc = fmt.Sprintf("Measured %s (solid lines, one per algorithm, mean over the seeds) and the notes' formulas (dashed). %s. The table below gives every value.",
+		ylabel, strings.Join(desc, "; "))
+
+	xlo, xhi := float64(ns[0]), float64(ns[len(ns)-1])
+	if xlo == xhi {
+		xlo, xhi = xlo-1, xhi+1
+	}
+	step, top := niceScale(ymax)
+	x := func(n float64) float64 { return plotX0 + (n-xlo)/(xhi-xlo)*(plotX1-plotX0) }
+	y := func(v float64) float64 { return plotY1 - v/top*(plotY1-plotY0) }
+	for v := 0.0; v <= top+step/2; v += step {
+		yy := f1(y(v))
+		ch.YTicks = append(ch.YTicks, tick{Label: f1(v), X1: f1(plotX0), Y1: yy, X2: f1(plotX1), Y2: yy, TX: f1(plotX0 - 6), TY: f1(y(v) + 4)})
+	}
+	every := 1 + (len(ns)-1)/10 // at most about ten labels
+	for k, n := range ns {
+		if k%every != 0 && k != len(ns)-1 {
+			continue
+		}
+		xx := f1(x(float64(n)))
+		ch.XTicks = append(ch.XTicks, tick{Label: strconv.Itoa(n), X1: xx, Y1: f1(plotY1), X2: xx, Y2: f1(plotY1 + 5), TX: xx, TY: f1(plotY1 + 18)})
+	}
+	ch.EmptyX, ch.EmptyY = f1(chartXLabelX), f1((plotY0+plotY1)/2)
+	ch.Axis = axis{X0: f1(plotX0), Y0: f1(plotY1), X1: f1(plotX1), Y1: f1(plotY1),
+		XLabelX: f1(chartXLabelX), XLabelY: f1(chartXLabelY), YLabelX: f1(chartYLabelX), YLabelY: f1(chartYLabelY)}
+	points := func(l line, dots bool) series {
+		s := series{Class: l.class, Name: l.name, Dash: l.dash}
+		if l.title != "" {
+			s.Name = l.title
+		}
+		var b strings.Builder
+		for k, p := range l.pts {
+			if k > 0 {
+				b.WriteByte(' ')
+			}
+			xs, ys := f1(x(float64(p.n))), f1(y(p.v))
+			b.WriteString(xs + "," + ys)
+			if dots {
+				s.Dots = append(s.Dots, dot{X: xs, Y: ys, Label: fmt.Sprintf("%s, N=%d: %s", l.name, p.n, f1(p.v))})
+			}
+		}
+		s.Points = b.String()
+		return s
+	}
+	for _, l := range theory {
+		ch.Theory = append(ch.Theory, points(l, false))
+	}
+	for _, l := range measured {
+		ch.Measured = append(ch.Measured, points(l, true))
+	}
+	return ch
+}
+
+// niceScale picks a tick step of 1, 2, 2.5 or 5 times a power of ten, and the top of
+// the axis, for values up to ymax.
+func niceScale(ymax float64) (step, top float64) {
+	if ymax <= 0 || math.IsNaN(ymax) || math.IsInf(ymax, 0) {
+		return 1, desiredYTicks
+	}
+	raw := ymax * 1.05 / desiredYTicks
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	return step, math.Ceil(ymax*1.05/step) * step
+}
+
+// shortFormula keeps the formula itself, without the explanation after it: "2(N-1)";
+// "3" from "3 (REQUEST, GRANT, RELEASE); 0 for ..."; "N²-N-1" from "... = N²-N-1, O(N²)".
+func shortFormula(f string) string {
+	for _, sep := range []string{": ", "; "} {
+		if i := strings.Index(f, sep); i > 0 {
+			f = f[:i]
+		}
+	}
+	// " (" starts an explanation when words follow, not a term such as (N-1)/2.
+	for i := strings.Index(f, " ("); i >= 0; {
+		if wordy.MatchString(f[i:]) {
+			f = f[:i]
+			break
+		}
+		k := strings.Index(f[i+2:], " (")
+		if k < 0 {
+			break
+		}
+		i += 2 + k
+	}
+	if i := strings.Index(f, ", "); i > 0 {
+		f = f[:i]
+	}
+	if i := strings.LastIndex(f, " = "); i >= 0 {
+		f = f[i+3:]
+	}
+	return strings.TrimSpace(f)
+}
+
+var wordy = regexp.MustCompile(`^ \([^)]*[A-Za-z]{3}`)

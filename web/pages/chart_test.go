@@ -1,0 +1,32 @@
+package pages
+
+import "testing"
+
+func TestShortFormula(t *testing.T) {
+	for in, want := range map[string]string{
+		"2(N-1)": "2(N-1)",
+		"3 (REQUEST, GRANT, RELEASE); 0 for the coordinator itself": "3",
+		"N(N-1)/2 + (N-1)(N-2)/2 + N-2 = N²-N-1, O(N²)":             "N²-N-1",
+		"3N-1 (N-1 to reach the highest, N back to it, N ELECTED)":  "3N-1",
+		"about 2N + N/2 (exactly 2N + (N-1)/2)":                     "about 2N + N/2",
+		"1 to N-1 (0 when it is already here)":                      "1 to N-1",
+		"3(K-1): REQUEST, REPLY and RELEASE":                        "3(K-1)",
+		"2(K-1) (the notes: 2 sqrt(N))":                             "2(K-1)",
+		"T (one message)":                                           "T",
+	} {
+		if got := shortFormula(in); got != want {
+			t.Errorf("shortFormula(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestNiceScale(t *testing.T) {
+	for _, tc := range []struct{ ymax, step, top float64 }{
+		{14, 5, 15}, {3, 1, 4}, {0, 1, 5}, {991, 250, 1250}, {0.8, 0.2, 1},
+	} {
+		step, top := niceScale(tc.ymax)
+		if step != tc.step || top != tc.top || top < tc.ymax {
+			t.Errorf("niceScale(%v) = %v, %v; want %v, %v", tc.ymax, step, top, tc.step, tc.top)
+		}
+	}
+}

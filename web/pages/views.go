@@ -1,0 +1,205 @@
+package pages
+
+import (
+	"strconv"
+
+	"github.com/teach-dist/playground/algorithms"
+	"github.com/teach-dist/playground/runtime/sim"
+	"github.com/teach-dist/playground/scenarios"
+)
+
+// View models, shaped like the screen: the templates only lay them out.
+
+type Catalogue struct {
+	Families []family
+}
+
+type family struct {
+	ID      string
+	Name    string
+	Blurb   string
+	Algos   []algoCard
+	Curated int
+}
+
+type algoCard struct {
+	Slug      string
+	Title     string
+	Summary   string
+	Costs     []sim.Cost
+	Scenarios []ScenarioLink
+}
+
+type ScenarioLink struct {
+	Name  string
+	Title string
+}
+
+// familyName is how pages name a family of algorithms.
+type familyName struct {
+	family sim.Family
+	name   string
+	blurb  string
+}
+
+// familyNames are the families in the order pages list them.
+func familyNames() []familyName {
+	return []familyName{
+		{sim.Mutex, "Mutual exclusion", "How processes that share nothing but a network take turns in a critical section."},
+		{sim.Election, "Leader election", "How processes agree on one coordinator, and what happens when it crashes."},
+	}
+}
+
+func BuildCatalogue() Catalogue {
+	var c Catalogue
+	for _, f := range familyNames() {
+		fam := family{ID: string(f.family), Name: f.name, Blurb: f.blurb}
+		for _, spec := range algorithms.All() {
+			if spec.Family != f.family {
+				continue
+			}
+			fam.Algos = append(fam.Algos, algoCard{
+				Slug: spec.Slug, Title: spec.Title, Summary: spec.Summary, Costs: spec.Costs,
+				Scenarios: CuratedFor(spec.Slug),
+			})
+		}
+		if len(fam.Algos) > 0 {
+			c.Families = append(c.Families, fam)
+		}
+	}
+	return c
+}
+
+func CuratedFor(slug string) []ScenarioLink {
+	var out []ScenarioLink
+	for _, e := range scenarios.Curated() {
+		if e.Scenario.Algorithm == slug {
+			title := e.Scenario.Title
+			if title == "" {
+				title = e.Name
+			}
+			out = append(out, ScenarioLink{Name: e.Name, Title: title})
+		}
+	}
+	return out
+}
+
+type Play struct {
+	Spec     *sim.Spec
+	Groups   []ruleGroup
+	Messages []messageKey
+	Session  string
+	WS       string
+	// API is where the page's panels read the run (metrics, space-time diagram,
+	// exports): /api/sessions/{id}, or /api/lectures/{code} for a lecture's follower.
+	API       string
+	Ring      bool
+	Title     string // scenario title, for curated scenarios
+	About     string
+	Curated   []ScenarioLink
+	Current   string // curated name, if any
+	Data      clientSpec
+	FamilyTag string
+}
+
+type ruleGroup struct {
+	Name  string
+	Rules []sim.Rule
+}
+
+type messageKey struct {
+	Name  string
+	Doc   string
+	Class string
+}
+
+// clientSpec is what the browser needs of the algorithm, as JSON in the page.
+type clientSpec struct {
+	Slug     string          `json:"slug"`
+	Title    string          `json:"title"`
+	Family   string          `json:"family"`
+	Ring     bool            `json:"ring"`
+	Rules    []clientRule    `json:"rules"`
+	Vars     []clientVar     `json:"vars"`
+	Messages []clientMessage `json:"messages"`
+}
+
+type clientRule struct {
+	Label string            `json:"label"`
+	Says  string            `json:"says"`
+	Why   map[string]string `json:"why,omitempty"`
+}
+
+type clientVar struct {
+	Name string `json:"name"`
+	Doc  string `json:"doc"`
+}
+
+type clientMessage struct {
+	Name string `json:"name"`
+	Doc  string `json:"doc"`
+}
+
+// messageClasses is the number of message colours in the palette (static/app.css).
+const messageClasses = 7
+
+func BuildPlay(spec *sim.Spec, session string) Play {
+	p := Play{Spec: spec, Session: session, WS: "/ws/" + session, Ring: spec.Stage.Ring,
+		Curated: CuratedFor(spec.Slug), FamilyTag: familyTag(spec.Family)}
+	if session != "" {
+		p.API = "/api/sessions/" + session
+	}
+	for _, r := range spec.Rules {
+		if n := len(p.Groups); n > 0 && p.Groups[n-1].Name == r.Group {
+			p.Groups[n-1].Rules = append(p.Groups[n-1].Rules, r)
+		} else {
+			p.Groups = append(p.Groups, ruleGroup{Name: r.Group, Rules: []sim.Rule{r}})
+		}
+	}
+	p.Data = clientSpec{Slug: spec.Slug, Title: spec.Title, Family: string(spec.Family), Ring: p.Ring}
+	for _, r := range spec.Rules {
+		p.Data.Rules = append(p.Data.Rules, clientRule{Label: r.Label, Says: r.Says, Why: r.Why})
+	}
+	for _, v := range spec.Vars {
+		p.Data.Vars = append(p.Data.Vars, clientVar{Name: v.Name, Doc: v.Doc})
+	}
+	for i, m := range spec.Messages {
+		p.Data.Messages = append(p.Data.Messages, clientMessage{Name: m.Name, Doc: m.Doc})
+		p.Messages = append(p.Messages, messageKey{Name: m.Name, Doc: m.Doc, Class: messageClass(i)})
+	}
+	return p
+}
+
+func messageClass(i int) string { return "m" + strconv.Itoa(i%messageClasses) }
+
+func familyTag(f sim.Family) string {
+	for _, x := range familyNames() {
+		if x.family == f {
+			return x.name
+		}
+	}
+	return string(f)
+}
+
+// LinkErrorView is the page for a link that cannot open: why, and the closest runs.
+type LinkErrorView struct {
+	Heading string
+	Reason  string
+	Slug    string // the algorithm to offer at /play/{slug}, if this server has it
+	Title   string
+	Cat     Catalogue
+}
+
+// JoinView is the join form of lecture mode, with what was wrong with a code typed.
+type JoinView struct {
+	Heading string
+	Problem string
+	Code    string
+}
+
+// EndedView is the page of a lecture that has ended.
+type EndedView struct {
+	Display string
+	Reason  string
+	Link    string
+}

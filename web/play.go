@@ -1,0 +1,284 @@
+package web
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/teach-dist/playground/algorithms"
+	"github.com/teach-dist/playground/runtime/compare"
+	"github.com/teach-dist/playground/runtime/session"
+	"github.com/teach-dist/playground/scenarios"
+	"github.com/teach-dist/playground/web/pages"
+	"github.com/teach-dist/playground/web/runs"
+)
+
+// The pages that start or resume a run: /play/{slug}, /s/{name}, /r/{code} (and their
+// /embed/ forms, embed.go), the catalogue and the compare page. A visit starts a
+// session unless this browser has one live for this very URL.
+
+func (s *Server) handleCatalogue(w http.ResponseWriter, r *http.Request) {
+	s.pages.Render(w, r, http.StatusOK, pages.CataloguePage(s.pages.Cat))
+}
+
+// badRun answers a URL that does not describe a run it can start.
+func (s *Server) badRun(w http.ResponseWriter, r *http.Request, title, heading string, err error) {
+	s.pages.Message(w, r, http.StatusBadRequest, title, heading, err.Error())
+}
+
+// handlePlay serves /play/{slug}; query parameters may set the run up (n, seed,
+// delay as "2" or "1-3", fifo, loss, cs, hold).
+func (s *Server) handlePlay(w http.ResponseWriter, r *http.Request) {
+	slug := chi.URLParam(r, "slug")
+	spec, ok := algorithms.Lookup(slug)
+	if !ok {
+		s.pages.NotFound(w, r, fmt.Sprintf("There is no algorithm called %q.", slug))
+		return
+	}
+	doc, err := scenarioFromQuery(slug, r.URL.Query())
+	if err != nil {
+		s.badRun(w, r, "Bad link", "This link does not describe a run", err)
+		return
+	}
+	sc, err := scenarios.Parse(doc)
+	if err != nil {
+		s.badRun(w, r, "Bad link", "This link does not describe a run", err)
+		return
+	}
+	sess, ok := s.scenarioSession(w, r, sc, "")
+	if !ok {
+		return
+	}
+	s.pages.Render(w, r, http.StatusOK, pages.PlayPage(pages.BuildPlay(spec, sess.ID())))
+}
+
+// handleCurated serves /s/{name}: the playground on a curated scenario.
+func (s *Server) handleCurated(w http.ResponseWriter, r *http.Request) {
+	name := chi.URLParam(r, "name")
+	sc, ok := scenarios.Lookup(name)
+	if !ok {
+		s.pages.NotFound(w, r, fmt.Sprintf("There is no curated scenario called %q.", name))
+		return
+	}
+	sess, ok := s.scenarioSession(w, r, sc, name)
+	if !ok {
+		return
+	}
+	p := pages.BuildPlay(sc.Spec(), sess.ID())
+	p.Title, p.About, p.Current = sc.Title, sc.About, name
+	s.pages.Render(w, r, http.StatusOK, pages.PlayPage(p))
+}
+
+// handleLink serves /r/{code}: the playground on the link's run, paused at its step.
+func (s *Server) handleLink(w http.ResponseWriter, r *http.Request) {
+	lr, err := runs.DecodeLink(chi.URLParam(r, "code"))
+	if err != nil {
+		s.linkError(w, r, err)
+		return
+	}
+	sess, ok := s.resume(r, lr.Link.Scenario.Algorithm)
+	if !ok {
+		sess, err = s.sessions.StartAt(lr.Setup, lr.IVs, lr.Link.Step)
+		if sess, ok = s.started(w, r, sess, err); !ok {
+			if !errors.Is(err, session.ErrFull) {
+				s.linkError(w, r, fmt.Errorf("this run cannot be replayed here: %w", err))
+			}
+			return
+		}
+	}
+	sc := lr.Link.Scenario
+	p := pages.BuildPlay(sc.Spec(), sess.ID())
+	p.Title, p.About, p.Current = sc.Title, sc.About, lr.Setup.Name
+	s.pages.Render(w, r, http.StatusOK, pages.PlayPage(p))
+}
+
+// scenarioSession resumes this browser's session for this URL or starts one on sc.
+func (s *Server) scenarioSession(w http.ResponseWriter, r *http.Request, sc *scenarios.Scenario, name string) (*session.Session, bool) {
+	if sess, ok := s.resume(r, sc.Algorithm); ok {
+		return sess, true
+	}
+	setup, err := runs.SetupOf(sc, name)
+	if err != nil {
+		s.badRun(w, r, "Bad scenario", "This scenario cannot run", err)
+		return nil, false
+	}
+	sess, err := s.sessions.Start(setup)
+	sess, ok := s.started(w, r, sess, err)
+	if !ok && !errors.Is(err, session.ErrFull) {
+		s.badRun(w, r, "Bad scenario", "This scenario cannot run", err)
+	}
+	return sess, ok
+}
+
+// resume finds the session this browser had for this very URL (a reload resumes it).
+// The cookie is per URL so that two algorithms, or two setups of one, never share a
+// run; two tabs on the same URL do, and both follow it.
+func (s *Server) resume(r *http.Request, algorithm string) (*session.Session, bool) {
+	c, err := r.Cookie(cookieName(r.URL))
+	if err != nil {
+		return nil, false
+	}
+	sess, ok := s.sessions.Get(c.Value)
+	if !ok || sess.Algorithm() != algorithm {
+		return nil, false
+	}
+	sess.Touch()
+	return sess, true
+}
+
+// started gives this browser the cookie of a session just started for this URL. When
+// the start failed it answers a full server itself (503) and leaves any other error
+// to the caller.
+func (s *Server) started(w http.ResponseWriter, r *http.Request, sess *session.Session, err error) (*session.Session, bool) {
+	switch {
+	case errors.Is(err, session.ErrFull):
+		s.metrics.Refused("sessions")
+		w.Header().Set("Retry-After", "60")
+		s.pages.Message(w, r, http.StatusServiceUnavailable, "Server full", "The playground is full right now",
+			fmt.Sprintf("Every place for a live run is taken (%d in all). Runs nobody watches are freed after a while; try again in a minute or two.", s.sessions.Max()))
+		return nil, false
+	case err != nil:
+		return nil, false
+	}
+	http.SetCookie(w, &http.Cookie{Name: cookieName(r.URL), Value: sess.ID(), Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil})
+	return sess, true
+}
+
+func cookieName(u *url.URL) string {
+	sum := sha256.Sum256([]byte(u.Path + "?" + u.Query().Encode()))
+	return "pg_" + hex.EncodeToString(sum[:6])
+}
+
+// startsSession reports whether serving r may start a live run (the rate limiter
+// charges it to the Sessions rate): a playground page without this browser's cookie
+// of a live run for the very same URL (a reload resumes it and costs only a page), or
+// a lecture start.
+func (s *Server) startsSession(r *http.Request) bool {
+	p := r.URL.Path
+	if r.Method == http.MethodPost && p == "/lecture" {
+		return true
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	p = strings.TrimPrefix(p, "/embed")
+	if !strings.HasPrefix(p, "/play/") && !strings.HasPrefix(p, "/s/") && !strings.HasPrefix(p, "/r/") {
+		return false
+	}
+	if c, err := r.Cookie(cookieName(r.URL)); err == nil {
+		if _, live := s.sessions.Get(c.Value); live {
+			return false
+		}
+	}
+	return true
+}
+
+// linkError answers a bad link with 400 and a page saying why, offering the
+// algorithm's default run when the link names one this server knows, and always the
+// catalogue.
+func (s *Server) linkError(w http.ResponseWriter, r *http.Request, err error) {
+	v := pages.LinkErrorView{Heading: "This link cannot open a run", Reason: err.Error(), Cat: s.pages.Cat}
+	var le *scenarios.LinkError
+	if errors.As(err, &le) {
+		switch le.Kind {
+		case scenarios.LinkNewer:
+			v.Heading = "This link comes from a newer playground"
+		case scenarios.LinkTruncated:
+			v.Heading = "This link is cut short"
+		default:
+			v.Heading = "This link was altered"
+		}
+		if spec, ok := algorithms.Lookup(le.Slug); ok {
+			v.Slug, v.Title = spec.Slug, spec.Title
+		}
+	}
+	s.pages.Render(w, r, http.StatusBadRequest, pages.LinkErrorPage(v))
+}
+
+// handleCompare serves /compare.
+func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
+	cq, perr := compare.ParseQuery(r.URL.Query(), s.compare.Limits())
+	form := pages.NewCompareForm(r.URL.Query(), cq, s.compare.Limits())
+	if perr != nil {
+		form.Error = perr
+		s.pages.Render(w, r, http.StatusBadRequest, pages.ComparePage(pages.Compare{Form: form}))
+		return
+	}
+	res, err := s.compare.Compare(r.Context(), cq)
+	if err != nil {
+		if r.Context().Err() != nil {
+			return // the visitor left
+		}
+		w.Header().Set("Retry-After", "30")
+		form.Error = &compare.ParamError{Param: "n", Reason: fmt.Sprintf("the runs took longer than %s (%v): choose fewer sizes, seeds or algorithms", s.compare.Timeout(), err)}
+		s.pages.Render(w, r, http.StatusServiceUnavailable, pages.ComparePage(pages.Compare{Form: form}))
+		return
+	}
+	s.pages.Render(w, r, http.StatusOK, pages.ComparePage(pages.BuildCompare(form, res)))
+}
+
+// scenarioFromQuery builds a scenario v1 document from /play's query parameters.
+func scenarioFromQuery(slug string, q url.Values) ([]byte, error) {
+	doc := map[string]any{"version": 1, "algorithm": slug, "seed": 1}
+	network := map[string]any{}
+	for key, vals := range q {
+		v := vals[len(vals)-1]
+		switch key {
+		case "n", "nodes":
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return nil, fmt.Errorf("n: %q is not a number of processes", v)
+			}
+			doc["nodes"] = n
+		case "seed":
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("seed: %q is not a number", v)
+			}
+			doc["seed"] = n
+		case "cs":
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return nil, fmt.Errorf("cs: %q is not a number", v)
+			}
+			doc["cs"] = n
+		case "delay":
+			lo, hi, found := strings.Cut(v, "-")
+			if !found {
+				hi = lo
+			}
+			a, err1 := strconv.Atoi(lo)
+			b, err2 := strconv.Atoi(hi)
+			if err1 != nil || err2 != nil {
+				return nil, fmt.Errorf("delay: %q is not a delay (write 2 or 1-3)", v)
+			}
+			network["delay"] = []int{a, b}
+		case "fifo", "hold":
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %q is not true or false", key, v)
+			}
+			network[key] = b
+		case "loss":
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return nil, fmt.Errorf("loss: %q is not a probability", v)
+			}
+			network["loss"] = f
+		default:
+			return nil, fmt.Errorf("%s: unknown parameter (allowed: n, seed, cs, delay, fifo, loss, hold)", key)
+		}
+	}
+	if len(network) > 0 {
+		doc["network"] = network
+	}
+	return json.Marshal(doc)
+}

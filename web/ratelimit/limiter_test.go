@@ -1,0 +1,96 @@
+package ratelimit
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+)
+
+func TestLimiterBurstThenRefill(t *testing.T) {
+	clock := time.Unix(1000, 0)
+	l := newLimiter(Rate{Per: 2, Every: time.Second, Burst: 3})
+	l.now = func() time.Time { return clock }
+	a := netip.MustParseAddr("192.0.2.1")
+	b := netip.MustParseAddr("192.0.2.2")
+	for i := range 3 {
+		if ok, _ := l.allow(a); !ok {
+			t.Fatalf("burst: request %d refused", i)
+		}
+	}
+	ok, wait := l.allow(a)
+	if ok || wait != 500*time.Millisecond {
+		t.Fatalf("past the burst: ok %v, wait %v; want refused, 500ms", ok, wait)
+	}
+	if ok, _ := l.allow(b); !ok {
+		t.Fatal("another client was limited by the first one")
+	}
+	clock = clock.Add(500 * time.Millisecond)
+	if ok, _ := l.allow(a); !ok {
+		t.Fatal("no token after half a second at 2/s")
+	}
+	if ok, _ := l.allow(a); ok {
+		t.Fatal("two tokens after half a second at 2/s")
+	}
+	// Idle clients are forgotten once their bucket would be full again.
+	clock = clock.Add(time.Hour)
+	l.allow(b)
+	if len(l.buckets) != 1 {
+		t.Fatalf("%d buckets after an hour; want only the one just used", len(l.buckets))
+	}
+}
+
+func TestLimiterOffWhenRateIsZero(t *testing.T) {
+	var l *limiter
+	if ok, _ := l.allow(netip.Addr{}); !ok {
+		t.Fatal("a nil limiter refused")
+	}
+	l = newLimiter(Rate{})
+	for range 1000 {
+		if ok, _ := l.allow(netip.MustParseAddr("::1")); !ok {
+			t.Fatal("a zero rate refused")
+		}
+	}
+}
+
+func TestClientIPSpecs(t *testing.T) {
+	for _, ok := range []string{"", "10.0.0.0/8", "10.0.0.0/8, 192.168.1.7", "::1,127.0.0.1/32", "X-Real-IP=10.0.0.0/8", "CF-Connecting-IP=173.245.48.0/20,2400:cb00::/32", "X-Forwarded-For=10.0.0.1"} {
+		if _, err := ClientIP(ok); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"10.0.0.0/33", "proxy.example", "X-Real-IP", "X-Real-IP=", "X Real=10.0.0.0/8", "=10.0.0.0/8", ",", "X-Real-IP=nope"} {
+		if _, err := ClientIP(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestParseRate(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Rate
+	}{
+		{"20/s:600", Rate{20, time.Second, 600}},
+		{"120/m:300", Rate{120, time.Minute, 300}},
+		{"5/10s", Rate{5, 10 * time.Second, 5}},
+		{"1/h:1", Rate{1, time.Hour, 1}},
+		{"off", Rate{}},
+		{"0", Rate{}},
+	} {
+		got, err := ParseRate(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("%q: %+v, %v; want %+v", tc.in, got, err, tc.want)
+		}
+		if err == nil {
+			back, err := ParseRate(got.String())
+			if err != nil || back != got {
+				t.Errorf("%q: String %q reads back as %+v, %v", tc.in, got.String(), back, err)
+			}
+		}
+	}
+	for _, bad := range []string{"", "20", "20/", "x/s", "-1/s", "20/s:0", "20/s:x", "20/fortnight", "20/0s", "2000000000/1ns"} {
+		if _, err := ParseRate(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

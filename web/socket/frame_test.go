@@ -1,0 +1,101 @@
+package socket
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/teach-dist/playground/runtime/session"
+	"github.com/teach-dist/playground/runtime/sim"
+)
+
+// The act frame's network fields and groups decode into the session's command.
+func TestParseActNetworkAndPartition(t *testing.T) {
+	tests := []struct {
+		frame string
+		want  session.Command
+	}{
+		{`{"type":"act","do":"network","delay":[1,3],"fifo":false,"loss":0.1,"hold":true}`,
+			session.Command{Kind: session.Act, Do: sim.ActNetwork, Net: sim.NetChange{
+				Set: sim.NetDelay | sim.NetFIFO | sim.NetLoss | sim.NetHold, DelayMin: 1, DelayMax: 3, Loss: 0.1, Hold: true}}},
+		{`{"type":"act","do":"network","delay":4,"ref":2}`,
+			session.Command{Kind: session.Act, Ref: 2, Do: sim.ActNetwork, Net: sim.NetChange{Set: sim.NetDelay, DelayMin: 4, DelayMax: 4}}},
+		{`{"type":"act","do":"network","hold":false}`,
+			session.Command{Kind: session.Act, Do: sim.ActNetwork, Net: sim.NetChange{Set: sim.NetHold}}},
+		{`{"type":"act","do":"partition","groups":[[0,1],[2]]}`,
+			session.Command{Kind: session.Act, Do: sim.ActPartition, Groups: [][]int{{0, 1}, {2}}}},
+		{`{"type":"act","do":"heal"}`, session.Command{Kind: session.Act, Do: sim.ActHeal}},
+	}
+	for _, tc := range tests {
+		got, ferr := ParseFrame([]byte(tc.frame))
+		if ferr != nil {
+			t.Errorf("%s: %s: %s", tc.frame, ferr.code, ferr.msg)
+			continue
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s:\n got %+v\nwant %+v", tc.frame, got, tc.want)
+		}
+	}
+}
+
+// Bad network and partition frames get an error naming the field.
+func TestParseActBadNetworkFieldsNameTheField(t *testing.T) {
+	tests := []struct{ frame, code, field string }{
+		{`{"type":"act","do":"network"}`, session.CodeBadField, "network:"},
+		{`{"type":"act","do":"network","delay":[3,1]}`, session.CodeBadField, "delay:"},
+		{`{"type":"act","do":"network","delay":[1,2,3]}`, session.CodeBadField, "delay:"},
+		{`{"type":"act","do":"network","delay":"slow"}`, session.CodeBadField, "delay:"},
+		{`{"type":"act","do":"network","delay":null}`, session.CodeBadField, "delay:"},
+		{`{"type":"act","do":"network","loss":1.5}`, session.CodeBadField, "loss:"},
+		{`{"type":"act","do":"network","loss":-1}`, session.CodeBadField, "loss:"},
+		{`{"type":"act","do":"network","fifo":"on"}`, session.CodeBadFrame, "fifo"},
+		{`{"type":"act","do":"network","hold":1}`, session.CodeBadFrame, "hold"},
+		{`{"type":"act","do":"network","speedy":true}`, session.CodeBadFrame, "speedy"},
+		{`{"type":"act","do":"crash","node":1,"fifo":true}`, session.CodeBadField, "fifo:"},
+		{`{"type":"act","do":"deliver","msg":1,"delay":2}`, session.CodeBadField, "delay:"},
+		{`{"type":"act","do":"partition"}`, session.CodeBadField, "groups:"},
+		{`{"type":"act","do":"partition","groups":[]}`, session.CodeBadField, "groups:"},
+		{`{"type":"act","do":"partition","groups":[[0,"a"]]}`, session.CodeBadFrame, "groups"},
+		{`{"type":"act","do":"heal","groups":[[0]]}`, session.CodeBadField, "groups:"},
+		{`{"type":"act","do":"teleport"}`, session.CodeBadField, "network"}, // the allowed list names it
+	}
+	for _, tc := range tests {
+		_, ferr := ParseFrame([]byte(tc.frame))
+		if ferr == nil {
+			t.Errorf("%s: accepted", tc.frame)
+			continue
+		}
+		if ferr.code != tc.code || !strings.Contains(ferr.msg, tc.field) {
+			t.Errorf("%s: %s %q, want %s naming %q", tc.frame, ferr.code, ferr.msg, tc.code, tc.field)
+		}
+	}
+}
+
+// The act frame {"do":"tell","node":<id>,"to":<id>} decodes into the session's
+// command; a tell without both ids, or a to on another action, names the field.
+func TestParseActTell(t *testing.T) {
+	got, ferr := ParseFrame([]byte(`{"type":"act","do":"tell","node":3,"to":1,"ref":4}`))
+	if ferr != nil {
+		t.Fatalf("%s: %s", ferr.code, ferr.msg)
+	}
+	want := session.Command{Kind: session.Act, Ref: 4, Do: sim.ActTell, Node: 3, To: 1}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v\nwant %+v", got, want)
+	}
+	for _, tc := range []struct{ frame, code, field string }{
+		{`{"type":"act","do":"tell","node":3}`, session.CodeBadField, "to:"},
+		{`{"type":"act","do":"tell","to":3}`, session.CodeBadField, "node"},
+		{`{"type":"act","do":"tell","node":3,"to":"P1"}`, session.CodeBadFrame, "to"},
+		{`{"type":"act","do":"crash","node":3,"to":1}`, session.CodeBadField, "to:"},
+		{`{"type":"act","do":"tell","node":3,"to":1,"groups":[[0]]}`, session.CodeBadField, "groups:"},
+	} {
+		_, ferr := ParseFrame([]byte(tc.frame))
+		if ferr == nil {
+			t.Errorf("%s: accepted", tc.frame)
+			continue
+		}
+		if ferr.code != tc.code || !strings.Contains(ferr.msg, tc.field) {
+			t.Errorf("%s: %s %q, want %s naming %q", tc.frame, ferr.code, ferr.msg, tc.code, tc.field)
+		}
+	}
+}

@@ -1,0 +1,159 @@
+package socket
+
+import (
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/gorilla/websocket"
+	"go.uber.org/goleak"
+
+	"github.com/teach-dist/playground/runtime/session"
+	"github.com/teach-dist/playground/scenarios"
+	"github.com/teach-dist/playground/web/ops"
+	"github.com/teach-dist/playground/web/runs"
+)
+
+// waitFor polls cond; the deadline only turns a hang into a failure.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("never: %s", what)
+		}
+	}
+}
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// newHub serves /ws/{id} of a fresh session manager on loopback, with one session of
+// Ricart-Agrawala on three processes; everything ends with the test.
+func newHub(t *testing.T) (*Hub, *httptest.Server, string) {
+	t.Helper()
+	mgr := session.NewManager(4, session.Options{})
+	h := NewHub(mgr, Options{PongWait: time.Minute, WriteWait: 10 * time.Second, SendQueue: 256, ReadLimit: 64 << 10,
+		Logger: slog.New(slog.DiscardHandler), Ready: func() bool { return true }})
+	r := chi.NewRouter()
+	r.Get("/ws/{id}", h.ServeSession)
+	ts := httptest.NewServer(r)
+	t.Cleanup(func() {
+		mgr.Close() // sessions and socket handlers first: httptest does not track hijacked connections
+		h.Wait()
+		ts.Close()
+	})
+	sc, err := scenarios.Parse([]byte(`{"version":1,"algorithm":"ricart-agrawala","nodes":3}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	setup, err := runs.SetupOf(sc, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := mgr.Start(setup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, ts, sess.ID()
+}
+
+// dial opens the session socket of id as a page of the server would.
+func dial(t *testing.T, ts *httptest.Server, id string) *websocket.Conn {
+	t.Helper()
+	conn, resp, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(ts.URL, "http")+"/ws/"+id, http.Header{"Origin": {ts.URL}})
+	if err != nil {
+		t.Fatalf("dial: %v (%v)", err, resp)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// next reads frames until one contains want.
+func next(t *testing.T, conn *websocket.Conn, want string) string {
+	t.Helper()
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for {
+		_, b, err := conn.ReadMessage()
+		if err != nil {
+			t.Fatalf("waiting for %s: %v", want, err)
+		}
+		if strings.Contains(string(b), want) {
+			return string(b)
+		}
+	}
+}
+
+// openClients are the hub's WebSocket clients.
+func openClients(h *Hub) []*Client {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []*Client
+	for c := range h.open {
+		out = append(out, c)
+	}
+	return out
+}
+
+func writing(c *Client) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.writing
+}
+
+// A tab left open holds no writing goroutine: one runs while frames wait, and a
+// command's answer starts it again.
+func TestIdleSocketHasNoWriter(t *testing.T) {
+	h, ts, id := newHub(t)
+	conn := dial(t, ts, id)
+	next(t, conn, `"type":"snapshot"`)
+	clients := openClients(h)
+	if len(clients) != 1 {
+		t.Fatalf("%d clients open", len(clients))
+	}
+	waitFor(t, "the writer of an idle socket ended", func() bool { return !writing(clients[0]) })
+	if err := conn.WriteMessage(websocket.TextMessage, []byte(`{"type":"act","do":"request","node":0}`)); err != nil {
+		t.Fatal(err)
+	}
+	if f := next(t, conn, `"type":"events"`); !strings.Contains(f, `"rule":"RA1"`) {
+		t.Fatalf("after the writer ended, a request answered %s", f)
+	}
+	waitFor(t, "the writer ended again", func() bool { return !writing(clients[0]) })
+}
+
+// A frame handler runs on a goroutine of its own: its answer comes back, and its
+// panic is raised again on the reader, where the socket's containment catches it.
+func TestOnOwnStackReturnsAndRaises(t *testing.T) {
+	if !onOwnStack(func(b []byte) bool { return string(b) == "go on" }, []byte("go on")) {
+		t.Fatal("true was lost")
+	}
+	if onOwnStack(func([]byte) bool { return false }, nil) {
+		t.Fatal("false was lost")
+	}
+	defer func() {
+		v := recover()
+		msg, _ := v.(string)
+		if !strings.Contains(msg, "boom") || !strings.Contains(msg, "in a frame handler") || !strings.Contains(msg, "socket_test.go") {
+			t.Fatalf("raised %v", v)
+		}
+	}()
+	onOwnStack(func([]byte) bool { panic("boom") }, nil)
+	t.Fatal("the panic was swallowed")
+}
+
+// A client whose queue fills is counted as dropped.
+func TestSlowClientIsCounted(t *testing.T) {
+	m := ops.NewMetrics(ops.Gauges{Sessions: session.NewManager(1, session.Options{}), Lectures: func() int { return 0 }})
+	c := newClient(nil, 1, time.Minute, time.Second) // never started: nothing is written
+	c.obs = m
+	if !c.Send([]byte(`{}`)) || c.Send([]byte(`{}`)) {
+		t.Fatal("a queue of one took two frames")
+	}
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if !strings.Contains(rec.Body.String(), "\nplayground_slow_clients_dropped_total 1\n") {
+		t.Fatalf("not counted:\n%s", rec.Body)
+	}
+}

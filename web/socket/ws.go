@@ -1,0 +1,543 @@
+// Package socket is the WebSocket endpoint of a live session (/ws/{id},
+// docs/protocol.md): the connection's writer, its read loop and limits, and the
+// decoding of the commands a page sends. Lecture sockets (web/lecturehttp) are built
+// from the same pieces.
+package socket
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/gorilla/websocket"
+
+	"github.com/teach-dist/playground/runtime/session"
+	"github.com/teach-dist/playground/runtime/sim"
+	"github.com/teach-dist/playground/scenarios"
+	"github.com/teach-dist/playground/web/ops"
+	"github.com/teach-dist/playground/web/ratelimit"
+	"github.com/teach-dist/playground/web/runs"
+)
+
+// sameOrigin accepts a WebSocket handshake only from a page of this very server: the
+// Origin header must be present and name this host. Browsers always send it, so a
+// missing one is not a browser following our page.
+func sameOrigin(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return false
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return false
+	}
+	return strings.EqualFold(u.Host, r.Host)
+}
+
+// Client is one WebSocket connection: a session subscriber. Writes happen on a
+// goroutine that runs only while something waits to be written (frames, a ping, the
+// close), so a tab left open costs no goroutine and no stack for its writes; there is
+// never more than one, so writes stay in order. The session only ever queues frames,
+// and a full queue drops the client instead of slowing the session. The queue is a
+// slice that grows only while frames wait.
+type Client struct {
+	conn       *websocket.Conn
+	maxQueue   int           // frames queued at once before the client counts as too slow
+	ping, wait time.Duration // between pings; deadline of each write
+	quit       chan struct{} // closed by CloseWith: nothing more is queued
+	gone       chan struct{} // closed once the connection is closed
+	once       sync.Once
+
+	mu        sync.Mutex
+	queue     [][]byte
+	started   bool // Start was called: writes may begin
+	writing   bool // the writing goroutine runs (it stays true once the connection is closed)
+	pingDue   bool
+	pinger    *time.Timer
+	closeCode int
+	closeText string
+	drain     bool // write what is queued before closing (not for a client too slow to take it)
+
+	// Set by Hub.NewClient (hub.go): metrics, rate limits, shutdown.
+	obs     *ops.Metrics
+	limit   *ratelimit.Conn
+	release func() // when the connection has ended
+}
+
+func newClient(conn *websocket.Conn, queue int, ping, wait time.Duration) *Client {
+	return &Client{conn: conn, maxQueue: queue, ping: ping, wait: wait, quit: make(chan struct{}), gone: make(chan struct{}),
+		closeCode: websocket.CloseNormalClosure}
+}
+
+// Start lets writes begin (what was queued or closed before goes out now) and pings
+// the client every c.ping: its pongs keep the read deadline alive.
+func (c *Client) Start() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.started = true
+	c.pinger = time.AfterFunc(c.ping, func() {
+		c.mu.Lock()
+		c.pingDue = true
+		c.kick()
+		c.mu.Unlock()
+	})
+	if len(c.queue) > 0 || c.closing() {
+		c.kick()
+	}
+}
+
+// kick starts the writing goroutine unless it runs. Call with c.mu held.
+func (c *Client) kick() {
+	if c.started && !c.writing {
+		c.writing = true
+		go c.flush()
+	}
+}
+
+func (c *Client) closing() bool {
+	select {
+	case <-c.quit:
+		return true
+	default:
+		return false
+	}
+}
+
+// Send implements session.Subscriber.
+func (c *Client) Send(frame []byte) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closing() {
+		return false
+	}
+	if len(c.queue) >= c.maxQueue {
+		c.obs.SlowClient()
+		c.closeLocked(websocket.CloseTryAgainLater, "too slow: frames were piling up", false)
+		return false
+	}
+	c.queue = append(c.queue, frame)
+	c.kick()
+	return true
+}
+
+// Close implements session.Subscriber: the session dropped us or ended.
+func (c *Client) Close() { c.CloseWith(websocket.CloseGoingAway, "the session ended", true) }
+
+// CloseWith closes the connection with code and text, after what is queued if drain.
+// The first call decides; wait for c.gone to know the connection is closed.
+func (c *Client) CloseWith(code int, text string, drain bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closeLocked(code, text, drain)
+}
+
+func (c *Client) closeLocked(code int, text string, drain bool) {
+	c.once.Do(func() {
+		c.closeCode, c.closeText, c.drain = code, text, drain
+		close(c.quit)
+		c.kick()
+	})
+}
+
+// flush is the writing goroutine: it writes what is queued, and the ping when due,
+// each under a deadline, until nothing waits; after CloseWith it sends the close
+// frame and closes the connection, which also ends the reader.
+func (c *Client) flush() {
+	for {
+		c.mu.Lock()
+		frames := c.queue
+		c.queue = nil
+		ping := c.pingDue
+		c.pingDue = false
+		closing := c.closing()
+		if len(frames) == 0 && !ping && !closing {
+			c.writing = false
+			c.mu.Unlock()
+			return
+		}
+		c.mu.Unlock()
+		if closing {
+			c.finish(frames)
+			return
+		}
+		for _, frame := range frames {
+			_ = c.conn.SetWriteDeadline(time.Now().Add(c.wait))
+			if err := c.conn.WriteMessage(websocket.TextMessage, frame); err != nil {
+				c.fail()
+				return
+			}
+		}
+		if ping {
+			_ = c.conn.SetWriteDeadline(time.Now().Add(c.wait))
+			if err := c.conn.WriteMessage(websocket.PingMessage, nil); err != nil {
+				c.fail()
+				return
+			}
+			c.pinger.Reset(c.ping)
+		}
+	}
+}
+
+// finish writes what is left (when draining) and the close frame, then ends.
+func (c *Client) finish(frames [][]byte) {
+	defer c.end()
+	c.mu.Lock()
+	msg := websocket.FormatCloseMessage(c.closeCode, c.closeText)
+	drain := c.drain
+	c.mu.Unlock()
+	deadline := time.Now().Add(c.wait)
+	_ = c.conn.SetWriteDeadline(deadline)
+	if drain {
+		for _, frame := range frames {
+			if err := c.conn.WriteMessage(websocket.TextMessage, frame); err != nil {
+				return
+			}
+		}
+	}
+	_ = c.conn.WriteControl(websocket.CloseMessage, msg, deadline)
+}
+
+// fail ends a connection that could not be written to: nothing more is queued (the
+// writing goroutine is this one, so CloseWith starts no other).
+func (c *Client) fail() {
+	c.CloseWith(websocket.CloseAbnormalClosure, "", false)
+	c.end()
+}
+
+// Stop closes the connection normally after what is queued and waits until it is
+// closed: the end of every socket handler.
+func (c *Client) Stop() {
+	c.CloseWith(websocket.CloseNormalClosure, "", true)
+	<-c.gone
+}
+
+func (c *Client) end() {
+	c.pinger.Stop()
+	c.conn.Close()
+	if c.release != nil {
+		c.release()
+	}
+	close(c.gone)
+}
+
+// ServeSession serves /ws/{id}: the socket of a page on its live session.
+func (h *Hub) ServeSession(w http.ResponseWriter, r *http.Request) {
+	done := h.Track()
+	conn, ok := h.Upgrade(w, r)
+	if !ok {
+		done()
+		return // the upgrader has answered (403 for a foreign origin, 400 for a bad handshake)
+	}
+	sess, ok := h.sessions.Get(chi.URLParam(r, "id"))
+	if !ok {
+		defer done()
+		wait := h.opts.WriteWait
+		_ = conn.SetWriteDeadline(time.Now().Add(wait))
+		closing := websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "no such session")
+		if h.opts.Ready() {
+			// Tell the page why, so it can start a new session.
+			_ = conn.WriteMessage(websocket.TextMessage, session.ErrorFrame(0, session.CodeGone, "this session has ended; reload the page for a new one"))
+		} else {
+			// Shutting down ended the session: say so, as to every other socket.
+			closing = websocket.FormatCloseMessage(websocket.CloseGoingAway, CloseShuttingDown)
+		}
+		_ = conn.WriteControl(websocket.CloseMessage, closing, time.Now().Add(wait))
+		conn.Close()
+		return
+	}
+	c := h.NewClient(r, conn, h.opts.SendQueue)
+	// The connection is served by a goroutine of its own and this handler returns:
+	// net/http's per-request state (its write buffers, the request, this goroutine's
+	// grown stack) is freed instead of being held for hours by a tab left open.
+	go func() {
+		defer done()
+		defer h.containWS(c)
+		h.serveWS(conn, c, sess)
+	}()
+}
+
+// containWS turns a panic while serving a socket into the close of that socket, as
+// the router's recoverer does for a request: the server and the session carry on.
+func (h *Hub) containWS(c *Client) {
+	if v := recover(); v != nil {
+		h.opts.Metrics.Panicked("http")
+		h.opts.Logger.Error("a WebSocket handler panicked; that connection closed", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+		c.CloseWith(websocket.CloseInternalServerErr, "internal error", false)
+	}
+}
+
+// serveWS is the life of one session socket: attach, read commands, detach.
+func (h *Hub) serveWS(conn *websocket.Conn, c *Client, sess *session.Session) {
+	c.Start()
+	defer func() {
+		sess.Detach(c)
+		c.Stop()
+	}()
+	if !h.Attach(c, sess) {
+		return
+	}
+	h.ReadLoop(conn, c, func(data []byte) bool {
+		_, ok := RunCommand(c, sess, data)
+		return ok
+	})
+}
+
+// ReadLoop reads text frames with the connection's limits and hands each to handle
+// until the connection ends or handle returns false.
+//
+// A tab left open keeps this goroutine parked in a read for hours, with the stack it
+// grew to. Parsing a frame (encoding/json) grows a stack to 8 KiB, and a stack parked
+// this deep in the network poller never shrinks below that at a collection (the
+// runtime halves only stacks using under a quarter of theirs). So each frame is
+// handled on a goroutine of its own, waited for: frames stay in order, and the reader
+// keeps the few KiB a read needs (docs/benchmarks.md, "Resident memory per idle session").
+func (h *Hub) ReadLoop(conn *websocket.Conn, c *Client, handle func([]byte) bool) {
+	conn.SetReadLimit(h.opts.ReadLimit)
+	alive := func() { _ = conn.SetReadDeadline(time.Now().Add(h.opts.PongWait)) }
+	alive()
+	conn.SetPongHandler(func(string) error { alive(); return nil })
+	for {
+		kind, data, err := conn.ReadMessage()
+		if err != nil {
+			return
+		}
+		alive()
+		if c.limited() { // over its rate: dropped unread (a rate-limited error, or 1008 on abuse)
+			continue
+		}
+		if kind != websocket.TextMessage {
+			c.Send(session.ErrorFrame(0, session.CodeBadFrame, "frames are JSON text; binary frames are not part of the protocol"))
+			continue
+		}
+		if !onOwnStack(handle, data) {
+			return
+		}
+	}
+}
+
+// onOwnStack runs handle(data) on a new goroutine and waits for it. A panic there is
+// raised again here, with the stack it came from, so the socket's own containment
+// (containWS, net/http's) still applies.
+func onOwnStack(handle func([]byte) bool, data []byte) bool {
+	type result struct {
+		ok       bool
+		panicked any
+		stack    []byte
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer func() {
+			if v := recover(); v != nil {
+				done <- result{panicked: v, stack: debug.Stack()}
+			}
+		}()
+		done <- result{ok: handle(data)}
+	}()
+	r := <-done
+	if r.panicked != nil {
+		panic(fmt.Sprintf("%v [in a frame handler: %s]", r.panicked, r.stack))
+	}
+	return r.ok
+}
+
+// Attach subscribes c to sess, or tells it why not and closes it (a viewer's or the
+// presenter's socket). Kept out of serveWS, whose frame stays under the reader for
+// the connection's whole life.
+func (h *Hub) Attach(c *Client, sess *session.Session) bool {
+	err := sess.Attach(c)
+	if err == nil {
+		return true
+	}
+	code := session.CodeGone
+	if !errors.Is(err, session.ErrClosed) {
+		code = session.CodeBusy
+		h.opts.Metrics.Refused("viewers")
+	}
+	c.Send(session.ErrorFrame(0, code, err.Error()))
+	c.CloseWith(websocket.CloseTryAgainLater, code, true)
+	return false
+}
+
+// RunCommand parses one client frame and hands it to the session; errors go back to
+// the client as error frames. It reports false once the session has ended.
+func RunCommand(c *Client, sess *session.Session, data []byte) (session.Command, bool) {
+	cmd, ferr := ParseFrame(data)
+	if ferr != nil {
+		c.Send(ferr.Frame())
+		return cmd, true
+	}
+	if err := sess.Do(c, cmd); err != nil {
+		c.Send(session.ErrorFrame(cmd.Ref, session.CodeGone, "this session has ended; reload the page for a new one"))
+		return cmd, false
+	}
+	return cmd, true
+}
+
+// FrameError is a frame the server cannot act on.
+type FrameError struct {
+	ref       int64
+	code, msg string
+}
+
+// Frame is the error frame that tells the client.
+func (e *FrameError) Frame() []byte { return session.ErrorFrame(e.ref, e.code, e.msg) }
+
+// inFrame is every field a client frame may carry (docs/protocol.md).
+type inFrame struct {
+	Type     string          `json:"type"`
+	Ref      int64           `json:"ref"`
+	Step     *int            `json:"step"`
+	Speed    *float64        `json:"speed"`
+	Scenario json.RawMessage `json:"scenario"`
+	Do       string          `json:"do"`
+	Node     *int            `json:"node"`
+	To       *int            `json:"to"` // tell: the process told
+	Msg      *int64          `json:"msg"`
+	Groups   [][]int         `json:"groups"` // partition: process ids per group
+	// network: what changes (at least one)
+	Delay json.RawMessage `json:"delay"` // [min, max] or one number
+	FIFO  *bool           `json:"fifo"`
+	Loss  *float64        `json:"loss"`
+	Hold  *bool           `json:"hold"`
+}
+
+// simpleKind is the command of a frame that carries nothing but its type.
+func simpleKind(typ string) (session.Kind, bool) {
+	switch typ {
+	case "play":
+		return session.Play, true
+	case "pause":
+		return session.Pause, true
+	case "step":
+		return session.Step, true
+	case "back":
+		return session.Back, true
+	}
+	return 0, false
+}
+
+// netChange reads the network fields of an act frame; msg names the bad field.
+func netChange(f *inFrame) (c sim.NetChange, msg string) {
+	var d scenarios.Delay
+	if f.Delay != nil {
+		if err := d.UnmarshalJSON(f.Delay); err != nil || len(d) < 1 || len(d) > 2 || string(f.Delay) == "null" {
+			return c, "delay: expected [min, max] or one number"
+		}
+	}
+	c = sim.ChangeOf(d, f.FIFO, f.Loss, f.Hold)
+	if err := c.Check(); err != nil {
+		return c, err.Error()
+	}
+	return c, ""
+}
+
+// ParseFrame decodes one client frame strictly into a session command.
+func ParseFrame(data []byte) (session.Command, *FrameError) {
+	var f inFrame
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return session.Command{}, &FrameError{code: session.CodeBadFrame, msg: "not a protocol frame: " + err.Error()}
+	}
+	if dec.More() {
+		return session.Command{}, &FrameError{code: session.CodeBadFrame, msg: "one JSON object per frame"}
+	}
+	bad := func(format string, args ...any) (session.Command, *FrameError) {
+		return session.Command{}, &FrameError{ref: f.Ref, code: session.CodeBadField, msg: fmt.Sprintf(format, args...)}
+	}
+	cmd := session.Command{Ref: f.Ref}
+	if k, ok := simpleKind(f.Type); ok {
+		cmd.Kind = k
+		return cmd, nil
+	}
+	switch f.Type {
+	case "":
+		return session.Command{}, &FrameError{ref: f.Ref, code: session.CodeBadFrame, msg: "type: missing"}
+	case "seek":
+		if f.Step == nil {
+			return bad("step: seek needs the step to show")
+		}
+		cmd.Kind, cmd.Step = session.Seek, *f.Step
+	case "speed":
+		if f.Speed == nil {
+			return bad("speed: missing (%v to %v)", session.MinSpeed, session.MaxSpeed)
+		}
+		cmd.Kind, cmd.Speed = session.Speed, *f.Speed
+	case "reset":
+		cmd.Kind = session.Reset
+		if len(f.Scenario) > 0 && string(f.Scenario) != "null" {
+			sc, err := scenarios.Parse(f.Scenario)
+			if err != nil {
+				return session.Command{}, &FrameError{ref: f.Ref, code: session.CodeBadScenario, msg: err.Error()}
+			}
+			setup, err := runs.SetupOf(sc, "")
+			if err != nil {
+				return session.Command{}, &FrameError{ref: f.Ref, code: session.CodeBadScenario, msg: err.Error()}
+			}
+			cmd.Setup = &setup
+		}
+	case "act":
+		do, ok := sim.ParseActionKind(f.Do)
+		if !ok {
+			return bad("do: %q is unknown (allowed: %s)", f.Do, strings.Join(sim.ActionNames(), ", "))
+		}
+		cmd.Kind, cmd.Do = session.Act, do
+		if do != sim.ActPartition && f.Groups != nil {
+			return bad("groups: %s takes no groups (they belong to partition)", f.Do)
+		}
+		if do != sim.ActTell && f.To != nil {
+			return bad("to: %s takes no to (it belongs to tell)", f.Do)
+		}
+		if do != sim.ActNetwork {
+			for _, x := range []struct {
+				name string
+				set  bool
+			}{{"delay", f.Delay != nil}, {"fifo", f.FIFO != nil}, {"loss", f.Loss != nil}, {"hold", f.Hold != nil}} {
+				if x.set {
+					return bad("%s: belongs to network, not %s", x.name, f.Do)
+				}
+			}
+		}
+		switch do {
+		case sim.ActDrop, sim.ActDeliver:
+			if f.Msg == nil {
+				return bad("msg: %s needs a message id", f.Do)
+			}
+			cmd.Msg = *f.Msg
+		case sim.ActPartition:
+			if len(f.Groups) == 0 {
+				return bad("groups: partition needs groups of process ids, e.g. [[0,1],[2]]")
+			}
+			cmd.Groups = f.Groups
+		case sim.ActHeal:
+		case sim.ActTell:
+			if f.Node == nil || f.To == nil {
+				return bad("node, to: tell needs the id of the teller (node) and of the process told (to)")
+			}
+			cmd.Node, cmd.To = *f.Node, *f.To
+		case sim.ActNetwork:
+			c, msg := netChange(&f)
+			if msg != "" {
+				return bad("%s", msg)
+			}
+			cmd.Net = c
+		default:
+			if f.Node == nil {
+				return bad("node: %s needs a process id", f.Do)
+			}
+			cmd.Node = *f.Node
+		}
+	default:
+		return session.Command{}, &FrameError{ref: f.Ref, code: session.CodeUnknownType,
+			msg: fmt.Sprintf("type: %q is unknown (allowed: play, pause, step, back, seek, speed, reset, act)", f.Type)}
+	}
+	return cmd, nil
+}
