@@ -9,8 +9,9 @@ import (
 	"time"
 
 	"github.com/teach-dist/playground/algorithms"
-	"github.com/teach-dist/playground/runtime/lecture"
 	"github.com/teach-dist/playground/runtime/cost"
+	"github.com/teach-dist/playground/runtime/lecture"
+	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/scenarios"
 )
@@ -70,7 +71,7 @@ func FuzzParseFrame(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	codes := map[string]bool{session.CodeBadFrame: true, session.CodeUnknownType: true, session.CodeBadField: true, session.CodeBadScenario: true}
+	codes := map[string]bool{protocol.CodeBadFrame: true, protocol.CodeUnknownType: true, protocol.CodeBadField: true, protocol.CodeBadScenario: true}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cmd, ferr := parseFrame(data)
 		if ferr != nil {

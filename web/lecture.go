@@ -17,6 +17,7 @@ import (
 
 	"github.com/teach-dist/playground/algorithms"
 	"github.com/teach-dist/playground/runtime/lecture"
+	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/scenarios"
 )
@@ -24,14 +25,6 @@ import (
 // Lecture mode over HTTP (docs/lecture.md): starting a lecture from a run, the
 // presenter's page and socket, the join form, the followers' page and socket, the QR
 // code, and forks.
-
-// Error codes of lecture mode, in error frames (docs/protocol.md).
-const (
-	codeReadOnly     = "read-only"
-	codeNoLecture    = "no-lecture"
-	codeNotPresenter = "not-presenter"
-	codeUnreachable  = "unreachable" // the server that runs the lecture cannot be reached (docs/deploy.md)
-)
 
 // followerSocketBuffer is the kernel send buffer of a follower's socket (Linux doubles
 // it): a few seconds of frames at 30 steps per second, several snapshots.
@@ -298,25 +291,16 @@ func (f follower) Close(why lecture.Reason) {
 	switch why {
 	case lecture.Ended:
 		// Tell the page not to reconnect: the lecture frame before this said why.
-		f.Send(session.ErrorFrame(0, session.CodeGone, "the lecture has ended"))
-		f.closeWith(websocket.CloseNormalClosure, "the lecture ended", true)
+		f.Send(protocol.ErrorFrame(0, protocol.CodeGone, "the lecture has ended"))
+		f.closeWith(websocket.CloseNormalClosure, protocol.CloseLectureEnded, true)
 		return
 	case lecture.Unreachable:
 		// The page says why and reconnects after its last frame, resuming once it can.
-		f.Send(session.ErrorFrame(0, codeUnreachable, lecture.ErrUnreachable.Error()))
-		f.closeWith(websocket.CloseTryAgainLater, "the lecture's server cannot be reached", true)
+		f.Send(protocol.ErrorFrame(0, protocol.CodeUnreachable, lecture.ErrUnreachable.Error()))
+		f.closeWith(websocket.CloseTryAgainLater, protocol.CloseUnreachable, true)
 		return
 	}
-	f.closeWith(websocket.CloseTryAgainLater, "too slow: frames were piling up", false)
-}
-
-// lectureFrame is every field a lecture command may carry (docs/protocol.md).
-type lectureFrame struct {
-	Type     string `json:"type"`
-	Ref      int64  `json:"ref"`
-	Op       string `json:"op"`
-	Question *int   `json:"question"`
-	Choice   *int   `json:"choice"`
+	f.closeWith(websocket.CloseTryAgainLater, protocol.CloseSlow, false)
 }
 
 // upgrade accepts a same-origin WebSocket; the upgrader answers a refused handshake.
@@ -332,7 +316,7 @@ func (s *Server) refuse(conn *websocket.Conn, frames ...[]byte) {
 	for _, f := range frames {
 		_ = conn.WriteMessage(websocket.TextMessage, f)
 	}
-	_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "refused"), time.Now().Add(wait))
+	_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, protocol.CloseRefused), time.Now().Add(wait))
 	conn.Close()
 }
 
@@ -350,18 +334,18 @@ func (s *Server) handleFollowerWS(w http.ResponseWriter, r *http.Request) {
 		l, err = s.lectures.Join(r.Context(), code)
 	}
 	if errors.Is(err, lecture.ErrUnreachable) {
-		s.refuse(conn, session.ErrorFrame(0, codeUnreachable, err.Error()))
+		s.refuse(conn, protocol.ErrorFrame(0, protocol.CodeUnreachable, err.Error()))
 		return
 	}
 	if err != nil {
-		s.refuse(conn, session.ErrorFrame(0, codeNoLecture, fmt.Sprintf("no lecture has the code %q; check it against the projector", typed)))
+		s.refuse(conn, protocol.ErrorFrame(0, protocol.CodeNoLecture, fmt.Sprintf("no lecture has the code %q; check it against the projector", typed)))
 		return
 	}
 	var after uint64
 	if v := r.URL.Query().Get("after"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
-			s.refuse(conn, session.ErrorFrame(0, session.CodeBadField, fmt.Sprintf("after: %q is not a sequence number", v)))
+			s.refuse(conn, protocol.ErrorFrame(0, protocol.CodeBadField, fmt.Sprintf("after: %q is not a sequence number", v)))
 			return
 		}
 		after = n
@@ -388,8 +372,8 @@ func (s *Server) handleFollowerWS(w http.ResponseWriter, r *http.Request) {
 		return
 	case errors.Is(err, lecture.ErrCrowded):
 		s.obs.refused("followers")
-		c.Send(session.ErrorFrame(0, session.CodeBusy, err.Error()))
-		c.closeWith(websocket.CloseTryAgainLater, session.CodeBusy, true)
+		c.Send(protocol.ErrorFrame(0, protocol.CodeBusy, err.Error()))
+		c.closeWith(websocket.CloseTryAgainLater, protocol.CodeBusy, true)
 		return
 	case errors.Is(err, lecture.ErrUnreachable):
 		follower{c}.Close(lecture.Unreachable)
@@ -400,23 +384,23 @@ func (s *Server) handleFollowerWS(w http.ResponseWriter, r *http.Request) {
 	defer sub.Cancel()
 	defer s.obs.followerJoined()()
 	if id, choice, ok := l.Answered(fid); ok {
-		c.Send(answeredFrame(0, id, choice))
+		c.Send((&protocol.Answered{Question: id, Choice: choice}).AppendJSON(nil))
 	}
 	s.readLoop(conn, c, func(data []byte) bool {
-		var f lectureFrame
+		var f protocol.LectureCommand
 		if strictJSON(data, &f) != nil || f.Type != "lecture" {
 			c.Send(readOnly(data))
 			return true
 		}
 		if f.Op != "answer" || f.Question == nil || f.Choice == nil {
-			c.Send(session.ErrorFrame(f.Ref, session.CodeBadField, "a follower's only command is {\"type\":\"lecture\",\"op\":\"answer\",\"question\":id,\"choice\":index}"))
+			c.Send(protocol.ErrorFrame(f.Ref, protocol.CodeBadField, "a follower's only command is {\"type\":\"lecture\",\"op\":\"answer\",\"question\":id,\"choice\":index}"))
 			return true
 		}
 		if err := l.Answer(fid, *f.Question, *f.Choice); err != nil {
-			c.Send(session.ErrorFrame(f.Ref, session.CodeRefused, err.Error()))
+			c.Send(protocol.ErrorFrame(f.Ref, protocol.CodeRefused, err.Error()))
 			return true
 		}
-		c.Send(answeredFrame(f.Ref, *f.Question, *f.Choice))
+		c.Send((&protocol.Answered{Question: *f.Question, Choice: *f.Choice, Ref: f.Ref}).AppendJSON(nil))
 		return true
 	})
 }
@@ -426,19 +410,9 @@ func (s *Server) handleFollowerWS(w http.ResponseWriter, r *http.Request) {
 func readOnly(data []byte) []byte {
 	cmd, ferr := parseFrame(data)
 	if ferr != nil {
-		return session.ErrorFrame(ferr.ref, ferr.code, ferr.msg)
+		return protocol.ErrorFrame(ferr.ref, ferr.code, ferr.msg)
 	}
-	return session.ErrorFrame(cmd.Ref, codeReadOnly, "you are following a lecture: only the presenter drives this run. Fork it to try your own moves")
-}
-
-func answeredFrame(ref int64, id, choice int) []byte {
-	b, _ := json.Marshal(struct {
-		Type     string `json:"type"`
-		Question int    `json:"question"`
-		Choice   int    `json:"choice"`
-		Ref      int64  `json:"ref,omitempty"`
-	}{"answered", id, choice, ref})
-	return b
+	return protocol.ErrorFrame(cmd.Ref, protocol.CodeReadOnly, "you are following a lecture: only the presenter drives this run. Fork it to try your own moves")
 }
 
 func strictJSON(data []byte, v any) error {
@@ -472,7 +446,7 @@ func (s *Server) handlePresenterWS(w http.ResponseWriter, r *http.Request) {
 	}
 	l, ok := s.lectures.ByToken(chi.URLParam(r, "token"))
 	if !ok {
-		s.refuse(conn, session.ErrorFrame(0, codeNotPresenter, "this presenter link is not valid: only the instructor who started the lecture has it"))
+		s.refuse(conn, protocol.ErrorFrame(0, protocol.CodeNotPresenter, "this presenter link is not valid: only the instructor who started the lecture has it"))
 		return
 	}
 	sess := l.Session()
@@ -488,7 +462,7 @@ func (s *Server) handlePresenterWS(w http.ResponseWriter, r *http.Request) {
 	}
 	l.AddPresenter(c)
 	s.readLoop(conn, c, func(data []byte) bool {
-		var f lectureFrame
+		var f protocol.LectureCommand
 		if strictJSON(data, &f) == nil && f.Type == "lecture" {
 			s.presenterOp(c, l, f)
 			return true
@@ -501,32 +475,13 @@ func (s *Server) handlePresenterWS(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-type questionsFrame struct {
-	Type  string             `json:"type"`
-	Step  int                `json:"step"`
-	Items []lecture.Question `json:"items"`
-	Error string             `json:"error,omitempty"`
-	Ref   int64              `json:"ref,omitempty"`
-}
-
-func (s *Server) presenterOp(c *client, l *lecture.Lecture, f lectureFrame) {
-	fail := func(err error) { c.Send(session.ErrorFrame(f.Ref, session.CodeRefused, err.Error())) }
+func (s *Server) presenterOp(c *client, l *lecture.Lecture, f protocol.LectureCommand) {
+	fail := func(err error) { c.Send(protocol.ErrorFrame(f.Ref, protocol.CodeRefused, err.Error())) }
 	switch f.Op {
 	case "questions":
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		qs, step, err := l.Questions(ctx)
+		c.Send(l.QuestionsFrame(ctx, f.Ref))
 		cancel()
-		out := questionsFrame{Type: "questions", Step: step, Items: qs, Ref: f.Ref}
-		if out.Items == nil {
-			out.Items = []lecture.Question{}
-		}
-		if err != nil {
-			out.Error = err.Error()
-		} else if len(qs) == 0 {
-			out.Error = "nothing to predict from this step: nothing happens next without an intervention"
-		}
-		b, _ := json.Marshal(out)
-		c.Send(b)
 	case "ask":
 		if f.Question == nil {
 			fail(errors.New("question: which one of the list to ask"))
@@ -554,7 +509,7 @@ func (s *Server) presenterOp(c *client, l *lecture.Lecture, f lectureFrame) {
 	case "end":
 		l.End("the presenter ended it")
 	default:
-		c.Send(session.ErrorFrame(f.Ref, session.CodeUnknownType,
+		c.Send(protocol.ErrorFrame(f.Ref, protocol.CodeUnknownType,
 			fmt.Sprintf("op: %q is unknown (allowed: questions, ask, withdraw, reveal, end)", f.Op)))
 	}
 }

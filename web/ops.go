@@ -17,6 +17,8 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/gorilla/websocket"
+
+	"github.com/teach-dist/playground/runtime/protocol"
 )
 
 // Operations (docs/operations.md): liveness and readiness, the request log, panics in
@@ -51,12 +53,9 @@ func (s *Server) drain() {
 	defer s.sockets.Unlock()
 	s.sockets.draining = true
 	for c := range s.sockets.open {
-		c.closeWith(websocket.CloseGoingAway, closeShuttingDown, true)
+		c.closeWith(websocket.CloseGoingAway, protocol.CloseShuttingDown, true)
 	}
 }
-
-// closeShuttingDown is the close reason every WebSocket gets when the server stops.
-const closeShuttingDown = "server shutting down"
 
 // newClient makes the client of a WebSocket connection for this server: it counts in
 // /metrics, obeys the per-connection rate limits (client.limited) and is closed with
@@ -75,7 +74,7 @@ func (s *Server) newClient(r *http.Request, conn *websocket.Conn, queue int) *cl
 	closed := s.obs.socketOpened(kind)
 	s.sockets.Lock()
 	if s.sockets.draining {
-		c.closeWith(websocket.CloseGoingAway, closeShuttingDown, true)
+		c.closeWith(websocket.CloseGoingAway, protocol.CloseShuttingDown, true)
 	} else {
 		s.sockets.open[c] = struct{}{}
 	}

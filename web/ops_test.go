@@ -18,6 +18,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/session"
 )
 
@@ -231,8 +232,8 @@ func TestDrainTurnsReadinessOffAndClosesSocketsWith1001(t *testing.T) {
 	for _, w := range []*wsClient{ws, dial(t, ts, id)} {
 		err := w.ended()
 		var ce *websocket.CloseError
-		if !errors.As(err, &ce) || ce.Code != websocket.CloseGoingAway || ce.Text != closeShuttingDown {
-			t.Fatalf("close: %v, want 1001 %q", err, closeShuttingDown)
+		if !errors.As(err, &ce) || ce.Code != websocket.CloseGoingAway || ce.Text != protocol.CloseShuttingDown {
+			t.Fatalf("close: %v, want 1001 %q", err, protocol.CloseShuttingDown)
 		}
 	}
 }
@@ -284,7 +285,7 @@ func TestListenAndServeShutsDownGracefully(t *testing.T) {
 			_, _, err = conn.ReadMessage()
 		}
 		var ce *websocket.CloseError
-		if !errors.As(err, &ce) || ce.Code != websocket.CloseGoingAway || ce.Text != closeShuttingDown {
+		if !errors.As(err, &ce) || ce.Code != websocket.CloseGoingAway || ce.Text != protocol.CloseShuttingDown {
 			t.Fatalf("close: %v", err)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/gorilla/websocket"
 
-	"github.com/teach-dist/playground/runtime/session"
+	"github.com/teach-dist/playground/runtime/protocol"
 )
 
 // Per-client rate limits (docs/operations.md). A client is an address as chi's ClientIP
@@ -330,12 +330,6 @@ func (s *Server) connLimit(r *http.Request) *connLimit {
 		commands: newTokens(cfg.Commands), strikes: newTokens(cfg.Strikes)}
 }
 
-// Close reasons of a WebSocket (docs/protocol.md).
-const (
-	codeRateLimited = "rate-limited"
-	closeAbuse      = "too many frames: slow down"
-)
-
 // limited reports whether the frame just read must be dropped unread. It sends the
 // client a rate-limited error frame; a client that keeps sending past its strikes is
 // closed with 1008. Read loops call it before parsing: a refused frame costs nothing.
@@ -354,11 +348,11 @@ func (c *client) limited() bool {
 		c.obs.rateLimited("commands")
 	}
 	if l.strikes.rate.Per > 0 && !l.strikes.take(now) {
-		c.closeWith(websocket.ClosePolicyViolation, closeAbuse, true)
+		c.closeWith(websocket.ClosePolicyViolation, protocol.CloseAbuse, true)
 		return true
 	}
 	c.Send(rateLimitedFrame)
 	return true
 }
 
-var rateLimitedFrame = session.ErrorFrame(0, codeRateLimited, "too many commands: this one was dropped unread; slow down")
+var rateLimitedFrame = protocol.ErrorFrame(0, protocol.CodeRateLimited, "too many commands: this one was dropped unread; slow down")

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/teach-dist/playground/runtime/protocol"
 )
 
 // slow is a rate that never refills within a test: burst requests, then nothing.
@@ -150,15 +152,15 @@ func TestWSCommandsRateLimitedThenClosedOnAbuse(t *testing.T) {
 	}
 	for k := range 2 {
 		c.send(`{"type":"step"}`)
-		if f := c.next("error"); f.Code != codeRateLimited {
+		if f := c.next("error"); f.Code != protocol.CodeRateLimited {
 			t.Fatalf("frame %d over the rate: %s", 4+k, f.raw)
 		}
 	}
 	c.send(`{"type":"step"}`)
 	err := c.ended()
 	var ce *websocket.CloseError
-	if !errors.As(err, &ce) || ce.Code != websocket.ClosePolicyViolation || ce.Text != closeAbuse {
-		t.Fatalf("after the strikes: %v, want close 1008 %q", err, closeAbuse)
+	if !errors.As(err, &ce) || ce.Code != websocket.ClosePolicyViolation || ce.Text != protocol.CloseAbuse {
+		t.Fatalf("after the strikes: %v, want close 1008 %q", err, protocol.CloseAbuse)
 	}
 }
 
@@ -182,7 +184,7 @@ func TestWSCommandsPerAddressAcrossConnections(t *testing.T) {
 		}
 	}
 	a.send(`{"type":"pause"}`)
-	if f := a.next("error"); f.Code != codeRateLimited {
+	if f := a.next("error"); f.Code != protocol.CodeRateLimited {
 		t.Fatalf("third frame of the address: %s", f.raw)
 	}
 }

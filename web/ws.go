@@ -15,6 +15,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/gorilla/websocket"
 
+	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/runtime/sim"
 	"github.com/teach-dist/playground/scenarios"
@@ -113,7 +114,7 @@ func (c *client) Send(frame []byte) bool {
 	}
 	if len(c.queue) >= c.maxQueue {
 		c.obs.slowClient()
-		c.closeLocked(websocket.CloseTryAgainLater, "too slow: frames were piling up", false)
+		c.closeLocked(websocket.CloseTryAgainLater, protocol.CloseSlow, false)
 		return false
 	}
 	c.queue = append(c.queue, frame)
@@ -121,8 +122,11 @@ func (c *client) Send(frame []byte) bool {
 	return true
 }
 
+// Deliver implements session.Subscriber: a page takes the frame's bytes.
+func (c *client) Deliver(f protocol.Encoded) bool { return c.Send(f.JSON) }
+
 // Close implements session.Subscriber: the session dropped us or ended.
-func (c *client) Close() { c.closeWith(websocket.CloseGoingAway, "the session ended", true) }
+func (c *client) Close() { c.closeWith(websocket.CloseGoingAway, protocol.CloseSessionEnded, true) }
 
 // closeWith closes the connection with code and text, after what is queued if drain.
 // The first call decides; wait for c.gone to know the connection is closed.
@@ -239,13 +243,13 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		defer s.conns.Done()
 		wait := s.opts.WriteWait
 		_ = conn.SetWriteDeadline(time.Now().Add(wait))
-		closing := websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "no such session")
+		closing := websocket.FormatCloseMessage(websocket.ClosePolicyViolation, protocol.CloseNoSession)
 		if s.Ready() {
 			// Tell the page why, so it can start a new session.
-			_ = conn.WriteMessage(websocket.TextMessage, session.ErrorFrame(0, session.CodeGone, "this session has ended; reload the page for a new one"))
+			_ = conn.WriteMessage(websocket.TextMessage, protocol.ErrorFrame(0, protocol.CodeGone, "this session has ended; reload the page for a new one"))
 		} else {
 			// Shutting down ended the session: say so, as to every other socket.
-			closing = websocket.FormatCloseMessage(websocket.CloseGoingAway, closeShuttingDown)
+			closing = websocket.FormatCloseMessage(websocket.CloseGoingAway, protocol.CloseShuttingDown)
 		}
 		_ = conn.WriteControl(websocket.CloseMessage, closing, time.Now().Add(wait))
 		conn.Close()
@@ -268,7 +272,7 @@ func (s *Server) containWS(c *client) {
 	if v := recover(); v != nil {
 		s.obs.panicked("http")
 		s.opts.Logger.Error("a WebSocket handler panicked; that connection closed", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-		c.closeWith(websocket.CloseInternalServerErr, "internal error", false)
+		c.closeWith(websocket.CloseInternalServerErr, protocol.CloseInternal, false)
 	}
 }
 
@@ -312,7 +316,7 @@ func (s *Server) readLoop(conn *websocket.Conn, c *client, handle func([]byte) b
 			continue
 		}
 		if kind != websocket.TextMessage {
-			c.Send(session.ErrorFrame(0, session.CodeBadFrame, "frames are JSON text; binary frames are not part of the protocol"))
+			c.Send(protocol.ErrorFrame(0, protocol.CodeBadFrame, "frames are JSON text; binary frames are not part of the protocol"))
 			continue
 		}
 		if !onOwnStack(handle, data) {
@@ -354,12 +358,12 @@ func (s *Server) attach(c *client, sess *session.Session) bool {
 	if err == nil {
 		return true
 	}
-	code := session.CodeGone
+	code := protocol.CodeGone
 	if !errors.Is(err, session.ErrClosed) {
-		code = session.CodeBusy
+		code = protocol.CodeBusy
 		s.obs.refused("viewers")
 	}
-	c.Send(session.ErrorFrame(0, code, err.Error()))
+	c.Send(protocol.ErrorFrame(0, code, err.Error()))
 	c.closeWith(websocket.CloseTryAgainLater, code, true)
 	return false
 }
@@ -369,11 +373,11 @@ func (s *Server) attach(c *client, sess *session.Session) bool {
 func runCommand(c *client, sess *session.Session, data []byte) (session.Command, bool) {
 	cmd, ferr := parseFrame(data)
 	if ferr != nil {
-		c.Send(session.ErrorFrame(ferr.ref, ferr.code, ferr.msg))
+		c.Send(protocol.ErrorFrame(ferr.ref, ferr.code, ferr.msg))
 		return cmd, true
 	}
 	if err := sess.Do(c, cmd); err != nil {
-		c.Send(session.ErrorFrame(cmd.Ref, session.CodeGone, "this session has ended; reload the page for a new one"))
+		c.Send(protocol.ErrorFrame(cmd.Ref, protocol.CodeGone, "this session has ended; reload the page for a new one"))
 		return cmd, false
 	}
 	return cmd, true
@@ -385,31 +389,12 @@ type frameError struct {
 	code, msg string
 }
 
-// inFrame is every field a client frame may carry (docs/protocol.md).
-type inFrame struct {
-	Type     string          `json:"type"`
-	Ref      int64           `json:"ref"`
-	Step     *int            `json:"step"`
-	Speed    *float64        `json:"speed"`
-	Scenario json.RawMessage `json:"scenario"`
-	Do       string          `json:"do"`
-	Node     *int            `json:"node"`
-	To       *int            `json:"to"` // tell: the process told
-	Msg      *int64          `json:"msg"`
-	Groups   [][]int         `json:"groups"` // partition: process ids per group
-	// network: what changes (at least one)
-	Delay json.RawMessage `json:"delay"` // [min, max] or one number
-	FIFO  *bool           `json:"fifo"`
-	Loss  *float64        `json:"loss"`
-	Hold  *bool           `json:"hold"`
-}
-
 var simpleKinds = map[string]session.Kind{
 	"play": session.Play, "pause": session.Pause, "step": session.Step, "back": session.Back,
 }
 
 // netChange reads the network fields of an act frame; msg names the bad field.
-func netChange(f *inFrame) (c sim.NetChange, msg string) {
+func netChange(f *protocol.Command) (c sim.NetChange, msg string) {
 	var d scenarios.Delay
 	if f.Delay != nil {
 		if err := d.UnmarshalJSON(f.Delay); err != nil || len(d) < 1 || len(d) > 2 || string(f.Delay) == "null" {
@@ -425,17 +410,17 @@ func netChange(f *inFrame) (c sim.NetChange, msg string) {
 
 // parseFrame decodes one client frame strictly into a session command.
 func parseFrame(data []byte) (session.Command, *frameError) {
-	var f inFrame
+	var f protocol.Command
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
-		return session.Command{}, &frameError{code: session.CodeBadFrame, msg: "not a protocol frame: " + err.Error()}
+		return session.Command{}, &frameError{code: protocol.CodeBadFrame, msg: "not a protocol frame: " + err.Error()}
 	}
 	if dec.More() {
-		return session.Command{}, &frameError{code: session.CodeBadFrame, msg: "one JSON object per frame"}
+		return session.Command{}, &frameError{code: protocol.CodeBadFrame, msg: "one JSON object per frame"}
 	}
 	bad := func(format string, args ...any) (session.Command, *frameError) {
-		return session.Command{}, &frameError{ref: f.Ref, code: session.CodeBadField, msg: fmt.Sprintf(format, args...)}
+		return session.Command{}, &frameError{ref: f.Ref, code: protocol.CodeBadField, msg: fmt.Sprintf(format, args...)}
 	}
 	cmd := session.Command{Ref: f.Ref}
 	if k, ok := simpleKinds[f.Type]; ok {
@@ -444,7 +429,7 @@ func parseFrame(data []byte) (session.Command, *frameError) {
 	}
 	switch f.Type {
 	case "":
-		return session.Command{}, &frameError{ref: f.Ref, code: session.CodeBadFrame, msg: "type: missing"}
+		return session.Command{}, &frameError{ref: f.Ref, code: protocol.CodeBadFrame, msg: "type: missing"}
 	case "seek":
 		if f.Step == nil {
 			return bad("step: seek needs the step to show")
@@ -460,11 +445,11 @@ func parseFrame(data []byte) (session.Command, *frameError) {
 		if len(f.Scenario) > 0 && string(f.Scenario) != "null" {
 			sc, err := scenarios.Parse(f.Scenario)
 			if err != nil {
-				return session.Command{}, &frameError{ref: f.Ref, code: session.CodeBadScenario, msg: err.Error()}
+				return session.Command{}, &frameError{ref: f.Ref, code: protocol.CodeBadScenario, msg: err.Error()}
 			}
 			setup, err := setupOf(sc, "")
 			if err != nil {
-				return session.Command{}, &frameError{ref: f.Ref, code: session.CodeBadScenario, msg: err.Error()}
+				return session.Command{}, &frameError{ref: f.Ref, code: protocol.CodeBadScenario, msg: err.Error()}
 			}
 			cmd.Setup = &setup
 		}
@@ -520,7 +505,7 @@ func parseFrame(data []byte) (session.Command, *frameError) {
 			cmd.Node = *f.Node
 		}
 	default:
-		return session.Command{}, &frameError{ref: f.Ref, code: session.CodeUnknownType,
+		return session.Command{}, &frameError{ref: f.Ref, code: protocol.CodeUnknownType,
 			msg: fmt.Sprintf("type: %q is unknown (allowed: play, pause, step, back, seek, speed, reset, act)", f.Type)}
 	}
 	return cmd, nil

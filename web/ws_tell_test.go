@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/runtime/sim"
 )
@@ -21,11 +22,11 @@ func TestParseActTell(t *testing.T) {
 		t.Fatalf("got %+v\nwant %+v", got, want)
 	}
 	for _, tc := range []struct{ frame, code, field string }{
-		{`{"type":"act","do":"tell","node":3}`, session.CodeBadField, "to:"},
-		{`{"type":"act","do":"tell","to":3}`, session.CodeBadField, "node"},
-		{`{"type":"act","do":"tell","node":3,"to":"P1"}`, session.CodeBadFrame, "to"},
-		{`{"type":"act","do":"crash","node":3,"to":1}`, session.CodeBadField, "to:"},
-		{`{"type":"act","do":"tell","node":3,"to":1,"groups":[[0]]}`, session.CodeBadField, "groups:"},
+		{`{"type":"act","do":"tell","node":3}`, protocol.CodeBadField, "to:"},
+		{`{"type":"act","do":"tell","to":3}`, protocol.CodeBadField, "node"},
+		{`{"type":"act","do":"tell","node":3,"to":"P1"}`, protocol.CodeBadFrame, "to"},
+		{`{"type":"act","do":"crash","node":3,"to":1}`, protocol.CodeBadField, "to:"},
+		{`{"type":"act","do":"tell","node":3,"to":1,"groups":[[0]]}`, protocol.CodeBadField, "groups:"},
 	} {
 		_, ferr := parseFrame([]byte(tc.frame))
 		if ferr == nil {
@@ -50,7 +51,7 @@ func TestWSActTell(t *testing.T) {
 		t.Fatalf("tell: %s", f.raw)
 	}
 	c.send(`{"type":"act","do":"tell","node":0,"to":7,"ref":2}`)
-	if f := c.next("error"); f.Code != session.CodeBadField || f.Ref != 2 || !strings.Contains(f.Error, "to: 7") {
+	if f := c.next("error"); f.Code != protocol.CodeBadField || f.Ref != 2 || !strings.Contains(f.Error, "to: 7") {
 		t.Fatalf("tell to a process that does not exist: %s", f.raw)
 	}
 }

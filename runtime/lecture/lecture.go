@@ -10,13 +10,12 @@ package lecture
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"reflect"
-	"strconv"
 	"sync"
 	"time"
 
+	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/runtime/sim"
 )
@@ -323,75 +322,52 @@ func (l *Lecture) StateFrame() []byte {
 // tap is the lecture as a subscriber of the presenter's session.
 type tap struct{ l *Lecture }
 
-// Send implements session.Subscriber. It runs on the session's goroutine, so the
+// Deliver implements session.Subscriber. It runs on the session's goroutine, so the
 // frames come in the run's order; it never blocks on a follower.
-func (t *tap) Send(frame []byte) bool {
-	t.l.onFrame(frame)
+func (t *tap) Deliver(f protocol.Encoded) bool {
+	t.l.onFrame(f)
 	return true
 }
 
 // Close implements session.Subscriber: the session ended.
 func (t *tap) Close() { t.l.requestEnd("the presenter's run ended") }
 
-func frameType(frame []byte) string {
-	const p = `{"type":"`
-	if !bytes.HasPrefix(frame, []byte(p)) {
-		return ""
-	}
-	rest := frame[len(p):]
-	if i := bytes.IndexByte(rest, '"'); i >= 0 {
-		return string(rest[:i])
-	}
-	return ""
+// followerHello is hello as followers get it: without the session id, which is the
+// capability to drive the run.
+func followerHello(h *protocol.Hello) []byte {
+	v := *h
+	v.Session = ""
+	return v.AppendJSON(nil)
 }
 
-// frameStep reads the first "step" of a frame: the clock's, which comes first.
-func frameStep(frame []byte) (int, bool) {
-	const p = `"step":`
-	i := bytes.Index(frame, []byte(p))
-	if i < 0 {
-		return 0, false
-	}
-	rest := frame[i+len(p):]
-	n := 0
-	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
-		n++
-	}
-	v, err := strconv.Atoi(string(rest[:n]))
-	return v, err == nil
-}
-
-// scrub removes the session id from a hello: it is the capability to drive the run.
-func (l *Lecture) scrub(hello []byte) []byte {
-	q, _ := json.Marshal(l.sess.ID())
-	return bytes.Replace(hello, append([]byte(`"session":`), q...), []byte(`"session":""`), 1)
-}
-
-func (l *Lecture) onFrame(frame []byte) {
+func (l *Lecture) onFrame(f protocol.Encoded) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.ended {
 		return
 	}
-	switch frameType(frame) {
-	case "hello":
-		l.hello = l.scrub(frame)
+	switch v := f.Frame.(type) {
+	case *protocol.Hello:
+		l.hello = followerHello(v)
 		l.stream.Publish(l.hello)
 		if l.q != nil && l.qState == "open" {
 			l.closeQuestion("withdrawn", "the presenter started the run again")
 		}
 		return
-	case "snapshot":
-		l.stream.Publish(frame)
+	case *protocol.Snapshot:
+		l.stream.Publish(f.JSON)
 		l.stepping = false // a seek: V may step to the answer again
-		l.setStep(frame)
-		l.checkpoint(frame)
+		l.setStep(&v.Clock)
+		l.checkpoint(f.JSON)
 		return
-	case "events", "state":
-		l.stream.Publish(frame)
-		l.setStep(frame)
+	case *protocol.Events:
+		l.stream.Publish(f.JSON)
+		l.setStep(&v.Clock)
+	case *protocol.State:
+		l.stream.Publish(f.JSON)
+		l.setStep(&v.Clock)
 	default:
-		l.stream.Publish(frame)
+		l.stream.Publish(f.JSON)
 	}
 	if !l.cpAsked && l.stream.LogLen() >= l.opts.Refresh {
 		l.cpAsked = true
@@ -402,16 +378,12 @@ func (l *Lecture) onFrame(frame []byte) {
 // setStep follows the step on screen. At the open question's reveal step the lecture
 // checks and reveals; so it does when the run goes quiet before that step, which the
 // run the answer was computed on does not do: it was changed, and the check withdraws.
-func (l *Lecture) setStep(frame []byte) {
-	s, ok := frameStep(frame)
-	if !ok {
-		return
-	}
-	l.step = s
+func (l *Lecture) setStep(c *protocol.Clock) {
+	l.step = c.Step
 	if l.q == nil || l.qState != "open" || l.revealing {
 		return
 	}
-	if s >= l.q.Reveal || bytes.Contains(frame, []byte(`"quiet":true`)) {
+	if c.Step >= l.q.Reveal || c.Quiet {
 		l.revealing = true
 		l.wake()
 	}
@@ -437,59 +409,26 @@ func (l *Lecture) wake() {
 
 // stateFrame is the lecture frame followers receive: live or ended, and the link.
 func (l *Lecture) stateFrame() []byte {
-	f := struct {
-		Type    string `json:"type"`
-		Code    string `json:"code"`
-		Display string `json:"display"`
-		State   string `json:"state"`
-		Link    string `json:"link,omitempty"`
-		Reason  string `json:"reason,omitempty"`
-	}{"lecture", l.code, DisplayCode(l.code), "live", l.link, ""}
+	f := protocol.Lecture{Code: l.code, Display: DisplayCode(l.code), State: "live", Link: l.link}
 	if l.ended {
 		f.State, f.Reason = "ended", l.why
 	}
-	b, _ := json.Marshal(f)
-	return b
+	return f.AppendJSON(nil)
 }
 
 // presenterFrame adds what only the presenter sees.
 func (l *Lecture) presenterFrame() []byte {
-	f := struct {
-		Type      string `json:"type"`
-		Role      string `json:"role"`
-		Code      string `json:"code"`
-		Display   string `json:"display"`
-		State     string `json:"state"`
-		Link      string `json:"link,omitempty"`
-		LinkStep  int    `json:"linkStep"`
-		Reason    string `json:"reason,omitempty"`
-		Followers int    `json:"followers"`
-	}{"lecture", "presenter", l.code, DisplayCode(l.code), "live", l.link, l.linkStep, "", l.followers}
+	f := protocol.PresenterLecture{Role: "presenter", Code: l.code, Display: DisplayCode(l.code), State: "live",
+		Link: l.link, LinkStep: l.linkStep, Followers: l.followers}
 	if l.ended {
 		f.State, f.Reason = "ended", l.why
 	}
-	b, _ := json.Marshal(f)
-	return b
-}
-
-type questionFrame struct {
-	Type    string   `json:"type"`
-	ID      int      `json:"id"`
-	State   string   `json:"state"` // open, revealed, withdrawn
-	Kind    Kind     `json:"kind"`
-	Text    string   `json:"text"`
-	Choices []string `json:"choices"`
-	Step    int      `json:"step"`
-	Reveal  *int     `json:"reveal,omitempty"` // presenter: the step that shows the answer
-	Answer  *int     `json:"answer,omitempty"` // once revealed
-	Tally   []int    `json:"tally,omitempty"`  // the presenter's, and everyone's once revealed
-	Answers int      `json:"answers"`
-	Reason  string   `json:"reason,omitempty"`
+	return f.AppendJSON(nil)
 }
 
 func (l *Lecture) questionFrame(presenter bool) []byte {
 	q := l.q
-	f := questionFrame{Type: "question", ID: l.qid, State: l.qState, Kind: q.Kind, Text: q.Text,
+	f := protocol.Question{ID: l.qid, State: l.qState, Kind: string(q.Kind), Text: q.Text,
 		Choices: q.Choices, Step: q.Step, Answers: len(l.answers), Reason: l.qWhy}
 	if presenter || l.qState == "revealed" {
 		f.Tally = l.tally
@@ -500,8 +439,7 @@ func (l *Lecture) questionFrame(presenter bool) []byte {
 	if l.qState == "revealed" {
 		f.Answer = &q.Answer
 	}
-	b, _ := json.Marshal(f)
-	return b
+	return f.AppendJSON(nil)
 }
 
 // toPresenters sends a frame to every presenter connection. l.mu is held.
@@ -548,6 +486,23 @@ func (l *Lecture) Questions(ctx context.Context) ([]Question, int, error) {
 	defer l.mu.Unlock()
 	l.candidates, l.candStep, l.cand = qs, rec.Step, rec
 	return qs, rec.Step, nil
+}
+
+// QuestionsFrame makes the questions for the step shown (Questions) and is the answer
+// to the presenter's questions op: the list, or why there is none. ref is the op's.
+func (l *Lecture) QuestionsFrame(ctx context.Context, ref int64) []byte {
+	qs, step, err := l.Questions(ctx)
+	f := protocol.Questions{Step: step, Items: make([]protocol.Prompt, len(qs)), Ref: ref}
+	for i, q := range qs {
+		f.Items[i] = protocol.Prompt{Kind: string(q.Kind), Text: q.Text, Choices: q.Choices, Step: q.Step}
+	}
+	switch {
+	case err != nil:
+		f.Error = err.Error()
+	case len(qs) == 0:
+		f.Error = "nothing to predict from this step: nothing happens next without an intervention"
+	}
+	return f.AppendJSON(nil)
 }
 
 // Ask puts candidate i of the latest Questions to the followers.
@@ -735,14 +690,16 @@ func (l *Lecture) work() {
 }
 
 // onCheckpoint runs on the session's goroutine with a fresh hello and snapshot.
-func (l *Lecture) onCheckpoint(hello, snapshot []byte) {
+func (l *Lecture) onCheckpoint(hello, snapshot protocol.Encoded) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.ended {
 		return
 	}
-	l.hello = l.scrub(hello)
-	l.checkpoint(snapshot)
+	if h, ok := hello.Frame.(*protocol.Hello); ok {
+		l.hello = followerHello(h)
+	}
+	l.checkpoint(snapshot.JSON)
 }
 
 // reveal shows the open question's answer now that the run has reached its step,
