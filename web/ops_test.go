@@ -18,10 +18,10 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/web/ops"
 	"github.com/teach-dist/playground/web/ratelimit"
-	"github.com/teach-dist/playground/web/socket"
 )
 
 // lockedBuffer is a log sink safe for the server's goroutines.
@@ -220,8 +220,8 @@ func TestDrainTurnsReadinessOffAndClosesSocketsWith1001(t *testing.T) {
 	for _, w := range []*wsClient{ws, dial(t, ts, id)} {
 		err := w.ended()
 		var ce *websocket.CloseError
-		if !errors.As(err, &ce) || ce.Code != websocket.CloseGoingAway || ce.Text != socket.CloseShuttingDown {
-			t.Fatalf("close: %v, want 1001 %q", err, socket.CloseShuttingDown)
+		if !errors.As(err, &ce) || ce.Code != websocket.CloseGoingAway || ce.Text != protocol.CloseShuttingDown {
+			t.Fatalf("close: %v, want 1001 %q", err, protocol.CloseShuttingDown)
 		}
 	}
 }
@@ -273,7 +273,7 @@ func TestListenAndServeShutsDownGracefully(t *testing.T) {
 			_, _, err = conn.ReadMessage()
 		}
 		var ce *websocket.CloseError
-		if !errors.As(err, &ce) || ce.Code != websocket.CloseGoingAway || ce.Text != socket.CloseShuttingDown {
+		if !errors.As(err, &ce) || ce.Code != websocket.CloseGoingAway || ce.Text != protocol.CloseShuttingDown {
 			t.Fatalf("close: %v", err)
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/teach-dist/playground/runtime/session"
+	"github.com/teach-dist/playground/runtime/protocol"
 )
 
 // Over a real socket: the tell reaches the run and comes back as the send of an APP
@@ -19,7 +19,7 @@ func TestWSActTell(t *testing.T) {
 		t.Fatalf("tell: %s", f.raw)
 	}
 	c.send(`{"type":"act","do":"tell","node":0,"to":7,"ref":2}`)
-	if f := c.next("error"); f.Code != session.CodeBadField || f.Ref != 2 || !strings.Contains(f.Error, "to: 7") {
+	if f := c.next("error"); f.Code != protocol.CodeBadField || f.Ref != 2 || !strings.Contains(f.Error, "to: 7") {
 		t.Fatalf("tell to a process that does not exist: %s", f.raw)
 	}
 }
@@ -52,7 +52,7 @@ func TestWSActNetworkAndPartition(t *testing.T) {
 		{`{"type":"act","do":"partition","groups":[[0,1],[1]],"ref":9}`, "in two groups"},
 	} {
 		c.send(tc.frame)
-		if f := c.next("error"); f.Code != session.CodeBadField || f.Ref != 9 || !strings.Contains(f.Error, tc.want) {
+		if f := c.next("error"); f.Code != protocol.CodeBadField || f.Ref != 9 || !strings.Contains(f.Error, tc.want) {
 			t.Errorf("%s: %s", tc.frame, f.raw)
 		}
 	}

@@ -42,6 +42,7 @@ var rules = []rule{
 	{pattern: "scenarios", may: pure, stdOnly: true},
 	{pattern: "static", stdOnly: true},
 	{pattern: "internal/importrules", stdOnly: true},
+	{pattern: "runtime/protocol", may: []string{"runtime/sim"}, stdOnly: true},
 	{pattern: "runtime/causal", may: analyses, stdOnly: true},
 	{pattern: "runtime/cost", may: analyses, stdOnly: true},
 	{pattern: "runtime/shiviz", may: append([]string{"runtime/causal"}, analyses...), stdOnly: true},
@@ -49,10 +50,10 @@ var rules = []rule{
 	// The compare engine runs many seeds at once: its worker pool is the one goroutine
 	// owner outside the live layers, bounded by the server's slots.
 	{pattern: "runtime/compare", may: append([]string{"runtime/cost"}, analyses...), stdOnly: true, goroutines: true},
-	{pattern: "runtime/session", may: analyses, stdOnly: true, goroutines: true},
-	{pattern: "runtime/lecture", may: append([]string{"runtime/session"}, analyses...),
+	{pattern: "runtime/session", may: append([]string{"runtime/protocol"}, analyses...), stdOnly: true, goroutines: true},
+	{pattern: "runtime/lecture", may: append([]string{"runtime/session", "runtime/protocol"}, analyses...),
 		thirdParty: []string{"rsc.io/qr"}, goroutines: true},
-	{pattern: "runtime/lecture/natsbroker", may: []string{"runtime/lecture"},
+	{pattern: "runtime/lecture/natsbroker", may: []string{"runtime/lecture", "runtime/protocol"},
 		thirdParty: []string{"github.com/nats-io/"}, goroutines: true, sockets: true},
 	{pattern: "web/...", may: []string{"web/...", "runtime/...", "scenarios", "algorithms/...", "static"},
 		thirdParty: []string{"github.com/", "golang.org/x/"}, goroutines: true, sockets: true},

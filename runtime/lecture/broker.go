@@ -2,8 +2,9 @@ package lecture
 
 import (
 	"errors"
-	"strconv"
 	"sync"
+
+	"github.com/teach-dist/playground/runtime/protocol"
 )
 
 // A lecture's frames go from the one server that runs its session to every follower
@@ -167,18 +168,6 @@ func (t *topic) remove(s *sub) bool {
 	return false
 }
 
-// stamp writes {"lseq":n, followed by the frame's own fields: the one encoding every
-// follower receives.
-func stamp(n uint64, frame []byte) []byte {
-	b := make([]byte, 0, len(frame)+24)
-	b = append(b, `{"lseq":`...)
-	b = strconv.AppendUint(b, n, 10)
-	if len(frame) > 2 {
-		b = append(b, ',')
-	}
-	return append(b, frame[1:]...)
-}
-
 // Publish implements Stream.
 func (t *topic) Publish(frame []byte) uint64 {
 	t.mu.Lock()
@@ -187,7 +176,7 @@ func (t *topic) Publish(frame []byte) uint64 {
 		return t.seq
 	}
 	t.seq++
-	fr := stamp(t.seq, frame)
+	fr := protocol.Stamp(t.seq, frame)
 	t.log = append(t.log, fr)
 	// A follower that cannot take the frame now is dropped: nobody waits for it.
 	for i := 0; i < len(t.subs); {
@@ -209,7 +198,7 @@ func (t *topic) Checkpoint(frames ...[]byte) {
 	t.cpSeq = t.seq
 	t.checkpoint = t.checkpoint[:0]
 	for _, f := range frames {
-		t.checkpoint = append(t.checkpoint, stamp(t.seq, f))
+		t.checkpoint = append(t.checkpoint, protocol.Stamp(t.seq, f))
 	}
 	clear(t.log)
 	t.log = t.log[:0]

@@ -79,17 +79,6 @@ func follow(t *testing.T, m *Memory, after uint64, s *sink) Subscription {
 	return sub
 }
 
-func TestStampAddsTheNumberFirst(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{`{"type":"events"}`, `{"lseq":7,"type":"events"}`},
-		{`{}`, `{"lseq":7}`},
-	} {
-		if got := string(stamp(7, []byte(c.in))); got != c.want {
-			t.Errorf("stamp(%s) = %s, want %s", c.in, got, c.want)
-		}
-	}
-}
-
 // Every follower gets the very same bytes: the frame is encoded once for all of them.
 func TestMemoryEncodesEachFrameOnceForAllFollowers(t *testing.T) {
 	m, st := openTopic(t)

@@ -52,11 +52,6 @@ type Cluster interface {
 // ErrUnreachable says that the server that runs a lecture cannot be reached.
 var ErrUnreachable = errors.New("the server that runs this lecture cannot be reached right now; try again in a moment")
 
-// Stamp is the encoding every follower receives: {"lseq":n, then frame's own fields.
-// A Broker that carries frames between servers stamps with it, so that followers on
-// every server get the same bytes.
-func Stamp(n uint64, frame []byte) []byte { return stamp(n, frame) }
-
 // Join finds a lecture by its (normalized) join code: on this server, or, when the
 // broker is a Cluster, on another one. It returns ErrNoStream when there is none.
 func (r *Registry) Join(ctx context.Context, code string) (Followed, error) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/runtime/sim"
 	"github.com/teach-dist/playground/scenarios"
@@ -27,6 +28,16 @@ func setup(t *testing.T, doc string) session.Setup {
 }
 
 // waitFrame reads a follower's frames until one satisfies ok.
+// decodeFrame reads a frame as its type.
+func decodeFrame(t *testing.T, b []byte) protocol.Frame {
+	t.Helper()
+	f, err := protocol.Decode(b)
+	if err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	return f
+}
+
 func waitFrame(t *testing.T, s *sink, ok func(stamped, []byte) bool) []byte {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -92,9 +103,9 @@ func TestCheckpointRefreshKeepsTheCatchUpShort(t *testing.T) {
 	for range 100 {
 		drive(t, sess, drv, session.Command{Kind: session.Step})
 	}
-	last := waitFrame(t, early, func(s stamped, b []byte) bool {
-		step, _ := frameStep(b)
-		return s.Type == "events" && step == 100
+	last := waitFrame(t, early, func(_ stamped, b []byte) bool {
+		ev, ok := decodeFrame(t, b).(*protocol.Events)
+		return ok && ev.Step == 100
 	})
 	late := &sink{cap: 10_000}
 	if _, err := l.Follow(0, late); err != nil {
@@ -162,10 +173,11 @@ func TestRevealChecksTheRunIsStillTheOneAnswered(t *testing.T) {
 	for range q.Reveal + 5 {
 		drive(t, sess, drv, session.Command{Kind: session.Step})
 	}
-	got := waitFrame(t, f, func(s stamped, b []byte) bool {
-		return s.Type == "question" && !strings.Contains(string(b), `"state":"open"`)
+	got := waitFrame(t, f, func(_ stamped, b []byte) bool {
+		q, ok := decodeFrame(t, b).(*protocol.Question)
+		return ok && q.State != "open"
 	})
-	if !strings.Contains(string(got), `"state":"withdrawn"`) || !strings.Contains(string(got), "changed the run") || strings.Contains(string(got), `"answer"`) {
+	if q := decodeFrame(t, got).(*protocol.Question); q.State != "withdrawn" || !strings.Contains(q.Reason, "changed the run") || q.Answer != nil {
 		t.Fatalf("after the run changed: %s", got)
 	}
 }

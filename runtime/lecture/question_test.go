@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/teach-dist/playground/algorithms"
+	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/runtime/sim"
 	"github.com/teach-dist/playground/scenarios"
@@ -28,6 +29,9 @@ func (c *collector) Send(f []byte) bool {
 		return false
 	}
 }
+
+// Deliver implements session.Subscriber: the presenter's tab takes the bytes.
+func (c *collector) Deliver(f protocol.Encoded) bool { return c.Send(f.JSON) }
 
 func (c *collector) Close() {}
 

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"testing"
 	"time"
+
+	"github.com/teach-dist/playground/runtime/protocol"
 )
 
 // A checkpoint taken while the run plays holds everything streamed before it and
@@ -23,7 +25,7 @@ func TestCheckpointIsInOrderWithTheStream(t *testing.T) {
 		queued      int // frames the viewer had been sent and not yet read
 	}
 	got := make(chan cp, 1)
-	if err := s.Checkpoint(func(h, sn []byte) { got <- cp{h, sn, len(c.frames)} }); err != nil {
+	if err := s.Checkpoint(func(h, sn protocol.Encoded) { got <- cp{h.JSON, sn.JSON, len(c.frames)} }); err != nil {
 		t.Fatal(err)
 	}
 	var taken cp
@@ -77,7 +79,7 @@ func TestCheckpointOfAnEndedSession(t *testing.T) {
 	m := NewManager(1, Options{})
 	s, _ := start(t, m, ra3)
 	m.Close()
-	if err := s.Checkpoint(func(_, _ []byte) { t.Error("called after the end") }); err != ErrClosed {
+	if err := s.Checkpoint(func(_, _ protocol.Encoded) { t.Error("called after the end") }); err != ErrClosed {
 		t.Fatalf("err %v, want ErrClosed", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
@@ -142,7 +143,7 @@ func TestFailedRunDoesNotRest(t *testing.T) {
 	for {
 		do(t, s, c, Command{Kind: Step})
 		if f := c.next(t, "events", "error"); f.Type == "error" {
-			if f.Code != CodeStopped {
+			if f.Code != protocol.CodeStopped {
 				t.Fatalf("error %s", f.raw)
 			}
 			break
@@ -160,7 +161,7 @@ func TestFailedRunDoesNotRest(t *testing.T) {
 	default:
 	}
 	do(t, s, c, Command{Kind: Step})
-	if f := c.next(t, "error"); f.Code != CodeStopped {
+	if f := c.next(t, "error"); f.Code != protocol.CodeStopped {
 		t.Fatalf("after the wait the run answers %s", f.raw)
 	}
 }

@@ -1,6 +1,9 @@
 package session
 
-import "slices"
+import (
+	"encoding/json"
+	"slices"
+)
 
 // eventRing keeps the latest Recent encoded trace events (the narration log a
 // snapshot carries) in one circular byte buffer. A hundred separate slices, each
@@ -80,8 +83,8 @@ func (r *eventRing) grow(m int) {
 
 // events returns the events held, oldest first. The slices alias the buffer: use
 // them before the next add.
-func (r *eventRing) events() [][]byte {
-	out := make([][]byte, 0, r.n)
+func (r *eventRing) events() []json.RawMessage {
+	out := make([]json.RawMessage, 0, r.n)
 	for j := range r.n {
 		s := (r.next - r.n + j + Recent) % Recent
 		out = append(out, r.buf[r.off[s]:r.off[s]+r.size[s]])

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
@@ -31,7 +33,7 @@ func inflightIDs(t *testing.T, f frame) []string {
 	return out
 }
 
-func itoa(v int) string { return string(appendInt(nil, v)) }
+func itoa(v int) string { return strconv.Itoa(v) }
 
 // deliverIDs lists the ids of the messages delivered in the trace's events, in order.
 func deliverIDs(t *testing.T, evs []json.RawMessage) []int64 {
@@ -255,7 +257,7 @@ func TestPartitionAndHealFromThePlayground(t *testing.T) {
 	} {
 		do(t, s, c, tc.cmd)
 		f := c.next(t, "error")
-		if f.Code != CodeBadField || !strings.Contains(f.Error, tc.want) {
+		if f.Code != protocol.CodeBadField || !strings.Contains(f.Error, tc.want) {
 			t.Errorf("%+v: %s, want bad-field naming %q", tc.cmd, f.raw, tc.want)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
@@ -47,7 +48,7 @@ func TestPanicInOneSessionIsContained(t *testing.T) {
 	c.next(t, "snapshot")
 	do(t, s, c, act(sim.ActRequest, 0))
 	f := c.next(t, "error")
-	if f.Code != CodeInternal || !strings.Contains(f.Error, "index out of range") {
+	if f.Code != protocol.CodeInternal || !strings.Contains(f.Error, "index out of range") {
 		t.Fatalf("error frame: %s", f.raw)
 	}
 	<-s.Done()

@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
@@ -52,12 +53,15 @@ var (
 	ErrFull   = errors.New("session: the server has reached its limit of live sessions")
 )
 
-// Subscriber receives a session's frames: a browser tab, later a lecture hall. It is
-// defined here, where it is used; the web package implements it over a WebSocket.
+// Subscriber receives a session's frames: a browser tab, a lecture. It is defined
+// here, where it is used; the web package implements it over a WebSocket.
 type Subscriber interface {
-	// Send queues one frame and must not block. It returns false when the subscriber
-	// cannot take it (too slow, or gone); the session then drops the subscriber.
-	Send(frame []byte) bool
+	// Deliver queues one frame and must not block. It returns false when the
+	// subscriber cannot take it (too slow, or gone); the session then drops the
+	// subscriber. f.JSON, encoded once for every subscriber, is the subscriber's to
+	// keep but not to modify; f.Frame may share the session's buffers, so it is read
+	// during the call only.
+	Deliver(f protocol.Encoded) bool
 	// Close tells the subscriber that the session dropped it or ended. It must not
 	// block and may be called more than once.
 	Close()
@@ -156,7 +160,7 @@ type envelope struct {
 	errc chan error // attach: the answer
 
 	recipe chan<- Recipe
-	snap   func(hello, snapshot []byte) // checkpoint
+	snap   func(hello, snapshot protocol.Encoded) // checkpoint
 }
 
 // Session is one live run. Its exported methods are safe for concurrent use; all
@@ -311,7 +315,7 @@ func (s *Session) contained(f func()) (ok bool) {
 			if s.opts.OnPanic != nil {
 				s.opts.OnPanic(s.algorithm, v, debug.Stack())
 			}
-			s.broadcast(errorFrame(0, CodeInternal, fmt.Sprintf("this run stopped on an internal error (%v); reload the page for a fresh run, or use a shared link to rebuild it", v)))
+			s.broadcast(errorFrame(0, protocol.CodeInternal, fmt.Sprintf("this run stopped on an internal error (%v); reload the page for a fresh run, or use a shared link to rebuild it", v)))
 		}
 	}()
 	f()
@@ -391,7 +395,7 @@ func (s *Session) handle(e *envelope) {
 	if err := s.command(e.cmd); err != nil {
 		var ce *cmdError
 		if !errors.As(err, &ce) {
-			ce = &cmdError{code: CodeRefused, msg: err.Error()}
+			ce = &cmdError{code: protocol.CodeRefused, msg: err.Error()}
 		}
 		s.sendTo(e.sub, errorFrame(e.cmd.Ref, ce.code, ce.msg))
 	}
@@ -426,21 +430,21 @@ func (s *Session) detach(sub Subscriber) {
 }
 
 // sendTo delivers to one subscriber; one that cannot keep up is dropped.
-func (s *Session) sendTo(sub Subscriber, frame []byte) {
+func (s *Session) sendTo(sub Subscriber, frame protocol.Encoded) {
 	if sub == nil {
 		return
 	}
-	if !sub.Send(frame) {
+	if !sub.Deliver(frame) {
 		s.drop(sub)
 	}
 }
 
 // broadcast delivers to every subscriber; slow ones are dropped, not waited for.
-func (s *Session) broadcast(frame []byte) {
+func (s *Session) broadcast(frame protocol.Encoded) {
 	kept := s.subs[:0]
 	var slow []Subscriber
 	for _, sub := range s.subs {
-		if sub.Send(frame) {
+		if sub.Deliver(frame) {
 			kept = append(kept, sub)
 		} else {
 			slow = append(slow, sub)
@@ -462,19 +466,6 @@ func (s *Session) drop(sub Subscriber) {
 	sub.Close()
 }
 
-// Error codes of error frames (docs/protocol.md).
-const (
-	CodeBadFrame    = "bad-frame"
-	CodeUnknownType = "unknown-type"
-	CodeBadField    = "bad-field"
-	CodeBadScenario = "bad-scenario"
-	CodeRefused     = "refused"
-	CodeStopped     = "run-stopped"
-	CodeGone        = "gone"
-	CodeBusy        = "busy"
-	CodeInternal    = "internal"
-)
-
 type cmdError struct {
 	code, msg string
 }
@@ -482,7 +473,7 @@ type cmdError struct {
 func (e *cmdError) Error() string { return e.code + ": " + e.msg }
 
 func badField(format string, args ...any) error {
-	return &cmdError{code: CodeBadField, msg: fmt.Sprintf(format, args...)}
+	return &cmdError{code: protocol.CodeBadField, msg: fmt.Sprintf(format, args...)}
 }
 
 func (s *Session) command(c Command) error {
@@ -492,7 +483,7 @@ func (s *Session) command(c Command) error {
 	switch c.Kind {
 	case Play:
 		if s.failed != nil {
-			return &cmdError{code: CodeStopped, msg: s.failed.Error()}
+			return &cmdError{code: protocol.CodeStopped, msg: s.failed.Error()}
 		}
 		s.playing = true
 		s.reanchor(time.Now())
@@ -509,7 +500,7 @@ func (s *Session) command(c Command) error {
 		s.broadcast(s.stateFrame())
 	case Step:
 		if s.failed != nil {
-			return &cmdError{code: CodeStopped, msg: s.failed.Error()}
+			return &cmdError{code: protocol.CodeStopped, msg: s.failed.Error()}
 		}
 		s.playing = false
 		batches, ok, err := s.forward()
@@ -533,19 +524,19 @@ func (s *Session) command(c Command) error {
 		if c.Setup != nil {
 			setup = *c.Setup
 			if setup.Config.Spec == nil || setup.Config.Spec.Slug != s.algorithm {
-				return &cmdError{code: CodeBadScenario, msg: fmt.Sprintf("algorithm: this session runs %s", s.algorithm)}
+				return &cmdError{code: protocol.CodeBadScenario, msg: fmt.Sprintf("algorithm: this session runs %s", s.algorithm)}
 			}
 		}
 		s.playing = false
 		if err := s.load(setup); err != nil {
-			return &cmdError{code: CodeBadScenario, msg: err.Error()}
+			return &cmdError{code: protocol.CodeBadScenario, msg: err.Error()}
 		}
 		s.broadcast(s.helloFrame())
 		s.broadcast(s.snapshotFrame())
 	case Act:
 		return s.act(c)
 	default:
-		return &cmdError{code: CodeUnknownType, msg: fmt.Sprintf("command %d is unknown", c.Kind)}
+		return &cmdError{code: protocol.CodeUnknownType, msg: fmt.Sprintf("command %d is unknown", c.Kind)}
 	}
 	return nil
 }
@@ -565,14 +556,14 @@ func (s *Session) fail(err error) error {
 	s.failed = err
 	s.playing = false
 	s.broadcast(s.stateFrame())
-	return &cmdError{code: CodeStopped, msg: err.Error() + "; seek back or reset"}
+	return &cmdError{code: protocol.CodeStopped, msg: err.Error() + "; seek back or reset"}
 }
 
 // act applies an intervention now and records it, which rewrites the future: recorded
 // interventions after this step are forgotten and the horizon comes back here.
 func (s *Session) act(c Command) error {
 	if s.failed != nil {
-		return &cmdError{code: CodeStopped, msg: s.failed.Error()}
+		return &cmdError{code: protocol.CodeStopped, msg: s.failed.Error()}
 	}
 	a := sim.Action{Do: c.Do, From: -1, To: -1}
 	switch c.Do {
@@ -621,7 +612,7 @@ func (s *Session) act(c Command) error {
 		s.discard()
 		var ae *sim.ActionError
 		if errors.As(err, &ae) {
-			return &cmdError{code: CodeRefused, msg: ae.Error()}
+			return &cmdError{code: protocol.CodeRefused, msg: ae.Error()}
 		}
 		return s.fail(err)
 	}
@@ -789,7 +780,7 @@ func (s *Session) advance(now time.Time) {
 			if err != nil {
 				s.publish(out)
 				_ = s.fail(err)
-				s.broadcast(errorFrame(0, CodeStopped, err.Error()+"; seek back or reset"))
+				s.broadcast(errorFrame(0, protocol.CodeStopped, err.Error()+"; seek back or reset"))
 				return
 			}
 			if !ok {

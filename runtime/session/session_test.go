@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/teach-dist/playground/algorithms"
+	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/sim"
 	"github.com/teach-dist/playground/scenarios"
 )
@@ -30,12 +31,12 @@ type sub struct {
 
 func newSub() *sub { return &sub{frames: make(chan []byte, 100_000), closed: make(chan struct{})} }
 
-func (s *sub) Send(b []byte) bool {
+func (s *sub) Deliver(f protocol.Encoded) bool {
 	if s.slow.Load() {
 		return false
 	}
 	select {
-	case s.frames <- b:
+	case s.frames <- f.JSON:
 		return true
 	default:
 		return false
@@ -331,15 +332,15 @@ func TestErrorsGoToTheSenderAndTheSessionCarriesOn(t *testing.T) {
 		cmd  Command
 		code string
 	}{
-		{Command{Kind: Act, Do: sim.ActRequest, Node: 99, Ref: 1}, CodeBadField},
-		{Command{Kind: Act, Do: sim.ActRelease, Node: 0, Ref: 2}, CodeRefused},
-		{Command{Kind: Act, Do: sim.ActElect, Node: 0, Ref: 3}, CodeRefused},
-		{Command{Kind: Act, Do: sim.ActPartition, Ref: 4}, CodeBadField},
-		{Command{Kind: Act, Do: sim.ActDrop, Ref: 5}, CodeBadField},
-		{Command{Kind: Act, Do: sim.ActDrop, Msg: 7, Ref: 6}, CodeRefused},
-		{Command{Kind: Speed, Speed: 100, Ref: 7}, CodeBadField},
-		{Command{Kind: Kind(99), Ref: 8}, CodeUnknownType},
-		{Command{Kind: Reset, Setup: &Setup{Config: setupOf(t, `{"version":1,"algorithm":"central"}`).Config}, Ref: 9}, CodeBadScenario},
+		{Command{Kind: Act, Do: sim.ActRequest, Node: 99, Ref: 1}, protocol.CodeBadField},
+		{Command{Kind: Act, Do: sim.ActRelease, Node: 0, Ref: 2}, protocol.CodeRefused},
+		{Command{Kind: Act, Do: sim.ActElect, Node: 0, Ref: 3}, protocol.CodeRefused},
+		{Command{Kind: Act, Do: sim.ActPartition, Ref: 4}, protocol.CodeBadField},
+		{Command{Kind: Act, Do: sim.ActDrop, Ref: 5}, protocol.CodeBadField},
+		{Command{Kind: Act, Do: sim.ActDrop, Msg: 7, Ref: 6}, protocol.CodeRefused},
+		{Command{Kind: Speed, Speed: 100, Ref: 7}, protocol.CodeBadField},
+		{Command{Kind: Kind(99), Ref: 8}, protocol.CodeUnknownType},
+		{Command{Kind: Reset, Setup: &Setup{Config: setupOf(t, `{"version":1,"algorithm":"central"}`).Config}, Ref: 9}, protocol.CodeBadScenario},
 	}
 	for _, tc := range tests {
 		do(t, s, a, tc.cmd)
@@ -559,11 +560,11 @@ func TestEventLimitStopsTheRunNotTheSession(t *testing.T) {
 			break
 		}
 	}
-	if stopped.Code != CodeStopped {
+	if stopped.Code != protocol.CodeStopped {
 		t.Fatalf("no run-stopped error: %+v", stopped)
 	}
 	do(t, s, c, Command{Kind: Step})
-	if f := c.next(t, "error"); f.Code != CodeStopped {
+	if f := c.next(t, "error"); f.Code != protocol.CodeStopped {
 		t.Fatal(f.Code)
 	}
 	do(t, s, c, Command{Kind: Seek, Step: 1})
@@ -602,7 +603,7 @@ func TestHoldModeDeliversOnlyWhatTheUserPicks(t *testing.T) {
 		t.Fatalf("deliver: %s", f.raw)
 	}
 	do(t, s, c, Command{Kind: Act, Do: sim.ActDeliver, Msg: 2})
-	if f := c.next(t, "error"); f.Code != CodeRefused {
+	if f := c.next(t, "error"); f.Code != protocol.CodeRefused {
 		t.Fatalf("delivering twice: %s", f.raw)
 	}
 	// The choice is an intervention: a seek replays it. The delivery was a step of its

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
@@ -53,14 +54,14 @@ func TestTellFromThePlayground(t *testing.T) {
 	} {
 		do(t, s, c, tc.cmd)
 		f := c.next(t, "error")
-		if f.Code != CodeBadField || !strings.Contains(f.Error, tc.want) {
+		if f.Code != protocol.CodeBadField || !strings.Contains(f.Error, tc.want) {
 			t.Errorf("%+v: %s, want bad-field naming %q", tc.cmd, f.raw, tc.want)
 		}
 	}
 	do(t, s, c, act(sim.ActCrash, 20))
 	c.next(t, "events")
 	do(t, s, c, Command{Kind: Act, Do: sim.ActTell, Node: 20, To: 10})
-	if f := c.next(t, "error"); f.Code != CodeRefused || !strings.Contains(f.Error, "P20 is crashed") {
+	if f := c.next(t, "error"); f.Code != protocol.CodeRefused || !strings.Contains(f.Error, "P20 is crashed") {
 		t.Errorf("a tell from a crashed process: %s", f.raw)
 	}
 }

@@ -2,8 +2,10 @@ package session
 
 import (
 	"bytes"
+	"encoding/json"
 	"slices"
 
+	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
@@ -20,8 +22,8 @@ type track struct {
 	lit       []litRule     // the rules of the latest batch that fired any
 	rules     [][]string    // per node index: the rules of its latest batch that fired any
 	ruleBatch []int
-	ring      eventRing  // the latest Recent trace events, encoded
-	nodes     []nodeView // as last published
+	ring      eventRing       // the latest Recent trace events, encoded
+	nodes     []protocol.Node // as last published
 	line      []byte
 	net       sim.Network // the network model as of the latest batch
 	lastSeq   int64       // seq of the latest trace event, -1 before the first
@@ -42,24 +44,16 @@ type litRule struct {
 // batch is one published unit: the events of a step or of an intervention.
 type batch struct {
 	step, t int
-	seq     int64 // seq of the batch's last event (of the run's, if it has none)
-	events  int   // trace events in the batch
-	json    []byte
+	seq     int64           // seq of the batch's last event (of the run's, if it has none)
+	events  int             // trace events in the batch
+	wire    *protocol.Batch // while capturing (a pointer: replays pass batches by the thousand)
 }
 
-type nodeView struct {
-	id     int
-	alive  bool
-	cs     bool
-	token  bool
-	leader int
-	group  int
-	state  []byte
-}
-
-func (v *nodeView) equal(o *nodeView) bool {
-	return v.id == o.id && v.alive == o.alive && v.cs == o.cs && v.token == o.token && v.leader == o.leader &&
-		v.group == o.group && bytes.Equal(v.state, o.state)
+// sameView reports whether a process looks the same in two views (rules aside: they
+// are a snapshot's only).
+func sameView(v, o *protocol.Node) bool {
+	return v.ID == o.ID && v.Alive == o.Alive && v.CS == o.CS && v.Token == o.Token && v.Leader == o.Leader &&
+		v.Group == o.Group && bytes.Equal(v.State, o.State)
 }
 
 // reset forgets everything: a new run (or a replay) starts.
@@ -124,8 +118,8 @@ func (s *Session) onEvent(ev *sim.Event) {
 	}
 }
 
-// end closes the current batch; while capturing it encodes the batch for the wire,
-// with the nodes whose view changed and the arrival time of every message it sent.
+// end closes the current batch; while capturing it keeps the batch as the wire gives
+// it, with the nodes whose view changed and the arrival time of every message it sent.
 func (s *Session) end() batch {
 	b := batch{step: s.sim.Steps(), t: s.sim.Now(), seq: s.lastSeq, events: s.cur.count}
 	nw := s.sim.Network()
@@ -135,29 +129,19 @@ func (s *Session) end() batch {
 		return b
 	}
 	snap := s.sim.Snapshot()
-	buf := make([]byte, 0, 64+len(s.cur.events))
-	buf = append(buf, `{"step":`...)
-	buf = appendInt(buf, b.step)
-	buf = append(buf, `,"t":`...)
-	buf = appendInt(buf, b.t)
-	buf = append(buf, `,"events":[`...)
-	buf = append(buf, s.cur.events...)
-	buf = append(buf, `],"nodes":[`...)
+	w := &protocol.Batch{Step: b.step, T: b.t}
+	// The events are copied: the buffer they were collected in serves the next batch.
+	w.Events = make([]byte, 0, len(s.cur.events)+2)
+	w.Events = append(append(append(w.Events, '['), s.cur.events...), ']')
 	views := views(&snap)
-	first := true
 	for i := range views {
-		if i < len(s.nodes) && views[i].equal(&s.nodes[i]) {
+		if i < len(s.nodes) && sameView(&views[i], &s.nodes[i]) {
 			continue
 		}
-		if !first {
-			buf = append(buf, ',')
-		}
-		first = false
-		buf = appendNode(buf, &views[i], nil)
+		w.Nodes = append(w.Nodes, views[i])
 	}
 	s.nodes = views
-	buf = append(buf, `],"arrive":{`...)
-	first = true
+	w.Arrive = make(protocol.Arrivals, 0, len(s.cur.sends))
 	for _, id := range s.cur.sends {
 		k, found := slices.BinarySearchFunc(snap.InFlight, id, func(f sim.InFlight, id int64) int {
 			return int(f.Msg.ID - id)
@@ -165,36 +149,20 @@ func (s *Session) end() batch {
 		if !found {
 			continue // lost on the way: its drop event is in the batch
 		}
-		if !first {
-			buf = append(buf, ',')
-		}
-		first = false
-		buf = append(buf, '"')
-		buf = appendInt(buf, int(id))
-		buf = append(buf, `":`...)
-		buf = appendInt(buf, snap.InFlight[k].At)
+		w.Arrive = append(w.Arrive, protocol.Arrival{Msg: id, At: snap.InFlight[k].At})
 	}
-	buf = append(buf, '}')
 	if netChanged {
-		buf = append(buf, `,"network":`...)
-		buf = appendNetwork(buf, &nw)
+		v := protocol.NetworkOf(&nw)
+		w.Network = &v
 	}
 	if holdChanged {
 		// Hold mode switched: every message in flight got held, or an arrival time.
-		buf = append(buf, `,"retime":{`...)
-		for k := range snap.InFlight {
-			if k > 0 {
-				buf = append(buf, ',')
-			}
-			buf = append(buf, '"')
-			buf = appendInt(buf, int(snap.InFlight[k].Msg.ID))
-			buf = append(buf, `":`...)
-			buf = appendInt(buf, snap.InFlight[k].At)
+		w.Retime = make(protocol.Arrivals, len(snap.InFlight))
+		for k, f := range snap.InFlight {
+			w.Retime[k] = protocol.Arrival{Msg: f.Msg.ID, At: f.At}
 		}
-		buf = append(buf, '}')
 	}
-	buf = append(buf, '}')
-	b.json = buf
+	b.wire = w
 	return b
 }
 
@@ -204,17 +172,17 @@ func (s *Session) syncNodes() {
 	s.nodes = views(&snap)
 }
 
-func views(snap *sim.Snapshot) []nodeView {
-	out := make([]nodeView, len(snap.Nodes))
+func views(snap *sim.Snapshot) []protocol.Node {
+	out := make([]protocol.Node, len(snap.Nodes))
 	for i, n := range snap.Nodes {
 		g := 0
 		if i < len(snap.Groups) {
 			g = snap.Groups[i]
 		}
-		out[i] = nodeView{id: n.ID, alive: n.Alive, cs: n.InCS, token: n.Token, leader: n.Leader, group: g, state: n.State}
+		out[i] = protocol.Node{ID: n.ID, Alive: n.Alive, CS: n.InCS, Token: n.Token, Leader: n.Leader, Group: g, State: n.State}
 	}
 	return out
 }
 
 // recent returns the latest events, oldest first (valid until the next event).
-func (s *Session) recent() [][]byte { return s.ring.events() }
+func (s *Session) recent() []json.RawMessage { return s.ring.events() }

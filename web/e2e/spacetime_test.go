@@ -780,8 +780,12 @@ func TestSpacetimeElectionMarks(t *testing.T) {
 	clickProcessAction(t, ctx, 4, "crash")
 	waitFor(t, ctx, `document.querySelector('#view g.node[data-id="4"]').classList.contains("crashed")`)
 	clickProcessAction(t, ctx, 1, "elect")
+	// The command goes over the socket: step only once the run has taken it, or
+	// stepToQuiet may see the quiet state from before it.
+	waitFor(t, ctx, `document.getElementById("status").dataset.state !== "quiet"`)
 	stepToQuiet(t, ctx, 300)
 	clickProcessAction(t, ctx, 4, "recover")
+	waitFor(t, ctx, `!document.querySelector('#view g.node[data-id="4"]').classList.contains("crashed")`)
 	end := stepToQuiet(t, ctx, 300)
 	id := sessionID(t, ctx)
 	trace := httpGet(t, ts.URL+"/api/sessions/"+id+"/trace")

@@ -20,6 +20,7 @@ import (
 
 	"github.com/teach-dist/playground/algorithms"
 	"github.com/teach-dist/playground/runtime/lecture"
+	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/scenarios"
 	"github.com/teach-dist/playground/web/ops"
@@ -54,14 +55,6 @@ func NewRegistry(opts lecture.Options, broker lecture.Broker) *lecture.Registry 
 	}
 	return lecture.NewRegistry(opts, broker)
 }
-
-// Error codes of lecture mode, in error frames (docs/protocol.md).
-const (
-	codeReadOnly     = "read-only"
-	codeNoLecture    = "no-lecture"
-	codeNotPresenter = "not-presenter"
-	codeUnreachable  = "unreachable" // the server that runs the lecture cannot be reached (docs/deploy.md)
-)
 
 // followerSocketBuffer is the kernel send buffer of a follower's socket (Linux doubles
 // it): a few seconds of frames at 30 steps per second, several snapshots.
@@ -289,25 +282,16 @@ func (f follower) Close(why lecture.Reason) {
 	switch why {
 	case lecture.Ended:
 		// Tell the page not to reconnect: the lecture frame before this said why.
-		f.Send(session.ErrorFrame(0, session.CodeGone, "the lecture has ended"))
-		f.CloseWith(websocket.CloseNormalClosure, "the lecture ended", true)
+		f.Send(protocol.ErrorFrame(0, protocol.CodeGone, "the lecture has ended"))
+		f.CloseWith(websocket.CloseNormalClosure, protocol.CloseLectureEnded, true)
 		return
 	case lecture.Unreachable:
 		// The page says why and reconnects after its last frame, resuming once it can.
-		f.Send(session.ErrorFrame(0, codeUnreachable, lecture.ErrUnreachable.Error()))
-		f.CloseWith(websocket.CloseTryAgainLater, "the lecture's server cannot be reached", true)
+		f.Send(protocol.ErrorFrame(0, protocol.CodeUnreachable, lecture.ErrUnreachable.Error()))
+		f.CloseWith(websocket.CloseTryAgainLater, protocol.CloseUnreachable, true)
 		return
 	}
-	f.CloseWith(websocket.CloseTryAgainLater, "too slow: frames were piling up", false)
-}
-
-// lectureFrame is every field a lecture command may carry (docs/protocol.md).
-type lectureFrame struct {
-	Type     string `json:"type"`
-	Ref      int64  `json:"ref"`
-	Op       string `json:"op"`
-	Question *int   `json:"question"`
-	Choice   *int   `json:"choice"`
+	f.CloseWith(websocket.CloseTryAgainLater, protocol.CloseSlow, false)
 }
 
 func (h *Handlers) FollowerSocket(w http.ResponseWriter, r *http.Request) {
@@ -323,18 +307,18 @@ func (h *Handlers) FollowerSocket(w http.ResponseWriter, r *http.Request) {
 		l, err = h.Lectures.Join(r.Context(), code)
 	}
 	if errors.Is(err, lecture.ErrUnreachable) {
-		h.Hub.Refuse(conn, session.ErrorFrame(0, codeUnreachable, err.Error()))
+		h.Hub.Refuse(conn, protocol.ErrorFrame(0, protocol.CodeUnreachable, err.Error()))
 		return
 	}
 	if err != nil {
-		h.Hub.Refuse(conn, session.ErrorFrame(0, codeNoLecture, fmt.Sprintf("no lecture has the code %q; check it against the projector", typed)))
+		h.Hub.Refuse(conn, protocol.ErrorFrame(0, protocol.CodeNoLecture, fmt.Sprintf("no lecture has the code %q; check it against the projector", typed)))
 		return
 	}
 	var after uint64
 	if v := r.URL.Query().Get("after"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
-			h.Hub.Refuse(conn, session.ErrorFrame(0, session.CodeBadField, fmt.Sprintf("after: %q is not a sequence number", v)))
+			h.Hub.Refuse(conn, protocol.ErrorFrame(0, protocol.CodeBadField, fmt.Sprintf("after: %q is not a sequence number", v)))
 			return
 		}
 		after = n
@@ -361,8 +345,8 @@ func (h *Handlers) FollowerSocket(w http.ResponseWriter, r *http.Request) {
 		return
 	case errors.Is(err, lecture.ErrCrowded):
 		h.Metrics.Refused("followers")
-		c.Send(session.ErrorFrame(0, session.CodeBusy, err.Error()))
-		c.CloseWith(websocket.CloseTryAgainLater, session.CodeBusy, true)
+		c.Send(protocol.ErrorFrame(0, protocol.CodeBusy, err.Error()))
+		c.CloseWith(websocket.CloseTryAgainLater, protocol.CodeBusy, true)
 		return
 	case errors.Is(err, lecture.ErrUnreachable):
 		follower{c}.Close(lecture.Unreachable)
@@ -373,23 +357,23 @@ func (h *Handlers) FollowerSocket(w http.ResponseWriter, r *http.Request) {
 	defer sub.Cancel()
 	defer h.Metrics.FollowerJoined()()
 	if id, choice, ok := l.Answered(fid); ok {
-		c.Send(answeredFrame(0, id, choice))
+		c.Send((&protocol.Answered{Question: id, Choice: choice}).AppendJSON(nil))
 	}
 	h.Hub.ReadLoop(conn, c, func(data []byte) bool {
-		var f lectureFrame
+		var f protocol.LectureCommand
 		if strictJSON(data, &f) != nil || f.Type != "lecture" {
 			c.Send(readOnly(data))
 			return true
 		}
 		if f.Op != "answer" || f.Question == nil || f.Choice == nil {
-			c.Send(session.ErrorFrame(f.Ref, session.CodeBadField, "a follower's only command is {\"type\":\"lecture\",\"op\":\"answer\",\"question\":id,\"choice\":index}"))
+			c.Send(protocol.ErrorFrame(f.Ref, protocol.CodeBadField, "a follower's only command is {\"type\":\"lecture\",\"op\":\"answer\",\"question\":id,\"choice\":index}"))
 			return true
 		}
 		if err := l.Answer(fid, *f.Question, *f.Choice); err != nil {
-			c.Send(session.ErrorFrame(f.Ref, session.CodeRefused, err.Error()))
+			c.Send(protocol.ErrorFrame(f.Ref, protocol.CodeRefused, err.Error()))
 			return true
 		}
-		c.Send(answeredFrame(f.Ref, *f.Question, *f.Choice))
+		c.Send((&protocol.Answered{Question: *f.Question, Choice: *f.Choice, Ref: f.Ref}).AppendJSON(nil))
 		return true
 	})
 }
@@ -401,17 +385,7 @@ func readOnly(data []byte) []byte {
 	if ferr != nil {
 		return ferr.Frame()
 	}
-	return session.ErrorFrame(cmd.Ref, codeReadOnly, "you are following a lecture: only the presenter drives this run. Fork it to try your own moves")
-}
-
-func answeredFrame(ref int64, id, choice int) []byte {
-	b, _ := json.Marshal(struct {
-		Type     string `json:"type"`
-		Question int    `json:"question"`
-		Choice   int    `json:"choice"`
-		Ref      int64  `json:"ref,omitempty"`
-	}{"answered", id, choice, ref})
-	return b
+	return protocol.ErrorFrame(cmd.Ref, protocol.CodeReadOnly, "you are following a lecture: only the presenter drives this run. Fork it to try your own moves")
 }
 
 func strictJSON(data []byte, v any) error {
@@ -444,7 +418,7 @@ func (h *Handlers) PresenterSocket(w http.ResponseWriter, r *http.Request) {
 	}
 	l, ok := h.Lectures.ByToken(chi.URLParam(r, "token"))
 	if !ok {
-		h.Hub.Refuse(conn, session.ErrorFrame(0, codeNotPresenter, "this presenter link is not valid: only the instructor who started the lecture has it"))
+		h.Hub.Refuse(conn, protocol.ErrorFrame(0, protocol.CodeNotPresenter, "this presenter link is not valid: only the instructor who started the lecture has it"))
 		return
 	}
 	sess := l.Session()
@@ -460,7 +434,7 @@ func (h *Handlers) PresenterSocket(w http.ResponseWriter, r *http.Request) {
 	}
 	l.AddPresenter(c)
 	h.Hub.ReadLoop(conn, c, func(data []byte) bool {
-		var f lectureFrame
+		var f protocol.LectureCommand
 		if strictJSON(data, &f) == nil && f.Type == "lecture" {
 			h.presenterOp(c, l, f)
 			return true
@@ -473,32 +447,13 @@ func (h *Handlers) PresenterSocket(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-type questionsFrame struct {
-	Type  string             `json:"type"`
-	Step  int                `json:"step"`
-	Items []lecture.Question `json:"items"`
-	Error string             `json:"error,omitempty"`
-	Ref   int64              `json:"ref,omitempty"`
-}
-
-func (h *Handlers) presenterOp(c *socket.Client, l *lecture.Lecture, f lectureFrame) {
-	fail := func(err error) { c.Send(session.ErrorFrame(f.Ref, session.CodeRefused, err.Error())) }
+func (h *Handlers) presenterOp(c *socket.Client, l *lecture.Lecture, f protocol.LectureCommand) {
+	fail := func(err error) { c.Send(protocol.ErrorFrame(f.Ref, protocol.CodeRefused, err.Error())) }
 	switch f.Op {
 	case "questions":
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		qs, step, err := l.Questions(ctx)
-		cancel()
-		out := questionsFrame{Type: "questions", Step: step, Items: qs, Ref: f.Ref}
-		if out.Items == nil {
-			out.Items = []lecture.Question{}
-		}
-		if err != nil {
-			out.Error = err.Error()
-		} else if len(qs) == 0 {
-			out.Error = "nothing to predict from this step: nothing happens next without an intervention"
-		}
-		b, _ := json.Marshal(out)
-		c.Send(b)
+		defer cancel()
+		c.Send(l.QuestionsFrame(ctx, f.Ref))
 	case "ask":
 		if f.Question == nil {
 			fail(errors.New("question: which one of the list to ask"))
@@ -526,7 +481,7 @@ func (h *Handlers) presenterOp(c *socket.Client, l *lecture.Lecture, f lectureFr
 	case "end":
 		l.End("the presenter ended it")
 	default:
-		c.Send(session.ErrorFrame(f.Ref, session.CodeUnknownType,
+		c.Send(protocol.ErrorFrame(f.Ref, protocol.CodeUnknownType,
 			fmt.Sprintf("op: %q is unknown (allowed: questions, ask, withdraw, reveal, end)", f.Op)))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/runtime/sim"
 )
@@ -41,23 +42,23 @@ func TestParseActNetworkAndPartition(t *testing.T) {
 // Bad network and partition frames get an error naming the field.
 func TestParseActBadNetworkFieldsNameTheField(t *testing.T) {
 	tests := []struct{ frame, code, field string }{
-		{`{"type":"act","do":"network"}`, session.CodeBadField, "network:"},
-		{`{"type":"act","do":"network","delay":[3,1]}`, session.CodeBadField, "delay:"},
-		{`{"type":"act","do":"network","delay":[1,2,3]}`, session.CodeBadField, "delay:"},
-		{`{"type":"act","do":"network","delay":"slow"}`, session.CodeBadField, "delay:"},
-		{`{"type":"act","do":"network","delay":null}`, session.CodeBadField, "delay:"},
-		{`{"type":"act","do":"network","loss":1.5}`, session.CodeBadField, "loss:"},
-		{`{"type":"act","do":"network","loss":-1}`, session.CodeBadField, "loss:"},
-		{`{"type":"act","do":"network","fifo":"on"}`, session.CodeBadFrame, "fifo"},
-		{`{"type":"act","do":"network","hold":1}`, session.CodeBadFrame, "hold"},
-		{`{"type":"act","do":"network","speedy":true}`, session.CodeBadFrame, "speedy"},
-		{`{"type":"act","do":"crash","node":1,"fifo":true}`, session.CodeBadField, "fifo:"},
-		{`{"type":"act","do":"deliver","msg":1,"delay":2}`, session.CodeBadField, "delay:"},
-		{`{"type":"act","do":"partition"}`, session.CodeBadField, "groups:"},
-		{`{"type":"act","do":"partition","groups":[]}`, session.CodeBadField, "groups:"},
-		{`{"type":"act","do":"partition","groups":[[0,"a"]]}`, session.CodeBadFrame, "groups"},
-		{`{"type":"act","do":"heal","groups":[[0]]}`, session.CodeBadField, "groups:"},
-		{`{"type":"act","do":"teleport"}`, session.CodeBadField, "network"}, // the allowed list names it
+		{`{"type":"act","do":"network"}`, protocol.CodeBadField, "network:"},
+		{`{"type":"act","do":"network","delay":[3,1]}`, protocol.CodeBadField, "delay:"},
+		{`{"type":"act","do":"network","delay":[1,2,3]}`, protocol.CodeBadField, "delay:"},
+		{`{"type":"act","do":"network","delay":"slow"}`, protocol.CodeBadField, "delay:"},
+		{`{"type":"act","do":"network","delay":null}`, protocol.CodeBadField, "delay:"},
+		{`{"type":"act","do":"network","loss":1.5}`, protocol.CodeBadField, "loss:"},
+		{`{"type":"act","do":"network","loss":-1}`, protocol.CodeBadField, "loss:"},
+		{`{"type":"act","do":"network","fifo":"on"}`, protocol.CodeBadFrame, "fifo"},
+		{`{"type":"act","do":"network","hold":1}`, protocol.CodeBadFrame, "hold"},
+		{`{"type":"act","do":"network","speedy":true}`, protocol.CodeBadFrame, "speedy"},
+		{`{"type":"act","do":"crash","node":1,"fifo":true}`, protocol.CodeBadField, "fifo:"},
+		{`{"type":"act","do":"deliver","msg":1,"delay":2}`, protocol.CodeBadField, "delay:"},
+		{`{"type":"act","do":"partition"}`, protocol.CodeBadField, "groups:"},
+		{`{"type":"act","do":"partition","groups":[]}`, protocol.CodeBadField, "groups:"},
+		{`{"type":"act","do":"partition","groups":[[0,"a"]]}`, protocol.CodeBadFrame, "groups"},
+		{`{"type":"act","do":"heal","groups":[[0]]}`, protocol.CodeBadField, "groups:"},
+		{`{"type":"act","do":"teleport"}`, protocol.CodeBadField, "network"}, // the allowed list names it
 	}
 	for _, tc := range tests {
 		_, ferr := ParseFrame([]byte(tc.frame))
@@ -83,11 +84,11 @@ func TestParseActTell(t *testing.T) {
 		t.Fatalf("got %+v\nwant %+v", got, want)
 	}
 	for _, tc := range []struct{ frame, code, field string }{
-		{`{"type":"act","do":"tell","node":3}`, session.CodeBadField, "to:"},
-		{`{"type":"act","do":"tell","to":3}`, session.CodeBadField, "node"},
-		{`{"type":"act","do":"tell","node":3,"to":"P1"}`, session.CodeBadFrame, "to"},
-		{`{"type":"act","do":"crash","node":3,"to":1}`, session.CodeBadField, "to:"},
-		{`{"type":"act","do":"tell","node":3,"to":1,"groups":[[0]]}`, session.CodeBadField, "groups:"},
+		{`{"type":"act","do":"tell","node":3}`, protocol.CodeBadField, "to:"},
+		{`{"type":"act","do":"tell","to":3}`, protocol.CodeBadField, "node"},
+		{`{"type":"act","do":"tell","node":3,"to":"P1"}`, protocol.CodeBadFrame, "to"},
+		{`{"type":"act","do":"crash","node":3,"to":1}`, protocol.CodeBadField, "to:"},
+		{`{"type":"act","do":"tell","node":3,"to":1,"groups":[[0]]}`, protocol.CodeBadField, "groups:"},
 	} {
 		_, ferr := ParseFrame([]byte(tc.frame))
 		if ferr == nil {

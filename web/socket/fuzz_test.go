@@ -3,6 +3,7 @@ package socket
 import (
 	"testing"
 
+	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/session"
 )
 
@@ -21,7 +22,7 @@ func FuzzParseFrame(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	codes := map[string]bool{session.CodeBadFrame: true, session.CodeUnknownType: true, session.CodeBadField: true, session.CodeBadScenario: true}
+	codes := map[string]bool{protocol.CodeBadFrame: true, protocol.CodeUnknownType: true, protocol.CodeBadField: true, protocol.CodeBadScenario: true}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cmd, ferr := ParseFrame(data)
 		if ferr != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/web/ops"
 	"github.com/teach-dist/playground/web/ratelimit"
@@ -72,9 +73,6 @@ func (h *Hub) Upgrade(w http.ResponseWriter, r *http.Request) (*websocket.Conn, 
 	return conn, err == nil
 }
 
-// CloseShuttingDown is the close reason every WebSocket gets when the server stops.
-const CloseShuttingDown = "server shutting down"
-
 // Drain closes every WebSocket with 1001 "server shutting down" after what is queued
 // for it; sockets opened from now on are closed at once.
 func (h *Hub) Drain() {
@@ -82,7 +80,7 @@ func (h *Hub) Drain() {
 	defer h.mu.Unlock()
 	h.draining = true
 	for c := range h.open {
-		c.CloseWith(websocket.CloseGoingAway, CloseShuttingDown, true)
+		c.CloseWith(websocket.CloseGoingAway, protocol.CloseShuttingDown, true)
 	}
 }
 
@@ -112,7 +110,7 @@ func (h *Hub) NewClient(r *http.Request, conn *websocket.Conn, queue int) *Clien
 	closed := h.opts.Metrics.SocketOpened(kind)
 	h.mu.Lock()
 	if h.draining {
-		c.CloseWith(websocket.CloseGoingAway, CloseShuttingDown, true)
+		c.CloseWith(websocket.CloseGoingAway, protocol.CloseShuttingDown, true)
 	} else {
 		h.open[c] = struct{}{}
 	}
@@ -133,15 +131,9 @@ func (h *Hub) Refuse(conn *websocket.Conn, frames ...[]byte) {
 	for _, f := range frames {
 		_ = conn.WriteMessage(websocket.TextMessage, f)
 	}
-	_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "refused"), time.Now().Add(wait))
+	_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, protocol.CloseRefused), time.Now().Add(wait))
 	conn.Close()
 }
-
-// Close reasons of a WebSocket (docs/protocol.md).
-const (
-	codeRateLimited = "rate-limited"
-	closeAbuse      = "too many frames: slow down"
-)
 
 // limited reports whether the frame just read must be dropped unread. It sends the
 // client a rate-limited error frame; a client that keeps sending past its strikes is
@@ -151,9 +143,9 @@ func (c *Client) limited() bool {
 	case ratelimit.Allowed:
 		return false
 	case ratelimit.Abusive:
-		c.CloseWith(websocket.ClosePolicyViolation, closeAbuse, true)
+		c.CloseWith(websocket.ClosePolicyViolation, protocol.CloseAbuse, true)
 		return true
 	}
-	c.Send(session.ErrorFrame(0, codeRateLimited, "too many commands: this one was dropped unread; slow down"))
+	c.Send(protocol.ErrorFrame(0, protocol.CodeRateLimited, "too many commands: this one was dropped unread; slow down"))
 	return true
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/gorilla/websocket"
 
+	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/runtime/sim"
 	"github.com/teach-dist/playground/scenarios"
@@ -120,7 +121,7 @@ func (c *Client) Send(frame []byte) bool {
 	}
 	if len(c.queue) >= c.maxQueue {
 		c.obs.SlowClient()
-		c.closeLocked(websocket.CloseTryAgainLater, "too slow: frames were piling up", false)
+		c.closeLocked(websocket.CloseTryAgainLater, protocol.CloseSlow, false)
 		return false
 	}
 	c.queue = append(c.queue, frame)
@@ -128,8 +129,11 @@ func (c *Client) Send(frame []byte) bool {
 	return true
 }
 
+// Deliver implements session.Subscriber: a page takes the frame's bytes.
+func (c *Client) Deliver(f protocol.Encoded) bool { return c.Send(f.JSON) }
+
 // Close implements session.Subscriber: the session dropped us or ended.
-func (c *Client) Close() { c.CloseWith(websocket.CloseGoingAway, "the session ended", true) }
+func (c *Client) Close() { c.CloseWith(websocket.CloseGoingAway, protocol.CloseSessionEnded, true) }
 
 // CloseWith closes the connection with code and text, after what is queued if drain.
 // The first call decides; wait for c.gone to know the connection is closed.
@@ -241,13 +245,13 @@ func (h *Hub) ServeSession(w http.ResponseWriter, r *http.Request) {
 		defer done()
 		wait := h.opts.WriteWait
 		_ = conn.SetWriteDeadline(time.Now().Add(wait))
-		closing := websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "no such session")
+		closing := websocket.FormatCloseMessage(websocket.ClosePolicyViolation, protocol.CloseNoSession)
 		if h.opts.Ready() {
 			// Tell the page why, so it can start a new session.
-			_ = conn.WriteMessage(websocket.TextMessage, session.ErrorFrame(0, session.CodeGone, "this session has ended; reload the page for a new one"))
+			_ = conn.WriteMessage(websocket.TextMessage, protocol.ErrorFrame(0, protocol.CodeGone, "this session has ended; reload the page for a new one"))
 		} else {
 			// Shutting down ended the session: say so, as to every other socket.
-			closing = websocket.FormatCloseMessage(websocket.CloseGoingAway, CloseShuttingDown)
+			closing = websocket.FormatCloseMessage(websocket.CloseGoingAway, protocol.CloseShuttingDown)
 		}
 		_ = conn.WriteControl(websocket.CloseMessage, closing, time.Now().Add(wait))
 		conn.Close()
@@ -270,7 +274,7 @@ func (h *Hub) containWS(c *Client) {
 	if v := recover(); v != nil {
 		h.opts.Metrics.Panicked("http")
 		h.opts.Logger.Error("a WebSocket handler panicked; that connection closed", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-		c.CloseWith(websocket.CloseInternalServerErr, "internal error", false)
+		c.CloseWith(websocket.CloseInternalServerErr, protocol.CloseInternal, false)
 	}
 }
 
@@ -314,7 +318,7 @@ func (h *Hub) ReadLoop(conn *websocket.Conn, c *Client, handle func([]byte) bool
 			continue
 		}
 		if kind != websocket.TextMessage {
-			c.Send(session.ErrorFrame(0, session.CodeBadFrame, "frames are JSON text; binary frames are not part of the protocol"))
+			c.Send(protocol.ErrorFrame(0, protocol.CodeBadFrame, "frames are JSON text; binary frames are not part of the protocol"))
 			continue
 		}
 		if !onOwnStack(handle, data) {
@@ -356,12 +360,12 @@ func (h *Hub) Attach(c *Client, sess *session.Session) bool {
 	if err == nil {
 		return true
 	}
-	code := session.CodeGone
+	code := protocol.CodeGone
 	if !errors.Is(err, session.ErrClosed) {
-		code = session.CodeBusy
+		code = protocol.CodeBusy
 		h.opts.Metrics.Refused("viewers")
 	}
-	c.Send(session.ErrorFrame(0, code, err.Error()))
+	c.Send(protocol.ErrorFrame(0, code, err.Error()))
 	c.CloseWith(websocket.CloseTryAgainLater, code, true)
 	return false
 }
@@ -375,7 +379,7 @@ func RunCommand(c *Client, sess *session.Session, data []byte) (session.Command,
 		return cmd, true
 	}
 	if err := sess.Do(c, cmd); err != nil {
-		c.Send(session.ErrorFrame(cmd.Ref, session.CodeGone, "this session has ended; reload the page for a new one"))
+		c.Send(protocol.ErrorFrame(cmd.Ref, protocol.CodeGone, "this session has ended; reload the page for a new one"))
 		return cmd, false
 	}
 	return cmd, true
@@ -388,26 +392,7 @@ type FrameError struct {
 }
 
 // Frame is the error frame that tells the client.
-func (e *FrameError) Frame() []byte { return session.ErrorFrame(e.ref, e.code, e.msg) }
-
-// inFrame is every field a client frame may carry (docs/protocol.md).
-type inFrame struct {
-	Type     string          `json:"type"`
-	Ref      int64           `json:"ref"`
-	Step     *int            `json:"step"`
-	Speed    *float64        `json:"speed"`
-	Scenario json.RawMessage `json:"scenario"`
-	Do       string          `json:"do"`
-	Node     *int            `json:"node"`
-	To       *int            `json:"to"` // tell: the process told
-	Msg      *int64          `json:"msg"`
-	Groups   [][]int         `json:"groups"` // partition: process ids per group
-	// network: what changes (at least one)
-	Delay json.RawMessage `json:"delay"` // [min, max] or one number
-	FIFO  *bool           `json:"fifo"`
-	Loss  *float64        `json:"loss"`
-	Hold  *bool           `json:"hold"`
-}
+func (e *FrameError) Frame() []byte { return protocol.ErrorFrame(e.ref, e.code, e.msg) }
 
 // simpleKind is the command of a frame that carries nothing but its type.
 func simpleKind(typ string) (session.Kind, bool) {
@@ -425,7 +410,7 @@ func simpleKind(typ string) (session.Kind, bool) {
 }
 
 // netChange reads the network fields of an act frame; msg names the bad field.
-func netChange(f *inFrame) (c sim.NetChange, msg string) {
+func netChange(f *protocol.Command) (c sim.NetChange, msg string) {
 	var d scenarios.Delay
 	if f.Delay != nil {
 		if err := d.UnmarshalJSON(f.Delay); err != nil || len(d) < 1 || len(d) > 2 || string(f.Delay) == "null" {
@@ -441,17 +426,17 @@ func netChange(f *inFrame) (c sim.NetChange, msg string) {
 
 // ParseFrame decodes one client frame strictly into a session command.
 func ParseFrame(data []byte) (session.Command, *FrameError) {
-	var f inFrame
+	var f protocol.Command
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
-		return session.Command{}, &FrameError{code: session.CodeBadFrame, msg: "not a protocol frame: " + err.Error()}
+		return session.Command{}, &FrameError{code: protocol.CodeBadFrame, msg: "not a protocol frame: " + err.Error()}
 	}
 	if dec.More() {
-		return session.Command{}, &FrameError{code: session.CodeBadFrame, msg: "one JSON object per frame"}
+		return session.Command{}, &FrameError{code: protocol.CodeBadFrame, msg: "one JSON object per frame"}
 	}
 	bad := func(format string, args ...any) (session.Command, *FrameError) {
-		return session.Command{}, &FrameError{ref: f.Ref, code: session.CodeBadField, msg: fmt.Sprintf(format, args...)}
+		return session.Command{}, &FrameError{ref: f.Ref, code: protocol.CodeBadField, msg: fmt.Sprintf(format, args...)}
 	}
 	cmd := session.Command{Ref: f.Ref}
 	if k, ok := simpleKind(f.Type); ok {
@@ -460,7 +445,7 @@ func ParseFrame(data []byte) (session.Command, *FrameError) {
 	}
 	switch f.Type {
 	case "":
-		return session.Command{}, &FrameError{ref: f.Ref, code: session.CodeBadFrame, msg: "type: missing"}
+		return session.Command{}, &FrameError{ref: f.Ref, code: protocol.CodeBadFrame, msg: "type: missing"}
 	case "seek":
 		if f.Step == nil {
 			return bad("step: seek needs the step to show")
@@ -476,11 +461,11 @@ func ParseFrame(data []byte) (session.Command, *FrameError) {
 		if len(f.Scenario) > 0 && string(f.Scenario) != "null" {
 			sc, err := scenarios.Parse(f.Scenario)
 			if err != nil {
-				return session.Command{}, &FrameError{ref: f.Ref, code: session.CodeBadScenario, msg: err.Error()}
+				return session.Command{}, &FrameError{ref: f.Ref, code: protocol.CodeBadScenario, msg: err.Error()}
 			}
 			setup, err := runs.SetupOf(sc, "")
 			if err != nil {
-				return session.Command{}, &FrameError{ref: f.Ref, code: session.CodeBadScenario, msg: err.Error()}
+				return session.Command{}, &FrameError{ref: f.Ref, code: protocol.CodeBadScenario, msg: err.Error()}
 			}
 			cmd.Setup = &setup
 		}
@@ -536,7 +521,7 @@ func ParseFrame(data []byte) (session.Command, *FrameError) {
 			cmd.Node = *f.Node
 		}
 	default:
-		return session.Command{}, &FrameError{ref: f.Ref, code: session.CodeUnknownType,
+		return session.Command{}, &FrameError{ref: f.Ref, code: protocol.CodeUnknownType,
 			msg: fmt.Sprintf("type: %q is unknown (allowed: play, pause, step, back, seek, speed, reset, act)", f.Type)}
 	}
 	return cmd, nil

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/teach-dist/playground/runtime/lecture"
+	"github.com/teach-dist/playground/runtime/protocol"
 )
 
 const code = "KXT49P"
@@ -44,7 +45,7 @@ func (s *stream) lose(frame []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
-	s.hub.put(s.seq, lecture.Stamp(s.seq, frame))
+	s.hub.put(s.seq, protocol.Stamp(s.seq, frame))
 }
 
 // Followers on both servers get the same bytes, numbered without a gap; a follower on

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/teach-dist/playground/runtime/lecture"
+	"github.com/teach-dist/playground/runtime/protocol"
 )
 
 // natsServer is a real nats-server (Debian's package) on a free loopback port.
@@ -178,7 +179,7 @@ func (s *sink) until(t *testing.T, seq uint64) [][]byte {
 	for {
 		out = append(out, s.take()...)
 		if len(out) > 0 {
-			if n, _ := frameSeq(out[len(out)-1]); n >= seq {
+			if n, _ := protocol.StampOf(out[len(out)-1]); n >= seq {
 				return out
 			}
 		}

@@ -5,14 +5,15 @@ import (
 	"testing"
 
 	"github.com/teach-dist/playground/runtime/lecture"
+	"github.com/teach-dist/playground/runtime/protocol"
 )
 
 // hubWith is a hub with a checkpoint at 0 and frames 1..n.
 func hubWith(n int) *hub {
 	h := &hub{}
-	h.checkpoint(0, [][]byte{lecture.Stamp(0, []byte(`{"type":"hello"}`))})
+	h.checkpoint(0, [][]byte{protocol.Stamp(0, []byte(`{"type":"hello"}`))})
 	for i := range n {
-		h.put(uint64(i+1), lecture.Stamp(uint64(i+1), frame(i)))
+		h.put(uint64(i+1), protocol.Stamp(uint64(i+1), frame(i)))
 	}
 	return h
 }
@@ -53,8 +54,8 @@ func TestHubTakesOnlyTheNextFrame(t *testing.T) {
 	if _, err := h.follow(3, s); err != nil {
 		t.Fatal(err)
 	}
-	h.put(3, lecture.Stamp(3, frame(9))) // a repeat
-	h.put(5, lecture.Stamp(5, frame(9))) // after a gap
+	h.put(3, protocol.Stamp(3, frame(9))) // a repeat
+	h.put(5, protocol.Stamp(5, frame(9))) // after a gap
 	if got := s.take(); len(got) != 0 || h.last() != 3 {
 		t.Fatalf("took %q, last %d", got, h.last())
 	}
@@ -72,8 +73,8 @@ func TestHubLoadDeliversOnlyTheMissingFrames(t *testing.T) {
 		t.Fatal(err)
 	}
 	owner := hubWith(7)
-	owner.checkpoint(7, [][]byte{lecture.Stamp(7, []byte(`{"type":"hello"}`))})
-	owner.put(8, lecture.Stamp(8, frame(7)))
+	owner.checkpoint(7, [][]byte{protocol.Stamp(7, []byte(`{"type":"hello"}`))})
+	owner.put(8, protocol.Stamp(8, frame(7)))
 	// The owner's checkpoint is past what the follower has (3): it cannot resume.
 	h.load(owner.snapshot())
 	if s.reason() != lecture.Slow {
@@ -108,7 +109,7 @@ func TestHubSlowFollowerIsDropped(t *testing.T) {
 		}
 	}
 	for i := range 10 {
-		h.put(uint64(i+1), lecture.Stamp(uint64(i+1), frame(i)))
+		h.put(uint64(i+1), protocol.Stamp(uint64(i+1), frame(i)))
 	}
 	if slow.reason() != lecture.Slow || fast.reason() != 0 || len(fast.take()) != 11 || h.followers() != 1 {
 		t.Fatalf("slow closed %d, fast closed %d, %d followers", slow.reason(), fast.reason(), h.followers())

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/teach-dist/playground/runtime/lecture"
+	"github.com/teach-dist/playground/runtime/protocol"
 )
 
 // mirror is a lecture of another server, on this one while it has followers here: it
@@ -102,7 +103,7 @@ func (m *mirror) apply(msg *nats.Msg) error {
 	switch kind {
 	case "": // a frame
 		m.asm.reset()
-		n, ok := frameSeq(msg.Data)
+		n, ok := protocol.StampOf(msg.Data)
 		if !ok {
 			return nil
 		}

@@ -2,7 +2,7 @@
 // a load balancer: a lecture's run lives on the presenter's server, its followers
 // connect to any server.
 //
-// The presenter's server numbers each frame once (lecture.Stamp), fans it out to its own
+// The presenter's server numbers each frame once (protocol.Stamp), fans it out to its own
 // followers and publishes it once on the lecture's subject. Every other server that has
 // followers of the lecture subscribes to that subject and fans the frames out locally; it
 // first fetches the checkpoint and log from the presenter's server (request/reply), then

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/teach-dist/playground/runtime/lecture"
+	"github.com/teach-dist/playground/runtime/protocol"
 )
 
 // stream is a lecture of this server: the publishing end, its own followers' hub, and
@@ -44,7 +45,7 @@ func (s *stream) Publish(frame []byte) uint64 {
 		return s.seq
 	}
 	s.seq++
-	fr := lecture.Stamp(s.seq, frame)
+	fr := protocol.Stamp(s.seq, frame)
 	s.hub.put(s.seq, fr)
 	s.b.publish(&nats.Msg{Subject: s.subj, Data: fr})
 	return s.seq
@@ -60,7 +61,7 @@ func (s *stream) Checkpoint(frames ...[]byte) {
 	}
 	cp := make([][]byte, len(frames))
 	for i, f := range frames {
-		cp[i] = lecture.Stamp(s.seq, f)
+		cp[i] = protocol.Stamp(s.seq, f)
 	}
 	s.hub.checkpoint(s.seq, cp)
 	for _, m := range stateMsgs(s.subj, kindCheckpoint, state{cpSeq: s.seq, seq: s.seq, cp: cp}, s.b.payloadLimit()) {

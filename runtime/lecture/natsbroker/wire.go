@@ -38,21 +38,6 @@ const (
 	kindState      = "state"
 )
 
-// frameSeq reads the number a frame was stamped with: {"lseq":N,...
-func frameSeq(frame []byte) (uint64, bool) {
-	const p = `{"lseq":`
-	if len(frame) <= len(p) || string(frame[:len(p)]) != p {
-		return 0, false
-	}
-	rest := frame[len(p):]
-	n := 0
-	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
-		n++
-	}
-	v, err := strconv.ParseUint(string(rest[:n]), 10, 64)
-	return v, err == nil
-}
-
 func headerSeq(m *nats.Msg, key string) uint64 {
 	if m.Header == nil {
 		return 0

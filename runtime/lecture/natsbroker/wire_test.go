@@ -10,34 +10,16 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/teach-dist/playground/runtime/lecture"
+	"github.com/teach-dist/playground/runtime/protocol"
 )
-
-func TestFrameSeqReadsTheStamp(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want uint64
-		ok   bool
-	}{
-		{string(lecture.Stamp(42, []byte(`{"type":"events"}`))), 42, true},
-		{string(lecture.Stamp(7, []byte(`{}`))), 7, true},
-		{`{"type":"events","lseq":3}`, 0, false},
-		{`{"lseq":}`, 0, false},
-		{``, 0, false},
-	} {
-		got, ok := frameSeq([]byte(c.in))
-		if got != c.want || ok != c.ok {
-			t.Errorf("frameSeq(%s) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
-		}
-	}
-}
 
 // A state too big for one message goes in parts and comes back whole, byte for byte.
 func TestStateMessagesSplitAndJoin(t *testing.T) {
-	cp := [][]byte{lecture.Stamp(10, []byte(`{"type":"hello"}`)),
-		lecture.Stamp(10, []byte(`{"type":"snapshot","big":"`+strings.Repeat("x", 300)+`"}`))}
+	cp := [][]byte{protocol.Stamp(10, []byte(`{"type":"hello"}`)),
+		protocol.Stamp(10, []byte(`{"type":"snapshot","big":"`+strings.Repeat("x", 300)+`"}`))}
 	var log [][]byte
 	for i := range 20 {
-		log = append(log, lecture.Stamp(uint64(11+i), frame(i)))
+		log = append(log, protocol.Stamp(uint64(11+i), frame(i)))
 	}
 	st := state{cpSeq: 10, seq: 30, cp: cp, log: log, ended: true}
 	msgs := stateMsgs("s", kindState, st, 100)

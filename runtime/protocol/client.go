@@ -1,0 +1,37 @@
+package protocol
+
+import "encoding/json"
+
+// The client's frames: what a page sends. The server decodes them strictly (an unknown
+// field is a bad-frame error), so these types list every field a command may carry.
+// Pointers tell a field left out from a zero.
+
+// Command is a command on a run's socket (/ws/{session}, and the presenter's):
+// play, pause, step, back, seek, speed, reset, act.
+type Command struct {
+	Type     string          `json:"type"`
+	Ref      int64           `json:"ref,omitempty"` // echoed in an error frame about it
+	Step     *int            `json:"step,omitempty"`
+	Speed    *float64        `json:"speed,omitempty"`
+	Scenario json.RawMessage `json:"scenario,omitempty"` // reset: a scenario v1 document
+	Do       string          `json:"do,omitempty"`       // act: the action
+	Node     *int            `json:"node,omitempty"`
+	To       *int            `json:"to,omitempty"` // tell: the process told
+	Msg      *int64          `json:"msg,omitempty"`
+	Groups   [][]int         `json:"groups,omitempty"` // partition: process ids per group
+	// network: what changes (at least one)
+	Delay json.RawMessage `json:"delay,omitempty"` // [min, max] or one number
+	FIFO  *bool           `json:"fifo,omitempty"`
+	Loss  *float64        `json:"loss,omitempty"`
+	Hold  *bool           `json:"hold,omitempty"`
+}
+
+// LectureCommand is a lecture command, {"type":"lecture","op":...}: the presenter's
+// questions, ask, reveal, withdraw, end, and a follower's answer.
+type LectureCommand struct {
+	Type     string `json:"type"` // "lecture"
+	Ref      int64  `json:"ref,omitempty"`
+	Op       string `json:"op"`
+	Question *int   `json:"question,omitempty"` // ask: an index into the list; answer: the question's id
+	Choice   *int   `json:"choice,omitempty"`   // answer: an index into its choices
+}
