@@ -16,7 +16,7 @@ func TestParseActTell(t *testing.T) {
 	if ferr != nil {
 		t.Fatalf("%s: %s", ferr.code, ferr.msg)
 	}
-	want := session.Command{Kind: session.Act, Ref: 4, Do: sim.ActTell, Node: 3, To: 1}
+	want := session.Command{Kind: session.Act, Ref: 4, Act: sim.ActionJSON{Do: "tell", Node: new(3), To: new(1)}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v\nwant %+v", got, want)
 	}

@@ -5,8 +5,8 @@ import "fmt"
 // Apply performs a live intervention now, between steps. It returns an *ActionError
 // when the action makes no sense in the current state (crashing a crashed node, ...).
 func (s *Sim) Apply(a Action) error {
-	if err := checkAction(&s.cfg, &a); err != nil {
-		return &ActionError{Action: a.Do, Reason: err.Error()}
+	if err := a.Check(s.spec, s.cfg.IDs); err != nil {
+		return &ActionError{Action: a.Do, Reason: err.Error(), Err: err}
 	}
 	if err := s.apply(&a, true); err != nil {
 		return err

@@ -3,7 +3,28 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 )
+
+// FieldError is an action (or a part of a configuration) that cannot be, naming the
+// field at fault as written in a scenario event or a frame: "node", "groups[1][0]",
+// "delay". Field is empty when the action as a whole is at fault.
+type FieldError struct {
+	Field  string
+	Reason string
+}
+
+func (e *FieldError) Error() string {
+	if e.Field == "" {
+		return e.Reason
+	}
+	return e.Field + ": " + e.Reason
+}
+
+func fieldErr(field, format string, args ...any) *FieldError {
+	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
 
 func validate(cfg *Config) error {
 	if cfg.Spec == nil {
@@ -31,73 +52,112 @@ func validate(cfg *Config) error {
 		if a.At < 0 || a.At > MaxTime {
 			return fmt.Errorf("events[%d].at: %d is out of range (0 to %d)", i, a.At, MaxTime)
 		}
-		if err := checkAction(cfg, a); err != nil {
+		if err := a.Check(cfg.Spec, cfg.IDs); err != nil {
 			return fmt.Errorf("events[%d]: %w", i, err)
 		}
 	}
 	return nil
 }
 
-func checkAction(cfg *Config, a *Action) error {
-	n := len(cfg.IDs)
+// Check is the one validation of an action, whether it comes from a scenario, a link,
+// a WebSocket frame or code: a run of spec with these ids (node index -> id) can take
+// it. Errors are *FieldError. Whether the run's state allows it now (crashing a
+// crashed node) is Apply's to say.
+func (a *Action) Check(spec *Spec, ids []int) error {
+	if err := a.checkShape(); err != nil {
+		return err
+	}
+	if family := actionKinds[a.Do].family; family != "" && spec.Family != family {
+		what := "is mutual exclusion"
+		if spec.Family == Election {
+			what = "elects a leader"
+		}
+		needs := "a mutual exclusion"
+		if family == Election {
+			needs = "an election"
+		}
+		return fieldErr("do", "%q needs %s algorithm; %s %s (allowed: %s)", a.Do, needs, spec.Slug, what, strings.Join(actionNamesFor(spec.Family), ", "))
+	}
+	n := len(ids)
 	inRange := func(i int) bool { return i >= 0 && i < n }
+	if a.Do.takes(takesNode) && !inRange(a.Node) {
+		return fieldErr("node", "index %d does not exist", a.Node)
+	}
 	switch a.Do {
-	case ActRequest, ActRelease:
-		if cfg.Spec.Family != Mutex {
-			return fmt.Errorf("do: %q needs a mutual exclusion algorithm; %s elects a leader", a.Do, cfg.Spec.Slug)
-		}
-	case ActElect:
-		if cfg.Spec.Family != Election {
-			return fmt.Errorf("do: %q needs an election algorithm; %s is mutual exclusion", a.Do, cfg.Spec.Slug)
-		}
-	case ActCrash, ActRecover, ActHeal:
-	case ActNetwork:
-		return a.Net.Check()
-	case ActFire:
-		if a.Timer == "" {
-			return errors.New("name: fire needs the name of a timer")
-		}
 	case ActTell:
-		if !inRange(a.Node) {
-			return fmt.Errorf("node: index %d does not exist", a.Node)
-		}
 		if !inRange(a.To) {
-			return errors.New("to: tell needs the process to tell (no such node)")
+			return fieldErr("to", "index %d does not exist", a.To)
 		}
 		if a.To == a.Node {
-			return errors.New("to: a process tells another process, not itself")
+			return fieldErr("to", "P%d would tell itself: a process tells another process", ids[a.To])
 		}
-		return nil
-	case ActDrop, ActDeliver:
-		if a.Do == ActDeliver && a.Msg <= 0 {
-			return errors.New("msg: deliver needs the id of a held message")
+	case ActDrop:
+		if a.From >= n {
+			return fieldErr("from", "index %d does not exist", a.From)
 		}
-		if (a.From >= 0 && !inRange(a.From)) || (a.To >= 0 && !inRange(a.To)) {
-			return errors.New("from/to: no such node")
+		if a.To >= n {
+			return fieldErr("to", "index %d does not exist", a.To)
 		}
-		return nil
+		if a.Type != "" && a.Type != AppMessage && spec.MessageType(a.Type) == nil {
+			names := make([]string, len(spec.Messages))
+			for i, m := range spec.Messages {
+				names[i] = m.Name
+			}
+			return fieldErr("type", "%q is not a message of %s (allowed: %s, or %s for an application message)", a.Type, spec.Slug, strings.Join(names, ", "), AppMessage)
+		}
 	case ActPartition:
 		seen := make([]bool, n)
-		if len(a.Groups) == 0 {
-			return errors.New("groups: a partition needs at least one group")
-		}
-		for _, g := range a.Groups {
-			for _, i := range g {
+		for g, group := range a.Groups {
+			for m, i := range group {
+				f := "groups[" + strconv.Itoa(g) + "][" + strconv.Itoa(m) + "]"
 				if !inRange(i) {
-					return fmt.Errorf("groups: node index %d does not exist", i)
+					return fieldErr(f, "index %d does not exist", i)
 				}
 				if seen[i] {
-					return fmt.Errorf("groups: node %d is in two groups", cfg.IDs[i])
+					return fieldErr(f, "%d is in two groups", ids[i])
 				}
 				seen[i] = true
 			}
 		}
-		return nil
-	default:
-		return fmt.Errorf("do: unknown action %d", a.Do)
 	}
-	if a.Do != ActHeal && !inRange(a.Node) {
-		return fmt.Errorf("node: index %d does not exist", a.Node)
+	return nil
+}
+
+// checkShape checks what an action must be whatever the run: a known kind, with the
+// fields that kind needs (-1 stands for a node not given).
+func (a *Action) checkShape() error {
+	if int(a.Do) >= len(actionKinds) {
+		return fieldErr("do", "unknown action %d", a.Do)
+	}
+	if a.Do.takes(takesNode) && a.Node < 0 {
+		return fieldErr("node", "%q needs a node", a.Do)
+	}
+	switch a.Do {
+	case ActDrop:
+		if a.Msg < 0 {
+			return fieldErr("msg", "%d is not a message id", a.Msg)
+		}
+		if a.Msg == 0 && a.From < 0 && a.To < 0 && a.Type == "" {
+			return fieldErr("msg", "drop needs the id of a message in flight, or a filter (from, to, type)")
+		}
+	case ActDeliver:
+		if a.Msg <= 0 {
+			return fieldErr("msg", "deliver needs the id of a held message")
+		}
+	case ActTell:
+		if a.To < 0 {
+			return fieldErr("to", "tell needs the id of the process to tell")
+		}
+	case ActPartition:
+		if len(a.Groups) == 0 {
+			return fieldErr("groups", "a partition needs at least one group of ids")
+		}
+	case ActFire:
+		if a.Timer == "" {
+			return fieldErr("name", "fire needs the name of one of the node's timers")
+		}
+	case ActNetwork:
+		return a.Net.Check()
 	}
 	return nil
 }
