@@ -26,21 +26,21 @@ func TestInvariantsPanicNamingWhatBroke(t *testing.T) {
 		}},
 		{"message slot freed twice", "freed twice", func() {
 			nw := newNetwork(Network{}, 2)
-			slot := nw.alloc()
-			nw.msgs[slot].state = slotLive
+			slot := nw.msgs.alloc()
+			nw.msgs.slots[slot].state = slotLive
 			nw.release(slot)
 			nw.release(slot)
 		}},
 		{"delivery of a free slot", "not in use", func() {
 			s := &Sim{nw: newNetwork(Network{}, 2)}
-			s.deliverSlot(s.nw.alloc())
+			s.deliverSlot(s.nw.msgs.alloc())
 		}},
 		{"timer disarmed twice", "armed timer count below zero", func() {
 			var tm timers
 			tm.deactivate(&timerSlot{name: "t"})
 		}},
 		{"timer fires from a slot the book does not hold", "the book holds it", func() {
-			s := &Sim{tm: timers{slots: []timerSlot{{name: "t", state: slotLive}}, byNode: []map[string]int32{{}}}}
+			s := &Sim{tm: timers{pool: pool[timerSlot]{slots: []timerSlot{{name: "t", state: slotLive}}}, byNode: []map[string]int32{{}}}}
 			s.fireTimer(0)
 		}},
 		{"end of CS counted off twice", "pending CS ends below zero", func() {

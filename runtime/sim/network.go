@@ -47,8 +47,7 @@ type network struct {
 	lastArr []int   // FIFO: last arrival time per channel (from*n+to)
 	group   []int   // partition group per node; all equal when connected
 
-	msgs       []msgSlot
-	free       []int32
+	msgs       pool[msgSlot]
 	held       []int32 // hold mode: slots in send order
 	nextID     int64
 	inflight   int
@@ -59,22 +58,11 @@ func newNetwork(model Network, n int) network {
 	return network{model: model, lastArr: make([]int, n*n), group: make([]int, n), nextID: 1}
 }
 
-func (nw *network) alloc() int32 {
-	if k := len(nw.free); k > 0 {
-		slot := nw.free[k-1]
-		nw.free = nw.free[:k-1]
-		return slot
-	}
-	nw.msgs = append(nw.msgs, msgSlot{})
-	return int32(len(nw.msgs) - 1)
-}
-
 func (nw *network) release(slot int32) {
-	if nw.msgs[slot].state == slotFree {
+	if nw.msgs.slots[slot].state == slotFree {
 		panic(fmt.Sprintf("sim: invariant broken: message slot %d freed twice", slot))
 	}
-	nw.msgs[slot] = msgSlot{}
-	nw.free = append(nw.free, slot)
+	nw.msgs.release(slot)
 }
 
 // leave stops counting a message as in flight.
@@ -91,12 +79,12 @@ func (nw *network) leave(ms *msgSlot) {
 // live returns the live slots that match keep, oldest message first.
 func (nw *network) live(keep func(ms *msgSlot) bool) []int32 {
 	var out []int32
-	for k := range nw.msgs {
-		if ms := &nw.msgs[k]; ms.state == slotLive && keep(ms) {
+	for k := range nw.msgs.slots {
+		if ms := &nw.msgs.slots[k]; ms.state == slotLive && keep(ms) {
 			out = append(out, int32(k))
 		}
 	}
-	slices.SortFunc(out, func(a, b int32) int { return int(nw.msgs[a].msg.ID - nw.msgs[b].msg.ID) })
+	slices.SortFunc(out, func(a, b int32) int { return int(nw.msgs.slots[a].msg.ID - nw.msgs.slots[b].msg.ID) })
 	return out
 }
 
@@ -104,8 +92,8 @@ func (nw *network) live(keep func(ms *msgSlot) bool) []int32 {
 // it, so messages sent from now on arrive after them.
 func (nw *network) fifoFromInFlight(n int) {
 	clear(nw.lastArr)
-	for k := range nw.msgs {
-		if ms := &nw.msgs[k]; ms.state == slotLive && !ms.held {
+	for k := range nw.msgs.slots {
+		if ms := &nw.msgs.slots[k]; ms.state == slotLive && !ms.held {
 			ch := ms.msg.From*n + ms.msg.To
 			nw.lastArr[ch] = max(nw.lastArr[ch], ms.at)
 		}
@@ -117,11 +105,11 @@ func (nw *network) fifoFromInFlight(n int) {
 // message moves to a new, held slot.
 func (nw *network) holdInFlight() {
 	for _, old := range nw.live(func(ms *msgSlot) bool { return !ms.held }) {
-		ms := nw.msgs[old]
-		nw.msgs[old].state = slotDead
-		slot := nw.alloc()
+		ms := nw.msgs.slots[old]
+		nw.msgs.slots[old].state = slotDead
+		slot := nw.msgs.alloc()
 		ms.held = true
-		nw.msgs[slot] = ms
+		nw.msgs.slots[slot] = ms
 		nw.held = append(nw.held, slot)
 	}
 }
@@ -153,10 +141,10 @@ func (s *Sim) send(m Message) error {
 		return s.dropped(&m, m.From, ReasonLost)
 	}
 	at := s.arrival(&m)
-	slot := nw.alloc()
+	slot := nw.msgs.alloc()
 	bg := len(s.spec.BackgroundMessages) > 0 && slices.Contains(s.spec.BackgroundMessages, m.Type)
 	hold := nw.model.Hold
-	nw.msgs[slot] = msgSlot{msg: m, at: at, state: slotLive, held: hold, bg: bg}
+	nw.msgs.slots[slot] = msgSlot{msg: m, at: at, state: slotLive, held: hold, bg: bg}
 	if !bg {
 		nw.inflight++
 	}
@@ -196,7 +184,7 @@ func (s *Sim) dropped(m *Message, node int, reason string) error {
 }
 
 func (s *Sim) deliverSlot(slot int32) error {
-	ms := &s.nw.msgs[slot]
+	ms := &s.nw.msgs.slots[slot]
 	if ms.state != slotLive {
 		panic(fmt.Sprintf("sim: invariant broken: delivering message slot %d, which is not in use", slot))
 	}
@@ -231,7 +219,7 @@ func (s *Sim) deliver(m *Message) error {
 func (s *Sim) deliverHeld(a *Action, live bool) error {
 	nw := &s.nw
 	for k, slot := range nw.held {
-		m := &nw.msgs[slot].msg
+		m := &nw.msgs.slots[slot].msg
 		if m.ID != a.Msg {
 			continue
 		}
@@ -239,7 +227,7 @@ func (s *Sim) deliverHeld(a *Action, live bool) error {
 			// FIFO channels: only the oldest held message of a channel may go (the held
 			// list is in send order).
 			for _, o := range nw.held[:k] {
-				if om := &nw.msgs[o].msg; om.From == m.From && om.To == m.To {
+				if om := &nw.msgs.slots[o].msg; om.From == m.From && om.To == m.To {
 					return s.refuse(live, a, "FIFO: message %d waits behind message %d on the channel %s -> %s",
 						m.ID, om.ID, s.name(m.From), s.name(m.To))
 				}
@@ -288,7 +276,7 @@ func (s *Sim) releaseHeld() {
 		nw.fifoFromInFlight(s.n)
 	}
 	for _, slot := range nw.held {
-		ms := &nw.msgs[slot]
+		ms := &nw.msgs.slots[slot]
 		ms.held = false
 		ms.at = s.arrival(&ms.msg)
 		s.q.schedule(item{t: ms.at, kind: itemMessage, slot: slot})
@@ -301,9 +289,9 @@ func (s *Sim) releaseHeld() {
 func (s *Sim) drop(a *Action, live bool) error {
 	nw := &s.nw
 	best := int32(-1)
-	for slot := range nw.msgs {
-		ms := &nw.msgs[slot]
-		if ms.state == slotLive && a.matches(&ms.msg) && (best < 0 || ms.msg.ID < nw.msgs[best].msg.ID) {
+	for slot := range nw.msgs.slots {
+		ms := &nw.msgs.slots[slot]
+		if ms.state == slotLive && a.matches(&ms.msg) && (best < 0 || ms.msg.ID < nw.msgs.slots[best].msg.ID) {
 			best = int32(slot)
 		}
 	}
@@ -320,7 +308,7 @@ func (s *Sim) drop(a *Action, live bool) error {
 // removeInFlight takes a message out of the network with a drop event.
 func (s *Sim) removeInFlight(slot int32, reason string) error {
 	nw := &s.nw
-	ms := &nw.msgs[slot]
+	ms := &nw.msgs.slots[slot]
 	m := ms.msg
 	nw.leave(ms)
 	if ms.held {

@@ -206,7 +206,7 @@ func (s *Sim) skipDead() {
 		it := s.q.peek()
 		switch it.kind {
 		case itemMessage:
-			if s.nw.msgs[it.slot].state != slotDead {
+			if s.nw.msgs.slots[it.slot].state != slotDead {
 				return
 			}
 			s.nw.release(it.slot)

@@ -49,8 +49,8 @@ func (s *Sim) Snapshot() Snapshot {
 // InFlight lists the messages in the network, oldest first.
 func (s *Sim) InFlight() []InFlight {
 	var out []InFlight
-	for k := range s.nw.msgs {
-		ms := &s.nw.msgs[k]
+	for k := range s.nw.msgs.slots {
+		ms := &s.nw.msgs.slots[k]
 		if ms.state != slotLive {
 			continue
 		}

@@ -19,25 +19,9 @@ type timerSlot struct {
 // is in byNode exactly while it is live; active counts the live timers that are not
 // background timers and never goes below zero.
 type timers struct {
-	slots  []timerSlot
-	free   []int32
+	pool[timerSlot]
 	byNode []map[string]int32
 	active int // armed timers that are not background timers
-}
-
-func (tm *timers) alloc() int32 {
-	if k := len(tm.free); k > 0 {
-		slot := tm.free[k-1]
-		tm.free = tm.free[:k-1]
-		return slot
-	}
-	tm.slots = append(tm.slots, timerSlot{})
-	return int32(len(tm.slots) - 1)
-}
-
-func (tm *timers) release(slot int32) {
-	tm.slots[slot] = timerSlot{}
-	tm.free = append(tm.free, slot)
 }
 
 // kill marks a live timer dead: its queued item is skipped when popped.
