@@ -158,9 +158,9 @@ type NetChange struct {
 	Hold               bool
 }
 
-// ChangeOf is the change that sets the fields given (nil: left as it is); delay is
+// changeOf is the change that sets the fields given (nil: left as it is); delay is
 // [min, max] or one number. Check validates it.
-func ChangeOf(delay []int, fifo *bool, loss *float64, hold *bool) NetChange {
+func changeOf(delay []int, fifo *bool, loss *float64, hold *bool) NetChange {
 	var c NetChange
 	if len(delay) > 0 {
 		c.Set |= NetDelay

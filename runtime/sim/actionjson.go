@@ -148,7 +148,7 @@ func (j *ActionJSON) action(ids []int) (Action, error) {
 		if j.Delay != nil && (len(j.Delay) < 1 || len(j.Delay) > 2) {
 			return Action{}, fieldErr("delay", "expected a number or [min, max]")
 		}
-		a.Net = ChangeOf(j.Delay, j.FIFO, j.Loss, j.Hold)
+		a.Net = changeOf(j.Delay, j.FIFO, j.Loss, j.Hold)
 	}
 	return a, nil
 }

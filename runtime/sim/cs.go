@@ -31,7 +31,7 @@ func (cs *critical) leave(i int) bool {
 	cs.gen[i]++
 	cs.releaseDone(i)
 	if cs.count < 0 {
-		panic(fmt.Sprintf("sim: invariant broken: CS count below zero after node %d left", i))
+		broken("CS count below zero after node %d left", i)
 	}
 	return true
 }
@@ -45,7 +45,7 @@ func (cs *critical) releaseDone(i int) {
 		cs.due[i] = false
 		cs.pendingRelease--
 		if cs.pendingRelease < 0 {
-			panic(fmt.Sprintf("sim: invariant broken: pending CS ends below zero after node %d", i))
+			broken("pending CS ends below zero after node %d", i)
 		}
 	}
 }

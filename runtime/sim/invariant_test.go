@@ -14,11 +14,10 @@ func TestInvariantsPanicNamingWhatBroke(t *testing.T) {
 		corrupt func()
 	}{
 		{"queue taken out of order", "queue order", func() {
-			var q eventQueue
-			q.schedule(item{t: 5})
-			q.take()
-			q.schedule(item{t: 3}) // in the past
-			q.take()
+			s := &Sim{cfg: Config{Until: 10}}
+			s.q.schedule(item{t: 5, kind: itemAction})
+			s.q.last = item{t: 6} // a step at t=6 was taken: t=5 is in the past
+			s.Step()
 		}},
 		{"message leaves twice", "in-flight count below zero", func() {
 			nw := newNetwork(Network{}, 2)

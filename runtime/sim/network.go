@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"fmt"
 	"slices"
 )
 
@@ -60,7 +59,7 @@ func newNetwork(model Network, n int) network {
 
 func (nw *network) release(slot int32) {
 	if nw.msgs.slots[slot].state == slotFree {
-		panic(fmt.Sprintf("sim: invariant broken: message slot %d freed twice", slot))
+		broken("message slot %d freed twice", slot)
 	}
 	nw.msgs.release(slot)
 }
@@ -72,7 +71,7 @@ func (nw *network) leave(ms *msgSlot) {
 	}
 	nw.inflight--
 	if nw.inflight < 0 {
-		panic(fmt.Sprintf("sim: invariant broken: in-flight count below zero after message %d left", ms.msg.ID))
+		broken("in-flight count below zero after message %d left", ms.msg.ID)
 	}
 }
 
@@ -186,7 +185,7 @@ func (s *Sim) dropped(m *Message, node int, reason string) error {
 func (s *Sim) deliverSlot(slot int32) error {
 	ms := &s.nw.msgs.slots[slot]
 	if ms.state != slotLive {
-		panic(fmt.Sprintf("sim: invariant broken: delivering message slot %d, which is not in use", slot))
+		broken("delivering message slot %d, which is not in use", slot)
 	}
 	m := ms.msg
 	s.nw.leave(ms)

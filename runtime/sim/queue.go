@@ -1,7 +1,5 @@
 package sim
 
-import "fmt"
-
 // itemKind says what a queued item is.
 type itemKind uint8
 
@@ -36,7 +34,7 @@ func (a *item) before(b *item) bool {
 // Invariant: the items taken as steps come in strictly increasing (t, seq) order.
 // Everything is scheduled at or after the current time and virtual time only moves to
 // the item taken, so one that goes back is a broken heap or an item scheduled in the
-// past: take panics. (Dead items, skipped with pop, may leave early: an item scheduled
+// past: Step panics. (Dead items, skipped with pop, may leave early: an item scheduled
 // after them can come before them.)
 type eventQueue struct {
 	items []item
@@ -88,12 +86,7 @@ func (q *eventQueue) pop() item {
 	return top
 }
 
-// take pops the next item as the run's next step.
-func (q *eventQueue) take() item {
-	it := q.pop()
-	if it.before(&q.last) {
-		panic(fmt.Sprintf("sim: invariant broken: queue order: item (t=%d, seq=%d) taken after (t=%d, seq=%d)", it.t, it.seq, q.last.t, q.last.seq))
-	}
-	q.last = it
-	return it
+// outOfOrder reports an item taken as a step before the last one (Step checks).
+func (q *eventQueue) outOfOrder(it item) {
+	broken("queue order: item (t=%d, seq=%d) taken after (t=%d, seq=%d)", it.t, it.seq, q.last.t, q.last.seq)
 }

@@ -5,8 +5,10 @@
 // A run (Sim) is composed of one part per concern, each in its own file with the
 // invariants it keeps: the event queue (queue.go), the network and hold mode
 // (network.go), the timers (timer.go), the critical section (cs.go) and the monitors
-// (monitor.go). Interventions are in apply.go, their validation in check.go.
-// A broken invariant is a bug in the kernel: it panics, naming the invariant.
+// (monitor.go); message and timer slots come from a free-list pool (pool.go).
+// Interventions are applied in apply.go and validated in check.go, whatever their
+// source: actions as people write them decode in actionjson.go. A broken invariant is
+// a bug in the kernel: it panics, naming the invariant (invariant.go).
 package sim
 
 import (
@@ -185,11 +187,11 @@ func (s *Sim) HasNext() bool {
 // no timer is armed, and no workload action or end of CS is still to come.
 func (s *Sim) checkDry() {
 	if len(s.nw.held) == 0 && s.nw.inflight != 0 {
-		panic(fmt.Sprintf("sim: invariant broken: in-flight count is %d with no message queued or held", s.nw.inflight))
+		broken("in-flight count is %d with no message queued or held", s.nw.inflight)
 	}
 	if s.tm.active != 0 || s.pendingActions != 0 || s.cs.pendingRelease != 0 {
-		panic(fmt.Sprintf("sim: invariant broken: the queue is empty, yet %d timers, %d workload actions and %d ends of CS are counted as to come",
-			s.tm.active, s.pendingActions, s.cs.pendingRelease))
+		broken("the queue is empty, yet %d timers, %d workload actions and %d ends of CS are counted as to come",
+			s.tm.active, s.pendingActions, s.cs.pendingRelease)
 	}
 }
 
@@ -234,7 +236,11 @@ func (s *Sim) Step() (bool, error) {
 	if !s.HasNext() {
 		return false, nil
 	}
-	it := s.q.take()
+	it := s.q.pop()
+	if it.before(&s.q.last) {
+		s.q.outOfOrder(it)
+	}
+	s.q.last = it
 	if it.t > s.now {
 		s.now = it.t
 	}

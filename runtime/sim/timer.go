@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"fmt"
 	"slices"
 )
 
@@ -39,7 +38,7 @@ func (tm *timers) deactivate(t *timerSlot) {
 	}
 	tm.active--
 	if tm.active < 0 {
-		panic(fmt.Sprintf("sim: invariant broken: armed timer count below zero after %s of node %d", t.name, t.node))
+		broken("armed timer count below zero after %s of node %d", t.name, t.node)
 	}
 }
 
@@ -83,10 +82,10 @@ func (s *Sim) fireTimer(slot int32) error {
 	tm := &s.tm
 	t := tm.slots[slot]
 	if t.state != slotLive {
-		panic(fmt.Sprintf("sim: invariant broken: timer slot %d fired while not armed", slot))
+		broken("timer slot %d fired while not armed", slot)
 	}
 	if got, ok := tm.byNode[t.node][t.name]; !ok || got != slot {
-		panic(fmt.Sprintf("sim: invariant broken: timer %s of node %d fired from slot %d, but the book holds it at %d (%t)", t.name, t.node, slot, got, ok))
+		broken("timer %s of node %d fired from slot %d, but the book holds it at %d (%t)", t.name, t.node, slot, got, ok)
 	}
 	tm.release(slot)
 	delete(tm.byNode[t.node], t.name)
