@@ -358,13 +358,10 @@ func (l Link) interventions() ([]sim.Intervention, error) {
 		if k > 0 && iv.Step < l.Interventions[k-1].Step {
 			return nil, &LinkError{Field: f + ".step", Reason: fmt.Sprintf("%d is before the previous intervention's step %d", iv.Step, l.Interventions[k-1].Step)}
 		}
-		a, err := eventAction(spec, ids, f, iv.Event)
+		a, err := iv.Event.Action(spec, ids)
 		if err != nil {
-			var se *Error
-			if errors.As(err, &se) {
-				return nil, &LinkError{Field: se.Field, Reason: se.Reason}
-			}
-			return nil, &LinkError{Field: f, Reason: err.Error()}
+			se := eventErr(f, err)
+			return nil, &LinkError{Field: se.Field, Reason: se.Reason}
 		}
 		out = append(out, sim.Intervention{Step: iv.Step, Action: a})
 	}
@@ -402,77 +399,15 @@ func LinkFromRun(scenarioJSON []byte, cfg sim.Config, ivs []sim.Intervention, st
 	}
 	l := Link{Scenario: sc, Step: step}
 	for k, iv := range ivs {
-		e, err := actionEvent(ids, iv.Action)
+		e, err := sim.ActionJSONOf(&iv.Action, ids)
 		if err != nil {
 			return Link{}, &LinkError{Field: fmt.Sprintf("interventions[%d]", k), Reason: err.Error()}
 		}
+		e.At = 0 // an intervention has a step, not a time
 		l.Interventions = append(l.Interventions, Intervention{Step: iv.Step, Event: e})
 	}
 	if err := l.Validate(); err != nil {
 		return Link{}, err
 	}
 	return l, nil
-}
-
-// actionEvent is eventAction backwards: a kernel action as a scenario event, with ids.
-// A new action kind needs a case here and in eventAction.
-func actionEvent(ids []int, a sim.Action) (Event, error) {
-	id := func(i int) (*int, error) {
-		if i < 0 || i >= len(ids) {
-			return nil, fmt.Errorf("node index %d is out of range (%d nodes)", i, len(ids))
-		}
-		v := ids[i]
-		return &v, nil
-	}
-	e := Event{Do: a.Do.String()}
-	var err error
-	switch a.Do {
-	case sim.ActRequest, sim.ActRelease, sim.ActCrash, sim.ActRecover, sim.ActElect:
-		e.Node, err = id(a.Node)
-	case sim.ActDrop:
-		e.Msg, e.Type = a.Msg, a.Type
-		if a.From >= 0 {
-			e.From, err = id(a.From)
-		}
-		if err == nil && a.To >= 0 {
-			e.To, err = id(a.To)
-		}
-	case sim.ActDeliver:
-		e.Msg = a.Msg
-	case sim.ActTell:
-		e.Node, err = id(a.Node)
-		if err == nil {
-			e.To, err = id(a.To)
-		}
-	case sim.ActPartition:
-		for _, g := range a.Groups {
-			group := make([]int, len(g))
-			for m, i := range g {
-				v, err := id(i)
-				if err != nil {
-					return Event{}, err
-				}
-				group[m] = *v
-			}
-			e.Groups = append(e.Groups, group)
-		}
-	case sim.ActHeal:
-	case sim.ActNetwork:
-		c := a.Net
-		if c.Set&sim.NetDelay != 0 {
-			e.Delay = Delay{c.DelayMin, c.DelayMax}
-		}
-		if c.Set&sim.NetFIFO != 0 {
-			e.FIFO = &c.FIFO
-		}
-		if c.Set&sim.NetLoss != 0 {
-			e.Loss = &c.Loss
-		}
-		if c.Set&sim.NetHold != 0 {
-			e.Hold = &c.Hold
-		}
-	default:
-		return Event{}, fmt.Errorf("%q cannot be put in a link yet", a.Do)
-	}
-	return e, err
 }

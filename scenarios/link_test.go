@@ -342,7 +342,7 @@ func TestLinkFromRun_RejectsWhatALinkCannotSay(t *testing.T) {
 		t.Fatalf("LinkFromRun with a bad index: %v", err)
 	}
 	_, err = LinkFromRun([]byte(ra5), cfg, []sim.Intervention{{Step: 1, Action: sim.Action{Do: sim.ActionKind(200)}}}, 2)
-	if err == nil || !strings.Contains(err.Error(), "cannot be put in a link") {
+	if err == nil || !strings.Contains(err.Error(), "link: interventions[0]: unknown action 200") {
 		t.Fatalf("LinkFromRun with an unknown kind: %v", err)
 	}
 	_, err = LinkFromRun([]byte(`{"version":1}`), cfg, nil, 2)

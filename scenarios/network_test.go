@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/teach-dist/playground/algorithms"
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
@@ -108,19 +109,23 @@ func TestNetworkEventChangesTheRun(t *testing.T) {
 	}
 }
 
-// Links carry network events: an event written by setNetwork reads back as the same
-// change (the link codec converts kernel actions with it).
-func TestNetworkEventSetNetworkRoundTrips(t *testing.T) {
+// Links carry network events: a kernel change written as an event (the link codec
+// converts kernel actions with sim.ActionJSONOf) reads back as the same change.
+func TestNetworkEventRoundTrips(t *testing.T) {
 	c := sim.NetChange{Set: sim.NetDelay | sim.NetLoss | sim.NetHold, DelayMin: 2, DelayMax: 5, Loss: 0.25}
-	e := Event{Do: "network"}
-	e.setNetwork(c)
+	ids := []int{0, 1, 2}
+	e, err := sim.ActionJSONOf(&sim.Action{Do: sim.ActNetwork, Net: c}, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
 	b, _ := json.Marshal(e)
 	if string(b) != `{"at":0,"do":"network","delay":[2,5],"loss":0.25,"hold":false}` {
 		t.Fatalf("event %s", b)
 	}
-	got, err := networkChange("e", e)
-	if err != nil || got != c {
-		t.Fatalf("back: %+v, %v; want %+v", got, err, c)
+	spec, _ := algorithms.Lookup("ricart-agrawala")
+	got, err := e.Action(spec, ids)
+	if err != nil || got.Net != c {
+		t.Fatalf("back: %+v, %v; want %+v", got.Net, err, c)
 	}
 }
 

@@ -234,7 +234,7 @@ func TestBadScenariosNameTheField(t *testing.T) {
 		{"partition empty", `{` + ok + `,"events":[{"at":1,"do":"partition"}]}`, "events[0].groups", "at least one group"},
 		{"partition twice", `{` + ok + `,"events":[{"at":1,"do":"partition","groups":[[0,1],[1]]}]}`, "events[0].groups[1][0]", "in two groups"},
 		{"partition id", `{` + ok + `,"events":[{"at":1,"do":"partition","groups":[[0,7]]}]}`, "events[0].groups[0][1]", "not a node id"},
-		{"stray fields", `{` + ok + `,"events":[{"at":1,"do":"crash","node":0,"msg":3}]}`, "events[0]", "belong to drop and deliver"},
+		{"stray fields", `{` + ok + `,"events":[{"at":1,"do":"crash","node":0,"msg":3}]}`, "events[0].msg", "msg belongs to drop and deliver only"},
 		{"monitors", `{` + ok + `,"monitors":{"pending":-1}}`, "monitors.pending", "negative"},
 		{"caption order", `{` + ok + `,"captions":[{"seq":5,"text":"a"},{"seq":5,"text":"b"}]}`, "captions[1].seq", "larger than the previous"},
 		{"caption text", `{` + ok + `,"captions":[{"seq":5,"text":" "}]}`, "captions[0].text", "1 to 400"},

@@ -37,11 +37,11 @@ func TestBadTellEventsNameTheField(t *testing.T) {
 		{`{"at":1,"do":"tell","to":1}`, `events[1].node: "tell" needs a node`},
 		{`{"at":1,"do":"tell","node":0,"to":9}`, "events[1].to: 9 is not a node id"},
 		{`{"at":1,"do":"tell","node":9,"to":1}`, "events[1].node: 9 is not a node id"},
-		{`{"at":1,"do":"tell","node":1,"to":1}`, "events[1].to: 1 tells itself"},
-		{`{"at":1,"do":"tell","node":0,"to":1,"msg":3}`, "events[1]: msg, from and type belong to drop and deliver only"},
-		{`{"at":1,"do":"tell","node":0,"to":1,"type":"APP"}`, "events[1]: msg, from and type belong to drop and deliver only"},
+		{`{"at":1,"do":"tell","node":1,"to":1}`, "events[1].to: P1 would tell itself"},
+		{`{"at":1,"do":"tell","node":0,"to":1,"msg":3}`, "events[1].msg: msg belongs to drop and deliver only"},
+		{`{"at":1,"do":"tell","node":0,"to":1,"type":"APP"}`, "events[1].type: type belongs to drop only"},
 		{`{"at":1,"do":"tell","node":0,"to":1,"delay":3}`, "events[1].delay: delay belongs to network only"},
-		{`{"at":1,"do":"crash","node":0,"to":1}`, "events[1]: msg, from, to and type belong to drop and deliver only"},
+		{`{"at":1,"do":"crash","node":0,"to":1}`, "events[1].to: to belongs to drop and tell only"},
 		{`{"at":1,"do":"drop","type":"APPLE"}`, `events[1].type: "APPLE" is not a message of ricart-agrawala (allowed: REQUEST, REPLY, or APP`},
 	}
 	for _, tc := range tests {

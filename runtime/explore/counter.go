@@ -220,7 +220,12 @@ func (x *search) kernelEvents(path []pstep, spread bool) ([]scenarios.Event, []i
 		if err := s.Apply(a); err != nil {
 			return nil, nil, fmt.Errorf("explore: step %d (%s) does not replay in the kernel: %w", j+1, p.words, err)
 		}
-		evs = append(evs, eventOf(a, t, ids))
+		a.At = t
+		e, err := sim.ActionJSONOf(&a, ids)
+		if err != nil {
+			return nil, nil, fmt.Errorf("explore: step %d (%s): %w", j+1, p.words, err)
+		}
+		evs = append(evs, e)
 		index = append(index, j)
 	}
 	return evs, index, nil
@@ -236,30 +241,6 @@ func heldID(s *sim.Sim, m *sim.Message) (int64, bool) {
 		}
 	}
 	return 0, false
-}
-
-// eventOf writes a kernel action as a scenario event (ids, not indexes).
-func eventOf(a sim.Action, at int, ids []int) scenarios.Event {
-	e := scenarios.Event{At: at, Do: a.Do.String()}
-	id := func(i int) *int { v := ids[i]; return &v }
-	switch a.Do {
-	case sim.ActDeliver, sim.ActDrop:
-		e.Msg = a.Msg
-	case sim.ActFire:
-		e.Node, e.Name = id(a.Node), a.Timer
-	case sim.ActPartition:
-		for _, g := range a.Groups {
-			group := make([]int, len(g))
-			for k, i := range g {
-				group[k] = ids[i]
-			}
-			e.Groups = append(e.Groups, group)
-		}
-	case sim.ActHeal:
-	default:
-		e.Node = id(a.Node)
-	}
-	return e
 }
 
 // counterexample builds the scenario of a violation, replays it through the kernel to

@@ -127,8 +127,8 @@ func TestCheckpointRefreshKeepsTheCatchUpShort(t *testing.T) {
 func TestRevealChecksTheRunIsStillTheOneAnswered(t *testing.T) {
 	_, sess, l, drv := startLecture(t, Options{}, `{"version":1,"algorithm":"ricart-agrawala","nodes":4,"seed":1}`)
 	drive(t, sess, drv,
-		session.Command{Kind: session.Act, Do: sim.ActRequest, Node: 0},
-		session.Command{Kind: session.Act, Do: sim.ActRequest, Node: 2},
+		session.Command{Kind: session.Act, Act: sim.ActionJSON{Do: "request", Node: new(0)}},
+		session.Command{Kind: session.Act, Act: sim.ActionJSON{Do: "request", Node: new(2)}},
 		session.Command{Kind: session.Step})
 	f := &sink{cap: 10_000}
 	if _, err := l.Follow(0, f); err != nil {
@@ -169,7 +169,7 @@ func TestRevealChecksTheRunIsStillTheOneAnswered(t *testing.T) {
 			id = i
 		}
 	}
-	drive(t, sess, drv, session.Command{Kind: session.Act, Do: sim.ActCrash, Node: id})
+	drive(t, sess, drv, session.Command{Kind: session.Act, Act: sim.ActionJSON{Do: "crash", Node: new(id)}})
 	for range q.Reveal + 5 {
 		drive(t, sess, drv, session.Command{Kind: session.Step})
 	}

@@ -187,7 +187,7 @@ func TestGeneratedAnswersMatchTheLiveRun(t *testing.T) {
 		for _, at := range []int{0, 2, 7, 20} {
 			l := startLive(t, m, r.sc)
 			for _, id := range r.asks {
-				l.do(session.Command{Kind: session.Act, Do: sim.ActRequest, Node: id})
+				l.do(session.Command{Kind: session.Act, Act: sim.ActionJSON{Do: "request", Node: new(id)}})
 			}
 			l.stepTo(at)
 			if l.step != at {
@@ -343,9 +343,9 @@ func TestGenerateRefusesARecordedFuture(t *testing.T) {
 	defer m.Close()
 	sc, _ := scenarios.Parse([]byte(`{"version":1,"algorithm":"ricart-agrawala","nodes":3,"seed":1}`))
 	l := startLive(t, m, sc)
-	l.do(session.Command{Kind: session.Act, Do: sim.ActRequest, Node: 0})
+	l.do(session.Command{Kind: session.Act, Act: sim.ActionJSON{Do: "request", Node: new(0)}})
 	l.stepTo(3)
-	l.do(session.Command{Kind: session.Act, Do: sim.ActRequest, Node: 1})
+	l.do(session.Command{Kind: session.Act, Act: sim.ActionJSON{Do: "request", Node: new(1)}})
 	l.do(session.Command{Kind: session.Seek, Step: 1})
 	rec, _ := l.sess.Recipe(context.Background())
 	if _, err := Generate(rec); err != ErrFutureRecorded {

@@ -1,6 +1,10 @@
 package protocol
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/teach-dist/playground/runtime/sim"
+)
 
 // The client's frames: what a page sends. The server decodes them strictly (an unknown
 // field is a bad-frame error), so these types list every field a command may carry.
@@ -14,16 +18,10 @@ type Command struct {
 	Step     *int            `json:"step,omitempty"`
 	Speed    *float64        `json:"speed,omitempty"`
 	Scenario json.RawMessage `json:"scenario,omitempty"` // reset: a scenario v1 document
-	Do       string          `json:"do,omitempty"`       // act: the action
-	Node     *int            `json:"node,omitempty"`
-	To       *int            `json:"to,omitempty"` // tell: the process told
-	Msg      *int64          `json:"msg,omitempty"`
-	Groups   [][]int         `json:"groups,omitempty"` // partition: process ids per group
-	// network: what changes (at least one)
-	Delay json.RawMessage `json:"delay,omitempty"` // [min, max] or one number
-	FIFO  *bool           `json:"fifo,omitempty"`
-	Loss  *float64        `json:"loss,omitempty"`
-	Hold  *bool           `json:"hold,omitempty"`
+	At       *int            `json:"at,omitempty"`       // shadows the event's: an act happens now
+	// act: the action as a scenario event writes it, decoded by the same code
+	// (runtime/sim ActionJSON); the frame's own type shadows the event's message type.
+	sim.ActionJSON
 }
 
 // LectureCommand is a lecture command, {"type":"lecture","op":...}: the presenter's

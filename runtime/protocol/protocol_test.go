@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/teach-dist/playground/runtime/sim"
 )
 
 func intp(v int) *int { return &v }
@@ -132,10 +134,10 @@ func TestCommandsRoundTrip(t *testing.T) {
 		&Command{Type: "seek", Step: &one, Ref: 4},
 		&Command{Type: "speed", Speed: &f},
 		&Command{Type: "reset", Scenario: json.RawMessage(`{"version":1,"algorithm":"central"}`)},
-		&Command{Type: "act", Do: "tell", Node: &one, To: &one},
-		&Command{Type: "act", Do: "deliver", Msg: &msg},
-		&Command{Type: "act", Do: "partition", Groups: [][]int{{0, 1}, {2}}},
-		&Command{Type: "act", Do: "network", Delay: json.RawMessage(`[1,5]`), FIFO: &tr, Loss: &f, Hold: &tr},
+		&Command{Type: "act", ActionJSON: sim.ActionJSON{Do: "tell", Node: &one, To: &one}},
+		&Command{Type: "act", ActionJSON: sim.ActionJSON{Do: "deliver", Msg: msg}},
+		&Command{Type: "act", ActionJSON: sim.ActionJSON{Do: "partition", Groups: [][]int{{0, 1}, {2}}}},
+		&Command{Type: "act", ActionJSON: sim.ActionJSON{Do: "network", Delay: sim.Delay{1, 5}, FIFO: &tr, Loss: &f, Hold: &tr}},
 		&LectureCommand{Type: "lecture", Op: "answer", Question: &one, Choice: &one, Ref: 5},
 		&LectureCommand{Type: "lecture", Op: "end"},
 	} {

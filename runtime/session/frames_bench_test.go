@@ -31,7 +31,7 @@ func BenchmarkPublish(b *testing.B) {
 		b.ResetTimer()
 		for k := range b.N {
 			if k%8 == 0 {
-				_ = s.command(Command{Kind: Act, Do: sim.ActRequest, Node: s.cfg.IDs[(k/8)%5]})
+				_ = s.command(Command{Kind: Act, Act: sim.ActionJSON{Do: "request", Node: new(s.cfg.IDs[(k/8)%5])}})
 				continue
 			}
 			if err := s.command(Command{Kind: Step}); err != nil {

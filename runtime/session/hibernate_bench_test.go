@@ -40,7 +40,7 @@ func playedSession(b *testing.B, steps int) *Session {
 	for k := 0; s.sim.Steps() < steps; k++ {
 		if k%8 == 0 {
 			// Ask the next process in; refused while it is already waiting or inside.
-			_ = s.command(Command{Kind: Act, Do: sim.ActRequest, Node: s.cfg.IDs[(k/8)%5]})
+			_ = s.command(Command{Kind: Act, Act: sim.ActionJSON{Do: "request", Node: new(s.cfg.IDs[(k/8)%5])}})
 			continue
 		}
 		if err := s.command(Command{Kind: Step}); err != nil {

@@ -15,9 +15,17 @@ import (
 
 const raHold = `{"version":1,"algorithm":"ricart-agrawala","nodes":3,"seed":1,"network":{"hold":true}}`
 
-func deliverCmd(id int64) Command { return Command{Kind: Act, Do: sim.ActDeliver, Msg: id} }
+func deliverCmd(id int64) Command {
+	return Command{Kind: Act, Act: sim.ActionJSON{Do: "deliver", Msg: id}}
+}
 
-func netCmd(c sim.NetChange) Command { return Command{Kind: Act, Do: sim.ActNetwork, Net: c} }
+func netCmd(c sim.NetChange) Command {
+	j, err := sim.ActionJSONOf(&sim.Action{Do: sim.ActNetwork, Net: c}, nil)
+	if err != nil {
+		panic(err)
+	}
+	return Command{Kind: Act, Act: j}
+}
 
 // inflightIDs lists a snapshot's messages in flight as id@arrival.
 func inflightIDs(t *testing.T, f frame) []string {
@@ -230,7 +238,7 @@ func TestPartitionAndHealFromThePlayground(t *testing.T) {
 	m := NewManager(2, Options{})
 	defer m.Close()
 	s, c := start(t, m, `{"version":1,"algorithm":"ricart-agrawala","nodes":3,"ids":[10,20,30],"seed":2}`)
-	do(t, s, c, Command{Kind: Act, Do: sim.ActPartition, Groups: [][]int{{10, 20}, {30}}})
+	do(t, s, c, Command{Kind: Act, Act: sim.ActionJSON{Do: "partition", Groups: [][]int{{10, 20}, {30}}}})
 	f := c.next(t, "events", "error")
 	if f.Type != "events" || !strings.Contains(string(f.raw), `"type":"partition","groups":[[10,20],[30]]`) {
 		t.Fatalf("partition: %s", f.raw)
@@ -240,7 +248,7 @@ func TestPartitionAndHealFromThePlayground(t *testing.T) {
 	if !strings.Contains(string(f.raw), `"reason":"partition"`) {
 		t.Fatalf("a request across the cut was not dropped: %s", f.raw)
 	}
-	do(t, s, c, Command{Kind: Act, Do: sim.ActHeal})
+	do(t, s, c, Command{Kind: Act, Act: sim.ActionJSON{Do: "heal"}})
 	if f := c.next(t, "events", "error"); !strings.Contains(string(f.raw), `"type":"heal"`) {
 		t.Fatalf("heal: %s", f.raw)
 	}
@@ -248,9 +256,9 @@ func TestPartitionAndHealFromThePlayground(t *testing.T) {
 		cmd  Command
 		want string
 	}{
-		{Command{Kind: Act, Do: sim.ActPartition}, "groups:"},
-		{Command{Kind: Act, Do: sim.ActPartition, Groups: [][]int{{10}, {99}}}, "groups[1][0]: 99"},
-		{Command{Kind: Act, Do: sim.ActPartition, Groups: [][]int{{10, 20}, {20}}}, "groups[1][0]: 20 is in two groups"},
+		{Command{Kind: Act, Act: sim.ActionJSON{Do: "partition"}}, "groups:"},
+		{Command{Kind: Act, Act: sim.ActionJSON{Do: "partition", Groups: [][]int{{10}, {99}}}}, "groups[1][0]: 99"},
+		{Command{Kind: Act, Act: sim.ActionJSON{Do: "partition", Groups: [][]int{{10, 20}, {20}}}}, "groups[1][0]: 20 is in two groups"},
 		{netCmd(sim.NetChange{}), "network:"},
 		{netCmd(sim.NetChange{Set: sim.NetDelay, DelayMin: 4, DelayMax: 2}), "delay:"},
 		{netCmd(sim.NetChange{Set: sim.NetLoss, Loss: 3}), "loss:"},

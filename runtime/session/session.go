@@ -96,15 +96,9 @@ type Command struct {
 	Step  int     // Seek
 	Speed float64 // Speed
 	Setup *Setup  // Reset: a new run; nil restarts the current one without interventions
-	// Act: the intervention, with a node id (request, release, crash, recover, elect),
-	// a message id (drop, deliver), groups of node ids (partition) or the network
-	// change (network).
-	Do     sim.ActionKind
-	Node   int
-	To     int // tell: the id of the process told (Node is the teller)
-	Msg    int64
-	Groups [][]int
-	Net    sim.NetChange
+	// Act: the intervention as a scenario event writes it (node ids); act decodes it
+	// for the current run with the kernel's decoder, as a scenario's events are.
+	Act sim.ActionJSON
 }
 
 // Options tune a session. Zero values take the defaults.
@@ -565,46 +559,9 @@ func (s *Session) act(c Command) error {
 	if s.failed != nil {
 		return &cmdError{code: protocol.CodeStopped, msg: s.failed.Error()}
 	}
-	a := sim.Action{Do: c.Do, From: -1, To: -1}
-	switch c.Do {
-	case sim.ActRequest, sim.ActRelease, sim.ActCrash, sim.ActRecover, sim.ActElect:
-		i, ok := s.index(c.Node)
-		if !ok {
-			return badField("node: %d is not a node id", c.Node)
-		}
-		a.Node = i
-	case sim.ActDrop, sim.ActDeliver:
-		if c.Msg <= 0 {
-			return badField("msg: %s needs the id of a message in flight", c.Do)
-		}
-		a.Msg = c.Msg
-	case sim.ActPartition:
-		groups, err := s.groupIndexes(c.Groups)
-		if err != nil {
-			return err
-		}
-		a.Groups = groups
-	case sim.ActTell:
-		i, ok := s.index(c.Node)
-		if !ok {
-			return badField("node: %d is not a node id", c.Node)
-		}
-		j, ok := s.index(c.To)
-		if !ok {
-			return badField("to: %d is not a node id", c.To)
-		}
-		if i == j {
-			return badField("to: P%d would tell itself: pick another process", c.To)
-		}
-		a.Node, a.To = i, j
-	case sim.ActHeal:
-	case sim.ActNetwork:
-		if err := c.Net.Check(); err != nil {
-			return badField("%v", err)
-		}
-		a.Net = c.Net
-	default:
-		return badField("do: %q cannot be done from the playground", c.Do)
+	a, err := c.Act.Action(s.cfg.Spec, s.cfg.IDs)
+	if err != nil {
+		return badField("%v", err)
 	}
 	step := s.sim.Steps()
 	s.begin()
@@ -629,39 +586,6 @@ func (s *Session) act(c Command) error {
 	}
 	s.publish([]batch{b})
 	return nil
-}
-
-// groupIndexes turns a partition's groups of ids into node indexes.
-func (s *Session) groupIndexes(groups [][]int) ([][]int, error) {
-	if len(groups) == 0 {
-		return nil, badField("groups: a partition needs at least one group of process ids")
-	}
-	seen := make(map[int]bool)
-	out := make([][]int, len(groups))
-	for g, ids := range groups {
-		out[g] = make([]int, len(ids))
-		for k, id := range ids {
-			i, ok := s.index(id)
-			if !ok {
-				return nil, badField("groups[%d][%d]: %d is not a process id", g, k, id)
-			}
-			if seen[id] {
-				return nil, badField("groups[%d][%d]: %d is in two groups", g, k, id)
-			}
-			seen[id] = true
-			out[g][k] = i
-		}
-	}
-	return out, nil
-}
-
-func (s *Session) index(id int) (int, bool) {
-	for i, x := range s.cfg.IDs {
-		if x == id {
-			return i, true
-		}
-	}
-	return 0, false
 }
 
 // forward takes the run one step further, then applies the interventions recorded for

@@ -173,7 +173,9 @@ func requestAndStep(t *testing.T, s *Session, c *sub, node, steps int) {
 	}
 }
 
-func act(do sim.ActionKind, node int) Command { return Command{Kind: Act, Do: do, Node: node} }
+func act(do sim.ActionKind, node int) Command {
+	return Command{Kind: Act, Act: sim.ActionJSON{Do: do.String(), Node: &node}}
+}
 
 // The stream a client receives is the trace v1 of the run with its interventions,
 // byte for byte: the same thing `playground run` prints.
@@ -332,12 +334,12 @@ func TestErrorsGoToTheSenderAndTheSessionCarriesOn(t *testing.T) {
 		cmd  Command
 		code string
 	}{
-		{Command{Kind: Act, Do: sim.ActRequest, Node: 99, Ref: 1}, protocol.CodeBadField},
-		{Command{Kind: Act, Do: sim.ActRelease, Node: 0, Ref: 2}, protocol.CodeRefused},
-		{Command{Kind: Act, Do: sim.ActElect, Node: 0, Ref: 3}, protocol.CodeRefused},
-		{Command{Kind: Act, Do: sim.ActPartition, Ref: 4}, protocol.CodeBadField},
-		{Command{Kind: Act, Do: sim.ActDrop, Ref: 5}, protocol.CodeBadField},
-		{Command{Kind: Act, Do: sim.ActDrop, Msg: 7, Ref: 6}, protocol.CodeRefused},
+		{Command{Kind: Act, Act: sim.ActionJSON{Do: "request", Node: new(99)}, Ref: 1}, protocol.CodeBadField},
+		{Command{Kind: Act, Act: sim.ActionJSON{Do: "release", Node: new(0)}, Ref: 2}, protocol.CodeRefused},
+		{Command{Kind: Act, Act: sim.ActionJSON{Do: "elect", Node: new(0)}, Ref: 3}, protocol.CodeBadField},
+		{Command{Kind: Act, Act: sim.ActionJSON{Do: "partition"}, Ref: 4}, protocol.CodeBadField},
+		{Command{Kind: Act, Act: sim.ActionJSON{Do: "drop"}, Ref: 5}, protocol.CodeBadField},
+		{Command{Kind: Act, Act: sim.ActionJSON{Do: "drop", Msg: 7}, Ref: 6}, protocol.CodeRefused},
 		{Command{Kind: Speed, Speed: 100, Ref: 7}, protocol.CodeBadField},
 		{Command{Kind: Kind(99), Ref: 8}, protocol.CodeUnknownType},
 		{Command{Kind: Reset, Setup: &Setup{Config: setupOf(t, `{"version":1,"algorithm":"central"}`).Config}, Ref: 9}, protocol.CodeBadScenario},
@@ -597,12 +599,12 @@ func TestHoldModeDeliversOnlyWhatTheUserPicks(t *testing.T) {
 	if f := c.next(t, "state", "events"); f.Type != "state" || !f.Quiet {
 		t.Fatalf("a step delivered a held message: %s", f.raw)
 	}
-	do(t, s, c, Command{Kind: Act, Do: sim.ActDeliver, Msg: 2})
+	do(t, s, c, Command{Kind: Act, Act: sim.ActionJSON{Do: "deliver", Msg: 2}})
 	f = c.next(t, "events", "error")
 	if f.Type != "events" || !strings.Contains(string(f.Batches[0].Events[0]), `"type":"deliver","node":2,"msg":{"id":2`) {
 		t.Fatalf("deliver: %s", f.raw)
 	}
-	do(t, s, c, Command{Kind: Act, Do: sim.ActDeliver, Msg: 2})
+	do(t, s, c, Command{Kind: Act, Act: sim.ActionJSON{Do: "deliver", Msg: 2}})
 	if f := c.next(t, "error"); f.Code != protocol.CodeRefused {
 		t.Fatalf("delivering twice: %s", f.raw)
 	}

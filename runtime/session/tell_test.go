@@ -17,7 +17,7 @@ func TestTellFromThePlayground(t *testing.T) {
 	m := NewManager(2, Options{})
 	defer m.Close()
 	s, c := start(t, m, `{"version":1,"algorithm":"ricart-agrawala","nodes":3,"ids":[10,20,30],"seed":2}`)
-	do(t, s, c, Command{Kind: Act, Do: sim.ActTell, Node: 10, To: 30})
+	do(t, s, c, Command{Kind: Act, Act: sim.ActionJSON{Do: "tell", Node: new(10), To: new(30)}})
 	f := c.next(t, "events", "error")
 	if f.Type != "events" || !strings.Contains(string(f.raw), `"type":"send","node":10,"msg":{"id":1,"type":"APP","from":10,"to":30}`) {
 		t.Fatalf("tell: %s", f.raw)
@@ -48,9 +48,9 @@ func TestTellFromThePlayground(t *testing.T) {
 		cmd  Command
 		want string
 	}{
-		{Command{Kind: Act, Do: sim.ActTell, Node: 10, To: 99}, "to: 99 is not a node id"},
-		{Command{Kind: Act, Do: sim.ActTell, Node: 99, To: 10}, "node: 99 is not a node id"},
-		{Command{Kind: Act, Do: sim.ActTell, Node: 20, To: 20}, "to: P20 would tell itself"},
+		{Command{Kind: Act, Act: sim.ActionJSON{Do: "tell", Node: new(10), To: new(99)}}, "to: 99 is not a node id"},
+		{Command{Kind: Act, Act: sim.ActionJSON{Do: "tell", Node: new(99), To: new(10)}}, "node: 99 is not a node id"},
+		{Command{Kind: Act, Act: sim.ActionJSON{Do: "tell", Node: new(20), To: new(20)}}, "to: P20 would tell itself"},
 	} {
 		do(t, s, c, tc.cmd)
 		f := c.next(t, "error")
@@ -60,7 +60,7 @@ func TestTellFromThePlayground(t *testing.T) {
 	}
 	do(t, s, c, act(sim.ActCrash, 20))
 	c.next(t, "events")
-	do(t, s, c, Command{Kind: Act, Do: sim.ActTell, Node: 20, To: 10})
+	do(t, s, c, Command{Kind: Act, Act: sim.ActionJSON{Do: "tell", Node: new(20), To: new(10)}})
 	if f := c.next(t, "error"); f.Code != protocol.CodeRefused || !strings.Contains(f.Error, "P20 is crashed") {
 		t.Errorf("a tell from a crashed process: %s", f.raw)
 	}

@@ -1,9 +1,6 @@
 package sim
 
-import (
-	"errors"
-	"fmt"
-)
+import "fmt"
 
 // ActionKind is something done to the run from outside: the scenario's workload, a
 // user's intervention, or a choice of the network in hold mode.
@@ -24,8 +21,42 @@ const (
 	ActTell    // node Node sends an application message (AppMessage) to node To
 )
 
-var actionNames = [...]string{"request", "release", "crash", "recover", "elect", "drop",
-	"partition", "heal", "deliver", "network", "fire", "tell"}
+// actionField is one field of an action as written (ActionJSON), besides do and at.
+type actionField uint16
+
+const (
+	takesNode   actionField = 1 << iota // node: the node it is done to (required)
+	takesMsg                            // msg: a message id
+	takesFrom                           // from: a drop filter's sender
+	takesTo                             // to: a drop filter's receiver, or the process told
+	takesType                           // type: a drop filter's message type
+	takesGroups                         // groups: a partition
+	takesNet                            // delay, fifo, loss, hold: a network change
+	takesName                           // name: a timer
+)
+
+// actionKinds describes each kind: its name in scenarios and frames, the fields it
+// takes and the family of algorithms it needs ("": any). Decoding, encoding and the
+// checks read this table, so a new kind is a row here and its case in apply (and in
+// Check if it has rules of its own).
+var actionKinds = [...]struct {
+	name   string
+	takes  actionField
+	family Family
+}{
+	ActRequest:   {"request", takesNode, Mutex},
+	ActRelease:   {"release", takesNode, Mutex},
+	ActCrash:     {"crash", takesNode, ""},
+	ActRecover:   {"recover", takesNode, ""},
+	ActElect:     {"elect", takesNode, Election},
+	ActDrop:      {"drop", takesMsg | takesFrom | takesTo | takesType, ""},
+	ActPartition: {"partition", takesGroups, ""},
+	ActHeal:      {"heal", 0, ""},
+	ActDeliver:   {"deliver", takesMsg, ""},
+	ActNetwork:   {"network", takesNet, ""},
+	ActFire:      {"fire", takesNode | takesName, ""},
+	ActTell:      {"tell", takesNode | takesTo, ""},
+}
 
 // AppMessage is the type of an application message: one process telling another
 // something outside the algorithm (ActTell). It travels through the network like any
@@ -35,16 +66,20 @@ var actionNames = [...]string{"request", "release", "crash", "recover", "elect",
 const AppMessage = "APP"
 
 func (k ActionKind) String() string {
-	if int(k) < len(actionNames) {
-		return actionNames[k]
+	if int(k) < len(actionKinds) {
+		return actionKinds[k].name
 	}
 	return "unknown"
 }
 
+func (k ActionKind) takes(f actionField) bool {
+	return int(k) < len(actionKinds) && actionKinds[k].takes&f != 0
+}
+
 // ParseActionKind maps a scenario's `do` to an ActionKind.
 func ParseActionKind(s string) (ActionKind, bool) {
-	for i, n := range actionNames {
-		if n == s {
+	for i := range actionKinds {
+		if actionKinds[i].name == s {
 			return ActionKind(i), true
 		}
 	}
@@ -52,7 +87,18 @@ func ParseActionKind(s string) (ActionKind, bool) {
 }
 
 // ActionNames lists the allowed values of `do`.
-func ActionNames() []string { return append([]string(nil), actionNames[:]...) }
+func ActionNames() []string { return actionNamesFor("") }
+
+// actionNamesFor lists the kinds a family's algorithms take ("": every kind).
+func actionNamesFor(family Family) []string {
+	var out []string
+	for _, k := range actionKinds {
+		if family == "" || k.family == "" || k.family == family {
+			out = append(out, k.name)
+		}
+	}
+	return out
+}
 
 // Action is one intervention. Node and the filter fields are node indexes.
 type Action struct {
@@ -112,9 +158,9 @@ type NetChange struct {
 	Hold               bool
 }
 
-// ChangeOf is the change that sets the fields given (nil: left as it is); delay is
+// changeOf is the change that sets the fields given (nil: left as it is); delay is
 // [min, max] or one number. Check validates it.
-func ChangeOf(delay []int, fifo *bool, loss *float64, hold *bool) NetChange {
+func changeOf(delay []int, fifo *bool, loss *float64, hold *bool) NetChange {
 	var c NetChange
 	if len(delay) > 0 {
 		c.Set |= NetDelay
@@ -135,16 +181,16 @@ func ChangeOf(delay []int, fifo *bool, loss *float64, hold *bool) NetChange {
 	return c
 }
 
-// Check validates the change; errors name the field (delay, loss).
+// Check validates the change; errors are *FieldError naming the field (delay, loss).
 func (c *NetChange) Check() error {
 	if c.Set == 0 || c.Set&^(NetDelay|NetFIFO|NetLoss|NetHold) != 0 {
-		return errors.New("network: give at least one of delay, fifo, loss, hold")
+		return fieldErr("", "network: give at least one of delay, fifo, loss, hold")
 	}
 	if c.Set&NetDelay != 0 && (c.DelayMin < 0 || c.DelayMax < c.DelayMin || c.DelayMax > MaxDelay) {
-		return fmt.Errorf("delay: [%d, %d] must satisfy 0 <= min <= max <= %d", c.DelayMin, c.DelayMax, MaxDelay)
+		return fieldErr("delay", "[%d, %d] must satisfy 0 <= min <= max <= %d", c.DelayMin, c.DelayMax, MaxDelay)
 	}
 	if c.Set&NetLoss != 0 && (c.Loss < 0 || c.Loss > 1 || c.Loss != c.Loss) {
-		return fmt.Errorf("loss: %v must be between 0 and 1", c.Loss)
+		return fieldErr("loss", "%v must be between 0 and 1", c.Loss)
 	}
 	return nil
 }
@@ -174,10 +220,15 @@ func (a *Action) matches(m *Message) bool {
 		(a.Type == "" || m.Type == a.Type)
 }
 
-// ActionError is an intervention that cannot apply to the run as it stands.
+// ActionError is an intervention that cannot apply to the run as it stands. Err is
+// the *FieldError when the action itself is invalid (Check), nil when the run's
+// state refuses it.
 type ActionError struct {
 	Action ActionKind
 	Reason string
+	Err    error
 }
 
 func (e *ActionError) Error() string { return fmt.Sprintf("%s: %s", e.Action, e.Reason) }
+
+func (e *ActionError) Unwrap() error { return e.Err }

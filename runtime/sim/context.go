@@ -106,21 +106,20 @@ func (c *Context) Reset(self int) {
 
 // Sent returns the messages sent since the last Reset, for tests.
 func (c *Context) Sent() []Message {
-	var out []Message
-	for _, e := range c.effects {
-		if e.Kind == Send {
-			out = append(out, e.Msg)
-		}
-	}
-	return out
+	return effectsOf(c, Send, func(e *Effect) Message { return e.Msg })
 }
 
 // Rules returns the labels fired since the last Reset, for tests.
 func (c *Context) Rules() []string {
-	var out []string
-	for _, e := range c.effects {
-		if e.Kind == FireRule {
-			out = append(out, e.Rule)
+	return effectsOf(c, FireRule, func(e *Effect) string { return e.Rule })
+}
+
+// effectsOf picks one field of the effects of one kind since the last Reset.
+func effectsOf[T any](c *Context, kind EffectKind, field func(*Effect) T) []T {
+	var out []T
+	for k := range c.effects {
+		if c.effects[k].Kind == kind {
+			out = append(out, field(&c.effects[k]))
 		}
 	}
 	return out

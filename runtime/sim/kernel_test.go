@@ -889,8 +889,9 @@ func TestDrop_ByIDLiveAndUnknownID(t *testing.T) {
 	h.apply(sim.Action{Do: sim.ActDrop, Msg: 2})
 	h.refused(sim.Action{Do: sim.ActDrop, Msg: 2})
 	h.refused(sim.Action{Do: sim.ActDrop, Msg: 42})
-	// A filter matching nothing now is no error: it waits for the next matching send.
-	h.apply(sim.Action{Do: sim.ActDrop, From: -1, To: -1, Type: "NOPE"})
+	// A filter matching nothing now is no error: it waits for the next matching send
+	// (nothing here sends an application message).
+	h.apply(sim.Action{Do: sim.ActDrop, From: -1, To: -1, Type: sim.AppMessage})
 	evs := h.finish()
 	var got []string
 	for _, e := range ofType(evs, sim.EvDeliver, sim.EvDrop) {
@@ -1382,7 +1383,7 @@ func TestValidate_RejectsBadConfigNamingTheField(t *testing.T) {
 		{"partition unknown node", func(c *sim.Config) { c.Actions = []sim.Action{part(0, []int{0, 5})} }, []string{"groups"}},
 		{"partition without groups", func(c *sim.Config) { c.Actions = []sim.Action{part(0)} }, []string{"groups"}},
 		{"deliver without id", func(c *sim.Config) { c.Actions = []sim.Action{{Do: sim.ActDeliver}} }, []string{"msg"}},
-		{"drop from no such node", func(c *sim.Config) { c.Actions = []sim.Action{dropWhere(0, 3, -1, "")} }, []string{"from/to"}},
+		{"drop from no such node", func(c *sim.Config) { c.Actions = []sim.Action{dropWhere(0, 3, -1, "")} }, []string{"from: index 3"}},
 		{"elect in mutual exclusion", func(c *sim.Config) { c.Actions = []sim.Action{elect(0, 0)} }, []string{"do"}},
 		{"request in an election", func(c *sim.Config) { c.Spec = &electSpec; c.Actions = []sim.Action{req(0, 0)} }, []string{"do"}},
 		{"unknown action", func(c *sim.Config) { c.Actions = []sim.Action{{Do: sim.ActionKind(99)}} }, []string{"do"}},

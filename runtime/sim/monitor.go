@@ -7,7 +7,7 @@ import (
 )
 
 // Monitors run after every step. Mutual exclusion is checked as a node enters the CS
-// (see enter). Here: requests pending too long, and, once the run is quiescent (nothing
+// (see enter in cs.go). Here: requests pending too long, and, once the run is quiescent (nothing
 // in flight, no timer armed, no workload or CS exit still to come), deadlock and leader
 // agreement. Each finding is a violation event, reported once per episode.
 
@@ -19,26 +19,53 @@ const (
 	PropLeader   = "leader"
 )
 
+// monitors is what the monitors keep between steps, and the run's totals.
+type monitors struct {
+	pendingSince []int  // -1: no request pending
+	pendingSeen  []bool // node i's current wait was reported
+	pendingLimit int
+	nextDeadline int      // the earliest time a pending request may be reported
+	leaderOf     []int    // id, -1: none
+	quietSeen    bool     // the current quiescent period has been checked
+	quietFound   []string // findings reported in the current quiescent period
+	totals       Totals
+}
+
+func newMonitors(n, pendingLimit int) monitors {
+	m := monitors{
+		pendingSince: make([]int, n),
+		pendingSeen:  make([]bool, n),
+		leaderOf:     make([]int, n),
+		pendingLimit: pendingLimit,
+		nextDeadline: MaxTime + 1,
+	}
+	for i := range n {
+		m.pendingSince[i] = -1
+		m.leaderOf[i] = -1
+	}
+	return m
+}
+
 // Quiescent reports whether nothing can happen any more without outside help.
 func (s *Sim) Quiescent() bool {
-	return s.inflight == 0 && s.activeTimers == 0 && s.pendingActions == 0 && s.pendingRelease == 0
+	return s.nw.inflight == 0 && s.tm.active == 0 && s.pendingActions == 0 && s.cs.pendingRelease == 0
 }
 
 func (s *Sim) monitorStep() error {
-	if s.now >= s.nextDeadline {
+	if s.now >= s.mon.nextDeadline {
 		if err := s.checkPending(); err != nil {
 			return err
 		}
 	}
 	if !s.Quiescent() {
-		s.quietSeen = false
-		s.quietFound = s.quietFound[:0]
+		s.mon.quietSeen = false
+		s.mon.quietFound = s.mon.quietFound[:0]
 		return nil
 	}
-	if s.quietSeen {
+	if s.mon.quietSeen {
 		return nil
 	}
-	s.quietSeen = true
+	s.mon.quietSeen = true
 	if err := s.checkDeadlock(); err != nil {
 		return err
 	}
@@ -48,26 +75,26 @@ func (s *Sim) monitorStep() error {
 // quietViolation reports a finding of the quiescent checks once per quiet period.
 func (s *Sim) quietViolation(property, detail string) error {
 	key := property + ": " + detail
-	if slices.Contains(s.quietFound, key) {
+	if slices.Contains(s.mon.quietFound, key) {
 		return nil
 	}
-	s.quietFound = append(s.quietFound, key)
+	s.mon.quietFound = append(s.mon.quietFound, key)
 	return s.violation(property, detail)
 }
 
 func (s *Sim) checkPending() error {
-	s.nextDeadline = MaxTime + 1
-	for i, since := range s.pendingSince {
-		if since < 0 || s.pendingSeen[i] {
+	s.mon.nextDeadline = MaxTime + 1
+	for i, since := range s.mon.pendingSince {
+		if since < 0 || s.mon.pendingSeen[i] {
 			continue
 		}
-		deadline := since + s.pendingLimit
+		deadline := since + s.mon.pendingLimit
 		if s.now < deadline {
-			s.nextDeadline = min(s.nextDeadline, deadline)
+			s.mon.nextDeadline = min(s.mon.nextDeadline, deadline)
 			continue
 		}
-		s.pendingSeen[i] = true
-		detail := fmt.Sprintf("%s has waited %d time units for the CS (limit %d)", s.name(i), s.now-since, s.pendingLimit)
+		s.mon.pendingSeen[i] = true
+		detail := fmt.Sprintf("%s has waited %d time units for the CS (limit %d)", s.name(i), s.now-since, s.mon.pendingLimit)
 		if err := s.violation(PropPending, detail); err != nil {
 			return err
 		}
@@ -77,7 +104,7 @@ func (s *Sim) checkPending() error {
 
 func (s *Sim) checkDeadlock() error {
 	var waiting []int
-	for i, since := range s.pendingSince {
+	for i, since := range s.mon.pendingSince {
 		if since >= 0 && s.alive[i] {
 			waiting = append(waiting, i)
 		}
@@ -160,7 +187,7 @@ func (s *Sim) checkLeaders() error {
 		return nil
 	}
 	maxGroup := 0
-	for _, g := range s.group {
+	for _, g := range s.nw.group {
 		maxGroup = max(maxGroup, g)
 	}
 	for g := 0; g <= maxGroup; g++ {
@@ -177,9 +204,9 @@ func (s *Sim) groupLeaderProblem(g int) string {
 	var members []int
 	decided := false
 	for i := range s.nodes {
-		if s.group[i] == g && s.alive[i] {
+		if s.nw.group[i] == g && s.alive[i] {
 			members = append(members, i)
-			decided = decided || s.leaderOf[i] >= 0
+			decided = decided || s.mon.leaderOf[i] >= 0
 		}
 	}
 	if !decided {
@@ -187,16 +214,16 @@ func (s *Sim) groupLeaderProblem(g int) string {
 	}
 	var selfLeaders []string
 	for _, i := range members {
-		if s.leaderOf[i] == s.cfg.IDs[i] {
+		if s.mon.leaderOf[i] == s.cfg.IDs[i] {
 			selfLeaders = append(selfLeaders, s.name(i))
 		}
 	}
 	if len(selfLeaders) > 1 {
 		return fmt.Sprintf("%s each take themselves as leader", strings.Join(selfLeaders, " and "))
 	}
-	want := s.leaderOf[members[0]]
+	want := s.mon.leaderOf[members[0]]
 	for _, i := range members {
-		l := s.leaderOf[i]
+		l := s.mon.leaderOf[i]
 		if l < 0 {
 			return fmt.Sprintf("%s has no leader", s.name(i))
 		}
@@ -210,4 +237,12 @@ func (s *Sim) groupLeaderProblem(g int) string {
 		}
 	}
 	return fmt.Sprintf("all take P%d as leader, but P%d is crashed or cut off", want, want)
+}
+
+func (s *Sim) violation(property, detail string) error {
+	s.mon.totals.Violations++
+	ev := s.event(EvViolation, -1)
+	ev.Property = property
+	ev.Detail = detail
+	return s.emit(ev)
 }

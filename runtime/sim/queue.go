@@ -4,9 +4,9 @@ package sim
 type itemKind uint8
 
 const (
-	itemMessage itemKind = iota // slot indexes Sim.msgs
-	itemTimer                   // slot indexes Sim.timers
-	itemAction                  // slot indexes Sim.actions (scenario workload)
+	itemMessage itemKind = iota // slot indexes network.msgs
+	itemTimer                   // slot indexes timers.slots
+	itemAction                  // slot indexes Config.Actions (scenario workload)
 	itemRelease                 // slot is the node whose CS time is over
 )
 
@@ -27,12 +27,27 @@ func (a *item) before(b *item) bool {
 	return a.seq < b.seq
 }
 
-// queue is a binary min-heap of items held by value: no boxing, no allocation once grown.
-type queue struct{ items []item }
+// eventQueue is the run's future: a binary min-heap of items held by value (no boxing,
+// no allocation once grown), each stamped with the next sequence number as it is
+// scheduled.
+//
+// Invariant: the items taken as steps come in strictly increasing (t, seq) order.
+// Everything is scheduled at or after the current time and virtual time only moves to
+// the item taken, so one that goes back is a broken heap or an item scheduled in the
+// past: Step panics. (Dead items, skipped with pop, may leave early: an item scheduled
+// after them can come before them.)
+type eventQueue struct {
+	items []item
+	seq   int64 // the next item's sequence number
+	last  item  // the last item taken (zero before the first)
+}
 
-func (q *queue) Len() int { return len(q.items) }
+func (q *eventQueue) Len() int { return len(q.items) }
 
-func (q *queue) push(it item) {
+// schedule queues it with the next sequence number.
+func (q *eventQueue) schedule(it item) {
+	it.seq = q.seq
+	q.seq++
 	q.items = append(q.items, it)
 	i := len(q.items) - 1
 	for i > 0 {
@@ -45,9 +60,9 @@ func (q *queue) push(it item) {
 	}
 }
 
-func (q *queue) peek() *item { return &q.items[0] }
+func (q *eventQueue) peek() *item { return &q.items[0] }
 
-func (q *queue) pop() item {
+func (q *eventQueue) pop() item {
 	top := q.items[0]
 	last := len(q.items) - 1
 	q.items[0] = q.items[last]
@@ -69,4 +84,9 @@ func (q *queue) pop() item {
 		i = m
 	}
 	return top
+}
+
+// outOfOrder reports an item taken as a step before the last one (Step checks).
+func (q *eventQueue) outOfOrder(it item) {
+	broken("queue order: item (t=%d, seq=%d) taken after (t=%d, seq=%d)", it.t, it.seq, q.last.t, q.last.seq)
 }

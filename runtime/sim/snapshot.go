@@ -29,13 +29,13 @@ type Snapshot struct {
 
 // Snapshot returns the current state; nothing in it aliases the run.
 func (s *Sim) Snapshot() Snapshot {
-	snap := Snapshot{Step: s.steps, T: s.now, Nodes: make([]NodeView, s.n), Groups: slices.Clone(s.group)}
+	snap := Snapshot{Step: s.steps, T: s.now, Nodes: make([]NodeView, s.n), Groups: slices.Clone(s.nw.group)}
 	var w StateWriter
 	for i, nd := range s.nodes {
 		w.Reset()
 		nd.Encode(&w)
 		snap.Nodes[i] = NodeView{
-			ID: s.cfg.IDs[i], Alive: s.alive[i], InCS: s.inCS[i], Leader: s.leaderOf[i],
+			ID: s.cfg.IDs[i], Alive: s.alive[i], InCS: s.cs.in[i], Leader: s.mon.leaderOf[i],
 			State: slices.Clone(w.Bytes()),
 		}
 		if th, ok := nd.(TokenHolder); ok {
@@ -49,8 +49,8 @@ func (s *Sim) Snapshot() Snapshot {
 // InFlight lists the messages in the network, oldest first.
 func (s *Sim) InFlight() []InFlight {
 	var out []InFlight
-	for k := range s.msgs {
-		ms := &s.msgs[k]
+	for k := range s.nw.msgs.slots {
+		ms := &s.nw.msgs.slots[k]
 		if ms.state != slotLive {
 			continue
 		}
@@ -71,7 +71,7 @@ func (s *Sim) Node(i int) Node { return s.nodes[i] }
 func (s *Sim) Alive(i int) bool { return s.alive[i] }
 
 // InCS reports whether node i is in the critical section.
-func (s *Sim) InCS(i int) bool { return s.inCS[i] }
+func (s *Sim) InCS(i int) bool { return s.cs.in[i] }
 
 // Intervention is a live action taken just before step Step; recording them is what
 // makes an interactive run reproducible. An action that takes a step (TakesStep: a

@@ -212,9 +212,11 @@ func TestTell_BadActionsAreRejected(t *testing.T) {
 		a    sim.Action
 		want string
 	}{
-		{"to itself", tell(0, 1, 1), "to: a process tells another process"},
-		{"to nobody", tell(0, 1, 3), "to: tell needs the process to tell"},
-		{"from nobody", tell(0, -1, 0), "node: index -1"},
+		{"to itself", tell(0, 1, 1), "to: P20 would tell itself"},
+		{"to nobody", tell(0, 1, 3), "to: index 3 does not exist"},
+		{"to missing", tell(0, 1, -1), "to: tell needs the id of the process to tell"},
+		{"from nobody", tell(0, 3, 0), "node: index 3 does not exist"},
+		{"from missing", tell(0, -1, 0), `node: "tell" needs a node`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,27 +5,33 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/teach-dist/playground/algorithms"
 	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
-// The act frame's network fields and groups decode into the session's command.
+// The act frame's network fields and groups decode into the session's command, which
+// the kernel's decoder turns into the action (ids 0, 1, 2 are indexes 0, 1, 2).
 func TestParseActNetworkAndPartition(t *testing.T) {
+	spec, _ := algorithms.Lookup("ricart-agrawala")
+	ids := []int{0, 1, 2}
+	act := func(do sim.ActionKind) sim.Action { return sim.Action{Do: do, From: -1, To: -1} }
 	tests := []struct {
 		frame string
-		want  session.Command
+		ref   int64
+		want  sim.Action
 	}{
-		{`{"type":"act","do":"network","delay":[1,3],"fifo":false,"loss":0.1,"hold":true}`,
-			session.Command{Kind: session.Act, Do: sim.ActNetwork, Net: sim.NetChange{
+		{`{"type":"act","do":"network","delay":[1,3],"fifo":false,"loss":0.1,"hold":true}`, 0,
+			sim.Action{Do: sim.ActNetwork, From: -1, To: -1, Net: sim.NetChange{
 				Set: sim.NetDelay | sim.NetFIFO | sim.NetLoss | sim.NetHold, DelayMin: 1, DelayMax: 3, Loss: 0.1, Hold: true}}},
-		{`{"type":"act","do":"network","delay":4,"ref":2}`,
-			session.Command{Kind: session.Act, Ref: 2, Do: sim.ActNetwork, Net: sim.NetChange{Set: sim.NetDelay, DelayMin: 4, DelayMax: 4}}},
-		{`{"type":"act","do":"network","hold":false}`,
-			session.Command{Kind: session.Act, Do: sim.ActNetwork, Net: sim.NetChange{Set: sim.NetHold}}},
-		{`{"type":"act","do":"partition","groups":[[0,1],[2]]}`,
-			session.Command{Kind: session.Act, Do: sim.ActPartition, Groups: [][]int{{0, 1}, {2}}}},
-		{`{"type":"act","do":"heal"}`, session.Command{Kind: session.Act, Do: sim.ActHeal}},
+		{`{"type":"act","do":"network","delay":4,"ref":2}`, 2,
+			sim.Action{Do: sim.ActNetwork, From: -1, To: -1, Net: sim.NetChange{Set: sim.NetDelay, DelayMin: 4, DelayMax: 4}}},
+		{`{"type":"act","do":"network","hold":false}`, 0,
+			sim.Action{Do: sim.ActNetwork, From: -1, To: -1, Net: sim.NetChange{Set: sim.NetHold}}},
+		{`{"type":"act","do":"partition","groups":[[0,1],[2]]}`, 0,
+			sim.Action{Do: sim.ActPartition, From: -1, To: -1, Groups: [][]int{{0, 1}, {2}}}},
+		{`{"type":"act","do":"heal"}`, 0, act(sim.ActHeal)},
 	}
 	for _, tc := range tests {
 		got, ferr := ParseFrame([]byte(tc.frame))
@@ -33,8 +39,12 @@ func TestParseActNetworkAndPartition(t *testing.T) {
 			t.Errorf("%s: %s: %s", tc.frame, ferr.code, ferr.msg)
 			continue
 		}
-		if !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%s:\n got %+v\nwant %+v", tc.frame, got, tc.want)
+		if got.Kind != session.Act || got.Ref != tc.ref {
+			t.Errorf("%s: command %+v", tc.frame, got)
+		}
+		a, err := got.Act.Action(spec, ids)
+		if err != nil || !reflect.DeepEqual(a, tc.want) {
+			t.Errorf("%s:\n got %+v (%v)\nwant %+v", tc.frame, a, err, tc.want)
 		}
 	}
 }
@@ -79,7 +89,7 @@ func TestParseActTell(t *testing.T) {
 	if ferr != nil {
 		t.Fatalf("%s: %s", ferr.code, ferr.msg)
 	}
-	want := session.Command{Kind: session.Act, Ref: 4, Do: sim.ActTell, Node: 3, To: 1}
+	want := session.Command{Kind: session.Act, Ref: 4, Act: sim.ActionJSON{Do: "tell", Node: new(3), To: new(1)}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v\nwant %+v", got, want)
 	}

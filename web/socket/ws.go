@@ -409,27 +409,16 @@ func simpleKind(typ string) (session.Kind, bool) {
 	return 0, false
 }
 
-// netChange reads the network fields of an act frame; msg names the bad field.
-func netChange(f *protocol.Command) (c sim.NetChange, msg string) {
-	var d scenarios.Delay
-	if f.Delay != nil {
-		if err := d.UnmarshalJSON(f.Delay); err != nil || len(d) < 1 || len(d) > 2 || string(f.Delay) == "null" {
-			return c, "delay: expected [min, max] or one number"
-		}
-	}
-	c = sim.ChangeOf(d, f.FIFO, f.Loss, f.Hold)
-	if err := c.Check(); err != nil {
-		return c, err.Error()
-	}
-	return c, ""
-}
-
-// ParseFrame decodes one client frame strictly into a session command.
+// ParseFrame decodes one client frame strictly into a session command. An act frame's
+// action decodes through the same code as a scenario event (sim.ActionJSON).
 func ParseFrame(data []byte) (session.Command, *FrameError) {
 	var f protocol.Command
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
+		if fe := (*sim.FieldError)(nil); errors.As(err, &fe) { // a field's own decoder (delay)
+			return session.Command{}, &FrameError{ref: f.Ref, code: protocol.CodeBadField, msg: fe.Error()}
+		}
 		return session.Command{}, &FrameError{code: protocol.CodeBadFrame, msg: "not a protocol frame: " + err.Error()}
 	}
 	if dec.More() {
@@ -470,56 +459,13 @@ func ParseFrame(data []byte) (session.Command, *FrameError) {
 			cmd.Setup = &setup
 		}
 	case "act":
-		do, ok := sim.ParseActionKind(f.Do)
-		if !ok {
-			return bad("do: %q is unknown (allowed: %s)", f.Do, strings.Join(sim.ActionNames(), ", "))
+		if f.At != nil {
+			return bad("at: an act happens now (at belongs to scenario events)")
 		}
-		cmd.Kind, cmd.Do = session.Act, do
-		if do != sim.ActPartition && f.Groups != nil {
-			return bad("groups: %s takes no groups (they belong to partition)", f.Do)
+		if _, err := f.ActionJSON.Kind(); err != nil {
+			return bad("%v", err)
 		}
-		if do != sim.ActTell && f.To != nil {
-			return bad("to: %s takes no to (it belongs to tell)", f.Do)
-		}
-		if do != sim.ActNetwork {
-			for _, x := range []struct {
-				name string
-				set  bool
-			}{{"delay", f.Delay != nil}, {"fifo", f.FIFO != nil}, {"loss", f.Loss != nil}, {"hold", f.Hold != nil}} {
-				if x.set {
-					return bad("%s: belongs to network, not %s", x.name, f.Do)
-				}
-			}
-		}
-		switch do {
-		case sim.ActDrop, sim.ActDeliver:
-			if f.Msg == nil {
-				return bad("msg: %s needs a message id", f.Do)
-			}
-			cmd.Msg = *f.Msg
-		case sim.ActPartition:
-			if len(f.Groups) == 0 {
-				return bad("groups: partition needs groups of process ids, e.g. [[0,1],[2]]")
-			}
-			cmd.Groups = f.Groups
-		case sim.ActHeal:
-		case sim.ActTell:
-			if f.Node == nil || f.To == nil {
-				return bad("node, to: tell needs the id of the teller (node) and of the process told (to)")
-			}
-			cmd.Node, cmd.To = *f.Node, *f.To
-		case sim.ActNetwork:
-			c, msg := netChange(&f)
-			if msg != "" {
-				return bad("%s", msg)
-			}
-			cmd.Net = c
-		default:
-			if f.Node == nil {
-				return bad("node: %s needs a process id", f.Do)
-			}
-			cmd.Node = *f.Node
-		}
+		cmd.Kind, cmd.Act = session.Act, f.ActionJSON
 	default:
 		return session.Command{}, &FrameError{ref: f.Ref, code: protocol.CodeUnknownType,
 			msg: fmt.Sprintf("type: %q is unknown (allowed: play, pause, step, back, seek, speed, reset, act)", f.Type)}
