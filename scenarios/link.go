@@ -18,8 +18,9 @@ import (
 )
 
 // LinkFormat is the share-link format this package writes. It reads formats
-// 1..LinkFormat; a code from a newer playground gets a *LinkError saying so.
-const LinkFormat = 1
+// 1..LinkFormat; a code from a newer playground gets a *LinkError saying so. Format 2
+// adds the defaults epoch the link was made under (format 1 links are epoch 1).
+const LinkFormat = 2
 
 // Limits of a link. A code is part of a URL, so it is small, but it decompresses:
 // the caps keep a crafted code (a zip bomb, a million interventions) from costing
@@ -80,11 +81,14 @@ func (e *LinkError) Error() string {
 // payload is base64url (no padding) of DEFLATE of the JSON of wireLink.
 const codePrefix = "v"
 
-// wireLink is format 1's JSON.
+// wireLink is the JSON of formats 1 and 2 (Defaults only in 2).
 type wireLink struct {
 	Scenario      *Scenario          `json:"scenario"`
 	Interventions []wireIntervention `json:"interventions,omitempty"`
 	Step          int                `json:"step"`
+	// Defaults is the defaults epoch (sim.DefaultsEpoch) the link was made under: a
+	// later playground pins what has changed since, so the link replays the same run.
+	Defaults int `json:"defaults,omitempty"`
 }
 
 // wireIntervention is a scenario event with "step" instead of "at". Event is embedded
@@ -108,7 +112,7 @@ func EncodeLink(l Link) (string, error) {
 	if err := l.Validate(); err != nil {
 		return "", err
 	}
-	w := wireLink{Scenario: l.Scenario, Step: l.Step}
+	w := wireLink{Scenario: l.Scenario, Step: l.Step, Defaults: sim.DefaultsEpoch}
 	for _, iv := range l.Interventions {
 		e := iv.Event
 		e.At = 0
@@ -141,7 +145,7 @@ func (l Link) Path() (string, error) {
 // a newer format, a code cut short, or one that was altered or names a run that
 // cannot be.
 func DecodeLink(code string) (Link, error) {
-	_, slug, payload, err := splitCode(code)
+	format, slug, payload, err := splitCode(code)
 	if err != nil {
 		return Link{}, err
 	}
@@ -198,6 +202,11 @@ func DecodeLink(code string) (Link, error) {
 	if w.Scenario == nil {
 		return Link{}, &LinkError{Kind: LinkInvalid, Format: LinkFormat, Slug: slug, Field: "scenario", Reason: "missing"}
 	}
+	epoch, lerr := linkEpoch(format, w.Defaults)
+	if lerr != nil {
+		lerr.Slug = slug
+		return Link{}, lerr
+	}
 	if w.Scenario.Algorithm != slug {
 		return Link{}, &LinkError{Kind: LinkInvalid, Format: LinkFormat, Slug: slug, Field: "scenario.algorithm",
 			Reason: fmt.Sprintf("%q does not match the link's %q: the link was altered", w.Scenario.Algorithm, slug)}
@@ -209,6 +218,9 @@ func DecodeLink(code string) (Link, error) {
 				Field: fmt.Sprintf("interventions[%d].at", k), Reason: "an intervention has a step, not a time"}
 		}
 		l.Interventions = append(l.Interventions, Intervention{Step: iv.Step, Event: iv.Event})
+	}
+	if err := l.Scenario.pinDefaults(epoch); err != nil {
+		return Link{}, &LinkError{Kind: LinkInvalid, Format: format, Slug: slug, Field: "scenario.params", Reason: err.Error()}
 	}
 	l.normalize()
 	if err := l.Validate(); err != nil {
@@ -410,4 +422,23 @@ func LinkFromRun(scenarioJSON []byte, cfg sim.Config, ivs []sim.Intervention, st
 		return Link{}, err
 	}
 	return l, nil
+}
+
+// linkEpoch is the defaults epoch a decoded link was made under: 1 for format 1, which
+// has none, and the recorded one for format 2.
+func linkEpoch(format, recorded int) (int, *LinkError) {
+	switch {
+	case format == 1 && recorded != 0:
+		return 0, &LinkError{Kind: LinkInvalid, Format: format, Field: "defaults",
+			Reason: "the link was altered: format 1 has no defaults epoch"}
+	case format == 1:
+		return 1, nil
+	case recorded < 1:
+		return 0, &LinkError{Kind: LinkInvalid, Format: format, Field: "defaults",
+			Reason: "the link was altered: it does not say which defaults it was made with"}
+	case recorded > sim.DefaultsEpoch:
+		return 0, &LinkError{Kind: LinkNewer, Format: format, Field: "defaults",
+			Reason: fmt.Sprintf("this link was made by a newer version of the playground (defaults %d); this server knows defaults up to %d", recorded, sim.DefaultsEpoch)}
+	}
+	return recorded, nil
 }

@@ -105,8 +105,8 @@ func TestLink_RoundTripReplaysTheSameRun(t *testing.T) {
 	if len(path) >= 2000 {
 		t.Errorf("the link is %d characters; want well under 2000", len(path))
 	}
-	if !strings.HasPrefix(path, "/r/v1.ricart-agrawala.") {
-		t.Errorf("path %q does not start with /r/v1.ricart-agrawala.", path)
+	if !strings.HasPrefix(path, "/r/v2.ricart-agrawala.") {
+		t.Errorf("path %q does not start with /r/v2.ricart-agrawala.", path)
 	}
 	back, err := DecodeLink(strings.TrimPrefix(path, "/r/"))
 	if err != nil {
@@ -240,8 +240,8 @@ func TestDecodeLink_Errors(t *testing.T) {
 		slug       string
 		want       string
 	}{
-		{"newer format", "v3.bully.AAAA", LinkNewer, "bully", "link: this link was made by a newer version of the playground (format 3); this server reads format 1"},
-		{"newer format, new algorithm", "v2.paxos.xyz", LinkNewer, "paxos", "format 2"},
+		{"newer format", "v3.bully.AAAA", LinkNewer, "bully", "link: this link was made by a newer version of the playground (format 3); this server reads format 2"},
+		{"newer format, new algorithm", "v3.paxos.xyz", LinkNewer, "paxos", "format 3"},
 		{"empty", "", LinkTruncated, "", "link: the link is cut short: copy it again whole"},
 		{"only the version", "v1", LinkTruncated, "", "cut short"},
 		{"half the slug", "v1.ricart", LinkTruncated, "", "cut short"},

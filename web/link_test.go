@@ -85,7 +85,7 @@ func TestLinkOpensTheSameRunAtTheSameStep(t *testing.T) {
 	id, _ := playSome(t, ts, "/play/ricart-agrawala?n=5&seed=3&delay=1-4&fifo=false")
 	l := linkOf(t, ts, id)
 	t.Logf("link of a 5-process run with 4 interventions: %d characters", l.Length)
-	if l.Step != 9 || !strings.HasPrefix(l.Path, "/r/v1.ricart-agrawala.") || l.Length != len(l.Path) || l.Embed != "/embed"+l.Path {
+	if l.Step != 9 || !strings.HasPrefix(l.Path, "/r/v2.ricart-agrawala.") || l.Length != len(l.Path) || l.Embed != "/embed"+l.Path {
 		t.Fatalf("link answer %+v", l)
 	}
 	if l.Length > 2000 {
@@ -171,7 +171,7 @@ func TestBadLinksSayWhyAndOfferTheClosestRun(t *testing.T) {
 		want       []string
 		offers     string // the /play link offered, if any
 	}{
-		{"newer format", "/r/v2.bully." + code[len("v1.ricart-agrawala."):], []string{"comes from a newer playground", "newer version of the playground (format 2); this server reads format 1"}, "/play/bully"},
+		{"newer format", "/r/v3.bully." + code[len("v2.ricart-agrawala."):], []string{"comes from a newer playground", "newer version of the playground (format 3); this server reads format 2"}, "/play/bully"},
 		{"newer format, unknown algorithm", "/r/v3.paxos.abcd", []string{"newer version of the playground (format 3)"}, ""},
 		{"truncated", good[:len(good)-15], []string{"This link is cut short", "copy it again whole"}, "/play/ricart-agrawala"},
 		{"truncated in the slug", "/r/v1.ricart", []string{"cut short"}, ""},

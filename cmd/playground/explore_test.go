@@ -53,7 +53,7 @@ func TestExploreFindsMaekawaDeadlockExit3(t *testing.T) {
 		t.Fatalf("exit %d, %+v", code, s)
 	}
 	cx := s.Counterexample
-	if cx == nil || !strings.HasPrefix(cx.Link, "/r/v1.maekawa.") || cx.Scenario["network"].(map[string]any)["hold"] != true {
+	if cx == nil || !strings.HasPrefix(cx.Link, "/r/v2.maekawa.") || cx.Scenario["network"].(map[string]any)["hold"] != true {
 		t.Fatalf("counterexample %+v", cx)
 	}
 	if !strings.Contains(errOut, "deadlock freedom is broken") {

@@ -119,6 +119,10 @@ type Spec struct {
 	// elections start. The ring elections assume nobody fails during an election.
 	CrashLeaderFirst bool
 
+	// Earlier lists what an old share link must pin to replay as it did: params (and ids)
+	// whose defaults changed, with the defaults epoch in which each change landed.
+	Earlier []EarlierDefaults
+
 	// BackgroundTimers and BackgroundMessages never stop a run from being quiescent:
 	// a failure detector's heartbeats go on for ever, yet an election can settle.
 	BackgroundTimers   []string
@@ -243,6 +247,21 @@ type Cost struct {
 }
 
 // Defaults is what a scenario gets when it leaves a field out.
+// DefaultsEpoch numbers the playground's defaults: it grows each time a default of
+// any algorithm changes (a param's default, default ids, a default variant). A share
+// link records the epoch it was made under, so that it replays the same run after a
+// change of defaults: the algorithm's Spec.Earlier says what such a link must pin.
+const DefaultsEpoch = 2
+
+// EarlierDefaults is one change of an algorithm's defaults, as an old link must undo
+// it: links made under an epoch before Epoch pin Params (and the ids) to replay as
+// they did.
+type EarlierDefaults struct {
+	Epoch    int    // the defaults epoch that introduced the change (links made before it pin Params)
+	Params   string // JSON object of the params that keep the earlier behaviour, e.g. {"skip":"none"}
+	IDsFrom0 bool   // the earlier default ids were 0..N-1 (for an old link that gave no ids)
+}
+
 type Defaults struct {
 	Nodes int
 	Delay [2]int

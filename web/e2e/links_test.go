@@ -79,7 +79,7 @@ func TestCopiedLinkOpensTheSameViewInAFreshBrowser(t *testing.T) {
 	want := eval[string](t, ctx, sharedView)
 
 	run(t, ctx, chromedp.Click(chromedp.CSS("#copy-link")))
-	waitFor(t, ctx, `(document.getElementById("share-url")?.value || "").startsWith(location.origin + "/r/v1.ricart-agrawala.")`)
+	waitFor(t, ctx, `(document.getElementById("share-url")?.value || "").startsWith(location.origin + "/r/v2.ricart-agrawala.")`)
 	link := eval[string](t, ctx, `document.getElementById("share-url").value`)
 	announced := eval[string](t, ctx, `document.getElementById("share-toast").getAttribute("role") + " " + document.getElementById("share-toast").textContent`)
 	if !strings.HasPrefix(announced, "status ") || !strings.Contains(announced, "Link copied") && !strings.Contains(announced, "Copy this link") {
