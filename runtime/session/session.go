@@ -123,6 +123,8 @@ type Options struct {
 	OnEvents func(n int)
 	// OnHibernate hears a run going to rest (true) and waking or ending at rest (false).
 	OnHibernate func(s *Session, resting bool)
+	// Clock is the session's time source (clock.go); nil is the wall clock.
+	Clock Clock
 }
 
 func (o Options) withDefaults() Options {
@@ -134,6 +136,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxSubscribers <= 0 {
 		o.MaxSubscribers = 64
+	}
+	if o.Clock == nil {
+		o.Clock = wallClock{}
 	}
 	return o
 }
@@ -147,6 +152,7 @@ const (
 	touch
 	recipe
 	checkpoint // lecture mode: checkpoint.go
+	fired      // an alarm went off: clock.go
 )
 
 type envelope struct {
@@ -157,6 +163,7 @@ type envelope struct {
 
 	recipe chan<- Recipe
 	snap   func(hello, snapshot []byte) // checkpoint
+	alarm  alarmKind                    // fired
 }
 
 // Session is one live run. Its exported methods are safe for concurrent use; all
@@ -165,6 +172,7 @@ type Session struct {
 	id        string
 	algorithm string
 	opts      Options
+	clock     Clock
 	started   time.Time
 	cmds      chan *envelope // pointers: a small channel, and a small frame for run's select
 	done      chan struct{}
@@ -181,11 +189,10 @@ type Session struct {
 	quiet   bool  // nothing is left to happen without an intervention
 	failed  error // the run hit a limit; it stays stopped until a seek back or a reset
 	subs    []Subscriber
-	idle    *time.Timer
-	pace    *time.Timer
-	paced   bool // pace is armed
-	rest    *time.Timer
-	// resting: the run is put away (rest.go); sim, enc and track are empty until wake
+	idle    *alarm
+	pace    *alarm
+	rest    *alarm
+	// resting: the run is put away (hibernate.go); sim, enc and track are empty until wake
 	// rebuilds them at restStep.
 	resting  bool
 	restStep int
@@ -210,15 +217,18 @@ func newSession(id string, setup Setup, opts Options) (*Session, error) {
 	if setup.Config.Spec == nil {
 		return nil, errors.New("session: no algorithm")
 	}
+	opts = opts.withDefaults()
 	s := &Session{
 		id:        id,
 		algorithm: setup.Config.Spec.Slug,
-		opts:      opts.withDefaults(),
+		opts:      opts,
+		clock:     opts.Clock,
 		cmds:      make(chan *envelope, 4), // senders wait their turn
 		done:      make(chan struct{}),
 		speed:     1,
-		started:   time.Now(),
+		started:   opts.Clock.Now(),
 	}
+	s.idle, s.pace, s.rest = s.newAlarm(idleAlarm), s.newAlarm(paceAlarm), s.newAlarm(restAlarm)
 	if err := s.load(setup); err != nil {
 		return nil, err
 	}
@@ -248,16 +258,12 @@ const firstVisit = 2 * time.Minute
 
 // run is the session's goroutine.
 func (s *Session) run(ctx context.Context, ended func()) {
-	s.idle = time.NewTimer(min(s.opts.Idle, firstVisit))
-	s.pace = time.NewTimer(time.Hour)
-	s.pace.Stop()
-	s.rest = time.NewTimer(time.Hour)
-	s.rest.Stop()
+	s.idle.set(min(s.opts.Idle, firstVisit))
 	s.armRest() // a page loaded and never connected rests too
 	defer func() {
-		s.idle.Stop()
-		s.pace.Stop()
-		s.rest.Stop()
+		s.idle.stop()
+		s.pace.stop()
+		s.rest.stop()
 		s.setResting(false) // an ended session is not counted as resting
 		for _, sub := range s.subs {
 			sub.Close()
@@ -265,34 +271,28 @@ func (s *Session) run(ctx context.Context, ended func()) {
 		s.subs = nil
 		ended()
 		if s.opts.OnEnd != nil {
-			s.opts.OnEnd(s, time.Since(s.started))
+			s.opts.OnEnd(s, s.clock.Now().Sub(s.started))
 		}
 		close(s.done)
 	}()
 	for {
-		var paceC <-chan time.Time
-		if s.paced {
-			paceC = s.pace.C
-		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.idle.C:
-			if len(s.subs) == 0 {
-				return
-			}
 		case e := <-s.cmds:
+			if e.what == fired && !s.alarmOf(e.alarm).fired() {
+				continue // stale: the alarm was stopped or moved after it went off
+			}
+			if e.what == fired && e.alarm == idleAlarm && len(s.subs) == 0 {
+				return // nobody came, or nobody came back
+			}
 			if !s.contained(func() { s.handle(e) }) {
 				return
 			}
-		case <-paceC:
-			s.paced = false
-			if !s.contained(func() { s.advance(time.Now()) }) {
-				return
-			}
-		case <-s.rest.C:
-			if !s.contained(s.putToRest) {
-				return
+			if e.what == recipe {
+				// Reading the recipe (an export, a panel) changes nothing, so it
+				// neither restarts the countdown to rest nor keeps a run awake.
+				continue
 			}
 		}
 		s.arm()
@@ -366,6 +366,10 @@ func (s *Session) Touch() {
 }
 
 func (s *Session) handle(e *envelope) {
+	if e.what == fired {
+		s.alarmed(e.alarm)
+		return
+	}
 	if s.resting && e.what != touch && e.what != detach && e.what != recipe {
 		s.wake()
 	}
@@ -378,7 +382,7 @@ func (s *Session) handle(e *envelope) {
 		return
 	case touch:
 		if len(s.subs) == 0 {
-			s.idle.Reset(min(s.opts.Idle, firstVisit))
+			s.idle.set(min(s.opts.Idle, firstVisit))
 		}
 		return
 	case recipe:
@@ -404,7 +408,7 @@ func (s *Session) attach(sub Subscriber) error {
 	// What was due for the others must go out first, so the snapshot and the stream agree.
 	s.flush()
 	s.subs = append(s.subs, sub)
-	s.idle.Stop()
+	s.idle.stop()
 	s.sendTo(sub, s.helloFrame())
 	s.sendTo(sub, s.snapshotFrame())
 	return nil
@@ -421,7 +425,7 @@ func (s *Session) detach(sub Subscriber) {
 		// Nobody watches: stop spending time on the run, and keep its step for a reload.
 		s.flush()
 		s.playing = false
-		s.idle.Reset(s.opts.Idle)
+		s.idle.set(s.opts.Idle)
 	}
 }
 
@@ -453,7 +457,7 @@ func (s *Session) broadcast(frame []byte) {
 	}
 	if len(s.subs) == 0 && len(slow) > 0 {
 		s.playing = false
-		s.idle.Reset(s.opts.Idle)
+		s.idle.set(s.opts.Idle)
 	}
 }
 
@@ -495,7 +499,7 @@ func (s *Session) command(c Command) error {
 			return &cmdError{code: CodeStopped, msg: s.failed.Error()}
 		}
 		s.playing = true
-		s.reanchor(time.Now())
+		s.reanchor(s.clock.Now())
 		s.broadcast(s.stateFrame())
 	case Pause:
 		s.playing = false
@@ -505,7 +509,7 @@ func (s *Session) command(c Command) error {
 			return badField("speed: %v is out of range (%v to %v)", c.Speed, MinSpeed, MaxSpeed)
 		}
 		s.speed = c.Speed
-		s.reanchor(time.Now())
+		s.reanchor(s.clock.Now())
 		s.broadcast(s.stateFrame())
 	case Step:
 		if s.failed != nil {
@@ -634,7 +638,7 @@ func (s *Session) act(c Command) error {
 	s.horizon = s.sim.Steps() // one further when the action took a step
 	s.quiet = false
 	if s.playing {
-		s.reanchor(time.Now())
+		s.reanchor(s.clock.Now())
 	}
 	s.publish([]batch{b})
 	return nil
@@ -832,20 +836,17 @@ func (s *Session) due(t int) time.Time {
 
 // arm sets the pacing timer for the next thing to publish while playing.
 func (s *Session) arm() {
-	s.pace.Stop()
-	s.paced = false
+	s.pace.stop()
 	if s.resting || !s.playing || s.failed != nil || len(s.subs) == 0 {
 		return
 	}
 	switch {
 	case s.pending != nil:
-		s.pace.Reset(max(time.Until(s.due(s.pending[0].t)), 0))
+		s.pace.set(s.due(s.pending[0].t).Sub(s.clock.Now()))
 	case s.sim.HasNext() || s.applied < len(s.ivs):
-		s.pace.Reset(0)
-	default:
-		return // quiet: an intervention will wake the run
+		s.pace.set(0)
 	}
-	s.paced = true
+	// Otherwise quiet: an intervention will wake the run.
 }
 
 func (s *Session) publish(bs []batch) {
