@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/teach-dist/playground/internal/testwait"
 )
 
 // postExplore starts the Explore action of a session and reads every line it streams.
@@ -144,16 +146,9 @@ func TestExploreStopsWhenTheClientGoesAway(t *testing.T) {
 	cancel()
 	resp.Body.Close()
 	// The session is free again once the search has stopped.
-	for try := 0; ; try++ {
+	testwait.For(t, "the search stopping after the client left", func() bool {
 		exploring.mu.Lock()
-		busy := exploring.running[id]
-		exploring.mu.Unlock()
-		if !busy {
-			break
-		}
-		if try > 1000 {
-			t.Fatal("the search went on after the client left")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		defer exploring.mu.Unlock()
+		return !exploring.running[id]
+	})
 }

@@ -4,17 +4,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// waitFor polls cond; the deadline only turns a hang into a failure.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("never: %s", what)
-		}
-	}
-}
+	"github.com/teach-dist/playground/internal/testwait"
+)
 
 // openClients are the server's WebSocket clients.
 func openClients(s *Server) []*client {
@@ -43,12 +35,12 @@ func TestIdleSocketHasNoWriter(t *testing.T) {
 	if len(clients) != 1 {
 		t.Fatalf("%d clients open", len(clients))
 	}
-	waitFor(t, "the writer of an idle socket ended", func() bool { return !writing(clients[0]) })
+	testwait.For(t, "the writer of an idle socket ended", func() bool { return !writing(clients[0]) })
 	c.send(`{"type":"act","do":"request","node":0}`)
 	if f := c.next("events"); !strings.Contains(f.raw, `"rule":"RA1"`) {
 		t.Fatalf("after the writer ended, a request answered %s", f.raw)
 	}
-	waitFor(t, "the writer ended again", func() bool { return !writing(clients[0]) })
+	testwait.For(t, "the writer ended again", func() bool { return !writing(clients[0]) })
 }
 
 // A session put to rest is counted, and goes on from its step when its viewer acts.
@@ -61,7 +53,7 @@ func TestRestingSessionsAreCountedAndWake(t *testing.T) {
 	c.next("events")
 	c.send(`{"type":"step"}`)
 	before := c.next("events")
-	waitFor(t, "the session went to rest", func() bool { return metric(t, srv, "playground_sessions_resting") == 1 })
+	testwait.For(t, "the session went to rest", func() bool { return metric(t, srv, "playground_sessions_resting") == 1 })
 	c.send(`{"type":"step"}`)
 	after := c.next("events")
 	if after.Batches == nil || after.Step != before.Step+1 {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/teach-dist/playground/internal/testwait"
 	"github.com/teach-dist/playground/runtime/session"
 )
 
@@ -278,7 +279,7 @@ func TestListenAndServeShutsDownGracefully(t *testing.T) {
 	}
 	cancel()
 	for _, conn := range conns {
-		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_ = conn.SetReadDeadline(time.Now().Add(testwait.Limit))
 		var err error
 		for err == nil {
 			_, _, err = conn.ReadMessage()
