@@ -97,6 +97,9 @@ func TestCheckpointRefreshKeepsTheCatchUpShort(t *testing.T) {
 		step, _ := frameStep(b)
 		return s.Type == "events" && step == 100
 	})
+	// The lecture's goroutine asks for the refresh and the session's answers it in
+	// turn, behind the steps already queued: on a busy machine they catch up later.
+	testwait.For(t, "the checkpoint catching up with the run", func() bool { return l.stream.LogLen() < 8 })
 	late := &sink{cap: 10_000}
 	if _, err := l.Follow(0, late); err != nil {
 		t.Fatal(err)
