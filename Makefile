@@ -2,7 +2,7 @@
 GO ?= go
 ADDR ?= :8080
 
-.PHONY: run build test test-js test-short bench check generate fmt fuzz load
+.PHONY: run build test test-js test-short bench check generate fmt fuzz load stress
 
 run: ## start the playground on its embedded defaults
 	$(GO) run ./cmd/playground serve --addr $(ADDR)
@@ -33,6 +33,24 @@ fuzz: ## run each fuzz target for $(FUZZTIME) (CI: .ci/run)
 			$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$dir; \
 		done; \
 	done
+
+# The packages whose tests involve timers, sockets or goroutines racing each other,
+# each run STRESS_COUNT times under -cpu 1 and 2 while two busy loops take the CPUs:
+# a test that only passes on an idle machine fails here. Timing is on a fake clock
+# where it can be (runtime/session) and every wait goes through internal/testwait.
+# Not here: web/e2e (a browser, minutes a run) and runtime/lecture/natsbroker, whose
+# tests run nats-server processes with a 50 ms heartbeat (a lecture unheard of for
+# 250 ms is unreachable, so that failover is tested quickly): CPU starvation trips it.
+# Of the commands, only the tests that serve (a server's life and shutdown, the load
+# tool's storm) are about timing.
+STRESS_PKGS ?= ./internal/testwait/ ./runtime/session/... ./runtime/lecture/ ./web/
+STRESS_CMDS ?= ./cmd/playground/ ./cmd/sessionload/
+STRESS_COUNT ?= 20
+STRESS = $(GO) test -count=$(STRESS_COUNT) -cpu 1,2 -timeout 60m
+stress: ## the timing-sensitive tests $(STRESS_COUNT)x under -cpu 1,2 beside two busy CPU loops
+	@sh -c 'while :; do :; done' & busy1=$$!; sh -c 'while :; do :; done' & busy2=$$!; \
+	trap 'kill $$busy1 $$busy2' EXIT INT TERM; \
+	$(STRESS) $(STRESS_PKGS) && $(STRESS) -run '^Test(Serve|Storm)' $(STRESS_CMDS)
 
 load: ## the load proof in docs/benchmarks.md ("Operations"): loopback only, takes about 5 minutes
 	$(GO) build -o bin/playground ./cmd/playground

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/teach-dist/playground/internal/testwait"
 )
 
 // postExplore starts the Explore action of a session and reads every line it streams.
@@ -139,16 +141,9 @@ func TestExploreStopsWhenTheClientGoesAway(t *testing.T) {
 	cancel()
 	resp.Body.Close()
 	// The session is free again once the search has stopped.
-	for try := 0; ; try++ {
+	testwait.For(t, "the search stopping after the client left", func() bool {
 		srv.exploring.mu.Lock()
-		busy := srv.exploring.running[id]
-		srv.exploring.mu.Unlock()
-		if !busy {
-			break
-		}
-		if try > 1000 {
-			t.Fatal("the search went on after the client left")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		defer srv.exploring.mu.Unlock()
+		return !srv.exploring.running[id]
+	})
 }

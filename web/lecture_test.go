@@ -13,6 +13,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/teach-dist/playground/internal/testwait"
 	"github.com/teach-dist/playground/runtime/lecture"
 	"github.com/teach-dist/playground/scenarios"
 )
@@ -67,7 +68,7 @@ func (c *wsClient) lnext(types ...string) lecFrame {
 // readAny returns the next frame, whatever its type.
 func (c *wsClient) readAny() lecFrame {
 	c.t.Helper()
-	_ = c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_ = c.conn.SetReadDeadline(time.Now().Add(testwait.Limit))
 	_, b, err := c.conn.ReadMessage()
 	if err != nil {
 		c.t.Fatalf("read: %v", err)
@@ -643,7 +644,7 @@ func TestLectureManyFollowersConcurrently(t *testing.T) {
 				return
 			}
 			defer conn.Close()
-			_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			_ = conn.SetReadDeadline(time.Now().Add(testwait.Limit))
 			for {
 				_, b, err := conn.ReadMessage()
 				if err != nil {

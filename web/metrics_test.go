@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/teach-dist/playground/internal/testwait"
 	"github.com/teach-dist/playground/runtime/cost"
 )
 
@@ -101,20 +102,10 @@ func TestRestingSessionsAreCountedAndWake(t *testing.T) {
 	c.next("events")
 	c.send(`{"type":"step"}`)
 	before := c.next("events")
-	waitFor(t, "the session went to rest", func() bool { return metric(t, srv, "playground_sessions_resting") == 1 })
+	testwait.For(t, "the session went to rest", func() bool { return metric(t, srv, "playground_sessions_resting") == 1 })
 	c.send(`{"type":"step"}`)
 	after := c.next("events")
 	if after.Batches == nil || after.Step != before.Step+1 {
 		t.Fatalf("woken at step %d after step %d: %s", after.Step, before.Step, after.raw)
-	}
-}
-
-// waitFor polls cond; the deadline only turns a hang into a failure.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("never: %s", what)
-		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/teach-dist/playground/internal/testwait"
 	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/web/ops"
@@ -267,7 +268,7 @@ func TestListenAndServeShutsDownGracefully(t *testing.T) {
 	}
 	cancel()
 	for _, conn := range conns {
-		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_ = conn.SetReadDeadline(time.Now().Add(testwait.Limit))
 		var err error
 		for err == nil {
 			_, _, err = conn.ReadMessage()

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/teach-dist/playground/internal/testwait"
 )
 
 // wsClient is a real WebSocket client over loopback, as a browser tab would be.
@@ -68,7 +70,7 @@ func (c *wsClient) send(frame string) {
 // into a failure.
 func (c *wsClient) next(types ...string) wsFrame {
 	c.t.Helper()
-	_ = c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_ = c.conn.SetReadDeadline(time.Now().Add(testwait.Limit))
 	for {
 		_, b, err := c.conn.ReadMessage()
 		if err != nil {
@@ -90,7 +92,7 @@ func (c *wsClient) next(types ...string) wsFrame {
 // ended waits until the server closes the connection and returns the close error.
 func (c *wsClient) ended() error {
 	c.t.Helper()
-	_ = c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_ = c.conn.SetReadDeadline(time.Now().Add(testwait.Limit))
 	for {
 		if _, _, err := c.conn.ReadMessage(); err != nil {
 			var ne interface{ Timeout() bool }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/gorilla/websocket"
 	"go.uber.org/goleak"
+
+	"github.com/teach-dist/playground/internal/testwait"
 )
 
 // lineWriter is a goroutine-safe sink that reports each line it is written.
@@ -45,7 +47,7 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 // await returns the first submatch of re in the lines written, waiting for it.
 func (w *lineWriter) await(t *testing.T, re *regexp.Regexp) string {
 	t.Helper()
-	timeout := time.After(10 * time.Second) // a hang becomes a failure, not a timed assertion
+	timeout := time.After(testwait.Limit) // a hang becomes a failure, not a timed assertion
 	for {
 		select {
 		case line := <-w.lines:
@@ -123,7 +125,7 @@ func TestServeLifecycleLeavesNoGoroutine(t *testing.T) {
 
 	cancel()
 	for _, conn := range conns {
-		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_ = conn.SetReadDeadline(time.Now().Add(testwait.Limit))
 		var err error
 		for err == nil {
 			_, _, err = conn.ReadMessage()

@@ -42,6 +42,7 @@ var rules = []rule{
 	{pattern: "scenarios", may: pure, stdOnly: true},
 	{pattern: "static", stdOnly: true},
 	{pattern: "internal/importrules", stdOnly: true},
+	{pattern: "internal/testwait", stdOnly: true}, // tests' one way to wait
 	{pattern: "runtime/protocol", may: []string{"runtime/sim"}, stdOnly: true},
 	{pattern: "runtime/causal", may: analyses, stdOnly: true},
 	{pattern: "runtime/cost", may: analyses, stdOnly: true},

@@ -3,10 +3,11 @@ package lecture
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/teach-dist/playground/internal/testwait"
 	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/runtime/sim"
@@ -40,17 +41,17 @@ func decodeFrame(t *testing.T, b []byte) protocol.Frame {
 
 func waitFrame(t *testing.T, s *sink, ok func(stamped, []byte) bool) []byte {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	var got []byte
+	testwait.For(t, "the frame", func() bool {
 		for _, f := range s.take() {
 			if ok(decode(t, f), f) {
-				return f
+				got = f
+				return true
 			}
 		}
-		time.Sleep(time.Millisecond)
-	}
-	t.Fatal("the frame never came")
-	return nil
+		return false
+	})
+	return got
 }
 
 func startLecture(t *testing.T, opts Options, doc string) (*Registry, *session.Session, *Lecture, *collector) {
@@ -107,6 +108,9 @@ func TestCheckpointRefreshKeepsTheCatchUpShort(t *testing.T) {
 		ev, ok := decodeFrame(t, b).(*protocol.Events)
 		return ok && ev.Step == 100
 	})
+	// The lecture's goroutine asks for the refresh and the session's answers it in
+	// turn, behind the steps already queued: on a busy machine they catch up later.
+	testwait.For(t, "the checkpoint catching up with the run", func() bool { return l.stream.LogLen() < 8 })
 	late := &sink{cap: 10_000}
 	if _, err := l.Follow(0, late); err != nil {
 		t.Fatal(err)
@@ -184,13 +188,7 @@ func TestRevealChecksTheRunIsStillTheOneAnswered(t *testing.T) {
 
 func waitStep(t *testing.T, l *Lecture, step int) {
 	t.Helper()
-	for range 10_000 {
-		if l.Step() == step {
-			return
-		}
-		time.Sleep(time.Millisecond)
-	}
-	t.Fatalf("the lecture is at step %d, want %d", l.Step(), step)
+	testwait.For(t, fmt.Sprintf("the lecture at step %d", step), func() bool { return l.Step() == step })
 }
 
 // Asking refuses a list made at another step: its answers are about another moment.

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/teach-dist/playground/algorithms"
+	"github.com/teach-dist/playground/internal/testwait"
 	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/runtime/sim"
@@ -37,13 +37,7 @@ func (c *collector) Close() {}
 
 func (c *collector) next(t *testing.T) []byte {
 	t.Helper()
-	select {
-	case f := <-c.c:
-		return f
-	case <-time.After(10 * time.Second):
-		t.Fatal("no frame from the session")
-		return nil
-	}
+	return testwait.Recv(t, "a frame from the session", c.c)
 }
 
 type nodeView struct {

@@ -3,9 +3,10 @@ package session
 import (
 	"bytes"
 	"testing"
-	"time"
 
 	"github.com/teach-dist/playground/runtime/protocol"
+
+	"github.com/teach-dist/playground/internal/testwait"
 )
 
 // A checkpoint taken while the run plays holds everything streamed before it and
@@ -28,12 +29,7 @@ func TestCheckpointIsInOrderWithTheStream(t *testing.T) {
 	if err := s.Checkpoint(func(h, sn protocol.Encoded) { got <- cp{h.JSON, sn.JSON, len(c.frames)} }); err != nil {
 		t.Fatal(err)
 	}
-	var taken cp
-	select {
-	case taken = <-got:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no checkpoint")
-	}
+	taken := testwait.Recv(t, "the checkpoint", got)
 	do(t, s, c, Command{Kind: Pause})
 	snap := decode(t, taken.snap)
 	// The frames sent before the checkpoint end exactly at its step (the step the

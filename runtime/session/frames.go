@@ -7,7 +7,7 @@ import "github.com/teach-dist/playground/runtime/protocol"
 
 // clock is the clock of the step shown. seq is the seq of the latest trace event shown
 // (-1: none yet): captions key on it.
-func (s *Session) clock(step, t int, seq int64) protocol.Clock {
+func (s *Session) clockFrame(step, t int, seq int64) protocol.Clock {
 	c := protocol.Clock{Step: step, T: t, Seq: seq, Horizon: max(s.horizon, step), Playing: s.playing,
 		Speed: s.speed, Quiet: s.quiet && s.pending == nil, Interventions: s.applied}
 	if s.failed != nil {
@@ -18,7 +18,7 @@ func (s *Session) clock(step, t int, seq int64) protocol.Clock {
 
 func (s *Session) eventsFrame(bs []batch) protocol.Encoded {
 	last := bs[len(bs)-1]
-	f := &protocol.Events{Clock: s.clock(last.step, last.t, last.seq), Batches: make([]protocol.Batch, len(bs))}
+	f := &protocol.Events{Clock: s.clockFrame(last.step, last.t, last.seq), Batches: make([]protocol.Batch, len(bs))}
 	for i := range bs {
 		f.Batches[i] = *bs[i].wire
 	}
@@ -26,7 +26,7 @@ func (s *Session) eventsFrame(bs []batch) protocol.Encoded {
 }
 
 func (s *Session) stateFrame() protocol.Encoded {
-	return protocol.Encode(&protocol.State{Clock: s.clock(s.sim.Steps(), s.sim.Now(), s.lastSeq)})
+	return protocol.Encode(&protocol.State{Clock: s.clockFrame(s.sim.Steps(), s.sim.Now(), s.lastSeq)})
 }
 
 func (s *Session) helloFrame() protocol.Encoded {
@@ -41,7 +41,7 @@ func (s *Session) helloFrame() protocol.Encoded {
 func (s *Session) snapshotFrame() protocol.Encoded {
 	snap := s.sim.Snapshot()
 	nw := s.sim.Network()
-	f := &protocol.Snapshot{Clock: s.clock(snap.Step, snap.T, s.lastSeq), Network: protocol.NetworkOf(&nw),
+	f := &protocol.Snapshot{Clock: s.clockFrame(snap.Step, snap.T, s.lastSeq), Network: protocol.NetworkOf(&nw),
 		Nodes: views(&snap), InFlight: make([]protocol.InFlight, len(snap.InFlight)),
 		Lit: make([]protocol.Lit, len(s.lit)), Recent: s.recent()}
 	for i := range f.Nodes {

@@ -24,9 +24,9 @@ func (s *Session) armRest() {
 		return
 	}
 	if s.failed == nil && s.still() {
-		s.rest.Reset(s.opts.HibernateAfter)
+		s.rest.set(s.opts.HibernateAfter)
 	} else {
-		s.rest.Stop()
+		s.rest.stop()
 	}
 }
 

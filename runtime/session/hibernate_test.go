@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -10,64 +11,69 @@ import (
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
-// restWatch hears a manager's sessions going to rest and waking.
-type restWatch chan bool
+// restAfter is the hibernation delay of the tests' resting managers: on the fake
+// clock its length is only a number.
+const restAfter = 10 * time.Second
 
-func (w restWatch) options(rest time.Duration) Options {
-	return Options{HibernateAfter: rest, OnHibernate: func(_ *Session, resting bool) {
-		select {
-		case w <- resting:
-		default:
-		}
-	}}
+// restRig is a manager whose runs rest after restAfter and one whose runs never rest,
+// to compare with, on one fake clock; it keeps each session's reports of rest.
+type restRig struct {
+	*clocked
+	rested, awake *Manager
+
+	mu      sync.Mutex
+	resting map[*Session]bool // the latest report
+	reports int
 }
 
-// restPair is a manager whose runs rest after 10 ms, heard by w, and one whose runs
-// never rest, to compare with.
-func restPair(t *testing.T, w restWatch) (rested, awake *Manager) {
-	rested = NewManager(4, w.options(10*time.Millisecond))
-	awake = NewManager(4, Options{HibernateAfter: -1})
-	t.Cleanup(func() {
-		rested.Close()
-		awake.Close()
-	})
-	return rested, awake
-}
-
-// wait returns once the latest report is that the session went to rest (true) or
-// woke (false): reports of rests and wakes between the test's commands (when the
-// test was slower than the rest period) are passed over.
-func (w restWatch) wait(t *testing.T, resting bool) {
-	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for {
-		select {
-		case r := <-w:
-			if r == resting && len(w) == 0 {
-				return
-			}
-		case <-deadline:
-			t.Fatalf("the session never reported resting=%v", resting)
-		}
+func newRestRig(t *testing.T, opts Options) *restRig {
+	r := &restRig{resting: make(map[*Session]bool)}
+	opts.HibernateAfter = restAfter
+	opts.OnHibernate = func(s *Session, resting bool) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.resting[s] = resting
+		r.reports++
 	}
+	r.clocked = newClocked(t, opts, Options{})
+	r.rested, r.awake = r.ms[0], r.ms[1]
+	return r
+}
+
+// want checks s's rest state once everything sent to it so far is handled, and
+// returns how many reports of rest the rig has heard in all.
+func (r *restRig) want(t *testing.T, s *Session, resting bool) int {
+	t.Helper()
+	r.settle(t)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.resting[s] != resting {
+		t.Fatalf("resting is %v, want %v", r.resting[s], resting)
+	}
+	return r.reports
 }
 
 // A run at rest keeps only its recipe; the viewer who comes back gets the same hello
 // and snapshot, byte for byte, and the run goes on exactly as one that never rested.
 func TestRestingRunWakesToTheSameRun(t *testing.T) {
-	w := make(restWatch, 1024)
-	rested, awake := restPair(t, w)
-	s, c := liveWithFuture(t, rested) // at step 4 with interventions recorded after it
-	ctl, cc := liveWithFuture(t, awake)
-	w.wait(t, true)
+	r := newRestRig(t, Options{})
+	s, c := liveWithFuture(t, r.rested) // at step 4 with interventions recorded after it
+	ctl, cc := liveWithFuture(t, r.awake)
+	r.pass(t, restAfter-time.Millisecond)
+	r.want(t, s, false)
+	r.pass(t, time.Millisecond)
+	r.want(t, s, true)
 	if got, want := viewOf(t, s), viewOf(t, ctl); !bytes.Equal(got.raw, want.raw) {
 		t.Fatalf("after rest the snapshot differs:\n rested %s\n  awake %s", got.raw, want.raw)
 	}
-	w.wait(t, false)
+	r.want(t, s, false)
 
-	// Step both the same way, resting between commands whenever the timer allows, and
-	// compare every frame.
+	// Step both the same way, resting before every fifth command, and compare every frame.
 	for k := range 20 {
+		if k%5 == 0 {
+			r.pass(t, restAfter)
+			r.want(t, s, true)
+		}
 		cmd := Command{Kind: Step}
 		if k == 7 {
 			cmd = act(sim.ActRequest, 1)
@@ -78,65 +84,60 @@ func TestRestingRunWakesToTheSameRun(t *testing.T) {
 		if !bytes.Equal(got.raw, want.raw) {
 			t.Fatalf("command %d:\n rested %s\n  awake %s", k, got.raw, want.raw)
 		}
-		if k%5 == 0 {
-			w.wait(t, true)
-		}
+		r.want(t, s, false)
 	}
 }
 
 // Exports and panels read recipes; a resting run answers them without waking.
 func TestRestingRunGivesItsRecipeWithoutWaking(t *testing.T) {
-	w := make(restWatch, 16)
-	m := NewManager(4, w.options(10*time.Millisecond))
-	defer m.Close()
-	s, c := start(t, m, ra3)
+	r := newRestRig(t, Options{})
+	s, c := start(t, r.rested, ra3)
 	requestAndStep(t, s, c, 2, 3)
-	w.wait(t, true)
-	r, err := s.Recipe(context.Background())
+	r.pass(t, restAfter)
+	reports := r.want(t, s, true)
+	rec, err := s.Recipe(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Step != 3 || len(r.Interventions) != 1 || r.Interventions[0].Action.Do != sim.ActRequest {
-		t.Fatalf("recipe at rest: step %d, interventions %+v", r.Step, r.Interventions)
+	if rec.Step != 3 || len(rec.Interventions) != 1 || rec.Interventions[0].Action.Do != sim.ActRequest {
+		t.Fatalf("recipe at rest: step %d, interventions %+v", rec.Step, rec.Interventions)
 	}
-	select {
-	case resting := <-w:
-		t.Fatalf("the recipe changed the rest state to %v", resting)
-	default:
+	if now := r.want(t, s, true); now != reports {
+		t.Fatalf("the recipe changed the rest state: %d reports, then %d", reports, now)
 	}
 }
 
 // A run playing with nothing left to happen rests too; an intervention wakes it and
-// play carries on from there.
+// play carries on from there, paced by the clock.
 func TestQuietPlayingRunRestsAndAnInterventionWakesIt(t *testing.T) {
-	w := make(restWatch, 16)
-	m := NewManager(4, w.options(10*time.Millisecond))
-	defer m.Close()
-	s, c := start(t, m, ra3)
-	do(t, s, c, Command{Kind: Speed, Speed: MaxSpeed})
+	r := newRestRig(t, Options{})
+	s, c := start(t, r.rested, ra3)
 	do(t, s, c, Command{Kind: Play})
-	w.wait(t, true)
+	r.pass(t, restAfter)
+	r.want(t, s, true)
 	do(t, s, c, act(sim.ActRequest, 0))
-	w.wait(t, false)
+	r.want(t, s, false)
 	f := c.next(t, "events")
 	if !bytes.Contains(f.raw, []byte(`"rule":"RA1"`)) {
 		t.Fatalf("the request did not fire RA1: %s", f.raw)
 	}
-	// Still playing: the replies come without another command, up to P1's entry.
-	for {
-		f = c.next(t, "events")
-		if bytes.Contains(f.raw, []byte(`"type":"enter"`)) {
-			return
+	// Still playing: the replies come as time passes, without another command, up to
+	// P1's entry (delays are at most 3 units, 1.5 s at speed 1).
+	for range 20 {
+		r.pass(t, time.Second)
+		for len(c.frames) > 0 {
+			if f := c.next(t, "events", "state"); bytes.Contains(f.raw, []byte(`"type":"enter"`)) {
+				return
+			}
 		}
 	}
+	t.Fatal("P1 never entered while the run played")
 }
 
 // A failed run stays awake: its replay would not fail, and the user must see it stopped.
 func TestFailedRunDoesNotRest(t *testing.T) {
-	w := make(restWatch, 16)
-	m := NewManager(4, Options{HibernateAfter: 5 * time.Millisecond, MaxEvents: 40, OnHibernate: w.options(0).OnHibernate})
-	defer m.Close()
-	s, c := start(t, m, ra3)
+	r := newRestRig(t, Options{MaxEvents: 40})
+	s, c := start(t, r.rested, ra3)
 	do(t, s, c, act(sim.ActRequest, 0))
 	do(t, s, c, act(sim.ActRequest, 1))
 	do(t, s, c, act(sim.ActRequest, 2))
@@ -149,16 +150,10 @@ func TestFailedRunDoesNotRest(t *testing.T) {
 			break
 		}
 	}
-	// Before it failed, the run may have rested and woken between the test's
-	// commands: those reports came before the error frame. None may come after it.
-	for len(w) > 0 {
-		<-w
-	}
-	time.Sleep(50 * time.Millisecond) // ten rest periods
-	select {
-	case resting := <-w:
-		t.Fatalf("a failed run reported resting=%v", resting)
-	default:
+	reports := r.want(t, s, false)
+	r.pass(t, 10*restAfter)
+	if now := r.want(t, s, false); now != reports {
+		t.Fatalf("a failed run reported a rest: %d reports, then %d", reports, now)
 	}
 	do(t, s, c, Command{Kind: Step})
 	if f := c.next(t, "error"); f.Code != protocol.CodeStopped {
@@ -169,17 +164,17 @@ func TestFailedRunDoesNotRest(t *testing.T) {
 // A page loaded and never connected: the run rests without ever having had a viewer,
 // and the first viewer sees what it would have seen at once.
 func TestUnwatchedRunRests(t *testing.T) {
-	w := make(restWatch, 16)
-	m, awake := restPair(t, w)
-	s, err := m.Start(setupOf(t, ra4))
+	r := newRestRig(t, Options{})
+	s, err := r.rested.Start(setupOf(t, ra4))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctl, err := awake.Start(setupOf(t, ra4))
+	ctl, err := r.awake.Start(setupOf(t, ra4))
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.wait(t, true)
+	r.pass(t, restAfter)
+	r.want(t, s, true)
 	got, want := viewOf(t, s), viewOf(t, ctl)
 	if !bytes.Equal(got.raw, want.raw) {
 		t.Fatalf("first viewer after rest:\n rested %s\n  awake %s", got.raw, want.raw)

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"runtime/debug"
 	"time"
 
@@ -53,52 +52,12 @@ var (
 	ErrFull   = errors.New("session: the server has reached its limit of live sessions")
 )
 
-// Subscriber receives a session's frames: a browser tab, a lecture. It is defined
-// here, where it is used; the web package implements it over a WebSocket.
-type Subscriber interface {
-	// Deliver queues one frame and must not block. It returns false when the
-	// subscriber cannot take it (too slow, or gone); the session then drops the
-	// subscriber. f.JSON, encoded once for every subscriber, is the subscriber's to
-	// keep but not to modify; f.Frame may share the session's buffers, so it is read
-	// during the call only.
-	Deliver(f protocol.Encoded) bool
-	// Close tells the subscriber that the session dropped it or ended. It must not
-	// block and may be called more than once.
-	Close()
-}
-
 // Setup is what a run is built from: the kernel configuration and the scenario
 // document it came from, which the page shows and edits.
 type Setup struct {
 	Config   sim.Config
 	Scenario json.RawMessage // scenario v1
 	Name     string          // curated scenario name, if any
-}
-
-// Kind is what a command asks for.
-type Kind uint8
-
-const (
-	Play Kind = iota + 1
-	Pause
-	Step
-	Back
-	Seek
-	Speed
-	Reset
-	Act
-)
-
-// Command is one request from a subscriber. Node ids are the scenario's ids.
-type Command struct {
-	Kind  Kind
-	Ref   int64   // echoed in an error frame so the client can match it
-	Step  int     // Seek
-	Speed float64 // Speed
-	Setup *Setup  // Reset: a new run; nil restarts the current one without interventions
-	// Act: the intervention as a scenario event writes it (node ids); act decodes it
-	// for the current run with the kernel's decoder, as a scenario's events are.
-	Act sim.ActionJSON
 }
 
 // Options tune a session. Zero values take the defaults.
@@ -121,6 +80,8 @@ type Options struct {
 	OnEvents func(n int)
 	// OnHibernate hears a run going to rest (true) and waking or ending at rest (false).
 	OnHibernate func(s *Session, resting bool)
+	// Clock is the session's time source (clock.go); nil is the wall clock.
+	Clock Clock
 }
 
 func (o Options) withDefaults() Options {
@@ -132,6 +93,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxSubscribers <= 0 {
 		o.MaxSubscribers = 64
+	}
+	if o.Clock == nil {
+		o.Clock = wallClock{}
 	}
 	return o
 }
@@ -145,6 +109,7 @@ const (
 	touch
 	recipe
 	checkpoint // lecture mode: checkpoint.go
+	fired      // an alarm went off: clock.go
 )
 
 type envelope struct {
@@ -155,6 +120,7 @@ type envelope struct {
 
 	recipe chan<- Recipe
 	snap   func(hello, snapshot protocol.Encoded) // checkpoint
+	alarm  alarmKind                              // fired
 }
 
 // Session is one live run. Its exported methods are safe for concurrent use; all
@@ -163,6 +129,7 @@ type Session struct {
 	id        string
 	algorithm string
 	opts      Options
+	clock     Clock
 	started   time.Time
 	cmds      chan *envelope // pointers: a small channel, and a small frame for run's select
 	done      chan struct{}
@@ -179,11 +146,10 @@ type Session struct {
 	quiet   bool  // nothing is left to happen without an intervention
 	failed  error // the run hit a limit; it stays stopped until a seek back or a reset
 	subs    []Subscriber
-	idle    *time.Timer
-	pace    *time.Timer
-	paced   bool // pace is armed
-	rest    *time.Timer
-	// resting: the run is put away (rest.go); sim, enc and track are empty until wake
+	idle    *alarm
+	pace    *alarm
+	rest    *alarm
+	// resting: the run is put away (hibernate.go); sim, enc and track are empty until wake
 	// rebuilds them at restStep.
 	resting  bool
 	restStep int
@@ -208,15 +174,18 @@ func newSession(id string, setup Setup, opts Options) (*Session, error) {
 	if setup.Config.Spec == nil {
 		return nil, errors.New("session: no algorithm")
 	}
+	opts = opts.withDefaults()
 	s := &Session{
 		id:        id,
 		algorithm: setup.Config.Spec.Slug,
-		opts:      opts.withDefaults(),
+		opts:      opts,
+		clock:     opts.Clock,
 		cmds:      make(chan *envelope, 4), // senders wait their turn
 		done:      make(chan struct{}),
 		speed:     1,
-		started:   time.Now(),
+		started:   opts.Clock.Now(),
 	}
+	s.idle, s.pace, s.rest = s.newAlarm(idleAlarm), s.newAlarm(paceAlarm), s.newAlarm(restAlarm)
 	if err := s.load(setup); err != nil {
 		return nil, err
 	}
@@ -246,16 +215,12 @@ const firstVisit = 2 * time.Minute
 
 // run is the session's goroutine.
 func (s *Session) run(ctx context.Context, ended func()) {
-	s.idle = time.NewTimer(min(s.opts.Idle, firstVisit))
-	s.pace = time.NewTimer(time.Hour)
-	s.pace.Stop()
-	s.rest = time.NewTimer(time.Hour)
-	s.rest.Stop()
+	s.idle.set(min(s.opts.Idle, firstVisit))
 	s.armRest() // a page loaded and never connected rests too
 	defer func() {
-		s.idle.Stop()
-		s.pace.Stop()
-		s.rest.Stop()
+		s.idle.stop()
+		s.pace.stop()
+		s.rest.stop()
 		s.setResting(false) // an ended session is not counted as resting
 		for _, sub := range s.subs {
 			sub.Close()
@@ -263,34 +228,28 @@ func (s *Session) run(ctx context.Context, ended func()) {
 		s.subs = nil
 		ended()
 		if s.opts.OnEnd != nil {
-			s.opts.OnEnd(s, time.Since(s.started))
+			s.opts.OnEnd(s, s.clock.Now().Sub(s.started))
 		}
 		close(s.done)
 	}()
 	for {
-		var paceC <-chan time.Time
-		if s.paced {
-			paceC = s.pace.C
-		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.idle.C:
-			if len(s.subs) == 0 {
-				return
-			}
 		case e := <-s.cmds:
+			if e.what == fired && !s.alarmOf(e.alarm).fired() {
+				continue // stale: the alarm was stopped or moved after it went off
+			}
+			if e.what == fired && e.alarm == idleAlarm && len(s.subs) == 0 {
+				return // nobody came, or nobody came back
+			}
 			if !s.contained(func() { s.handle(e) }) {
 				return
 			}
-		case <-paceC:
-			s.paced = false
-			if !s.contained(func() { s.advance(time.Now()) }) {
-				return
-			}
-		case <-s.rest.C:
-			if !s.contained(s.putToRest) {
-				return
+			if e.what == recipe {
+				// Reading the recipe (an export, a panel) changes nothing, so it
+				// neither restarts the countdown to rest nor keeps a run awake.
+				continue
 			}
 		}
 		s.arm()
@@ -316,54 +275,11 @@ func (s *Session) contained(f func()) (ok bool) {
 	return true
 }
 
-// send hands env to the goroutine, or fails if the session has ended.
-func (s *Session) send(e *envelope) error {
-	select {
-	case <-s.done: // checked first: a buffered channel would otherwise accept it
-		return ErrClosed
-	default:
-	}
-	select {
-	case s.cmds <- e:
-		return nil
-	case <-s.done:
-		return ErrClosed
-	}
-}
-
-// Do queues a command from sub; errors about it come back to sub as error frames.
-func (s *Session) Do(sub Subscriber, c Command) error {
-	return s.send(&envelope{what: user, sub: sub, cmd: c})
-}
-
-// Attach adds a subscriber, which first receives hello and snapshot frames.
-func (s *Session) Attach(sub Subscriber) error {
-	errc := make(chan error, 1)
-	if err := s.send(&envelope{what: attach, sub: sub, errc: errc}); err != nil {
-		return err
-	}
-	select {
-	case err := <-errc:
-		return err
-	case <-s.done:
-		return ErrClosed
-	}
-}
-
-// Detach removes a subscriber; the last one leaving pauses the run.
-func (s *Session) Detach(sub Subscriber) {
-	_ = s.send(&envelope{what: detach, sub: sub})
-}
-
-// Touch postpones idle eviction: a page was just served for this session.
-func (s *Session) Touch() {
-	select {
-	case s.cmds <- &envelope{what: touch}:
-	default: // a busy session is not idle anyway
-	}
-}
-
 func (s *Session) handle(e *envelope) {
+	if e.what == fired {
+		s.alarmed(e.alarm)
+		return
+	}
 	if s.resting && e.what != touch && e.what != detach && e.what != recipe {
 		s.wake()
 	}
@@ -376,7 +292,7 @@ func (s *Session) handle(e *envelope) {
 		return
 	case touch:
 		if len(s.subs) == 0 {
-			s.idle.Reset(min(s.opts.Idle, firstVisit))
+			s.idle.set(min(s.opts.Idle, firstVisit))
 		}
 		return
 	case recipe:
@@ -393,387 +309,4 @@ func (s *Session) handle(e *envelope) {
 		}
 		s.sendTo(e.sub, errorFrame(e.cmd.Ref, ce.code, ce.msg))
 	}
-}
-
-func (s *Session) attach(sub Subscriber) error {
-	if len(s.subs) >= s.opts.MaxSubscribers {
-		return fmt.Errorf("session: %d viewers already follow this run", len(s.subs))
-	}
-	// What was due for the others must go out first, so the snapshot and the stream agree.
-	s.flush()
-	s.subs = append(s.subs, sub)
-	s.idle.Stop()
-	s.sendTo(sub, s.helloFrame())
-	s.sendTo(sub, s.snapshotFrame())
-	return nil
-}
-
-func (s *Session) detach(sub Subscriber) {
-	for i, x := range s.subs {
-		if x == sub {
-			s.subs = append(s.subs[:i], s.subs[i+1:]...)
-			break
-		}
-	}
-	if len(s.subs) == 0 {
-		// Nobody watches: stop spending time on the run, and keep its step for a reload.
-		s.flush()
-		s.playing = false
-		s.idle.Reset(s.opts.Idle)
-	}
-}
-
-// sendTo delivers to one subscriber; one that cannot keep up is dropped.
-func (s *Session) sendTo(sub Subscriber, frame protocol.Encoded) {
-	if sub == nil {
-		return
-	}
-	if !sub.Deliver(frame) {
-		s.drop(sub)
-	}
-}
-
-// broadcast delivers to every subscriber; slow ones are dropped, not waited for.
-func (s *Session) broadcast(frame protocol.Encoded) {
-	kept := s.subs[:0]
-	var slow []Subscriber
-	for _, sub := range s.subs {
-		if sub.Deliver(frame) {
-			kept = append(kept, sub)
-		} else {
-			slow = append(slow, sub)
-		}
-	}
-	clear(s.subs[len(kept):])
-	s.subs = kept
-	for _, sub := range slow {
-		sub.Close()
-	}
-	if len(s.subs) == 0 && len(slow) > 0 {
-		s.playing = false
-		s.idle.Reset(s.opts.Idle)
-	}
-}
-
-func (s *Session) drop(sub Subscriber) {
-	s.detach(sub)
-	sub.Close()
-}
-
-type cmdError struct {
-	code, msg string
-}
-
-func (e *cmdError) Error() string { return e.code + ": " + e.msg }
-
-func badField(format string, args ...any) error {
-	return &cmdError{code: protocol.CodeBadField, msg: fmt.Sprintf(format, args...)}
-}
-
-func (s *Session) command(c Command) error {
-	// Anything the user does applies to what the user has seen: publish the step that
-	// was waiting for its time first.
-	s.flush()
-	switch c.Kind {
-	case Play:
-		if s.failed != nil {
-			return &cmdError{code: protocol.CodeStopped, msg: s.failed.Error()}
-		}
-		s.playing = true
-		s.reanchor(time.Now())
-		s.broadcast(s.stateFrame())
-	case Pause:
-		s.playing = false
-		s.broadcast(s.stateFrame())
-	case Speed:
-		if math.IsNaN(c.Speed) || c.Speed < MinSpeed || c.Speed > MaxSpeed {
-			return badField("speed: %v is out of range (%v to %v)", c.Speed, MinSpeed, MaxSpeed)
-		}
-		s.speed = c.Speed
-		s.reanchor(time.Now())
-		s.broadcast(s.stateFrame())
-	case Step:
-		if s.failed != nil {
-			return &cmdError{code: protocol.CodeStopped, msg: s.failed.Error()}
-		}
-		s.playing = false
-		batches, ok, err := s.forward()
-		if err != nil {
-			return s.fail(err)
-		}
-		if !ok {
-			s.quiet = true
-			s.broadcast(s.stateFrame())
-			return nil
-		}
-		s.publish(batches)
-	case Back:
-		s.playing = false
-		return s.seek(s.sim.Steps() - 1)
-	case Seek:
-		s.playing = false
-		return s.seek(c.Step)
-	case Reset:
-		setup := s.setup
-		if c.Setup != nil {
-			setup = *c.Setup
-			if setup.Config.Spec == nil || setup.Config.Spec.Slug != s.algorithm {
-				return &cmdError{code: protocol.CodeBadScenario, msg: fmt.Sprintf("algorithm: this session runs %s", s.algorithm)}
-			}
-		}
-		s.playing = false
-		if err := s.load(setup); err != nil {
-			return &cmdError{code: protocol.CodeBadScenario, msg: err.Error()}
-		}
-		s.broadcast(s.helloFrame())
-		s.broadcast(s.snapshotFrame())
-	case Act:
-		return s.act(c)
-	default:
-		return &cmdError{code: protocol.CodeUnknownType, msg: fmt.Sprintf("command %d is unknown", c.Kind)}
-	}
-	return nil
-}
-
-func (s *Session) seek(step int) error {
-	step = max(0, min(step, s.horizon))
-	if err := s.rebuild(step); err != nil {
-		return s.fail(err)
-	}
-	s.broadcast(s.snapshotFrame())
-	return nil
-}
-
-// fail stops the run after a kernel error (its event limit): the user can seek back
-// or reset.
-func (s *Session) fail(err error) error {
-	s.failed = err
-	s.playing = false
-	s.broadcast(s.stateFrame())
-	return &cmdError{code: protocol.CodeStopped, msg: err.Error() + "; seek back or reset"}
-}
-
-// act applies an intervention now and records it, which rewrites the future: recorded
-// interventions after this step are forgotten and the horizon comes back here.
-func (s *Session) act(c Command) error {
-	if s.failed != nil {
-		return &cmdError{code: protocol.CodeStopped, msg: s.failed.Error()}
-	}
-	a, err := c.Act.Action(s.cfg.Spec, s.cfg.IDs)
-	if err != nil {
-		return badField("%v", err)
-	}
-	step := s.sim.Steps()
-	s.begin()
-	if err := s.sim.Apply(a); err != nil {
-		s.discard()
-		var ae *sim.ActionError
-		if errors.As(err, &ae) {
-			return &cmdError{code: protocol.CodeRefused, msg: ae.Error()}
-		}
-		return s.fail(err)
-	}
-	b := s.end()
-	// Forget the old future: its interventions were made on a timeline that no longer
-	// is. Those not applied yet are that future (a delivery recorded for this very step
-	// is one: it was the step after it).
-	s.ivs = append(s.ivs[:s.applied], sim.Intervention{Step: step, Action: a})
-	s.applied = len(s.ivs)
-	s.horizon = s.sim.Steps() // one further when the action took a step
-	s.quiet = false
-	if s.playing {
-		s.reanchor(time.Now())
-	}
-	s.publish([]batch{b})
-	return nil
-}
-
-// forward takes the run one step further, then applies the interventions recorded for
-// the step it reaches, each as a batch of its own. It mirrors sim.Replay exactly, so a
-// rebuilt run and a live one agree step for step: a recorded intervention that takes a
-// step (a held message the user delivered) is the step, and it is never applied with
-// the interventions of the step before it.
-func (s *Session) forward() ([]batch, bool, error) {
-	var out []batch
-	if s.stepDue() {
-		b, err := s.applyRecorded()
-		if err != nil {
-			return nil, false, err
-		}
-		out = append(out, b)
-	} else {
-		s.begin()
-		ok, err := s.sim.Step()
-		if err != nil {
-			s.discard()
-			return nil, false, err
-		}
-		if ok {
-			out = append(out, s.end())
-		} else {
-			s.discard()
-			if s.applied == len(s.ivs) {
-				return nil, false, nil
-			}
-			// Replay applies an intervention the run was stuck at; so do we.
-			b, err := s.applyRecorded()
-			if err != nil {
-				return nil, false, err
-			}
-			out = append(out, b)
-		}
-	}
-	for s.applied < len(s.ivs) && s.ivs[s.applied].Step <= s.sim.Steps() && !s.stepDue() {
-		b, err := s.applyRecorded()
-		if err != nil {
-			return nil, false, err
-		}
-		out = append(out, b)
-	}
-	s.quiet = !s.sim.HasNext() && s.applied == len(s.ivs)
-	return out, true, nil
-}
-
-// stepDue reports whether the next recorded intervention is due now and takes a step.
-func (s *Session) stepDue() bool {
-	return s.applied < len(s.ivs) && s.ivs[s.applied].Step <= s.sim.Steps() && s.ivs[s.applied].Action.TakesStep()
-}
-
-func (s *Session) applyRecorded() (batch, error) {
-	s.begin()
-	err := s.sim.Apply(s.ivs[s.applied].Action)
-	s.applied++
-	var ae *sim.ActionError
-	if err != nil && !errors.As(err, &ae) {
-		s.discard()
-		return batch{}, err
-	}
-	// A refusal cannot happen on a faithful replay; if it does, the run goes on
-	// without that intervention, as sim.Replay's scheduled actions do.
-	return s.end(), nil
-}
-
-// rebuild replays the run from the start to step (or as far as it goes), with the
-// recorded interventions, and makes it the current run. It reports no batches: the
-// caller sends a snapshot.
-func (s *Session) rebuild(step int) error {
-	s.pending = nil
-	s.reset()
-	s.capture = false
-	defer func() { s.capture = true }()
-	s.enc = sim.NewEncoder(s.cfg.Spec, s.cfg.IDs)
-	s.begin()
-	sm, err := sim.New(s.cfg, s.onEvent)
-	if err != nil {
-		return err
-	}
-	s.sim = sm
-	s.applied = 0
-	s.end()
-	for s.applied < len(s.ivs) && s.ivs[s.applied].Step <= 0 && !s.stepDue() {
-		if _, err := s.applyRecorded(); err != nil {
-			return err
-		}
-	}
-	for s.sim.Steps() < step {
-		_, ok, err := s.forward()
-		if err != nil {
-			return err
-		}
-		if !ok {
-			break
-		}
-	}
-	s.failed = nil
-	s.quiet = !s.sim.HasNext() && s.applied == len(s.ivs)
-	s.horizon = max(s.horizon, s.sim.Steps())
-	s.syncNodes()
-	return nil
-}
-
-// advance publishes every step that is due by now, stepping the run as needed; the
-// first step not yet due waits in pending.
-func (s *Session) advance(now time.Time) {
-	if !s.playing || s.failed != nil {
-		return
-	}
-	var out []batch
-	for range maxBatchesPerWake {
-		if s.pending == nil {
-			bs, ok, err := s.forward()
-			if err != nil {
-				s.publish(out)
-				_ = s.fail(err)
-				s.broadcast(errorFrame(0, protocol.CodeStopped, err.Error()+"; seek back or reset"))
-				return
-			}
-			if !ok {
-				s.quiet = true
-				break
-			}
-			s.pending = bs
-		}
-		due := s.due(s.pending[0].t)
-		if due.After(now) {
-			break
-		}
-		if now.Sub(due) > lag {
-			s.anchorWall, s.anchorVirt = now, s.pending[0].t
-		}
-		out = append(out, s.pending...)
-		s.pending = nil
-	}
-	s.publish(out)
-}
-
-// flush publishes the pending step at once.
-func (s *Session) flush() {
-	if s.pending != nil {
-		bs := s.pending
-		s.pending = nil
-		s.publish(bs)
-	}
-}
-
-func (s *Session) reanchor(now time.Time) {
-	s.anchorWall, s.anchorVirt = now, s.sim.Now()
-}
-
-// due is when virtual time t should be shown.
-func (s *Session) due(t int) time.Time {
-	secs := float64(t-s.anchorVirt) / (Rate * s.speed)
-	return s.anchorWall.Add(time.Duration(secs * float64(time.Second)))
-}
-
-// arm sets the pacing timer for the next thing to publish while playing.
-func (s *Session) arm() {
-	s.pace.Stop()
-	s.paced = false
-	if s.resting || !s.playing || s.failed != nil || len(s.subs) == 0 {
-		return
-	}
-	switch {
-	case s.pending != nil:
-		s.pace.Reset(max(time.Until(s.due(s.pending[0].t)), 0))
-	case s.sim.HasNext() || s.applied < len(s.ivs):
-		s.pace.Reset(0)
-	default:
-		return // quiet: an intervention will wake the run
-	}
-	s.paced = true
-}
-
-func (s *Session) publish(bs []batch) {
-	if len(bs) == 0 {
-		return
-	}
-	s.horizon = max(s.horizon, bs[len(bs)-1].step)
-	if s.opts.OnEvents != nil {
-		n := 0
-		for i := range bs {
-			n += bs[i].events
-		}
-		s.opts.OnEvents(n)
-	}
-	s.broadcast(s.eventsFrame(bs))
 }

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/teach-dist/playground/algorithms"
+	"github.com/teach-dist/playground/internal/testwait"
 	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/sim"
 	"github.com/teach-dist/playground/scenarios"
@@ -85,22 +86,17 @@ type frame struct {
 // limit only turns a hang into a failure; nothing here depends on timing.
 func (s *sub) next(t *testing.T, types ...string) frame {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
 	for {
-		select {
-		case b := <-s.frames:
-			var f frame
-			if err := json.Unmarshal(b, &f); err != nil {
-				t.Fatalf("frame is not JSON: %v\n%s", err, b)
+		b := testwait.Recv(t, fmt.Sprintf("a %v frame", types), s.frames)
+		var f frame
+		if err := json.Unmarshal(b, &f); err != nil {
+			t.Fatalf("frame is not JSON: %v\n%s", err, b)
+		}
+		f.raw = b
+		for _, ty := range types {
+			if f.Type == ty {
+				return f
 			}
-			f.raw = b
-			for _, ty := range types {
-				if f.Type == ty {
-					return f
-				}
-			}
-		case <-deadline:
-			t.Fatalf("no %v frame arrived", types)
 		}
 	}
 }
@@ -420,24 +416,35 @@ func TestPlayPacesPauseStops(t *testing.T) {
 }
 
 func TestLastViewerLeavingPausesAndReattachResumesAtItsStep(t *testing.T) {
-	m := NewManager(4, Options{})
-	defer m.Close()
-	s, c := start(t, m, ra3)
+	r := newClocked(t, Options{})
+	s, c := start(t, r.ms[0], ra3)
 	requestAndStep(t, s, c, 2, 3)
 	do(t, s, c, Command{Kind: Play})
 	c.next(t, "state")
+	r.pass(t, 2*time.Second)
+	shown := 3
+	for len(c.frames) > 0 {
+		if f := c.next(t, "events", "state"); f.Type == "events" {
+			shown = f.Step
+		}
+	}
+	if shown == 3 {
+		t.Fatal("the run did not play")
+	}
 	s.Detach(c)
-	r := newSub()
-	if err := s.Attach(r); err != nil {
+	r.pass(t, time.Minute) // less than the idle time
+	v := newSub()
+	if err := s.Attach(v); err != nil {
 		t.Fatal(err)
 	}
-	r.next(t, "hello")
-	f := r.next(t, "snapshot")
+	v.next(t, "hello")
+	f := v.next(t, "snapshot")
 	if f.Playing {
 		t.Fatal("a session nobody watched kept playing")
 	}
-	if f.Step < 4 || f.Interventions != 1 {
-		t.Fatalf("resumed at step %d with %d interventions", f.Step, f.Interventions)
+	// The step taken and waiting for its time when the viewer left was shown then.
+	if f.Step != shown && f.Step != shown+1 || f.Interventions != 1 {
+		t.Fatalf("resumed at step %d with %d interventions; step %d was shown when the viewer left", f.Step, f.Interventions, shown)
 	}
 }
 
@@ -504,27 +511,43 @@ func TestEveryAlgorithmRunsAndSeeks(t *testing.T) {
 	}
 }
 
+// A session nobody opened ends after its first-visit wait, one whose viewers left
+// after its idle time; either frees its place. The clock is fake: the test checks the
+// instant before each end as well as the end.
 func TestManagerCapAndIdleEviction(t *testing.T) {
-	m := NewManager(2, Options{Idle: 20 * time.Millisecond})
-	defer m.Close()
+	const idle = 5 * time.Minute
+	r := newClocked(t, Options{Idle: idle})
+	m := r.ms[0]
+	m.max = 2
 	a, err := m.Start(setupOf(t, ra3))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Start(setupOf(t, ra3)); err != nil {
-		t.Fatal(err)
-	}
+	b, c := start(t, m, ra3)
 	if _, err := m.Start(setupOf(t, ra3)); !errors.Is(err, ErrFull) {
 		t.Fatalf("third session: %v, want ErrFull", err)
 	}
 	if got, ok := m.Get(a.ID()); !ok || got != a {
 		t.Fatal("Get does not find the session")
 	}
-	// Nobody attached: both end after their idle time and free their places.
-	<-a.Done()
-	for m.Len() != 0 {
-		time.Sleep(time.Millisecond) // the other one is about to end too
+	b.Detach(c)
+	steps := []struct {
+		pass time.Duration
+		live int // sessions left after it
+	}{
+		{firstVisit - time.Millisecond, 2},
+		{time.Millisecond, 1},                     // a was never opened
+		{idle - firstVisit - time.Millisecond, 1}, // b's viewer left at the start
+		{time.Millisecond, 0},
 	}
+	for i, st := range steps {
+		r.pass(t, st.pass)
+		if m.Len() != st.live {
+			t.Fatalf("after step %d: %d sessions live, want %d", i, m.Len(), st.live)
+		}
+	}
+	testwait.Recv(t, "the end of the unopened session", a.Done())
+	testwait.Recv(t, "the end of the left session", b.Done())
 	if err := a.Do(nil, Command{Kind: Step}); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Do on an ended session: %v", err)
 	}

@@ -302,7 +302,7 @@ type failing struct{ err error }
 func (f failing) Write([]byte) (int, error) { return 0, f.err }
 
 // The example in docs/links.md is the start of the named curated scenario's log, cut
-// where it says "…", and the expression the docs tell a user to keep is ShiViz's
+// where it says "…", and the expression the docs tell a user to put in is ShiViz's
 // default: the docs show what the export is.
 func TestDocsShowTheExport(t *testing.T) {
 	data, err := os.ReadFile("../../docs/links.md")
@@ -314,8 +314,8 @@ func TestDocsShowTheExport(t *testing.T) {
 	if m == nil {
 		t.Fatal("docs/links.md: no example log under ### ShiViz log")
 	}
-	if !strings.Contains(section, "leave \"Log parsing regular expression\" at ShiViz's default\n  `"+defaultParser+"`") {
-		t.Errorf("docs/links.md does not tell to keep the default expression %s", defaultParser)
+	if !strings.Contains(section, "put ShiViz's default expression `"+defaultParser+"` in \"Log\n  parsing regular expression\"") {
+		t.Errorf("docs/links.md does not tell to put in the default expression %s", defaultParser)
 	}
 	sc, ok := scenarios.Lookup(m[1])
 	if !ok {

@@ -26,6 +26,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	"github.com/gorilla/websocket"
 
+	"github.com/teach-dist/playground/internal/testwait"
 	"github.com/teach-dist/playground/web"
 )
 
@@ -216,7 +217,7 @@ func ready(t *testing.T, ctx context.Context) {
 func waitFor(t *testing.T, ctx context.Context, cond string) {
 	t.Helper()
 	for try := 0; ; try++ {
-		_, err := chromedp.Run(ctx, chromedp.Poll[bool](cond, chromedp.WithPollingInterval(10*time.Millisecond), chromedp.WithPollingTimeout(10*time.Second)))
+		_, err := chromedp.Run(ctx, chromedp.Poll[bool](cond, chromedp.WithPollingInterval(10*time.Millisecond), chromedp.WithPollingTimeout(testwait.Limit)))
 		if err == nil {
 			return
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/teach-dist/playground/internal/testwait"
 	"github.com/teach-dist/playground/web"
 )
 
@@ -46,11 +47,7 @@ func TestRestedRunGoesOnInTheBrowser(t *testing.T) {
 	ctx := requestedRun(t, ts.URL)
 	const shownJS = `document.getElementById("main").dataset.step + "|" + document.getElementById("log").children.length`
 	before := eval[string](t, ctx, shownJS)
-	for deadline := time.Now().Add(10 * time.Second); resting(t, ts.URL) != "1"; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the run never went to rest")
-		}
-	}
+	testwait.For(t, "the run going to rest", func() bool { return resting(t, ts.URL) == "1" })
 	if now := eval[string](t, ctx, shownJS); now != before {
 		t.Fatalf("resting changed the page: %s, then %s", before, now)
 	}

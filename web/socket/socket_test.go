@@ -12,21 +12,12 @@ import (
 	"github.com/gorilla/websocket"
 	"go.uber.org/goleak"
 
+	"github.com/teach-dist/playground/internal/testwait"
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/scenarios"
 	"github.com/teach-dist/playground/web/ops"
 	"github.com/teach-dist/playground/web/runs"
 )
-
-// waitFor polls cond; the deadline only turns a hang into a failure.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("never: %s", what)
-		}
-	}
-}
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
@@ -113,14 +104,14 @@ func TestIdleSocketHasNoWriter(t *testing.T) {
 	if len(clients) != 1 {
 		t.Fatalf("%d clients open", len(clients))
 	}
-	waitFor(t, "the writer of an idle socket ended", func() bool { return !writing(clients[0]) })
+	testwait.For(t, "the writer of an idle socket ended", func() bool { return !writing(clients[0]) })
 	if err := conn.WriteMessage(websocket.TextMessage, []byte(`{"type":"act","do":"request","node":0}`)); err != nil {
 		t.Fatal(err)
 	}
 	if f := next(t, conn, `"type":"events"`); !strings.Contains(f, `"rule":"RA1"`) {
 		t.Fatalf("after the writer ended, a request answered %s", f)
 	}
-	waitFor(t, "the writer ended again", func() bool { return !writing(clients[0]) })
+	testwait.For(t, "the writer ended again", func() bool { return !writing(clients[0]) })
 }
 
 // A frame handler runs on a goroutine of its own: its answer comes back, and its

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/teach-dist/playground/internal/testwait"
 	"github.com/teach-dist/playground/runtime/lecture"
 	"github.com/teach-dist/playground/runtime/protocol"
 )
@@ -90,7 +91,7 @@ func TestFollowersOnBothServersGetTheSameFrames(t *testing.T) {
 			t.Fatalf("late joiners differ at %d:\n%s\n%s", i, ga[i], gb[i])
 		}
 	}
-	eventually(t, "the presenter's server counts the other's followers", func() bool { return st.Followers() == 4 })
+	testwait.For(t, "the presenter's server counts the other's followers", func() bool { return st.Followers() == 4 })
 }
 
 // Frames lost between the servers are fetched from the presenter's server when the
@@ -140,7 +141,7 @@ func TestResumeOnTheOtherServer(t *testing.T) {
 	}
 	had := first.until(t, 5)
 	sub.Cancel()
-	eventually(t, "the mirror goes with its last follower", func() bool {
+	testwait.For(t, "the mirror goes with its last follower", func() bool {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		return len(b.mirrors) == 0

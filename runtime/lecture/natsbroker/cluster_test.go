@@ -16,6 +16,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/teach-dist/playground/internal/testwait"
 	"github.com/teach-dist/playground/runtime/lecture"
 	"github.com/teach-dist/playground/web"
 )
@@ -104,7 +105,7 @@ func (c *wsc) send(frame string) {
 // read returns the next frame; the deadline only turns a hang into a failure.
 func (c *wsc) read() wsFrame {
 	c.t.Helper()
-	_ = c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_ = c.conn.SetReadDeadline(time.Now().Add(testwait.Limit))
 	_, b, err := c.conn.ReadMessage()
 	if err != nil {
 		c.t.Fatalf("read: %v", err)
@@ -133,7 +134,7 @@ func (c *wsc) next(types ...string) wsFrame {
 func (c *wsc) closed() int {
 	c.t.Helper()
 	for {
-		_ = c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_ = c.conn.SetReadDeadline(time.Now().Add(testwait.Limit))
 		_, _, err := c.conn.ReadMessage()
 		var ce *websocket.CloseError
 		if errors.As(err, &ce) {
@@ -318,8 +319,9 @@ func TestTwoServersOneLecture(t *testing.T) {
 	// Late joiners on A and B start from the same checkpoint, one refreshed (every 16
 	// frames) on A and carried to B; they may pass each other with a refresh, so try
 	// again until both had the same one.
-	for try := 0; ; try++ {
-		la, lb := join(t, a, code, 0), join(t, b, code, 0)
+	var la, lb *follower
+	testwait.For(t, "late joiners on A and B starting from the same checkpoint", func() bool {
+		la, lb = join(t, a, code, 0), join(t, b, code, 0)
 		la.catchUp()
 		lb.catchUp()
 		la.take(int(onA.last - la.last))
@@ -329,15 +331,9 @@ func TestTwoServersOneLecture(t *testing.T) {
 		}
 		la.conn.Close()
 		lb.conn.Close()
-		if la.frames[0].Seq == lb.frames[0].Seq {
-			sameFrames(t, "late joiners on A and B", la.frames, lb.frames)
-			break
-		}
-		if try == 20 {
-			t.Fatalf("late joiners start from checkpoints %d on A and %d on B", la.frames[0].Seq, lb.frames[0].Seq)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return la.frames[0].Seq == lb.frames[0].Seq
+	})
+	sameFrames(t, "late joiners on A and B", la.frames, lb.frames)
 
 	// A fork from B is a share link to the run at that step, which B serves.
 	fork := get(t, b.ts.URL+"/l/"+code+"/fork?step=3")
@@ -440,7 +436,7 @@ func TestNATSDownAndBack(t *testing.T) {
 	}
 
 	ns.start()
-	eventually(t, "B finds the lecture again", func() bool { return get(t, b.ts.URL+"/l/"+p.code).status == http.StatusOK })
+	testwait.For(t, "B finds the lecture again", func() bool { return get(t, b.ts.URL+"/l/"+p.code).status == http.StatusOK })
 	back := join(t, b, p.code, onB.last)
 	sameFrames(t, "the frames of the outage", during, back.take(3))
 	p.steps(1)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/teach-dist/playground/internal/testwait"
 	"github.com/teach-dist/playground/runtime/lecture"
 	"github.com/teach-dist/playground/runtime/protocol"
 )
@@ -71,19 +72,21 @@ func (s *natsServer) start() {
 	if err := s.cmd.Start(); err != nil {
 		s.t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	started := false
+	defer func() { // t.Fatal runs deferred calls
+		if !started {
+			s.kill()
+			s.t.Logf("nats-server said: %s", s.out.String())
+		}
+	}()
+	testwait.For(s.t, fmt.Sprintf("nats-server taking connections on port %d", s.port), func() bool {
 		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", s.port), time.Second)
 		if err == nil {
 			c.Close()
-			return
 		}
-		if time.Now().After(deadline) {
-			s.kill()
-			s.t.Fatalf("nats-server did not start on port %d: %s", s.port, s.out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil
+	})
+	started = true
 }
 
 // kill stops the server at once, as a crash would.
@@ -175,34 +178,16 @@ func (s *sink) take() [][]byte {
 func (s *sink) until(t *testing.T, seq uint64) [][]byte {
 	t.Helper()
 	var out [][]byte
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.For(t, fmt.Sprintf("frame %d", seq), func() bool {
 		out = append(out, s.take()...)
 		if len(out) > 0 {
 			if n, _ := protocol.StampOf(out[len(out)-1]); n >= seq {
-				return out
+				return true
 			}
 		}
-		if s.reason() != 0 {
-			return out
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("frame %d never came; got %q", seq, out)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
-// eventually waits for ok; the deadline only turns a hang into a failure.
-func eventually(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("never: %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return s.reason() != 0
+	})
+	return out
 }
 
 type stamped struct {

@@ -1,0 +1,43 @@
+// Package testwait is the one way tests wait for something that happens on another
+// goroutine or in another process. Its time limit only turns a hang into a failure: a
+// passing test never waits for it, so a slow or busy machine makes tests slower, never
+// red. Tests that wait for a timer use a fake clock instead (runtime/session's Clock).
+package testwait
+
+import (
+	"testing"
+	"time"
+)
+
+// Limit is how long a wait may take before the test fails. It is generous on purpose:
+// `make stress` runs the tests beside busy CPU loops.
+const Limit = 30 * time.Second
+
+// For polls cond until it holds, and fails t with "never: what" after Limit. cond runs
+// on the test's goroutine, so it may itself call t.Fatal. Polls start at once and back
+// off to every 20 ms.
+func For(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(Limit)
+	for pause := time.Millisecond; !cond(); pause = min(2*pause, 20*time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("never: %s", what)
+		}
+		time.Sleep(pause)
+	}
+}
+
+// Recv returns the next value from c, or the zero value once c is closed (a done
+// channel's close is what a test waits for), and fails t with "never: what" after Limit.
+func Recv[T any](t testing.TB, what string, c <-chan T) T {
+	t.Helper()
+	timer := time.NewTimer(Limit)
+	defer timer.Stop()
+	select {
+	case v := <-c:
+		return v
+	case <-timer.C:
+		t.Fatalf("never: %s", what)
+	}
+	panic("unreachable") // Fatalf does not return
+}

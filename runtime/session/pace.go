@@ -1,0 +1,91 @@
+package session
+
+import (
+	"time"
+
+	"github.com/teach-dist/playground/runtime/protocol"
+)
+
+// advance publishes every step that is due by now, stepping the run as needed; the
+// first step not yet due waits in pending.
+func (s *Session) advance(now time.Time) {
+	if !s.playing || s.failed != nil {
+		return
+	}
+	var out []batch
+	for range maxBatchesPerWake {
+		if s.pending == nil {
+			bs, ok, err := s.forward()
+			if err != nil {
+				s.publish(out)
+				_ = s.fail(err)
+				s.broadcast(errorFrame(0, protocol.CodeStopped, err.Error()+"; seek back or reset"))
+				return
+			}
+			if !ok {
+				s.quiet = true
+				break
+			}
+			s.pending = bs
+		}
+		due := s.due(s.pending[0].t)
+		if due.After(now) {
+			break
+		}
+		if now.Sub(due) > lag {
+			s.anchorWall, s.anchorVirt = now, s.pending[0].t
+		}
+		out = append(out, s.pending...)
+		s.pending = nil
+	}
+	s.publish(out)
+}
+
+// flush publishes the pending step at once.
+func (s *Session) flush() {
+	if s.pending != nil {
+		bs := s.pending
+		s.pending = nil
+		s.publish(bs)
+	}
+}
+
+func (s *Session) reanchor(now time.Time) {
+	s.anchorWall, s.anchorVirt = now, s.sim.Now()
+}
+
+// due is when virtual time t should be shown.
+func (s *Session) due(t int) time.Time {
+	secs := float64(t-s.anchorVirt) / (Rate * s.speed)
+	return s.anchorWall.Add(time.Duration(secs * float64(time.Second)))
+}
+
+// arm sets the pacing timer for the next thing to publish while playing.
+func (s *Session) arm() {
+	s.pace.stop()
+	if s.resting || !s.playing || s.failed != nil || len(s.subs) == 0 {
+		return
+	}
+	switch {
+	case s.pending != nil:
+		s.pace.set(s.due(s.pending[0].t).Sub(s.clock.Now()))
+	case s.sim.HasNext() || s.applied < len(s.ivs):
+		s.pace.set(0)
+	}
+	// Otherwise quiet: an intervention will wake the run.
+}
+
+func (s *Session) publish(bs []batch) {
+	if len(bs) == 0 {
+		return
+	}
+	s.horizon = max(s.horizon, bs[len(bs)-1].step)
+	if s.opts.OnEvents != nil {
+		n := 0
+		for i := range bs {
+			n += bs[i].events
+		}
+		s.opts.OnEvents(n)
+	}
+	s.broadcast(s.eventsFrame(bs))
+}

@@ -1,0 +1,110 @@
+package session
+
+import (
+	"errors"
+
+	"github.com/teach-dist/playground/runtime/sim"
+)
+
+// forward takes the run one step further, then applies the interventions recorded for
+// the step it reaches, each as a batch of its own. It mirrors sim.Replay exactly, so a
+// rebuilt run and a live one agree step for step: a recorded intervention that takes a
+// step (a held message the user delivered) is the step, and it is never applied with
+// the interventions of the step before it.
+func (s *Session) forward() ([]batch, bool, error) {
+	var out []batch
+	if s.stepDue() {
+		b, err := s.applyRecorded()
+		if err != nil {
+			return nil, false, err
+		}
+		out = append(out, b)
+	} else {
+		s.begin()
+		ok, err := s.sim.Step()
+		if err != nil {
+			s.discard()
+			return nil, false, err
+		}
+		if ok {
+			out = append(out, s.end())
+		} else {
+			s.discard()
+			if s.applied == len(s.ivs) {
+				return nil, false, nil
+			}
+			// Replay applies an intervention the run was stuck at; so do we.
+			b, err := s.applyRecorded()
+			if err != nil {
+				return nil, false, err
+			}
+			out = append(out, b)
+		}
+	}
+	for s.applied < len(s.ivs) && s.ivs[s.applied].Step <= s.sim.Steps() && !s.stepDue() {
+		b, err := s.applyRecorded()
+		if err != nil {
+			return nil, false, err
+		}
+		out = append(out, b)
+	}
+	s.quiet = !s.sim.HasNext() && s.applied == len(s.ivs)
+	return out, true, nil
+}
+
+// stepDue reports whether the next recorded intervention is due now and takes a step.
+func (s *Session) stepDue() bool {
+	return s.applied < len(s.ivs) && s.ivs[s.applied].Step <= s.sim.Steps() && s.ivs[s.applied].Action.TakesStep()
+}
+
+func (s *Session) applyRecorded() (batch, error) {
+	s.begin()
+	err := s.sim.Apply(s.ivs[s.applied].Action)
+	s.applied++
+	var ae *sim.ActionError
+	if err != nil && !errors.As(err, &ae) {
+		s.discard()
+		return batch{}, err
+	}
+	// A refusal cannot happen on a faithful replay; if it does, the run goes on
+	// without that intervention, as sim.Replay's scheduled actions do.
+	return s.end(), nil
+}
+
+// rebuild replays the run from the start to step (or as far as it goes), with the
+// recorded interventions, and makes it the current run. It reports no batches: the
+// caller sends a snapshot.
+func (s *Session) rebuild(step int) error {
+	s.pending = nil
+	s.reset()
+	s.capture = false
+	defer func() { s.capture = true }()
+	s.enc = sim.NewEncoder(s.cfg.Spec, s.cfg.IDs)
+	s.begin()
+	sm, err := sim.New(s.cfg, s.onEvent)
+	if err != nil {
+		return err
+	}
+	s.sim = sm
+	s.applied = 0
+	s.end()
+	for s.applied < len(s.ivs) && s.ivs[s.applied].Step <= 0 && !s.stepDue() {
+		if _, err := s.applyRecorded(); err != nil {
+			return err
+		}
+	}
+	for s.sim.Steps() < step {
+		_, ok, err := s.forward()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+	}
+	s.failed = nil
+	s.quiet = !s.sim.HasNext() && s.applied == len(s.ivs)
+	s.horizon = max(s.horizon, s.sim.Steps())
+	s.syncNodes()
+	return nil
+}
