@@ -90,19 +90,11 @@ export function pointOn(geo, p) {
   };
 }
 
-// shortNames gives every message type a label of at most 5 letters, unique within the
-// algorithm: REPLY and TOKEN stay whole, REQUEST becomes REQ, COORDINATOR COO, and
-// two names that start alike keep letters until they differ (REQUE, REQUI).
-export function shortNames(names) {
-  const out = new Map();
-  for (const n of names) {
-    if (n.length <= 5) { out.set(n, n); continue; }
-    let k = 3;
-    const clash = (s) => names.some((o) => o !== n && (o.length <= 5 ? o : o.slice(0, k)) === s);
-    while (k < 5 && clash(n.slice(0, k))) k++;
-    out.set(n, n.slice(0, k));
-  }
-  return out;
+// messageLabels maps each message type to the short label its algorithm declares
+// (sim.MessageType.Label: at most 5 letters, unique within the algorithm, tested in Go),
+// so the stage never cuts names into ambiguous stubs.
+export function messageLabels(spec) {
+  return new Map((spec.messages || []).map((m) => [m.name, m.label || m.name]));
 }
 
 // messageClasses maps each message type of an algorithm to its colour class (m0..m6).

@@ -4,7 +4,7 @@
 
 import { leaders, holdsToken } from "./model.js";
 import { svgEl } from "./dom.js";
-import { r2, labelChars, ellipse, labelAt, curve, progress, pointOn, shortNames, messageClasses } from "./layout.js";
+import { r2, labelChars, ellipse, labelAt, curve, progress, pointOn, messageLabels, messageClasses } from "./layout.js";
 import { describeInflight } from "./text.js";
 
 const TRAILS_MAX = 24; // beyond this many messages in flight, their paths are clutter
@@ -20,7 +20,7 @@ export class View {
     this.nodeEls = [];
     this.msgEls = new Map(); // id -> {g, trail, geo}
     this.msgClass = messageClasses(spec);
-    this.short = shortNames(spec.messages.map((m) => m.name));
+    this.short = messageLabels(spec);
     this.selected = -1;
     this.stateChars = labelChars(spec);
   }

@@ -1,7 +1,7 @@
 // layout.js: the processes view's geometry.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { labelChars, ellipse, labelAt, curve, progress, pointOn, shortNames, messageClasses } from "../layout.js";
+import { labelChars, ellipse, labelAt, curve, progress, pointOn, messageLabels, messageClasses } from "../layout.js";
 
 const near = (a, b, msg) => assert.ok(Math.abs(a - b) < 1e-9, `${msg}: ${a} != ${b}`);
 
@@ -74,14 +74,13 @@ test("how far along its arc a message is", () => {
   assert.deepEqual(pointOn(geo, 0.5), { x: 4, y: 4 });
 });
 
-test("message labels: at most five letters, unique within the algorithm", () => {
-  const cases = [
-    [["REQUEST", "REPLY", "RELEASE"], ["REQ", "REPLY", "REL"]],
-    [["REQUEST", "REQUIRE"], ["REQUE", "REQUI"]],
-    [["ELECTION", "ANSWER", "COORDINATOR"], ["ELE", "ANS", "COO"]],
-    [["TOKEN", "TOKENS"], ["TOKEN", "TOK"]],
-  ];
-  for (const [names, want] of cases) assert.deepEqual(names.map((n) => shortNames(names).get(n)), want, names.join());
+test("message labels are the ones the algorithm declares", () => {
+  const spec = { messages: [
+    { name: "READ-NUMBER", label: "RDNUM" }, { name: "READ-CHOOSING", label: "RDCHO" }, { name: "ACK" },
+  ] };
+  const got = messageLabels(spec);
+  assert.deepEqual([...got.entries()], [["READ-NUMBER", "RDNUM"], ["READ-CHOOSING", "RDCHO"], ["ACK", "ACK"]]);
+  assert.equal(messageLabels({}).size, 0);
 });
 
 test("a label needs room for the longest state the algorithm names", () => {

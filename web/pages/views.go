@@ -136,8 +136,9 @@ type clientVar struct {
 }
 
 type clientMessage struct {
-	Name string `json:"name"`
-	Doc  string `json:"doc"`
+	Name  string `json:"name"`
+	Label string `json:"label"` // the short label the stage draws (sim.MessageType.Label)
+	Doc   string `json:"doc"`
 }
 
 // messageClasses is the number of message colours in the palette (static/app.css).
@@ -164,7 +165,7 @@ func BuildPlay(spec *sim.Spec, session string) Play {
 		p.Data.Vars = append(p.Data.Vars, clientVar{Name: v.Name, Doc: v.Doc})
 	}
 	for i, m := range spec.Messages {
-		p.Data.Messages = append(p.Data.Messages, clientMessage{Name: m.Name, Doc: m.Doc})
+		p.Data.Messages = append(p.Data.Messages, clientMessage{Name: m.Name, Label: m.Label, Doc: m.Doc})
 		p.Messages = append(p.Messages, messageKey{Name: m.Name, Doc: m.Doc, Class: messageClass(i)})
 	}
 	return p
