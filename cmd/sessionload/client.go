@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/teach-dist/playground/runtime/protocol"
 )
 
 // A client is one student: a browser with its cookie jar that opened one playground
@@ -194,7 +196,7 @@ func (c *client) follow() error {
 			c.check.snapshot(f, c.stats)
 			c.clock.set(f.T)
 		case "error":
-			if f.Code == "refused" {
+			if f.Code == protocol.CodeRefused {
 				c.stats.refused.Add(1) // the workload asked for something that does not apply now
 			} else {
 				c.stats.errors.Add(1)
