@@ -124,10 +124,25 @@ type Spec struct {
 	BackgroundTimers   []string
 	BackgroundMessages []string
 
+	// Earlier lists what an old share link must pin to replay as it did: params (and ids)
+	// whose defaults changed, with the defaults epoch in which each change landed.
+	Earlier []EarlierDefaults
+
 	// ParseParams decodes the scenario's params strictly; nil means none are accepted.
 	ParseParams func(raw []byte, ids []int) (any, error)
 	// New builds node self's initial state.
 	New func(self int, setup *Setup) Node
+}
+
+// DefaultsEpoch is the epoch of the algorithms' defaults: a link records it, so that a
+// link made before a default changed can pin the earlier behaviour (Spec.Earlier).
+const DefaultsEpoch = 2
+
+// EarlierDefaults is one change of an algorithm's defaults.
+type EarlierDefaults struct {
+	Epoch    int    // the defaults epoch that introduced the change (links made before it pin Params)
+	Params   string // JSON object of the params that keep the earlier behaviour, e.g. {"skip":"none"}
+	IDsFrom0 bool   // the earlier default ids were 0..N-1 (for an old link that gave no ids)
 }
 
 // Setup is what every node of a run is built from.
@@ -229,9 +244,11 @@ type Stage struct {
 	// Pointer names a variable holding the id a process points at (itself or -1:
 	// none); the page draws it as an arrow (Raymond: "holder", towards the token).
 	Pointer string
-	// Group names a variable holding a list of ids; the page can outline a process's
-	// group (Maekawa: "set", the voting set).
-	Group string
+	// Group names a variable holding a list of ids; the page highlights the group of
+	// the process under the pointer or selected, naming it GroupLabel (Maekawa: "set",
+	// "voting set").
+	Group      string
+	GroupLabel string
 }
 
 // Cost is one theoretical figure from the course notes.
@@ -249,6 +266,18 @@ type Defaults struct {
 	FIFO  bool
 	CS    int
 	Until int
+	// FirstID is the first of the default ids FirstID..FirstID+N-1: 0 for most, 1 where
+	// the notes number the processes from 1 and a rule depends on it (Maekawa's V_i).
+	FirstID int
+}
+
+// IDs returns the default ids of n processes.
+func (d Defaults) IDs(n int) []int {
+	ids := make([]int, n)
+	for i := range ids {
+		ids[i] = d.FirstID + i
+	}
+	return ids
 }
 
 // RuleLabel reports whether label is one of the spec's rules.
