@@ -31,66 +31,66 @@ var Spec = sim.Spec{
 	Family:  sim.Mutex,
 	Summary: "Collect the votes of your own voting set only, about sqrt(N) processes; sets overlap so no two win at once, but three processes asking together can wait on each other forever.",
 	Rules: []sim.Rule{
-		{Label: "MI1", Group: "Initialisation", Lines: []string{
+		{Label: "MI-1", Group: "Initialisation", Lines: []string{
 			"state := RELEASED; voted := false; queue := empty",
 			"V_i := my voting set (it includes me); K := |V_i|",
 			"// after a crash the process comes back like this: it has forgotten",
 			"// whom it voted for, which the notes' fail-free model never allows"},
 			Says: "starts outside the CS with its vote free"},
-		{Label: "MA1", Group: "Asking for the CS", Lines: []string{
+		{Label: "MA-1", Group: "Asking for the CS", Lines: []string{
 			"state := WANTED; clock := clock + 1; T := clock",
 			"send REQUEST(T) to every other member of V_i",
-			"hand my own REQUEST(T) to my own voter half (MH1), no message"},
+			"hand my own REQUEST(T) to my own voter half (MH-1), no message"},
 			Says: "wants the CS and asks the members of its voting set for their votes"},
-		{Label: "MA2", Group: "Asking for the CS", Lines: []string{
+		{Label: "MA-2", Group: "Asking for the CS", Lines: []string{
 			"on REPLY(T) from j: count j's vote",
 			"wait until K votes are in (my own included)"},
 			Says: "receives a vote and waits for the rest of its voting set"},
-		{Label: "MA3", Group: "Asking for the CS", Lines: []string{
+		{Label: "MA-3", Group: "Asking for the CS", Lines: []string{
 			"on a REPLY for a request I no longer have (I crashed since):",
 			"    send RELEASE back at once   // or that voter stays locked forever"},
 			Says: "gives back a vote it did not ask for"},
-		{Label: "ME1", Group: "Entering the CS", Lines: []string{
+		{Label: "ME-1", Group: "Entering the CS", Lines: []string{
 			"when K votes are in:",
 			"    state := HELD; enter the CS"},
 			Says: "has the vote of every member of its set and enters the CS"},
-		{Label: "MH1", Group: "Voter: REQUEST(T) from j (j may be me)", Lines: []string{
+		{Label: "MH-1", Group: "Voter: REQUEST(T) from j (j may be me)", Lines: []string{
 			"if state = HELD or voted:",
 			"    queue j's request   // basic: arrival order; deadlock-free: by (T, id)",
 			"else:",
 			"    send REPLY(T) to j   // my vote goes to j",
 			"    voted := true; candidate := j"},
 			Says: "votes for the requester if its vote is free, otherwise queues the request"},
-		{Label: "MH2", Group: "Voter: REQUEST(T) from j (deadlock-free only)", Lines: []string{
-			"when MH1 queued j's request:",
+		{Label: "MH-2", Group: "Voter: REQUEST(T) from j (deadlock-free only)", Lines: []string{
+			"when MH-1 queued j's request:",
 			"if (T, j) is now the oldest in the queue and older than the candidate's:",
 			"    send FAILED to the request it displaced from the head, if not yet told",
 			"    send INQUIRE to the candidate, unless already sent for this vote",
 			"else:",
 			"    send FAILED(T) to j   // an older request stands in its way"},
 			Says: "asks its candidate to give the vote back for an older request, or tells the newcomer it must wait"},
-		{Label: "MF1", Group: "Requester: FAILED from j (deadlock-free only)", Lines: []string{
+		{Label: "MF-1", Group: "Requester: FAILED from j (deadlock-free only)", Lines: []string{
 			"remember that j will not vote for me now",
-			"answer every INQUIRE I was holding with RELINQUISH (MQ1)"},
+			"answer every INQUIRE I was holding with RELINQUISH (MQ-1)"},
 			Says: "learns an older request comes first and gives up the votes others asked back"},
-		{Label: "MQ1", Group: "Requester: INQUIRE from j (deadlock-free only)", Lines: []string{
+		{Label: "MQ-1", Group: "Requester: INQUIRE from j (deadlock-free only)", Lines: []string{
 			"if state = HELD: ignore   // my RELEASE will free j",
 			"if some member sent FAILED, or I relinquished a vote not yet given back:",
 			"    send RELINQUISH to j; forget j's vote   // I cannot win now anyway",
 			"else:",
 			"    hold the INQUIRE until a FAILED comes (then relinquish) or I enter"},
 			Says: "gives a vote back if it cannot enter now, otherwise holds on to it"},
-		{Label: "MY1", Group: "Voter: RELINQUISH from the candidate (deadlock-free only)", Lines: []string{
+		{Label: "MY-1", Group: "Voter: RELINQUISH from the candidate (deadlock-free only)", Lines: []string{
 			"put the candidate's request back in the queue",
 			"k := take the head of the queue (the oldest request)",
 			"send REPLY to k; candidate := k"},
 			Says: "takes its vote back and gives it to the oldest request"},
-		{Label: "MR1", Group: "Leaving the CS", Lines: []string{
+		{Label: "MR-1", Group: "Leaving the CS", Lines: []string{
 			"state := RELEASED",
 			"send RELEASE to every other member of V_i",
-			"hand my own RELEASE to my own voter half (MV1), no message"},
+			"hand my own RELEASE to my own voter half (MV-1), no message"},
 			Says: "leaves the CS and frees the votes of its set"},
-		{Label: "MV1", Group: "Voter: RELEASE from the candidate (j may be me)", Lines: []string{
+		{Label: "MV-1", Group: "Voter: RELEASE from the candidate (j may be me)", Lines: []string{
 			"if the queue is not empty:",
 			"    k := take the head of the queue",
 			"    send REPLY to k; voted := true; candidate := k",
@@ -202,7 +202,7 @@ func newNode(self int, setup *sim.Setup) sim.Node {
 func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 	switch in.Kind {
 	case sim.Init, sim.Recover:
-		ctx.Rule("MI1")
+		ctx.Rule("MI-1")
 	case sim.Request:
 		if n.state == cs.Released {
 			n.request(ctx)
@@ -261,7 +261,7 @@ func (n *node) handle(ctx *sim.Context, m *sim.Message) {
 // ---- Requester half ----
 
 func (n *node) request(ctx *sim.Context) {
-	ctx.Rule("MA1")
+	ctx.Rule("MA-1")
 	n.state = cs.Wanted
 	n.clock++
 	n.ts = n.clock
@@ -283,7 +283,7 @@ func (n *node) onReply(ctx *sim.Context, j, ts int) {
 	if n.state == cs.Released || ts != n.ts {
 		// A vote for a request this process no longer has (it crashed since): give it
 		// back, or the voter stays locked.
-		ctx.Rule("MA3")
+		ctx.Rule("MA-3")
 		n.send(ctx, j, sim.Message{Type: MsgRelease, TS: ts})
 		return
 	}
@@ -292,13 +292,13 @@ func (n *node) onReply(ctx *sim.Context, j, ts int) {
 		// giving it back would free a vote this process is using, so it is ignored.
 		return
 	}
-	ctx.Rule("MA2")
+	ctx.Rule("MA-2")
 	n.got[j] = true
 	n.nGot++
 	n.failed[j] = false
 	n.yielded[j] = false
 	if n.nGot == len(n.set) {
-		ctx.Rule("ME1")
+		ctx.Rule("ME-1")
 		n.state = cs.Held
 		clear(n.inquiries) // the RELEASE after the CS answers them
 		ctx.Enter()
@@ -334,7 +334,7 @@ func (n *node) onFailed(ctx *sim.Context, j, ts int) {
 	if n.state != cs.Wanted || ts != n.ts || n.got[j] {
 		return
 	}
-	ctx.Rule("MF1")
+	ctx.Rule("MF-1")
 	n.failed[j] = true
 	for _, k := range n.set {
 		if n.inquiries[k] && n.got[k] {
@@ -347,7 +347,7 @@ func (n *node) onInquire(ctx *sim.Context, j, ts int) {
 	if n.state == cs.Released || ts != n.ts {
 		return // about a request that is over
 	}
-	ctx.Rule("MQ1")
+	ctx.Rule("MQ-1")
 	switch {
 	case n.state == cs.Held:
 		// Leaving the CS sends RELEASE, which gives the vote back.
@@ -361,7 +361,7 @@ func (n *node) onInquire(ctx *sim.Context, j, ts int) {
 }
 
 func (n *node) release(ctx *sim.Context) {
-	ctx.Rule("MR1")
+	ctx.Rule("MR-1")
 	n.state = cs.Released
 	ctx.Exit()
 	for _, j := range n.set {
@@ -379,7 +379,7 @@ func (n *node) older(ta, a, tb, b int) bool {
 }
 
 func (n *node) onRequest(ctx *sim.Context, j, ts int) {
-	ctx.Rule("MH1")
+	ctx.Rule("MH-1")
 	if n.state == cs.Held || n.voted {
 		n.enqueue(entry{ts: ts, from: j})
 		if n.df {
@@ -402,12 +402,12 @@ func (n *node) enqueue(e entry) {
 	n.queue = slices.Insert(n.queue, k, e)
 }
 
-// contend is MH2: j's request was just queued.
+// contend is MH-2: j's request was just queued.
 func (n *node) contend(ctx *sim.Context, j, ts int) {
-	ctx.Rule("MH2")
+	ctx.Rule("MH-2")
 	if n.queue[0].from == j && n.older(ts, j, n.candTS, n.cand) {
 		// Only the head of the queue can be untold; once displaced it must learn that
-		// it waits, or it could hold other votes forever (see MQ1).
+		// it waits, or it could hold other votes forever (see MQ-1).
 		if len(n.queue) > 1 && !n.queue[1].told {
 			n.queue[1].told = true
 			n.send(ctx, n.queue[1].from, sim.Message{Type: MsgFailed, TS: n.queue[1].ts})
@@ -453,7 +453,7 @@ func (n *node) onRelease(ctx *sim.Context, j, ts int) {
 	if !n.voted || n.cand != j || n.candTS != ts {
 		return
 	}
-	ctx.Rule("MV1")
+	ctx.Rule("MV-1")
 	n.voteNext(ctx)
 }
 
@@ -461,7 +461,7 @@ func (n *node) onRelinquish(ctx *sim.Context, j, ts int) {
 	if !n.voted || n.cand != j || n.candTS != ts {
 		return
 	}
-	ctx.Rule("MY1")
+	ctx.Rule("MY-1")
 	n.enqueue(entry{ts: ts, from: j, told: true}) // it knows it waits: it gave the vote back
 	n.voteNext(ctx)
 }

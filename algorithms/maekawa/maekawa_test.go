@@ -30,7 +30,7 @@ type fixture struct {
 func newFixture(t *testing.T, self int, variant string) *fixture {
 	t.Helper()
 	sf := simtest.Start(t, &Spec, self, &sim.Setup{IDs: ids7, Params: Params{Variant: variant}, MaxDelay: 3})
-	sf.Ctx.Reset(self) // tests begin with nothing recorded, Init's MI1 included
+	sf.Ctx.Reset(self) // tests begin with nothing recorded, Init's MI-1 included
 	return &fixture{Fixture: sf, n: sf.Node.(*node)}
 }
 
@@ -108,16 +108,16 @@ func TestMI1_StartsReleasedWithItsVoteFree(t *testing.T) {
 		sf := simtest.NewFixture(t, &Spec, tc.self, &sim.Setup{IDs: ids7, Params: Params{Variant: tc.variant}})
 		f := &fixture{Fixture: sf, n: sf.Node.(*node)}
 		f.Step(sim.Input{Kind: tc.kind})
-		f.expect([]string{"MI1"}, none, tc.want)
+		f.expect([]string{"MI-1"}, none, tc.want)
 	}
 }
 
 func TestMA1_AsksTheOtherMembersAndVotesForItself(t *testing.T) {
 	f := newFixture(t, p(2), Basic)
 	f.request()
-	// Its own REQUEST goes to its own voter half (MH1) with no message, and the vote
-	// it gives itself is counted at once (MA2).
-	f.expect([]string{"MA1", "MH1", "MA2"}, []string{"REQUEST->P4@1", "REQUEST->P6@1"},
+	// Its own REQUEST goes to its own voter half (MH-1) with no message, and the vote
+	// it gives itself is counted at once (MA-2).
+	f.expect([]string{"MA-1", "MH-1", "MA-2"}, []string{"REQUEST->P4@1", "REQUEST->P6@1"},
 		st(cs.Wanted, "[2,4,6]", 1, 1, "[2]", true, 2, 1, noneS))
 	if got := f.waitingFor(); !slices.Equal(got, []int{4, 6}) {
 		t.Errorf("waiting for %v, want [4 6]", got)
@@ -132,7 +132,7 @@ func TestMA1_OwnRequestQueuesWhenItsVoteIsTaken(t *testing.T) {
 	f := newFixture(t, p(1), Basic)
 	f.deliver(MsgRequest, p(4), 5) // P1 votes for P4 (P1 is in V4)
 	f.request()
-	f.expect([]string{"MA1", "MH1"}, []string{"REQUEST->P2@6", "REQUEST->P3@6"},
+	f.expect([]string{"MA-1", "MH-1"}, []string{"REQUEST->P2@6", "REQUEST->P3@6"},
 		st(cs.Wanted, "[1,2,3]", 6, 6, noneS, true, 4, 5, "[[6,1]]"))
 	// It lacks P2's and P3's votes, and its own, which P4 holds.
 	if got := f.waitingFor(); !slices.Equal(got, []int{2, 3, 4}) {
@@ -144,7 +144,7 @@ func TestMA2_CountsVotesUntilK(t *testing.T) {
 	f := newFixture(t, p(1), Basic)
 	f.request()
 	f.deliver(MsgReply, p(3), 1)
-	f.expect([]string{"MA2"}, none, st(cs.Wanted, "[1,2,3]", 1, 1, "[1,3]", true, 1, 1, noneS))
+	f.expect([]string{"MA-2"}, none, st(cs.Wanted, "[1,2,3]", 1, 1, "[1,3]", true, 1, 1, noneS))
 	if f.Has(sim.EnterCS) {
 		t.Error("entered with 2 of 3 votes")
 	}
@@ -157,7 +157,7 @@ func TestMA3_GivesBackAVoteItDidNotAskFor(t *testing.T) {
 	// Not waiting: the vote belongs to a request from before a crash.
 	f := newFixture(t, p(1), Basic)
 	f.deliver(MsgReply, p(2), 4)
-	f.expect([]string{"MA3"}, []string{"RELEASE->P2@4"}, st(cs.Released, "[1,2,3]", 4, 0, noneS, false, -1, 0, noneS))
+	f.expect([]string{"MA-3"}, []string{"RELEASE->P2@4"}, st(cs.Released, "[1,2,3]", 4, 0, noneS, false, -1, 0, noneS))
 
 	// Waiting, but the vote is for another (older) request of its.
 	f = newFixture(t, p(1), DeadlockFree)
@@ -165,7 +165,7 @@ func TestMA3_GivesBackAVoteItDidNotAskFor(t *testing.T) {
 	f.deliver(MsgRelease, p(4), 5)
 	f.request() // ts 6
 	f.deliver(MsgReply, p(3), 2)
-	f.expect([]string{"MA3"}, []string{"RELEASE->P3@2"},
+	f.expect([]string{"MA-3"}, []string{"RELEASE->P3@2"},
 		df(st(cs.Wanted, "[1,2,3]", 6, 6, "[1]", true, 1, 6, noneS), false, noneS, noneS, noneS, noneS))
 }
 
@@ -187,7 +187,7 @@ func TestME1_EntersWithTheWholeSetsVotes(t *testing.T) {
 	f.request()
 	f.deliver(MsgReply, p(2), 1)
 	f.deliver(MsgReply, p(3), 1)
-	f.expect([]string{"MA2", "ME1"}, none, st(cs.Held, "[1,2,3]", 1, 1, "[1,2,3]", true, 1, 1, noneS))
+	f.expect([]string{"MA-2", "ME-1"}, none, st(cs.Held, "[1,2,3]", 1, 1, "[1,2,3]", true, 1, 1, noneS))
 	if effs := f.Ctx.Effects(); effs[len(effs)-1].Kind != sim.EnterCS {
 		t.Errorf("last effect %v, want EnterCS", effs[len(effs)-1].Kind)
 	}
@@ -227,7 +227,7 @@ func TestMH1(t *testing.T) {
 				tc.setup(f)
 			}
 			f.deliver(MsgRequest, tc.from, tc.ts)
-			f.expect([]string{"MH1"}, tc.sent, tc.want)
+			f.expect([]string{"MH-1"}, tc.sent, tc.want)
 		})
 	}
 }
@@ -270,7 +270,7 @@ func TestMH2(t *testing.T) {
 			for _, r := range tc.before {
 				clock = max(clock, r.ts)
 			}
-			f.expect([]string{"MH1", "MH2"}, tc.sent,
+			f.expect([]string{"MH-1", "MH-2"}, tc.sent,
 				df(st(cs.Released, "[1,2,3]", clock, 0, noneS, true, 4, 5, tc.queue), tc.inquired, noneS, noneS, noneS, tc.told))
 		})
 	}
@@ -281,16 +281,16 @@ func TestMF1_RelinquishesTheVotesItWasAskedFor(t *testing.T) {
 	f.request() // (1, P1); P1 votes for itself
 	f.deliver(MsgReply, p(2), 1)
 	f.deliver(MsgInquire, p(2), 1) // not blocked yet: hold on to P2's vote
-	f.expect([]string{"MQ1"}, none,
+	f.expect([]string{"MQ-1"}, none,
 		df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1,2]", true, 1, 1, noneS), false, noneS, noneS, "[2]", noneS))
 
 	f.deliver(MsgFailed, p(3), 1)
-	f.expect([]string{"MF1"}, []string{"RELINQUISH->P2@1"},
+	f.expect([]string{"MF-1"}, []string{"RELINQUISH->P2@1"},
 		df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1]", true, 1, 1, noneS), false, "[3]", "[2]", noneS, noneS))
 
 	// P2's vote comes back: the yield is over, P3's FAILED still stands.
 	f.deliver(MsgReply, p(2), 1)
-	f.expect([]string{"MA2"}, none,
+	f.expect([]string{"MA-2"}, none,
 		df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1,2]", true, 1, 1, noneS), false, "[3]", noneS, noneS, noneS))
 }
 
@@ -311,11 +311,11 @@ func TestMF1_RelinquishesItsOwnVoteWithoutMessages(t *testing.T) {
 	f := newFixture(t, p(4), DeadlockFree)
 	f.request()
 	f.deliver(MsgRequest, p(1), 1)
-	f.expect([]string{"MH1", "MH2", "MQ1"}, none,
+	f.expect([]string{"MH-1", "MH-2", "MQ-1"}, none,
 		df(st(cs.Wanted, "[1,4,5]", 1, 1, "[4]", true, 4, 1, "[[1,1]]"), true, noneS, noneS, "[4]", noneS))
 
 	f.deliver(MsgFailed, p(5), 1)
-	f.expect([]string{"MF1", "MY1"}, []string{"REPLY->P1@1"},
+	f.expect([]string{"MF-1", "MY-1"}, []string{"REPLY->P1@1"},
 		df(st(cs.Wanted, "[1,4,5]", 1, 1, noneS, true, 1, 1, "[[1,4]]"), false, "[5]", "[4]", noneS, "[4]"))
 	if got := f.waitingFor(); !slices.Equal(got, []int{1, 5}) {
 		t.Errorf("waiting for %v, want [1 5]", got)
@@ -332,22 +332,22 @@ func TestMQ1(t *testing.T) {
 		want     string
 	}{
 		{"not blocked: hold the INQUIRE", func(f *fixture) { f.request(); f.deliver(MsgReply, p(3), 1) },
-			p(3), 1, []string{"MQ1"}, none,
+			p(3), 1, []string{"MQ-1"}, none,
 			df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1,3]", true, 1, 1, noneS), false, noneS, noneS, "[3]", noneS)},
 		{"blocked by a FAILED: relinquish at once", func(f *fixture) {
 			f.request()
 			f.deliver(MsgReply, p(3), 1)
 			f.deliver(MsgFailed, p(2), 1)
-		}, p(3), 1, []string{"MQ1"}, []string{"RELINQUISH->P3@1"},
+		}, p(3), 1, []string{"MQ-1"}, []string{"RELINQUISH->P3@1"},
 			df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1]", true, 1, 1, noneS), false, "[2]", "[3]", noneS, noneS)},
 		{"in the CS: ignore, the RELEASE answers", func(f *fixture) {
 			f.request()
 			f.deliver(MsgReply, p(2), 1)
 			f.deliver(MsgReply, p(3), 1)
-		}, p(3), 1, []string{"MQ1"}, none,
+		}, p(3), 1, []string{"MQ-1"}, none,
 			df(st(cs.Held, "[1,2,3]", 1, 1, "[1,2,3]", true, 1, 1, noneS), false, noneS, noneS, noneS, noneS)},
 		{"overtook the vote: remembered", func(f *fixture) { f.request(); f.deliver(MsgFailed, p(2), 1) },
-			p(3), 1, []string{"MQ1"}, none,
+			p(3), 1, []string{"MQ-1"}, none,
 			df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1]", true, 1, 1, noneS), false, "[2]", noneS, "[3]", noneS)},
 		{"about an earlier request: ignored", func(f *fixture) { f.request(); f.deliver(MsgReply, p(3), 1) },
 			p(3), 0, nil, none,
@@ -369,7 +369,7 @@ func TestMQ1_HeldInquiryAnsweredWhenTheVoteArrives(t *testing.T) {
 	f.deliver(MsgFailed, p(2), 1)
 	f.deliver(MsgInquire, p(3), 1)
 	f.deliver(MsgReply, p(3), 1)
-	f.expect([]string{"MA2"}, []string{"RELINQUISH->P3@1"},
+	f.expect([]string{"MA-2"}, []string{"RELINQUISH->P3@1"},
 		df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1]", true, 1, 1, noneS), false, "[2]", "[3]", noneS, noneS))
 }
 
@@ -379,7 +379,7 @@ func TestMY1_GivesTheVoteToTheOldestRequest(t *testing.T) {
 	f.deliver(MsgRequest, p(6), 4) // INQUIRE to P4
 	f.deliver(MsgRequest, p(2), 3) // FAILED to P6, the displaced head
 	f.deliver(MsgRelinquish, p(4), 5)
-	f.expect([]string{"MY1"}, []string{"REPLY->P2@3"},
+	f.expect([]string{"MY-1"}, []string{"REPLY->P2@3"},
 		df(st(cs.Released, "[1,2,3]", 5, 0, noneS, true, 2, 3, "[[4,6],[5,4]]"), false, noneS, noneS, noneS, "[6,4]"))
 
 	// A RELINQUISH from anyone but the candidate changes nothing.
@@ -396,9 +396,9 @@ func TestMR1_ReleasesTheWholeSet(t *testing.T) {
 		sent   []string
 		want   string
 	}{
-		{"nobody queued: the own vote is free again", false, []string{"MR1", "MV1"},
+		{"nobody queued: the own vote is free again", false, []string{"MR-1", "MV-1"},
 			[]string{"RELEASE->P2@1", "RELEASE->P3@1"}, st(cs.Released, "[1,2,3]", 1, 0, noneS, false, -1, 0, noneS)},
-		{"a queued request gets the own vote", true, []string{"MR1", "MV1"},
+		{"a queued request gets the own vote", true, []string{"MR-1", "MV-1"},
 			[]string{"RELEASE->P2@1", "RELEASE->P3@1", "REPLY->P4@3"}, st(cs.Released, "[1,2,3]", 3, 0, noneS, true, 4, 3, noneS)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -412,7 +412,7 @@ func TestMR1_ReleasesTheWholeSet(t *testing.T) {
 			f.release()
 			f.expect(tc.rules, tc.sent, tc.want)
 			if effs := f.Ctx.Effects(); len(effs) < 2 || effs[1].Kind != sim.ExitCS {
-				t.Errorf("second effect %v, want ExitCS right after MR1", effs[1].Kind)
+				t.Errorf("second effect %v, want ExitCS right after MR-1", effs[1].Kind)
 			}
 		})
 	}
@@ -431,15 +431,15 @@ func TestMV1(t *testing.T) {
 		sent  []string
 		want  string
 	}{
-		{"empty queue: the vote is free", nil, p(4), 5, []string{"MV1"}, none,
+		{"empty queue: the vote is free", nil, p(4), 5, []string{"MV-1"}, none,
 			st(cs.Released, "[1,2,3]", 5, 0, noneS, false, -1, 0, noneS)},
 		{"head of the queue gets the vote", func(f *fixture) {
 			f.deliver(MsgRequest, p(6), 9)
 			f.deliver(MsgRequest, p(2), 2)
-		}, p(4), 5, []string{"MV1"}, []string{"REPLY->P6@9"},
+		}, p(4), 5, []string{"MV-1"}, []string{"REPLY->P6@9"},
 			st(cs.Released, "[1,2,3]", 9, 0, noneS, true, 6, 9, "[[2,2]]")},
 		{"own request at the head: votes for itself, no message", func(f *fixture) { f.request() },
-			p(4), 5, []string{"MV1", "MA2"}, none,
+			p(4), 5, []string{"MV-1", "MA-2"}, none,
 			st(cs.Wanted, "[1,2,3]", 6, 6, "[1]", true, 1, 6, noneS)},
 		{"RELEASE from a non-candidate is ignored", func(f *fixture) { f.deliver(MsgRequest, p(6), 9) },
 			p(6), 9, nil, none,
@@ -759,7 +759,7 @@ const deadlockScenario = `{
   "version": 1,
   "algorithm": "maekawa",
   "title": "Maekawa's three-process deadlock",
-  "about": "Three processes with the notes' voting sets V1 = {P1, P2}, V2 = {P2, P3}, V3 = {P3, P1}. All three ask for the CS at the same moment. Each first hands its own request to itself and, its vote being free, votes for itself (MH1), so voted is true everywhere before any REQUEST arrives. P1's REQUEST then reaches P2, P2's reaches P3 and P3's reaches P1, and each voter can only queue it. P1 waits for P2's vote, P2 for P3's and P3 for P1's: a cycle, with nothing left in flight. The monitor reports the deadlock and names the cycle. The deadlock-free variant (params.variant) breaks it with timestamps and INQUIRE / RELINQUISH.",
+  "about": "Three processes with the notes' voting sets V1 = {P1, P2}, V2 = {P2, P3}, V3 = {P3, P1}. All three ask for the CS at the same moment. Each first hands its own request to itself and, its vote being free, votes for itself (MH-1), so voted is true everywhere before any REQUEST arrives. P1's REQUEST then reaches P2, P2's reaches P3 and P3's reaches P1, and each voter can only queue it. P1 waits for P2's vote, P2 for P3's and P3 for P1's: a cycle, with nothing left in flight. The monitor reports the deadlock and names the cycle. The deadlock-free variant (params.variant) breaks it with timestamps and INQUIRE / RELINQUISH.",
   "nodes": 3,
   "ids": [1, 2, 3],
   "seed": 1,
@@ -785,7 +785,7 @@ func TestScenario_ThreeProcessDeadlock(t *testing.T) {
 	}
 	for i := range 3 {
 		// Each asked, voted for itself, counted its own vote, then queued the other's request.
-		if got, want := simtest.Rules(evs, i), []string{"MI1", "MA1", "MH1", "MA2", "MH1"}; !slices.Equal(got, want) {
+		if got, want := simtest.Rules(evs, i), []string{"MI-1", "MA-1", "MH-1", "MA-2", "MH-1"}; !slices.Equal(got, want) {
 			t.Errorf("P%d fired %v, want %v", i+1, got, want)
 		}
 	}
@@ -803,7 +803,7 @@ func TestScenario_ThreeProcessDeadlock(t *testing.T) {
 	// The same workload with the deadlock-free variant: everybody enters. Not oldest
 	// first, though: all stamps are 1, so P1 is oldest, but P2 keeps its own vote (no
 	// older request is refused to it) while P3, told FAILED by P1, gives its own vote to
-	// P2 (MF1, MY1). The fix promises progress, not timestamp order.
+	// P2 (MF-1, MY-1). The fix promises progress, not timestamp order.
 	cfg := base
 	cfg.Params = Params{Variant: DeadlockFree, Sets: base.Params.(Params).Sets}
 	for seed := uint64(1); seed <= 200; seed++ {
@@ -822,8 +822,8 @@ func TestScenario_ThreeProcessDeadlock(t *testing.T) {
 		if !slices.Equal(order, []int{p(2), p(1), p(3)}) {
 			t.Fatalf("deadlock-free, seed %d: entry order %v, want P2 P1 P3", seed, order)
 		}
-		if rules := simtest.Rules(evs, p(3)); !slices.Contains(rules, "MF1") || !slices.Contains(rules, "MY1") {
-			t.Fatalf("deadlock-free, seed %d: P3 fired %v, want it to give up its own vote (MF1, MY1)", seed, rules)
+		if rules := simtest.Rules(evs, p(3)); !slices.Contains(rules, "MF-1") || !slices.Contains(rules, "MY-1") {
+			t.Fatalf("deadlock-free, seed %d: P3 fired %v, want it to give up its own vote (MF-1, MY-1)", seed, rules)
 		}
 	}
 }
@@ -833,7 +833,7 @@ const deadlockFreeScenario = `{
   "version": 1,
   "algorithm": "maekawa",
   "title": "Maekawa without the deadlock: INQUIRE, RELINQUISH and FAILED",
-  "about": "The notes' three-process example again, V1 = {P1, P2}, V2 = {P2, P3}, V3 = {P3, P1}, all asking at once, now with the deadlock-free variant. Requests carry Lamport timestamps; all three are stamped 1, so ties go to the lower id and P1's request is the oldest. P1 votes for itself and refuses P3's younger request with FAILED (MH2). P3, told it must wait, gives its own vote to P2's older request (MF1, MY1). P2 now has both votes and enters. When it leaves, its RELEASE gives P3 its own vote back and P2 votes for P1, which enters; P1's RELEASE then hands P1's vote to P3. Everyone enters, in the order P2, P1, P3: the fix guarantees progress, not strict timestamp order. Ten messages in all: three REQUESTs, one FAILED, three REPLYs, three RELEASEs; the INQUIREs and RELINQUISH stay inside a process because each asks for its own vote.",
+  "about": "The notes' three-process example again, V1 = {P1, P2}, V2 = {P2, P3}, V3 = {P3, P1}, all asking at once, now with the deadlock-free variant. Requests carry Lamport timestamps; all three are stamped 1, so ties go to the lower id and P1's request is the oldest. P1 votes for itself and refuses P3's younger request with FAILED (MH-2). P3, told it must wait, gives its own vote to P2's older request (MF-1, MY-1). P2 now has both votes and enters. When it leaves, its RELEASE gives P3 its own vote back and P2 votes for P1, which enters; P1's RELEASE then hands P1's vote to P3. Everyone enters, in the order P2, P1, P3: the fix guarantees progress, not strict timestamp order. Ten messages in all: three REQUESTs, one FAILED, three REPLYs, three RELEASEs; the INQUIREs and RELINQUISH stay inside a process because each asks for its own vote.",
   "nodes": 3,
   "ids": [1, 2, 3],
   "seed": 1,
@@ -867,7 +867,7 @@ func TestScenario_DeadlockFreeThreeProcesses(t *testing.T) {
 			t.Errorf("%d %s, want %d", got, typ, want)
 		}
 	}
-	if got, want := simtest.Rules(evs, p(3)), []string{"MI1", "MA1", "MH1", "MA2", "MH1", "MH2", "MQ1", "MF1", "MY1", "MV1", "MA2", "MA2", "ME1", "MR1", "MV1"}; !slices.Equal(got, want) {
+	if got, want := simtest.Rules(evs, p(3)), []string{"MI-1", "MA-1", "MH-1", "MA-2", "MH-1", "MH-2", "MQ-1", "MF-1", "MY-1", "MV-1", "MA-2", "MA-2", "ME-1", "MR-1", "MV-1"}; !slices.Equal(got, want) {
 		t.Errorf("P3 fired %v, want %v", got, want)
 	}
 }
@@ -917,7 +917,7 @@ func TestScenario_N7VotingSets(t *testing.T) {
 	}
 	// P4, the only common member of V2 and V7, voted for one, queued the other, and
 	// voted for it on the first one's RELEASE.
-	if got, want := simtest.Rules(evs, p(4)), []string{"MI1", "MH1", "MH1", "MV1", "MV1"}; !slices.Equal(got, want) {
+	if got, want := simtest.Rules(evs, p(4)), []string{"MI-1", "MH-1", "MH-1", "MV-1", "MV-1"}; !slices.Equal(got, want) {
 		t.Errorf("P4 fired %v, want %v", got, want)
 	}
 	var p4Votes []int
