@@ -26,10 +26,12 @@ const (
 
 // Spec registers the algorithm.
 var Spec = sim.Spec{
-	Slug:    "maekawa",
-	Title:   "Maekawa's voting algorithm",
-	Family:  sim.Mutex,
-	Summary: "Collect the votes of your own voting set only, about sqrt(N) processes; sets overlap so no two win at once, but three processes asking together can wait on each other forever.",
+	Slug:   "maekawa",
+	Title:  "Maekawa's voting algorithm",
+	Family: sim.Mutex,
+	Summary: "Collect the votes of your own voting set only; sets overlap so no two win at once, but three processes asking together can wait on each other forever. " +
+		"Processes are numbered 1..N as in the notes. Sets: the notes' V1..VN for N=3 and N=7 (K=2, 3); for N=q²+q+1, q prime (13, 31, 57), a projective plane of order q (K=q+1, about sqrt(N)); " +
+		"for other N that plane on the first q²+q+1 processes, each other process asking one of its lines plus itself (K=q+2); with construction=grid, a row plus a column (K=2 sqrt(N)-1, as in note 003).",
 	Rules: []sim.Rule{
 		{Label: "MI-1", Group: "Initialisation", Lines: []string{
 			"state := RELEASED; voted := false; queue := empty",
@@ -100,7 +102,7 @@ var Spec = sim.Spec{
 	},
 	Vars: []sim.Var{
 		{Name: "state", Doc: "RELEASED, WANTED or HELD"},
-		{Name: "set", Doc: "ids of the voting set V_i (it includes this process); K is its size. The default sets are the notes' for N=3 and N=7 and a row+column grid otherwise, whose sets are of equal size only when N fills the grid (4, 6, 9, 12, 16 ...)"},
+		{Name: "set", Doc: "ids of the voting set V_i (it includes this process); K is its size. By default the notes' sets for N=3 and N=7, a projective plane of order q for N=q²+q+1, otherwise that plane extended (see the summary); sets are of equal size only when N is a plane's size"},
 		{Name: "clock", Doc: "Lamport clock: the largest timestamp seen; a new request takes clock+1"},
 		{Name: "ts", Doc: "timestamp of this process's current request (0 when none)"},
 		{Name: "votes", Doc: "ids of the members whose vote this process holds for its current request"},
@@ -124,21 +126,26 @@ var Spec = sim.Spec{
 	},
 	Costs: []sim.Cost{
 		{Name: "messages per CS entry and exit, no contention",
-			Formula: "3(K-1): REQUEST, REPLY and RELEASE with the K-1 other members; a process's vote for itself costs no message. The notes' 3 sqrt(N) counts that own vote too (K = sqrt(N) for the optimal sets). N=7 with the notes' sets: K=3, 6 messages; the value is averaged over processes when the grid's sets differ in size",
-			Value:   func(n int) float64 { return 3 * (meanK(n) - 1) }},
+			Formula: "3(K-1): REQUEST, REPLY and RELEASE with the K-1 other members; a process's vote for itself costs no message. The notes' 3 sqrt(N) counts that own vote too (K = sqrt(N) for the optimal sets). N=7 with the notes' sets: K=3, 6 messages; N=16: K=4 or 5, 9 to 12 messages (the grid's K=7 would cost 18); the value is averaged over processes when the sets differ in size",
+			Value:   func(n int) float64 { return 3 * meanOthers(n) }},
 		{Name: "messages to enter the CS, no contention", Formula: "2(K-1) (the notes: 2 sqrt(N))",
-			Value: func(n int) float64 { return 2 * (meanK(n) - 1) }},
+			Value: func(n int) float64 { return 2 * meanOthers(n) }},
 		{Name: "messages to leave the CS", Formula: "K-1 RELEASE (the notes: sqrt(N))",
-			Value: func(n int) float64 { return meanK(n) - 1 }},
+			Value: func(n int) float64 { return meanOthers(n) }},
 		{Name: "messages per entry with contention, deadlock-free variant",
 			Formula: "about 5(K-1): FAILED, INQUIRE and RELINQUISH come on top; a request that is made to give votes back more than once costs more"},
 		{Name: "client delay", Formula: "2T (REQUEST, then REPLY)", Value: func(int) float64 { return 2 }},
 		{Name: "synchronisation delay", Formula: "2T (RELEASE to a shared voter, then its REPLY)", Value: func(int) float64 { return 2 }},
 		{Name: "liveness", Formula: "basic: deadlock possible (three processes asking at once with the N=3 sets); deadlock-free variant: none"},
 	},
-	Defaults:    sim.Defaults{Nodes: 7, Delay: [2]int{1, 3}, FIFO: true, CS: 2, Until: 500},
+	// The notes number the processes 1..N and give V_i for p_i: with ids 1..N, the
+	// process labelled P1 on the page asks the notes' V1.
+	Defaults: sim.Defaults{Nodes: 7, Delay: [2]int{1, 3}, FIFO: true, CS: 2, Until: 500, FirstID: 1},
+	// Before epoch 2 the ids were 0..N-1 (the notes' V1 was P0's) and sets other than
+	// N=3 and N=7 came from the grid.
+	Earlier:     []sim.EarlierDefaults{{Epoch: 2, Params: `{"construction":"grid"}`, IDsFrom0: true}},
 	Params:      paramList,
-	Stage:       sim.Stage{Group: "set"},
+	Stage:       sim.Stage{Group: "set", GroupLabel: "voting set"},
 	ParseParams: ParseParams,
 	New:         newNode,
 }
@@ -179,12 +186,9 @@ type node struct {
 }
 
 func newNode(self int, setup *sim.Setup) sim.Node {
-	p := params.Of(setup, Params{Variant: Basic})
+	p := params.Of(setup, DefaultParams(setup.IDs))
 	n := len(setup.IDs)
-	sets := p.Sets
-	if len(sets) != n {
-		sets = DefaultSets(n)
-	}
+	sets := p.sets(n)
 	return &node{
 		self:      self,
 		ids:       setup.IDs,
