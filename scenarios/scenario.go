@@ -178,16 +178,12 @@ func (s *Scenario) nodeCount(spec *sim.Spec) int {
 	return spec.Defaults.Nodes
 }
 
-// ids returns the node ids, defaulting to 0..n-1.
+// ids returns the node ids, defaulting to the algorithm's (sim.Defaults.IDs).
 func (s *Scenario) ids(spec *sim.Spec) []int {
 	if s.IDs != nil {
 		return slices.Clone(s.IDs)
 	}
-	ids := make([]int, s.nodeCount(spec))
-	for i := range ids {
-		ids[i] = i
-	}
-	return ids
+	return spec.Defaults.IDs(s.nodeCount(spec))
 }
 
 func (s *Scenario) params(spec *sim.Spec) (any, error) {

@@ -3,7 +3,7 @@
 // placed in proportion to its virtual delay.
 
 import { leaders, holdsToken } from "./model.js";
-import { svgEl } from "./dom.js";
+import { svgEl, htmlEl } from "./dom.js";
 import { r2, labelChars, ellipse, labelAt, curve, progress, pointOn, messageLabels, messageClasses } from "./layout.js";
 import { describeInflight } from "./text.js";
 
@@ -23,6 +23,60 @@ export class View {
     this.short = messageLabels(spec);
     this.selected = -1;
     this.stateChars = labelChars(spec);
+    this.initGroup();
+  }
+
+  // ---- the algorithm's groups (Stage.Group: a variable holding a list of ids) ----
+
+  // initGroup prepares, when the algorithm declares a group, the lines from a process
+  // to its group's members (under the processes) and the note naming them; the group
+  // shown is that of the process under the pointer or focus, else the selected one.
+  initGroup() {
+    this.hovered = -1;
+    if (!this.spec.group) return;
+    this.groupG = svgEl("g", { id: "group-lines" });
+    this.svg.insertBefore(this.groupG, this.nodesG);
+    this.groupNote = htmlEl("div", { class: "group-note", id: "group-note", "aria-live": "polite", hidden: true });
+    this.svg.parentElement.appendChild(this.groupNote);
+    const hover = (e, on) => {
+      const g = e.target.closest?.(".node");
+      if (!g || (!on && e.relatedTarget?.closest?.(".node") === g)) return; // moved within it
+      const i = on ? Number(g.dataset.index) : -1;
+      if (i === this.hovered) return;
+      this.hovered = i;
+      if (this.model) this.showGroup(this.model);
+    };
+    this.nodesG.addEventListener("pointerover", (e) => hover(e, true));
+    this.nodesG.addEventListener("pointerout", (e) => hover(e, false));
+    this.nodesG.addEventListener("focusin", (e) => hover(e, true));
+    this.nodesG.addEventListener("focusout", (e) => hover(e, false));
+  }
+
+  // showGroup outlines the group of the process in focus (hovered, else selected):
+  // the owner, each member, a line from the owner to each, and a note listing them.
+  showGroup(model) {
+    if (!this.groupG) return;
+    const i = this.hovered >= 0 ? this.hovered : this.selected;
+    const owner = model.nodes[i];
+    const members = owner && Array.isArray(owner.state?.[this.spec.group]) ? owner.state[this.spec.group] : null;
+    const inGroup = new Set(members || []);
+    this.groupG.replaceChildren();
+    model.nodes.forEach((n, k) => {
+      const e = this.nodeEls[k];
+      if (!e) return;
+      e.g.classList.toggle("group-owner", members !== null && k === i);
+      e.g.classList.toggle("in-group", inGroup.has(n.id));
+      if (members && k !== i && inGroup.has(n.id)) {
+        const a = this.pos[i], b = this.pos[k];
+        svgEl("line", { class: "group-line", x1: r2(a.x), y1: r2(a.y), x2: r2(b.x), y2: r2(b.y) }, this.groupG);
+      }
+    });
+    this.svg.dataset.group = members ? String(owner.id) : "";
+    this.groupNote.hidden = !members;
+    if (members) {
+      const label = this.spec.groupLabel || this.spec.group;
+      this.groupNote.textContent = `${label} of P${owner.id} (K=${members.length}): ${members.map((id) => `P${id}`).join(" ")}`;
+    }
   }
 
   // layout fits the processes to the view's box (layout.js); one view unit is one
@@ -45,6 +99,7 @@ export class View {
     this.nodesG.replaceChildren();
     this.clearMessages();
     this.nodeEls = [];
+    this.hovered = -1;
     const st = this.svg.style;
     st.setProperty("--fs", `${r2(Math.max(11, this.r * 0.62))}px`);
     st.setProperty("--ms", `${r2(Math.max(11, this.r * 0.5))}px`);
@@ -114,6 +169,7 @@ export class View {
 
   // update redraws the processes' state.
   update(model) {
+    this.model = model;
     const lead = leaders(model);
     const stateVar = this.spec.vars.find((v) => v.name === "state") ? "state" : null;
     const clockVar = this.spec.vars.find((v) => v.name === "clock") ? "clock" : null;
@@ -138,6 +194,7 @@ export class View {
       e.g.setAttribute("aria-label", bits.filter(Boolean).join(", "));
       e.title.textContent = bits.filter(Boolean).join(" · ");
     });
+    this.showGroup(model);
   }
 
   clearMessages() {

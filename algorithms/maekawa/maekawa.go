@@ -26,71 +26,73 @@ const (
 
 // Spec registers the algorithm.
 var Spec = sim.Spec{
-	Slug:    "maekawa",
-	Title:   "Maekawa's voting algorithm",
-	Family:  sim.Mutex,
-	Summary: "Collect the votes of your own voting set only, about sqrt(N) processes; sets overlap so no two win at once, but three processes asking together can wait on each other forever.",
+	Slug:   "maekawa",
+	Title:  "Maekawa's voting algorithm",
+	Family: sim.Mutex,
+	Summary: "Collect the votes of your own voting set only; sets overlap so no two win at once, but three processes asking together can wait on each other forever. " +
+		"Processes are numbered 1..N as in the notes. Sets: the notes' V1..VN for N=3 and N=7 (K=2, 3); for N=q²+q+1, q prime (13, 31, 57), a projective plane of order q (K=q+1, about sqrt(N)); " +
+		"for other N that plane on the first q²+q+1 processes, each other process asking one of its lines plus itself (K=q+2); with construction=grid, a row plus a column (K=2 sqrt(N)-1, as in note 003).",
 	Rules: []sim.Rule{
-		{Label: "MI1", Group: "Initialisation", Lines: []string{
+		{Label: "MI-1", Group: "Initialisation", Lines: []string{
 			"state := RELEASED; voted := false; queue := empty",
 			"V_i := my voting set (it includes me); K := |V_i|",
 			"// after a crash the process comes back like this: it has forgotten",
 			"// whom it voted for, which the notes' fail-free model never allows"},
 			Says: "starts outside the CS with its vote free"},
-		{Label: "MA1", Group: "Asking for the CS", Lines: []string{
+		{Label: "MA-1", Group: "Asking for the CS", Lines: []string{
 			"state := WANTED; clock := clock + 1; T := clock",
 			"send REQUEST(T) to every other member of V_i",
-			"hand my own REQUEST(T) to my own voter half (MH1), no message"},
+			"hand my own REQUEST(T) to my own voter half (MH-1), no message"},
 			Says: "wants the CS and asks the members of its voting set for their votes"},
-		{Label: "MA2", Group: "Asking for the CS", Lines: []string{
+		{Label: "MA-2", Group: "Asking for the CS", Lines: []string{
 			"on REPLY(T) from j: count j's vote",
 			"wait until K votes are in (my own included)"},
 			Says: "receives a vote and waits for the rest of its voting set"},
-		{Label: "MA3", Group: "Asking for the CS", Lines: []string{
+		{Label: "MA-3", Group: "Asking for the CS", Lines: []string{
 			"on a REPLY for a request I no longer have (I crashed since):",
 			"    send RELEASE back at once   // or that voter stays locked forever"},
 			Says: "gives back a vote it did not ask for"},
-		{Label: "ME1", Group: "Entering the CS", Lines: []string{
+		{Label: "ME-1", Group: "Entering the CS", Lines: []string{
 			"when K votes are in:",
 			"    state := HELD; enter the CS"},
 			Says: "has the vote of every member of its set and enters the CS"},
-		{Label: "MH1", Group: "Voter: REQUEST(T) from j (j may be me)", Lines: []string{
+		{Label: "MH-1", Group: "Voter: REQUEST(T) from j (j may be me)", Lines: []string{
 			"if state = HELD or voted:",
 			"    queue j's request   // basic: arrival order; deadlock-free: by (T, id)",
 			"else:",
 			"    send REPLY(T) to j   // my vote goes to j",
 			"    voted := true; candidate := j"},
 			Says: "votes for the requester if its vote is free, otherwise queues the request"},
-		{Label: "MH2", Group: "Voter: REQUEST(T) from j (deadlock-free only)", Lines: []string{
-			"when MH1 queued j's request:",
+		{Label: "MH-2", Group: "Voter: REQUEST(T) from j (deadlock-free only)", Lines: []string{
+			"when MH-1 queued j's request:",
 			"if (T, j) is now the oldest in the queue and older than the candidate's:",
 			"    send FAILED to the request it displaced from the head, if not yet told",
 			"    send INQUIRE to the candidate, unless already sent for this vote",
 			"else:",
 			"    send FAILED(T) to j   // an older request stands in its way"},
 			Says: "asks its candidate to give the vote back for an older request, or tells the newcomer it must wait"},
-		{Label: "MF1", Group: "Requester: FAILED from j (deadlock-free only)", Lines: []string{
+		{Label: "MF-1", Group: "Requester: FAILED from j (deadlock-free only)", Lines: []string{
 			"remember that j will not vote for me now",
-			"answer every INQUIRE I was holding with RELINQUISH (MQ1)"},
+			"answer every INQUIRE I was holding with RELINQUISH (MQ-1)"},
 			Says: "learns an older request comes first and gives up the votes others asked back"},
-		{Label: "MQ1", Group: "Requester: INQUIRE from j (deadlock-free only)", Lines: []string{
+		{Label: "MQ-1", Group: "Requester: INQUIRE from j (deadlock-free only)", Lines: []string{
 			"if state = HELD: ignore   // my RELEASE will free j",
 			"if some member sent FAILED, or I relinquished a vote not yet given back:",
 			"    send RELINQUISH to j; forget j's vote   // I cannot win now anyway",
 			"else:",
 			"    hold the INQUIRE until a FAILED comes (then relinquish) or I enter"},
 			Says: "gives a vote back if it cannot enter now, otherwise holds on to it"},
-		{Label: "MY1", Group: "Voter: RELINQUISH from the candidate (deadlock-free only)", Lines: []string{
+		{Label: "MY-1", Group: "Voter: RELINQUISH from the candidate (deadlock-free only)", Lines: []string{
 			"put the candidate's request back in the queue",
 			"k := take the head of the queue (the oldest request)",
 			"send REPLY to k; candidate := k"},
 			Says: "takes its vote back and gives it to the oldest request"},
-		{Label: "MR1", Group: "Leaving the CS", Lines: []string{
+		{Label: "MR-1", Group: "Leaving the CS", Lines: []string{
 			"state := RELEASED",
 			"send RELEASE to every other member of V_i",
-			"hand my own RELEASE to my own voter half (MV1), no message"},
+			"hand my own RELEASE to my own voter half (MV-1), no message"},
 			Says: "leaves the CS and frees the votes of its set"},
-		{Label: "MV1", Group: "Voter: RELEASE from the candidate (j may be me)", Lines: []string{
+		{Label: "MV-1", Group: "Voter: RELEASE from the candidate (j may be me)", Lines: []string{
 			"if the queue is not empty:",
 			"    k := take the head of the queue",
 			"    send REPLY to k; voted := true; candidate := k",
@@ -100,7 +102,7 @@ var Spec = sim.Spec{
 	},
 	Vars: []sim.Var{
 		{Name: "state", Doc: "RELEASED, WANTED or HELD"},
-		{Name: "set", Doc: "ids of the voting set V_i (it includes this process); K is its size. The default sets are the notes' for N=3 and N=7 and a row+column grid otherwise, whose sets are of equal size only when N fills the grid (4, 6, 9, 12, 16 ...)"},
+		{Name: "set", Doc: "ids of the voting set V_i (it includes this process); K is its size. By default the notes' sets for N=3 and N=7, a projective plane of order q for N=q²+q+1, otherwise that plane extended (see the summary); sets are of equal size only when N is a plane's size"},
 		{Name: "clock", Doc: "Lamport clock: the largest timestamp seen; a new request takes clock+1"},
 		{Name: "ts", Doc: "timestamp of this process's current request (0 when none)"},
 		{Name: "votes", Doc: "ids of the members whose vote this process holds for its current request"},
@@ -124,21 +126,26 @@ var Spec = sim.Spec{
 	},
 	Costs: []sim.Cost{
 		{Name: "messages per CS entry and exit, no contention",
-			Formula: "3(K-1): REQUEST, REPLY and RELEASE with the K-1 other members; a process's vote for itself costs no message. The notes' 3 sqrt(N) counts that own vote too (K = sqrt(N) for the optimal sets). N=7 with the notes' sets: K=3, 6 messages; the value is averaged over processes when the grid's sets differ in size",
-			Value:   func(n int) float64 { return 3 * (meanK(n) - 1) }},
+			Formula: "3(K-1): REQUEST, REPLY and RELEASE with the K-1 other members; a process's vote for itself costs no message. The notes' 3 sqrt(N) counts that own vote too (K = sqrt(N) for the optimal sets). N=7 with the notes' sets: K=3, 6 messages; N=16: K=4 or 5, 9 to 12 messages (the grid's K=7 would cost 18); the value is averaged over processes when the sets differ in size",
+			Value:   func(n int) float64 { return 3 * meanOthers(n) }},
 		{Name: "messages to enter the CS, no contention", Formula: "2(K-1) (the notes: 2 sqrt(N))",
-			Value: func(n int) float64 { return 2 * (meanK(n) - 1) }},
+			Value: func(n int) float64 { return 2 * meanOthers(n) }},
 		{Name: "messages to leave the CS", Formula: "K-1 RELEASE (the notes: sqrt(N))",
-			Value: func(n int) float64 { return meanK(n) - 1 }},
+			Value: func(n int) float64 { return meanOthers(n) }},
 		{Name: "messages per entry with contention, deadlock-free variant",
 			Formula: "about 5(K-1): FAILED, INQUIRE and RELINQUISH come on top; a request that is made to give votes back more than once costs more"},
 		{Name: "client delay", Formula: "2T (REQUEST, then REPLY)", Value: func(int) float64 { return 2 }},
 		{Name: "synchronisation delay", Formula: "2T (RELEASE to a shared voter, then its REPLY)", Value: func(int) float64 { return 2 }},
 		{Name: "liveness", Formula: "basic: deadlock possible (three processes asking at once with the N=3 sets); deadlock-free variant: none"},
 	},
-	Defaults:    sim.Defaults{Nodes: 7, Delay: [2]int{1, 3}, FIFO: true, CS: 2, Until: 500},
+	// The notes number the processes 1..N and give V_i for p_i: with ids 1..N, the
+	// process labelled P1 on the page asks the notes' V1.
+	Defaults: sim.Defaults{Nodes: 7, Delay: [2]int{1, 3}, FIFO: true, CS: 2, Until: 500, FirstID: 1},
+	// Before epoch 2 the ids were 0..N-1 (the notes' V1 was P0's) and sets other than
+	// N=3 and N=7 came from the grid.
+	Earlier:     []sim.EarlierDefaults{{Epoch: 2, Params: `{"construction":"grid"}`, IDsFrom0: true}},
 	Params:      paramList,
-	Stage:       sim.Stage{Group: "set"},
+	Stage:       sim.Stage{Group: "set", GroupLabel: "voting set"},
 	ParseParams: ParseParams,
 	New:         newNode,
 }
@@ -179,12 +186,9 @@ type node struct {
 }
 
 func newNode(self int, setup *sim.Setup) sim.Node {
-	p := params.Of(setup, Params{Variant: Basic})
+	p := params.Of(setup, DefaultParams(setup.IDs))
 	n := len(setup.IDs)
-	sets := p.Sets
-	if len(sets) != n {
-		sets = DefaultSets(n)
-	}
+	sets := p.sets(n)
 	return &node{
 		self:      self,
 		ids:       setup.IDs,
@@ -202,7 +206,7 @@ func newNode(self int, setup *sim.Setup) sim.Node {
 func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 	switch in.Kind {
 	case sim.Init, sim.Recover:
-		ctx.Rule("MI1")
+		ctx.Rule("MI-1")
 	case sim.Request:
 		if n.state == cs.Released {
 			n.request(ctx)
@@ -261,7 +265,7 @@ func (n *node) handle(ctx *sim.Context, m *sim.Message) {
 // ---- Requester half ----
 
 func (n *node) request(ctx *sim.Context) {
-	ctx.Rule("MA1")
+	ctx.Rule("MA-1")
 	n.state = cs.Wanted
 	n.clock++
 	n.ts = n.clock
@@ -283,7 +287,7 @@ func (n *node) onReply(ctx *sim.Context, j, ts int) {
 	if n.state == cs.Released || ts != n.ts {
 		// A vote for a request this process no longer has (it crashed since): give it
 		// back, or the voter stays locked.
-		ctx.Rule("MA3")
+		ctx.Rule("MA-3")
 		n.send(ctx, j, sim.Message{Type: MsgRelease, TS: ts})
 		return
 	}
@@ -292,13 +296,13 @@ func (n *node) onReply(ctx *sim.Context, j, ts int) {
 		// giving it back would free a vote this process is using, so it is ignored.
 		return
 	}
-	ctx.Rule("MA2")
+	ctx.Rule("MA-2")
 	n.got[j] = true
 	n.nGot++
 	n.failed[j] = false
 	n.yielded[j] = false
 	if n.nGot == len(n.set) {
-		ctx.Rule("ME1")
+		ctx.Rule("ME-1")
 		n.state = cs.Held
 		clear(n.inquiries) // the RELEASE after the CS answers them
 		ctx.Enter()
@@ -334,7 +338,7 @@ func (n *node) onFailed(ctx *sim.Context, j, ts int) {
 	if n.state != cs.Wanted || ts != n.ts || n.got[j] {
 		return
 	}
-	ctx.Rule("MF1")
+	ctx.Rule("MF-1")
 	n.failed[j] = true
 	for _, k := range n.set {
 		if n.inquiries[k] && n.got[k] {
@@ -347,7 +351,7 @@ func (n *node) onInquire(ctx *sim.Context, j, ts int) {
 	if n.state == cs.Released || ts != n.ts {
 		return // about a request that is over
 	}
-	ctx.Rule("MQ1")
+	ctx.Rule("MQ-1")
 	switch {
 	case n.state == cs.Held:
 		// Leaving the CS sends RELEASE, which gives the vote back.
@@ -361,7 +365,7 @@ func (n *node) onInquire(ctx *sim.Context, j, ts int) {
 }
 
 func (n *node) release(ctx *sim.Context) {
-	ctx.Rule("MR1")
+	ctx.Rule("MR-1")
 	n.state = cs.Released
 	ctx.Exit()
 	for _, j := range n.set {
@@ -379,7 +383,7 @@ func (n *node) older(ta, a, tb, b int) bool {
 }
 
 func (n *node) onRequest(ctx *sim.Context, j, ts int) {
-	ctx.Rule("MH1")
+	ctx.Rule("MH-1")
 	if n.state == cs.Held || n.voted {
 		n.enqueue(entry{ts: ts, from: j})
 		if n.df {
@@ -402,12 +406,12 @@ func (n *node) enqueue(e entry) {
 	n.queue = slices.Insert(n.queue, k, e)
 }
 
-// contend is MH2: j's request was just queued.
+// contend is MH-2: j's request was just queued.
 func (n *node) contend(ctx *sim.Context, j, ts int) {
-	ctx.Rule("MH2")
+	ctx.Rule("MH-2")
 	if n.queue[0].from == j && n.older(ts, j, n.candTS, n.cand) {
 		// Only the head of the queue can be untold; once displaced it must learn that
-		// it waits, or it could hold other votes forever (see MQ1).
+		// it waits, or it could hold other votes forever (see MQ-1).
 		if len(n.queue) > 1 && !n.queue[1].told {
 			n.queue[1].told = true
 			n.send(ctx, n.queue[1].from, sim.Message{Type: MsgFailed, TS: n.queue[1].ts})
@@ -453,7 +457,7 @@ func (n *node) onRelease(ctx *sim.Context, j, ts int) {
 	if !n.voted || n.cand != j || n.candTS != ts {
 		return
 	}
-	ctx.Rule("MV1")
+	ctx.Rule("MV-1")
 	n.voteNext(ctx)
 }
 
@@ -461,7 +465,7 @@ func (n *node) onRelinquish(ctx *sim.Context, j, ts int) {
 	if !n.voted || n.cand != j || n.candTS != ts {
 		return
 	}
-	ctx.Rule("MY1")
+	ctx.Rule("MY-1")
 	n.enqueue(entry{ts: ts, from: j, told: true}) // it knows it waits: it gave the vote back
 	n.voteNext(ctx)
 }

@@ -3,6 +3,7 @@ package maekawa
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -30,7 +31,7 @@ type fixture struct {
 func newFixture(t *testing.T, self int, variant string) *fixture {
 	t.Helper()
 	sf := simtest.Start(t, &Spec, self, &sim.Setup{IDs: ids7, Params: Params{Variant: variant}, MaxDelay: 3})
-	sf.Ctx.Reset(self) // tests begin with nothing recorded, Init's MI1 included
+	sf.Ctx.Reset(self) // tests begin with nothing recorded, Init's MI-1 included
 	return &fixture{Fixture: sf, n: sf.Node.(*node)}
 }
 
@@ -108,16 +109,16 @@ func TestMI1_StartsReleasedWithItsVoteFree(t *testing.T) {
 		sf := simtest.NewFixture(t, &Spec, tc.self, &sim.Setup{IDs: ids7, Params: Params{Variant: tc.variant}})
 		f := &fixture{Fixture: sf, n: sf.Node.(*node)}
 		f.Step(sim.Input{Kind: tc.kind})
-		f.expect([]string{"MI1"}, none, tc.want)
+		f.expect([]string{"MI-1"}, none, tc.want)
 	}
 }
 
 func TestMA1_AsksTheOtherMembersAndVotesForItself(t *testing.T) {
 	f := newFixture(t, p(2), Basic)
 	f.request()
-	// Its own REQUEST goes to its own voter half (MH1) with no message, and the vote
-	// it gives itself is counted at once (MA2).
-	f.expect([]string{"MA1", "MH1", "MA2"}, []string{"REQUEST->P4@1", "REQUEST->P6@1"},
+	// Its own REQUEST goes to its own voter half (MH-1) with no message, and the vote
+	// it gives itself is counted at once (MA-2).
+	f.expect([]string{"MA-1", "MH-1", "MA-2"}, []string{"REQUEST->P4@1", "REQUEST->P6@1"},
 		st(cs.Wanted, "[2,4,6]", 1, 1, "[2]", true, 2, 1, noneS))
 	if got := f.waitingFor(); !slices.Equal(got, []int{4, 6}) {
 		t.Errorf("waiting for %v, want [4 6]", got)
@@ -132,7 +133,7 @@ func TestMA1_OwnRequestQueuesWhenItsVoteIsTaken(t *testing.T) {
 	f := newFixture(t, p(1), Basic)
 	f.deliver(MsgRequest, p(4), 5) // P1 votes for P4 (P1 is in V4)
 	f.request()
-	f.expect([]string{"MA1", "MH1"}, []string{"REQUEST->P2@6", "REQUEST->P3@6"},
+	f.expect([]string{"MA-1", "MH-1"}, []string{"REQUEST->P2@6", "REQUEST->P3@6"},
 		st(cs.Wanted, "[1,2,3]", 6, 6, noneS, true, 4, 5, "[[6,1]]"))
 	// It lacks P2's and P3's votes, and its own, which P4 holds.
 	if got := f.waitingFor(); !slices.Equal(got, []int{2, 3, 4}) {
@@ -144,7 +145,7 @@ func TestMA2_CountsVotesUntilK(t *testing.T) {
 	f := newFixture(t, p(1), Basic)
 	f.request()
 	f.deliver(MsgReply, p(3), 1)
-	f.expect([]string{"MA2"}, none, st(cs.Wanted, "[1,2,3]", 1, 1, "[1,3]", true, 1, 1, noneS))
+	f.expect([]string{"MA-2"}, none, st(cs.Wanted, "[1,2,3]", 1, 1, "[1,3]", true, 1, 1, noneS))
 	if f.Has(sim.EnterCS) {
 		t.Error("entered with 2 of 3 votes")
 	}
@@ -157,7 +158,7 @@ func TestMA3_GivesBackAVoteItDidNotAskFor(t *testing.T) {
 	// Not waiting: the vote belongs to a request from before a crash.
 	f := newFixture(t, p(1), Basic)
 	f.deliver(MsgReply, p(2), 4)
-	f.expect([]string{"MA3"}, []string{"RELEASE->P2@4"}, st(cs.Released, "[1,2,3]", 4, 0, noneS, false, -1, 0, noneS))
+	f.expect([]string{"MA-3"}, []string{"RELEASE->P2@4"}, st(cs.Released, "[1,2,3]", 4, 0, noneS, false, -1, 0, noneS))
 
 	// Waiting, but the vote is for another (older) request of its.
 	f = newFixture(t, p(1), DeadlockFree)
@@ -165,7 +166,7 @@ func TestMA3_GivesBackAVoteItDidNotAskFor(t *testing.T) {
 	f.deliver(MsgRelease, p(4), 5)
 	f.request() // ts 6
 	f.deliver(MsgReply, p(3), 2)
-	f.expect([]string{"MA3"}, []string{"RELEASE->P3@2"},
+	f.expect([]string{"MA-3"}, []string{"RELEASE->P3@2"},
 		df(st(cs.Wanted, "[1,2,3]", 6, 6, "[1]", true, 1, 6, noneS), false, noneS, noneS, noneS, noneS))
 }
 
@@ -187,7 +188,7 @@ func TestME1_EntersWithTheWholeSetsVotes(t *testing.T) {
 	f.request()
 	f.deliver(MsgReply, p(2), 1)
 	f.deliver(MsgReply, p(3), 1)
-	f.expect([]string{"MA2", "ME1"}, none, st(cs.Held, "[1,2,3]", 1, 1, "[1,2,3]", true, 1, 1, noneS))
+	f.expect([]string{"MA-2", "ME-1"}, none, st(cs.Held, "[1,2,3]", 1, 1, "[1,2,3]", true, 1, 1, noneS))
 	if effs := f.Ctx.Effects(); effs[len(effs)-1].Kind != sim.EnterCS {
 		t.Errorf("last effect %v, want EnterCS", effs[len(effs)-1].Kind)
 	}
@@ -227,7 +228,7 @@ func TestMH1(t *testing.T) {
 				tc.setup(f)
 			}
 			f.deliver(MsgRequest, tc.from, tc.ts)
-			f.expect([]string{"MH1"}, tc.sent, tc.want)
+			f.expect([]string{"MH-1"}, tc.sent, tc.want)
 		})
 	}
 }
@@ -270,7 +271,7 @@ func TestMH2(t *testing.T) {
 			for _, r := range tc.before {
 				clock = max(clock, r.ts)
 			}
-			f.expect([]string{"MH1", "MH2"}, tc.sent,
+			f.expect([]string{"MH-1", "MH-2"}, tc.sent,
 				df(st(cs.Released, "[1,2,3]", clock, 0, noneS, true, 4, 5, tc.queue), tc.inquired, noneS, noneS, noneS, tc.told))
 		})
 	}
@@ -281,16 +282,16 @@ func TestMF1_RelinquishesTheVotesItWasAskedFor(t *testing.T) {
 	f.request() // (1, P1); P1 votes for itself
 	f.deliver(MsgReply, p(2), 1)
 	f.deliver(MsgInquire, p(2), 1) // not blocked yet: hold on to P2's vote
-	f.expect([]string{"MQ1"}, none,
+	f.expect([]string{"MQ-1"}, none,
 		df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1,2]", true, 1, 1, noneS), false, noneS, noneS, "[2]", noneS))
 
 	f.deliver(MsgFailed, p(3), 1)
-	f.expect([]string{"MF1"}, []string{"RELINQUISH->P2@1"},
+	f.expect([]string{"MF-1"}, []string{"RELINQUISH->P2@1"},
 		df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1]", true, 1, 1, noneS), false, "[3]", "[2]", noneS, noneS))
 
 	// P2's vote comes back: the yield is over, P3's FAILED still stands.
 	f.deliver(MsgReply, p(2), 1)
-	f.expect([]string{"MA2"}, none,
+	f.expect([]string{"MA-2"}, none,
 		df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1,2]", true, 1, 1, noneS), false, "[3]", noneS, noneS, noneS))
 }
 
@@ -311,11 +312,11 @@ func TestMF1_RelinquishesItsOwnVoteWithoutMessages(t *testing.T) {
 	f := newFixture(t, p(4), DeadlockFree)
 	f.request()
 	f.deliver(MsgRequest, p(1), 1)
-	f.expect([]string{"MH1", "MH2", "MQ1"}, none,
+	f.expect([]string{"MH-1", "MH-2", "MQ-1"}, none,
 		df(st(cs.Wanted, "[1,4,5]", 1, 1, "[4]", true, 4, 1, "[[1,1]]"), true, noneS, noneS, "[4]", noneS))
 
 	f.deliver(MsgFailed, p(5), 1)
-	f.expect([]string{"MF1", "MY1"}, []string{"REPLY->P1@1"},
+	f.expect([]string{"MF-1", "MY-1"}, []string{"REPLY->P1@1"},
 		df(st(cs.Wanted, "[1,4,5]", 1, 1, noneS, true, 1, 1, "[[1,4]]"), false, "[5]", "[4]", noneS, "[4]"))
 	if got := f.waitingFor(); !slices.Equal(got, []int{1, 5}) {
 		t.Errorf("waiting for %v, want [1 5]", got)
@@ -332,22 +333,22 @@ func TestMQ1(t *testing.T) {
 		want     string
 	}{
 		{"not blocked: hold the INQUIRE", func(f *fixture) { f.request(); f.deliver(MsgReply, p(3), 1) },
-			p(3), 1, []string{"MQ1"}, none,
+			p(3), 1, []string{"MQ-1"}, none,
 			df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1,3]", true, 1, 1, noneS), false, noneS, noneS, "[3]", noneS)},
 		{"blocked by a FAILED: relinquish at once", func(f *fixture) {
 			f.request()
 			f.deliver(MsgReply, p(3), 1)
 			f.deliver(MsgFailed, p(2), 1)
-		}, p(3), 1, []string{"MQ1"}, []string{"RELINQUISH->P3@1"},
+		}, p(3), 1, []string{"MQ-1"}, []string{"RELINQUISH->P3@1"},
 			df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1]", true, 1, 1, noneS), false, "[2]", "[3]", noneS, noneS)},
 		{"in the CS: ignore, the RELEASE answers", func(f *fixture) {
 			f.request()
 			f.deliver(MsgReply, p(2), 1)
 			f.deliver(MsgReply, p(3), 1)
-		}, p(3), 1, []string{"MQ1"}, none,
+		}, p(3), 1, []string{"MQ-1"}, none,
 			df(st(cs.Held, "[1,2,3]", 1, 1, "[1,2,3]", true, 1, 1, noneS), false, noneS, noneS, noneS, noneS)},
 		{"overtook the vote: remembered", func(f *fixture) { f.request(); f.deliver(MsgFailed, p(2), 1) },
-			p(3), 1, []string{"MQ1"}, none,
+			p(3), 1, []string{"MQ-1"}, none,
 			df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1]", true, 1, 1, noneS), false, "[2]", noneS, "[3]", noneS)},
 		{"about an earlier request: ignored", func(f *fixture) { f.request(); f.deliver(MsgReply, p(3), 1) },
 			p(3), 0, nil, none,
@@ -369,7 +370,7 @@ func TestMQ1_HeldInquiryAnsweredWhenTheVoteArrives(t *testing.T) {
 	f.deliver(MsgFailed, p(2), 1)
 	f.deliver(MsgInquire, p(3), 1)
 	f.deliver(MsgReply, p(3), 1)
-	f.expect([]string{"MA2"}, []string{"RELINQUISH->P3@1"},
+	f.expect([]string{"MA-2"}, []string{"RELINQUISH->P3@1"},
 		df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1]", true, 1, 1, noneS), false, "[2]", "[3]", noneS, noneS))
 }
 
@@ -379,7 +380,7 @@ func TestMY1_GivesTheVoteToTheOldestRequest(t *testing.T) {
 	f.deliver(MsgRequest, p(6), 4) // INQUIRE to P4
 	f.deliver(MsgRequest, p(2), 3) // FAILED to P6, the displaced head
 	f.deliver(MsgRelinquish, p(4), 5)
-	f.expect([]string{"MY1"}, []string{"REPLY->P2@3"},
+	f.expect([]string{"MY-1"}, []string{"REPLY->P2@3"},
 		df(st(cs.Released, "[1,2,3]", 5, 0, noneS, true, 2, 3, "[[4,6],[5,4]]"), false, noneS, noneS, noneS, "[6,4]"))
 
 	// A RELINQUISH from anyone but the candidate changes nothing.
@@ -396,9 +397,9 @@ func TestMR1_ReleasesTheWholeSet(t *testing.T) {
 		sent   []string
 		want   string
 	}{
-		{"nobody queued: the own vote is free again", false, []string{"MR1", "MV1"},
+		{"nobody queued: the own vote is free again", false, []string{"MR-1", "MV-1"},
 			[]string{"RELEASE->P2@1", "RELEASE->P3@1"}, st(cs.Released, "[1,2,3]", 1, 0, noneS, false, -1, 0, noneS)},
-		{"a queued request gets the own vote", true, []string{"MR1", "MV1"},
+		{"a queued request gets the own vote", true, []string{"MR-1", "MV-1"},
 			[]string{"RELEASE->P2@1", "RELEASE->P3@1", "REPLY->P4@3"}, st(cs.Released, "[1,2,3]", 3, 0, noneS, true, 4, 3, noneS)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -412,7 +413,7 @@ func TestMR1_ReleasesTheWholeSet(t *testing.T) {
 			f.release()
 			f.expect(tc.rules, tc.sent, tc.want)
 			if effs := f.Ctx.Effects(); len(effs) < 2 || effs[1].Kind != sim.ExitCS {
-				t.Errorf("second effect %v, want ExitCS right after MR1", effs[1].Kind)
+				t.Errorf("second effect %v, want ExitCS right after MR-1", effs[1].Kind)
 			}
 		})
 	}
@@ -431,15 +432,15 @@ func TestMV1(t *testing.T) {
 		sent  []string
 		want  string
 	}{
-		{"empty queue: the vote is free", nil, p(4), 5, []string{"MV1"}, none,
+		{"empty queue: the vote is free", nil, p(4), 5, []string{"MV-1"}, none,
 			st(cs.Released, "[1,2,3]", 5, 0, noneS, false, -1, 0, noneS)},
 		{"head of the queue gets the vote", func(f *fixture) {
 			f.deliver(MsgRequest, p(6), 9)
 			f.deliver(MsgRequest, p(2), 2)
-		}, p(4), 5, []string{"MV1"}, []string{"REPLY->P6@9"},
+		}, p(4), 5, []string{"MV-1"}, []string{"REPLY->P6@9"},
 			st(cs.Released, "[1,2,3]", 9, 0, noneS, true, 6, 9, "[[2,2]]")},
 		{"own request at the head: votes for itself, no message", func(f *fixture) { f.request() },
-			p(4), 5, []string{"MV1", "MA2"}, none,
+			p(4), 5, []string{"MV-1", "MA-2"}, none,
 			st(cs.Wanted, "[1,2,3]", 6, 6, "[1]", true, 1, 6, noneS)},
 		{"RELEASE from a non-candidate is ignored", func(f *fixture) { f.deliver(MsgRequest, p(6), 9) },
 			p(6), 9, nil, none,
@@ -492,43 +493,104 @@ func TestCloneIsDeep(t *testing.T) {
 
 // ---- Voting sets and params ----
 
-func TestDefaultSets(t *testing.T) {
-	if got := DefaultSets(3); !slices.EqualFunc(got, [][]int{{0, 1}, {1, 2}, {0, 2}}, slices.Equal) {
-		t.Errorf("N=3: %v, want the notes' V1={1,2} V2={2,3} V3={1,3}", got)
-	}
-	want7 := [][]int{{0, 1, 2}, {1, 3, 5}, {2, 4, 5}, {0, 3, 4}, {1, 4, 6}, {0, 5, 6}, {2, 3, 6}}
-	if got := DefaultSets(7); !slices.EqualFunc(got, want7, slices.Equal) {
-		t.Errorf("N=7: %v, want the notes' sets", got)
-	}
-	if got := DefaultSets(5); !slices.Equal(got[0], []int{0, 1, 2, 3}) || !slices.Equal(got[4], []int{1, 3, 4}) {
-		t.Errorf("N=5 grid (3 columns): %v", got)
-	}
-	for n := sim.MinNodes; n <= sim.MaxNodes; n++ {
-		sets := DefaultSets(n)
-		for i, s := range sets {
-			if !slices.Contains(s, i) || !slices.IsSorted(s) {
-				t.Fatalf("N=%d: set %d = %v must be sorted and contain %d", n, i, s, i)
+// Every construction, at every N: each set sorted and holding its owner, every two
+// sets meeting; the plane's sizes at most one above ceil(sqrt(N)).
+func TestBuildGivesVotingSets(t *testing.T) {
+	for _, how := range []string{Plane, Grid} {
+		for n := sim.MinNodes; n <= sim.MaxNodes; n++ {
+			sets := Build(n, how).Sets
+			for i, s := range sets {
+				if !slices.Contains(s, i) || !slices.IsSorted(s) {
+					t.Fatalf("%s N=%d: set %d = %v must be sorted and contain %d", how, n, i, s, i)
+				}
+				for j := range i {
+					if !intersect(s, sets[j]) {
+						t.Fatalf("%s N=%d: sets %d and %d do not intersect", how, n, i, j)
+					}
+				}
 			}
-			for j := range i {
-				if !intersect(s, sets[j]) {
-					t.Fatalf("N=%d: sets %d and %d do not intersect", n, i, j)
+			c := 1
+			for c*c < n {
+				c++
+			}
+			_, k := sizeRange(sets)
+			if how == Plane && n >= 3 && k > c+1 {
+				t.Errorf("plane N=%d: K up to %d, want at most ceil(sqrt(N))+1 = %d", n, k, c+1)
+			}
+			if how == Grid && n%c == 0 && n != 3 && n != 7 {
+				if !EqualSize(sets) || k != n/c+c-1 {
+					t.Errorf("grid N=%d: K = %d, want rows+columns-1 = %d for every set", n, k, n/c+c-1)
 				}
 			}
 		}
-		c := 1
-		for c*c < n {
-			c++
+	}
+}
+
+// The notes' sets for N=3 and N=7 by position (the notes' p_k is index k-1), whatever
+// the construction; the planes of order 3, 5 and 7 at N=13, 31, 57; the plane extended
+// elsewhere; 003's grid.
+func TestBuild(t *testing.T) {
+	want3 := [][]int{{0, 1}, {1, 2}, {0, 2}}
+	want7 := [][]int{{0, 1, 2}, {1, 3, 5}, {2, 4, 5}, {0, 3, 4}, {1, 4, 6}, {0, 5, 6}, {2, 3, 6}}
+	for _, tc := range []struct {
+		n     int
+		how   string
+		about string
+		equal bool    // the notes' properties 2 and 3 hold
+		k     int     // K of the first set
+		some  [][]int // the first sets, when checked
+		lines int     // every two sets share exactly this many processes (0: not checked)
+	}{
+		{3, Plane, "the notes' sets for N=3: K=2", true, 2, want3, 1},
+		{3, Grid, "the notes' sets for N=3: K=2", true, 2, want3, 1},
+		{7, Plane, "the notes' sets for N=7 (the projective plane of order 2): K=3", true, 3, want7, 1},
+		{7, Grid, "the notes' sets for N=7 (the projective plane of order 2): K=3", true, 3, want7, 1},
+		{13, Plane, "the projective plane of order 3: K=4", true, 4, nil, 1},
+		{31, Plane, "the projective plane of order 5: K=6", true, 6, nil, 1},
+		{57, Plane, "the projective plane of order 7: K=8", true, 8, nil, 1},
+		{5, Plane, "the notes' sets for N=3 on the first 3 processes (K=2); each of the other 2 asks one of its lines plus itself (K=3)",
+			false, 2, append(slices.Clone(want3), []int{0, 1, 3}, []int{1, 2, 4}), 0},
+		{9, Plane, "the notes' sets for N=7 (the projective plane of order 2) on the first 7 processes (K=3); each of the other 2 asks one of its lines plus itself (K=4)",
+			false, 3, append(slices.Clone(want7), []int{0, 1, 2, 7}, []int{1, 3, 5, 8}), 0},
+		{16, Plane, "the projective plane of order 3 on the first 13 processes (K=4); each of the other 3 asks one of its lines plus itself (K=5)", false, 4, nil, 0},
+		{16, Grid, "a grid of 4 rows by 4 columns, a set being a row plus a column: K=7", true, 7, nil, 0},
+		{36, Grid, "a grid of 6 rows by 6 columns, a set being a row plus a column: K=11", true, 11, nil, 0},
+		{5, Grid, "a grid of 3 columns with a short last row, a set being a row plus a column: K from 3 to 4",
+			false, 4, [][]int{{0, 1, 2, 3}, {0, 1, 2, 4}, {0, 1, 2}, {0, 3, 4}, {1, 3, 4}}, 0},
+		{2, Plane, "a grid of 1 rows by 2 columns, a set being a row plus a column: K=2", true, 2, [][]int{{0, 1}, {0, 1}}, 0},
+	} {
+		got := Build(tc.n, tc.how)
+		name := fmt.Sprintf("%s N=%d", tc.how, tc.n)
+		if got.About != tc.about {
+			t.Errorf("%s: about %q, want %q", name, got.About, tc.about)
 		}
-		full := n%c == 0 // the grid is full: equal sizes
-		if got := EqualSize(sets); got != (full || n == 3 || n == 7) {
-			t.Errorf("N=%d: EqualSize = %v", n, got)
+		if len(got.Sets) != tc.n || EqualSize(got.Sets) != tc.equal || len(got.Sets[0]) != tc.k {
+			t.Errorf("%s: %d sets, equal size %v, K %d; want %d, %v, %d", name, len(got.Sets), EqualSize(got.Sets), len(got.Sets[0]), tc.n, tc.equal, tc.k)
 		}
-		if full && n != 3 && n != 7 {
-			if k := len(sets[0]); k != n/c+c-1 {
-				t.Errorf("N=%d: K = %d, want rows+columns-1 = %d", n, k, n/c+c-1)
+		if tc.some != nil && !slices.EqualFunc(got.Sets[:len(tc.some)], tc.some, slices.Equal) {
+			t.Errorf("%s: sets %v, want %v first", name, got.Sets, tc.some)
+		}
+		for i := range got.Sets {
+			for j := range i {
+				if shared := len(both(got.Sets[i], got.Sets[j])); tc.lines > 0 && shared != tc.lines {
+					t.Errorf("%s: sets %d and %d share %d processes, want %d", name, i, j, shared, tc.lines)
+				}
 			}
 		}
 	}
+	if got := DefaultSets(13); !slices.EqualFunc(got, Build(13, Plane).Sets, slices.Equal) {
+		t.Errorf("DefaultSets(13) is not the plane")
+	}
+}
+
+func both(a, b []int) []int {
+	var out []int
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 func TestParseParams(t *testing.T) {
@@ -538,16 +600,19 @@ func TestParseParams(t *testing.T) {
 		want    Params
 		wantErr string // substring; "" means success
 	}{
-		{"", Params{Variant: Basic}, ""},
-		{"null", Params{Variant: Basic}, ""},
-		{" {} ", Params{Variant: Basic}, ""},
-		{`{"variant":"deadlock-free"}`, Params{Variant: DeadlockFree}, ""},
-		{`{"variant":"basic","sets":null}`, Params{Variant: Basic}, ""},
-		{`{"sets":{"10":[10,20],"20":[20,30],"30":[30,10]}}`, Params{Variant: Basic, Sets: [][]int{{0, 1}, {1, 2}, {0, 2}}}, ""},
-		{`{"sets":{"30":[10,30],"10":[10],"20":[20,10]}}`, Params{Variant: Basic, Sets: [][]int{{0}, {0, 1}, {0, 2}}}, ""},
+		{"", Params{Variant: Basic, Construction: Plane, Sets: notes3}, ""},
+		{"null", Params{Variant: Basic, Construction: Plane, Sets: notes3}, ""},
+		{" {} ", Params{Variant: Basic, Construction: Plane, Sets: notes3}, ""},
+		{`{"variant":"deadlock-free"}`, Params{Variant: DeadlockFree, Construction: Plane, Sets: notes3}, ""},
+		{`{"variant":"basic","sets":null}`, Params{Variant: Basic, Construction: Plane, Sets: notes3}, ""},
+		{`{"construction":"grid"}`, Params{Variant: Basic, Construction: Grid, Sets: notes3}, ""},
+		{`{"sets":{"10":[10,20],"20":[20,30],"30":[30,10]}}`, Params{Variant: Basic, Construction: Plane, Sets: [][]int{{0, 1}, {1, 2}, {0, 2}}}, ""},
+		{`{"sets":{"30":[10,30],"10":[10],"20":[20,10]}}`, Params{Variant: Basic, Construction: Plane, Sets: [][]int{{0}, {0, 1}, {0, 2}}}, ""},
+		{`{"construction":"grid","sets":{"30":[10,30],"10":[10],"20":[20,10]}}`, Params{Variant: Basic, Construction: Grid, Sets: [][]int{{0}, {0, 1}, {0, 2}}}, ""},
+		{`{"construction":"square"}`, Params{}, `params.construction: "square" is unknown (allowed: "plane", "grid")`},
 		{`{"variant":"fast"}`, Params{}, `params.variant: "fast" is unknown (allowed: "basic", "deadlock-free")`},
 		{`{"variant":1}`, Params{}, `params.variant: got number, want "basic" or "deadlock-free"`},
-		{`{"voters":1}`, Params{}, "params.voters: unknown field (allowed: variant, sets)"},
+		{`{"voters":1}`, Params{}, "params.voters: unknown field (allowed: variant, construction, sets)"},
 		{`{"sets":[[10]]}`, Params{}, `params.sets: want an object {"<id>": [ids...]}`},
 		{`{"sets":{"10":[10,20],"20":[20,30]}}`, Params{}, "params.sets: no set for node 30 (give one for every node: 10 20 30)"},
 		{`{"sets":{"11":[11]}}`, Params{}, `params.sets.11: "11" is not a node id (ids: 10 20 30)`},
@@ -575,7 +640,7 @@ func TestParseParams(t *testing.T) {
 			continue
 		}
 		g := got.(Params)
-		if g.Variant != tc.want.Variant || !slices.EqualFunc(g.Sets, tc.want.Sets, slices.Equal) {
+		if g.Variant != tc.want.Variant || g.Construction != tc.want.Construction || !slices.EqualFunc(g.Sets, tc.want.Sets, slices.Equal) {
 			t.Errorf("ParseParams(%s) = %+v, want %+v", tc.raw, g, tc.want)
 		}
 	}
@@ -662,7 +727,7 @@ func TestRun_ThreeKMinus1MessagesPerEntryWithoutContention(t *testing.T) {
 					if total != 3*per {
 						t.Errorf("seed %d: %d messages, want 3(K-1) per entry = %d", seed, total, 3*per)
 					}
-					if want := Spec.Costs[0].Value(n) * float64(n); float64(total) != want {
+					if want := Spec.Costs[0].Value(n) * float64(n); math.Abs(float64(total)-want) > 1e-9 {
 						t.Errorf("seed %d: %d messages, the cost figure says %v for %d entries", seed, total, want, n)
 					}
 					if v := simtest.Violations(evs); v != nil {
@@ -672,8 +737,10 @@ func TestRun_ThreeKMinus1MessagesPerEntryWithoutContention(t *testing.T) {
 			})
 		}
 	}
-	// The figures the issue quotes.
-	for n, want := range map[int]float64{3: 3, 7: 6, 9: 12} {
+	// The figures the issue quotes: the notes' sets at N=3 and 7; the plane of order 3
+	// at 13 (K=4) and, extended, at 16 (13 processes with K=4, 3 with K=5): below
+	// 3 sqrt(16) = 12, where the grid (K=7) cost 18.
+	for n, want := range map[int]float64{3: 3, 7: 6, 13: 9, 16: 3 * (13*3 + 3*4) / 16.0} {
 		if got := Spec.Costs[0].Value(n); got != want {
 			t.Errorf("cost at N=%d = %v, want %v", n, got, want)
 		}
@@ -759,7 +826,7 @@ const deadlockScenario = `{
   "version": 1,
   "algorithm": "maekawa",
   "title": "Maekawa's three-process deadlock",
-  "about": "Three processes with the notes' voting sets V1 = {P1, P2}, V2 = {P2, P3}, V3 = {P3, P1}. All three ask for the CS at the same moment. Each first hands its own request to itself and, its vote being free, votes for itself (MH1), so voted is true everywhere before any REQUEST arrives. P1's REQUEST then reaches P2, P2's reaches P3 and P3's reaches P1, and each voter can only queue it. P1 waits for P2's vote, P2 for P3's and P3 for P1's: a cycle, with nothing left in flight. The monitor reports the deadlock and names the cycle. The deadlock-free variant (params.variant) breaks it with timestamps and INQUIRE / RELINQUISH.",
+  "about": "Three processes with the notes' voting sets V1 = {P1, P2}, V2 = {P2, P3}, V3 = {P3, P1}. All three ask for the CS at the same moment. Each first hands its own request to itself and, its vote being free, votes for itself (MH-1), so voted is true everywhere before any REQUEST arrives. P1's REQUEST then reaches P2, P2's reaches P3 and P3's reaches P1, and each voter can only queue it. P1 waits for P2's vote, P2 for P3's and P3 for P1's: a cycle, with nothing left in flight. The monitor reports the deadlock and names the cycle. The deadlock-free variant (params.variant) breaks it with timestamps and INQUIRE / RELINQUISH.",
   "nodes": 3,
   "ids": [1, 2, 3],
   "seed": 1,
@@ -785,7 +852,7 @@ func TestScenario_ThreeProcessDeadlock(t *testing.T) {
 	}
 	for i := range 3 {
 		// Each asked, voted for itself, counted its own vote, then queued the other's request.
-		if got, want := simtest.Rules(evs, i), []string{"MI1", "MA1", "MH1", "MA2", "MH1"}; !slices.Equal(got, want) {
+		if got, want := simtest.Rules(evs, i), []string{"MI-1", "MA-1", "MH-1", "MA-2", "MH-1"}; !slices.Equal(got, want) {
 			t.Errorf("P%d fired %v, want %v", i+1, got, want)
 		}
 	}
@@ -803,7 +870,7 @@ func TestScenario_ThreeProcessDeadlock(t *testing.T) {
 	// The same workload with the deadlock-free variant: everybody enters. Not oldest
 	// first, though: all stamps are 1, so P1 is oldest, but P2 keeps its own vote (no
 	// older request is refused to it) while P3, told FAILED by P1, gives its own vote to
-	// P2 (MF1, MY1). The fix promises progress, not timestamp order.
+	// P2 (MF-1, MY-1). The fix promises progress, not timestamp order.
 	cfg := base
 	cfg.Params = Params{Variant: DeadlockFree, Sets: base.Params.(Params).Sets}
 	for seed := uint64(1); seed <= 200; seed++ {
@@ -822,8 +889,8 @@ func TestScenario_ThreeProcessDeadlock(t *testing.T) {
 		if !slices.Equal(order, []int{p(2), p(1), p(3)}) {
 			t.Fatalf("deadlock-free, seed %d: entry order %v, want P2 P1 P3", seed, order)
 		}
-		if rules := simtest.Rules(evs, p(3)); !slices.Contains(rules, "MF1") || !slices.Contains(rules, "MY1") {
-			t.Fatalf("deadlock-free, seed %d: P3 fired %v, want it to give up its own vote (MF1, MY1)", seed, rules)
+		if rules := simtest.Rules(evs, p(3)); !slices.Contains(rules, "MF-1") || !slices.Contains(rules, "MY-1") {
+			t.Fatalf("deadlock-free, seed %d: P3 fired %v, want it to give up its own vote (MF-1, MY-1)", seed, rules)
 		}
 	}
 }
@@ -833,7 +900,7 @@ const deadlockFreeScenario = `{
   "version": 1,
   "algorithm": "maekawa",
   "title": "Maekawa without the deadlock: INQUIRE, RELINQUISH and FAILED",
-  "about": "The notes' three-process example again, V1 = {P1, P2}, V2 = {P2, P3}, V3 = {P3, P1}, all asking at once, now with the deadlock-free variant. Requests carry Lamport timestamps; all three are stamped 1, so ties go to the lower id and P1's request is the oldest. P1 votes for itself and refuses P3's younger request with FAILED (MH2). P3, told it must wait, gives its own vote to P2's older request (MF1, MY1). P2 now has both votes and enters. When it leaves, its RELEASE gives P3 its own vote back and P2 votes for P1, which enters; P1's RELEASE then hands P1's vote to P3. Everyone enters, in the order P2, P1, P3: the fix guarantees progress, not strict timestamp order. Ten messages in all: three REQUESTs, one FAILED, three REPLYs, three RELEASEs; the INQUIREs and RELINQUISH stay inside a process because each asks for its own vote.",
+  "about": "The notes' three-process example again, V1 = {P1, P2}, V2 = {P2, P3}, V3 = {P3, P1}, all asking at once, now with the deadlock-free variant. Requests carry Lamport timestamps; all three are stamped 1, so ties go to the lower id and P1's request is the oldest. P1 votes for itself and refuses P3's younger request with FAILED (MH-2). P3, told it must wait, gives its own vote to P2's older request (MF-1, MY-1). P2 now has both votes and enters. When it leaves, its RELEASE gives P3 its own vote back and P2 votes for P1, which enters; P1's RELEASE then hands P1's vote to P3. Everyone enters, in the order P2, P1, P3: the fix guarantees progress, not strict timestamp order. Ten messages in all: three REQUESTs, one FAILED, three REPLYs, three RELEASEs; the INQUIREs and RELINQUISH stay inside a process because each asks for its own vote.",
   "nodes": 3,
   "ids": [1, 2, 3],
   "seed": 1,
@@ -867,7 +934,7 @@ func TestScenario_DeadlockFreeThreeProcesses(t *testing.T) {
 			t.Errorf("%d %s, want %d", got, typ, want)
 		}
 	}
-	if got, want := simtest.Rules(evs, p(3)), []string{"MI1", "MA1", "MH1", "MA2", "MH1", "MH2", "MQ1", "MF1", "MY1", "MV1", "MA2", "MA2", "ME1", "MR1", "MV1"}; !slices.Equal(got, want) {
+	if got, want := simtest.Rules(evs, p(3)), []string{"MI-1", "MA-1", "MH-1", "MA-2", "MH-1", "MH-2", "MQ-1", "MF-1", "MY-1", "MV-1", "MA-2", "MA-2", "ME-1", "MR-1", "MV-1"}; !slices.Equal(got, want) {
 		t.Errorf("P3 fired %v, want %v", got, want)
 	}
 }
@@ -917,7 +984,7 @@ func TestScenario_N7VotingSets(t *testing.T) {
 	}
 	// P4, the only common member of V2 and V7, voted for one, queued the other, and
 	// voted for it on the first one's RELEASE.
-	if got, want := simtest.Rules(evs, p(4)), []string{"MI1", "MH1", "MH1", "MV1", "MV1"}; !slices.Equal(got, want) {
+	if got, want := simtest.Rules(evs, p(4)), []string{"MI-1", "MH-1", "MH-1", "MV-1", "MV-1"}; !slices.Equal(got, want) {
 		t.Errorf("P4 fired %v, want %v", got, want)
 	}
 	var p4Votes []int
@@ -992,5 +1059,82 @@ func TestRun_BasicSeedSweep(t *testing.T) {
 	}
 	if deadlocks == 0 {
 		t.Error("no run deadlocked: the sweep does not exercise the basic variant's weakness")
+	}
+}
+
+// ---- Numbering and sizes as the notes give them ----
+
+// With the default ids 1..N, the process the page calls Pk asks the notes' V_k (002).
+func TestDefaultIDsAreTheNotesNumbering(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		sets map[int]string // id -> its voting set, by ids, as the notes write it
+	}{
+		{3, map[int]string{1: "[1,2]", 2: "[2,3]", 3: "[1,3]"}},
+		{7, map[int]string{1: "[1,2,3]", 2: "[2,4,6]", 3: "[3,5,6]", 4: "[1,4,5]", 5: "[2,5,7]", 6: "[1,6,7]", 7: "[3,4,7]"}},
+	} {
+		ids := Spec.Defaults.IDs(tc.n)
+		if want := tc.n; ids[0] != 1 || ids[len(ids)-1] != want {
+			t.Fatalf("default ids for N=%d: %v, want 1..%d", tc.n, ids, tc.n)
+		}
+		pp, err := Spec.ParseParams(nil, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, id := range ids {
+			got := string(sim.EncodeState(Spec.New(i, &sim.Setup{IDs: ids, Params: pp})))
+			if want := `"set":` + tc.sets[id]; !strings.Contains(got, want) {
+				t.Errorf("N=%d, P%d: %s, want V%d %s", tc.n, id, got, id, want)
+			}
+		}
+	}
+}
+
+// An old link (ids 0..N-1, no params) pins Spec.Earlier's params: the sets it ran with,
+// the notes' by position at N=3 and 7 and the row+column grid elsewhere, come back.
+func TestEarlierDefaultsKeepTheOldSets(t *testing.T) {
+	if len(Spec.Earlier) != 1 || !Spec.Earlier[0].IDsFrom0 || Spec.Earlier[0].Epoch != 2 {
+		t.Fatalf("Earlier = %+v, want one epoch-2 entry with IDsFrom0", Spec.Earlier)
+	}
+	for _, n := range []int{2, 3, 5, 7, 9, 16, 36} {
+		pp, err := Spec.ParseParams([]byte(Spec.Earlier[0].Params), simtest.IDs(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := grid(n).Sets
+		switch n {
+		case 3:
+			want = notes3
+		case 7:
+			want = notes7
+		}
+		if got := pp.(Params).Sets; !slices.EqualFunc(got, want, slices.Equal) {
+			t.Errorf("N=%d: %v, want the earlier default %v", n, got, want)
+		}
+	}
+}
+
+// The issue's check: at N=16 an entry alone costs about 3 sqrt(N) = 12 messages (9 for
+// the plane's 13 processes, 12 for the 3 beyond it), not the grid's 3(K-1) = 18 with
+// K = 2 sqrt(N) - 1 = 7.
+func TestN16CostsAbout3SqrtN(t *testing.T) {
+	ids := Spec.Defaults.IDs(16)
+	for _, tc := range []struct {
+		params   string
+		min, max int
+	}{
+		{`{}`, 9, 12},
+		{`{"construction":"grid"}`, 18, 18},
+	} {
+		pp, err := Spec.ParseParams([]byte(tc.params), ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range ids {
+			evs := simtest.Run(t, config(1, ids, pp, req(0, i)))
+			if got := simtest.Count(evs, sim.EvSend); got < tc.min || got > tc.max || simtest.Count(evs, sim.EvEnter) != 1 {
+				t.Errorf("%s: P%d's entry cost %d messages, want %d to %d", tc.params, ids[i], got, tc.min, tc.max)
+			}
+		}
 	}
 }

@@ -24,115 +24,54 @@ const (
 // Params are the algorithm's settings.
 type Params struct {
 	Variant string `param:"variant"`
+	// Construction builds the sets when Sets is nil (Build).
+	Construction string `param:"construction"`
 	// Sets maps node index -> its voting set as ascending node indexes; nil means the
-	// default sets (DefaultSets).
+	// sets of Construction.
 	Sets [][]int
 }
 
-// notes3 and notes7 are the voting sets the course notes give for N=3 and N=7, for
-// processes 1..N, written here 0-based: process k of the notes is node index k-1.
-var (
-	notes3 = [][]int{{0, 1}, {1, 2}, {0, 2}}
-	notes7 = [][]int{
-		{0, 1, 2}, // V1 = {1, 2, 3}
-		{1, 3, 5}, // V2 = {2, 4, 6}
-		{2, 4, 5}, // V3 = {3, 5, 6}
-		{0, 3, 4}, // V4 = {1, 4, 5}
-		{1, 4, 6}, // V5 = {2, 5, 7}
-		{0, 5, 6}, // V6 = {1, 6, 7}
-		{2, 3, 6}, // V7 = {3, 4, 7}
-	}
-)
+// DefaultParams are the params of a scenario that gives none.
+func DefaultParams([]int) Params { return Params{Variant: Basic, Construction: Plane} }
 
-// DefaultSets returns the voting sets for n nodes, by index: the notes' sets for N=3 and
-// N=7 (K = 2 and 3, the optimum), otherwise a grid.
-//
-// The grid lays the nodes out row by row on c = ceil(sqrt(n)) columns; a node's set is
-// its row plus its column. Two sets always meet: node i's row crosses node j's column,
-// and when that cell is empty (i sits in the short last row) j's row crosses i's column
-// instead, which is never empty because every row but the last is full. When n fills
-// the grid exactly (4, 6, 9, 12, 16 ...) every set has K = rows + columns - 1 members
-// (about 2 sqrt(N), twice the optimum) and every node is in K sets; otherwise the sets
-// differ in size and the notes' equal-size property does not hold.
-func DefaultSets(n int) [][]int {
-	switch n {
-	case 3:
-		return cloneSets(notes3)
-	case 7:
-		return cloneSets(notes7)
+// sets returns the voting sets of n nodes these params give.
+func (p Params) sets(n int) [][]int {
+	if len(p.Sets) == n {
+		return p.Sets
 	}
-	c := 1
-	for c*c < n {
-		c++
+	how := p.Construction
+	if how == "" {
+		how = Plane
 	}
-	sets := make([][]int, n)
-	for i := range sets {
-		row, col := i/c, i%c
-		var s []int
-		for j := 0; j < n; j++ {
-			if j/c == row || j%c == col {
-				s = append(s, j)
-			}
-		}
-		sets[i] = s
-	}
-	return sets
-}
-
-func cloneSets(sets [][]int) [][]int {
-	out := make([][]int, len(sets))
-	for i, s := range sets {
-		out[i] = slices.Clone(s)
-	}
-	return out
-}
-
-// EqualSize reports whether every set has the same size K and every node is in exactly
-// K sets (the notes' properties 2 and 3).
-func EqualSize(sets [][]int) bool {
-	if len(sets) == 0 {
-		return true
-	}
-	k := len(sets[0])
-	in := make([]int, len(sets))
-	for _, s := range sets {
-		if len(s) != k {
-			return false
-		}
-		for _, j := range s {
-			in[j]++
-		}
-	}
-	for _, c := range in {
-		if c != k {
-			return false
-		}
-	}
-	return true
-}
-
-// meanK is the mean set size of the default sets for n nodes.
-func meanK(n int) float64 {
-	total := 0
-	for _, s := range DefaultSets(n) {
-		total += len(s)
-	}
-	return float64(total) / float64(n)
+	return Build(n, how).Sets
 }
 
 var paramList = []sim.Param{
 	{Name: "variant", Kind: sim.ParamChoice, Choices: []string{Basic, DeadlockFree}, Default: strconv.Quote(Basic),
 		Doc: "basic: the notes' algorithm, which can deadlock; deadlock-free: timestamps with INQUIRE, RELINQUISH and FAILED"},
+	{Name: "construction", Kind: sim.ParamChoice, Choices: []string{Plane, Grid}, Default: strconv.Quote(Plane),
+		Doc: "how the voting sets are built when sets is left out (the notes' sets for N=3 and N=7 either way): plane: a projective plane, K about sqrt(N); grid: a row plus a column, K about 2 sqrt(N)"},
 	{Name: "sets", Kind: sim.ParamObject,
-		Doc: `the voting sets: {"<id>": [ids]} for every node, each containing its owner, every two sharing a process. Left out, the notes' sets for N=3 and N=7, otherwise a grid`},
+		Doc: `the voting sets: {"<id>": [ids]} for every node, each containing its owner, every two sharing a process. Given, they replace the construction`},
 }
 
-// ParseParams decodes {"variant": "basic"|"deadlock-free", "sets": {"<id>": [ids]}}; nil,
-// empty or null gives the basic variant with the default sets. Custom sets must give
+// ParseParams decodes {"variant": "basic"|"deadlock-free", "construction": "plane"|"grid",
+// "sets": {"<id>": [ids]}}; nil, empty or null gives the basic variant with the plane
+// construction's sets (Build), which it computes once here. Custom sets must give
 // one set for every node, each containing its owner, and every two sets must share a
 // process (safety needs nothing more; equal sizes are not required). Errors name the
 // field.
-var ParseParams = params.Parser(paramList, func([]int) Params { return Params{Variant: Basic} },
+func ParseParams(raw []byte, ids []int) (any, error) {
+	v, err := parse(raw, ids)
+	if err != nil {
+		return nil, err
+	}
+	p := v.(Params)
+	p.Sets = p.sets(len(ids))
+	return p, nil
+}
+
+var parse = params.Parser(paramList, DefaultParams,
 	params.Object[Params]{Name: "sets", Decode: func(raw []byte, ids []int, p *Params) (err error) {
 		p.Sets, err = parseSets(raw, ids)
 		return err

@@ -15,10 +15,7 @@ const CS = 2
 // WorkloadConfig builds one run of a comparison: spec on n processes under the
 // workload ("light" or "heavy") drawn from seed, at most maxEvents events.
 func WorkloadConfig(spec *sim.Spec, n int, workload string, seed uint64, maxEvents int) (sim.Config, error) {
-	ids := make([]int, n)
-	for i := range ids {
-		ids[i] = i
-	}
+	ids := spec.Defaults.IDs(n)
 	var params any
 	if spec.ParseParams != nil {
 		var err error

@@ -28,15 +28,16 @@ func walkScenarios(t *testing.T) []*scenarios.Scenario {
 			n = 4
 		}
 		var evs []string
+		f := spec.Defaults.FirstID // the scenario gives no ids: they are the algorithm's default
 		if spec.Family == sim.Mutex {
 			for i := 0; i < n; i++ {
-				evs = append(evs, fmt.Sprintf(`{"at":0,"do":"request","node":%d}`, i),
-					fmt.Sprintf(`{"at":%d,"do":"request","node":%d}`, 3+i, i))
+				evs = append(evs, fmt.Sprintf(`{"at":0,"do":"request","node":%d}`, f+i),
+					fmt.Sprintf(`{"at":%d,"do":"request","node":%d}`, 3+i, f+i))
 			}
 		} else {
-			evs = append(evs, `{"at":0,"do":"elect","node":0}`, `{"at":4,"do":"elect","node":1}`)
+			evs = append(evs, fmt.Sprintf(`{"at":0,"do":"elect","node":%d}`, f), fmt.Sprintf(`{"at":4,"do":"elect","node":%d}`, f+1))
 		}
-		evs = append(evs, fmt.Sprintf(`{"at":6,"do":"crash","node":%d}`, n-1), fmt.Sprintf(`{"at":9,"do":"recover","node":%d}`, n-1))
+		evs = append(evs, fmt.Sprintf(`{"at":6,"do":"crash","node":%d}`, f+n-1), fmt.Sprintf(`{"at":9,"do":"recover","node":%d}`, f+n-1))
 		for _, fifo := range []bool{false, true} {
 			doc := fmt.Sprintf(`{"version":1,"algorithm":%q,"nodes":%d,"seed":1,"network":{"delay":[1,2],"fifo":%v},"events":[%s]}`,
 				spec.Slug, n, fifo, join(evs))

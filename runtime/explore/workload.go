@@ -74,9 +74,5 @@ func idsOf(sc *scenarios.Scenario) []int {
 	if n == 0 {
 		n = sc.Spec().Defaults.Nodes
 	}
-	ids := make([]int, n)
-	for i := range ids {
-		ids[i] = i
-	}
-	return ids
+	return sc.Spec().Defaults.IDs(n)
 }

@@ -233,9 +233,11 @@ type Stage struct {
 	// Pointer names a variable holding the id a process points at (itself or -1:
 	// none); the page draws it as an arrow (Raymond: "holder", towards the token).
 	Pointer string
-	// Group names a variable holding a list of ids; the page can outline a process's
-	// group (Maekawa: "set", the voting set).
-	Group string
+	// Group names a variable holding a list of ids; the page highlights the group of
+	// the process under the pointer or selected, naming it GroupLabel (Maekawa: "set",
+	// "voting set").
+	Group      string
+	GroupLabel string
 }
 
 // Cost is one theoretical figure from the course notes.
@@ -268,6 +270,18 @@ type Defaults struct {
 	FIFO  bool
 	CS    int
 	Until int
+	// FirstID is the first of the default ids FirstID..FirstID+N-1: 0 for most, 1 where
+	// the notes number the processes from 1 and a rule depends on it (Maekawa's V_i).
+	FirstID int
+}
+
+// IDs returns the default ids of n processes.
+func (d Defaults) IDs(n int) []int {
+	ids := make([]int, n)
+	for i := range ids {
+		ids[i] = d.FirstID + i
+	}
+	return ids
 }
 
 // RuleLabel reports whether label is one of the spec's rules.

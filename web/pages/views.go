@@ -122,6 +122,10 @@ type clientSpec struct {
 	Rules    []clientRule    `json:"rules"`
 	Vars     []clientVar     `json:"vars"`
 	Messages []clientMessage `json:"messages"`
+	// Group and GroupLabel are Stage.Group and Stage.GroupLabel: the page shows a
+	// process's group on hover and selection.
+	Group      string `json:"group,omitempty"`
+	GroupLabel string `json:"groupLabel,omitempty"`
 }
 
 type clientRule struct {
@@ -157,7 +161,8 @@ func BuildPlay(spec *sim.Spec, session string) Play {
 			p.Groups = append(p.Groups, ruleGroup{Name: r.Group, Rules: []sim.Rule{r}})
 		}
 	}
-	p.Data = clientSpec{Slug: spec.Slug, Title: spec.Title, Family: string(spec.Family), Ring: p.Ring}
+	p.Data = clientSpec{Slug: spec.Slug, Title: spec.Title, Family: string(spec.Family), Ring: p.Ring,
+		Group: spec.Stage.Group, GroupLabel: spec.Stage.GroupLabel}
 	for _, r := range spec.Rules {
 		p.Data.Rules = append(p.Data.Rules, clientRule{Label: r.Label, Says: r.Says, Why: r.Why})
 	}
