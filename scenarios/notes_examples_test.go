@@ -321,6 +321,17 @@ func TestNotesFailureClaims(t *testing.T) {
 			},
 		},
 		{
+			// 003: "Deadlock in voting-set if process crashes"; 002: "Crash in voting-set = deadlock".
+			name: "maekawa-voting-set-crash", entries: []int{2},
+			lost:     []string{"REQUEST 1>3"},
+			deadlock: "nothing is in flight and no timer is armed, yet P1, P4 still wait for the CS",
+			check: func(t *testing.T, r *notesRun) {
+				// P4's set does not hold P3: it is blocked by P1's vote, which P1's stuck request keeps.
+				wantEqual(t, "REQUEST hops", r.hops(sim.EvSend, "REQUEST"), []string{"1>2", "1>3", "2>4", "2>6", "4>1", "4>5"})
+				wantEqual(t, "REPLY hops (none to P4 from P1)", r.hops(sim.EvSend, "REPLY"), []string{"4>2", "6>2", "2>1", "5>4"})
+			},
+		},
+		{
 			// 000/004: "If a process fails, no progress can be made until a reconfiguration ...".
 			name: "token-ring-process-crash", entries: []int{1},
 			lost:     []string{"TOKEN 2>3"},
