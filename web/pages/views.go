@@ -100,6 +100,8 @@ type Play struct {
 	Current   string // curated name, if any
 	Data      clientSpec
 	FamilyTag string
+	// Params are Run setup's controls of the algorithm's params.
+	Params []paramControl
 	// OursKey, when some label of the algorithm is the project's own, explains the
 	// "ours" mark of the pseudocode panel (docs/labels.md).
 	OursKey string
@@ -152,6 +154,7 @@ func BuildPlay(spec *sim.Spec, session string) Play {
 	if session != "" {
 		p.API = "/api/sessions/" + session
 	}
+	p.Params = paramControls(spec.Params)
 	legend := NotesLegend()
 	for _, r := range spec.Rules {
 		rv := newRuleView(r, legend)
