@@ -40,7 +40,7 @@ func defaultBatonParams(ids []int) batonParams {
 	return batonParams{Keeper: params.DefaultID(keeperParam, ids)}
 }
 
-// Example registers the algorithm. Labels are the project's own scheme (EX1 ...), so
+// Example registers the algorithm. Labels are the project's own scheme (EX-1 ...), so
 // nobody takes them for the notes' labels.
 var Example = sim.Spec{
 	Slug:    "baton",
@@ -48,26 +48,26 @@ var Example = sim.Spec{
 	Family:  sim.Mutex,
 	Summary: "A keeper lends one baton out in the order it was asked; whoever has the baton may enter.",
 	Rules: []sim.Rule{
-		{Label: "EX1", Group: "Initialisation", Lines: []string{
+		{Label: "EX-1", Group: "Initialisation", Lines: []string{
 			"state := RELEASED",
 			"if i is the keeper: baton := here; queue := empty"},
 			Says: "starts outside the CS; the keeper starts with the baton"},
-		{Label: "EX2", Group: "Asking for the CS", Lines: []string{
+		{Label: "EX-2", Group: "Asking for the CS", Lines: []string{
 			"state := WANTED",
 			"send ASK to the keeper   // the keeper asks itself, no message"},
 			Says: "wants the CS and asks the keeper for the baton"},
-		{Label: "EX3", Group: "Keeper: ASK from j", Lines: []string{
+		{Label: "EX-3", Group: "Keeper: ASK from j", Lines: []string{
 			"append j to queue",
 			"if baton = here: LEND"},
 			Says: "the keeper queues the asker and lends the baton if it has it"},
-		{Label: "EX4", Group: "Receiving BATON", Lines: []string{
+		{Label: "EX-4", Group: "Receiving BATON", Lines: []string{
 			"state := HELD; enter the CS"},
 			Says: "has the baton and enters the CS"},
-		{Label: "EX5", Group: "Leaving the CS", Lines: []string{
+		{Label: "EX-5", Group: "Leaving the CS", Lines: []string{
 			"state := RELEASED",
 			"send BATON to the keeper   // the keeper keeps it, no message"},
 			Says: "leaves the CS and gives the baton back"},
-		{Label: "EX6", Group: "Keeper: BATON back", Lines: []string{
+		{Label: "EX-6", Group: "Keeper: BATON back", Lines: []string{
 			"baton := here; LEND",
 			"LEND: if queue is not empty: baton := away; send BATON to the head of queue"},
 			Says: "the keeper has the baton back and lends it to the next in line"},
@@ -106,17 +106,17 @@ type baton struct {
 func (n *baton) Step(ctx *sim.Context, in *sim.Input) {
 	switch in.Kind {
 	case sim.Init, sim.Recover:
-		ctx.Rule("EX1")
+		ctx.Rule("EX-1")
 		n.state, n.here, n.queue = cs.Released, n.self == n.keeper, nil
 	case sim.Request:
 		if n.state == cs.Released {
-			ctx.Rule("EX2")
+			ctx.Rule("EX-2")
 			n.state = cs.Wanted
 			n.send(ctx, n.keeper, msgAsk)
 		}
 	case sim.Release:
 		if n.state == cs.Held {
-			ctx.Rule("EX5")
+			ctx.Rule("EX-5")
 			n.state = cs.Released
 			ctx.Exit()
 			n.send(ctx, n.keeper, msgBaton)
@@ -142,15 +142,15 @@ func (n *baton) send(ctx *sim.Context, to int, typ string) {
 func (n *baton) receive(ctx *sim.Context, typ string, from int) {
 	switch {
 	case typ == msgAsk:
-		ctx.Rule("EX3")
+		ctx.Rule("EX-3")
 		n.queue = append(n.queue, from)
 		n.lend(ctx)
 	case typ == msgBaton && from == n.keeper && n.state == cs.Wanted:
-		ctx.Rule("EX4")
+		ctx.Rule("EX-4")
 		n.state = cs.Held
 		ctx.Enter()
 	case typ == msgBaton && n.self == n.keeper:
-		ctx.Rule("EX6")
+		ctx.Rule("EX-6")
 		n.here = true
 		n.lend(ctx)
 	}
@@ -206,7 +206,7 @@ func wantSent(t *testing.T, f *simtest.Fixture, want ...string) {
 
 func TestEX1_KeeperStartsWithTheBaton(t *testing.T) {
 	f := startBaton(t, 1)
-	f.WantRules("EX1")
+	f.WantRules("EX-1")
 	f.WantState(`{"state":"RELEASED","keeper":3,"queue":[]}`)
 	startBaton(t, 0).WantState(`{"state":"RELEASED","keeper":3}`)
 }
@@ -214,7 +214,7 @@ func TestEX1_KeeperStartsWithTheBaton(t *testing.T) {
 func TestEX2_AsksTheKeeper(t *testing.T) {
 	f := startBaton(t, 0)
 	f.Step(sim.Input{Kind: sim.Request})
-	f.WantRules("EX2")
+	f.WantRules("EX-2")
 	wantSent(t, f, "ASK>1")
 	f.WantState(`{"state":"WANTED","keeper":3}`)
 }
@@ -222,10 +222,10 @@ func TestEX2_AsksTheKeeper(t *testing.T) {
 func TestEX3_KeeperLendsOrQueues(t *testing.T) {
 	f := startBaton(t, 1)
 	f.Deliver(sim.Message{Type: msgAsk, From: 0})
-	f.WantRules("EX3")
+	f.WantRules("EX-3")
 	wantSent(t, f, "BATON>0")
 	f.Deliver(sim.Message{Type: msgAsk, From: 2})
-	f.WantRules("EX3")
+	f.WantRules("EX-3")
 	wantSent(t, f)
 	f.WantState(`{"state":"RELEASED","keeper":3,"queue":[5]}`)
 }
@@ -234,7 +234,7 @@ func TestEX4_EntersWithTheBaton(t *testing.T) {
 	f := startBaton(t, 0)
 	f.Step(sim.Input{Kind: sim.Request})
 	f.Deliver(sim.Message{Type: msgBaton, From: 1})
-	f.WantRules("EX4")
+	f.WantRules("EX-4")
 	if !slices.Equal(f.CS(), []string{"enter"}) {
 		t.Fatalf("CS effects %v, want enter", f.CS())
 	}
@@ -245,7 +245,7 @@ func TestEX5_GivesTheBatonBack(t *testing.T) {
 	f.Step(sim.Input{Kind: sim.Request})
 	f.Deliver(sim.Message{Type: msgBaton, From: 1})
 	f.Step(sim.Input{Kind: sim.Release})
-	f.WantRules("EX5")
+	f.WantRules("EX-5")
 	wantSent(t, f, "BATON>1")
 	f.WantState(`{"state":"RELEASED","keeper":3}`)
 }
@@ -255,14 +255,14 @@ func TestEX6_KeeperLendsToTheNextInLine(t *testing.T) {
 	f.Deliver(sim.Message{Type: msgAsk, From: 0})
 	f.Deliver(sim.Message{Type: msgAsk, From: 2})
 	f.Deliver(sim.Message{Type: msgBaton, From: 0})
-	f.WantRules("EX6")
+	f.WantRules("EX-6")
 	wantSent(t, f, "BATON>2")
 	f.WantState(`{"state":"RELEASED","keeper":3,"queue":[]}`)
 }
 
 // Every rule has a test above; the guide asks for it and this keeps it so.
 func TestExampleRulesAllTested(t *testing.T) {
-	tested := []string{"EX1", "EX2", "EX3", "EX4", "EX5", "EX6"}
+	tested := []string{"EX-1", "EX-2", "EX-3", "EX-4", "EX-5", "EX-6"}
 	for _, r := range Example.Rules {
 		if !slices.Contains(tested, r.Label) {
 			t.Errorf("rule %s has no test", r.Label)
@@ -294,7 +294,7 @@ func TestExampleRunsInTheKernel(t *testing.T) {
 	}
 	// Left out, the keeper is the first id: node index 0 asks itself and lends itself
 	// the baton without a message.
-	if got := simtest.Rules(evs, 0); !slices.Equal(got[:4], []string{"EX1", "EX2", "EX3", "EX4"}) {
-		t.Errorf("the keeper's first rules are %v, want EX1 EX2 EX3 EX4", got)
+	if got := simtest.Rules(evs, 0); !slices.Equal(got[:4], []string{"EX-1", "EX-2", "EX-3", "EX-4"}) {
+		t.Errorf("the keeper's first rules are %v, want EX-1 EX-2 EX-3 EX-4", got)
 	}
 }

@@ -9,6 +9,7 @@ import { View } from "./view.js";
 import { Code, Inspector, Narrator } from "./panels.js";
 import { newClock, clockTo, clockNow, nextSpeed } from "./clock.js";
 import { end } from "./connection.js";
+import { readParams, controlState, errorParam, playQuery } from "./setupform.js";
 
 // createStage builds the stage of the page: page.root is the main element, page.spec
 // the algorithm, page.model the run, page.conn the socket, page.send(frame) sends a
@@ -42,6 +43,7 @@ export function createStage(page) {
     readout: $("readout"),
     speedSel: $("speed"),
     form: $("setup-form"),
+    setupURL: null, // the /play address of a setup sent, taken when the server accepts it
   };
   st.inspector = new Inspector($("vars"), $("inflight"), $("inflight-count"), page.spec, (id) => act(st, "drop", { msg: id }));
   // The view is drawn in CSS pixels: a new size redraws it.
@@ -69,6 +71,7 @@ export function takeFrame(st, f) {
   switch (f.type) {
     case "hello":
       applyHello(model, f);
+      setupTaken(st);
       fillSetup(st);
       break;
     case "snapshot":
@@ -114,7 +117,7 @@ function takeError(st, f) {
     return;
   }
   if (what === "setup") {
-    $("setup-error").textContent = f.error;
+    setupError(st, f.error);
     return;
   }
   toast(st, f.error);
@@ -272,6 +275,16 @@ function wireControls(st) {
 
 // ---- run setup ----
 
+// The params controls (web/pages/setup.go): one .param per declared field, read and
+// filled through setupform.js whatever the algorithm.
+function paramControls(st) {
+  return [...st.form.querySelectorAll(".param")].map((div) => {
+    const input = div.querySelector("[name]");
+    return { div, input, name: div.dataset.param, kind: div.dataset.kind, def: div.dataset.default,
+      value: input.value, checked: input.checked };
+  });
+}
+
 function fillSetup(st) {
   const { model } = st;
   const fe = st.form.elements;
@@ -284,7 +297,48 @@ function fillSetup(st) {
   fe.cs.value = model.cs;
   fe.fifo.checked = nw.fifo;
   fe.hold.checked = nw.hold;
+  const params = model.scenario?.params;
+  for (const c of paramControls(st)) {
+    if (c.kind === "node") {
+      // A node is one of the run's ids; the first option leaves the default.
+      c.input.replaceChildren(c.input.options[0], ...model.ids.map((id) => htmlEl("option", { value: String(id) }, `P${id}`)));
+    }
+    const s = controlState(c, params);
+    if (c.kind === "bool") c.input.checked = s.checked;
+    else c.input.value = s.value;
+  }
+  clearSetupErrors(st);
+}
+
+function clearSetupErrors(st) {
   $("setup-error").textContent = "";
+  for (const c of paramControls(st)) showParamError(c, "");
+}
+
+function showParamError(c, msg) {
+  c.div.querySelector(".param-error").textContent = msg;
+  if (msg) c.input.setAttribute("aria-invalid", "true");
+  else c.input.removeAttribute("aria-invalid");
+}
+
+// setupError shows a refused setup: in the form, and beside the control of the param
+// it names.
+function setupError(st, msg) {
+  st.setupURL = null;
+  $("setup-error").textContent = msg;
+  const name = errorParam(msg);
+  const c = paramControls(st).find((x) => x.name === name);
+  if (c) {
+    showParamError(c, msg);
+    c.div.closest("details").open = true;
+  }
+}
+
+// setupTaken follows an accepted setup: a /play page's URL then says the new setup,
+// so that a reload or a copied address gives it again (docs/links.md).
+function setupTaken(st) {
+  if (st.setupURL) history.replaceState(history.state, "", st.setupURL);
+  st.setupURL = null;
 }
 
 function wireSetup(st) {
@@ -292,6 +346,15 @@ function wireSetup(st) {
   st.form.addEventListener("submit", (e) => {
     e.preventDefault();
     const { model } = st;
+    clearSetupErrors(st);
+    const controls = paramControls(st);
+    const { params, problems } = readParams(controls);
+    const bad = controls.filter((c) => problems[c.name]);
+    if (bad.length) {
+      for (const c of bad) showParamError(c, problems[c.name]);
+      $("setup-error").textContent = problems[bad[0].name];
+      return;
+    }
     const sc = structuredClone(model.scenario || { version: 1, algorithm: st.spec.slug });
     const nodes = Number(fe.nodes.value);
     if (nodes !== model.ids.length) delete sc.ids;
@@ -302,7 +365,12 @@ function wireSetup(st) {
       delay: [Number(fe.dmin.value), Number(fe.dmax.value)],
       fifo: fe.fifo.checked, loss: Number(fe.loss.value), hold: fe.hold.checked,
     };
-    $("setup-error").textContent = "";
+    if (Object.keys(params).length) sc.params = params;
+    else delete sc.params;
+    // Only a /play page's address describes its run by query (its ids are the
+    // default ones, and it has no events); /s/ and /r/ keep theirs.
+    st.setupURL = /^\/(embed\/)?play\//.test(location.pathname) && !sc.events?.length
+      ? `${location.pathname}?${playQuery(sc)}` : null;
     const r = st.send({ type: "reset", scenario: sc });
     if (r) st.pending.set(r, "setup");
   });

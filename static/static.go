@@ -10,7 +10,8 @@
 //
 //	dom.js         the DOM helpers: htmlEl, svgEl, byId, typing, noModifier
 //	connection.js  the WebSocket: (re)connection, command refs
-//	stage.js       drawing loop, controls, setup form; menus.js and keys.js beside it
+//	stage.js       drawing loop, controls, setup form (its params: setupform.js, pure);
+//	               menus.js and keys.js beside it
 //	view.js        the processes view
 //	panels.js      pseudocode, inspector, log
 //	network.js     Be the network; spacetime.js, metrics.js, lecture.js, explore.js,
@@ -20,7 +21,8 @@
 // Pure (no DOM), unit-tested in test/ with node --test (make test-js): model.js (the
 // client's copy of the run), causal.js (happened-before), layout.js (the view's
 // geometry), timeline.js (the space-time diagram's data), clock.js (virtual time),
-// netmodel.js (held messages, partitions), text.js (the page's words). The browser
+// netmodel.js (held messages, partitions), text.js (the page's words), setupform.js
+// (Run setup's params and the /play query). The browser
 // tests (web/e2e) cover the rest. ESLint (make check) lints them all.
 package static
 

@@ -35,7 +35,8 @@ func (s *Server) badRun(w http.ResponseWriter, r *http.Request, title, heading s
 }
 
 // handlePlay serves /play/{slug}; query parameters may set the run up (n, seed,
-// delay as "2" or "1-3", fifo, loss, cs, hold).
+// delay as "2" or "1-3", fifo, loss, cs, hold, and p.<name> for each of the
+// algorithm's params).
 func (s *Server) handlePlay(w http.ResponseWriter, r *http.Request) {
 	slug := chi.URLParam(r, "slug")
 	spec, ok := algorithms.Lookup(slug)
@@ -227,10 +228,23 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 
 // scenarioFromQuery builds a scenario v1 document from /play's query parameters.
 func scenarioFromQuery(slug string, q url.Values) ([]byte, error) {
+	spec, ok := algorithms.Lookup(slug)
+	if !ok {
+		return nil, fmt.Errorf("algorithm: %q is not an algorithm", slug)
+	}
 	doc := map[string]any{"version": 1, "algorithm": slug, "seed": 1}
 	network := map[string]any{}
+	params := map[string]json.RawMessage{}
 	for key, vals := range q {
 		v := vals[len(vals)-1]
+		if strings.HasPrefix(key, paramPrefix) {
+			name, raw, err := paramFromQuery(spec, key, v)
+			if err != nil {
+				return nil, err
+			}
+			params[name] = raw
+			continue
+		}
 		switch key {
 		case "n", "nodes":
 			n, err := strconv.Atoi(v)
@@ -274,11 +288,14 @@ func scenarioFromQuery(slug string, q url.Values) ([]byte, error) {
 			}
 			network["loss"] = f
 		default:
-			return nil, fmt.Errorf("%s: unknown parameter (allowed: n, seed, cs, delay, fifo, loss, hold)", key)
+			return nil, fmt.Errorf("%s: unknown parameter (allowed: n, seed, cs, delay, fifo, loss, hold, and p.<param> for the algorithm's params)", key)
 		}
 	}
 	if len(network) > 0 {
 		doc["network"] = network
+	}
+	if len(params) > 0 {
+		doc["params"] = params
 	}
 	return json.Marshal(doc)
 }

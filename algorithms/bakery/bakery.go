@@ -34,49 +34,49 @@ var Spec = sim.Spec{
 	Family:  sim.Mutex,
 	Summary: "Take a ticket one higher than any you can see, then wait until every smaller ticket is served: safe with no shared memory at all, but each variable read costs a request and a reply, about 6N messages an entry.",
 	Rules: []sim.Rule{
-		{Label: "BI1", Group: "Initialisation", Lines: []string{
+		{Label: "BI-1", Group: "Initialisation", Lines: []string{
 			"choosing[i] := false; number[i] := 0",
 			"// after a crash the process starts over like this, with no ticket"},
 			Says: "starts with no ticket and not choosing"},
-		{Label: "BD1", Group: "Doorway: taking a ticket", Lines: []string{
+		{Label: "BD-1", Group: "Doorway: taking a ticket", Lines: []string{
 			"choosing[i] := true   // a local write",
 			"send READ-NUMBER to every other process   // read all number[j] at once"},
 			Says: "enters the doorway and asks everyone for their ticket number"},
-		{Label: "BD2", Group: "Doorway: taking a ticket", Lines: []string{
+		{Label: "BD-2", Group: "Doorway: taking a ticket", Lines: []string{
 			"on NUMBER(v) from j: highest := max(highest, v)",
 			"wait until every other process has answered"},
 			Says: "notes one ticket number and waits for the rest"},
-		{Label: "BD3", Group: "Doorway: taking a ticket", Lines: []string{
+		{Label: "BD-3", Group: "Doorway: taking a ticket", Lines: []string{
 			"number[i] := 1 + highest   // one more than any ticket seen",
 			"choosing[i] := false",
 			"send READ-CHOOSING to every other process   // start checking them all"},
 			Says: "takes the ticket one higher than any it saw, leaves the doorway and starts checking every other process"},
-		{Label: "BW1", Group: "Bakery: waiting for my turn, for each j", Lines: []string{
+		{Label: "BW-1", Group: "Bakery: waiting for my turn, for each j", Lines: []string{
 			"// the notes loop over j one at a time; the checks of different j are",
 			"// independent, so with messages they all run at once",
 			"on CHOOSING(c) from j:",
-			"if c: j is still choosing; read choosing[j] again at the next poll (BP1)",
+			"if c: j is still choosing; read choosing[j] again at the next poll (BP-1)",
 			"else: send READ-NUMBER to j"},
 			Says: "waits until a process has finished choosing its ticket"},
-		{Label: "BW2", Group: "Bakery: waiting for my turn, for each j", Lines: []string{
+		{Label: "BW-2", Group: "Bakery: waiting for my turn, for each j", Lines: []string{
 			"on NUMBER(v) from j:",
-			"if v != 0 and (v, j) < (number[i], i): j goes first; read number[j] again at the next poll (BP1)",
+			"if v != 0 and (v, j) < (number[i], i): j goes first; read number[j] again at the next poll (BP-1)",
 			"else: j is passed   // no ticket, or a later one",
-			"when every other process is passed: enter (BE1)"},
+			"when every other process is passed: enter (BE-1)"},
 			Says: "waits while a process holds a smaller ticket (ties: the smaller id), otherwise passes it"},
-		{Label: "BP1", Group: "Bakery: waiting for my turn, for each j", Lines: []string{
+		{Label: "BP-1", Group: "Bakery: waiting for my turn, for each j", Lines: []string{
 			"when the poll timer fires (armed by a read that said wait):",
 			"read again every variable still waited on, one read per process",
 			"// busy waiting, but at most one re-read per process per poll period"},
 			Says: "reads once more the variables it is still waiting on"},
-		{Label: "BE1", Group: "Entering the CS", Lines: []string{
+		{Label: "BE-1", Group: "Entering the CS", Lines: []string{
 			"every other process has been passed: enter the CS"},
 			Says: "holds the smallest ticket among those waiting and enters the CS"},
-		{Label: "BX1", Group: "Leaving the CS", Lines: []string{
+		{Label: "BX-1", Group: "Leaving the CS", Lines: []string{
 			"number[i] := 0   // a local write; whoever polls will see it",
 			"// no message: leaving the CS is free"},
 			Says: "leaves the CS and throws its ticket away"},
-		{Label: "BS1", Group: "Serving my variables", Lines: []string{
+		{Label: "BS-1", Group: "Serving my variables", Lines: []string{
 			"on READ-NUMBER from j: send NUMBER(number[i]) to j",
 			"on READ-CHOOSING from j: send CHOOSING(choosing[i]) to j"},
 			Says: "answers a read of one of its variables with the current value"},
@@ -87,13 +87,13 @@ var Spec = sim.Spec{
 		{Name: "number", Doc: "number[i], owned by this process: its ticket (0: none)"},
 		{Name: "highest", Doc: "doorway: the largest ticket number read so far"},
 		{Name: "read", Doc: "doorway: ids whose number it has read"},
-		{Name: "choosingOf", Doc: "bakery: ids whose choosing flag it still waits on (BW1)"},
-		{Name: "numberOf", Doc: "bakery: ids whose ticket it still compares with its own (BW2)"},
+		{Name: "choosingOf", Doc: "bakery: ids whose choosing flag it still waits on (BW-1)"},
+		{Name: "numberOf", Doc: "bakery: ids whose ticket it still compares with its own (BW-2)"},
 		{Name: "ahead", Doc: "bakery: [ticket, id] of the processes last seen with a smaller ticket: they go first"},
 		{Name: "passed", Doc: "bakery: ids it has passed (not choosing, and no smaller ticket)"},
 		{Name: "reading", Doc: "bakery: ids whose variable it has a read on the way for; the others it waits on wait for the next poll"},
 		{Name: "polling", Doc: "bakery: the poll timer is armed"},
-		{Name: "rereads", Doc: "reads repeated by BP1 during this entry, each costing two more messages"},
+		{Name: "rereads", Doc: "reads repeated by BP-1 during this entry, each costing two more messages"},
 	},
 	Messages: []sim.MessageType{
 		{Name: MsgReadNumber, Label: "RDNUM", Doc: "reads the receiver's ticket number"},
@@ -184,14 +184,14 @@ func newNode(self int, setup *sim.Setup) sim.Node {
 func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 	switch in.Kind {
 	case sim.Init, sim.Recover:
-		ctx.Rule("BI1")
+		ctx.Rule("BI-1")
 	case sim.Request:
 		if n.state == cs.Released {
 			n.doorway(ctx)
 		}
 	case sim.Release:
 		if n.state == cs.Held {
-			ctx.Rule("BX1")
+			ctx.Rule("BX-1")
 			n.state = cs.Released
 			n.number = 0
 			n.rereads = 0
@@ -209,10 +209,10 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 		m := &in.Msg
 		switch m.Type {
 		case MsgReadNumber:
-			ctx.Rule("BS1")
+			ctx.Rule("BS-1")
 			ctx.Send(m.From, sim.Message{Type: MsgNumber, Arg: n.number})
 		case MsgReadChoosing:
-			ctx.Rule("BS1")
+			ctx.Rule("BS-1")
 			ctx.Send(m.From, sim.Message{Type: MsgChoosing, Arg: b2i(n.choosing)})
 		case MsgNumber:
 			if n.state == Doorway {
@@ -236,7 +236,7 @@ func b2i(b bool) int {
 }
 
 func (n *node) doorway(ctx *sim.Context) {
-	ctx.Rule("BD1")
+	ctx.Rule("BD-1")
 	n.state = Doorway
 	n.choosing = true
 	clear(n.read)
@@ -253,14 +253,14 @@ func (n *node) onDoorwayNumber(ctx *sim.Context, j, v int) {
 	if n.read[j] {
 		return // one read per process; a second answer cannot come on a reliable network
 	}
-	ctx.Rule("BD2")
+	ctx.Rule("BD-2")
 	n.read[j] = true
 	n.nRead++
 	n.highest = max(n.highest, v)
 	if n.nRead < len(n.ids)-1 {
 		return
 	}
-	ctx.Rule("BD3")
+	ctx.Rule("BD-3")
 	n.number = 1 + n.highest // its own number is 0: it holds no ticket while RELEASED
 	n.choosing = false
 	n.state = Bakery
@@ -297,7 +297,7 @@ func (n *node) wait(ctx *sim.Context) {
 }
 
 func (n *node) onChoosing(ctx *sim.Context, j, v int) {
-	ctx.Rule("BW1")
+	ctx.Rule("BW-1")
 	n.inFlight[j] = false
 	if v != 0 {
 		n.wait(ctx)
@@ -309,7 +309,7 @@ func (n *node) onChoosing(ctx *sim.Context, j, v int) {
 }
 
 func (n *node) onNumber(ctx *sim.Context, j, v int) {
-	ctx.Rule("BW2")
+	ctx.Rule("BW-2")
 	n.inFlight[j] = false
 	n.seen[j] = v
 	if v != 0 && (v < n.number || (v == n.number && n.ids[j] < n.ids[n.self])) {
@@ -323,18 +323,18 @@ func (n *node) onNumber(ctx *sim.Context, j, v int) {
 	}
 	// No poll can be armed here: a process that said "wait" is passed only after a
 	// re-read, and the timer fired for that re-read.
-	ctx.Rule("BE1")
+	ctx.Rule("BE-1")
 	n.state = cs.Held
 	ctx.Enter()
 }
 
-// repoll is BP1: one more read of every variable still waited on.
+// repoll is BP-1: one more read of every variable still waited on.
 func (n *node) repoll(ctx *sim.Context) {
 	n.polling = false
 	if n.state != Bakery {
 		return
 	}
-	ctx.Rule("BP1")
+	ctx.Rule("BP-1")
 	for j, st := range n.stage {
 		if (st == stageChoosing || st == stageNumber) && !n.inFlight[j] {
 			n.rereads++

@@ -30,7 +30,7 @@ type fixture struct {
 func newFixture(t *testing.T, self int) *fixture {
 	t.Helper()
 	sf := simtest.Start(t, &Spec, self, &sim.Setup{IDs: unitIDs, MaxDelay: 3})
-	sf.Ctx.Reset(self) // tests begin with nothing recorded, Init's BI1 included
+	sf.Ctx.Reset(self) // tests begin with nothing recorded, Init's BI-1 included
 	return &fixture{Fixture: sf, n: sf.Node.(*node)}
 }
 
@@ -110,14 +110,14 @@ func TestBI1_StartsWithNoTicket(t *testing.T) {
 		sf := simtest.NewFixture(t, &Spec, iP9, &sim.Setup{IDs: unitIDs})
 		f := &fixture{Fixture: sf, n: sf.Node.(*node)}
 		f.Step(sim.Input{Kind: kind})
-		f.check(expect{rules: []string{"BI1"}, state: released})
+		f.check(expect{rules: []string{"BI-1"}, state: released})
 	}
 }
 
 func TestBD1_SetsChoosingAndReadsEveryNumber(t *testing.T) {
 	f := newFixture(t, iP1)
 	f.Step(sim.Input{Kind: sim.Request})
-	f.check(expect{rules: []string{"BD1"},
+	f.check(expect{rules: []string{"BD-1"},
 		sent:  []string{"READ-NUMBER->P3", "READ-NUMBER->P9", "READ-NUMBER->P7"},
 		state: doorway(0, e)})
 	if got := f.n.WaitingFor(); !slices.Equal(got, []int{iP3, iP9, iP7}) {
@@ -131,9 +131,9 @@ func TestBD2_KeepsTheHighestNumberRead(t *testing.T) {
 	f := newFixture(t, iP3)
 	f.Step(sim.Input{Kind: sim.Request})
 	f.deliver(MsgNumber, iP1, 4)
-	f.check(expect{rules: []string{"BD2"}, state: doorway(4, "[1]")})
+	f.check(expect{rules: []string{"BD-2"}, state: doorway(4, "[1]")})
 	f.deliver(MsgNumber, iP9, 2)
-	f.check(expect{rules: []string{"BD2"}, state: doorway(4, "[9,1]")})
+	f.check(expect{rules: []string{"BD-2"}, state: doorway(4, "[9,1]")})
 	f.deliver(MsgNumber, iP9, 8) // a second answer from the same process is not a read
 	f.check(expect{state: doorway(4, "[9,1]")})
 	if got := f.n.WaitingFor(); !slices.Equal(got, []int{iP7}) {
@@ -147,7 +147,7 @@ func TestBD3_TakesOneMoreThanTheHighestAndChecksEveryone(t *testing.T) {
 	f.deliver(MsgNumber, iP9, 4)
 	f.deliver(MsgNumber, iP1, 2)
 	f.deliver(MsgNumber, iP7, 0)
-	f.check(expect{rules: []string{"BD2", "BD3"}, sent: []string{"READ-CHOOSING->P9", "READ-CHOOSING->P1", "READ-CHOOSING->P7"},
+	f.check(expect{rules: []string{"BD-2", "BD-3"}, sent: []string{"READ-CHOOSING->P9", "READ-CHOOSING->P1", "READ-CHOOSING->P7"},
 		state: bakery("[9,1,7]", e, e, e, "[9,1,7]", false, 0)})
 	if got := f.n.WaitingFor(); !slices.Equal(got, []int{iP9, iP1, iP7}) {
 		t.Errorf("waiting for %v", got)
@@ -157,11 +157,11 @@ func TestBD3_TakesOneMoreThanTheHighestAndChecksEveryone(t *testing.T) {
 func TestBW1_WaitsUntilJHasChosen(t *testing.T) {
 	f := inBakery(t)
 	f.deliver(MsgChoosing, iP9, 1)
-	f.check(expect{rules: []string{"BW1"}, effects: []string{"set poll 6"}, state: bakery("[9,1,7]", e, e, e, "[1,7]", true, 0)})
+	f.check(expect{rules: []string{"BW-1"}, effects: []string{"set poll 6"}, state: bakery("[9,1,7]", e, e, e, "[1,7]", true, 0)})
 	f.deliver(MsgChoosing, iP1, 1) // the poll is armed already: one timer for all
-	f.check(expect{rules: []string{"BW1"}, state: bakery("[9,1,7]", e, e, e, "[7]", true, 0)})
+	f.check(expect{rules: []string{"BW-1"}, state: bakery("[9,1,7]", e, e, e, "[7]", true, 0)})
 	f.deliver(MsgChoosing, iP7, 0)
-	f.check(expect{rules: []string{"BW1"}, sent: []string{"READ-NUMBER->P7"}, state: bakery("[9,1]", "[7]", e, e, "[7]", true, 0)})
+	f.check(expect{rules: []string{"BW-1"}, sent: []string{"READ-NUMBER->P7"}, state: bakery("[9,1]", "[7]", e, e, "[7]", true, 0)})
 
 	// Answers nobody awaits change nothing: P9's flag again before the re-read, and a
 	// number from P1 while its flag is still waited on.
@@ -189,7 +189,7 @@ func TestBW2(t *testing.T) {
 			j := slices.Index(unitIDs, tc.j)
 			f.deliver(MsgChoosing, j, 0)
 			f.deliver(MsgNumber, j, tc.v)
-			f.check(expect{rules: []string{"BW2"}, effects: tc.effects, state: tc.state})
+			f.check(expect{rules: []string{"BW-2"}, effects: tc.effects, state: tc.state})
 		})
 	}
 }
@@ -201,14 +201,14 @@ func TestBP1_ReadsAgainWhatItStillWaitsOn(t *testing.T) {
 	f.deliver(MsgNumber, iP1, 3)
 	f.Timer(TimerPoll)
 	// P7's first read is still on its way: it is not read twice.
-	f.check(expect{rules: []string{"BP1"}, sent: []string{"READ-CHOOSING->P9", "READ-NUMBER->P1"},
+	f.check(expect{rules: []string{"BP-1"}, sent: []string{"READ-CHOOSING->P9", "READ-NUMBER->P1"},
 		state: bakery("[9,7]", "[1]", "[[3,1]]", e, "[9,1,7]", false, 2)})
 	// A timer that is not armed (a stray from before) adds nothing.
 	f.Timer(TimerPoll)
 	f.check(expect{state: bakery("[9,7]", "[1]", "[[3,1]]", e, "[9,1,7]", false, 2)})
 
 	f.deliver(MsgNumber, iP1, 0) // P1 left the CS
-	f.check(expect{rules: []string{"BW2"}, state: bakery("[9,7]", e, e, "[1]", "[9,7]", false, 2)})
+	f.check(expect{rules: []string{"BW-2"}, state: bakery("[9,7]", e, e, "[1]", "[9,7]", false, 2)})
 }
 
 func TestBE1_EntersOnceEveryoneIsPassed(t *testing.T) {
@@ -219,7 +219,7 @@ func TestBE1_EntersOnceEveryoneIsPassed(t *testing.T) {
 	f.deliver(MsgNumber, iP7, 6)
 	f.deliver(MsgNumber, iP1, 0)
 	f.deliver(MsgNumber, iP9, 5)
-	f.check(expect{rules: []string{"BW2", "BE1"}, effects: []string{"enter"},
+	f.check(expect{rules: []string{"BW-2", "BE-1"}, effects: []string{"enter"},
 		state: st(cs.Held, false, 5, 4, "[9,1,7]", e, e, e, "[9,1,7]", e, false, 0)})
 	if got := f.n.WaitingFor(); got != nil {
 		t.Errorf("in the CS yet waiting for %v", got)
@@ -233,7 +233,7 @@ func TestBX1_ThrowsTheTicketAwayWithoutMessages(t *testing.T) {
 		f.deliver(MsgNumber, j, 0)
 	}
 	f.Step(sim.Input{Kind: sim.Release})
-	f.check(expect{rules: []string{"BX1"}, effects: []string{"exit"}, state: released})
+	f.check(expect{rules: []string{"BX-1"}, effects: []string{"exit"}, state: released})
 	f.Step(sim.Input{Kind: sim.Release}) // not in the CS
 	f.check(expect{state: released})
 }
@@ -241,19 +241,19 @@ func TestBX1_ThrowsTheTicketAwayWithoutMessages(t *testing.T) {
 func TestBS1_AnswersReadsWithTheCurrentValue(t *testing.T) {
 	f := newFixture(t, iP3)
 	f.deliver(MsgReadNumber, iP7, 0)
-	f.check(expect{rules: []string{"BS1"}, sent: []string{"NUMBER->P7(0)"}, state: released})
+	f.check(expect{rules: []string{"BS-1"}, sent: []string{"NUMBER->P7(0)"}, state: released})
 	f.deliver(MsgReadChoosing, iP7, 0)
-	f.check(expect{rules: []string{"BS1"}, sent: []string{"CHOOSING->P7(0)"}, state: released})
+	f.check(expect{rules: []string{"BS-1"}, sent: []string{"CHOOSING->P7(0)"}, state: released})
 
 	f.Step(sim.Input{Kind: sim.Request}) // in the doorway: choosing
 	f.deliver(MsgReadChoosing, iP1, 0)
-	f.check(expect{rules: []string{"BS1"}, sent: []string{"CHOOSING->P1(1)"}, state: doorway(0, e)})
+	f.check(expect{rules: []string{"BS-1"}, sent: []string{"CHOOSING->P1(1)"}, state: doorway(0, e)})
 
 	f = inBakery(t) // ticket 5, done choosing
 	f.deliver(MsgReadNumber, iP1, 0)
-	f.check(expect{rules: []string{"BS1"}, sent: []string{"NUMBER->P1(5)"}, state: bakery("[9,1,7]", e, e, e, "[9,1,7]", false, 0)})
+	f.check(expect{rules: []string{"BS-1"}, sent: []string{"NUMBER->P1(5)"}, state: bakery("[9,1,7]", e, e, e, "[9,1,7]", false, 0)})
 	f.deliver(MsgReadChoosing, iP1, 0)
-	f.check(expect{rules: []string{"BS1"}, sent: []string{"CHOOSING->P1(0)"}, state: bakery("[9,1,7]", e, e, e, "[9,1,7]", false, 0)})
+	f.check(expect{rules: []string{"BS-1"}, sent: []string{"CHOOSING->P1(0)"}, state: bakery("[9,1,7]", e, e, e, "[9,1,7]", false, 0)})
 }
 
 // net drives several nodes by hand: the test picks which message arrives next.
@@ -502,7 +502,7 @@ func TestRun_SeedSweep(t *testing.T) {
 			t.Fatalf("seed %d (N=%d): %d requests, %d entries", seed, n, req, ent)
 		}
 		rereads := 0
-		rereading := -1 // the node whose BP1 just fired: its sends that follow are re-reads
+		rereading := -1 // the node whose BP-1 just fired: its sends that follow are re-reads
 		asked := make([]int, n)
 		polls := make([]int, n)
 		ticketed := make([]bool, n) // through the doorway, not yet in the CS
@@ -516,17 +516,17 @@ func TestRun_SeedSweep(t *testing.T) {
 			switch {
 			case e.Type == sim.EvRequest:
 				asked[e.Node], polls[e.Node] = e.T, 0
-			case e.Type == sim.EvRule && e.Rule == "BP1":
+			case e.Type == sim.EvRule && e.Rule == "BP-1":
 				rereading = e.Node
 				polls[e.Node]++
-			case e.Type == sim.EvRule && e.Rule == "BD1":
+			case e.Type == sim.EvRule && e.Rule == "BD-1":
 				ahead[e.Node] = ahead[e.Node][:0]
 				for k := range n {
 					if ticketed[k] {
 						ahead[e.Node] = append(ahead[e.Node], k)
 					}
 				}
-			case e.Type == sim.EvRule && e.Rule == "BD3":
+			case e.Type == sim.EvRule && e.Rule == "BD-3":
 				ticketed[e.Node] = true
 			case e.Type == sim.EvEnter:
 				if len(ahead[e.Node]) > 0 {
@@ -559,7 +559,7 @@ func TestRun_ContentionCost(t *testing.T) {
 		entries := simtest.Count(evs, sim.EvEnter)
 		rereads := 0
 		for _, e := range evs {
-			if e.Type == sim.EvRule && e.Rule == "BP1" {
+			if e.Type == sim.EvRule && e.Rule == "BP-1" {
 				rereads++
 			}
 		}

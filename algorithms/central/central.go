@@ -11,7 +11,7 @@ import (
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
-// Cases of CG1, for the narration.
+// Cases of CG-1, for the narration.
 const (
 	WhyGranted = "granted"
 	WhyQueued  = "queued"
@@ -32,17 +32,17 @@ var Spec = sim.Spec{
 	Family:  sim.Mutex,
 	Summary: "One coordinator owns the CS and lends it out in arrival order: three messages an entry, and everything stops when the coordinator dies.",
 	Rules: []sim.Rule{
-		{Label: "CI1", Group: "Initialisation", Lines: []string{
+		{Label: "CI-1", Group: "Initialisation", Lines: []string{
 			"state := RELEASED",
 			"if i is the coordinator:",
 			"    holder := none; queue := empty"},
 			Says: "starts outside the CS; the coordinator starts with a free CS and nobody queued"},
-		{Label: "CA1", Group: "Asking for the CS", Lines: []string{
+		{Label: "CA-1", Group: "Asking for the CS", Lines: []string{
 			"state := WAITING",
 			"send REQUEST to the coordinator",
 			"    // the coordinator passes its own request to itself, no message"},
 			Says: "wants the CS and asks the coordinator"},
-		{Label: "CG1", Group: "Coordinator: REQUEST from j", Lines: []string{
+		{Label: "CG-1", Group: "Coordinator: REQUEST from j", Lines: []string{
 			"if holder = none:",
 			"    holder := j",
 			"    send GRANT to j",
@@ -54,19 +54,19 @@ var Spec = sim.Spec{
 				WhyGranted: "grants the CS to {from} at once: nobody holds it",
 				WhyQueued:  "queues {from}'s request: the CS is taken",
 			}},
-		{Label: "CD1", Group: "Client: DENIED", Lines: []string{
+		{Label: "CD-1", Group: "Client: DENIED", Lines: []string{
 			"stay WAITING   // the CS is busy; a GRANT will follow"},
 			Says: "learns the CS is busy and keeps waiting for its turn"},
-		{Label: "CE1", Group: "Client: GRANT", Lines: []string{
+		{Label: "CE-1", Group: "Client: GRANT", Lines: []string{
 			"state := HELD",
 			"enter the CS"},
 			Says: "has the coordinator's permission and enters the CS"},
-		{Label: "CR1", Group: "Leaving the CS", Lines: []string{
+		{Label: "CR-1", Group: "Leaving the CS", Lines: []string{
 			"state := RELEASED",
 			"send RELEASE to the coordinator",
 			"    // the coordinator releases to itself, no message"},
 			Says: "leaves the CS and tells the coordinator"},
-		{Label: "CG2", Group: "Coordinator: RELEASE from the holder", Lines: []string{
+		{Label: "CG-2", Group: "Coordinator: RELEASE from the holder", Lines: []string{
 			"holder := none",
 			"if queue is not empty:",
 			"    j := take the head of queue",
@@ -153,7 +153,7 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 	case sim.Init, sim.Recover:
 		// A recovered coordinator comes back with a free CS and an empty queue: it has
 		// forgotten who it let in and who was waiting.
-		ctx.Rule("CI1")
+		ctx.Rule("CI-1")
 		n.state = cs.Released
 		n.holder = -1
 		n.queue = n.queue[:0]
@@ -182,14 +182,14 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 			// Over a non-FIFO channel a DENIED can arrive after its GRANT: then it is
 			// old news and changes nothing.
 			if n.state == cs.Waiting {
-				ctx.Rule("CD1")
+				ctx.Rule("CD-1")
 			}
 		}
 	}
 }
 
 func (n *node) request(ctx *sim.Context) {
-	ctx.Rule("CA1")
+	ctx.Rule("CA-1")
 	n.state = cs.Waiting
 	if n.isCoord() {
 		n.onRequest(ctx, n.self)
@@ -198,17 +198,17 @@ func (n *node) request(ctx *sim.Context) {
 	ctx.Send(n.coord, sim.Message{Type: MsgRequest})
 }
 
-// onRequest is the coordinator's CG1 for a request from node j (possibly itself).
+// onRequest is the coordinator's CG-1 for a request from node j (possibly itself).
 func (n *node) onRequest(ctx *sim.Context, j int) {
 	// A REQUEST from the holder itself can overtake its RELEASE on a non-FIFO channel;
 	// queueing it like any other keeps the CS single-occupied.
 	switch {
 	case j == n.self:
-		ctx.Rule("CG1") // its own request: no sender to name
+		ctx.Rule("CG-1") // its own request: no sender to name
 	case n.holder >= 0:
-		ctx.RuleWhy("CG1", WhyQueued)
+		ctx.RuleWhy("CG-1", WhyQueued)
 	default:
-		ctx.RuleWhy("CG1", WhyGranted)
+		ctx.RuleWhy("CG-1", WhyGranted)
 	}
 	if n.holder >= 0 {
 		n.queue = append(n.queue, j)
@@ -236,13 +236,13 @@ func (n *node) onGrant(ctx *sim.Context) {
 	if n.state != cs.Waiting {
 		return
 	}
-	ctx.Rule("CE1")
+	ctx.Rule("CE-1")
 	n.state = cs.Held
 	ctx.Enter()
 }
 
 func (n *node) release(ctx *sim.Context) {
-	ctx.Rule("CR1")
+	ctx.Rule("CR-1")
 	n.state = cs.Released
 	ctx.Exit()
 	if n.isCoord() {
@@ -252,14 +252,14 @@ func (n *node) release(ctx *sim.Context) {
 	ctx.Send(n.coord, sim.Message{Type: MsgRelease})
 }
 
-// onRelease is the coordinator's CG2 for a release from node j (possibly itself).
+// onRelease is the coordinator's CG-2 for a release from node j (possibly itself).
 func (n *node) onRelease(ctx *sim.Context, j int) {
 	// Only the holder can give the CS back; a RELEASE from anyone else predates a
 	// coordinator restart and must not free a CS someone else now holds.
 	if j != n.holder {
 		return
 	}
-	ctx.Rule("CG2")
+	ctx.Rule("CG-2")
 	n.holder = -1
 	if len(n.queue) == 0 {
 		return

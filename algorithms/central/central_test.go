@@ -83,7 +83,7 @@ func TestCI1_StartsReleasedWithAFreeCS(t *testing.T) {
 		n := Spec.New(tc.self, setup(t, false)).(*node)
 		ctx := sim.NewContext(tc.self, ids5)
 		n.Step(ctx, &sim.Input{Kind: sim.Init})
-		checkStep(t, ctx, n, []string{"CI1"}, nil, tc.want)
+		checkStep(t, ctx, n, []string{"CI-1"}, nil, tc.want)
 	}
 }
 
@@ -93,13 +93,13 @@ func TestCI1_RecoveredCoordinatorStartsEmpty(t *testing.T) {
 	n := Spec.New(coordIdx, setup(t, false)).(*node)
 	ctx := sim.NewContext(coordIdx, ids5)
 	n.Step(ctx, &sim.Input{Kind: sim.Recover})
-	checkStep(t, ctx, n, []string{"CI1"}, nil, `{"state":"RELEASED","coordinator":14,"holder":-1,"queue":[]}`)
+	checkStep(t, ctx, n, []string{"CI-1"}, nil, `{"state":"RELEASED","coordinator":14,"holder":-1,"queue":[]}`)
 }
 
 func TestCA1_ClientAsksTheCoordinator(t *testing.T) {
 	n, ctx := newStarted(t, 1, false)
 	input(n, ctx, sim.Request)
-	checkStep(t, ctx, n, []string{"CA1"}, []sent{{MsgRequest, coordIdx}}, `{"state":"WAITING","coordinator":14}`)
+	checkStep(t, ctx, n, []string{"CA-1"}, []sent{{MsgRequest, coordIdx}}, `{"state":"WAITING","coordinator":14}`)
 
 	// A second request while waiting changes nothing.
 	input(n, ctx, sim.Request)
@@ -111,7 +111,7 @@ func TestCA1_CoordinatorAsksItselfWithoutMessages(t *testing.T) {
 		// The CS is free: it lets itself in at once.
 		n, ctx := newStarted(t, coordIdx, denied)
 		input(n, ctx, sim.Request)
-		checkStep(t, ctx, n, []string{"CA1", "CG1", "CE1"}, nil,
+		checkStep(t, ctx, n, []string{"CA-1", "CG-1", "CE-1"}, nil,
 			`{"state":"HELD","coordinator":14,"holder":14,"queue":[]}`)
 		if !hasEffect(ctx, sim.EnterCS) {
 			t.Errorf("denied=%v: the coordinator did not enter the CS", denied)
@@ -121,7 +121,7 @@ func TestCA1_CoordinatorAsksItselfWithoutMessages(t *testing.T) {
 		n, ctx = newStarted(t, coordIdx, denied)
 		deliver(n, ctx, MsgRequest, 2)
 		input(n, ctx, sim.Request)
-		checkStep(t, ctx, n, []string{"CA1", "CG1"}, nil,
+		checkStep(t, ctx, n, []string{"CA-1", "CG-1"}, nil,
 			`{"state":"WAITING","coordinator":14,"holder":12,"queue":[14]}`)
 		if hasEffect(ctx, sim.EnterCS) {
 			t.Errorf("denied=%v: the coordinator entered a busy CS", denied)
@@ -159,7 +159,7 @@ func TestCG1_CoordinatorGrantsOrQueues(t *testing.T) {
 				deliver(n, ctx, MsgRequest, j)
 			}
 			deliver(n, ctx, MsgRequest, tc.from)
-			checkStep(t, ctx, n, []string{"CG1"}, tc.wantSent, tc.want)
+			checkStep(t, ctx, n, []string{"CG-1"}, tc.wantSent, tc.want)
 		})
 	}
 }
@@ -168,7 +168,7 @@ func TestCD1_DeniedClientKeepsWaiting(t *testing.T) {
 	n, ctx := newStarted(t, 2, true)
 	input(n, ctx, sim.Request)
 	deliver(n, ctx, MsgDenied, coordIdx)
-	checkStep(t, ctx, n, []string{"CD1"}, nil, `{"state":"WAITING","coordinator":14}`)
+	checkStep(t, ctx, n, []string{"CD-1"}, nil, `{"state":"WAITING","coordinator":14}`)
 	if hasEffect(ctx, sim.EnterCS) {
 		t.Error("entered the CS on DENIED")
 	}
@@ -183,7 +183,7 @@ func TestCE1_GrantLetsTheClientIn(t *testing.T) {
 	n, ctx := newStarted(t, 0, false)
 	input(n, ctx, sim.Request)
 	deliver(n, ctx, MsgGrant, coordIdx)
-	checkStep(t, ctx, n, []string{"CE1"}, nil, `{"state":"HELD","coordinator":14}`)
+	checkStep(t, ctx, n, []string{"CE-1"}, nil, `{"state":"HELD","coordinator":14}`)
 	if !hasEffect(ctx, sim.EnterCS) {
 		t.Error("no enter effect")
 	}
@@ -203,7 +203,7 @@ func TestCR1_ClientReleasesToTheCoordinator(t *testing.T) {
 	input(n, ctx, sim.Request)
 	deliver(n, ctx, MsgGrant, coordIdx)
 	input(n, ctx, sim.Release)
-	checkStep(t, ctx, n, []string{"CR1"}, []sent{{MsgRelease, coordIdx}}, `{"state":"RELEASED","coordinator":14}`)
+	checkStep(t, ctx, n, []string{"CR-1"}, []sent{{MsgRelease, coordIdx}}, `{"state":"RELEASED","coordinator":14}`)
 	if !hasEffect(ctx, sim.ExitCS) {
 		t.Error("no exit effect")
 	}
@@ -219,7 +219,7 @@ func TestCR1_CoordinatorReleasesLocally(t *testing.T) {
 	deliver(n, ctx, MsgRequest, 1)
 	input(n, ctx, sim.Release)
 	// Its own release needs no message; the GRANT belongs to P11's entry.
-	checkStep(t, ctx, n, []string{"CR1", "CG2"}, []sent{{MsgGrant, 1}},
+	checkStep(t, ctx, n, []string{"CR-1", "CG-2"}, []sent{{MsgGrant, 1}},
 		`{"state":"RELEASED","coordinator":14,"holder":11,"queue":[]}`)
 	if !hasEffect(ctx, sim.ExitCS) {
 		t.Error("no exit effect")
@@ -236,11 +236,11 @@ func TestCG2_ReleaseGrantsTheHeadOfTheQueue(t *testing.T) {
 		wantSent  []sent
 		want      string
 	}{
-		{"empty queue frees the CS", []int{1}, false, 1, []string{"CG2"}, nil,
+		{"empty queue frees the CS", []int{1}, false, 1, []string{"CG-2"}, nil,
 			`{"state":"RELEASED","coordinator":14,"holder":-1,"queue":[]}`},
-		{"head of the queue is granted", []int{1, 2, 0}, false, 1, []string{"CG2"}, []sent{{MsgGrant, 2}},
+		{"head of the queue is granted", []int{1, 2, 0}, false, 1, []string{"CG-2"}, []sent{{MsgGrant, 2}},
 			`{"state":"RELEASED","coordinator":14,"holder":12,"queue":[10]}`},
-		{"coordinator at the head enters itself", []int{1}, true, 1, []string{"CG2", "CE1"}, nil,
+		{"coordinator at the head enters itself", []int{1}, true, 1, []string{"CG-2", "CE-1"}, nil,
 			`{"state":"HELD","coordinator":14,"holder":14,"queue":[]}`},
 		// A RELEASE from someone who is not the holder predates a coordinator restart:
 		// it must not free the CS.
@@ -437,7 +437,7 @@ func TestRun_DeniedUnderContention(t *testing.T) {
 			if got := msgsOf(evs, i); got != want {
 				t.Errorf("seed %d: P%d's entry took %d messages, want %d", seed, i, got, want)
 			}
-			if rules := simtest.Rules(evs, i); slices.Contains(rules, "CD1") == (i == first) {
+			if rules := simtest.Rules(evs, i); slices.Contains(rules, "CD-1") == (i == first) {
 				t.Errorf("seed %d: P%d fired %v", seed, i, rules)
 			}
 		}
@@ -599,7 +599,7 @@ func TestRun_RecoveredCoordinatorForgetsItsQueue(t *testing.T) {
 	if u := simtest.Unserved(evs, 5); len(u) != 1 || !strings.HasPrefix(u[0], "node index 2 ") {
 		t.Errorf("unserved %v, want only P2", u)
 	}
-	if rules := simtest.Rules(evs, 4); !slices.Equal(rules, []string{"CI1", "CG1", "CG1", "CI1", "CG1", "CG2"}) {
+	if rules := simtest.Rules(evs, 4); !slices.Equal(rules, []string{"CI-1", "CG-1", "CG-1", "CI-1", "CG-1", "CG-2"}) {
 		t.Errorf("coordinator rules %v", rules)
 	}
 }

@@ -26,31 +26,31 @@ var Spec = sim.Spec{
 	Family:  sim.Mutex,
 	Summary: "Everyone keeps the same timestamp-ordered queue of requests; enter at the head of your own queue once everyone has spoken after you. Correct only over FIFO channels.",
 	Rules: []sim.Rule{
-		{Label: "LI1", Group: "Initialisation", Lines: []string{
+		{Label: "LI-1", Group: "Initialisation", Lines: []string{
 			"state := RELEASED; clock := 0",
 			"queue := empty; latest[j] := 0 for every j",
 			"// after a crash the same: the process has forgotten every request it knew"},
 			Says: "starts outside the CS with an empty queue"},
-		{Label: "LA1", Group: "Asking for the CS", Lines: []string{
+		{Label: "LA-1", Group: "Asking for the CS", Lines: []string{
 			"clock := clock + 1; T := clock",
 			"state := REQUESTED",
 			"put (T, i) in my own queue",
 			"send REQUEST(T, i) to every other process"},
 			Says: "stamps a request, queues it locally and sends it to everyone"},
-		{Label: "LH1", Group: "Receiving REQUEST(Tj, j)", Lines: []string{
+		{Label: "LH-1", Group: "Receiving REQUEST(Tj, j)", Lines: []string{
 			"clock := max(clock, Tj) + 1; latest[j] := max(latest[j], Tj)",
 			"put (Tj, j) in my queue, in (timestamp, id) order",
 			"clock := clock + 1; send REPLY(clock) to j   // always, at once"},
 			Says: "queues the request and answers it at once"},
-		{Label: "LH2", Group: "Receiving REPLY(Tj) from j", Lines: []string{
+		{Label: "LH-2", Group: "Receiving REPLY(Tj) from j", Lines: []string{
 			"clock := max(clock, Tj) + 1; latest[j] := max(latest[j], Tj)",
 			"// a reply only proves that j has seen my request"},
 			Says: "notes that the sender has now spoken after its request"},
-		{Label: "LH3", Group: "Receiving RELEASE(Tj) from j", Lines: []string{
+		{Label: "LH-3", Group: "Receiving RELEASE(Tj) from j", Lines: []string{
 			"clock := max(clock, Tj) + 1; latest[j] := max(latest[j], Tj)",
 			"remove j's request from my queue   // the oldest one, if a late message left two"},
 			Says: "drops the releaser's request from its queue"},
-		{Label: "LE1", Group: "Entering the CS", Lines: []string{
+		{Label: "LE-1", Group: "Entering the CS", Lines: []string{
 			"if state = REQUESTED",
 			"   and (T, i) heads my queue",
 			"   and (latest[j], j) > (T, i) for every j ≠ i:",
@@ -58,7 +58,7 @@ var Spec = sim.Spec{
 			"    enter the CS",
 			"// checked after my request and after every message"},
 			Says: "heads its own queue and has heard something later from everyone, so it enters"},
-		{Label: "LR1", Group: "Leaving the CS", Lines: []string{
+		{Label: "LR-1", Group: "Leaving the CS", Lines: []string{
 			"state := RELEASED",
 			"remove (T, i) from my queue",
 			"clock := clock + 1; send RELEASE(clock) to every other process"},
@@ -116,8 +116,8 @@ func (n *node) before(a, b entry) bool {
 func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 	switch in.Kind {
 	case sim.Init, sim.Recover:
-		// The kernel builds a fresh state on recovery; LI1 just says so.
-		ctx.Rule("LI1")
+		// The kernel builds a fresh state on recovery; LI-1 just says so.
+		ctx.Rule("LI-1")
 	case sim.Request:
 		if n.state == cs.Released {
 			n.request(ctx)
@@ -135,7 +135,7 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 		case MsgRequest:
 			n.onRequest(ctx, m)
 		case MsgReply:
-			ctx.Rule("LH2")
+			ctx.Rule("LH-2")
 		case MsgRelease:
 			n.onRelease(ctx, m)
 		}
@@ -144,7 +144,7 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 }
 
 func (n *node) request(ctx *sim.Context) {
-	ctx.Rule("LA1")
+	ctx.Rule("LA-1")
 	n.clock++
 	n.ts = n.clock
 	n.state = cs.Requested
@@ -165,7 +165,7 @@ func (n *node) insert(e entry) {
 }
 
 func (n *node) onRequest(ctx *sim.Context, m *sim.Message) {
-	ctx.Rule("LH1")
+	ctx.Rule("LH-1")
 	n.insert(entry{m.TS, m.From})
 	n.clock++
 	ctx.Send(m.From, sim.Message{Type: MsgReply, TS: n.clock})
@@ -175,7 +175,7 @@ func (n *node) onRequest(ctx *sim.Context, m *sim.Message) {
 // without FIFO a RELEASE can arrive before the REQUEST it releases (nothing to remove,
 // and the late REQUEST then stays queued for ever) or after the sender's next REQUEST.
 func (n *node) onRelease(ctx *sim.Context, m *sim.Message) {
-	ctx.Rule("LH3")
+	ctx.Rule("LH-3")
 	if k := slices.IndexFunc(n.queue, func(e entry) bool { return e.j == m.From }); k >= 0 {
 		n.queue = slices.Delete(n.queue, k, k+1)
 	}
@@ -195,13 +195,13 @@ func (n *node) tryEnter(ctx *sim.Context) {
 			return
 		}
 	}
-	ctx.Rule("LE1")
+	ctx.Rule("LE-1")
 	n.state = cs.Held
 	ctx.Enter()
 }
 
 func (n *node) release(ctx *sim.Context) {
-	ctx.Rule("LR1")
+	ctx.Rule("LR-1")
 	n.state = cs.Released
 	n.queue = slices.DeleteFunc(n.queue, func(e entry) bool { return e.j == n.self })
 	n.ts = 0

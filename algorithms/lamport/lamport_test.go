@@ -50,8 +50,8 @@ func TestLI1_StartsReleasedWithAnEmptyQueue(t *testing.T) {
 		n := Spec.New(1, &sim.Setup{IDs: ids3})
 		ctx := sim.NewContext(1, ids3)
 		n.Step(ctx, &sim.Input{Kind: kind})
-		if got := ctx.Rules(); !slices.Equal(got, []string{"LI1"}) {
-			t.Errorf("%v: rules %v, want [LI1]", kind, got)
+		if got := ctx.Rules(); !slices.Equal(got, []string{"LI-1"}) {
+			t.Errorf("%v: rules %v, want [LI-1]", kind, got)
 		}
 		if len(ctx.Effects()) != 1 {
 			t.Errorf("%v: effects %v, want only the rule", kind, ctx.Effects())
@@ -66,7 +66,7 @@ func TestLA1_StampsQueuesAndSendsTheRequest(t *testing.T) {
 	f := newFixture(t, 1, ids3)
 	f.deliver(MsgReply, 2, 4) // a stray message only moves the clock to 5
 	f.Step(sim.Input{Kind: sim.Request})
-	f.WantRules("LA1")
+	f.WantRules("LA-1")
 	f.wantSent("REQUEST->0@6", "REQUEST->2@6")
 	f.WantState(`{"state":"REQUESTED","clock":6,"ts":6,"queue":[[6,10]],"latest":[0,0,4],"heard":[]}`)
 
@@ -131,7 +131,7 @@ func TestLH1_QueuesTheRequestAndRepliesAtOnce(t *testing.T) {
 				tc.setup(f)
 			}
 			f.deliver(MsgRequest, tc.from, tc.ts)
-			f.WantRules("LH1")
+			f.WantRules("LH-1")
 			f.wantSent(tc.wantSent...)
 			f.WantState(tc.wantState)
 		})
@@ -142,7 +142,7 @@ func TestLH2_ReplyCountsAsALaterMessage(t *testing.T) {
 	f := newFixture(t, 2, ids3)
 	f.Step(sim.Input{Kind: sim.Request})
 	f.deliver(MsgReply, 0, 3)
-	f.WantRules("LH2")
+	f.WantRules("LH-2")
 	f.wantSent()
 	f.WantState(`{"state":"REQUESTED","clock":4,"ts":1,"queue":[[1,30]],"latest":[3,0,0],"heard":[20]}`)
 	if got := f.n.WaitingFor(); !slices.Equal(got, []int{1}) {
@@ -150,7 +150,7 @@ func TestLH2_ReplyCountsAsALaterMessage(t *testing.T) {
 	}
 	// An older message arriving late (non-FIFO) does not lower what was heard.
 	f.deliver(MsgReply, 0, 1)
-	f.WantRules("LH2")
+	f.WantRules("LH-2")
 	f.WantState(`{"state":"REQUESTED","clock":5,"ts":1,"queue":[[1,30]],"latest":[3,0,0],"heard":[20]}`)
 }
 
@@ -160,7 +160,7 @@ func TestLH3_ReleaseRemovesTheSendersRequest(t *testing.T) {
 		f.deliver(MsgRequest, 0, 1)
 		f.deliver(MsgRequest, 1, 2)
 		f.deliver(MsgRelease, 0, 6)
-		f.WantRules("LH3")
+		f.WantRules("LH-3")
 		f.wantSent()
 		f.WantState(`{"state":"RELEASED","clock":7,"ts":0,"queue":[[2,10]],"latest":[6,2,0],"heard":[]}`)
 	})
@@ -170,7 +170,7 @@ func TestLH3_ReleaseRemovesTheSendersRequest(t *testing.T) {
 		f.deliver(MsgRequest, 0, 1)
 		f.deliver(MsgRequest, 0, 8)
 		f.deliver(MsgRelease, 0, 5)
-		f.WantRules("LH3")
+		f.WantRules("LH-3")
 		f.WantState(`{"state":"RELEASED","clock":11,"ts":0,"queue":[[8,20]],"latest":[8,0,0],"heard":[]}`)
 	})
 	t.Run("BeforeItsRequest", func(t *testing.T) {
@@ -178,7 +178,7 @@ func TestLH3_ReleaseRemovesTheSendersRequest(t *testing.T) {
 		// the REQUEST arriving next stays queued with no RELEASE to come.
 		f := newFixture(t, 2, ids3)
 		f.deliver(MsgRelease, 0, 5)
-		f.WantRules("LH3")
+		f.WantRules("LH-3")
 		f.deliver(MsgRequest, 0, 1)
 		f.WantState(`{"state":"RELEASED","clock":8,"ts":0,"queue":[[1,20]],"latest":[5,0,0],"heard":[]}`)
 	})
@@ -208,9 +208,9 @@ func TestLE1_EntersAtTheHeadOnceEveryoneSpokeLater(t *testing.T) {
 			entered := false
 			for k, m := range tc.msgs {
 				f.deliver(m.Type, m.From, m.TS)
-				got := slices.Contains(f.Ctx.Rules(), "LE1")
+				got := slices.Contains(f.Ctx.Rules(), "LE-1")
 				if got != f.Has(sim.EnterCS) {
-					t.Fatalf("message %d: LE1 fired %v but entered %v", k, got, !got)
+					t.Fatalf("message %d: LE-1 fired %v but entered %v", k, got, !got)
 				}
 				if got && k != len(tc.msgs)-1 {
 					t.Fatalf("entered after message %d of %d", k+1, len(tc.msgs))
@@ -232,12 +232,12 @@ func TestLR1_ReleasesToEveryone(t *testing.T) {
 	f.Step(sim.Input{Kind: sim.Request})
 	f.deliver(MsgReply, 0, 2)
 	f.deliver(MsgRequest, 2, 5) // queued behind the own request, replied to at once
-	f.WantRules("LH1", "LE1")
+	f.WantRules("LH-1", "LE-1")
 	f.Step(sim.Input{Kind: sim.Release})
-	f.WantRules("LR1")
+	f.WantRules("LR-1")
 	f.wantSent("RELEASE->0@8", "RELEASE->2@8")
 	if e := f.Ctx.Effects(); e[1].Kind != sim.ExitCS {
-		t.Fatalf("second effect %v, want ExitCS right after LR1", e[1].Kind)
+		t.Fatalf("second effect %v, want ExitCS right after LR-1", e[1].Kind)
 	}
 	f.WantState(`{"state":"RELEASED","clock":8,"ts":0,"queue":[[5,30]],"latest":[2,0,5],"heard":[]}`)
 
@@ -549,7 +549,7 @@ func TestCrashBlocksEveryone(t *testing.T) {
 	if len(v) == 0 || !strings.HasPrefix(v[0], "deadlock: ") || !strings.Contains(v[0], "P0 still wait") {
 		t.Fatalf("violations %v, want a deadlock naming P0", v)
 	}
-	if got := simtest.Rules(evs, 2); !slices.Equal(got, []string{"LI1", "LI1"}) {
-		t.Fatalf("P2 fired %v, want LI1 at start and on recovery", got)
+	if got := simtest.Rules(evs, 2); !slices.Equal(got, []string{"LI-1", "LI-1"}) {
+		t.Fatalf("P2 fired %v, want LI-1 at start and on recovery", got)
 	}
 }

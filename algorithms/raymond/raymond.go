@@ -33,37 +33,37 @@ var Spec = sim.Spec{
 	Family:  sim.Mutex,
 	Summary: "Requests climb a tree towards the token and the token comes back down the same path, so an entry costs a number of messages proportional to the tree's height: O(log N) on a balanced tree.",
 	Rules: []sim.Rule{
-		{Label: "RY1", Group: "Initialisation", Lines: []string{
+		{Label: "RY-1", Group: "Initialisation", Lines: []string{
 			"holder := my parent in the tree (the root: myself, it has the token)",
 			"queue := empty; asked := false; using := false"},
 			Says: "points towards the root, which starts with the token"},
-		{Label: "RY2", Group: "Asking for the CS", Lines: []string{
+		{Label: "RY-2", Group: "Asking for the CS", Lines: []string{
 			"append myself to queue",
-			"ASSIGN (RY6); ASK (RY7)"},
+			"ASSIGN (RY-6); ASK (RY-7)"},
 			Says: "wants the CS and queues its own request"},
-		{Label: "RY3", Group: "Receiving REQUEST from neighbour j", Lines: []string{
+		{Label: "RY-3", Group: "Receiving REQUEST from neighbour j", Lines: []string{
 			"append j to queue",
-			"ASSIGN (RY6); ASK (RY7)"},
+			"ASSIGN (RY-6); ASK (RY-7)"},
 			Says: "queues a neighbour's request"},
-		{Label: "RY4", Group: "Receiving PRIVILEGE", Lines: []string{
+		{Label: "RY-4", Group: "Receiving PRIVILEGE", Lines: []string{
 			"holder := myself   // the token is here",
-			"ASSIGN (RY6); ASK (RY7)"},
+			"ASSIGN (RY-6); ASK (RY-7)"},
 			Says: "receives the token"},
-		{Label: "RY5", Group: "Leaving the CS", Lines: []string{
+		{Label: "RY-5", Group: "Leaving the CS", Lines: []string{
 			"using := false",
-			"ASSIGN (RY6); ASK (RY7)"},
+			"ASSIGN (RY-6); ASK (RY-7)"},
 			Says: "leaves the CS"},
-		{Label: "RY6", Group: "ASSIGN: passing the token down", Lines: []string{
+		{Label: "RY-6", Group: "ASSIGN: passing the token down", Lines: []string{
 			"if holder = myself and not using and queue is not empty:",
 			"    holder := take the head of queue; asked := false",
 			"    if holder = myself: using := true; enter the CS",
 			"    else: send PRIVILEGE to holder"},
 			Says: "hands the token to the first in its queue, or enters the CS if that is itself"},
-		{Label: "RY7", Group: "ASK: passing a request up", Lines: []string{
+		{Label: "RY-7", Group: "ASK: passing a request up", Lines: []string{
 			"if holder != myself and queue is not empty and not asked:",
 			"    send REQUEST to holder; asked := true"},
 			Says: "asks its holder for the token on behalf of its queue"},
-		{Label: "RY8", Group: "Recovering after a crash", Lines: []string{
+		{Label: "RY-8", Group: "Recovering after a crash", Lines: []string{
 			"queue := empty; asked := false; using := false; no token",
 			"holder := my parent (the root: its first child)",
 			"// whatever was queued or held here is lost, and the pointers may now",
@@ -235,14 +235,14 @@ func newNode(self int, setup *sim.Setup) sim.Node {
 func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 	switch in.Kind {
 	case sim.Init:
-		ctx.Rule("RY1")
+		ctx.Rule("RY-1")
 		n.holder = n.parent
 		if n.parent < 0 {
 			n.holder = n.self
 		}
 		n.queue, n.asked, n.using = n.queue[:0], false, false
 	case sim.Recover:
-		ctx.Rule("RY8")
+		ctx.Rule("RY-8")
 		n.holder = n.parent
 		if n.parent < 0 {
 			n.holder = n.child
@@ -250,13 +250,13 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 		n.queue, n.asked, n.using = n.queue[:0], false, false
 	case sim.Request:
 		if !n.using && !slices.Contains(n.queue, n.self) {
-			ctx.Rule("RY2")
+			ctx.Rule("RY-2")
 			n.queue = append(n.queue, n.self)
 			n.assignAndAsk(ctx)
 		}
 	case sim.Release:
 		if n.using {
-			ctx.Rule("RY5")
+			ctx.Rule("RY-5")
 			n.using = false
 			ctx.Exit()
 			n.assignAndAsk(ctx)
@@ -264,11 +264,11 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 	case sim.Deliver:
 		switch in.Msg.Type {
 		case MsgRequest:
-			ctx.Rule("RY3")
+			ctx.Rule("RY-3")
 			n.queue = append(n.queue, in.Msg.From)
 			n.assignAndAsk(ctx)
 		case MsgPrivilege:
-			ctx.Rule("RY4")
+			ctx.Rule("RY-4")
 			n.holder = n.self
 			n.assignAndAsk(ctx)
 		}
@@ -280,12 +280,12 @@ func (n *node) assignAndAsk(ctx *sim.Context) {
 	n.ask(ctx)
 }
 
-// assign is RY6.
+// assign is RY-6.
 func (n *node) assign(ctx *sim.Context) {
 	if n.holder != n.self || n.using || len(n.queue) == 0 {
 		return
 	}
-	ctx.Rule("RY6")
+	ctx.Rule("RY-6")
 	n.holder = n.queue[0]
 	n.queue = slices.Delete(n.queue, 0, 1)
 	n.asked = false
@@ -297,12 +297,12 @@ func (n *node) assign(ctx *sim.Context) {
 	ctx.Send(n.holder, sim.Message{Type: MsgPrivilege})
 }
 
-// ask is RY7.
+// ask is RY-7.
 func (n *node) ask(ctx *sim.Context) {
 	if n.holder == n.self || len(n.queue) == 0 || n.asked {
 		return
 	}
-	ctx.Rule("RY7")
+	ctx.Rule("RY-7")
 	ctx.Send(n.holder, sim.Message{Type: MsgRequest})
 	n.asked = true
 }

@@ -80,20 +80,20 @@ func TestRY1_EveryonePointsTowardsTheRoot(t *testing.T) {
 		holder, paren int
 	}{{iP3, 3, -1}, {iP9, 3, 3}, {iP1, 3, 3}, {iP7, 9, 9}, {iP5, 9, 9}} {
 		f := newFixture(t, tc.self)
-		f.check(expect{rules: []string{"RY1"}, state: st(cs.Released, tc.holder, "[]", false, tc.paren)})
+		f.check(expect{rules: []string{"RY-1"}, state: st(cs.Released, tc.holder, "[]", false, tc.paren)})
 	}
 }
 
 func TestRY2_RequestWithoutTheTokenAsksTheHolder(t *testing.T) {
 	f := newFixture(t, iP7)
 	f.Step(sim.Input{Kind: sim.Request})
-	f.check(expect{rules: []string{"RY2", "RY7"}, sent: []string{"REQUEST->1"}, state: st(cs.Requested, 9, "[7]", true, 9)})
+	f.check(expect{rules: []string{"RY-2", "RY-7"}, sent: []string{"REQUEST->1"}, state: st(cs.Requested, 9, "[7]", true, 9)})
 }
 
 func TestRY2_RequestWithTheTokenEntersAtOnce(t *testing.T) {
 	f := newFixture(t, iP3)
 	f.Step(sim.Input{Kind: sim.Request})
-	f.check(expect{rules: []string{"RY2", "RY6"}, cs: []string{"enter"}, state: st(cs.Held, 3, "[]", false, -1)})
+	f.check(expect{rules: []string{"RY-2", "RY-6"}, cs: []string{"enter"}, state: st(cs.Held, 3, "[]", false, -1)})
 }
 
 func TestRY3(t *testing.T) {
@@ -107,15 +107,15 @@ func TestRY3(t *testing.T) {
 		state string
 	}{
 		{name: "FirstRequestIsPassedUp", self: iP9, from: iP7,
-			rules: []string{"RY3", "RY7"}, sent: []string{"REQUEST->0"}, state: st(cs.Released, 3, "[7]", true, 3)},
+			rules: []string{"RY-3", "RY-7"}, sent: []string{"REQUEST->0"}, state: st(cs.Released, 3, "[7]", true, 3)},
 		{name: "LaterRequestsOnlyQueueWhileAsked", self: iP9, from: iP5,
 			setup: func(f *fixture) { f.deliver(MsgRequest, iP7) },
-			rules: []string{"RY3"}, state: st(cs.Released, 3, "[7,5]", true, 3)},
+			rules: []string{"RY-3"}, state: st(cs.Released, 3, "[7,5]", true, 3)},
 		{name: "IdleHolderSendsTheToken", self: iP3, from: iP1,
-			rules: []string{"RY3", "RY6"}, sent: []string{"PRIVILEGE->2"}, state: st(cs.Released, 1, "[]", false, -1)},
+			rules: []string{"RY-3", "RY-6"}, sent: []string{"PRIVILEGE->2"}, state: st(cs.Released, 1, "[]", false, -1)},
 		{name: "HolderInTheCSQueues", self: iP3, from: iP1,
 			setup: func(f *fixture) { f.Step(sim.Input{Kind: sim.Request}) },
-			rules: []string{"RY3"}, state: st(cs.Held, 3, "[1]", false, -1)},
+			rules: []string{"RY-3"}, state: st(cs.Held, 3, "[1]", false, -1)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -134,7 +134,7 @@ func TestRY4(t *testing.T) {
 		f := newFixture(t, iP7)
 		f.Step(sim.Input{Kind: sim.Request})
 		f.deliver(MsgPrivilege, iP9)
-		f.check(expect{rules: []string{"RY4", "RY6"}, cs: []string{"enter"}, state: st(cs.Held, 7, "[]", false, 9)})
+		f.check(expect{rules: []string{"RY-4", "RY-6"}, cs: []string{"enter"}, state: st(cs.Held, 7, "[]", false, 9)})
 	})
 	t.Run("TokenForTheHeadGoesOnAndTheRestAsksForItBack", func(t *testing.T) {
 		f := newFixture(t, iP9)
@@ -144,7 +144,7 @@ func TestRY4(t *testing.T) {
 		f.deliver(MsgPrivilege, iP3)
 		// P7 asked first: the token goes down to it, and P9 asks P7 for it back on
 		// behalf of P5 and itself.
-		f.check(expect{rules: []string{"RY4", "RY6", "RY7"}, sent: []string{"PRIVILEGE->3", "REQUEST->3"},
+		f.check(expect{rules: []string{"RY-4", "RY-6", "RY-7"}, sent: []string{"PRIVILEGE->3", "REQUEST->3"},
 			state: st(cs.Requested, 7, "[5,9]", true, 3)})
 	})
 }
@@ -155,7 +155,7 @@ func TestRY5_LeavingHandsTheTokenToTheHeadOfTheQueue(t *testing.T) {
 	f.deliver(MsgRequest, iP1)
 	f.deliver(MsgRequest, iP9)
 	f.Step(sim.Input{Kind: sim.Release})
-	f.check(expect{rules: []string{"RY5", "RY6", "RY7"}, sent: []string{"PRIVILEGE->2", "REQUEST->2"}, cs: []string{"exit"},
+	f.check(expect{rules: []string{"RY-5", "RY-6", "RY-7"}, sent: []string{"PRIVILEGE->2", "REQUEST->2"}, cs: []string{"exit"},
 		state: st(cs.Released, 1, "[9]", true, -1)})
 }
 
@@ -163,22 +163,22 @@ func TestRY5_LeavingWithNobodyQueuedKeepsTheToken(t *testing.T) {
 	f := newFixture(t, iP3)
 	f.Step(sim.Input{Kind: sim.Request})
 	f.Step(sim.Input{Kind: sim.Release})
-	f.check(expect{rules: []string{"RY5"}, cs: []string{"exit"}, state: st(cs.Released, 3, "[]", false, -1)})
+	f.check(expect{rules: []string{"RY-5"}, cs: []string{"exit"}, state: st(cs.Released, 3, "[]", false, -1)})
 }
 
 func TestRY6_AssignResetsAsked(t *testing.T) {
 	f := newFixture(t, iP1)
 	f.Step(sim.Input{Kind: sim.Request}) // asked := true
 	f.deliver(MsgPrivilege, iP3)
-	f.check(expect{rules: []string{"RY4", "RY6"}, cs: []string{"enter"}, state: st(cs.Held, 1, "[]", false, 3)})
+	f.check(expect{rules: []string{"RY-4", "RY-6"}, cs: []string{"enter"}, state: st(cs.Held, 1, "[]", false, 3)})
 }
 
 func TestRY7_AsksOnlyOnceUntilTheTokenComes(t *testing.T) {
 	f := newFixture(t, iP9)
 	f.Step(sim.Input{Kind: sim.Request})
-	f.check(expect{rules: []string{"RY2", "RY7"}, sent: []string{"REQUEST->0"}, state: st(cs.Requested, 3, "[9]", true, 3)})
+	f.check(expect{rules: []string{"RY-2", "RY-7"}, sent: []string{"REQUEST->0"}, state: st(cs.Requested, 3, "[9]", true, 3)})
 	f.deliver(MsgRequest, iP5)
-	f.check(expect{rules: []string{"RY3"}, state: st(cs.Requested, 3, "[9,5]", true, 3)})
+	f.check(expect{rules: []string{"RY-3"}, state: st(cs.Requested, 3, "[9,5]", true, 3)})
 }
 
 func TestRY8_RecoveredProcessHasNoTokenAndPointsAtItsParent(t *testing.T) {
@@ -193,7 +193,7 @@ func TestRY8_RecoveredProcessHasNoTokenAndPointsAtItsParent(t *testing.T) {
 		if tc.self == iP3 {
 			parent = -1
 		}
-		f.check(expect{rules: []string{"RY8"}, state: st(cs.Released, tc.holder, "[]", false, parent)})
+		f.check(expect{rules: []string{"RY-8"}, state: st(cs.Released, tc.holder, "[]", false, parent)})
 	}
 }
 

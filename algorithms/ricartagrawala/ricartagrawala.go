@@ -31,25 +31,25 @@ var Spec = sim.Spec{
 	Family:  sim.Mutex,
 	Summary: "Ask everyone, enter when all have said yes: the older request (Lamport timestamp, then id) wins, the younger one is answered later.",
 	Rules: []sim.Rule{
-		{Label: "RI1", Group: "Initialisation", Lines: []string{
+		{Label: "RI1", Notes: "000", Group: "Initialisation", Lines: []string{
 			"state := RELEASED"},
 			Says: "starts outside the CS (RELEASED)"},
-		{Label: "RA1", Group: "Asking for the CS", Lines: []string{
+		{Label: "RA1", Notes: "000", Group: "Asking for the CS", Lines: []string{
 			"state := REQUESTED",
 			"T := clock   // the timestamp of this request"},
 			Says: "wants the CS and stamps its request with its clock"},
-		{Label: "RA2", Group: "Asking for the CS", Lines: []string{
+		{Label: "RA2", Notes: "000", Group: "Asking for the CS", Lines: []string{
 			"send REQUEST(T, i) to every other process"},
 			Says: "asks every other process for permission"},
-		{Label: "RA3", Group: "Asking for the CS", Lines: []string{
+		{Label: "RA3", Notes: "000", Group: "Asking for the CS", Lines: []string{
 			"wait until all n-1 others have replied"},
 			Says: "counts a reply and keeps waiting for the rest",
 			Why:  map[string]string{WhyCounted: "counts {from}'s reply"}},
-		{Label: "RE1", Group: "Entering the CS", Lines: []string{
+		{Label: "RE1", Notes: "000", Group: "Entering the CS", Lines: []string{
 			"state := HELD",
 			"enter the CS"},
 			Says: "has every reply and enters the CS"},
-		{Label: "RH1", Group: "Receiving REQUEST(Tj, j)", Lines: []string{
+		{Label: "RH1", Notes: "000", Group: "Receiving REQUEST(Tj, j)", Lines: []string{
 			"if state = HELD or (state = REQUESTED and (T, i) < (Tj, j))",
 			"    queue j's request, do not answer yet",
 			"else",
@@ -61,7 +61,7 @@ var Spec = sim.Spec{
 				WhyYounger: "answers {from}'s request at once: {from}'s request is older than its own",
 				WhyIdle:    "answers {from}'s request at once: it does not want the CS",
 			}},
-		{Label: "RR1", Group: "Leaving the CS", Lines: []string{
+		{Label: "RR1", Notes: "000", Group: "Leaving the CS", Lines: []string{
 			"state := RELEASED",
 			"send REPLY to every queued request"},
 			Says: "leaves the CS and answers everyone it made wait"},

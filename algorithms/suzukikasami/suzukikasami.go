@@ -26,28 +26,28 @@ var Spec = sim.Spec{
 	Family:  sim.Mutex,
 	Summary: "Broadcast a numbered request and wait for the token, which remembers the last request it served for everyone: N messages an entry, none if the token is already here.",
 	Rules: []sim.Rule{
-		{Label: "SK1", Group: "Initialisation", Lines: []string{
+		{Label: "SK-1", Group: "Initialisation", Lines: []string{
 			"RN[k] := 0 for every k   // highest request number heard from k",
 			"state := RELEASED",
 			"the initial holder gets the token: LN[k] := 0 for every k, Q := empty"},
 			Says: "starts with no request heard; one process starts with the token"},
-		{Label: "SK2", Group: "Asking for the CS", Lines: []string{
+		{Label: "SK-2", Group: "Asking for the CS", Lines: []string{
 			"state := REQUESTED",
 			"if I hold the token: state := HELD; enter the CS   // no message",
 			"else:",
 			"    RN[i] := RN[i] + 1",
 			"    send REQUEST(i, RN[i]) to every other process"},
 			Says: "wants the CS: enters at once with the token, otherwise broadcasts a numbered request"},
-		{Label: "SK3", Group: "Receiving REQUEST(j, sn)", Lines: []string{
+		{Label: "SK-3", Group: "Receiving REQUEST(j, sn)", Lines: []string{
 			"RN[j] := max(RN[j], sn)   // an old, overtaken request changes nothing",
 			"if I hold the token, am not in the CS and RN[j] = LN[j] + 1:",
 			"    send TOKEN(LN, Q) to j   // j's request is outstanding"},
 			Says: "records the request and hands over an idle token if the request is new"},
-		{Label: "SK4", Group: "Receiving TOKEN(LN, Q)", Lines: []string{
+		{Label: "SK-4", Group: "Receiving TOKEN(LN, Q)", Lines: []string{
 			"keep the token",
 			"state := HELD; enter the CS"},
 			Says: "receives the token and enters the CS"},
-		{Label: "SK5", Group: "Leaving the CS", Lines: []string{
+		{Label: "SK-5", Group: "Leaving the CS", Lines: []string{
 			"state := RELEASED",
 			"LN[i] := RN[i]   // my request is served",
 			"for k = i+1, ..., N, 1, ..., i-1:",
@@ -56,12 +56,12 @@ var Spec = sim.Spec{
 			"    j := take the head of Q; send TOKEN(LN, Q) to j",
 			"else keep the token"},
 			Says: "leaves the CS, queues every outstanding request and passes the token to the head of the queue"},
-		{Label: "SK6", Group: "Recovering after a crash", Lines: []string{
-			"start as in SK1 but without the token (one held before the crash is lost)",
+		{Label: "SK-6", Group: "Recovering after a crash", Lines: []string{
+			"start as in SK-1 but without the token (one held before the crash is lost)",
 			"// RN restarts at 0: my next requests carry numbers the others have",
 			"// already seen, so they go unanswered: the algorithm assumes no failures",
 			"if a TOKEN reaches me while I do not want the CS:",
-			"    pass it on as in SK5, without touching LN"},
+			"    pass it on as in SK-5, without touching LN"},
 			Says: "comes back without the token and with forgotten request numbers"},
 	},
 	Vars: []sim.Var{
@@ -125,14 +125,14 @@ func newNode(self int, setup *sim.Setup) sim.Node {
 func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 	switch in.Kind {
 	case sim.Init:
-		ctx.Rule("SK1")
+		ctx.Rule("SK-1")
 		n.reset()
 		if n.self == n.holder {
 			n.token = true
 			n.ln = make([]int, len(n.ids))
 		}
 	case sim.Recover:
-		ctx.Rule("SK6")
+		ctx.Rule("SK-6")
 		n.reset()
 	case sim.Request:
 		if n.state == cs.Released {
@@ -158,7 +158,7 @@ func (n *node) reset() {
 }
 
 func (n *node) request(ctx *sim.Context) {
-	ctx.Rule("SK2")
+	ctx.Rule("SK-2")
 	n.state = cs.Requested
 	if n.token {
 		n.state = cs.Held
@@ -174,7 +174,7 @@ func (n *node) request(ctx *sim.Context) {
 }
 
 func (n *node) onRequest(ctx *sim.Context, j, sn int) {
-	ctx.Rule("SK3")
+	ctx.Rule("SK-3")
 	n.rn[j] = max(n.rn[j], sn)
 	if n.token && n.state != cs.Held && n.rn[j] == n.ln[j]+1 {
 		n.sendToken(ctx, j)
@@ -200,18 +200,18 @@ func (n *node) onToken(ctx *sim.Context, m *sim.Message) {
 		}
 	}
 	if n.state == cs.Requested {
-		ctx.Rule("SK4")
+		ctx.Rule("SK-4")
 		n.state = cs.Held
 		ctx.Enter()
 		return
 	}
-	// Sent to an earlier incarnation of this process (SK6): pass it on.
-	ctx.Rule("SK6")
+	// Sent to an earlier incarnation of this process (SK-6): pass it on.
+	ctx.Rule("SK-6")
 	n.dispatch(ctx)
 }
 
 func (n *node) release(ctx *sim.Context) {
-	ctx.Rule("SK5")
+	ctx.Rule("SK-5")
 	n.state = cs.Released
 	ctx.Exit()
 	n.ln[n.self] = n.rn[n.self]

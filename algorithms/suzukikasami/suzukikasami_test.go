@@ -84,24 +84,24 @@ func st(state string, token bool, rn, ln, q string) string {
 
 func TestSK1_OneProcessStartsWithTheToken(t *testing.T) {
 	f := newFixture(t, iP3, "")
-	f.check(expect{rules: []string{"SK1"}, state: st(cs.Released, true, "[0,0,0,0]", "[0,0,0,0]", "[]")})
+	f.check(expect{rules: []string{"SK-1"}, state: st(cs.Released, true, "[0,0,0,0]", "[0,0,0,0]", "[]")})
 	g := newFixture(t, iP9, "")
-	g.check(expect{rules: []string{"SK1"}, state: st(cs.Released, false, "[0,0,0,0]", "[]", "[]")})
+	g.check(expect{rules: []string{"SK-1"}, state: st(cs.Released, false, "[0,0,0,0]", "[]", "[]")})
 	h := newFixture(t, iP7, `{"holder": 7}`)
-	h.check(expect{rules: []string{"SK1"}, state: st(cs.Released, true, "[0,0,0,0]", "[0,0,0,0]", "[]")})
+	h.check(expect{rules: []string{"SK-1"}, state: st(cs.Released, true, "[0,0,0,0]", "[0,0,0,0]", "[]")})
 }
 
 func TestSK2_RequestBroadcastsTheNextNumber(t *testing.T) {
 	f := newFixture(t, iP1, "")
 	f.Step(sim.Input{Kind: sim.Request})
-	f.check(expect{rules: []string{"SK2"}, sent: []string{"REQUEST->0(1)", "REQUEST->1(1)", "REQUEST->3(1)"},
+	f.check(expect{rules: []string{"SK-2"}, sent: []string{"REQUEST->0(1)", "REQUEST->1(1)", "REQUEST->3(1)"},
 		state: st(cs.Requested, false, "[0,0,1,0]", "[]", "[]")})
 }
 
 func TestSK2_HolderEntersWithoutAMessage(t *testing.T) {
 	f := newFixture(t, iP3, "")
 	f.Step(sim.Input{Kind: sim.Request})
-	f.check(expect{rules: []string{"SK2"}, cs: []string{"enter"}, state: st(cs.Held, true, "[0,0,0,0]", "[0,0,0,0]", "[]")})
+	f.check(expect{rules: []string{"SK-2"}, cs: []string{"enter"}, state: st(cs.Held, true, "[0,0,0,0]", "[0,0,0,0]", "[]")})
 }
 
 func TestSK3(t *testing.T) {
@@ -140,7 +140,7 @@ func TestSK3(t *testing.T) {
 				tc.setup(f)
 			}
 			f.request(tc.from, tc.sn)
-			f.check(expect{rules: []string{"SK3"}, sent: tc.sent, state: tc.state})
+			f.check(expect{rules: []string{"SK-3"}, sent: tc.sent, state: tc.state})
 		})
 	}
 }
@@ -149,7 +149,7 @@ func TestSK4_TokenLetsTheRequesterIn(t *testing.T) {
 	f := newFixture(t, iP1, "")
 	f.Step(sim.Input{Kind: sim.Request})
 	f.token(iP3, []int{2, 0, 0, 1}, []int{7})
-	f.check(expect{rules: []string{"SK4"}, cs: []string{"enter"}, state: st(cs.Held, true, "[0,0,1,0]", "[2,0,0,1]", "[7]")})
+	f.check(expect{rules: []string{"SK-4"}, cs: []string{"enter"}, state: st(cs.Held, true, "[0,0,1,0]", "[2,0,0,1]", "[7]")})
 }
 
 func TestSK5(t *testing.T) {
@@ -190,7 +190,7 @@ func TestSK5(t *testing.T) {
 				tc.setup(f)
 			}
 			f.Step(sim.Input{Kind: sim.Release})
-			f.check(expect{rules: []string{"SK5"}, sent: tc.sent, cs: []string{"exit"}, state: tc.state})
+			f.check(expect{rules: []string{"SK-5"}, sent: tc.sent, cs: []string{"exit"}, state: tc.state})
 		})
 	}
 }
@@ -200,13 +200,13 @@ func TestSK6_RecoveredProcessHasNoTokenAndPassesOneOn(t *testing.T) {
 	sf := simtest.NewFixture(t, &Spec, iP3, &sim.Setup{IDs: unitIDs})
 	f := &fixture{Fixture: sf, n: sf.Node.(*node)}
 	f.Step(sim.Input{Kind: sim.Recover})
-	f.check(expect{rules: []string{"SK6"}, state: st(cs.Released, false, "[0,0,0,0]", "[]", "[]")})
+	f.check(expect{rules: []string{"SK-6"}, state: st(cs.Released, false, "[0,0,0,0]", "[]", "[]")})
 	// A token sent to its earlier incarnation goes on to the head of the queue.
 	f.token(iP9, []int{1, 1, 0, 0}, []int{1, 7})
-	f.check(expect{rules: []string{"SK6"}, sent: []string{"TOKEN->2 LN=[1 1 0 0] Q=[7]"}, state: st(cs.Released, false, "[0,0,0,0]", "[]", "[]")})
+	f.check(expect{rules: []string{"SK-6"}, sent: []string{"TOKEN->2 LN=[1 1 0 0] Q=[7]"}, state: st(cs.Released, false, "[0,0,0,0]", "[]", "[]")})
 	// ... or stays when nobody is queued.
 	f.token(iP9, []int{1, 1, 0, 0}, nil)
-	f.check(expect{rules: []string{"SK6"}, state: st(cs.Released, true, "[0,0,0,0]", "[1,1,0,0]", "[]")})
+	f.check(expect{rules: []string{"SK-6"}, state: st(cs.Released, true, "[0,0,0,0]", "[1,1,0,0]", "[]")})
 }
 
 func TestCloneIsDeep(t *testing.T) {

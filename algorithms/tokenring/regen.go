@@ -1,8 +1,8 @@
 package tokenring
 
-// Regeneration: the Chang-Roberts election that replaces a lost token (TR6-TR10), the
-// stop-and-wait link that finds crashed successors (TR12, TR13) and the way back into
-// the ring after a crash (TR15). The package comment tells the design.
+// Regeneration: the Chang-Roberts election that replaces a lost token (TR-6-TR-10), the
+// stop-and-wait link that finds crashed successors (TR-12, TR-13) and the way back into
+// the ring after a crash (TR-15). The package comment tells the design.
 
 import (
 	"slices"
@@ -30,14 +30,14 @@ func (n *node) ack(ctx *sim.Context, from int) {
 func (n *node) onElection(ctx *sim.Context, from, k, g int) {
 	me := ctx.SelfID()
 	if k == me && n.participant && !n.token {
-		ctx.Rule("TR8")
+		ctx.Rule("TR-8")
 		n.ack(ctx, from)
 		n.participant = false
 		n.gen = max(g, n.gen) + 1
 		n.outbox = append(n.outbox, sim.Message{Type: MsgElected, Arg: me, TS: n.gen})
 		return
 	}
-	ctx.Rule("TR7")
+	ctx.Rule("TR-7")
 	n.ack(ctx, from)
 	g = max(g, n.gen)
 	switch {
@@ -62,16 +62,16 @@ func (n *node) onElection(ctx *sim.Context, from, k, g int) {
 func (n *node) onElected(ctx *sim.Context, from, k, g int) {
 	if k == ctx.SelfID() {
 		if g == n.gen && !n.token {
-			ctx.Rule("TR10")
+			ctx.Rule("TR-10")
 			n.ack(ctx, from)
 			n.take(ctx, g)
 			return
 		}
-		ctx.Rule("TR9") // an older round of mine: only acknowledged
+		ctx.Rule("TR-9") // an older round of mine: only acknowledged
 		n.ack(ctx, from)
 		return
 	}
-	ctx.Rule("TR9")
+	ctx.Rule("TR-9")
 	n.ack(ctx, from)
 	if g <= n.gen {
 		return
@@ -98,7 +98,7 @@ func (n *node) onAck(ctx *sim.Context, from int) {
 	if !n.awaiting || from != n.sentTo {
 		return
 	}
-	ctx.Rule("TR12")
+	ctx.Rule("TR-12")
 	ctx.CancelTimer(TimerAck)
 	n.awaiting = false
 	n.outbox = slices.Delete(n.outbox, 0, 1)
@@ -140,14 +140,14 @@ func (n *node) onHello(ctx *sim.Context, r int) {
 	if n.awaiting && r == n.sentTo {
 		// r crashed and came back before I noticed: what I sent it was lost with the
 		// crash, so send it again rather than skip a process that is up.
-		ctx.Rule("TR15")
+		ctx.Rule("TR-15")
 		n.send(ctx)
 		return
 	}
 	if n.dist(r) >= n.dist(n.next) {
 		return
 	}
-	ctx.Rule("TR15")
+	ctx.Rule("TR-15")
 	wasAlone := n.alone()
 	n.next = r
 	if wasAlone && n.token && n.state == cs.Released {

@@ -12,42 +12,42 @@ var Spec = sim.Spec{
 	Family:  sim.Mutex,
 	Summary: "A single token goes round the ring and whoever holds it may enter: simple and fair, but it costs messages when nobody wants it, and a lost token stops everything until an election regenerates it.",
 	Rules: []sim.Rule{
-		{Label: "TR1", Group: "Initialisation", Lines: []string{
+		{Label: "TR-1", Group: "Initialisation", Lines: []string{
 			"state := RELEASED; next := my successor in the ring order",
 			"the initial holder gets the token (generation 0) and starts its hop time",
 			"if regeneration is on: everyone else starts the lost time-out"},
 			Says: "starts outside the CS; the initial holder starts with the token"},
-		{Label: "TR2", Group: "Asking for the CS", Lines: []string{
+		{Label: "TR-2", Group: "Asking for the CS", Lines: []string{
 			"state := WANTED",
 			"if I hold the token (waiting out its hop):",
 			"    stop the hop time; state := HELD; enter the CS",
 			"else: wait for the token to come round"},
 			Says: "wants the CS: enters at once if the token is here, otherwise waits for it"},
-		{Label: "TR3", Group: "Receiving TOKEN(g)", Lines: []string{
+		{Label: "TR-3", Group: "Receiving TOKEN(g)", Lines: []string{
 			"keep the token; gen := g; participant := false",
 			"stop the lost time-out   // the token is not lost",
 			"if state = WANTED: state := HELD; enter the CS",
 			"else: start the hop time"},
 			Says: "receives the token: enters if it wants the CS, otherwise holds it for the hop time"},
-		{Label: "TR4", Group: "Passing an unwanted token", Lines: []string{
+		{Label: "TR-4", Group: "Passing an unwanted token", Lines: []string{
 			"when the hop time is over and I still do not want the CS:",
 			"    send TOKEN(gen) to next",
 			"    start the lost time-out (if regeneration is on)"},
 			Says: "does not want the CS and passes the token to its successor"},
-		{Label: "TR5", Group: "Leaving the CS", Lines: []string{
+		{Label: "TR-5", Group: "Leaving the CS", Lines: []string{
 			"state := RELEASED",
-			"if a newer generation was announced while I was inside (TR9):",
+			"if a newer generation was announced while I was inside (TR-9):",
 			"    destroy my token; send the ELECTED I kept back",
 			"else: send TOKEN(gen) to next",
 			"start the lost time-out (if regeneration is on)"},
 			Says: "leaves the CS and passes the token on at once"},
-		{Label: "TR6", Group: "Regeneration: suspecting a lost token", Lines: []string{
+		{Label: "TR-6", Group: "Regeneration: suspecting a lost token", Lines: []string{
 			"when the lost time-out expires (no token for `regenerate` time units):",
 			"    participant := true",
 			"    send ELECTION(my id, gen) to next",
 			"    start the lost time-out again"},
 			Says: "has not seen the token for too long and calls an election to regenerate it"},
-		{Label: "TR7", Group: "Regeneration: receiving ELECTION(k, g)", Lines: []string{
+		{Label: "TR-7", Group: "Regeneration: receiving ELECTION(k, g)", Lines: []string{
 			"send ACK to the sender",
 			"if I hold the token: drop it   // the token is not lost",
 			"else if k > my id:",
@@ -58,43 +58,43 @@ var Spec = sim.Spec{
 			"else (k < my id, participant): drop it   // mine or a higher one is out",
 			"whenever I pass an ELECTION on: restart the lost time-out   // one is under way"},
 			Says: "passes on a higher candidate, replaces a lower one by itself, or stops a duplicate"},
-		{Label: "TR8", Group: "Regeneration: receiving ELECTION(k, g)", Lines: []string{
+		{Label: "TR-8", Group: "Regeneration: receiving ELECTION(k, g)", Lines: []string{
 			"if k = my id and participant:   // my own id came round: I am the highest",
 			"    participant := false",
 			"    gen := max(g, gen) + 1   // newer than every token the election saw",
 			"    send ELECTED(my id, gen) to next"},
 			Says: "sees its own id come back: it has the highest id and announces a new token generation"},
-		{Label: "TR9", Group: "Regeneration: receiving ELECTED(k, g)", Lines: []string{
+		{Label: "TR-9", Group: "Regeneration: receiving ELECTED(k, g)", Lines: []string{
 			"send ACK to the sender",
 			"if g <= gen: drop it   // already seen, or older",
 			"gen := g; participant := false; restart the lost time-out",
-			"if I hold an old token: if state = HELD, keep the ELECTED back until TR5",
+			"if I hold an old token: if state = HELD, keep the ELECTED back until TR-5",
 			"                        else destroy the token",
 			"send ELECTED(k, g) to next (unless kept back)"},
 			Says: "learns the new generation, destroys any older token and passes the news on"},
-		{Label: "TR10", Group: "Regeneration: receiving ELECTED(k, g)", Lines: []string{
+		{Label: "TR-10", Group: "Regeneration: receiving ELECTED(k, g)", Lines: []string{
 			"if k = my id and g = gen:   // my ELECTED went all the way round",
-			"    create TOKEN(g) and take it as in TR3"},
+			"    create TOKEN(g) and take it as in TR-3"},
 			Says: "sees its ELECTED come back: every process knows the new generation, so it creates the new token"},
-		{Label: "TR11", Group: "Regeneration: receiving TOKEN(g)", Lines: []string{
+		{Label: "TR-11", Group: "Regeneration: receiving TOKEN(g)", Lines: []string{
 			"if g < gen (or I already hold a token): destroy it   // superseded"},
 			Says: "destroys a token of an older generation"},
-		{Label: "TR12", Group: "Regeneration: reaching the successor", Lines: []string{
+		{Label: "TR-12", Group: "Regeneration: reaching the successor", Lines: []string{
 			"ELECTION and ELECTED go to next one at a time;",
 			"on ACK from next: stop the ack time-out, send the next queued one"},
 			Says: "has its election message acknowledged and sends the next one"},
-		{Label: "TR13", Group: "Regeneration: reaching the successor", Lines: []string{
+		{Label: "TR-13", Group: "Regeneration: reaching the successor", Lines: []string{
 			"when the ack time-out expires (the receiver did not answer):",
 			"    next := the process after it   // skip it, for the token too",
 			"    send the message again to the new next",
 			"    (if next comes back to me, I am alone: handle it myself)"},
 			Says: "hears nothing from its successor, takes it for crashed and skips it"},
-		{Label: "TR14", Group: "Recovering after a crash", Lines: []string{
-			"start as in TR1 but without any token (one held before the crash is lost)",
+		{Label: "TR-14", Group: "Recovering after a crash", Lines: []string{
+			"start as in TR-1 but without any token (one held before the crash is lost)",
 			"if regeneration is on:",
 			"    send HELLO to every other process; start the lost time-out"},
 			Says: "comes back without the token and asks to be let back into the ring"},
-		{Label: "TR15", Group: "Recovering after a crash", Lines: []string{
+		{Label: "TR-15", Group: "Recovering after a crash", Lines: []string{
 			"on HELLO from r:",
 			"    if I await r's ACK: send r the message again   // lost in its crash",
 			"    else if r lies between me and next in ring order:",

@@ -60,7 +60,7 @@ type node struct {
 	// Regeneration.
 	participant bool
 	fwd         int           // highest candidate id passed on in this participation (-1: none)
-	kept        sim.Message   // an ELECTED held back until TR5: the token in the CS is superseded
+	kept        sim.Message   // an ELECTED held back until TR-5: the token in the CS is superseded
 	hasKept     bool          // kept is set
 	outbox      []sim.Message // ELECTION/ELECTED for next, one at a time
 	awaiting    bool          // outbox[0] was sent and waits for its ACK
@@ -84,7 +84,7 @@ func newNode(self int, setup *sim.Setup) sim.Node {
 func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 	switch in.Kind {
 	case sim.Init:
-		ctx.Rule("TR1")
+		ctx.Rule("TR-1")
 		n.reset()
 		if n.self == n.holder {
 			n.token = true
@@ -93,7 +93,7 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 			n.armLost(ctx)
 		}
 	case sim.Recover:
-		ctx.Rule("TR14")
+		ctx.Rule("TR-14")
 		n.reset()
 		if n.regen > 0 {
 			for j := 0; j < ctx.N(); j++ {
@@ -129,7 +129,7 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 	n.flush(ctx)
 }
 
-// reset is the state of TR1 without any token: a recovered process has lost whatever
+// reset is the state of TR-1 without any token: a recovered process has lost whatever
 // it held.
 func (n *node) reset() {
 	n.state, n.token, n.next, n.gen = cs.Released, false, (n.self+1)%len(n.ids), 0
@@ -148,7 +148,7 @@ func (n *node) armLost(ctx *sim.Context) {
 func (n *node) alone() bool { return n.next == n.self }
 
 func (n *node) request(ctx *sim.Context) {
-	ctx.Rule("TR2")
+	ctx.Rule("TR-2")
 	n.state = cs.Wanted
 	if n.token {
 		ctx.CancelTimer(TimerHop)
@@ -161,7 +161,7 @@ func (n *node) enter(ctx *sim.Context) {
 	ctx.Enter()
 }
 
-// take is TR3 once the token is known to be valid.
+// take is TR-3 once the token is known to be valid.
 func (n *node) take(ctx *sim.Context, gen int) {
 	n.token, n.gen, n.participant = true, gen, false
 	if n.regen > 0 {
@@ -178,10 +178,10 @@ func (n *node) take(ctx *sim.Context, gen int) {
 
 func (n *node) onToken(ctx *sim.Context, gen int) {
 	if gen < n.gen || n.token {
-		ctx.Rule("TR11")
+		ctx.Rule("TR-11")
 		return
 	}
-	ctx.Rule("TR3")
+	ctx.Rule("TR-3")
 	n.take(ctx, gen)
 }
 
@@ -196,7 +196,7 @@ func (n *node) pass(ctx *sim.Context) {
 }
 
 func (n *node) release(ctx *sim.Context) {
-	ctx.Rule("TR5")
+	ctx.Rule("TR-5")
 	n.state = cs.Released
 	ctx.Exit()
 	if n.hasKept {
@@ -214,14 +214,14 @@ func (n *node) onTimer(ctx *sim.Context, name string) {
 	switch name {
 	case TimerHop:
 		if n.token && n.state == cs.Released && !n.alone() {
-			ctx.Rule("TR4")
+			ctx.Rule("TR-4")
 			n.pass(ctx)
 		}
 	case TimerLost:
 		if n.token || n.regen == 0 {
 			return
 		}
-		ctx.Rule("TR6")
+		ctx.Rule("TR-6")
 		n.participant, n.fwd = true, ctx.SelfID()
 		n.outbox = append(n.outbox, sim.Message{Type: MsgElection, Arg: ctx.SelfID(), TS: n.gen})
 		n.armLost(ctx)
@@ -229,7 +229,7 @@ func (n *node) onTimer(ctx *sim.Context, name string) {
 		if !n.awaiting {
 			return
 		}
-		ctx.Rule("TR13")
+		ctx.Rule("TR-13")
 		n.awaiting = false
 		// A HELLO may already have given a closer successor; otherwise skip the silent one.
 		if n.next == n.sentTo {

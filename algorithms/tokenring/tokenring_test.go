@@ -121,19 +121,19 @@ func (s full) String() string {
 func TestTR1_InitialHolderStartsWithTheToken(t *testing.T) {
 	t.Run("DefaultHolderIsFirstInRingOrder", func(t *testing.T) {
 		f := newFixture(t, iP3, "")
-		f.check(expect{rules: []string{"TR1"}, effects: []string{"set hop 1"}, state: plain(cs.Released, true, 9)})
+		f.check(expect{rules: []string{"TR-1"}, effects: []string{"set hop 1"}, state: plain(cs.Released, true, 9)})
 		g := newFixture(t, iP9, "")
-		g.check(expect{rules: []string{"TR1"}, state: plain(cs.Released, false, 1)})
+		g.check(expect{rules: []string{"TR-1"}, state: plain(cs.Released, false, 1)})
 	})
 	t.Run("HolderParam", func(t *testing.T) {
 		f := newFixture(t, iP7, `{"holder": 7, "hop": 4}`)
-		f.check(expect{rules: []string{"TR1"}, effects: []string{"set hop 4"}, state: plain(cs.Released, true, 3)})
+		f.check(expect{rules: []string{"TR-1"}, effects: []string{"set hop 4"}, state: plain(cs.Released, true, 3)})
 		g := newFixture(t, iP3, `{"holder": 7}`)
-		g.check(expect{rules: []string{"TR1"}, state: plain(cs.Released, false, 9)})
+		g.check(expect{rules: []string{"TR-1"}, state: plain(cs.Released, false, 9)})
 	})
 	t.Run("RegenerationArmsTheLostTimeOutOfTheOthers", func(t *testing.T) {
 		f := regen(t, iP1)
-		f.check(expect{rules: []string{"TR1"}, effects: []string{"set lost 30"},
+		f.check(expect{rules: []string{"TR-1"}, effects: []string{"set lost 30"},
 			state: full{state: cs.Released, next: 7, candidate: -1}.String()})
 	})
 }
@@ -141,26 +141,26 @@ func TestTR1_InitialHolderStartsWithTheToken(t *testing.T) {
 func TestTR2_RequestWithoutTheTokenWaits(t *testing.T) {
 	f := newFixture(t, iP9, "")
 	f.Step(sim.Input{Kind: sim.Request})
-	f.check(expect{rules: []string{"TR2"}, state: plain(cs.Wanted, false, 1)})
+	f.check(expect{rules: []string{"TR-2"}, state: plain(cs.Wanted, false, 1)})
 }
 
 func TestTR2_RequestDuringTheHopEntersAtOnce(t *testing.T) {
 	f := newFixture(t, iP3, "")
 	f.Step(sim.Input{Kind: sim.Request})
-	f.check(expect{rules: []string{"TR2"}, effects: []string{"cancel hop", "enter"}, state: plain(cs.Held, true, 9)})
+	f.check(expect{rules: []string{"TR-2"}, effects: []string{"cancel hop", "enter"}, state: plain(cs.Held, true, 9)})
 }
 
 func TestTR3_TokenLetsAWaiterIn(t *testing.T) {
 	f := newFixture(t, iP9, "")
 	f.Step(sim.Input{Kind: sim.Request})
 	f.deliver(MsgToken, iP3, 0, 0)
-	f.check(expect{rules: []string{"TR3"}, effects: []string{"enter"}, state: plain(cs.Held, true, 1)})
+	f.check(expect{rules: []string{"TR-3"}, effects: []string{"enter"}, state: plain(cs.Held, true, 1)})
 }
 
 func TestTR3_UnwantedTokenIsHeldForTheHop(t *testing.T) {
 	f := newFixture(t, iP9, `{"hop": 2, "regenerate": 30}`)
 	f.deliver(MsgToken, iP3, 0, 0)
-	f.check(expect{rules: []string{"TR3"}, effects: []string{"cancel lost", "set hop 2"},
+	f.check(expect{rules: []string{"TR-3"}, effects: []string{"cancel lost", "set hop 2"},
 		state: full{state: cs.Released, token: true, next: 1, candidate: -1}.String()})
 }
 
@@ -168,8 +168,8 @@ func TestTR3_TokenEndsParticipationAndAdoptsANewerGeneration(t *testing.T) {
 	f := regen(t, iP1) // P1 has forgotten (recovered, say) and meets a generation-4 token
 	f.Timer(TimerLost)
 	f.deliver(MsgToken, iP9, 4, 0)
-	if got := f.Ctx.Rules(); !slices.Equal(got, []string{"TR3"}) {
-		t.Fatalf("rules %v, want TR3", got)
+	if got := f.Ctx.Rules(); !slices.Equal(got, []string{"TR-3"}) {
+		t.Fatalf("rules %v, want TR-3", got)
 	}
 	if f.n.gen != 4 || f.n.participant || !f.n.token {
 		t.Fatalf("gen %d participant %t token %t; want 4, false, true", f.n.gen, f.n.participant, f.n.token)
@@ -180,13 +180,13 @@ func TestTR4_HopExpiryPassesTheTokenToTheSuccessor(t *testing.T) {
 	f := newFixture(t, iP7, "")
 	f.deliver(MsgToken, iP1, 0, 0)
 	f.Timer(TimerHop)
-	f.check(expect{rules: []string{"TR4"}, sent: []string{"TOKEN->0(0)"}, state: plain(cs.Released, false, 3)})
+	f.check(expect{rules: []string{"TR-4"}, sent: []string{"TOKEN->0(0)"}, state: plain(cs.Released, false, 3)})
 }
 
 func TestTR4_PassingRestartsTheLostTimeOut(t *testing.T) {
 	f := regen(t, iP3)
 	f.Timer(TimerHop)
-	f.check(expect{rules: []string{"TR4"}, sent: []string{"TOKEN->1(0)"}, effects: []string{"set lost 30"},
+	f.check(expect{rules: []string{"TR-4"}, sent: []string{"TOKEN->1(0)"}, effects: []string{"set lost 30"},
 		state: full{state: cs.Released, next: 9, candidate: -1}.String()})
 }
 
@@ -202,7 +202,7 @@ func TestTR5_LeavingPassesTheTokenOnAtOnce(t *testing.T) {
 	f.Step(sim.Input{Kind: sim.Request})
 	f.deliver(MsgToken, iP3, 0, 0)
 	f.Step(sim.Input{Kind: sim.Release})
-	f.check(expect{rules: []string{"TR5"}, sent: []string{"TOKEN->2(0)"}, effects: []string{"exit"}, state: plain(cs.Released, false, 1)})
+	f.check(expect{rules: []string{"TR-5"}, sent: []string{"TOKEN->2(0)"}, effects: []string{"exit"}, state: plain(cs.Released, false, 1)})
 }
 
 func TestTR5_LeavingWithASupersededTokenDestroysItAndSendsTheKeptELECTED(t *testing.T) {
@@ -210,17 +210,17 @@ func TestTR5_LeavingWithASupersededTokenDestroysItAndSendsTheKeptELECTED(t *test
 	f.Step(sim.Input{Kind: sim.Request})
 	f.deliver(MsgToken, iP3, 0, 0) // in the CS with a generation-0 token
 	f.deliver(MsgElected, iP3, 7, 1)
-	f.check(expect{rules: []string{"TR9"}, sent: []string{"ACK->0"},
+	f.check(expect{rules: []string{"TR-9"}, sent: []string{"ACK->0"},
 		state: full{state: cs.Held, token: true, next: 1, gen: 1, candidate: -1, kept: "ELECTED(7,1)"}.String()})
 	f.Step(sim.Input{Kind: sim.Release})
-	f.check(expect{rules: []string{"TR5"}, sent: []string{"ELECTED->2(7,1)"}, effects: []string{"exit", "set lost 30", "set ack 7"},
+	f.check(expect{rules: []string{"TR-5"}, sent: []string{"ELECTED->2(7,1)"}, effects: []string{"exit", "set lost 30", "set ack 7"},
 		state: full{state: cs.Released, next: 1, gen: 1, candidate: -1, outbox: "ELECTED(7,1)", awaiting: 1}.String()})
 }
 
 func TestTR6_LostTimeOutCallsAnElection(t *testing.T) {
 	f := regen(t, iP1)
 	f.Timer(TimerLost)
-	f.check(expect{rules: []string{"TR6"}, sent: []string{"ELECTION->3(1,0)"}, effects: []string{"set lost 30", "set ack 7"},
+	f.check(expect{rules: []string{"TR-6"}, sent: []string{"ELECTION->3(1,0)"}, effects: []string{"set lost 30", "set ack 7"},
 		state: full{state: cs.Released, next: 7, participant: true, candidate: 1, outbox: "ELECTION(1,0)", awaiting: 7}.String()})
 }
 
@@ -279,8 +279,8 @@ func TestTR7(t *testing.T) {
 			}
 			from := (tc.self + 3) % 4 // the predecessor
 			f.deliver(MsgElection, from, tc.k, tc.g)
-			if got := f.Ctx.Rules(); !slices.Equal(got, []string{"TR7"}) {
-				t.Errorf("rules = %v, want [TR7]", got)
+			if got := f.Ctx.Rules(); !slices.Equal(got, []string{"TR-7"}) {
+				t.Errorf("rules = %v, want [TR-7]", got)
 			}
 			if got := f.sent(); !slices.Equal(got, tc.sent) {
 				t.Errorf("sent = %v, want %v", got, tc.sent)
@@ -301,14 +301,14 @@ func TestTR8_OwnIDComingRoundWinsWithANewGeneration(t *testing.T) {
 	f.Timer(TimerLost)
 	f.deliver(MsgAck, iP1, 0, 0)
 	f.deliver(MsgElection, iP3, 9, 5) // someone on the way had seen generation 5
-	f.check(expect{rules: []string{"TR8"}, sent: []string{"ACK->0", "ELECTED->2(9,6)"}, effects: []string{"set ack 7"},
+	f.check(expect{rules: []string{"TR-8"}, sent: []string{"ACK->0", "ELECTED->2(9,6)"}, effects: []string{"set ack 7"},
 		state: full{state: cs.Released, next: 1, gen: 6, candidate: 9, outbox: "ELECTED(9,6)", awaiting: 1}.String()})
 }
 
 func TestTR9_ElectedDestroysAnIdleOldTokenAndPassesTheNewsOn(t *testing.T) {
 	f := regen(t, iP3) // holds the generation-0 token during its hop
 	f.deliver(MsgElected, iP7, 9, 1)
-	f.check(expect{rules: []string{"TR9"}, sent: []string{"ACK->3", "ELECTED->1(9,1)"},
+	f.check(expect{rules: []string{"TR-9"}, sent: []string{"ACK->3", "ELECTED->1(9,1)"},
 		effects: []string{"cancel hop", "set lost 30", "set ack 7"},
 		state:   full{state: cs.Released, next: 9, gen: 1, candidate: -1, outbox: "ELECTED(9,1)", awaiting: 9}.String()})
 }
@@ -318,7 +318,7 @@ func TestTR9_ElectedEndsParticipation(t *testing.T) {
 	f.Timer(TimerLost)
 	f.deliver(MsgAck, iP7, 0, 0)
 	f.deliver(MsgElected, iP9, 9, 1)
-	f.check(expect{rules: []string{"TR9"}, sent: []string{"ACK->1", "ELECTED->3(9,1)"}, effects: []string{"set lost 30", "set ack 7"},
+	f.check(expect{rules: []string{"TR-9"}, sent: []string{"ACK->1", "ELECTED->3(9,1)"}, effects: []string{"set lost 30", "set ack 7"},
 		state: full{state: cs.Released, next: 7, gen: 1, candidate: 1, outbox: "ELECTED(9,1)", awaiting: 7}.String()})
 }
 
@@ -326,7 +326,7 @@ func TestTR9_OldOrRepeatedElectedIsOnlyAcknowledged(t *testing.T) {
 	f := regen(t, iP1)
 	f.n.gen = 3
 	f.deliver(MsgElected, iP9, 9, 3)
-	f.check(expect{rules: []string{"TR9"}, sent: []string{"ACK->1"}, state: full{state: cs.Released, next: 7, gen: 3, candidate: -1}.String()})
+	f.check(expect{rules: []string{"TR-9"}, sent: []string{"ACK->1"}, state: full{state: cs.Released, next: 7, gen: 3, candidate: -1}.String()})
 }
 
 func TestTR10_OwnElectedComingRoundCreatesTheToken(t *testing.T) {
@@ -337,7 +337,7 @@ func TestTR10_OwnElectedComingRoundCreatesTheToken(t *testing.T) {
 	f.deliver(MsgElection, iP3, 9, 0)
 	f.deliver(MsgAck, iP1, 0, 0)
 	f.deliver(MsgElected, iP3, 9, 1)
-	f.check(expect{rules: []string{"TR10"}, sent: []string{"ACK->0"}, effects: []string{"cancel lost", "enter"},
+	f.check(expect{rules: []string{"TR-10"}, sent: []string{"ACK->0"}, effects: []string{"cancel lost", "enter"},
 		state: full{state: cs.Held, token: true, next: 1, gen: 1, candidate: 9}.String()})
 }
 
@@ -345,7 +345,7 @@ func TestTR10_AnOlderRoundOfMineCreatesNothing(t *testing.T) {
 	f := regen(t, iP9)
 	f.n.gen = 2
 	f.deliver(MsgElected, iP3, 9, 1)
-	f.check(expect{rules: []string{"TR9"}, sent: []string{"ACK->0"}, state: full{state: cs.Released, next: 1, gen: 2, candidate: -1}.String()})
+	f.check(expect{rules: []string{"TR-9"}, sent: []string{"ACK->0"}, state: full{state: cs.Released, next: 1, gen: 2, candidate: -1}.String()})
 }
 
 func TestTR11_TokenOfAnOlderGenerationIsDestroyed(t *testing.T) {
@@ -354,9 +354,9 @@ func TestTR11_TokenOfAnOlderGenerationIsDestroyed(t *testing.T) {
 	f.deliver(MsgElected, iP9, 9, 1)
 	f.deliver(MsgAck, iP7, 0, 0)
 	f.deliver(MsgToken, iP9, 0, 0)
-	f.check(expect{rules: []string{"TR11"}, state: full{state: cs.Wanted, next: 7, gen: 1, candidate: -1}.String()})
+	f.check(expect{rules: []string{"TR-11"}, state: full{state: cs.Wanted, next: 7, gen: 1, candidate: -1}.String()})
 	f.deliver(MsgToken, iP9, 1, 0) // the new one is taken
-	f.check(expect{rules: []string{"TR3"}, effects: []string{"cancel lost", "enter"},
+	f.check(expect{rules: []string{"TR-3"}, effects: []string{"cancel lost", "enter"},
 		state: full{state: cs.Held, token: true, next: 7, gen: 1, candidate: -1}.String()})
 }
 
@@ -367,7 +367,7 @@ func TestTR12_AckSendsTheNextQueuedMessage(t *testing.T) {
 	f.deliver(MsgAck, iP3, 0, 0)     // not from next: ignored
 	f.check(expect{state: full{state: cs.Released, next: 7, gen: 1, candidate: 1, outbox: "ELECTION(1,0) ELECTED(9,1)", awaiting: 7}.String()})
 	f.deliver(MsgAck, iP7, 0, 0)
-	f.check(expect{rules: []string{"TR12"}, sent: []string{"ELECTED->3(9,1)"}, effects: []string{"cancel ack", "set ack 7"},
+	f.check(expect{rules: []string{"TR-12"}, sent: []string{"ELECTED->3(9,1)"}, effects: []string{"cancel ack", "set ack 7"},
 		state: full{state: cs.Released, next: 7, gen: 1, candidate: 1, outbox: "ELECTED(9,1)", awaiting: 7}.String()})
 }
 
@@ -375,7 +375,7 @@ func TestTR13_SilentSuccessorIsSkipped(t *testing.T) {
 	f := regen(t, iP1)
 	f.Timer(TimerLost)
 	f.Timer(TimerAck) // P7 is silent: try P3
-	f.check(expect{rules: []string{"TR13"}, sent: []string{"ELECTION->0(1,0)"}, effects: []string{"set ack 7"},
+	f.check(expect{rules: []string{"TR-13"}, sent: []string{"ELECTION->0(1,0)"}, effects: []string{"set ack 7"},
 		state: full{state: cs.Released, next: 3, participant: true, candidate: 1, outbox: "ELECTION(1,0)", awaiting: 3}.String()})
 	// From now on the token skips P7 too.
 	f.deliver(MsgAck, iP3, 0, 0)
@@ -393,10 +393,10 @@ func TestTR13_AProcessLeftAloneElectsItselfAndKeepsTheToken(t *testing.T) {
 	f.Timer(TimerAck)
 	f.Timer(TimerAck)
 	f.Timer(TimerAck) // P7, P3, P9 all silent
-	f.check(expect{rules: []string{"TR13", "TR8", "TR10"}, effects: []string{"cancel lost", "enter"},
+	f.check(expect{rules: []string{"TR-13", "TR-8", "TR-10"}, effects: []string{"cancel lost", "enter"},
 		state: full{state: cs.Held, token: true, next: 1, gen: 1, candidate: 1}.String()})
 	f.Step(sim.Input{Kind: sim.Release})
-	f.check(expect{rules: []string{"TR5"}, effects: []string{"exit"},
+	f.check(expect{rules: []string{"TR-5"}, effects: []string{"exit"},
 		state: full{state: cs.Released, token: true, next: 1, gen: 1, candidate: 1}.String()})
 }
 
@@ -420,7 +420,7 @@ func TestTR14_RecoveredProcessHasNoTokenAndSaysHello(t *testing.T) {
 		sf := simtest.NewFixture(t, &Spec, iP3, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: 3})
 		f := &fixture{Fixture: sf, n: sf.Node.(*node)}
 		f.Step(sim.Input{Kind: sim.Recover})
-		f.check(expect{rules: []string{"TR14"}, sent: tc.sent, effects: tc.eff, state: tc.state})
+		f.check(expect{rules: []string{"TR-14"}, sent: tc.sent, effects: tc.eff, state: tc.state})
 	}
 }
 
@@ -431,7 +431,7 @@ func TestTR15_HelloTakesTheRecoveredProcessBack(t *testing.T) {
 	f.deliver(MsgHello, iP3, 0, 0)
 	f.check(expect{state: full{state: cs.Released, next: 7, participant: true, candidate: 9, outbox: "ELECTION(9,0)", awaiting: 7}.String()})
 	f.deliver(MsgHello, iP1, 0, 0)
-	f.check(expect{rules: []string{"TR15"}, state: full{state: cs.Released, next: 1, participant: true, candidate: 9, outbox: "ELECTION(9,0)", awaiting: 7}.String()})
+	f.check(expect{rules: []string{"TR-15"}, state: full{state: cs.Released, next: 1, participant: true, candidate: 9, outbox: "ELECTION(9,0)", awaiting: 7}.String()})
 }
 
 func TestTR15_LoneHolderStartsPassingAgain(t *testing.T) {
@@ -441,7 +441,7 @@ func TestTR15_LoneHolderStartsPassingAgain(t *testing.T) {
 	f.Timer(TimerAck)
 	f.Timer(TimerAck) // alone, with the new token
 	f.deliver(MsgHello, iP3, 0, 0)
-	f.check(expect{rules: []string{"TR15"}, effects: []string{"set hop 1"},
+	f.check(expect{rules: []string{"TR-15"}, effects: []string{"set hop 1"},
 		state: full{state: cs.Released, token: true, next: 3, gen: 1, candidate: 1}.String()})
 }
 
@@ -449,7 +449,7 @@ func TestTR15_HelloFromTheSilentReceiverGetsTheMessageAgain(t *testing.T) {
 	f := regen(t, iP1)
 	f.Timer(TimerLost) // ELECTION(1) to P7, which crashes and recovers before the time-out
 	f.deliver(MsgHello, iP7, 0, 0)
-	f.check(expect{rules: []string{"TR15"}, sent: []string{"ELECTION->3(1,0)"}, effects: []string{"set ack 7"},
+	f.check(expect{rules: []string{"TR-15"}, sent: []string{"ELECTION->3(1,0)"}, effects: []string{"set ack 7"},
 		state: full{state: cs.Released, next: 7, participant: true, candidate: 1, outbox: "ELECTION(1,0)", awaiting: 7}.String()})
 }
 
@@ -688,7 +688,7 @@ func tokens(s *sim.Sim) int {
 }
 
 // runCounting steps cfg to the end and returns the events and, per step after the
-// first TR10 (the new token), the number of live tokens.
+// first TR-10 (the new token), the number of live tokens.
 func runCounting(t *testing.T, cfg sim.Config) (evs []sim.Event, after []int) {
 	t.Helper()
 	var rec sim.Recorder
@@ -707,7 +707,7 @@ func runCounting(t *testing.T, cfg sim.Config) (evs []sim.Event, after []int) {
 		}
 		if !regenerated {
 			for _, e := range rec.Events {
-				regenerated = regenerated || (e.Type == sim.EvRule && e.Rule == "TR10")
+				regenerated = regenerated || (e.Type == sim.EvRule && e.Rule == "TR-10")
 			}
 		}
 		if regenerated {
@@ -762,7 +762,7 @@ func TestRun_DroppedTokenIsRegenerated(t *testing.T) {
 			t.Errorf("seed %d: unserved %v", seed, u)
 		}
 		if len(after) == 0 {
-			t.Errorf("seed %d: no new token (TR10 never fired)", seed)
+			t.Errorf("seed %d: no new token (TR-10 never fired)", seed)
 			continue
 		}
 		for k, c := range after {
@@ -773,14 +773,14 @@ func TestRun_DroppedTokenIsRegenerated(t *testing.T) {
 		}
 		// The highest id wins the election and creates the token, generation 1.
 		for _, e := range evs {
-			if e.Type == sim.EvRule && e.Rule == "TR10" && e.Node != 4 {
+			if e.Type == sim.EvRule && e.Rule == "TR-10" && e.Node != 4 {
 				t.Errorf("seed %d: P%d created the token, want P4 (the highest id)", seed, e.Node)
 			}
 			if e.Type == sim.EvSend && e.Msg.Type == MsgElected && e.Msg.TS != 1 {
 				t.Errorf("seed %d: ELECTED with generation %d, want 1", seed, e.Msg.TS)
 			}
 		}
-		for _, rule := range []string{"TR6", "TR7", "TR8", "TR9", "TR10", "TR12"} {
+		for _, rule := range []string{"TR-6", "TR-7", "TR-8", "TR-9", "TR-10", "TR-12"} {
 			if !slices.ContainsFunc(evs, func(e sim.Event) bool { return e.Type == sim.EvRule && e.Rule == rule }) {
 				t.Errorf("seed %d: rule %s never fired", seed, rule)
 			}
@@ -807,13 +807,13 @@ func TestRun_HolderCrashIsSkippedAndTheTokenRegenerated(t *testing.T) {
 		}
 		skips, creator := 0, -1
 		for _, e := range evs {
-			if e.Type == sim.EvRule && e.Rule == "TR13" {
+			if e.Type == sim.EvRule && e.Rule == "TR-13" {
 				skips++
 				if e.Node != 3 {
 					t.Errorf("seed %d: P%d skipped its successor, want only P3 (P4's predecessor)", seed, e.Node)
 				}
 			}
-			if e.Type == sim.EvRule && e.Rule == "TR10" {
+			if e.Type == sim.EvRule && e.Rule == "TR-10" {
 				creator = e.Node
 			}
 			if e.Type == sim.EvSend && e.Msg.To == 4 && e.T > 200 {
@@ -842,8 +842,8 @@ func TestRun_RecoveredProcessRejoinsTheRing(t *testing.T) {
 		if slices.ContainsFunc(after, func(c int) bool { return c != 1 }) {
 			t.Errorf("seed %d: live tokens after regeneration %v, want always 1", seed, slices.Compact(slices.Clone(after)))
 		}
-		if got := simtest.Rules(evs, 1); !slices.Contains(got, "TR15") {
-			t.Errorf("seed %d: P1 fired %v, want TR15 (P2 back as its successor)", seed, got)
+		if got := simtest.Rules(evs, 1); !slices.Contains(got, "TR-15") {
+			t.Errorf("seed %d: P1 fired %v, want TR-15 (P2 back as its successor)", seed, got)
 		}
 	}
 }
@@ -867,7 +867,7 @@ func TestRun_TooShortATimeOutRegeneratesNeedlesslyButSafely(t *testing.T) {
 			t.Fatalf("seed %d (N=%d): %v", seed, n, simtest.Violations(evs))
 		}
 		for _, e := range evs {
-			if e.Type == sim.EvRule && e.Rule == "TR11" {
+			if e.Type == sim.EvRule && e.Rule == "TR-11" {
 				extra++
 			}
 		}
@@ -892,7 +892,7 @@ func TestRun_RegenerationCostsFourNToSixNMinus2(t *testing.T) {
 		evs := simtest.Run(t, cfg)
 		callers := map[int]bool{}
 		for _, e := range evs {
-			if e.Type == sim.EvRule && e.Rule == "TR6" {
+			if e.Type == sim.EvRule && e.Rule == "TR-6" {
 				callers[e.Node] = true
 			}
 		}
@@ -978,11 +978,11 @@ func TestRun_SeedSweepWithFaultsAndRegeneration(t *testing.T) {
 			}
 		}
 	}
-	// The sweep must exercise the whole regeneration machinery. TR11 is not expected:
+	// The sweep must exercise the whole regeneration machinery. TR-11 is not expected:
 	// with a generous time-out no token is wrongly presumed lost, so none is superseded
 	// (TestRun_TooShortATimeOutRegeneratesNeedlesslyButSafely covers it).
 	for _, r := range Spec.Rules {
-		if r.Label != "TR11" && fired[r.Label] == 0 {
+		if r.Label != "TR-11" && fired[r.Label] == 0 {
 			t.Errorf("rule %s never fired in the sweep", r.Label)
 		}
 	}
@@ -996,7 +996,7 @@ const scenarioTokenLoss = `{
   "version": 1,
   "algorithm": "token-ring",
   "title": "Token ring: the token is lost and regenerated",
-  "about": "Six processes pass one token round the ring 0, 1, 2, 3, 4, 5. At t=6 the token is lost on its way from P1 to P2, and the requests P1 and P3 make soon after can no longer be served: nothing in the plain algorithm tells anyone the token is gone. Regeneration is on with a time-out of 40. Around t=40 five processes have gone that long without seeing the token and each calls a ring election (TR6); P1, reached by an ELECTION first, simply joins in. As in Chang-Roberts, a process passes a higher candidate on and replaces a lower one by its own id (TR7), so only P5's ELECTION goes all the way round; each hop is acknowledged (TR12), so a crashed successor would be noticed and skipped. P5 sees its own id come back and announces token generation 1 (TR8). Its ELECTED goes once round the ring (TR9); when it returns, every process knows the new generation and P5 creates the new token (TR10). P1 and P3 are then served, and from then on exactly one token goes round.",
+  "about": "Six processes pass one token round the ring 0, 1, 2, 3, 4, 5. At t=6 the token is lost on its way from P1 to P2, and the requests P1 and P3 make soon after can no longer be served: nothing in the plain algorithm tells anyone the token is gone. Regeneration is on with a time-out of 40. Around t=40 five processes have gone that long without seeing the token and each calls a ring election (TR-6); P1, reached by an ELECTION first, simply joins in. As in Chang-Roberts, a process passes a higher candidate on and replaces a lower one by its own id (TR-7), so only P5's ELECTION goes all the way round; each hop is acknowledged (TR-12), so a crashed successor would be noticed and skipped. P5 sees its own id come back and announces token generation 1 (TR-8). Its ELECTED goes once round the ring (TR-9); when it returns, every process knows the new generation and P5 creates the new token (TR-10). P1 and P3 are then served, and from then on exactly one token goes round.",
   "nodes": 6,
   "seed": 3,
   "network": {"delay": [1, 3], "fifo": true},
@@ -1076,7 +1076,7 @@ func TestScenario_TokenLossAndRegeneration(t *testing.T) {
 		switch {
 		case e.Type == sim.EvDrop && e.Msg.Type == MsgToken:
 			dropAt = e.T
-		case e.Type == sim.EvRule && e.Rule == "TR10":
+		case e.Type == sim.EvRule && e.Rule == "TR-10":
 			if e.Node != 5 {
 				t.Errorf("P%d created the new token, want P5", e.Node)
 			}
@@ -1091,7 +1091,7 @@ func TestScenario_TokenLossAndRegeneration(t *testing.T) {
 	// Concurrent callers: everyone but P1, whose time-out an ELECTION pushed back.
 	var callers []int
 	for _, e := range evs {
-		if e.Type == sim.EvRule && e.Rule == "TR6" {
+		if e.Type == sim.EvRule && e.Rule == "TR-6" {
 			callers = append(callers, e.Node)
 		}
 	}

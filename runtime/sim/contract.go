@@ -143,7 +143,14 @@ type Setup struct {
 
 // Rule is one labelled rule of the pseudocode.
 type Rule struct {
-	Label string   // e.g. "RH1"
+	// Label is the notes' own label, written as they write it, when Notes is set
+	// ("RH1"); otherwise the project's, of the form TAG-n ("CG-1"), so the two never
+	// look alike (docs/labels.md).
+	Label string
+	// Notes names the course notes that give this label with this meaning (the file
+	// numbers of ../shared/seeds, e.g. "000"); empty for a label the project invents.
+	// The page marks the latter "not in the notes".
+	Notes string
 	Group string   // e.g. "Handling an incoming request"
 	Lines []string // the pseudocode, one line each
 	Says  string   // one plain sentence for the narration log

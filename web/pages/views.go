@@ -100,11 +100,16 @@ type Play struct {
 	Current   string // curated name, if any
 	Data      clientSpec
 	FamilyTag string
+	// Params are Run setup's controls of the algorithm's params.
+	Params []paramControl
+	// OursKey, when some label of the algorithm is the project's own, explains the
+	// "ours" mark of the pseudocode panel (docs/labels.md).
+	OursKey string
 }
 
 type ruleGroup struct {
 	Name  string
-	Rules []sim.Rule
+	Rules []ruleView
 }
 
 type messageKey struct {
@@ -154,11 +159,17 @@ func BuildPlay(spec *sim.Spec, session string) Play {
 	if session != "" {
 		p.API = "/api/sessions/" + session
 	}
+	p.Params = paramControls(spec.Params)
+	legend := NotesLegend()
 	for _, r := range spec.Rules {
+		rv := newRuleView(r, legend)
+		if rv.Ours {
+			p.OursKey = "Labels marked ours (TAG-n, with a hyphen) are this playground's own, not the notes'. " + legend
+		}
 		if n := len(p.Groups); n > 0 && p.Groups[n-1].Name == r.Group {
-			p.Groups[n-1].Rules = append(p.Groups[n-1].Rules, r)
+			p.Groups[n-1].Rules = append(p.Groups[n-1].Rules, rv)
 		} else {
-			p.Groups = append(p.Groups, ruleGroup{Name: r.Group, Rules: []sim.Rule{r}})
+			p.Groups = append(p.Groups, ruleGroup{Name: r.Group, Rules: []ruleView{rv}})
 		}
 	}
 	p.Data = clientSpec{Slug: spec.Slug, Title: spec.Title, Family: string(spec.Family), Ring: p.Ring,
