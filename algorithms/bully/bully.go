@@ -2,6 +2,13 @@
 // coordinator asks every higher id whether it is alive; silence until a time-out means
 // it is the highest alive and takes over, an answer means a higher process will. It is
 // only safe on a synchronous network: a time-out shorter than a round trip elects two.
+//
+// Labels: RE1, RH1 and RH2 are the notes' (000) and keep their meaning: RE1 calls an
+// election and acts on its two time-outs, RH1 answers an ELECTION, RH2 joins in when
+// no election is on. The other rules are the project's own and carry its scheme's tag
+// (BU-1 ... BU-6; the failure detector's FD-1 ... FD-3): the notes fold receiving an
+// ANSWER into RE1's "else wait for a coordinator message" and leave initialisation,
+// COORDINATOR handling, recovery and suspicion without a label.
 package bully
 
 import (
@@ -50,7 +57,7 @@ var Spec = sim.Spec{
 	Summary: "Ask every higher id if it is alive; if none answers in time, take over and tell the lower ids: the highest live id always wins, provided the time-outs are right.",
 
 	Rules: []sim.Rule{
-		{Label: "RI1", Group: "Initialisation", Lines: []string{
+		{Label: "BU-1", Group: "Initialisation", Lines: []string{
 			"state := ELECTION-OFF; waiting := none",
 			"leader := the highest id   // the run starts with a working coordinator"},
 			Says: "starts with no election on and takes the highest id as coordinator"},
@@ -64,7 +71,8 @@ var Spec = sim.Spec{
 			"when the coordinator time-out expires (the higher one died too):",
 			"    call the election again from the top of RE1"},
 			Says: "calls an election, or acts on a time-out: silence means it wins, a missing COORDINATOR means it asks again"},
-		{Label: "RA1", Group: "Receiving ANSWER from Pj", Lines: []string{
+		{Label: "BU-2", Group: "Receiving ANSWER from Pj", Lines: []string{
+			"// how this project carries out RE1's \"else wait for a COORDINATOR\"",
 			"remember that Pj is alive and outranks me",
 			"if waiting = answer:",
 			"    stop the answer time-out",
@@ -78,21 +86,21 @@ var Spec = sim.Spec{
 			"if state = ELECTION-OFF:",
 			"    call an election of my own (RE1)"},
 			Says: "takes over the election unless it is already running one"},
-		{Label: "RC1", Group: "Receiving COORDINATOR(k)", Lines: []string{
+		{Label: "BU-3", Group: "Receiving COORDINATOR(k)", Lines: []string{
 			"if k > my id:",
 			"    leader := k",
 			"    state := ELECTION-OFF; waiting := none; stop both time-outs"},
 			Says: "records the announced coordinator and ends its own election"},
-		{Label: "RC2", Group: "Receiving COORDINATOR(k)", Lines: []string{
+		{Label: "BU-4", Group: "Receiving COORDINATOR(k)", Lines: []string{
 			"if k < my id and state = ELECTION-OFF:",
 			"    call an election (RE1)   // I outrank k: bully it out"},
 			Says: "outranks the announced coordinator, so it calls an election to take over"},
-		{Label: "RR1", Group: "Recovering after a crash", Lines: []string{
+		{Label: "BU-5", Group: "Recovering after a crash", Lines: []string{
 			"state := ELECTION-OFF; leader := unknown",
 			"call an election (RE1)   // a recovered highest id takes over"},
 			Says: "comes back knowing no coordinator and calls an election at once"},
-		{Label: "RS1", Group: "Suspecting the coordinator (failure detector on)", Lines: []string{
-			"when the failure detector suspects my coordinator (FD3):",
+		{Label: "BU-6", Group: "Suspecting the coordinator (failure detector on)", Lines: []string{
+			"when the failure detector suspects my coordinator (FD-3):",
 			"    if state = ELECTION-OFF: call an election (RE1)"},
 			Says: "suspects its coordinator has crashed and calls an election"},
 		heartbeat.Rules[0], heartbeat.Rules[1], heartbeat.Rules[2],
@@ -200,14 +208,14 @@ func newNode(self int, setup *sim.Setup) sim.Node {
 func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 	switch in.Kind {
 	case sim.Init:
-		ctx.Rule("RI1")
+		ctx.Rule("BU-1")
 		n.state, n.waiting = Off, WaitNone
 		n.leader = n.highest
 		ctx.Leader(n.highest)
 		n.follow(ctx)
 	case sim.Recover:
 		// The kernel already forgot this node's leader when it crashed.
-		ctx.Rule("RR1")
+		ctx.Rule("BU-5")
 		n.state, n.waiting, n.leader = Off, WaitNone, -1
 		n.elect(ctx)
 	case sim.Elect:
@@ -269,7 +277,7 @@ func (n *node) follow(ctx *sim.Context) {
 func (n *node) onTimer(ctx *sim.Context, name string) {
 	if mine, suspect := n.fd.Timer(ctx, name); mine {
 		if suspect {
-			ctx.Rule("RS1")
+			ctx.Rule("BU-6")
 			if n.state == Off {
 				n.elect(ctx)
 			}
@@ -313,7 +321,7 @@ func (n *node) onAnswer(ctx *sim.Context, m *sim.Message) {
 	if n.state != On || n.answered[m.From] {
 		return
 	}
-	ctx.Rule("RA1")
+	ctx.Rule("BU-2")
 	n.answered[m.From] = true
 	n.numAnswered++
 	if n.waiting == WaitAnswer {
@@ -326,7 +334,7 @@ func (n *node) onAnswer(ctx *sim.Context, m *sim.Message) {
 func (n *node) onCoordinator(ctx *sim.Context, m *sim.Message) {
 	k := m.Arg
 	if k > ctx.SelfID() {
-		ctx.Rule("RC1")
+		ctx.Rule("BU-3")
 		switch n.waiting {
 		case WaitAnswer:
 			ctx.CancelTimer(TimerAnswer)
@@ -341,7 +349,7 @@ func (n *node) onCoordinator(ctx *sim.Context, m *sim.Message) {
 	}
 	// Winners announce only to lower ids, so this needs a COORDINATOR from elsewhere
 	// (a different variant, a test); the notes still say what to do with it.
-	ctx.Rule("RC2")
+	ctx.Rule("BU-4")
 	if n.state == Off {
 		n.elect(ctx)
 	}

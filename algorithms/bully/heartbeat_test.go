@@ -19,7 +19,7 @@ func withHeartbeat(cfg sim.Config, period, timeout int) sim.Config {
 	return cfg
 }
 
-func TestRS1_SuspectedCoordinatorStartsAnElection(t *testing.T) {
+func TestBU6_SuspectedCoordinatorStartsAnElection(t *testing.T) {
 	ids := []int{3, 9, 1, 7}
 	setup := &sim.Setup{IDs: ids, MaxDelay: 3, Params: Params{Heartbeat: heartbeat.Params{Period: 4, Timeout: 10}}}
 	ctx := sim.NewContext(3, ids) // P7 watches P9, the highest
@@ -30,8 +30,8 @@ func TestRS1_SuspectedCoordinatorStartsAnElection(t *testing.T) {
 	}
 	ctx.Reset(3)
 	n.Step(ctx, &sim.Input{Kind: sim.Timer, Timer: heartbeat.TimerSuspect})
-	if got := ctx.Rules(); !slices.Equal(got, []string{"FD3", "RS1", "RE1"}) {
-		t.Fatalf("rules %v, want FD3 RS1 RE1", got)
+	if got := ctx.Rules(); !slices.Equal(got, []string{"FD-3", "BU-6", "RE1"}) {
+		t.Fatalf("rules %v, want FD-3 BU-6 RE1", got)
 	}
 	sent := ctx.Sent()
 	if len(sent) != 1 || sent[0].Type != MsgElection || ids[sent[0].To] != 9 {
@@ -39,13 +39,13 @@ func TestRS1_SuspectedCoordinatorStartsAnElection(t *testing.T) {
 	}
 }
 
-func TestRS1_LeaderBeatsAndFollowersWatch(t *testing.T) {
+func TestBU6_LeaderBeatsAndFollowersWatch(t *testing.T) {
 	ids := []int{0, 1, 2}
 	setup := &sim.Setup{IDs: ids, MaxDelay: 3, Params: Params{Heartbeat: heartbeat.Params{Period: 4, Timeout: 10}}}
 	ctx := sim.NewContext(2, ids)
 	leader := Spec.New(2, setup)
 	leader.Step(ctx, &sim.Input{Kind: sim.Init})
-	if got := ctx.Rules(); !slices.Equal(got, []string{"RI1", "FD1"}) {
+	if got := ctx.Rules(); !slices.Equal(got, []string{"BU-1", "FD-1"}) {
 		t.Fatalf("leader at init: %v", got)
 	}
 	if len(ctx.Sent()) != 2 {
@@ -66,13 +66,13 @@ func TestRunHeartbeatDetectsTheCrashAndElects(t *testing.T) {
 			if e.Type == sim.EvCrash {
 				crashSeq = int(e.Seq)
 			}
-			if e.Type == sim.EvRule && e.Rule == "FD3" {
+			if e.Type == sim.EvRule && e.Rule == "FD-3" {
 				if crashSeq < 0 {
 					t.Fatalf("seed %d: P%d suspected the coordinator before it crashed", seed, e.Node)
 				}
 				suspected = true
 			}
-			if e.Type == sim.EvRule && e.Rule == "RS1" && crashSeq < 0 {
+			if e.Type == sim.EvRule && e.Rule == "BU-6" && crashSeq < 0 {
 				t.Fatalf("seed %d: election before the crash", seed)
 			}
 		}
@@ -105,7 +105,7 @@ func TestRunHeartbeatTimeoutTooShortSuspectsTheLiving(t *testing.T) {
 	}
 	rs1 := 0
 	for _, e := range evs {
-		if e.Type == sim.EvRule && e.Rule == "RS1" {
+		if e.Type == sim.EvRule && e.Rule == "BU-6" {
 			rs1++
 		}
 	}
@@ -130,7 +130,7 @@ func TestRunHeartbeatPatientDetectorNeverSuspects(t *testing.T) {
 		cfg.Until = 300
 		evs := run(t, cfg).evs
 		for _, e := range evs {
-			if e.Type == sim.EvRule && e.Rule == "FD3" {
+			if e.Type == sim.EvRule && e.Rule == "FD-3" {
 				t.Fatalf("seed %d: P%d suspected a live coordinator at t=%d", seed, e.Node, e.T)
 			}
 		}

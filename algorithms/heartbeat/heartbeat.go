@@ -51,15 +51,15 @@ func (p Params) Validate(field string) error {
 
 // Rules are the detector's rules, to append to an algorithm's pseudocode.
 var Rules = []sim.Rule{
-	{Label: "FD1", Group: "Failure detector", Lines: []string{
+	{Label: "FD-1", Group: "Failure detector", Lines: []string{
 		"every period, while I am the one being watched:",
 		"    send HEARTBEAT to every other process"},
 		Says: "sends its periodic heartbeat"},
-	{Label: "FD2", Group: "Failure detector", Lines: []string{
+	{Label: "FD-2", Group: "Failure detector", Lines: []string{
 		"on HEARTBEAT from the process I watch:",
 		"    restart the suspicion time-out"},
 		Says: "hears the watched process's heartbeat and stops worrying for another time-out"},
-	{Label: "FD3", Group: "Failure detector", Lines: []string{
+	{Label: "FD-3", Group: "Failure detector", Lines: []string{
 		"when the suspicion time-out expires:",
 		"    suspect the watched process has crashed",
 		"    (it may only be slow: a time-out cannot tell)"},
@@ -120,7 +120,7 @@ func (d *Detector) Unwatch(ctx *sim.Context) {
 }
 
 func (d *Detector) beat(ctx *sim.Context) {
-	ctx.Rule("FD1")
+	ctx.Rule("FD-1")
 	for j := 0; j < ctx.N(); j++ {
 		if j != ctx.Self() {
 			ctx.Send(j, sim.Message{Type: Msg})
@@ -142,7 +142,7 @@ func (d *Detector) Timer(ctx *sim.Context, name string) (mine, suspect bool) {
 		if d.watched < 0 {
 			return true, false
 		}
-		ctx.Rule("FD3")
+		ctx.Rule("FD-3")
 		d.watched = -1
 		return true, true
 	}
@@ -152,7 +152,7 @@ func (d *Detector) Timer(ctx *sim.Context, name string) (mine, suspect bool) {
 // Heard handles a HEARTBEAT from node index from.
 func (d *Detector) Heard(ctx *sim.Context, from int) {
 	if from == d.watched {
-		ctx.Rule("FD2")
+		ctx.Rule("FD-2")
 		ctx.SetTimer(TimerSuspect, d.p.Timeout)
 	}
 }

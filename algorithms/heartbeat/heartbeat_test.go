@@ -38,7 +38,7 @@ func TestFD1_TheWatchedProcessBeatsEveryPeriod(t *testing.T) {
 	ctx := sim.NewContext(2, []int{0, 1, 2, 3})
 	d := New(on)
 	d.Lead(ctx)
-	if got := ctx.Rules(); !slices.Equal(got, []string{"FD1"}) {
+	if got := ctx.Rules(); !slices.Equal(got, []string{"FD-1"}) {
 		t.Fatalf("rules %v", got)
 	}
 	if got := sentTo(ctx); !slices.Equal(got, []int{0, 1, 3}) {
@@ -75,7 +75,7 @@ func TestFD2_AHeartbeatFromTheWatchedRestartsTheTimeout(t *testing.T) {
 	}
 	ctx.Reset(0)
 	d.Heard(ctx, 2)
-	if got := ctx.Rules(); !slices.Equal(got, []string{"FD2"}) {
+	if got := ctx.Rules(); !slices.Equal(got, []string{"FD-2"}) {
 		t.Fatalf("rules %v", got)
 	}
 	if e := ctx.Effects()[1]; e.Kind != sim.SetTimer || e.Timer != TimerSuspect || e.After != 12 {
@@ -97,7 +97,7 @@ func TestFD3_SilenceForATimeoutRaisesSuspicion(t *testing.T) {
 	if !mine || !suspect {
 		t.Fatalf("mine %v suspect %v", mine, suspect)
 	}
-	if got := ctx.Rules(); !slices.Equal(got, []string{"FD3"}) {
+	if got := ctx.Rules(); !slices.Equal(got, []string{"FD-3"}) {
 		t.Fatalf("rules %v", got)
 	}
 	if d.Watched() != -1 {
