@@ -157,7 +157,7 @@ var paramList = []sim.Param{
 }
 
 // ParseParams decodes {"answerTimeout": t, "coordinatorTimeout": t, "heartbeat":
-// {"period": t, "timeout": t}}; nil, empty or null gives the defaults (derived from the
+// {"period": T, "delay": D} or, from earlier links, {"period": T, "timeout": t}}; nil, empty or null gives the defaults (derived from the
 // network, no failure detector). Errors name the field.
 var ParseParams = params.Parser(paramList, func([]int) Params { return Params{} })
 
@@ -201,7 +201,7 @@ func newNode(self int, setup *sim.Setup) sim.Node {
 	return &node{
 		ids: setup.IDs, highest: slices.Max(setup.IDs), answerT: a, coordT: c,
 		state: Off, waiting: WaitNone, leader: -1, answered: make([]bool, len(setup.IDs)),
-		fd: heartbeat.New(p.Heartbeat), detector: p.Heartbeat.On(),
+		fd: heartbeat.New(p.Heartbeat, setup.MaxDelay), detector: p.Heartbeat.On(),
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/teach-dist/playground/algorithms/heartbeat"
 	"github.com/teach-dist/playground/runtime/sim"
 	"github.com/teach-dist/playground/runtime/sim/simtest"
 )
@@ -374,6 +375,11 @@ func TestParseParams(t *testing.T) {
 		{`{"answerTimeout": 2000000000}`, Params{}, `params.answerTimeout: must be a positive integer`},
 		{`{"answerTimeout": "5"}`, Params{}, `params.answerTimeout: got string, want a positive integer`},
 		{`{"coordinatorTimeout": 1.5}`, Params{}, `params.coordinatorTimeout: got number 1.5, want a positive integer`},
+		{`{"heartbeat": {"period": 4}}`, Params{Heartbeat: heartbeat.Params{Period: 4}}, ""},
+		{`{"heartbeat": {"period": 6, "delay": 1}}`, Params{Heartbeat: heartbeat.Params{Period: 6, Delay: 1}}, ""},
+		{`{"heartbeat": {"period": 6, "timeout": 3}}`, Params{Heartbeat: heartbeat.Params{Period: 6, Timeout: 3}}, ""},
+		{`{"heartbeat": {"period": 6, "delay": 1, "timeout": 3}}`, Params{}, `params.heartbeat.timeout: replaces T+D`},
+		{`{"heartbeat": {"delay": 2}}`, Params{}, `params.heartbeat.period: the detector is off`},
 		{`[1]`, Params{}, `params: `},
 		{`{"answerTimeout": 5} {}`, Params{}, `params: must be a single JSON object`},
 		{`{"answerTimeout": 5`, Params{}, `params: `},
