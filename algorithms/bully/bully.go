@@ -119,16 +119,27 @@ var Spec = sim.Spec{
 		heartbeat.Message,
 	},
 	Costs: []sim.Cost{
-		{Name: "COORDINATOR messages, best case (the second-highest id notices the crash)", Formula: "N-2",
-			Value: func(n int) float64 { return float64(n - 2) }},
-		{Name: "messages, best case (plus one ELECTION to the crashed coordinator)", Formula: "N-1",
-			Value: func(n int) float64 { return float64(n - 1) }},
+		{Name: "messages, best case (the second-highest id notices the crash)",
+			Notes: []sim.NoteFormula{
+				{In: []string{"000"}, Formula: "n-2 coordinator messages", Value: func(n int) float64 { return float64(n - 2) }},
+				{In: []string{"002"}, Formula: "N-2 COORDINATOR messages ⇒ O(N) messages", Value: func(n int) float64 { return float64(n - 2) }},
+				{In: []string{"003"}, Formula: "N-2 messages per election", Value: func(n int) float64 { return float64(n - 2) }}},
+			Formula: "N-1: the N-2 COORDINATOR of the notes, plus the one ELECTION sent to the crashed coordinator",
+			Value:   func(n int) float64 { return float64(n - 1) }},
 		// The lowest id calls, the highest has crashed, nothing else fails: every id below
 		// the top calls once, N(N-1)/2 ELECTION; the (N-1)(N-2)/2 that reach a live
-		// process are answered; the winner sends N-2 COORDINATOR.
-		{Name: "messages, worst case (the lowest id calls, the highest has crashed)", Formula: "N(N-1)/2 + (N-1)(N-2)/2 + N-2 = N²-N-1, O(N²)",
-			Value: func(n int) float64 { return float64(n*n - n - 1) }},
-		{Name: "time to elect, best case", Formula: "answer time-out + T (the COORDINATOR)"},
+		// process are answered; the winner sends N-2 COORDINATOR. The notes (002) count
+		// the ELECTIONs and N-1 COORDINATOR, and no ANSWER.
+		{Name: "messages, worst case (the lowest id calls, the highest has crashed)",
+			Notes: []sim.NoteFormula{
+				{In: []string{"000"}, Formula: "O(n²)"},
+				{In: []string{"002"}, Formula: "((N-1) + (N-2) + … + 1) + N-1 ⇒ O(N²)", Value: func(n int) float64 { return float64(n*(n-1)/2 + n - 1) }},
+				{In: []string{"003"}, Formula: "O(N²)"}},
+			Formula: "N(N-1)/2 + (N-1)(N-2)/2 + N-2 = N²-N-1: every ELECTION, the ANSWERs from live processes, N-2 COORDINATOR",
+			Value:   func(n int) float64 { return float64(n*n - n - 1) }},
+		{Name: "time to elect, best case",
+			Notes:   []sim.NoteFormula{{In: []string{"003"}, Formula: "2 rounds, assuming hardware multicast"}},
+			Formula: "answer time-out + T (the COORDINATOR)"},
 	},
 	Defaults:           sim.Defaults{Nodes: 8, Delay: [2]int{1, 3}, FIFO: false, CS: 0, Until: 500},
 	BackgroundTimers:   heartbeat.Timers,

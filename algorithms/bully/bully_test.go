@@ -561,20 +561,22 @@ func TestRunBestCaseSecondHighestCalls(t *testing.T) {
 	for seed := uint64(1); seed <= 20; seed++ {
 		evs := run(t, config(n, seed, crash(0, n-1), elect(1, n-2))).evs
 		checkAllFollow(t, seed, evs, n, n-2)
-		if got, want := simtest.CountMsgs(evs, MsgCoordinator), int(Spec.Costs[0].Value(n)); got != want || want != n-2 {
-			t.Errorf("seed %d: %d COORDINATOR messages, want N-2 = %d", seed, got, want)
+		// The notes' figure (000: n-2 coordinator messages) counts the COORDINATORs.
+		if got, want := simtest.CountMsgs(evs, MsgCoordinator), int(Spec.Costs[0].Notes[0].Value(n)); got != want || want != n-2 {
+			t.Errorf("seed %d: %d COORDINATOR messages, want the notes' N-2 = %d", seed, got, want)
 		}
 		if got := simtest.CountMsgs(evs, MsgElection); got != 1 {
 			t.Errorf("seed %d: %d ELECTION messages, want 1 (to the crashed P7)", seed, got)
 		}
-		if got, want := simtest.Count(evs, sim.EvSend), int(Spec.Costs[1].Value(n)); got != want {
-			t.Errorf("seed %d: %d messages, want %d", seed, got, want)
+		if got, want := simtest.Count(evs, sim.EvSend), int(Spec.Costs[0].Value(n)); got != want || want != n-1 {
+			t.Errorf("seed %d: %d messages, want the derived N-1 = %d", seed, got, want)
 		}
 	}
 }
 
 func TestRunWorstCaseLowestCallsIsQuadratic(t *testing.T) {
-	worst := Spec.Costs[2].Value
+	worst := Spec.Costs[1].Value
+	notes := Spec.Costs[1].Notes[1] // 002: ((N-1) + (N-2) + … + 1) + N-1
 	total := map[int]int{}
 	for _, n := range []int{4, 8, 16} {
 		for seed := uint64(1); seed <= 10; seed++ {
@@ -588,6 +590,11 @@ func TestRunWorstCaseLowestCallsIsQuadratic(t *testing.T) {
 				if c := simtest.CountMsgs(evs, typ); c != want {
 					t.Errorf("N=%d seed %d: %d %s, want %d", n, seed, c, typ, want)
 				}
+			}
+			// 002 counts the same ELECTIONs, ((N-1) + ... + 1), plus N-1 COORDINATOR
+			// (to everyone but the winner, the crashed one included) and no ANSWER.
+			if e, want := simtest.CountMsgs(evs, MsgElection), int(notes.Value(n))-(n-1); e != want {
+				t.Errorf("N=%d seed %d: %d ELECTION, want the notes' (N-1)+...+1 = %d", n, seed, e, want)
 			}
 			total[n] = got
 		}
