@@ -102,6 +102,9 @@ var Spec = sim.Spec{
 	Stage:       sim.Stage{Ring: true},
 	ParseParams: ParseParams,
 	New:         newNode,
+
+	// As the notes compare it with Bully: the coordinator, the highest id, has failed.
+	CrashLeaderFirst: true,
 }
 
 // Params are the settings: only how crashed successors are found.

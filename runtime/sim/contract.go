@@ -114,9 +114,9 @@ type Spec struct {
 	Params []Param
 	// Stage says how a page draws the processes, as data rather than per-algorithm code.
 	Stage Stage
-	// CrashLeaderFirst: the notes analyse this election from a crashed leader (Bully:
-	// "the coordinator has failed"), so comparisons crash the highest id before the
-	// elections start. The ring elections assume nobody fails during an election.
+	// CrashLeaderFirst: the notes analyse this election from a crashed leader ("the
+	// coordinator has failed": Bully and the ring elections alike), so comparisons
+	// crash the highest id before the elections start.
 	CrashLeaderFirst bool
 
 	// BackgroundTimers and BackgroundMessages never stop a run from being quiescent:
