@@ -5,7 +5,7 @@
 // is named, and a click seeks the run to it.
 
 import { byId, htmlEl } from "./dom.js";
-import { round2 as num, shortFormula } from "./text.js";
+import { round2 as num, shortFormula, figureText, notesText } from "./text.js";
 
 const PLAYING_GAP = 500; // ms between two requests while the run plays
 
@@ -107,24 +107,36 @@ export function createMetrics(page) {
     return frag;
   }
 
-  function theory(list, unit) {
-    if (!list.length) {
-      const s = htmlEl("span", { class: "na" }, "—");
-      s.title = "the notes give no figure for this";
-      return s;
-    }
+  function none(title) {
+    const s = htmlEl("span", { class: "na" }, "—");
+    s.title = title;
+    return s;
+  }
+
+  // notesCell lists the notes' formulas, as the notes write them, each naming its notes.
+  function notesCell(list, unit) {
     const ul = htmlEl("ul", { class: "theory-list" });
     for (const t of list) {
-      const short = shortFormula(t.formula);
-      let text = short;
-      if (t.value !== null && t.value !== undefined && short !== num(t.value)) {
-        text += ` = ${num(t.value)}${unit === "time" && !/T/.test(short) ? " T" : ""}`;
+      for (const f of t.notes || []) {
+        const li = htmlEl("li", {}, figureText(f.formula, f.value, f.time, unit), " ",
+          htmlEl("span", { class: "muted note-ref" }, `(${notesText(f.in)})`));
+        li.title = `${t.name}: ${f.formula} (${notesText(f.in)})`;
+        ul.append(li);
       }
-      const li = htmlEl("li", {}, text);
-      li.title = `${t.name}: ${t.formula}`;
+    }
+    return ul.children.length ? ul : none("the notes give no figure for this");
+  }
+
+  // derivedCell lists the project's own figures for its implementation.
+  function derivedCell(list, unit) {
+    const ul = htmlEl("ul", { class: "theory-list" });
+    for (const t of list) {
+      if (!t.formula) continue;
+      const li = htmlEl("li", {}, figureText(shortFormula(t.formula), t.value, t.time, unit));
+      li.title = `${t.name}: ${t.formula} (derived for this implementation; not in the notes)`;
       ul.append(li);
     }
-    return ul;
+    return ul.children.length ? ul : none("no figure derived for this");
   }
 
   function render(m) {
@@ -137,9 +149,11 @@ export function createMetrics(page) {
       th.scope = "row";
       const td1 = htmlEl("td", { class: "measured" });
       td1.append(measured(x));
-      const td2 = htmlEl("td", { class: "theory" });
-      td2.append(theory(x.theory, x.unit));
-      tr.append(th, td1, td2);
+      const td2 = htmlEl("td", { class: "theory notes" });
+      td2.append(notesCell(x.theory, x.unit));
+      const td3 = htmlEl("td", { class: "theory derived" });
+      td3.append(derivedCell(x.theory, x.unit));
+      tr.append(th, td1, td2, td3);
       rows.push(tr);
     }
     body.replaceChildren(...rows);
@@ -148,7 +162,7 @@ export function createMetrics(page) {
     parts.push(m.family === "mutex" ? `${m.entries} entr${m.entries === 1 ? "y" : "ies"}` : `${m.messages} messages`);
     if (m.background) parts.push(`${m.background} heartbeats not counted`);
     note.textContent = parts.join(" · ");
-    note.title = "T: the notes' message time, here the network's mean delay; delays are shown in time units and in T";
+    note.title = "T: the notes' message time, here the network's mean delay; delays are shown in time units, then in T (2 T = twice the mean delay)";
     if (ordering) renderOrdering(m.ordering);
     if (elections) renderElections(m.elections || []);
   }

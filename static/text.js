@@ -96,6 +96,23 @@ export function round2(v) {
   return String(Math.round(v * 100) / 100);
 }
 
+// figureText writes a cost figure with its number for the run. A count: "3(N-1) = 12".
+// A delay, which the figures give in message times T: "2T: 4 = 2 T", in time units
+// first and then in T, as the measured column writes it (the panel's head says T).
+export function figureText(formula, value, time, unit) {
+  if (value === null || value === undefined) return formula;
+  if (unit === "time") {
+    const inT = `${round2(value)} T`;
+    return time === null || time === undefined ? `${formula}: ${inT}` : `${formula}: ${round2(time)} = ${inT}`;
+  }
+  return formula === round2(value) ? formula : `${formula} = ${round2(value)}`;
+}
+
+// notesText names the notes that give a figure: "notes 000, 004".
+export function notesText(list) {
+  return `${list.length === 1 ? "note" : "notes"} ${list.join(", ")}`;
+}
+
 // shortFormula keeps the formula without its explanation, as the compare page does:
 // "3" from "3 (REQUEST, GRANT, RELEASE); 0 for ...", "N²-N-1" from "... = N²-N-1, O(N²)".
 export function shortFormula(f) {

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"html"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -34,10 +35,12 @@ func TestCompareDrawsMeasuredAndTheory(t *testing.T) {
 		t.Fatalf("status %d: %s", p.status, p.body)
 	}
 	cs := charts(p.body)
-	// Messages per entry: RA 2(N-1), central 3; the token ring's "1 to ∞" has no value.
-	// Client delay: RA and central 2T (the token ring's is a range). Sync delay: RA T,
-	// central 2T.
-	want := map[string]int{"mutex-messages-per-entry": 2, "mutex-client-delay": 2, "mutex-sync-delay": 2}
+	// One dashed curve per distinct figure, the notes' and the derived ones: figures
+	// with the same values share one. Messages per entry: RA 2(N-1) (four notes and
+	// derived), central 3; the token ring's "1 to ∞" has no value. Client delay: RA
+	// 2(n - 1) (001) and 2 (003, derived), central 2, the token ring n/2 (003). Sync
+	// delay: RA 1 (003, derived), central 2, the token ring n/2 (003).
+	want := map[string]int{"mutex-messages-per-entry": 2, "mutex-client-delay": 4, "mutex-sync-delay": 3}
 	for id, theories := range want {
 		svg, ok := cs[id]
 		if !ok {
@@ -74,8 +77,11 @@ func TestCompareDrawsMeasuredAndTheory(t *testing.T) {
 	}
 }
 
-// Elections get their own charts (messages, time); Bully's theory gives two curves
-// (best, worst), Chang-Roberts three (best, worst, average).
+// Elections get their own charts (messages, time). Bully's figures give four curves:
+// best case N-2 (the notes) and N-1 (derived), worst case 002's
+// ((N-1) + ... + 1) + N-1 and the derived N²-N-1; Chang-Roberts four: best 2N
+// (derived), worst 3N-1 (000, 003 and derived), average 2n + n/2 (000) and the
+// derived 2N + (N-1)/2.
 func TestCompareElections(t *testing.T) {
 	_, ts := newTestServer(t, Options{})
 	p := get(t, browser(t), ts.URL+"/compare?alg=bully&alg=ring&alg=central&n=4,6&seeds=2")
@@ -87,8 +93,8 @@ func TestCompareElections(t *testing.T) {
 	if n := len(measuredRE.FindAllString(svg, -1)); n != 2 {
 		t.Errorf("%d measured election polylines, want 2", n)
 	}
-	if n := len(theoryRE.FindAllString(svg, -1)); n != 5 {
-		t.Errorf("%d theory election polylines, want 2 (Bully) + 3 (Chang-Roberts)", n)
+	if n := len(theoryRE.FindAllString(svg, -1)); n != 8 {
+		t.Errorf("%d theory election polylines, want 4 (Bully) + 4 (Chang-Roberts)", n)
 	}
 	if _, ok := cs["mutex-messages-per-entry"]; !ok {
 		t.Error("the central coordinator's chart is missing")
@@ -96,6 +102,57 @@ func TestCompareElections(t *testing.T) {
 	if !strings.Contains(p.body, `id="table-election"`) || !strings.Contains(p.body, `id="table-mutex"`) {
 		t.Error("one table per family")
 	}
+}
+
+// "The notes" column shows the notes' formulas as the notes write them, naming the
+// notes, each evaluated for N; the project's own figures sit apart under "derived
+// here". For Bully at N = 6 the notes give N-2 (000, 002, 003) for the best case and
+// 002 gives ((N-1) + ... + 1) + N-1 = 20 for the worst, while the project derives N-1
+// and N²-N-1 = 29: neither derived figure may appear as the notes'.
+func TestCompareNotesColumnShowsTheNotes(t *testing.T) {
+	_, ts := newTestServer(t, Options{})
+	p := get(t, browser(t), ts.URL+"/compare?alg=bully&alg=maekawa&n=6&seeds=1")
+	if p.status != http.StatusOK {
+		t.Fatalf("status %d", p.status)
+	}
+	cols := regexp.MustCompile(`(?s)<table class="compare-table" id="table-election">.*?</thead>`).FindString(p.body)
+	if !strings.Contains(cols, `<th scope="col">messages per election</th><th scope="col">the notes</th><th scope="col">derived here</th>`) {
+		t.Fatalf("no notes and derived columns beside the measure:\n%s", cols)
+	}
+	cells := rowCells(t, p.body, "Bully")
+	// algorithm, N, runs, then messages: measured, the notes, derived.
+	notes, derived := cells[4], cells[5]
+	for _, want := range []string{"n-2 coordinator messages = 4 (000)", "N-2 COORDINATOR messages ⇒ O(N) messages = 4 (002)",
+		"N-2 messages per election = 4 (003)", "((N-1) + (N-2) + … + 1) + N-1 ⇒ O(N²) = 20 (002)", "O(n²) (000)", "O(N²) (003)"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("the notes' cell %q lacks %q", notes, want)
+		}
+	}
+	if strings.Contains(notes, "N²-N-1") || strings.Contains(notes, "N-1 =") {
+		t.Errorf("the notes' cell shows a derived figure: %q", notes)
+	}
+	if !strings.Contains(derived, "N-1 = 5") || !strings.Contains(derived, "N²-N-1 = 29") {
+		t.Errorf("the derived cell %q, want N-1 = 5 and N²-N-1 = 29", derived)
+	}
+	// Maekawa: the notes' 3√N, not 3(K-1) with the project's K.
+	m := rowCells(t, p.body, "Maekawa's voting algorithm")
+	if !strings.Contains(m[4], "3√N = 7.3 (002)") || strings.Contains(m[4], "K-1") || !strings.Contains(m[5], "3(K-1)") {
+		t.Errorf("Maekawa's messages per entry: notes %q, derived %q", m[4], m[5])
+	}
+}
+
+// rowCells returns the text of the cells of the first table row of algorithm title.
+func rowCells(t *testing.T, body, title string) []string {
+	t.Helper()
+	row := regexp.MustCompile(`(?s)<tr>\s*<th scope="row">` + regexp.QuoteMeta(html.EscapeString(title)) + `</th>.*?</tr>`).FindString(body)
+	if row == "" {
+		t.Fatalf("no row for %s", title)
+	}
+	var out []string
+	for _, m := range regexp.MustCompile(`(?s)<t[hd][^>]*>(.*?)</t[hd]>`).FindAllStringSubmatch(row, -1) {
+		out = append(out, html.UnescapeString(m[1]))
+	}
+	return out
 }
 
 // Heavy load: Ricart-Agrawala never grants out of causal order; the RA token algorithm
@@ -106,8 +163,8 @@ func TestCompareHeavyShowsTheOrderingProperty(t *testing.T) {
 	if p.status != http.StatusOK {
 		t.Fatalf("status %d", p.status)
 	}
-	ra := regexp.MustCompile(`<th scope="row">Ricart-Agrawala</th>.*?</tr>`).FindString(p.body)
-	tok := regexp.MustCompile(`<th scope="row">Ricart-Agrawala token algorithm</th>.*?</tr>`).FindString(p.body)
+	ra := regexp.MustCompile(`(?s)<th scope="row">Ricart-Agrawala</th>.*?</tr>`).FindString(p.body)
+	tok := regexp.MustCompile(`(?s)<th scope="row">Ricart-Agrawala token algorithm</th>.*?</tr>`).FindString(p.body)
 	order := regexp.MustCompile(`>(\d+) of (\d+)<`)
 	rm, tm := order.FindStringSubmatch(ra), order.FindStringSubmatch(tok)
 	if rm == nil || tm == nil {

@@ -68,7 +68,7 @@ func TestScenarioFromQueryParams(t *testing.T) {
 		{"maekawa", "p.variant=fast", "params.variant"},
 		{"raymond", "p.tree={", `p.tree: "{" is not JSON`},
 		{"raymond", `p.tree={"1":1}`, "params.tree"},
-		{"bully", `p.heartbeat={"period":5}`, "params.heartbeat.timeout"},
+		{"bully", `p.heartbeat={"period":5,"delay":2,"timeout":9}`, "params.heartbeat.timeout"},
 	} {
 		q, _ := url.ParseQuery(tc.query)
 		doc, err := scenarioFromQuery(tc.slug, q)

@@ -2,6 +2,13 @@
 // coordinator asks every higher id whether it is alive; silence until a time-out means
 // it is the highest alive and takes over, an answer means a higher process will. It is
 // only safe on a synchronous network: a time-out shorter than a round trip elects two.
+//
+// Labels: RE1, RH1 and RH2 are the notes' (000) and keep their meaning: RE1 calls an
+// election and acts on its two time-outs, RH1 answers an ELECTION, RH2 joins in when
+// no election is on. The other rules are the project's own and carry its scheme's tag
+// (BU-1 ... BU-6; the failure detector's FD-1 ... FD-3): the notes fold receiving an
+// ANSWER into RE1's "else wait for a coordinator message" and leave initialisation,
+// COORDINATOR handling, recovery and suspicion without a label.
 package bully
 
 import (
@@ -50,11 +57,11 @@ var Spec = sim.Spec{
 	Summary: "Ask every higher id if it is alive; if none answers in time, take over and tell the lower ids: the highest live id always wins, provided the time-outs are right.",
 
 	Rules: []sim.Rule{
-		{Label: "RI1", Group: "Initialisation", Lines: []string{
+		{Label: "BU-1", Group: "Initialisation", Lines: []string{
 			"state := ELECTION-OFF; waiting := none",
 			"leader := the highest id   // the run starts with a working coordinator"},
 			Says: "starts with no election on and takes the highest id as coordinator"},
-		{Label: "RE1", Group: "Calling an election", Lines: []string{
+		{Label: "RE1", Notes: "000", Group: "Calling an election", Lines: []string{
 			"state := ELECTION-ON",
 			"send ELECTION to every process with a higher id",
 			"waiting := answer; start the answer time-out",
@@ -64,35 +71,36 @@ var Spec = sim.Spec{
 			"when the coordinator time-out expires (the higher one died too):",
 			"    call the election again from the top of RE1"},
 			Says: "calls an election, or acts on a time-out: silence means it wins, a missing COORDINATOR means it asks again"},
-		{Label: "RA1", Group: "Receiving ANSWER from Pj", Lines: []string{
+		{Label: "BU-2", Group: "Receiving ANSWER from Pj", Lines: []string{
+			"// how this project carries out RE1's \"else wait for a COORDINATOR\"",
 			"remember that Pj is alive and outranks me",
 			"if waiting = answer:",
 			"    stop the answer time-out",
 			"    waiting := coordinator; start the coordinator time-out"},
 			Says: "hears from a higher id, so it cannot win and now waits for the COORDINATOR"},
-		{Label: "RH1", Group: "Receiving ELECTION from Pj", Lines: []string{
+		{Label: "RH1", Notes: "000", Group: "Receiving ELECTION from Pj", Lines: []string{
 			"send ANSWER to Pj   // Pj has a lower id: it should stand down"},
 			Says: "tells the lower caller that a higher process is alive",
 			Why:  map[string]string{WhyAnswer: "answers {from}: a higher process is alive, so {from} cannot win"}},
-		{Label: "RH2", Group: "Receiving ELECTION from Pj", Lines: []string{
+		{Label: "RH2", Notes: "000", Group: "Receiving ELECTION from Pj", Lines: []string{
 			"if state = ELECTION-OFF:",
 			"    call an election of my own (RE1)"},
 			Says: "takes over the election unless it is already running one"},
-		{Label: "RC1", Group: "Receiving COORDINATOR(k)", Lines: []string{
+		{Label: "BU-3", Group: "Receiving COORDINATOR(k)", Lines: []string{
 			"if k > my id:",
 			"    leader := k",
 			"    state := ELECTION-OFF; waiting := none; stop both time-outs"},
 			Says: "records the announced coordinator and ends its own election"},
-		{Label: "RC2", Group: "Receiving COORDINATOR(k)", Lines: []string{
+		{Label: "BU-4", Group: "Receiving COORDINATOR(k)", Lines: []string{
 			"if k < my id and state = ELECTION-OFF:",
 			"    call an election (RE1)   // I outrank k: bully it out"},
 			Says: "outranks the announced coordinator, so it calls an election to take over"},
-		{Label: "RR1", Group: "Recovering after a crash", Lines: []string{
+		{Label: "BU-5", Group: "Recovering after a crash", Lines: []string{
 			"state := ELECTION-OFF; leader := unknown",
 			"call an election (RE1)   // a recovered highest id takes over"},
 			Says: "comes back knowing no coordinator and calls an election at once"},
-		{Label: "RS1", Group: "Suspecting the coordinator (failure detector on)", Lines: []string{
-			"when the failure detector suspects my coordinator (FD3):",
+		{Label: "BU-6", Group: "Suspecting the coordinator (failure detector on)", Lines: []string{
+			"when the failure detector suspects my coordinator (FD-3):",
 			"    if state = ELECTION-OFF: call an election (RE1)"},
 			Says: "suspects its coordinator has crashed and calls an election"},
 		heartbeat.Rules[0], heartbeat.Rules[1], heartbeat.Rules[2],
@@ -111,16 +119,27 @@ var Spec = sim.Spec{
 		heartbeat.Message,
 	},
 	Costs: []sim.Cost{
-		{Name: "COORDINATOR messages, best case (the second-highest id notices the crash)", Formula: "N-2",
-			Value: func(n int) float64 { return float64(n - 2) }},
-		{Name: "messages, best case (plus one ELECTION to the crashed coordinator)", Formula: "N-1",
-			Value: func(n int) float64 { return float64(n - 1) }},
+		{Name: "messages, best case (the second-highest id notices the crash)",
+			Notes: []sim.NoteFormula{
+				{In: []string{"000"}, Formula: "n-2 coordinator messages", Value: func(n int) float64 { return float64(n - 2) }},
+				{In: []string{"002"}, Formula: "N-2 COORDINATOR messages ⇒ O(N) messages", Value: func(n int) float64 { return float64(n - 2) }},
+				{In: []string{"003"}, Formula: "N-2 messages per election", Value: func(n int) float64 { return float64(n - 2) }}},
+			Formula: "N-1: the N-2 COORDINATOR of the notes, plus the one ELECTION sent to the crashed coordinator",
+			Value:   func(n int) float64 { return float64(n - 1) }},
 		// The lowest id calls, the highest has crashed, nothing else fails: every id below
 		// the top calls once, N(N-1)/2 ELECTION; the (N-1)(N-2)/2 that reach a live
-		// process are answered; the winner sends N-2 COORDINATOR.
-		{Name: "messages, worst case (the lowest id calls, the highest has crashed)", Formula: "N(N-1)/2 + (N-1)(N-2)/2 + N-2 = N²-N-1, O(N²)",
-			Value: func(n int) float64 { return float64(n*n - n - 1) }},
-		{Name: "time to elect, best case", Formula: "answer time-out + T (the COORDINATOR)"},
+		// process are answered; the winner sends N-2 COORDINATOR. The notes (002) count
+		// the ELECTIONs and N-1 COORDINATOR, and no ANSWER.
+		{Name: "messages, worst case (the lowest id calls, the highest has crashed)",
+			Notes: []sim.NoteFormula{
+				{In: []string{"000"}, Formula: "O(n²)"},
+				{In: []string{"002"}, Formula: "((N-1) + (N-2) + … + 1) + N-1 ⇒ O(N²)", Value: func(n int) float64 { return float64(n*(n-1)/2 + n - 1) }},
+				{In: []string{"003"}, Formula: "O(N²)"}},
+			Formula: "N(N-1)/2 + (N-1)(N-2)/2 + N-2 = N²-N-1: every ELECTION, the ANSWERs from live processes, N-2 COORDINATOR",
+			Value:   func(n int) float64 { return float64(n*n - n - 1) }},
+		{Name: "time to elect, best case",
+			Notes:   []sim.NoteFormula{{In: []string{"003"}, Formula: "2 rounds, assuming hardware multicast"}},
+			Formula: "answer time-out + T (the COORDINATOR)"},
 	},
 	Defaults:           sim.Defaults{Nodes: 8, Delay: [2]int{1, 3}, FIFO: false, CS: 0, Until: 500},
 	BackgroundTimers:   heartbeat.Timers,
@@ -149,7 +168,7 @@ var paramList = []sim.Param{
 }
 
 // ParseParams decodes {"answerTimeout": t, "coordinatorTimeout": t, "heartbeat":
-// {"period": t, "timeout": t}}; nil, empty or null gives the defaults (derived from the
+// {"period": T, "delay": D} or, from earlier links, {"period": T, "timeout": t}}; nil, empty or null gives the defaults (derived from the
 // network, no failure detector). Errors name the field.
 var ParseParams = params.Parser(paramList, func([]int) Params { return Params{} })
 
@@ -193,21 +212,21 @@ func newNode(self int, setup *sim.Setup) sim.Node {
 	return &node{
 		ids: setup.IDs, highest: slices.Max(setup.IDs), answerT: a, coordT: c,
 		state: Off, waiting: WaitNone, leader: -1, answered: make([]bool, len(setup.IDs)),
-		fd: heartbeat.New(p.Heartbeat), detector: p.Heartbeat.On(),
+		fd: heartbeat.New(p.Heartbeat, setup.MaxDelay), detector: p.Heartbeat.On(),
 	}
 }
 
 func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 	switch in.Kind {
 	case sim.Init:
-		ctx.Rule("RI1")
+		ctx.Rule("BU-1")
 		n.state, n.waiting = Off, WaitNone
 		n.leader = n.highest
 		ctx.Leader(n.highest)
 		n.follow(ctx)
 	case sim.Recover:
 		// The kernel already forgot this node's leader when it crashed.
-		ctx.Rule("RR1")
+		ctx.Rule("BU-5")
 		n.state, n.waiting, n.leader = Off, WaitNone, -1
 		n.elect(ctx)
 	case sim.Elect:
@@ -269,7 +288,7 @@ func (n *node) follow(ctx *sim.Context) {
 func (n *node) onTimer(ctx *sim.Context, name string) {
 	if mine, suspect := n.fd.Timer(ctx, name); mine {
 		if suspect {
-			ctx.Rule("RS1")
+			ctx.Rule("BU-6")
 			if n.state == Off {
 				n.elect(ctx)
 			}
@@ -313,7 +332,7 @@ func (n *node) onAnswer(ctx *sim.Context, m *sim.Message) {
 	if n.state != On || n.answered[m.From] {
 		return
 	}
-	ctx.Rule("RA1")
+	ctx.Rule("BU-2")
 	n.answered[m.From] = true
 	n.numAnswered++
 	if n.waiting == WaitAnswer {
@@ -326,7 +345,7 @@ func (n *node) onAnswer(ctx *sim.Context, m *sim.Message) {
 func (n *node) onCoordinator(ctx *sim.Context, m *sim.Message) {
 	k := m.Arg
 	if k > ctx.SelfID() {
-		ctx.Rule("RC1")
+		ctx.Rule("BU-3")
 		switch n.waiting {
 		case WaitAnswer:
 			ctx.CancelTimer(TimerAnswer)
@@ -341,7 +360,7 @@ func (n *node) onCoordinator(ctx *sim.Context, m *sim.Message) {
 	}
 	// Winners announce only to lower ids, so this needs a COORDINATOR from elsewhere
 	// (a different variant, a test); the notes still say what to do with it.
-	ctx.Rule("RC2")
+	ctx.Rule("BU-4")
 	if n.state == Off {
 		n.elect(ctx)
 	}

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/teach-dist/playground/algorithms/heartbeat"
 	"github.com/teach-dist/playground/runtime/sim"
 	"github.com/teach-dist/playground/runtime/sim/simtest"
 )
@@ -116,12 +118,12 @@ func state(st, waiting string, leader int, answered string) string {
 	return fmt.Sprintf(`{"state":%q,"waiting":%q,"leader":%d,"answered":%s}`, st, waiting, leader, answered)
 }
 
-func TestRI1_StartsOffWithTheHighestIDAsLeader(t *testing.T) {
+func TestBU1_StartsOffWithTheHighestIDAsLeader(t *testing.T) {
 	for self := range unitIDs {
 		n := newUnit(t, self)
 		ctx := sim.NewContext(self, unitIDs)
 		step(ctx, n, self, sim.Input{Kind: sim.Init})
-		check(t, ctx, n, expect{rules: []string{"RI1"}, leaders: []int{9}, state: state(Off, WaitNone, 9, "[]")})
+		check(t, ctx, n, expect{rules: []string{"BU-1"}, leaders: []int{9}, state: state(Off, WaitNone, 9, "[]")})
 	}
 }
 
@@ -192,24 +194,24 @@ func TestRE1_TimersThatNoLongerApplyAreIgnored(t *testing.T) {
 	check(t, ctx, n, expect{state: state(On, WaitAnswer, 9, "[]")})
 }
 
-func TestRA1_FirstAnswerSwitchesToWaitingForTheCoordinator(t *testing.T) {
+func TestBU2_FirstAnswerSwitchesToWaitingForTheCoordinator(t *testing.T) {
 	n, ctx := started(t, iP3)
 	step(ctx, n, iP3, sim.Input{Kind: sim.Elect})
 	step(ctx, n, iP3, deliver(iP7, iP3, MsgAnswer, 0))
 	check(t, ctx, n, expect{
-		rules:  []string{"RA1"},
+		rules:  []string{"BU-2"},
 		timers: []string{"cancel answer", fmt.Sprintf("set coordinator %d", unitCoordT)},
 		state:  state(On, WaitCoordinator, 9, "[7]"),
 	})
 	// A second answer is noted but does not restart the coordinator time-out.
 	step(ctx, n, iP3, deliver(iP9, iP3, MsgAnswer, 0))
-	check(t, ctx, n, expect{rules: []string{"RA1"}, state: state(On, WaitCoordinator, 9, "[9,7]")})
+	check(t, ctx, n, expect{rules: []string{"BU-2"}, state: state(On, WaitCoordinator, 9, "[9,7]")})
 	// The same process answering twice counts once.
 	step(ctx, n, iP3, deliver(iP9, iP3, MsgAnswer, 0))
 	check(t, ctx, n, expect{state: state(On, WaitCoordinator, 9, "[9,7]")})
 }
 
-func TestRA1_LateAnswerAfterTheElectionIsIgnored(t *testing.T) {
+func TestBU2_LateAnswerAfterTheElectionIsIgnored(t *testing.T) {
 	n, ctx := started(t, iP3)
 	step(ctx, n, iP3, sim.Input{Kind: sim.Elect})
 	step(ctx, n, iP3, sim.Input{Kind: sim.Timer, Timer: TimerAnswer}) // won: too short a time-out
@@ -257,7 +259,7 @@ func TestRH2_DoesNotStartASecondElectionWhenOn(t *testing.T) {
 	})
 }
 
-func TestRC1_RecordsAHigherCoordinatorAndEndsTheElection(t *testing.T) {
+func TestBU3_RecordsAHigherCoordinatorAndEndsTheElection(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		setup  func(ctx *sim.Context, n *node)
@@ -277,7 +279,7 @@ func TestRC1_RecordsAHigherCoordinatorAndEndsTheElection(t *testing.T) {
 			tc.setup(ctx, n)
 			step(ctx, n, iP3, deliver(iP7, iP3, MsgCoordinator, 7))
 			check(t, ctx, n, expect{
-				rules:   []string{"RC1"},
+				rules:   []string{"BU-3"},
 				timers:  tc.timers,
 				leaders: []int{7},
 				state:   state(Off, WaitNone, 7, "[]"),
@@ -286,37 +288,37 @@ func TestRC1_RecordsAHigherCoordinatorAndEndsTheElection(t *testing.T) {
 	}
 }
 
-func TestRC2_LowerCoordinatorMakesAHigherProcessCallAnElection(t *testing.T) {
+func TestBU4_LowerCoordinatorMakesAHigherProcessCallAnElection(t *testing.T) {
 	n, ctx := started(t, iP7)
 	step(ctx, n, iP7, deliver(iP3, iP7, MsgCoordinator, 3))
 	check(t, ctx, n, expect{
-		rules:  []string{"RC2", "RE1"},
+		rules:  []string{"BU-4", "RE1"},
 		sent:   []string{"ELECTION->1"},
 		timers: []string{"set answer 7"},
 		state:  state(On, WaitAnswer, 9, "[]"), // P3 is not recorded
 	})
 	// Already in an election: that election will settle it.
 	step(ctx, n, iP7, deliver(iP1, iP7, MsgCoordinator, 1))
-	check(t, ctx, n, expect{rules: []string{"RC2"}, state: state(On, WaitAnswer, 9, "[]")})
+	check(t, ctx, n, expect{rules: []string{"BU-4"}, state: state(On, WaitAnswer, 9, "[]")})
 }
 
-func TestRR1_RecoveredProcessForgetsTheLeaderAndCallsAnElection(t *testing.T) {
+func TestBU5_RecoveredProcessForgetsTheLeaderAndCallsAnElection(t *testing.T) {
 	n := newUnit(t, iP3) // the kernel builds a fresh state, then says Recover
 	ctx := sim.NewContext(iP3, unitIDs)
 	step(ctx, n, iP3, sim.Input{Kind: sim.Recover})
 	check(t, ctx, n, expect{
-		rules:  []string{"RR1", "RE1"},
+		rules:  []string{"BU-5", "RE1"},
 		sent:   []string{"ELECTION->1", "ELECTION->3"},
 		timers: []string{"set answer 7"},
 		state:  state(On, WaitAnswer, -1, "[]"),
 	})
 }
 
-func TestRR1_RecoveredHighestIDTakesOver(t *testing.T) {
+func TestBU5_RecoveredHighestIDTakesOver(t *testing.T) {
 	n := newUnit(t, iP9)
 	ctx := sim.NewContext(iP9, unitIDs)
 	step(ctx, n, iP9, sim.Input{Kind: sim.Recover})
-	check(t, ctx, n, expect{rules: []string{"RR1", "RE1"}, timers: []string{"set answer 7"}, state: state(On, WaitAnswer, -1, "[]")})
+	check(t, ctx, n, expect{rules: []string{"BU-5", "RE1"}, timers: []string{"set answer 7"}, state: state(On, WaitAnswer, -1, "[]")})
 	step(ctx, n, iP9, sim.Input{Kind: sim.Timer, Timer: TimerAnswer})
 	check(t, ctx, n, expect{
 		rules:   []string{"RE1"},
@@ -373,6 +375,11 @@ func TestParseParams(t *testing.T) {
 		{`{"answerTimeout": 2000000000}`, Params{}, `params.answerTimeout: must be a positive integer`},
 		{`{"answerTimeout": "5"}`, Params{}, `params.answerTimeout: got string, want a positive integer`},
 		{`{"coordinatorTimeout": 1.5}`, Params{}, `params.coordinatorTimeout: got number 1.5, want a positive integer`},
+		{`{"heartbeat": {"period": 4}}`, Params{Heartbeat: heartbeat.Params{Period: 4}}, ""},
+		{`{"heartbeat": {"period": 6, "delay": 1}}`, Params{Heartbeat: heartbeat.Params{Period: 6, Delay: 1}}, ""},
+		{`{"heartbeat": {"period": 6, "timeout": 3}}`, Params{Heartbeat: heartbeat.Params{Period: 6, Timeout: 3}}, ""},
+		{`{"heartbeat": {"period": 6, "delay": 1, "timeout": 3}}`, Params{}, `params.heartbeat.timeout: replaces T+D`},
+		{`{"heartbeat": {"delay": 2}}`, Params{}, `params.heartbeat.period: the detector is off`},
 		{`[1]`, Params{}, `params: `},
 		{`{"answerTimeout": 5} {}`, Params{}, `params: must be a single JSON object`},
 		{`{"answerTimeout": 5`, Params{}, `params: `},
@@ -502,12 +509,12 @@ func TestRunNotesExampleP6Wins(t *testing.T) {
 			}
 		}
 		for i := 0; i < 4; i++ {
-			if got := simtest.Rules(evs, i); !slices.Equal(got, []string{"RI1", "RC1"}) {
-				t.Errorf("seed %d: P%d fired %v, want RI1 then RC1", seed, i, got)
+			if got := simtest.Rules(evs, i); !slices.Equal(got, []string{"BU-1", "BU-3"}) {
+				t.Errorf("seed %d: P%d fired %v, want BU-1 then BU-3", seed, i, got)
 			}
 		}
-		if got := simtest.Rules(evs, 5); !slices.Contains(got, "RH2") || !slices.Contains(got, "RC1") {
-			t.Errorf("seed %d: P5 fired %v, want it to take over (RH2) and then accept P6 (RC1)", seed, got)
+		if got := simtest.Rules(evs, 5); !slices.Contains(got, "RH2") || !slices.Contains(got, "BU-3") {
+			t.Errorf("seed %d: P5 fired %v, want it to take over (RH2) and then accept P6 (BU-3)", seed, got)
 		}
 	}
 }
@@ -554,20 +561,22 @@ func TestRunBestCaseSecondHighestCalls(t *testing.T) {
 	for seed := uint64(1); seed <= 20; seed++ {
 		evs := run(t, config(n, seed, crash(0, n-1), elect(1, n-2))).evs
 		checkAllFollow(t, seed, evs, n, n-2)
-		if got, want := simtest.CountMsgs(evs, MsgCoordinator), int(Spec.Costs[0].Value(n)); got != want || want != n-2 {
-			t.Errorf("seed %d: %d COORDINATOR messages, want N-2 = %d", seed, got, want)
+		// The notes' figure (000: n-2 coordinator messages) counts the COORDINATORs.
+		if got, want := simtest.CountMsgs(evs, MsgCoordinator), int(Spec.Costs[0].Notes[0].Value(n)); got != want || want != n-2 {
+			t.Errorf("seed %d: %d COORDINATOR messages, want the notes' N-2 = %d", seed, got, want)
 		}
 		if got := simtest.CountMsgs(evs, MsgElection); got != 1 {
 			t.Errorf("seed %d: %d ELECTION messages, want 1 (to the crashed P7)", seed, got)
 		}
-		if got, want := simtest.Count(evs, sim.EvSend), int(Spec.Costs[1].Value(n)); got != want {
-			t.Errorf("seed %d: %d messages, want %d", seed, got, want)
+		if got, want := simtest.Count(evs, sim.EvSend), int(Spec.Costs[0].Value(n)); got != want || want != n-1 {
+			t.Errorf("seed %d: %d messages, want the derived N-1 = %d", seed, got, want)
 		}
 	}
 }
 
 func TestRunWorstCaseLowestCallsIsQuadratic(t *testing.T) {
-	worst := Spec.Costs[2].Value
+	worst := Spec.Costs[1].Value
+	notes := Spec.Costs[1].Notes[1] // 002: ((N-1) + (N-2) + … + 1) + N-1
 	total := map[int]int{}
 	for _, n := range []int{4, 8, 16} {
 		for seed := uint64(1); seed <= 10; seed++ {
@@ -581,6 +590,11 @@ func TestRunWorstCaseLowestCallsIsQuadratic(t *testing.T) {
 				if c := simtest.CountMsgs(evs, typ); c != want {
 					t.Errorf("N=%d seed %d: %d %s, want %d", n, seed, c, typ, want)
 				}
+			}
+			// 002 counts the same ELECTIONs, ((N-1) + ... + 1), plus N-1 COORDINATOR
+			// (to everyone but the winner, the crashed one included) and no ANSWER.
+			if e, want := simtest.CountMsgs(evs, MsgElection), int(notes.Value(n))-(n-1); e != want {
+				t.Errorf("N=%d seed %d: %d ELECTION, want the notes' (N-1)+...+1 = %d", n, seed, e, want)
 			}
 			total[n] = got
 		}
@@ -601,8 +615,8 @@ func TestRunRecoveredHighestTakesOver(t *testing.T) {
 		if got := selfDeclared(evs, ids); !slices.Equal(got, []int{6, 7}) {
 			t.Errorf("seed %d: self-declared coordinators %v, want P6 then P7", seed, got)
 		}
-		if got := simtest.Rules(evs, 7); !slices.Contains(got, "RR1") {
-			t.Errorf("seed %d: P7 fired %v, want RR1 on recovery", seed, got)
+		if got := simtest.Rules(evs, 7); !slices.Contains(got, "BU-5") {
+			t.Errorf("seed %d: P7 fired %v, want BU-5 on recovery", seed, got)
 		}
 		if got := msgsFrom(evs, MsgCoordinator, 7); got != 7 {
 			t.Errorf("seed %d: P7 sent %d COORDINATOR messages, want 7", seed, got)
@@ -704,5 +718,27 @@ func TestRunShortTimeoutOnSlowNetworkElectsTwo(t *testing.T) {
 				t.Errorf("seed %d: only %v declared themselves coordinator, want at least two", seed, got)
 			}
 		}
+	}
+}
+
+// The notes (000) label exactly RE1, RH1 and RH2 for Bully; every other rule is the
+// project's own and must carry an invented label (BU-n, the detector's FD-n) that
+// cannot be taken for a notes' label (RA1 would read as Ricart-Agrawala's).
+func TestLabelsFromTheNotesAndInvented(t *testing.T) {
+	invented := regexp.MustCompile(`^(BU|FD)-[0-9]+$`)
+	var notes, own []string
+	for _, r := range Spec.Rules {
+		switch {
+		case invented.MatchString(r.Label):
+			own = append(own, r.Label)
+		default:
+			notes = append(notes, r.Label)
+		}
+	}
+	if want := []string{"RE1", "RH1", "RH2"}; !slices.Equal(notes, want) {
+		t.Errorf("labels from the notes %v, want exactly %v", notes, want)
+	}
+	if want := []string{"BU-1", "BU-2", "BU-3", "BU-4", "BU-5", "BU-6", "FD-1", "FD-2", "FD-3"}; !slices.Equal(own, want) {
+		t.Errorf("invented labels %v, want %v", own, want)
 	}
 }

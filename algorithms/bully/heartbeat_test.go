@@ -2,7 +2,6 @@ package bully
 
 import (
 	"slices"
-	"strconv"
 	"testing"
 
 	"github.com/teach-dist/playground/algorithms/heartbeat"
@@ -10,8 +9,9 @@ import (
 	"github.com/teach-dist/playground/runtime/sim/simtest"
 )
 
-func withHeartbeat(cfg sim.Config, period, timeout int) sim.Config {
-	p, err := ParseParams([]byte(`{"heartbeat":{"period":`+strconv.Itoa(period)+`,"timeout":`+strconv.Itoa(timeout)+`}}`), cfg.IDs)
+// withHeartbeat turns the failure detector on with hb, its params as JSON.
+func withHeartbeat(cfg sim.Config, hb string) sim.Config {
+	p, err := ParseParams([]byte(`{"heartbeat":`+hb+`}`), cfg.IDs)
 	if err != nil {
 		panic(err)
 	}
@@ -19,9 +19,9 @@ func withHeartbeat(cfg sim.Config, period, timeout int) sim.Config {
 	return cfg
 }
 
-func TestRS1_SuspectedCoordinatorStartsAnElection(t *testing.T) {
+func TestBU6_SuspectedCoordinatorStartsAnElection(t *testing.T) {
 	ids := []int{3, 9, 1, 7}
-	setup := &sim.Setup{IDs: ids, MaxDelay: 3, Params: Params{Heartbeat: heartbeat.Params{Period: 4, Timeout: 10}}}
+	setup := &sim.Setup{IDs: ids, MaxDelay: 3, Params: Params{Heartbeat: heartbeat.Params{Period: 4, Delay: 6}}}
 	ctx := sim.NewContext(3, ids) // P7 watches P9, the highest
 	n := Spec.New(3, setup)
 	n.Step(ctx, &sim.Input{Kind: sim.Init})
@@ -30,8 +30,8 @@ func TestRS1_SuspectedCoordinatorStartsAnElection(t *testing.T) {
 	}
 	ctx.Reset(3)
 	n.Step(ctx, &sim.Input{Kind: sim.Timer, Timer: heartbeat.TimerSuspect})
-	if got := ctx.Rules(); !slices.Equal(got, []string{"FD3", "RS1", "RE1"}) {
-		t.Fatalf("rules %v, want FD3 RS1 RE1", got)
+	if got := ctx.Rules(); !slices.Equal(got, []string{"FD-3", "BU-6", "RE1"}) {
+		t.Fatalf("rules %v, want FD-3 BU-6 RE1", got)
 	}
 	sent := ctx.Sent()
 	if len(sent) != 1 || sent[0].Type != MsgElection || ids[sent[0].To] != 9 {
@@ -39,13 +39,13 @@ func TestRS1_SuspectedCoordinatorStartsAnElection(t *testing.T) {
 	}
 }
 
-func TestRS1_LeaderBeatsAndFollowersWatch(t *testing.T) {
+func TestBU6_LeaderBeatsAndFollowersWatch(t *testing.T) {
 	ids := []int{0, 1, 2}
-	setup := &sim.Setup{IDs: ids, MaxDelay: 3, Params: Params{Heartbeat: heartbeat.Params{Period: 4, Timeout: 10}}}
+	setup := &sim.Setup{IDs: ids, MaxDelay: 3, Params: Params{Heartbeat: heartbeat.Params{Period: 4, Delay: 6}}}
 	ctx := sim.NewContext(2, ids)
 	leader := Spec.New(2, setup)
 	leader.Step(ctx, &sim.Input{Kind: sim.Init})
-	if got := ctx.Rules(); !slices.Equal(got, []string{"RI1", "FD1"}) {
+	if got := ctx.Rules(); !slices.Equal(got, []string{"BU-1", "FD-1"}) {
 		t.Fatalf("leader at init: %v", got)
 	}
 	if len(ctx.Sent()) != 2 {
@@ -57,7 +57,7 @@ func TestRS1_LeaderBeatsAndFollowersWatch(t *testing.T) {
 // anyone being told, and an election follows by itself.
 func TestRunHeartbeatDetectsTheCrashAndElects(t *testing.T) {
 	for seed := uint64(1); seed <= 50; seed++ {
-		cfg := withHeartbeat(config(5, seed, crash(20, 4)), 4, 12)
+		cfg := withHeartbeat(config(5, seed, crash(20, 4)), `{"period":4}`)
 		cfg.Until = 200
 		evs := run(t, cfg).evs
 		crashSeq := -1
@@ -66,13 +66,13 @@ func TestRunHeartbeatDetectsTheCrashAndElects(t *testing.T) {
 			if e.Type == sim.EvCrash {
 				crashSeq = int(e.Seq)
 			}
-			if e.Type == sim.EvRule && e.Rule == "FD3" {
+			if e.Type == sim.EvRule && e.Rule == "FD-3" {
 				if crashSeq < 0 {
 					t.Fatalf("seed %d: P%d suspected the coordinator before it crashed", seed, e.Node)
 				}
 				suspected = true
 			}
-			if e.Type == sim.EvRule && e.Rule == "RS1" && crashSeq < 0 {
+			if e.Type == sim.EvRule && e.Rule == "BU-6" && crashSeq < 0 {
 				t.Fatalf("seed %d: election before the crash", seed)
 			}
 		}
@@ -94,51 +94,67 @@ func TestRunHeartbeatDetectsTheCrashAndElects(t *testing.T) {
 	}
 }
 
-// A time-out shorter than the heartbeat period suspects a coordinator that is alive:
-// elections start although nothing failed.
-func TestRunHeartbeatTimeoutTooShortSuspectsTheLiving(t *testing.T) {
-	cfg := withHeartbeat(config(5, 1), 6, 3)
-	cfg.Until = 100
-	evs := run(t, cfg).evs
-	if simtest.Count(evs, sim.EvCrash) != 0 {
-		t.Fatal("the scenario must not crash anyone")
+// 003's asynchronous case: "D too small => inaccurate, alive reported dead". A D
+// guessed below the real delays suspects a coordinator that is alive, elections start
+// although nothing failed, and the live highest id keeps winning. The explicit
+// timeout of earlier links (a silence shorter than the period) does the same.
+func TestRunHeartbeatDTooSmallSuspectsTheLiving(t *testing.T) {
+	slow := config(5, 1)
+	slow.Network = sim.Network{DelayMin: 1, DelayMax: 5, FIFO: true}
+	tests := []struct {
+		name string
+		cfg  sim.Config
+	}{
+		{"D=1 under delays up to 5", withHeartbeat(slow, `{"period":6,"delay":1}`)},
+		{"earlier link: timeout 3 under period 6", withHeartbeat(config(5, 1), `{"period":6,"timeout":3}`)},
 	}
-	rs1 := 0
-	for _, e := range evs {
-		if e.Type == sim.EvRule && e.Rule == "RS1" {
-			rs1++
+	for _, tc := range tests {
+		tc.cfg.Until = 100
+		evs := run(t, tc.cfg).evs
+		if simtest.Count(evs, sim.EvCrash) != 0 {
+			t.Fatalf("%s: the scenario must not crash anyone", tc.name)
 		}
-	}
-	if rs1 == 0 {
-		t.Fatal("no process suspected the live coordinator")
-	}
-	if simtest.CountMsgs(evs, MsgElection) == 0 {
-		t.Fatal("suspicion started no election")
-	}
-	leader, _ := finalLeaders(evs, 5)
-	for i, l := range leader {
-		if l != 4 {
-			t.Fatalf("P%d follows %d: the live highest id must keep winning", i, l)
+		suspicions := 0
+		for _, e := range evs {
+			if e.Type == sim.EvRule && e.Rule == "BU-6" {
+				suspicions++
+			}
+		}
+		if suspicions == 0 {
+			t.Fatalf("%s: no process suspected the live coordinator", tc.name)
+		}
+		if simtest.CountMsgs(evs, MsgElection) == 0 {
+			t.Fatalf("%s: suspicion started no election", tc.name)
+		}
+		leader, _ := finalLeaders(evs, 5)
+		for i, l := range leader {
+			if l != 4 {
+				t.Fatalf("%s: P%d follows %d: the live highest id must keep winning", tc.name, i, l)
+			}
 		}
 	}
 }
 
-// With a time-out well above period + delay, nobody is ever suspected.
-func TestRunHeartbeatPatientDetectorNeverSuspects(t *testing.T) {
+// 003's synchronous case: with D the network's largest delay (the default), a watcher
+// waiting T+D never suspects a live coordinator, whatever the delays drawn.
+func TestRunHeartbeatTPlusDNeverSuspectsTheLiving(t *testing.T) {
 	for seed := uint64(1); seed <= 20; seed++ {
-		cfg := withHeartbeat(config(6, seed), 4, 4+2*3+1)
-		cfg.Until = 300
-		evs := run(t, cfg).evs
-		for _, e := range evs {
-			if e.Type == sim.EvRule && e.Rule == "FD3" {
-				t.Fatalf("seed %d: P%d suspected a live coordinator at t=%d", seed, e.Node, e.T)
+		for _, nw := range []sim.Network{{DelayMin: 1, DelayMax: 3}, {DelayMin: 1, DelayMax: 5, FIFO: true}} {
+			cfg := withHeartbeat(config(6, seed), `{"period":4}`)
+			cfg.Network = nw
+			cfg.Until = 300
+			evs := run(t, cfg).evs
+			for _, e := range evs {
+				if e.Type == sim.EvRule && e.Rule == "FD-3" {
+					t.Fatalf("seed %d, delays up to %d: P%d suspected a live coordinator at t=%d", seed, nw.DelayMax, e.Node, e.T)
+				}
 			}
-		}
-		if got := simtest.CountMsgs(evs, heartbeat.Msg); got < 5*(300/4-1) {
-			t.Fatalf("seed %d: only %d heartbeats", seed, got)
-		}
-		if v := simtest.Violations(evs); len(v) > 0 {
-			t.Fatalf("seed %d: %v", seed, v)
+			if got := simtest.CountMsgs(evs, heartbeat.Msg); got < 5*(300/4-1) {
+				t.Fatalf("seed %d: only %d heartbeats", seed, got)
+			}
+			if v := simtest.Violations(evs); len(v) > 0 {
+				t.Fatalf("seed %d: %v", seed, v)
+			}
 		}
 	}
 }

@@ -1,7 +1,9 @@
-// Package heartbeat is a failure detector that algorithms embed: the watched process
-// sends HEARTBEAT every period, and a watcher that hears nothing for the time-out
-// suspects it has crashed. A time-out too short for the network suspects processes that
-// are alive and merely slow: a time-out cannot tell slow from dead, as the notes stress.
+// Package heartbeat is a failure detector that algorithms embed, as 003 describes it:
+// the watched process sends HEARTBEAT every T, and a watcher that has not heard it in
+// the last T+D, D the transmission delay it assumes, declares it dead. On a
+// synchronous network whose delays are at most D that never suspects a live process;
+// a D guessed too small suspects processes that are alive and merely slow: a time-out
+// cannot tell slow from dead, as the notes stress.
 package heartbeat
 
 import (
@@ -19,51 +21,76 @@ const (
 
 // Params configure the detector; a zero Period turns it off.
 type Params struct {
-	Period  int `json:"period" param:"period"`   // time between two heartbeats
-	Timeout int `json:"timeout" param:"timeout"` // silence after which the watched process is suspected
+	Period int `json:"period" param:"period"` // the notes' T: time between two heartbeats
+	Delay  int `json:"delay" param:"delay"`   // the notes' D; 0: the network's largest delay
+	// Timeout, when set, is the silence itself in place of T+D: links made before
+	// delay existed gave it, and replay as they did.
+	Timeout int `json:"timeout" param:"timeout"`
 }
 
 // Param declares the detector's settings as the params field "heartbeat"; Validate
-// holds the rule between its fields.
+// holds the rules between its fields.
 var Param = sim.Param{Name: "heartbeat", Kind: sim.ParamObject,
-	Doc: "the failure detector: the watched process beats every period, a silence of timeout is suspected",
+	Doc: "the failure detector (003): the watched process beats every period T; a watcher that has not heard it in the last T+D suspects it",
 	Fields: []sim.Param{
-		{Name: "period", Kind: sim.ParamInt, Min: 0, Zero: "off", Default: "0", Doc: "time between two heartbeats"},
-		{Name: "timeout", Kind: sim.ParamInt, Min: 1, Doc: "silence after which the watched process is suspected"},
+		{Name: "period", Kind: sim.ParamInt, Min: 0, Zero: "off", Default: "0", Doc: "T, the time between two heartbeats"},
+		{Name: "delay", Kind: sim.ParamInt, Min: 0, Zero: "the network's largest delay", Default: "0",
+			Doc: "D, the transmission delay the detector assumes: it suspects after T+D without a heartbeat; below the real delay it suspects the living"},
+		{Name: "timeout", Kind: sim.ParamInt, Min: 1,
+			Doc: "the silence after which the watched process is suspected, given directly instead of T+D (links made before delay existed)"},
 	}}
 
 // On reports whether the detector runs.
 func (p Params) On() bool { return p.Period > 0 }
+
+// Silence is how long a watcher waits without a heartbeat before it suspects, on a
+// network whose delays are at most maxDelay: the notes' T+D, or the explicit timeout.
+func (p Params) Silence(maxDelay int) int {
+	if p.Timeout > 0 {
+		return p.Timeout
+	}
+	d := p.Delay
+	if d <= 0 {
+		d = maxDelay
+	}
+	return p.Period + d
+}
 
 // Validate checks the params; field is how the caller names them (e.g. "params.heartbeat").
 func (p Params) Validate(field string) error {
 	if p.Period < 0 || p.Period > sim.MaxTime {
 		return fmt.Errorf("%s.period: %d must be 0 (off) or a positive integer up to %d", field, p.Period, sim.MaxTime)
 	}
-	if p.Period > 0 && (p.Timeout <= 0 || p.Timeout > sim.MaxTime) {
-		return fmt.Errorf("%s.timeout: %d must be a positive integer up to %d when a period is set", field, p.Timeout, sim.MaxTime)
+	if p.Delay < 0 || p.Delay > sim.MaxTime {
+		return fmt.Errorf("%s.delay: %d must be 0 (the network's largest delay) or a positive integer up to %d", field, p.Delay, sim.MaxTime)
 	}
-	if p.Period == 0 && p.Timeout != 0 {
-		return fmt.Errorf("%s.timeout: needs a period too", field)
+	if p.Timeout < 0 || p.Timeout > sim.MaxTime {
+		return fmt.Errorf("%s.timeout: %d must be a positive integer up to %d", field, p.Timeout, sim.MaxTime)
+	}
+	if p.Period == 0 && (p.Timeout != 0 || p.Delay != 0) {
+		return fmt.Errorf("%s.period: the detector is off (no period), so delay and timeout mean nothing", field)
+	}
+	if p.Timeout != 0 && p.Delay != 0 {
+		return fmt.Errorf("%s.timeout: replaces T+D, so it cannot go with delay: give one of them", field)
 	}
 	return nil
 }
 
 // Rules are the detector's rules, to append to an algorithm's pseudocode.
 var Rules = []sim.Rule{
-	{Label: "FD1", Group: "Failure detector", Lines: []string{
+	{Label: "FD-1", Group: "Failure detector", Lines: []string{
 		"every period, while I am the one being watched:",
 		"    send HEARTBEAT to every other process"},
 		Says: "sends its periodic heartbeat"},
-	{Label: "FD2", Group: "Failure detector", Lines: []string{
+	{Label: "FD-2", Group: "Failure detector", Lines: []string{
 		"on HEARTBEAT from the process I watch:",
-		"    restart the suspicion time-out"},
-		Says: "hears the watched process's heartbeat and stops worrying for another time-out"},
-	{Label: "FD3", Group: "Failure detector", Lines: []string{
-		"when the suspicion time-out expires:",
+		"    restart the wait of T+D (period + assumed delay)"},
+		Says: "hears the watched process's heartbeat and waits another T+D before worrying"},
+	{Label: "FD-3", Group: "Failure detector", Lines: []string{
+		"when T+D pass without a HEARTBEAT:",
 		"    suspect the watched process has crashed",
-		"    (it may only be slow: a time-out cannot tell)"},
-		Says: "has heard nothing for a whole time-out and suspects a crash"},
+		"    (it may only be slower than D: a time-out cannot tell)"},
+		Says: "has heard nothing in the last T+D and suspects a crash"},
 }
 
 // Message is the heartbeat's schema, to append to an algorithm's messages.
@@ -76,12 +103,16 @@ var Timers = []string{TimerBeat, TimerSuspect}
 // the algorithm's node state: copying the node copies it.
 type Detector struct {
 	p       Params
+	silence int // T+D: how long a watcher waits for the next heartbeat
 	watched int // node index, -1: nobody
 	beating bool
 }
 
-// New returns a detector that watches nobody and sends nothing yet.
-func New(p Params) Detector { return Detector{p: p, watched: -1} }
+// New returns a detector for a network whose delays are at most maxDelay (the
+// default D); it watches nobody and sends nothing yet.
+func New(p Params, maxDelay int) Detector {
+	return Detector{p: p, silence: p.Silence(maxDelay), watched: -1}
+}
 
 // Lead makes this process the watched one: it beats now and then every period.
 func (d *Detector) Lead(ctx *sim.Context) {
@@ -108,7 +139,7 @@ func (d *Detector) Watch(ctx *sim.Context, i int) {
 		return
 	}
 	d.watched = i
-	ctx.SetTimer(TimerSuspect, d.p.Timeout)
+	ctx.SetTimer(TimerSuspect, d.silence)
 }
 
 // Unwatch stops watching.
@@ -120,7 +151,7 @@ func (d *Detector) Unwatch(ctx *sim.Context) {
 }
 
 func (d *Detector) beat(ctx *sim.Context) {
-	ctx.Rule("FD1")
+	ctx.Rule("FD-1")
 	for j := 0; j < ctx.N(); j++ {
 		if j != ctx.Self() {
 			ctx.Send(j, sim.Message{Type: Msg})
@@ -142,7 +173,7 @@ func (d *Detector) Timer(ctx *sim.Context, name string) (mine, suspect bool) {
 		if d.watched < 0 {
 			return true, false
 		}
-		ctx.Rule("FD3")
+		ctx.Rule("FD-3")
 		d.watched = -1
 		return true, true
 	}
@@ -152,8 +183,8 @@ func (d *Detector) Timer(ctx *sim.Context, name string) (mine, suspect bool) {
 // Heard handles a HEARTBEAT from node index from.
 func (d *Detector) Heard(ctx *sim.Context, from int) {
 	if from == d.watched {
-		ctx.Rule("FD2")
-		ctx.SetTimer(TimerSuspect, d.p.Timeout)
+		ctx.Rule("FD-2")
+		ctx.SetTimer(TimerSuspect, d.silence)
 	}
 }
 

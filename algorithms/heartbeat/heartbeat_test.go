@@ -32,13 +32,16 @@ func sentTo(ctx *sim.Context) []int {
 	return out
 }
 
-var on = Params{Period: 5, Timeout: 12}
+// on beats every T = 5 and assumes D = 7: a watcher waits T+D = 12.
+var on = Params{Period: 5, Delay: 7}
+
+const maxDelay = 3 // the network's, unused by on
 
 func TestFD1_TheWatchedProcessBeatsEveryPeriod(t *testing.T) {
 	ctx := sim.NewContext(2, []int{0, 1, 2, 3})
-	d := New(on)
+	d := New(on, maxDelay)
 	d.Lead(ctx)
-	if got := ctx.Rules(); !slices.Equal(got, []string{"FD1"}) {
+	if got := ctx.Rules(); !slices.Equal(got, []string{"FD-1"}) {
 		t.Fatalf("rules %v", got)
 	}
 	if got := sentTo(ctx); !slices.Equal(got, []int{0, 1, 3}) {
@@ -68,14 +71,14 @@ func TestFD1_TheWatchedProcessBeatsEveryPeriod(t *testing.T) {
 
 func TestFD2_AHeartbeatFromTheWatchedRestartsTheTimeout(t *testing.T) {
 	ctx := sim.NewContext(0, []int{0, 1, 2})
-	d := New(on)
+	d := New(on, maxDelay)
 	d.Watch(ctx, 2)
 	if got := timersSet(ctx); !slices.Equal(got, []string{"set suspect"}) {
 		t.Fatalf("watch: %v", got)
 	}
 	ctx.Reset(0)
 	d.Heard(ctx, 2)
-	if got := ctx.Rules(); !slices.Equal(got, []string{"FD2"}) {
+	if got := ctx.Rules(); !slices.Equal(got, []string{"FD-2"}) {
 		t.Fatalf("rules %v", got)
 	}
 	if e := ctx.Effects()[1]; e.Kind != sim.SetTimer || e.Timer != TimerSuspect || e.After != 12 {
@@ -90,14 +93,14 @@ func TestFD2_AHeartbeatFromTheWatchedRestartsTheTimeout(t *testing.T) {
 
 func TestFD3_SilenceForATimeoutRaisesSuspicion(t *testing.T) {
 	ctx := sim.NewContext(0, []int{0, 1, 2})
-	d := New(on)
+	d := New(on, maxDelay)
 	d.Watch(ctx, 2)
 	ctx.Reset(0)
 	mine, suspect := d.Timer(ctx, TimerSuspect)
 	if !mine || !suspect {
 		t.Fatalf("mine %v suspect %v", mine, suspect)
 	}
-	if got := ctx.Rules(); !slices.Equal(got, []string{"FD3"}) {
+	if got := ctx.Rules(); !slices.Equal(got, []string{"FD-3"}) {
 		t.Fatalf("rules %v", got)
 	}
 	if d.Watched() != -1 {
@@ -114,7 +117,7 @@ func TestFD3_SilenceForATimeoutRaisesSuspicion(t *testing.T) {
 
 func TestOffDoesNothing(t *testing.T) {
 	ctx := sim.NewContext(0, []int{0, 1})
-	d := New(Params{})
+	d := New(Params{}, maxDelay)
 	d.Lead(ctx)
 	d.Watch(ctx, 1)
 	if len(ctx.Effects()) != 0 {
@@ -130,8 +133,12 @@ func TestValidate(t *testing.T) {
 		{Params{}, ""},
 		{Params{Period: 5, Timeout: 12}, ""},
 		{Params{Period: -1}, "hb.period"},
-		{Params{Period: 5}, "hb.timeout"},
-		{Params{Timeout: 3}, "hb.timeout: needs a period"},
+		{Params{Period: 5, Delay: 2}, ""},
+		{Params{Period: 5}, ""}, // D left out: the network's largest delay
+		{Params{Period: 5, Delay: -1}, "hb.delay"},
+		{Params{Period: 5, Delay: 2, Timeout: 9}, "hb.timeout: replaces T+D"},
+		{Params{Timeout: 3}, "hb.period: the detector is off"},
+		{Params{Delay: 3}, "hb.period: the detector is off"},
 	}
 	for _, tc := range tests {
 		err := tc.p.Validate("hb")
@@ -140,6 +147,32 @@ func TestValidate(t *testing.T) {
 		}
 		if tc.says != "" && (err == nil || !strings.Contains(err.Error(), tc.says)) {
 			t.Errorf("%+v: error %v, want it to say %q", tc.p, err, tc.says)
+		}
+	}
+}
+
+// 003: "declared dead if not observed in last T+D". D left out is the network's
+// largest delay (the synchronous case); an explicit timeout replaces T+D whole.
+func TestSilenceIsTPlusD(t *testing.T) {
+	tests := []struct {
+		p        Params
+		maxDelay int
+		want     int
+	}{
+		{Params{Period: 6}, 3, 9},
+		{Params{Period: 6, Delay: 1}, 5, 7},
+		{Params{Period: 4, Delay: 8}, 3, 12},
+		{Params{Period: 6, Timeout: 3}, 3, 3},
+	}
+	for _, tc := range tests {
+		if got := tc.p.Silence(tc.maxDelay); got != tc.want {
+			t.Errorf("%+v with delays up to %d: silence %d, want %d", tc.p, tc.maxDelay, got, tc.want)
+		}
+		d := New(tc.p, tc.maxDelay)
+		ctx := sim.NewContext(0, []int{0, 1})
+		d.Watch(ctx, 1)
+		if e := ctx.Effects(); len(e) != 1 || e[0].Timer != TimerSuspect || e[0].After != tc.want {
+			t.Errorf("%+v: watching set %+v, want the suspect timer for %d", tc.p, e, tc.want)
 		}
 	}
 }

@@ -6,6 +6,7 @@
 package maekawa
 
 import (
+	"math"
 	"slices"
 
 	"github.com/teach-dist/playground/algorithms/cs"
@@ -126,17 +127,31 @@ var Spec = sim.Spec{
 	},
 	Costs: []sim.Cost{
 		{Name: "messages per CS entry and exit, no contention",
-			Formula: "3(K-1): REQUEST, REPLY and RELEASE with the K-1 other members; a process's vote for itself costs no message. The notes' 3 sqrt(N) counts that own vote too (K = sqrt(N) for the optimal sets). N=7 with the notes' sets: K=3, 6 messages; N=16: K=4 or 5, 9 to 12 messages (the grid's K=7 would cost 18); the value is averaged over processes when the sets differ in size",
+			Notes: []sim.NoteFormula{
+				{In: []string{"002"}, Formula: "3√N", Value: func(n int) float64 { return 3 * math.Sqrt(float64(n)) }},
+				{In: []string{"003"}, Formula: "3√n if no hardware multicast", Value: func(n int) float64 { return 3 * math.Sqrt(float64(n)) }}},
+			Formula: "3(K-1): REQUEST, REPLY and RELEASE with the K-1 other members; a process's vote for itself costs no message. The notes' 3 sqrt(N) counts that own vote too (K = sqrt(N) for the optimal sets). N=7 with the notes' sets: K=3, 6 messages; the value is averaged over processes when the sets differ in size",
 			Value:   func(n int) float64 { return 3 * meanOthers(n) }},
-		{Name: "messages to enter the CS, no contention", Formula: "2(K-1) (the notes: 2 sqrt(N))",
-			Value: func(n int) float64 { return 2 * meanOthers(n) }},
-		{Name: "messages to leave the CS", Formula: "K-1 RELEASE (the notes: sqrt(N))",
-			Value: func(n int) float64 { return meanOthers(n) }},
+		{Name: "messages to enter the CS, no contention",
+			Notes:   []sim.NoteFormula{{In: []string{"002"}, Formula: "2√N", Value: func(n int) float64 { return 2 * math.Sqrt(float64(n)) }}},
+			Formula: "2(K-1)", Value: func(n int) float64 { return 2 * meanOthers(n) }},
+		{Name: "messages to leave the CS",
+			Notes:   []sim.NoteFormula{{In: []string{"002"}, Formula: "√N", Value: func(n int) float64 { return math.Sqrt(float64(n)) }}},
+			Formula: "K-1 RELEASE", Value: func(n int) float64 { return meanOthers(n) }},
 		{Name: "messages per entry with contention, deadlock-free variant",
+			Notes:   []sim.NoteFormula{{In: []string{"002"}, Formula: "The algorithm can be made deadlock-free with additional messages"}},
 			Formula: "about 5(K-1): FAILED, INQUIRE and RELINQUISH come on top; a request that is made to give votes back more than once costs more"},
-		{Name: "client delay", Formula: "2T (REQUEST, then REPLY)", Value: func(int) float64 { return 2 }},
-		{Name: "synchronisation delay", Formula: "2T (RELEASE to a shared voter, then its REPLY)", Value: func(int) float64 { return 2 }},
-		{Name: "liveness", Formula: "basic: deadlock possible (three processes asking at once with the N=3 sets); deadlock-free variant: none"},
+		{Name: "client delay",
+			Notes:   []sim.NoteFormula{{In: []string{"003"}, Formula: "Entry: 2 (multicast)", Value: func(int) float64 { return 2 }}},
+			Formula: "2T (REQUEST, then REPLY)", Value: func(int) float64 { return 2 }},
+		{Name: "synchronisation delay",
+			Notes:   []sim.NoteFormula{{In: []string{"003"}, Formula: "2, any two voting sets overlap", Value: func(int) float64 { return 2 }}},
+			Formula: "2T (RELEASE to a shared voter, then its REPLY)", Value: func(int) float64 { return 2 }},
+		{Name: "liveness",
+			Notes: []sim.NoteFormula{
+				{In: []string{"002"}, Formula: "Deadlock can occur"},
+				{In: []string{"003"}, Formula: "Deadlock can happen with three processes!"}},
+			Formula: "basic: deadlock possible (three processes asking at once with the N=3 sets); deadlock-free variant: none"},
 	},
 	// The notes number the processes 1..N and give V_i for p_i: with ids 1..N, the
 	// process labelled P1 on the page asks the notes' V1.

@@ -83,8 +83,11 @@ var Spec = sim.Spec{
 		{Name: MsgToken, Label: "TOKEN", Doc: "the token, with token[] (one timestamp per process, in the order of the ids)", TS: "ts", Vec: "token"},
 	},
 	Costs: []sim.Cost{
-		{Name: "messages per CS entry", Formula: "N: N-1 REQUEST and one TOKEN; 0 when the requester already holds the token",
-			Value: func(n int) float64 { return float64(n) }},
+		{Name: "messages per CS entry",
+			Notes: []sim.NoteFormula{
+				{In: []string{"000", "004"}, Formula: "n messages for entering a CS: (n-1) requests and one reply", Value: func(n int) float64 { return float64(n) }}},
+			Formula: "N: N-1 REQUEST and one TOKEN; 0 when the requester already holds the token",
+			Value:   func(n int) float64 { return float64(n) }},
 		{Name: "synchronisation delay", Formula: "T (the TOKEN)", Value: func(int) float64 { return 1 }},
 		{Name: "client delay", Formula: "2T (request and token); 0 with the token at hand", Value: func(int) float64 { return 2 }},
 	},

@@ -83,10 +83,16 @@ var Spec = sim.Spec{
 	Costs: []sim.Cost{
 		{Name: "messages, best case (one initiator, it has the highest id)", Formula: "2N (N ELECTION + N ELECTED)",
 			Value: func(n int) float64 { return float64(2 * n) }},
-		{Name: "messages, worst case (one initiator, just after the highest id)", Formula: "3N-1 (N-1 to reach the highest, N back to it, N ELECTED)",
-			Value: func(n int) float64 { return float64(3*n - 1) }},
-		{Name: "messages on average (one initiator, each process as likely)", Formula: "about 2N + N/2 (exactly 2N + (N-1)/2)",
-			Value: func(n int) float64 { return float64(2*n) + float64(n-1)/2 }},
+		{Name: "messages, worst case (one initiator, just after the highest id)",
+			Notes: []sim.NoteFormula{
+				{In: []string{"000"}, Formula: "3n - 1", Value: func(n int) float64 { return float64(3*n - 1) }},
+				{In: []string{"003"}, Formula: "3N -1 messages per election", Value: func(n int) float64 { return float64(3*n - 1) }}},
+			Formula: "3N-1 (N-1 to reach the highest, N back to it, N ELECTED)",
+			Value:   func(n int) float64 { return float64(3*n - 1) }},
+		{Name: "messages on average (one initiator, each process as likely)",
+			Notes:   []sim.NoteFormula{{In: []string{"000"}, Formula: "2n + n/2", Value: func(n int) float64 { return 2*float64(n) + float64(n)/2 }}},
+			Formula: "about 2N + N/2 (exactly 2N + (N-1)/2)",
+			Value:   func(n int) float64 { return float64(2*n) + float64(n-1)/2 }},
 		{Name: "ELECTED messages", Formula: "N", Value: func(n int) float64 { return float64(n) }},
 		{Name: "messages, every process starts at once (FIFO channels)", Formula: "from 3N-1 (ids increasing round the ring) to N(N+1)/2 + N (decreasing): O(N²)"},
 		{Name: "with acknowledgements on", Formula: "one ACK per delivered message, plus one lost message and one time-out per crashed process passed"},
@@ -96,6 +102,9 @@ var Spec = sim.Spec{
 	Stage:       sim.Stage{Ring: true},
 	ParseParams: ParseParams,
 	New:         newNode,
+
+	// As the notes compare it with Bully: the coordinator, the highest id, has failed.
+	CrashLeaderFirst: true,
 }
 
 // Params are the settings: only how crashed successors are found.

@@ -116,10 +116,14 @@ var Spec = sim.Spec{
 		ringnext.AckMessage,
 	},
 	Costs: []sim.Cost{
-		{Name: "messages, one initiator (variant list)", Formula: "2N (N ELECT + N ELECTED)",
-			Value: func(n int) float64 { return float64(2 * n) }},
+		{Name: "messages, one initiator (variant list)",
+			Notes:   []sim.NoteFormula{{In: []string{"002"}, Formula: "2N messages: N for ELECTION message, N for COORDINATOR message", Value: func(n int) float64 { return float64(2 * n) }}},
+			Formula: "2N (N ELECT + N ELECTED)",
+			Value:   func(n int) float64 { return float64(2 * n) }},
 		{Name: "messages, k concurrent initiators (variant list)", Formula: "2kN: every ELECT and every ELECTED goes all round"},
-		{Name: "ids per message (variant list)", Formula: "up to N: the messages are larger than in the other elections"},
+		{Name: "ids per message (variant list)",
+			Notes:   []sim.NoteFormula{{In: []string{"002"}, Formula: "messages are larger than in Bully algorithm"}},
+			Formula: "up to N: the messages are larger than in the other elections"},
 		{Name: "messages, one or more initiators (variant ids)", Formula: "N² ELECT: every process's own id goes all round; no ELECTED",
 			Value: func(n int) float64 { return float64(n * n) }},
 		{Name: "with acknowledgements on", Formula: "one ACK per delivered message, plus one lost message and one time-out per crashed process passed"},
@@ -130,6 +134,9 @@ var Spec = sim.Spec{
 	Stage:       sim.Stage{Ring: true},
 	ParseParams: ParseParams,
 	New:         newNode,
+
+	// As the notes compare it with Bully: the coordinator, the highest id, has failed.
+	CrashLeaderFirst: true,
 }
 
 // Params are the settings.

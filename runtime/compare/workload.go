@@ -31,9 +31,10 @@ func WorkloadConfig(spec *sim.Spec, n int, workload string, seed uint64, maxEven
 	if spec.Family == sim.Election {
 		cfg.CS = 0
 		callers := ids
-		// The ring elections assume nobody fails during an election, and without
-		// acknowledgements a crashed process would swallow it: only an algorithm whose
-		// notes start from a crashed leader (Bully) gets one.
+		// The notes compare elections in one situation: the coordinator, the highest
+		// id, has failed and a process that noticed calls an election (000, 002). Every
+		// election that declares it starts there, the ring elections as Bully, so the
+		// figures side by side count the same thing.
 		if spec.CrashLeaderFirst {
 			cfg.Actions = append(cfg.Actions, sim.Action{At: 0, Do: sim.ActCrash, Node: n - 1})
 			callers = ids[:n-1]

@@ -72,11 +72,24 @@ type Metric struct {
 	Note    string   `json:"note,omitempty"`
 }
 
-// Theory is one of the algorithm's costs, evaluated for the run's N.
+// Theory is one of the algorithm's costs, evaluated for the run's N: the notes'
+// formulas (Notes, as the notes write them) and the project's own derived figure
+// (Formula, Value) kept apart, so a page never shows one under the other's name.
 type Theory struct {
-	Name    string   `json:"name"`
+	Name    string       `json:"name"`
+	Notes   []NoteFigure `json:"notes"`
+	Formula string       `json:"formula"` // derived by the project; "" when it derives none
+	Value   *float64     `json:"value"`   // Formula for N (delays in T); nil: no single number
+	// Time is Value in time units (Value × T, the run's mean delay), for delays.
+	Time *float64 `json:"time,omitempty"`
+}
+
+// NoteFigure is one formula of the notes, evaluated like Theory's.
+type NoteFigure struct {
+	In      []string `json:"in"` // the notes that give it: "000" ... "004"
 	Formula string   `json:"formula"`
-	Value   *float64 `json:"value"` // nil where the notes give no single number
+	Value   *float64 `json:"value"`
+	Time    *float64 `json:"time,omitempty"`
 }
 
 // Ordering is the verdict on the notes' ordering property.
@@ -170,7 +183,7 @@ func (c *Collector) Result() Result {
 		res.Elections = slices.Clone(res.Elections)
 	}
 	for k := range res.Metrics {
-		res.Metrics[k].Theory = TheoryFor(c.spec, res.Metrics[k].Key, n)
+		res.Metrics[k].Theory = TheoryFor(c.spec, res.Metrics[k].Key, n, c.meanDelay)
 	}
 	return res
 }

@@ -29,20 +29,35 @@ var costMatch = map[string]func(name string) bool{
 }
 
 // TheoryFor returns spec's costs that speak of metric key, evaluated for n processes.
-// Delays are in message times (T).
-func TheoryFor(spec *sim.Spec, key string, n int) []Theory {
+// Delays are in message times (T); with meanDelay, the run's T in time units, a
+// delay's figures are also given in time units (Time), the unit the run measures in.
+func TheoryFor(spec *sim.Spec, key string, n int, meanDelay float64) []Theory {
 	match := costMatch[key]
 	if match == nil {
 		return nil
+	}
+	inTime := meanDelay > 0 && (key == ClientDelay || key == SyncDelay || key == ElectionTime)
+	eval := func(f func(int) float64) (v, t *float64) {
+		if f == nil || n <= 0 {
+			return nil, nil
+		}
+		v = ptr(f(n))
+		if v != nil && inTime {
+			t = ptr(*v * meanDelay)
+		}
+		return v, t
 	}
 	out := []Theory{}
 	for _, c := range spec.Costs {
 		if !match(strings.ToLower(c.Name)) {
 			continue
 		}
-		t := Theory{Name: c.Name, Formula: c.Formula}
-		if c.Value != nil && n > 0 {
-			t.Value = ptr(c.Value(n))
+		t := Theory{Name: c.Name, Formula: c.Formula, Notes: []NoteFigure{}}
+		t.Value, t.Time = eval(c.Value)
+		for _, nf := range c.Notes {
+			f := NoteFigure{In: nf.In, Formula: nf.Formula}
+			f.Value, f.Time = eval(nf.Value)
+			t.Notes = append(t.Notes, f)
 		}
 		out = append(out, t)
 	}

@@ -114,9 +114,9 @@ type Spec struct {
 	Params []Param
 	// Stage says how a page draws the processes, as data rather than per-algorithm code.
 	Stage Stage
-	// CrashLeaderFirst: the notes analyse this election from a crashed leader (Bully:
-	// "the coordinator has failed"), so comparisons crash the highest id before the
-	// elections start. The ring elections assume nobody fails during an election.
+	// CrashLeaderFirst: the notes analyse this election from a crashed leader ("the
+	// coordinator has failed": Bully and the ring elections alike), so comparisons
+	// crash the highest id before the elections start.
 	CrashLeaderFirst bool
 
 	// Earlier lists what an old share link must pin to replay as it did: params (and ids)
@@ -247,11 +247,30 @@ type Stage struct {
 	GroupLabel string
 }
 
-// Cost is one theoretical figure from the course notes.
+// Cost is one figure of an algorithm's cost, from two sources kept apart: what the
+// course notes say of it (Notes, each formula as a note writes it) and what the
+// project derives for its own implementation (Formula, Value: what a run should
+// measure). A figure the notes do not give has no Notes; where the notes' figure
+// counts something else (an own vote, a lost message), the two differ and both show.
 type Cost struct {
-	Name    string // e.g. "messages per CS entry"
-	Formula string // e.g. "2(N-1)"
-	// Value evaluates the formula for n nodes (nil where it is not a single number).
+	Name  string // e.g. "messages per CS entry"
+	Notes []NoteFormula
+	// Formula is the project's derived figure, then its explanation after ": " or
+	// " (": "2(N-1): N-1 REQUEST and N-1 REPLY"; "" when the project derives none.
+	Formula string
+	// Value evaluates Formula for n nodes (nil where it is not a single number);
+	// delays are in message times T.
+	Value func(n int) float64
+}
+
+// NoteFormula is a formula the course notes give for a cost, copied as written (TeX
+// set as plain text: \sqrt{N} as √N, \dots as …), with the notes that give it in
+// those words.
+type NoteFormula struct {
+	In      []string // the notes, by number in ../shared/seeds: "000" ... "004"
+	Formula string
+	// Value evaluates the formula for n nodes, delays in message times T; nil where it
+	// is no single number (O(N²), "1 to ∞").
 	Value func(n int) float64
 }
 

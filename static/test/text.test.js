@@ -1,7 +1,7 @@
 // text.js: the words the page shows for the run's things.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { payloadText, describeInflight, describeEvent, narration, describeMessage, valueText, groupsText, round2, shortFormula } from "../text.js";
+import { payloadText, describeInflight, describeEvent, narration, describeMessage, valueText, groupsText, round2, shortFormula, figureText, notesText } from "../text.js";
 
 const req = { id: 4, type: "REQUEST", from: 1, to: 2, ts: 3 };
 
@@ -90,4 +90,23 @@ test("groups, numbers and formulas", () => {
     ["N (x2)", "N (x2)"], // a parenthesis without a word is part of the formula
   ];
   for (const [f, want] of formulas) assert.equal(shortFormula(f), want, f);
+});
+
+// Each row's arithmetic: a delay is shown in time units and in T with T the run's
+// mean delay (T = 2 here: 2T is 4 time units, T is 2), a count as its value for N.
+test("cost figures and their numbers", () => {
+  const rows = [
+    [["2T", 2, 4, "time"], "2T: 4 = 2 T"],
+    [["T", 1, 2, "time"], "T: 2 = 1 T"],
+    [["2 (release + grant)", 2, 4, "time"], "2 (release + grant): 4 = 2 T"],
+    [["n/2 avg, n-1 worst case", 3, 6, "time"], "n/2 avg, n-1 worst case: 6 = 3 T"],
+    [["2T", 2, undefined, "time"], "2T: 2 T"],
+    [["3(N-1)", 12, undefined, "messages"], "3(N-1) = 12"],
+    [["3", 3, undefined, "messages"], "3"],
+    [["((N-1) + (N-2) + … + 1) + N-1 ⇒ O(N²)", 35, undefined, "messages"], "((N-1) + (N-2) + … + 1) + N-1 ⇒ O(N²) = 35"],
+    [["O(N²)", null, undefined, "messages"], "O(N²)"],
+  ];
+  for (const [args, want] of rows) assert.equal(figureText(...args), want, args[0]);
+  assert.equal(notesText(["002"]), "note 002");
+  assert.equal(notesText(["000", "004"]), "notes 000, 004");
 });

@@ -72,7 +72,7 @@ func TestComparePageRendersItsCharts(t *testing.T) {
 
 // The metrics panel follows a scripted Ricart-Agrawala run: before any entry it says
 // "n/a yet"; once P0 has been in the CS it shows 2(N-1) = 6 messages for N = 4, beside
-// the notes' formula.
+// the notes' formulas and, apart, the project's derived figures.
 func TestMetricsPanelShowsMessagesPerEntry(t *testing.T) {
 	needBrowser(t)
 	ts := server(t)
@@ -93,9 +93,28 @@ func TestMetricsPanelShowsMessagesPerEntry(t *testing.T) {
 		}
 	}
 	waitFor(t, ctx, cell+`.startsWith("6")`)
-	theory := eval[string](t, ctx, `document.querySelector('#metrics tr[data-key="messages-per-entry"] td.theory').textContent`)
-	if !strings.Contains(theory, "2(N-1) = 6") {
-		t.Errorf("the notes' column says %q, want 2(N-1) = 6", theory)
+	// The notes' formulas, naming their notes, apart from the project's own figure;
+	// delays in time units and in T, as the head states T (the mean delay, 2 here).
+	row := func(key, class string) string {
+		return eval[string](t, ctx, `document.querySelector('#metrics tr[data-key="`+key+`"] td.`+class+`').textContent`)
+	}
+	if notes := row("messages-per-entry", "notes"); !strings.Contains(notes, "2(N-1) = 6 (note 002)") || !strings.Contains(notes, "2(n - 1) = 6 (note 001)") {
+		t.Errorf("the notes' column says %q, want 2(N-1) = 6 (note 002) and 2(n - 1) = 6 (note 001)", notes)
+	}
+	if derived := row("messages-per-entry", "derived"); derived != "2(N-1) = 6" {
+		t.Errorf("the derived column says %q, want 2(N-1) = 6", derived)
+	}
+	head := eval[string](t, ctx, `document.getElementById("metrics-note").textContent`)
+	if !strings.Contains(head, "T = 2") {
+		t.Fatalf("the panel's head says %q, want T = 2", head)
+	}
+	for key, want := range map[string]string{"client-delay": "2T: 4 = 2 T", "sync-delay": "T: 2 = 1 T"} {
+		if got := row(key, "derived"); got != want {
+			t.Errorf("%s: the derived column says %q, want %q (T = 2)", key, got, want)
+		}
+	}
+	if notes := row("sync-delay", "notes"); !strings.Contains(notes, "1: 2 = 1 T (note 003)") {
+		t.Errorf("sync-delay: the notes' column says %q, want 003's 1: 2 = 1 T", notes)
 	}
 	// Seeking back before the entry brings "n/a yet" back.
 	run(t, ctx, chromedp.Evaluate[chromedp.Void](`(() => {

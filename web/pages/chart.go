@@ -41,21 +41,18 @@ func f1(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f',
 func buildChart(id, title, ylabel, key string, specs []*sim.Spec, ns []int, res *compare.Result) chart {
 	ch := chart{ID: "chart-" + id, Title: title + " against N", YLabel: ylabel, Width: chartW, Height: chartH,
 		Box: fmt.Sprintf("0 0 %d %d", chartW, chartH)}
-	type pt struct {
-		n int
-		v float64
-	}
-	type line struct {
-		class, name, title, dash string
-		pts                      []pt
-	}
 	var measured, theory []line
 	ymax := 0.0
 	var desc []string
 	for i, spec := range specs {
 		class := "s" + strconv.Itoa(i%maxSeriesClasses)
 		m := line{class: class, name: spec.Title}
+		// One dashed curve per figure with a value: the notes' formulas, then the
+		// project's derived ones; figures with the same points share a curve.
 		var th []line
+		var sources [][]string // per curve: where its figures come from
+		var formula []string   // per curve: the first figure's formula
+		byFigure := map[string]int{}
 		for _, n := range ns {
 			c := res.Cells[spec.Slug][n]
 			if c == nil {
@@ -65,18 +62,26 @@ func buildChart(id, title, ylabel, key string, specs []*sim.Spec, ns []int, res 
 				m.pts = append(m.pts, pt{n, v})
 				ymax = max(ymax, v)
 			}
-			for k, t := range c.Theory[key] {
-				if t.Value == nil {
+			ts := c.Theory[key]
+			for _, f := range append(notesFigures(ts), derivedFigures(ts)...) {
+				if f.value == nil {
 					continue
 				}
-				for len(th) <= k {
-					th = append(th, line{class: class + " d" + strconv.Itoa(len(th)%dashClasses), dash: dash(len(th))})
+				k, ok := byFigure[f.title]
+				if !ok {
+					k = len(th)
+					byFigure[f.title] = k
+					th = append(th, line{title: f.title})
+					sources, formula = append(sources, []string{f.source}), append(formula, f.formula)
 				}
-				th[k].name = spec.Title + ", the notes: " + shortFormula(t.Formula)
-				th[k].title = t.Name + ": " + t.Formula
-				th[k].pts = append(th[k].pts, pt{n, *t.Value})
-				ymax = max(ymax, *t.Value)
+				th[k].pts = append(th[k].pts, pt{n, *f.value})
+				ymax = max(ymax, *f.value)
 			}
+		}
+		th, sources, formula = mergeCurves(th, sources, formula)
+		for k := range th {
+			th[k].class, th[k].dash = class+" d"+strconv.Itoa(k%dashClasses), dash(k)
+			th[k].name = spec.Title + ", " + strings.Join(sources[k], " and ") + ": " + formula[k]
 		}
 		measured = append(measured, m)
 		ch.Legend = append(ch.Legend, legendItem{Class: class, Name: spec.Title + " (measured)"})
@@ -99,7 +104,7 @@ func buildChart(id, title, ylabel, key string, specs []*sim.Spec, ns []int, res 
 			ch.Empty += ": it needs a process waiting when another leaves (try the heavy workload)"
 		}
 	}
-	ch.Desc = fmt.Sprintf("Measured %s (solid lines, one per algorithm, mean over the seeds) and the notes' formulas (dashed). %s. The table below gives every value.",
+	ch.Desc = fmt.Sprintf("Measured %s (solid lines, one per algorithm, mean over the seeds), the notes' formulas and the project's derived figures (dashed). %s. The table below gives every value.",
 		ylabel, strings.Join(desc, "; "))
 
 	xlo, xhi := float64(ns[0]), float64(ns[len(ns)-1])
@@ -150,6 +155,39 @@ func buildChart(id, title, ylabel, key string, specs []*sim.Spec, ns []int, res 
 		ch.Measured = append(ch.Measured, points(l, true))
 	}
 	return ch
+}
+
+// pt is a point of a curve: a value at N.
+type pt struct {
+	n int
+	v float64
+}
+
+// line is one curve of a chart before it is laid out.
+type line struct {
+	class, name, title, dash string
+	pts                      []pt
+}
+
+// mergeCurves folds curves with the same points into the first of them, joining
+// their sources ("the notes (001)", "derived") and titles: four notes and the
+// derived figure all saying 2(N-1) draw one curve, not five on top of each other.
+func mergeCurves(th []line, sources [][]string, formula []string) ([]line, [][]string, []string) {
+	var out []line
+	var src [][]string
+	var form []string
+	for k, l := range th {
+		same := slices.IndexFunc(out, func(o line) bool { return slices.Equal(o.pts, l.pts) })
+		if same < 0 {
+			out, src, form = append(out, l), append(src, sources[k]), append(form, formula[k])
+			continue
+		}
+		out[same].title += "\n" + l.title
+		if !slices.Contains(src[same], sources[k][0]) {
+			src[same] = append(src[same], sources[k]...)
+		}
+	}
+	return out, src, form
 }
 
 // niceScale picks a tick step of 1, 2, 2.5 or 5 times a power of ten, and the top of

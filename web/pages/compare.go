@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
-	"strings"
 
 	"github.com/teach-dist/playground/algorithms"
 	"github.com/teach-dist/playground/runtime/compare"
@@ -167,9 +166,9 @@ func chartsOf(f sim.Family) []chartSpec {
 func workloadAbout(f sim.Family, workload string) string {
 	switch {
 	case f == sim.Election && workload == "heavy":
-		return "heavy: every process calls an election at once (for Bully, every live one after the leader crashed)"
+		return "heavy: the leader, the highest id, has crashed; every live process calls an election at once"
 	case f == sim.Election:
-		return "light: one process drawn from the seed calls an election (for Bully the leader, the highest id, has crashed first)"
+		return "light: the leader, the highest id, has crashed; one process drawn from the seed calls an election (the situation the notes compare the elections in)"
 	case workload == "heavy":
 		return "heavy: every process asks again as soon as it can, for a while; then the queue drains"
 	}
@@ -210,20 +209,23 @@ func plural(n int) string {
 
 func buildTable(fam sim.Family, specs []*sim.Spec, ns []int, res *compare.Result) ([]string, []tableRow) {
 	var cols []string
-	type col struct {
-		key    string
-		theory bool
-	}
-	var keys []col
+	type col struct{ key, name, unit string }
+	var metrics []col
 	if fam == sim.Mutex {
-		cols = []string{"messages per entry", "theory", "to enter (alone)", "theory", "sent on exit", "theory",
-			"client delay (T)", "theory", "sync. delay (T)", "theory", "grants out of causal order", "unserved"}
-		keys = []col{{cost.PerEntry, false}, {cost.PerEntry, true}, {cost.ToEnter, false}, {cost.ToEnter, true},
-			{cost.OnExit, false}, {cost.OnExit, true}, {cost.ClientDelay, false}, {cost.ClientDelay, true},
-			{cost.SyncDelay, false}, {cost.SyncDelay, true}}
+		metrics = []col{{cost.PerEntry, "messages per entry", cost.UnitMessages}, {cost.ToEnter, "to enter (alone)", cost.UnitMessages},
+			{cost.OnExit, "sent on exit", cost.UnitMessages}, {cost.ClientDelay, "client delay (T)", cost.UnitTime},
+			{cost.SyncDelay, "sync. delay (T)", cost.UnitTime}}
 	} else {
-		cols = []string{"messages per election", "theory", "election time (T)", "theory", "elections (unsettled)"}
-		keys = []col{{cost.ElectionMessages, false}, {cost.ElectionMessages, true}, {cost.ElectionTime, false}, {cost.ElectionTime, true}}
+		metrics = []col{{cost.ElectionMessages, "messages per election", cost.UnitMessages}, {cost.ElectionTime, "election time (T)", cost.UnitTime}}
+	}
+	// Each measure beside the notes' formulas and, apart, the project's own figures.
+	for _, m := range metrics {
+		cols = append(cols, m.name, "the notes", "derived here")
+	}
+	if fam == sim.Mutex {
+		cols = append(cols, "grants out of causal order", "unserved")
+	} else {
+		cols = append(cols, "elections (unsettled)")
 	}
 	cols = append([]string{"algorithm", "N", "runs"}, cols...)
 	var rows []tableRow
@@ -239,12 +241,11 @@ func buildTable(fam sim.Family, specs []*sim.Spec, ns []int, res *compare.Result
 				runs = tableCell{Text: fmt.Sprintf("%d (%d stopped)", c.Runs, c.Failed), Title: c.FirstError, Class: "warn"}
 			}
 			row.Cells = append(row.Cells, runs)
-			for _, k := range keys {
-				if k.theory {
-					row.Cells = append(row.Cells, theoryCell(c.Theory[k.key]))
-					continue
-				}
-				row.Cells = append(row.Cells, measuredCell(c.Values[k.key]))
+			for _, m := range metrics {
+				ts := c.Theory[m.key]
+				row.Cells = append(row.Cells, measuredCell(c.Values[m.key]),
+					figuresCell(notesFigures(ts), m.unit, "the notes give no figure for this"),
+					figuresCell(derivedFigures(ts), m.unit, "no figure derived for this"))
 			}
 			if fam == sim.Mutex {
 				o := tableCell{Text: fmt.Sprintf("%d of %d", c.Violations, c.Checked), Title: "grants that overtook a request which happened before them, of those that had one"}
@@ -283,20 +284,4 @@ func measuredCell(a compare.Agg) tableCell {
 		c.Title = fmt.Sprintf("mean over %d seeds (lowest–highest)", a.N)
 	}
 	return c
-}
-
-func theoryCell(ts []cost.Theory) tableCell {
-	var texts, titles []string
-	for _, t := range ts {
-		s := shortFormula(t.Formula)
-		if t.Value != nil && s != f1(*t.Value) {
-			s += " = " + f1(*t.Value)
-		}
-		texts = append(texts, s)
-		titles = append(titles, t.Name+": "+t.Formula)
-	}
-	if len(texts) == 0 {
-		return tableCell{Text: "—", Class: "na", Title: "the notes give no figure for this"}
-	}
-	return tableCell{Text: strings.Join(texts, "; "), Title: strings.Join(titles, "\n")}
 }
