@@ -128,6 +128,20 @@ type Spec struct {
 	ParseParams func(raw []byte, ids []int) (any, error)
 	// New builds node self's initial state.
 	New func(self int, setup *Setup) Node
+	// Earlier lists what an old share link must pin to replay as it did: params (and ids)
+	// whose defaults changed, with the defaults epoch in which each change landed.
+	Earlier []EarlierDefaults
+}
+
+// DefaultsEpoch is the current defaults epoch: links made before an epoch pin the
+// Earlier params of the changes that landed in it.
+const DefaultsEpoch = 2
+
+// EarlierDefaults is one change of an algorithm's defaults.
+type EarlierDefaults struct {
+	Epoch    int    // the defaults epoch that introduced the change (links made before it pin Params)
+	Params   string // JSON object of the params that keep the earlier behaviour, e.g. {"skip":"none"}
+	IDsFrom0 bool   // the earlier default ids were 0..N-1 (for an old link that gave no ids)
 }
 
 // Setup is what every node of a run is built from.
