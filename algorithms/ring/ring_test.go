@@ -497,7 +497,7 @@ func TestRunAckModeWithoutCrashesOnlyAddsACKs(t *testing.T) {
 }
 
 // Everyone starts at once. On a ring in increasing order each id is swallowed by its
-// successor (RH3) except the highest: 2N-1 ELECTION. In decreasing order nobody
+// successor (CR-5) except the highest: 2N-1 ELECTION. In decreasing order nobody
 // swallows anything until the highest: each id travels up to it, N(N+1)/2 ELECTION,
 // Chang-Roberts' quadratic worst case. Either way one ELECTED round, on FIFO channels:
 // without them an ELECTED can overtake a slow ELECTION, which then starts a new round.
@@ -536,7 +536,7 @@ func TestRunConcurrentInitiatorsAreSuppressed(t *testing.T) {
 					t.Errorf("N=%d %s seed %d: %d ELECTED, want %d", n, order, seed, got, n)
 				}
 				if swallowed != wantSwallowed {
-					t.Errorf("N=%d %s seed %d: RH3 fired %d times, want %d", n, order, seed, swallowed, wantSwallowed)
+					t.Errorf("N=%d %s seed %d: CR-5 fired %d times, want %d", n, order, seed, swallowed, wantSwallowed)
 				}
 			}
 		}
@@ -551,7 +551,7 @@ const notesExample = `{
   "version": 1,
   "algorithm": "ring",
   "title": "Chang-Roberts: 6 fails, 3 starts the election, 5 wins",
-  "about": "Six processes form a one-way ring in the order 3, 5, 0, 1, 4, 6; 6 has the highest id and is the leader until it crashes. 3 notices and sends ELECTION(3) to its successor and becomes a participant (RE1). 5 replaces the smaller 3 with its own id (RH2); 0, 1 and 4 pass the larger 5 on unchanged (RH1). Acknowledgements are on: 4 gets no ACK from the crashed 6, so after its time-out it presumes 6 dead and sends to the next one, 3 (AK4). 3 forwards 5 as well, and when 5 sees its own id come back it knows nobody alive is larger (RH4): it is the leader and sends ELECTED(5) round the ring, skipping 6 the same way. Each process records 5 (RC1) and 5 stops the announcement when it returns (RC2). On the live ring of N = 5 that is 6 ELECTION (one hop from 3 to 5, then a full round) and 5 ELECTED, 2N + 1 messages, plus the two lost to 6 and an ACK for each one delivered.",
+  "about": "Six processes form a one-way ring in the order 3, 5, 0, 1, 4, 6; 6 has the highest id and is the leader until it crashes. 3 notices and sends ELECTION(3) to its successor and becomes a participant (CR-2). 5 replaces the smaller 3 with its own id (CR-4); 0, 1 and 4 pass the larger 5 on unchanged (CR-3). Acknowledgements are on: 4 gets no ACK from the crashed 6, so after its time-out it presumes 6 dead and sends to the next one, 3 (AK-4). 3 forwards 5 as well, and when 5 sees its own id come back it knows nobody alive is larger (CR-6): it is the leader and sends ELECTED(5) round the ring, skipping 6 the same way. Each process records 5 (CR-7) and 5 stops the announcement when it returns (CR-8). On the live ring of N = 5 that is 6 ELECTION (one hop from 3 to 5, then a full round) and 5 ELECTED, 2N + 1 messages, plus the two lost to 6 and an ACK for each one delivered.",
   "ids": [3, 5, 0, 1, 4, 6],
   "seed": 1,
   "network": {"delay": [1, 3], "fifo": false},
@@ -701,7 +701,7 @@ func TestRunRecoveredHighestTakesOver(t *testing.T) {
 			t.Errorf("seed %d: self-declared %v, want 5 then 6", seed, got)
 		}
 		if got := simtest.Rules(evs, 5); len(got) < 3 || !slices.Equal(got[:3], []string{"CR-1", "CR-9", "CR-2"}) {
-			t.Errorf("seed %d: 6 fired %v, want RR1 and RE1 on recovery", seed, got)
+			t.Errorf("seed %d: 6 fired %v, want CR-9 and CR-2 on recovery", seed, got)
 		}
 	}
 }

@@ -268,8 +268,8 @@ func TestAK2_AcknowledgesAnElectBeforeHandlingIt(t *testing.T) {
 		state: ackState(true, "[9,1]", 9, 7, "ELECT[9,1]")})
 }
 
-// IH1 sends two messages: the second waits for the first one's ACK (AK1), and leaves
-// when it comes (AK3).
+// AL-8 sends two messages: the second waits for the first one's ACK (AK-1), and leaves
+// when it comes (AK-3).
 func TestAK1_TheSecondElectWaitsForTheFirstOnesAck(t *testing.T) {
 	f := newFixture(t, iP3, `{"variant": "ids", "ack": true}`)
 	f.deliver(MsgElect, iP7, 0, 7)
@@ -305,7 +305,7 @@ func TestAK4_DropsWhatMustEndAtTheSilentProcess(t *testing.T) {
 			tc.msg(f)
 			f.Timer(ringnext.TimerAck) // P1 silent
 			if got := f.Ctx.Rules(); !slices.Equal(got, []string{"AK-4"}) {
-				t.Errorf("rules = %v, want AK4", got)
+				t.Errorf("rules = %v, want AK-4", got)
 			}
 			var sent []string
 			for _, m := range f.Ctx.Sent() {
@@ -589,7 +589,7 @@ func TestRunNotesExample1EarlierVersionWithAcks(t *testing.T) {
 		checkAgree(t, cfg.Seed, evs, cfg.IDs, 3)
 		for id, rules := range map[int][]string{
 			2: {"AL-1", "AL-7", "AK-3", "AK-2", "AL-9", "AK-3", "AK-2", "AL-10"},
-			// P3's elect(3) is back (IH3) while its elect(2) is still skipping P4 and P1.
+			// P3's elect(3) is back (AL-10) while its elect(2) is still skipping P4 and P1.
 			3: {"AL-1", "AK-2", "AL-8", "AK-1", "AK-4", "AK-4", "AK-3", "AK-2", "AL-10", "AK-4", "AK-4", "AK-3"},
 		} {
 			if got := simtest.Rules(evs, slices.Index(cfg.IDs, id)); !slices.Equal(got, rules) {
@@ -631,7 +631,7 @@ const notesTokenRingExample = `{
   "version": 1,
   "algorithm": "ring-list",
   "title": "Ring election with a growing list: 6 fails, 3 starts, 5 wins",
-  "about": "Six processes form a one-way ring in the order 3, 5, 0, 1, 4, 6, and 6, the highest, is the leader until it crashes. 3 notices that 6 does not respond and sends an ELECT holding its own id to the next process (RE1). 5, 0, 1 and 4 each add their id and pass the message on (RH1): the list grows to 3, 5, 0, 1, 4. Acknowledgements are on: 4 gets no ACK from the crashed 6, so after the time-out it skips it and sends to 3 (AK4). 3 finds its own id in the list: the message has been all round and the list holds every live process (RH2). It picks the highest, 5, and sends ELECTED(5) with the list round the ring; every process records 5 as leader and keeps the list (RC1), and 3 stops the announcement when it comes back (RC2). Counting ELECT and ELECTED only: N = 5 of each, 2N, plus the two lost to 6.",
+  "about": "Six processes form a one-way ring in the order 3, 5, 0, 1, 4, 6, and 6, the highest, is the leader until it crashes. 3 notices that 6 does not respond and sends an ELECT holding its own id to the next process (AL-2). 5, 0, 1 and 4 each add their id and pass the message on (AL-3): the list grows to 3, 5, 0, 1, 4. Acknowledgements are on: 4 gets no ACK from the crashed 6, so after the time-out it skips it and sends to 3 (AK-4). 3 finds its own id in the list: the message has been all round and the list holds every live process (AL-4). It picks the highest, 5, and sends ELECTED(5) with the list round the ring; every process records 5 as leader and keeps the list (AL-5), and 3 stops the announcement when it comes back (AL-6). Counting ELECT and ELECTED only: N = 5 of each, 2N, plus the two lost to 6.",
   "ids": [3, 5, 0, 1, 4, 6],
   "seed": 1,
   "network": {"delay": [1, 3], "fifo": true},
@@ -749,7 +749,7 @@ func TestRunRecoveredHighestTakesOver(t *testing.T) {
 			evs := simtest.Run(t, config(ring, seed, params, crash(0, 5), elect(1, 0), recoverAt(150, 5)))
 			checkAgree(t, seed, evs, ring, 6)
 			if got := simtest.Rules(evs, 5); len(got) < 2 || got[1] != "AL-11" {
-				t.Errorf("%s seed %d: 6 fired %v, want RR1 on recovery", params, seed, got)
+				t.Errorf("%s seed %d: 6 fired %v, want AL-11 on recovery", params, seed, got)
 			}
 		}
 	}
@@ -804,7 +804,7 @@ func TestRunCrashesDuringElectionsNeverLoopForever(t *testing.T) {
 
 // The ids variant has no election numbers: 14 crashes in the middle of an election
 // (and 17 crashed and came back before it), so late ELECTs reach processes that have
-// already decided, each takes one for a new election (IH1), and the rounds never stop.
+// already decided, each takes one for a new election (AL-8), and the rounds never stop.
 func TestRunIDsVariantCrashDuringElectionNeverSettles(t *testing.T) {
 	ring := []int{29, 17, 37, 14}
 	acts := []sim.Action{crash(3, 1), recoverAt(10, 1), elect(11, 1), crash(11, 3), elect(26, 1), recoverAt(38, 3), elect(41, 1)}
