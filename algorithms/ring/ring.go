@@ -23,53 +23,57 @@ var Spec = sim.Spec{
 	Slug:    "ring",
 	Title:   "Ring election (Chang-Roberts)",
 	Family:  sim.Election,
-	Summary: "The largest id seen so far goes round a one-way ring until its owner gets it back and announces itself: between 2N and 3N-1 messages, and participant flags silence competing elections.",
+	Summary: "The largest id seen so far goes round a one-way ring, past crashed processes, until its owner gets it back and announces itself: between 2N and 3N-1 messages, and participant flags silence competing elections. By default a perfect failure detector (003) tells a process its successor is down, so the counts are the notes'; acknowledgements are a variant.",
 	Rules: slices.Concat([]sim.Rule{
-		{Label: "RI1", Group: "Initialisation", Lines: []string{
+		{Label: "CR-1", Group: "Initialisation", Lines: []string{
 			"participant := false",
 			"leader := the highest id   // the run starts with a working leader"},
 			Says: "starts as a non-participant that takes the highest id as leader"},
-		{Label: "RE1", Group: "Noticing the leader is gone", Lines: []string{
+		{Label: "CR-2", Group: "Noticing the leader is gone", Lines: []string{
 			"if not participant:",
 			"    participant := true",
 			"    send ELECTION(my id) to my successor",
 			"// a participant already took part: the election under way will tell it"},
 			Says: "notices the leader is gone and sends its own id round the ring"},
-		{Label: "RH1", Group: "Receiving ELECTION(k)", Lines: []string{
+		{Label: "CR-3", Group: "Receiving ELECTION(k)", Lines: []string{
 			"if k > my id:",
 			"    participant := true",
 			"    send ELECTION(k) to my successor   // always, participant or not"},
 			Says: "passes on a larger id unchanged"},
-		{Label: "RH2", Group: "Receiving ELECTION(k)", Lines: []string{
+		{Label: "CR-4", Group: "Receiving ELECTION(k)", Lines: []string{
 			"if k < my id and not participant:",
 			"    participant := true",
 			"    send ELECTION(my id) to my successor   // mine replaces k"},
 			Says: "replaces a smaller id with its own and joins the election"},
-		{Label: "RH3", Group: "Receiving ELECTION(k)", Lines: []string{
+		{Label: "CR-5", Group: "Receiving ELECTION(k)", Lines: []string{
 			"if k < my id and participant:",
 			"    discard the message   // I already sent an id at least as large as mine"},
 			Says: "swallows a smaller id: it has already sent on one at least as large"},
-		{Label: "RH4", Group: "Receiving ELECTION(k)", Lines: []string{
+		{Label: "CR-6", Group: "Receiving ELECTION(k)", Lines: []string{
 			"if k = my id:   // my id went all the way round: nobody alive is larger",
 			"    participant := false; leader := my id",
 			"    send ELECTED(my id) to my successor"},
 			Says: "gets its own id back, so it has the largest id and announces itself"},
-		{Label: "RC1", Group: "Receiving ELECTED(k)", Lines: []string{
+		{Label: "CR-7", Group: "Receiving ELECTED(k)", Lines: []string{
 			"if k ≠ my id:",
 			"    participant := false; leader := k",
 			"    send ELECTED(k) to my successor"},
 			Says: "records the new leader and passes the announcement on"},
-		{Label: "RC2", Group: "Receiving ELECTED(k)", Lines: []string{
+		{Label: "CR-8", Group: "Receiving ELECTED(k)", Lines: []string{
 			"if k = my id:",
 			"    discard it: the announcement has been all round, the election is over"},
 			Says: "sees its own announcement come back: everyone knows, the election is over"},
-		{Label: "RR1", Group: "Recovering after a crash", Lines: []string{
+		{Label: "CR-9", Group: "Recovering after a crash", Lines: []string{
 			"participant := false; leader := unknown",
-			"start an election (RE1)   // the way back into the ring",
-			"// Chang-Roberts assumes no process fails during an election: if the",
-			"// candidate dies while its ELECTION travels, the others stay participants",
-			"// and swallow every smaller election until an ELECTED frees them"},
+			"start an election (CR-2)   // the way back into the ring"},
 			Says: "comes back knowing no leader and starts an election to learn one"},
+		{Label: "CR-10", Group: "An election that died", Lines: []string{
+			"// set when I become a participant, stopped when an ELECTED reaches me",
+			"when no ELECTED arrived within the restart time-out:",
+			"    // the election died with a process that crashed during it",
+			"    participant := false",
+			"    start an election (CR-2)"},
+			Says: "has heard no outcome for too long: the election died with a crashed process, so it starts a new one"},
 	}, ringnext.Rules),
 	Vars: slices.Concat([]sim.Var{
 		{Name: "participant", Doc: "true once it sent an ELECTION, until an ELECTED passes (or it wins)"},
@@ -95,10 +99,11 @@ var Spec = sim.Spec{
 			Value:   func(n int) float64 { return float64(2*n) + float64(n-1)/2 }},
 		{Name: "ELECTED messages", Formula: "N", Value: func(n int) float64 { return float64(n) }},
 		{Name: "messages, every process starts at once (FIFO channels)", Formula: "from 3N-1 (ids increasing round the ring) to N(N+1)/2 + N (decreasing): O(N²)"},
-		{Name: "with acknowledgements on", Formula: "one ACK per delivered message, plus one lost message and one time-out per crashed process passed"},
+		{Name: `with "skip": "ack"`, Formula: "one ACK per delivered message, plus one lost message and one time-out per crashed process passed"},
 	},
 	Defaults:    sim.Defaults{Nodes: 6, Delay: [2]int{1, 3}, FIFO: false, CS: 0, Until: 500},
 	Params:      ringnext.Fields,
+	Earlier:     []sim.EarlierDefaults{{Epoch: 2, Params: ringnext.Earlier}},
 	Stage:       sim.Stage{Ring: true},
 	ParseParams: ParseParams,
 	New:         newNode,
@@ -112,9 +117,13 @@ type Params struct {
 	Ring ringnext.Params
 }
 
-// ParseParams decodes {"ack": bool, "ackTimeout": t}; nil, empty or null gives the
-// defaults (no acknowledgements). Errors name the field.
-var ParseParams = params.Parser(ringnext.Fields, func([]int) Params { return Params{} })
+// DefaultParams are the notes' version: skip crashed successors, told by a perfect
+// failure detector, and restart an election that died.
+func DefaultParams([]int) Params { return Params{Ring: ringnext.DefaultParams()} }
+
+// ParseParams decodes {"skip": ..., "ack": bool, "ackTimeout": t, "restart": bool};
+// nil, empty or null gives the defaults. Errors name the field.
+var ParseParams = params.Parser(ringnext.Fields, DefaultParams)
 
 type node struct {
 	ids         []int // shared, never written
@@ -122,12 +131,14 @@ type node struct {
 	participant bool
 	leader      int // id, -1: unknown
 	link        ringnext.Link
+	restart     int // restart time-out; 0: never
 }
 
 func newNode(self int, setup *sim.Setup) sim.Node {
-	p := params.Of(setup, Params{})
+	p := params.Of(setup, DefaultParams(nil))
 	return &node{ids: setup.IDs, highest: slices.Max(setup.IDs), leader: -1,
-		link: ringnext.NewLink(p.Ring, setup.MaxDelay)}
+		link:    ringnext.NewLink(p.Ring, setup.MaxDelay, owner),
+		restart: ringnext.RestartAfter(p.Ring, len(setup.IDs), setup.MaxDelay)}
 }
 
 // owner is the id a ring message must end at: its candidate or its leader.
@@ -136,12 +147,12 @@ func owner(m *sim.Message) int { return m.Arg }
 func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 	switch in.Kind {
 	case sim.Init:
-		ctx.Rule("RI1")
+		ctx.Rule("CR-1")
 		n.participant, n.leader = false, n.highest
 		ctx.Leader(n.highest)
 	case sim.Recover:
 		// The kernel built a fresh state and already forgot this node's leader.
-		ctx.Rule("RR1")
+		ctx.Rule("CR-9")
 		n.participant, n.leader = false, -1
 		n.elect(ctx)
 	case sim.Elect:
@@ -149,7 +160,15 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 			n.elect(ctx)
 		}
 	case sim.Timer:
-		n.link.Timer(ctx, in.Timer, owner)
+		if in.Timer == ringnext.TimerRestart {
+			if n.participant {
+				ctx.Rule("CR-10")
+				n.participant = false
+				n.elect(ctx)
+			}
+			return
+		}
+		n.link.Timer(ctx, in.Timer)
 	case sim.Deliver:
 		m := &in.Msg
 		if !n.link.Receive(ctx, m) {
@@ -165,8 +184,8 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 }
 
 func (n *node) elect(ctx *sim.Context) {
-	ctx.Rule("RE1")
-	n.participant = true
+	ctx.Rule("CR-2")
+	n.join(ctx)
 	n.link.Send(ctx, sim.Message{Type: MsgElection, Arg: ctx.SelfID()})
 }
 
@@ -174,18 +193,19 @@ func (n *node) onElection(ctx *sim.Context, k int) {
 	me := ctx.SelfID()
 	switch {
 	case k > me:
-		ctx.Rule("RH1")
-		n.participant = true
+		ctx.Rule("CR-3")
+		n.join(ctx)
 		n.link.Send(ctx, sim.Message{Type: MsgElection, Arg: k})
 	case k < me && !n.participant:
-		ctx.Rule("RH2")
-		n.participant = true
+		ctx.Rule("CR-4")
+		n.join(ctx)
 		n.link.Send(ctx, sim.Message{Type: MsgElection, Arg: me})
 	case k < me:
-		ctx.Rule("RH3")
+		ctx.Rule("CR-5")
 	default:
-		ctx.Rule("RH4")
-		n.participant, n.leader = false, me
+		ctx.Rule("CR-6")
+		n.leave(ctx)
+		n.leader = me
 		ctx.Leader(me)
 		n.link.Send(ctx, sim.Message{Type: MsgElected, Arg: me})
 	}
@@ -193,13 +213,31 @@ func (n *node) onElection(ctx *sim.Context, k int) {
 
 func (n *node) onElected(ctx *sim.Context, k int) {
 	if k == ctx.SelfID() {
-		ctx.Rule("RC2")
+		ctx.Rule("CR-8")
 		return
 	}
-	ctx.Rule("RC1")
-	n.participant, n.leader = false, k
+	ctx.Rule("CR-7")
+	n.leave(ctx)
+	n.leader = k
 	ctx.Leader(k)
 	n.link.Send(ctx, sim.Message{Type: MsgElected, Arg: k})
+}
+
+// join makes this process a participant and (re)starts its wait for the outcome:
+// every ELECTION it sends on is a sign the election is alive.
+func (n *node) join(ctx *sim.Context) {
+	n.participant = true
+	if n.restart > 0 {
+		ctx.SetTimer(ringnext.TimerRestart, n.restart)
+	}
+}
+
+// leave ends this process's part in the election: it knows the outcome.
+func (n *node) leave(ctx *sim.Context) {
+	n.participant = false
+	if n.restart > 0 {
+		ctx.CancelTimer(ringnext.TimerRestart)
+	}
 }
 
 func (n *node) Clone() sim.Node {

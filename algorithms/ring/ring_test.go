@@ -3,6 +3,7 @@ package ring
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -27,7 +28,7 @@ type fixture struct{ *simtest.Fixture }
 
 func newFixture(t *testing.T, self int, params string) *fixture {
 	t.Helper()
-	p, err := ParseParams([]byte(params), unitIDs)
+	p, err := ParseParams([]byte(ringtest.RuleParams(t, params)), unitIDs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,42 +102,42 @@ func ackState(participant bool, leader, awaiting int, unacked ...string) string 
 	return fmt.Sprintf(`{"participant":%t,"leader":%d,"awaiting":%d,"unacked":%s]}`, participant, leader, awaiting, list)
 }
 
-func TestRI1_StartsNonParticipantWithTheHighestIDAsLeader(t *testing.T) {
+func TestCR1_StartsNonParticipantWithTheHighestIDAsLeader(t *testing.T) {
 	for self := range unitIDs {
 		f := newFixture(t, self, "")
-		f.check(expect{rules: []string{"RI1"}, leaders: []int{9}, state: state(false, 9)})
+		f.check(expect{rules: []string{"CR-1"}, leaders: []int{9}, state: state(false, 9)})
 	}
 	f := newFixture(t, iP3, `{"ack": true}`)
-	f.check(expect{rules: []string{"RI1"}, leaders: []int{9}, state: ackState(false, 9, -1)})
+	f.check(expect{rules: []string{"CR-1"}, leaders: []int{9}, state: ackState(false, 9, -1)})
 }
 
-func TestRE1_SendsItsOwnIDToTheSuccessor(t *testing.T) {
+func TestCR2_SendsItsOwnIDToTheSuccessor(t *testing.T) {
 	f := newFixture(t, iP3, "")
 	f.Step(sim.Input{Kind: sim.Elect})
-	f.check(expect{rules: []string{"RE1"}, sent: []string{"ELECTION(3)->1"}, state: state(true, 9)})
+	f.check(expect{rules: []string{"CR-2"}, sent: []string{"ELECTION(3)->1"}, state: state(true, 9)})
 }
 
-func TestRE1_TheLastInTheOrderSendsToTheFirst(t *testing.T) {
+func TestCR2_TheLastInTheOrderSendsToTheFirst(t *testing.T) {
 	f := newFixture(t, iP7, "")
 	f.Step(sim.Input{Kind: sim.Elect})
-	f.check(expect{rules: []string{"RE1"}, sent: []string{"ELECTION(7)->0"}, state: state(true, 9)})
+	f.check(expect{rules: []string{"CR-2"}, sent: []string{"ELECTION(7)->0"}, state: state(true, 9)})
 }
 
-func TestRE1_AParticipantStartsNoSecondElection(t *testing.T) {
+func TestCR2_AParticipantStartsNoSecondElection(t *testing.T) {
 	f := newFixture(t, iP3, "")
 	f.deliver(MsgElection, iP7, 7) // joins by passing on 7
 	f.Step(sim.Input{Kind: sim.Elect})
 	f.check(expect{state: state(true, 9)})
 }
 
-func TestRE1_InAckModeWaitsForTheAck(t *testing.T) {
+func TestCR2_InAckModeWaitsForTheAck(t *testing.T) {
 	f := newFixture(t, iP3, `{"ack": true}`)
 	f.Step(sim.Input{Kind: sim.Elect})
-	f.check(expect{rules: []string{"RE1"}, sent: []string{"ELECTION(3)->1"}, timers: []string{"set ack 7"},
+	f.check(expect{rules: []string{"CR-2"}, sent: []string{"ELECTION(3)->1"}, timers: []string{"set ack 7"},
 		state: ackState(true, 9, 9, "ELECTION(3)")})
 }
 
-func TestRH1_ForwardsALargerIDUnchanged(t *testing.T) {
+func TestCR3_ForwardsALargerIDUnchanged(t *testing.T) {
 	for _, participant := range []bool{false, true} {
 		t.Run(fmt.Sprintf("participant=%t", participant), func(t *testing.T) {
 			f := newFixture(t, iP1, "")
@@ -144,32 +145,32 @@ func TestRH1_ForwardsALargerIDUnchanged(t *testing.T) {
 				f.Step(sim.Input{Kind: sim.Elect})
 			}
 			f.deliver(MsgElection, iP9, 3)
-			f.check(expect{rules: []string{"RH1"}, sent: []string{"ELECTION(3)->3"}, state: state(true, 9)})
+			f.check(expect{rules: []string{"CR-3"}, sent: []string{"ELECTION(3)->3"}, state: state(true, 9)})
 		})
 	}
 }
 
-func TestRH2_ReplacesASmallerIDWithItsOwn(t *testing.T) {
+func TestCR4_ReplacesASmallerIDWithItsOwn(t *testing.T) {
 	f := newFixture(t, iP7, "")
 	f.deliver(MsgElection, iP1, 1)
-	f.check(expect{rules: []string{"RH2"}, sent: []string{"ELECTION(7)->0"}, state: state(true, 9)})
+	f.check(expect{rules: []string{"CR-4"}, sent: []string{"ELECTION(7)->0"}, state: state(true, 9)})
 }
 
-func TestRH3_AParticipantSwallowsASmallerID(t *testing.T) {
+func TestCR5_AParticipantSwallowsASmallerID(t *testing.T) {
 	f := newFixture(t, iP7, "")
 	f.Step(sim.Input{Kind: sim.Elect})
 	f.deliver(MsgElection, iP1, 1)
-	f.check(expect{rules: []string{"RH3"}, state: state(true, 9)})
+	f.check(expect{rules: []string{"CR-5"}, state: state(true, 9)})
 }
 
-func TestRH4_ItsOwnIDBackMakesItTheLeader(t *testing.T) {
+func TestCR6_ItsOwnIDBackMakesItTheLeader(t *testing.T) {
 	f := newFixture(t, iP7, "")
 	f.Step(sim.Input{Kind: sim.Elect})
 	f.deliver(MsgElection, iP1, 7)
-	f.check(expect{rules: []string{"RH4"}, sent: []string{"ELECTED(7)->0"}, leaders: []int{7}, state: state(false, 7)})
+	f.check(expect{rules: []string{"CR-6"}, sent: []string{"ELECTED(7)->0"}, leaders: []int{7}, state: state(false, 7)})
 }
 
-func TestRC1_RecordsTheLeaderAndPassesItOn(t *testing.T) {
+func TestCR7_RecordsTheLeaderAndPassesItOn(t *testing.T) {
 	for _, participant := range []bool{false, true} {
 		t.Run(fmt.Sprintf("participant=%t", participant), func(t *testing.T) {
 			f := newFixture(t, iP3, "")
@@ -177,33 +178,34 @@ func TestRC1_RecordsTheLeaderAndPassesItOn(t *testing.T) {
 				f.Step(sim.Input{Kind: sim.Elect})
 			}
 			f.deliver(MsgElected, iP7, 7)
-			f.check(expect{rules: []string{"RC1"}, sent: []string{"ELECTED(7)->1"}, leaders: []int{7}, state: state(false, 7)})
+			f.check(expect{rules: []string{"CR-7"}, sent: []string{"ELECTED(7)->1"}, leaders: []int{7}, state: state(false, 7)})
 		})
 	}
 }
 
-func TestRC2_TheLeaderStopsItsOwnAnnouncement(t *testing.T) {
+func TestCR8_TheLeaderStopsItsOwnAnnouncement(t *testing.T) {
 	f := newFixture(t, iP7, "")
 	f.Step(sim.Input{Kind: sim.Elect})
 	f.deliver(MsgElection, iP1, 7)
 	f.deliver(MsgElected, iP1, 7)
-	f.check(expect{rules: []string{"RC2"}, state: state(false, 7)})
+	f.check(expect{rules: []string{"CR-8"}, state: state(false, 7)})
 }
 
-func TestRR1_RecoveredProcessForgetsTheLeaderAndStartsAnElection(t *testing.T) {
+func TestCR9_RecoveredProcessForgetsTheLeaderAndStartsAnElection(t *testing.T) {
 	// The kernel builds a fresh state, then says Recover (no Init).
 	f := &fixture{simtest.NewFixture(t, &Spec, iP1, &sim.Setup{IDs: unitIDs, MaxDelay: unitMaxDelay})}
 	f.Step(sim.Input{Kind: sim.Recover})
-	f.check(expect{rules: []string{"RR1", "RE1"}, sent: []string{"ELECTION(1)->3"}, state: state(true, -1)})
+	// Defaults: the restart time-out is 3N hops of the largest delay, plus one.
+	f.check(expect{rules: []string{"CR-9", "CR-2"}, sent: []string{"ELECTION(1)->3"}, timers: []string{"set restart 37"}, state: state(true, -1)})
 }
 
 func TestAK1_AMessageWaitsBehindTheUnacknowledgedOne(t *testing.T) {
 	f := newFixture(t, iP1, `{"ack": true}`)
 	f.deliver(MsgElection, iP9, 3) // ELECTION(3) to P7
-	f.check(expect{rules: []string{"AK2", "RH1"}, sent: []string{"ACK->1", "ELECTION(3)->3"}, timers: []string{"set ack 7"},
+	f.check(expect{rules: []string{"AK-2", "CR-3"}, sent: []string{"ACK->1", "ELECTION(3)->3"}, timers: []string{"set ack 7"},
 		state: ackState(true, 9, 7, "ELECTION(3)")})
 	f.deliver(MsgElected, iP9, 3) // ELECTED(3) queued: nothing sent but the ACK
-	f.check(expect{rules: []string{"AK2", "RC1", "AK1"}, sent: []string{"ACK->1"}, leaders: []int{3},
+	f.check(expect{rules: []string{"AK-2", "CR-7", "AK-1"}, sent: []string{"ACK->1"}, leaders: []int{3},
 		state: ackState(false, 3, 7, "ELECTION(3)", "ELECTED(3)")})
 }
 
@@ -211,30 +213,30 @@ func TestAK2_AcknowledgesARingMessageBeforeHandlingIt(t *testing.T) {
 	for _, typ := range []string{MsgElection, MsgElected} {
 		f := newFixture(t, iP1, `{"ack": true}`)
 		f.deliver(typ, iP9, 9)
-		rule := map[string]string{MsgElection: "RH1", MsgElected: "RC1"}[typ]
+		rule := map[string]string{MsgElection: "CR-3", MsgElected: "CR-7"}[typ]
 		participant := typ == MsgElection
-		f.check(expect{rules: []string{"AK2", rule}, sent: []string{"ACK->1", typ + "(9)->3"}, timers: []string{"set ack 7"},
+		f.check(expect{rules: []string{"AK-2", rule}, sent: []string{"ACK->1", typ + "(9)->3"}, timers: []string{"set ack 7"},
 			leaders: map[bool][]int{false: {9}}[participant], state: ackState(participant, 9, 7, map[bool]string{true: "ELECTION(9)", false: "ELECTED(9)"}[participant])})
 	}
 	// Without acknowledgements nothing is sent back.
 	f := newFixture(t, iP1, "")
 	f.deliver(MsgElection, iP9, 9)
-	f.check(expect{rules: []string{"RH1"}, sent: []string{"ELECTION(9)->3"}, state: state(true, 9)})
+	f.check(expect{rules: []string{"CR-3"}, sent: []string{"ELECTION(9)->3"}, state: state(true, 9)})
 }
 
 func TestAK3_AnAckReleasesTheNextQueuedMessage(t *testing.T) {
 	f := newFixture(t, iP7, `{"ack": true}`)
 	f.Step(sim.Input{Kind: sim.Elect}) // ELECTION(7) to P3, not yet acknowledged
 	f.deliver(MsgElection, iP1, 7)     // own id back: ELECTED(7) waits behind it
-	f.check(expect{rules: []string{"AK2", "RH4", "AK1"}, sent: []string{"ACK->2"}, leaders: []int{7},
+	f.check(expect{rules: []string{"AK-2", "CR-6", "AK-1"}, sent: []string{"ACK->2"}, leaders: []int{7},
 		state: ackState(false, 7, 3, "ELECTION(7)", "ELECTED(7)")})
 	f.deliver(ringnext.MsgAck, iP9, 0) // not from where the message went: ignored
 	f.check(expect{state: ackState(false, 7, 3, "ELECTION(7)", "ELECTED(7)")})
 	f.deliver(ringnext.MsgAck, iP3, 0)
-	f.check(expect{rules: []string{"AK3"}, sent: []string{"ELECTED(7)->0"}, timers: []string{"cancel ack", "set ack 7"},
+	f.check(expect{rules: []string{"AK-3"}, sent: []string{"ELECTED(7)->0"}, timers: []string{"cancel ack", "set ack 7"},
 		state: ackState(false, 7, 3, "ELECTED(7)")})
 	f.deliver(ringnext.MsgAck, iP3, 0)
-	f.check(expect{rules: []string{"AK3"}, timers: []string{"cancel ack"}, state: ackState(false, 7, -1)})
+	f.check(expect{rules: []string{"AK-3"}, timers: []string{"cancel ack"}, state: ackState(false, 7, -1)})
 	f.deliver(ringnext.MsgAck, iP3, 0) // nothing left to acknowledge
 	f.check(expect{state: ackState(false, 7, -1)})
 }
@@ -244,18 +246,18 @@ func TestAK4_ATimeoutSkipsTheSilentSuccessor(t *testing.T) {
 	f.deliver(MsgElection, iP9, 3) // ELECTION(3) to P7
 	f.deliver(MsgElected, iP9, 3)  // ELECTED(3) queued behind it
 	f.Timer(ringnext.TimerAck)
-	f.check(expect{rules: []string{"AK4"}, sent: []string{"ELECTION(3)->0"}, timers: []string{"set ack 7"},
+	f.check(expect{rules: []string{"AK-4"}, sent: []string{"ELECTION(3)->0"}, timers: []string{"set ack 7"},
 		state: ackState(false, 3, 3, "ELECTION(3)", "ELECTED(3)")})
 	// P3 is silent too: the ELECTION that must end at P3 is dropped, not sent on, and
 	// the queued ELECTED starts at the direct successor again.
 	f.Timer(ringnext.TimerAck)
-	f.check(expect{rules: []string{"AK4"}, sent: []string{"ELECTED(3)->3"}, timers: []string{"set ack 7"},
+	f.check(expect{rules: []string{"AK-4"}, sent: []string{"ELECTED(3)->3"}, timers: []string{"set ack 7"},
 		state: ackState(false, 3, 7, "ELECTED(3)")})
 	f.Timer(ringnext.TimerAck)
-	f.check(expect{rules: []string{"AK4"}, sent: []string{"ELECTED(3)->0"}, timers: []string{"set ack 7"},
+	f.check(expect{rules: []string{"AK-4"}, sent: []string{"ELECTED(3)->0"}, timers: []string{"set ack 7"},
 		state: ackState(false, 3, 3, "ELECTED(3)")})
 	f.Timer(ringnext.TimerAck)
-	f.check(expect{rules: []string{"AK4"}, state: ackState(false, 3, -1)})
+	f.check(expect{rules: []string{"AK-4"}, state: ackState(false, 3, -1)})
 	// A time-out with nothing unacknowledged (a stale one) does nothing.
 	f.Timer(ringnext.TimerAck)
 	f.check(expect{state: ackState(false, 3, -1)})
@@ -266,14 +268,14 @@ func TestAK4_TheLastSurvivorSendsToItself(t *testing.T) {
 	f.Step(sim.Input{Kind: sim.Elect})
 	for _, to := range []int{2, 3, 0} { // P9, P1, P7 silent in turn
 		f.Timer(ringnext.TimerAck)
-		f.check(expect{rules: []string{"AK4"}, sent: []string{fmt.Sprintf("ELECTION(3)->%d", to)}, timers: []string{"set ack 7"},
+		f.check(expect{rules: []string{"AK-4"}, sent: []string{fmt.Sprintf("ELECTION(3)->%d", to)}, timers: []string{"set ack 7"},
 			state: ackState(true, 9, unitIDs[to], "ELECTION(3)")})
 	}
 	f.deliver(MsgElection, iP3, 3)
-	f.check(expect{rules: []string{"AK2", "RH4", "AK1"}, sent: []string{"ACK->0"}, leaders: []int{3},
+	f.check(expect{rules: []string{"AK-2", "CR-6", "AK-1"}, sent: []string{"ACK->0"}, leaders: []int{3},
 		state: ackState(false, 3, 3, "ELECTION(3)", "ELECTED(3)")})
 	f.deliver(ringnext.MsgAck, iP3, 0) // its own ACK: the ELECTED tries P9 first again
-	f.check(expect{rules: []string{"AK3"}, sent: []string{"ELECTED(3)->1"}, timers: []string{"cancel ack", "set ack 7"},
+	f.check(expect{rules: []string{"AK-3"}, sent: []string{"ELECTED(3)->1"}, timers: []string{"cancel ack", "set ack 7"},
 		state: ackState(false, 3, 9, "ELECTED(3)")})
 }
 
@@ -296,24 +298,31 @@ func TestCloneIsDeep(t *testing.T) {
 }
 
 func TestParseParams(t *testing.T) {
+	def := Params{Ring: ringnext.Params{Skip: "detector", Restart: true}}
 	for _, tc := range []struct {
 		raw     string
 		want    Params
 		wantErr string // a prefix; "" means success
 	}{
-		{"", Params{}, ""},
-		{"null", Params{}, ""},
-		{" {} ", Params{}, ""},
-		{`{"ack": false}`, Params{}, ""},
-		{`{"ack": true}`, Params{Ring: ringnext.Params{Ack: true}}, ""},
-		{`{"ack": true, "ackTimeout": 5}`, Params{Ring: ringnext.Params{Ack: true, AckTimeout: 5}}, ""},
-		{`{"ackTimeout": 5}`, Params{}, `params.ackTimeout: only used with "ack": true`},
+		{"", def, ""},
+		{"null", def, ""},
+		{" {} ", def, ""},
+		{`{"ack": false}`, def, ""},
+		{`{"ack": true}`, Params{Ring: ringnext.Params{Skip: "detector", Ack: true, Restart: true}}, ""},
+		{`{"ack": true, "ackTimeout": 5}`, Params{Ring: ringnext.Params{Skip: "detector", Ack: true, AckTimeout: 5, Restart: true}}, ""},
+		{`{"skip": "ack", "ackTimeout": 5}`, Params{Ring: ringnext.Params{Skip: "ack", AckTimeout: 5, Restart: true}}, ""},
+		{`{"skip": "none"}`, Params{Ring: ringnext.Params{Skip: "none", Restart: true}}, ""},
+		{ringnext.Earlier, Params{Ring: ringnext.Params{Skip: "none"}}, ""},
+		{`{"restart": false}`, Params{Ring: ringnext.Params{Skip: "detector"}}, ""},
+		{`{"ackTimeout": 5}`, Params{}, `params.ackTimeout: only used with "skip": "ack"`},
+		{`{"skip": "none", "ackTimeout": 5}`, Params{}, `params.ackTimeout: only used with "skip": "ack"`},
 		{`{"ack": true, "ackTimeout": 0}`, Params{}, `params.ackTimeout: must be a positive integer`},
 		{`{"ack": true, "ackTimeout": -2}`, Params{}, `params.ackTimeout: must be a positive integer`},
 		{`{"ack": true, "ackTimeout": 2000000000}`, Params{}, `params.ackTimeout: must be a positive integer`},
 		{`{"ack": true, "ackTimeout": 1.5}`, Params{}, `params.ackTimeout: got number 1.5, want a positive integer`},
 		{`{"ack": "yes"}`, Params{}, `params.ack: got string, want true or false`},
-		{`{"skip": [6]}`, Params{}, `params.skip: unknown field (allowed: ack, ackTimeout)`},
+		{`{"skip": "sometimes"}`, Params{}, `params.skip: "sometimes" is unknown (allowed: "detector", "ack", "none")`},
+		{`{"skip": [6]}`, Params{}, `params.skip: got array`},
 		{`{"variant": "ids"}`, Params{}, `params.variant: unknown field`},
 		{`[1]`, Params{}, `params: `},
 		{`{"ack": true} {}`, Params{}, `params: must be a single JSON object`},
@@ -346,7 +355,7 @@ func TestNewResolvesTheAckTimeout(t *testing.T) {
 		maxDelay int
 		want     string
 	}{
-		{nil, 3, ""}, // no ack mode: no timer at all
+		{Params{}, 3, ""}, // no ack mode, no restart: no timer at all
 		{Params{Ring: ringnext.Params{Ack: true}}, 3, "set ack 7"},
 		{Params{Ring: ringnext.Params{Ack: true}}, 0, "set ack 1"},
 		{&Params{Ring: ringnext.Params{Ack: true, AckTimeout: 4}}, 9, "set ack 4"},
@@ -488,7 +497,7 @@ func TestRunAckModeWithoutCrashesOnlyAddsACKs(t *testing.T) {
 }
 
 // Everyone starts at once. On a ring in increasing order each id is swallowed by its
-// successor (RH3) except the highest: 2N-1 ELECTION. In decreasing order nobody
+// successor (CR-5) except the highest: 2N-1 ELECTION. In decreasing order nobody
 // swallows anything until the highest: each id travels up to it, N(N+1)/2 ELECTION,
 // Chang-Roberts' quadratic worst case. Either way one ELECTED round, on FIFO channels:
 // without them an ELECTED can overtake a slow ELECTION, which then starts a new round.
@@ -511,7 +520,7 @@ func TestRunConcurrentInitiatorsAreSuppressed(t *testing.T) {
 				swallowed := 0
 				for i := range ids {
 					for _, r := range simtest.Rules(evs, i) {
-						if r == "RH3" {
+						if r == "CR-5" {
 							swallowed++
 						}
 					}
@@ -527,7 +536,7 @@ func TestRunConcurrentInitiatorsAreSuppressed(t *testing.T) {
 					t.Errorf("N=%d %s seed %d: %d ELECTED, want %d", n, order, seed, got, n)
 				}
 				if swallowed != wantSwallowed {
-					t.Errorf("N=%d %s seed %d: RH3 fired %d times, want %d", n, order, seed, swallowed, wantSwallowed)
+					t.Errorf("N=%d %s seed %d: CR-5 fired %d times, want %d", n, order, seed, swallowed, wantSwallowed)
 				}
 			}
 		}
@@ -542,7 +551,7 @@ const notesExample = `{
   "version": 1,
   "algorithm": "ring",
   "title": "Chang-Roberts: 6 fails, 3 starts the election, 5 wins",
-  "about": "Six processes form a one-way ring in the order 3, 5, 0, 1, 4, 6; 6 has the highest id and is the leader until it crashes. 3 notices and sends ELECTION(3) to its successor and becomes a participant (RE1). 5 replaces the smaller 3 with its own id (RH2); 0, 1 and 4 pass the larger 5 on unchanged (RH1). Acknowledgements are on: 4 gets no ACK from the crashed 6, so after its time-out it presumes 6 dead and sends to the next one, 3 (AK4). 3 forwards 5 as well, and when 5 sees its own id come back it knows nobody alive is larger (RH4): it is the leader and sends ELECTED(5) round the ring, skipping 6 the same way. Each process records 5 (RC1) and 5 stops the announcement when it returns (RC2). On the live ring of N = 5 that is 6 ELECTION (one hop from 3 to 5, then a full round) and 5 ELECTED, 2N + 1 messages, plus the two lost to 6 and an ACK for each one delivered.",
+  "about": "Six processes form a one-way ring in the order 3, 5, 0, 1, 4, 6; 6 has the highest id and is the leader until it crashes. 3 notices and sends ELECTION(3) to its successor and becomes a participant (CR-2). 5 replaces the smaller 3 with its own id (CR-4); 0, 1 and 4 pass the larger 5 on unchanged (CR-3). Acknowledgements are on: 4 gets no ACK from the crashed 6, so after its time-out it presumes 6 dead and sends to the next one, 3 (AK-4). 3 forwards 5 as well, and when 5 sees its own id come back it knows nobody alive is larger (CR-6): it is the leader and sends ELECTED(5) round the ring, skipping 6 the same way. Each process records 5 (CR-7) and 5 stops the announcement when it returns (CR-8). On the live ring of N = 5 that is 6 ELECTION (one hop from 3 to 5, then a full round) and 5 ELECTED, 2N + 1 messages, plus the two lost to 6 and an ACK for each one delivered.",
   "ids": [3, 5, 0, 1, 4, 6],
   "seed": 1,
   "network": {"delay": [1, 3], "fifo": false},
@@ -576,10 +585,10 @@ func TestRunNotesExample6Fails3Starts5Wins(t *testing.T) {
 		}
 		ix := func(id int) int { return slices.Index(cfg.IDs, id) }
 		for id, rules := range map[int][]string{
-			3: {"RI1", "RE1", "AK3", "AK2", "RH1", "AK3", "AK2", "RC1", "AK3"},
-			5: {"RI1", "AK2", "RH2", "AK3", "AK2", "RH4", "AK3", "AK2", "RC2"},
-			4: {"RI1", "AK2", "RH1", "AK4", "AK3", "AK2", "RC1", "AK4", "AK3"},
-			6: {"RI1"},
+			3: {"CR-1", "CR-2", "AK-3", "AK-2", "CR-3", "AK-3", "AK-2", "CR-7", "AK-3"},
+			5: {"CR-1", "AK-2", "CR-4", "AK-3", "AK-2", "CR-6", "AK-3", "AK-2", "CR-8"},
+			4: {"CR-1", "AK-2", "CR-3", "AK-4", "AK-3", "AK-2", "CR-7", "AK-4", "AK-3"},
+			6: {"CR-1"},
 		} {
 			if got := simtest.Rules(evs, ix(id)); !slices.Equal(got, rules) {
 				t.Errorf("seed %d: P%d fired %v, want %v", cfg.Seed, id, got, rules)
@@ -591,12 +600,16 @@ func TestRunNotesExample6Fails3Starts5Wins(t *testing.T) {
 	}
 }
 
-// Without acknowledgements nobody can tell that 6 crashed: 4 sends the ELECTION to it,
-// the message is lost, and the election dies there. The monitor sees everyone still
-// following the crashed 6 once the run is quiet.
-func TestRunWithoutAcksACrashedSuccessorSwallowsTheElection(t *testing.T) {
+// With "skip": "none" (the earlier default) nobody can tell that 6 crashed: 4 sends
+// the ELECTION to it, the message is lost, and the election dies there. The monitor
+// sees everyone still following the crashed 6 once the run is quiet.
+func TestRunSkipNoneACrashedSuccessorSwallowsTheElection(t *testing.T) {
 	cfg := ringtest.Config(t, &Spec, notesExample)
-	cfg.Params = Params{}
+	p, err := ParseParams([]byte(ringnext.Earlier), cfg.IDs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Params = p
 	evs := simtest.Run(t, cfg)
 	want := []string{"ELECTION(3) 3->5", "ELECTION(5) 5->0", "ELECTION(5) 0->1", "ELECTION(5) 1->4", "ELECTION(5) 4->6"}
 	if got := ringtest.Hops(evs, &Spec, cfg.IDs); !slices.Equal(got, want) {
@@ -643,20 +656,21 @@ func TestRunTheLastSurvivorElectsItself(t *testing.T) {
 	}
 }
 
-// A crash during the election is what Chang-Roberts does not survive: 5's ELECTION is
-// on its way round when 5 crashes. The process before 5 finds it gone and drops the
-// message (AK4) rather than let it circle for ever, but everyone else is left a
-// participant and swallows any smaller election: a new one from 0 changes nothing.
-func TestRunTheCandidateCrashingDuringTheElectionStallsIt(t *testing.T) {
+// A crash during the election is what plain Chang-Roberts does not survive: 5's
+// ELECTION is on its way round when 5 crashes. The process before 5 finds it gone and
+// drops the message (AK-4) rather than let it circle for ever, but without the restart
+// (CR-10) everyone else is left a participant and swallows any smaller election: a new
+// one from 0 changes nothing.
+func TestRunWithoutRestartTheCandidateCrashingDuringTheElectionStallsIt(t *testing.T) {
 	ids := simtest.IDs(6)
-	cfg := config(ids, 1, `{"ack": true}`, elect(1, 1), crash(8, 5), elect(50, 0))
+	cfg := config(ids, 1, `{"ack": true, "restart": false}`, elect(1, 1), crash(8, 5), elect(50, 0))
 	cfg.Network = sim.Network{DelayMin: 1, DelayMax: 1}
 	cfg.Until = 200
 	evs := simtest.Run(t, cfg)
 	// ELECTION(5) leaves 5 at t=5 and reaches 4 at t=10, after 5 crashed.
 	dropped := false
 	for _, e := range evs {
-		if e.Type == sim.EvRule && e.Node == 4 && e.Rule == "AK4" {
+		if e.Type == sim.EvRule && e.Node == 4 && e.Rule == "AK-4" {
 			dropped = true
 		}
 		if e.Type == sim.EvSend && e.Msg.From == 4 && e.Msg.To == 0 {
@@ -666,7 +680,7 @@ func TestRunTheCandidateCrashingDuringTheElectionStallsIt(t *testing.T) {
 	if !dropped {
 		t.Error("4 never gave up on the crashed 5")
 	}
-	if got := simtest.Rules(evs, 0); !slices.Equal(got, []string{"RI1", "AK2", "RH1", "AK3"}) {
+	if got := simtest.Rules(evs, 0); !slices.Equal(got, []string{"CR-1", "AK-2", "CR-3", "AK-3"}) {
 		t.Errorf("0 fired %v: a participant must not start a second election", got)
 	}
 	if got := simtest.CountMsgs(evs, MsgElected); got != 0 {
@@ -686,8 +700,8 @@ func TestRunRecoveredHighestTakesOver(t *testing.T) {
 		if got := selfDeclared(evs, ids); !slices.Equal(got, []int{5, 6}) {
 			t.Errorf("seed %d: self-declared %v, want 5 then 6", seed, got)
 		}
-		if got := simtest.Rules(evs, 5); len(got) < 3 || !slices.Equal(got[:3], []string{"RI1", "RR1", "RE1"}) {
-			t.Errorf("seed %d: 6 fired %v, want RR1 and RE1 on recovery", seed, got)
+		if got := simtest.Rules(evs, 5); len(got) < 3 || !slices.Equal(got[:3], []string{"CR-1", "CR-9", "CR-2"}) {
+			t.Errorf("seed %d: 6 fired %v, want CR-9 and CR-2 on recovery", seed, got)
 		}
 	}
 }
@@ -733,5 +747,111 @@ func TestRunCrashesDuringElectionsNeverLoopForever(t *testing.T) {
 		if s, _ := ringtest.Run(t, cfg); !s.Quiescent() {
 			t.Errorf("seed %d (N=%d): messages still going round at until=%d", seed, n, cfg.Until)
 		}
+	}
+}
+
+func TestDT1_TheDetectorSkipsCrashedSuccessors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		down []int
+		want []string
+		rule []string
+	}{
+		{"successor up", nil, []string{"ELECTION(3)->1"}, []string{"CR-2"}},
+		{"successor down", []int{iP9}, []string{"ELECTION(3)->2"}, []string{"CR-2", "DT-1"}},
+		{"two down in a row", []int{iP9, iP1}, []string{"ELECTION(3)->3"}, []string{"CR-2", "DT-1"}},
+		{"all others down", []int{iP9, iP1, iP7}, []string{"ELECTION(3)->0"}, []string{"CR-2", "DT-1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, iP3, "")
+			up := []bool{true, true, true, true}
+			for _, i := range tc.down {
+				up[i] = false
+			}
+			f.Ctx.SetUp(up)
+			f.Step(sim.Input{Kind: sim.Elect})
+			f.check(expect{rules: tc.rule, sent: tc.want, state: state(true, 9)})
+		})
+	}
+}
+
+func TestCR10_AParticipantWithNoOutcomeRestartsTheElection(t *testing.T) {
+	f := newFixture(t, iP1, `{"restart": true}`)
+	f.deliver(MsgElection, iP9, 9) // CR-3: passes 9 on and waits for the outcome
+	f.check(expect{rules: []string{"CR-3"}, sent: []string{"ELECTION(9)->3"}, timers: []string{"set restart 37"}, state: state(true, 9)})
+	f.Timer(ringnext.TimerRestart) // 9 crashed during its election: no ELECTED came
+	f.check(expect{rules: []string{"CR-10", "CR-2"}, sent: []string{"ELECTION(1)->3"}, timers: []string{"set restart 37"}, state: state(true, 9)})
+	f.deliver(MsgElected, iP7, 7) // the new election's outcome stops the wait
+	f.check(expect{rules: []string{"CR-7"}, sent: []string{"ELECTED(7)->3"}, timers: []string{"cancel restart"}, leaders: []int{7}, state: state(false, 7)})
+	f.Timer(ringnext.TimerRestart) // a late firing after the outcome changes nothing
+	f.check(expect{state: state(false, 7)})
+}
+
+// The defaults are the notes' version: with no params the candidate's crash during its
+// own election is survived. 5's ELECTION dies with 5; the participants restart (CR-10)
+// and 4, the highest live id, wins.
+func TestRunByDefaultAnElectionThatDiedIsRestarted(t *testing.T) {
+	ids := simtest.IDs(6)
+	cfg := config(ids, 1, "", elect(1, 1), crash(8, 5))
+	cfg.Network = sim.Network{DelayMin: 1, DelayMax: 1}
+	evs := simtest.Run(t, cfg)
+	// ELECTION(5) leaves 5 at t=5 and reaches 4 at t=9, after 5 crashed: 4 drops it (DT-1).
+	if got := simtest.Rules(evs, 4); !slices.Contains(got, "DT-1") {
+		t.Errorf("4 fired %v, want DT-1 dropping the ELECTION of the crashed 5", got)
+	}
+	checkAgree(t, 1, evs, ids, 4)
+	if ringtest.Timers(evs, ringnext.TimerRestart) == 0 {
+		t.Error("nobody restarted")
+	}
+	if got := simtest.Rules(evs, 0); !slices.Contains(got, "CR-10") {
+		t.Errorf("0 fired %v, want a restart (CR-10)", got)
+	}
+}
+
+// The lecture's case: the leader (highest id) has crashed and any one process starts.
+// Each way of skipping elects the highest live id, FIFO or not, over 200 seeds.
+func TestRunHighestCrashedAnyStarterElectsTheHighestAlive(t *testing.T) {
+	for _, params := range []string{"", `{"skip": "ack"}`} {
+		t.Run(params, func(t *testing.T) {
+			p, err := ParseParams([]byte(params), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ringtest.HighestCrashedAnyStarter(t, &Spec, p, 200, func(seed uint64) []int {
+				return ringtest.RandomRing(rand.New(rand.NewPCG(seed, 14)), 6)
+			})
+		})
+	}
+}
+
+// On a ring without crashes the default costs exactly the notes' figures: no message
+// besides ELECTION and ELECTED (2N best, 3N-1 worst are checked above by initiator).
+func TestRunDefaultAddsNoMessageWithoutCrashes(t *testing.T) {
+	ids := []int{3, 5, 0, 1, 4, 6}
+	evs := simtest.Run(t, config(ids, 1, "", elect(1, 5)))
+	if got := simtest.Count(evs, sim.EvSend); got != 2*len(ids) {
+		t.Errorf("%d messages, want 2N = %d", got, 2*len(ids))
+	}
+}
+
+// 001's "election started by process 17", as curated: on the ring 3, 17, 4, 24, 9, 1,
+// 15, 28, 17's id gives way to 24 and then 28, which goes all round and wins: 6 + 8
+// ELECTION and 8 ELECTED, 22 messages for N = 8 (between 2N and 3N-1).
+func TestRunNotesElectionStartedBy17(t *testing.T) {
+	b, err := os.ReadFile("../../scenarios/library/ring-started-by-17.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := ringtest.Config(t, &Spec, string(b))
+	evs := simtest.Run(t, cfg)
+	checkAgree(t, cfg.Seed, evs, cfg.IDs, 28)
+	for typ, want := range map[string]int{MsgElection: 14, MsgElected: 8} {
+		if got := simtest.CountMsgs(evs, typ); got != want {
+			t.Errorf("%d %s, want %d", got, typ, want)
+		}
+	}
+	want := []string{"ELECTION(17) 17->4", "ELECTION(17) 4->24", "ELECTION(24) 24->9", "ELECTION(24) 9->1", "ELECTION(24) 1->15", "ELECTION(24) 15->28", "ELECTION(28) 28->3"}
+	if got := ringtest.Hops(evs, &Spec, cfg.IDs); !slices.Equal(got[:len(want)], want) {
+		t.Errorf("messages start %v, want %v", got[:len(want)], want)
 	}
 }

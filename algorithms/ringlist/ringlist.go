@@ -7,13 +7,24 @@
 //     where 3 starts and 5 wins): one ELECT message whose list grows by one id per
 //     process; back at its initiator, the highest id in it is announced with an ELECTED
 //     message that goes round once more. 2N messages for one initiator.
-//   - "ids" (the notes' active-list slides and their example with P1 and P4 crashed): an
+//   - "ids" (004's active-list slides and their example with P1 and P4 crashed): an
 //     ELECT carries a single id; a process seeing its first one sends its own id and
 //     then passes that one on, and adds every id that passes to its active list. Its own
-//     id coming back means its list is complete. Every process learns the winner by
-//     itself: no ELECTED, but N² messages, and it needs FIFO channels (or the
-//     acknowledgements, which send one message at a time). Its elections carry no
-//     number, so a crash during one can keep it going for ever.
+//     id coming back means its list is complete: it picks the highest and, as in 004's
+//     example ("P2 chooses P3 ... and sends an Elected(P3) message"), sends ELECTED
+//     (param "announce", default true; false is the earlier version with no ELECTED).
+//     N² ELECT messages, and it needs FIFO channels (or acknowledgements, which send
+//     one message at a time). Its elections carry no number, so a crash during one can
+//     keep it going for ever.
+//
+// The notes disagree on which to call the ring election: 002 (Fredrickson and Lynch)
+// and 004's step-by-step example (3 starts, 5 wins) grow one list; only 004's
+// active-list slides send single ids. The majority is the default.
+//
+// As the notes have it, a process skips a crashed successor: by default a perfect
+// failure detector tells it which one is down (003), so the counts are the notes'
+// (see package ringnext for the variants), and a participant whose election died with
+// a process that crashed during it restarts after a time-out (AL-13).
 package ringlist
 
 import (
@@ -41,46 +52,46 @@ var Spec = sim.Spec{
 	Slug:    "ring-list",
 	Title:   "Ring election with an active list",
 	Family:  sim.Election,
-	Summary: "The election message collects the id of every live process on its way round the ring, then the highest one is announced: 2N messages, but the messages grow with N.",
+	Summary: "The election message collects the id of every live process on its way round the ring, past crashed ones, then the highest one is announced: 2N messages, but the messages grow with N. The notes differ: 002 and 004's step-by-step example grow one list (the default), 004's active-list slides send single ids (variant ids, with its Elected); a perfect failure detector (003) skips crashed processes by default.",
 	Rules: slices.Concat([]sim.Rule{
-		{Label: "RI1", Group: "Initialisation", Lines: []string{
+		{Label: "AL-1", Group: "Initialisation", Lines: []string{
 			"participant := false; active := []",
 			"leader := the highest id   // the run starts with a working leader"},
 			Says: "starts as a non-participant with an empty active list, taking the highest id as leader"},
-		{Label: "RE1", Group: "Variant list: noticing the leader is gone", Lines: []string{
+		{Label: "AL-2", Group: "Variant list: noticing the leader is gone", Lines: []string{
 			"participant := true",
 			"active := [my id]",
 			"send ELECT(active) to my successor",
 			"// no participant check: a second ELECT only costs messages"},
 			Says: "notices the leader is gone and sends an ELECT holding its own id round the ring"},
-		{Label: "RH1", Group: "Variant list: receiving ELECT(list)", Lines: []string{
+		{Label: "AL-3", Group: "Variant list: receiving ELECT(list)", Lines: []string{
 			"if my id is not in list:   // the first time this ELECT comes by",
 			"    participant := true",
 			"    active := list + [my id]",
 			"    send ELECT(active) to my successor"},
 			Says: "adds its own id to the list and passes it on"},
-		{Label: "RH2", Group: "Variant list: receiving ELECT(list)", Lines: []string{
+		{Label: "AL-4", Group: "Variant list: receiving ELECT(list)", Lines: []string{
 			"if my id is in list:   // it has been all round: every live process is in it",
 			"    active := list from my id on   // ids ahead of mine were skipped: crashed",
 			"    leader := the highest id in active; participant := false",
 			"    send ELECTED(leader, active) to my successor"},
 			Says: "gets its ELECT back with every live id in it, picks the highest and announces it"},
-		{Label: "RC1", Group: "Variant list: receiving ELECTED(k, list)", Lines: []string{
+		{Label: "AL-5", Group: "Variant list: receiving ELECTED(k, list)", Lines: []string{
 			"if list does not start with my id:",
 			"    leader := k; active := list; participant := false",
 			"    send ELECTED(k, list) to my successor"},
 			Says: "records the new leader and the active list, and passes the announcement on"},
-		{Label: "RC2", Group: "Variant list: receiving ELECTED(k, list)", Lines: []string{
+		{Label: "AL-6", Group: "Variant list: receiving ELECTED(k, list)", Lines: []string{
 			"if list starts with my id:",
 			"    discard it: my announcement has been all round, the election is over"},
 			Says: "sees its own announcement come back: everyone knows, the election is over"},
-		{Label: "IE1", Group: "Variant ids: noticing the leader is gone", Lines: []string{
+		{Label: "AL-7", Group: "Variant ids: noticing the leader is gone", Lines: []string{
 			"if not participant:",
 			"    participant := true",
 			"    active := [my id]",
 			"    send ELECT(my id) to my successor"},
 			Says: "notices the leader is gone, starts its active list with itself and sends ELECT(its id)"},
-		{Label: "IH1", Group: "Variant ids: receiving ELECT(j)", Lines: []string{
+		{Label: "AL-8", Group: "Variant ids: receiving ELECT(j)", Lines: []string{
 			"if j ≠ my id and not participant:   // the first ELECT I see",
 			"    participant := true",
 			"    active := [j, my id]",
@@ -89,21 +100,36 @@ var Spec = sim.Spec{
 			"// like a new election to a process that has decided, and rounds can chase",
 			"// each other for ever; the list variant has no such problem"},
 			Says: "sees its first ELECT: starts its active list, sends its own id, then passes the other on"},
-		{Label: "IH2", Group: "Variant ids: receiving ELECT(j)", Lines: []string{
+		{Label: "AL-9", Group: "Variant ids: receiving ELECT(j)", Lines: []string{
 			"if j ≠ my id and participant:",
 			"    add j to active",
 			"    send ELECT(j) to my successor"},
 			Says: "adds the id to its active list and passes it on"},
-		{Label: "IH3", Group: "Variant ids: receiving ELECT(j)", Lines: []string{
+		{Label: "AL-10", Group: "Variant ids: receiving ELECT(j)", Lines: []string{
 			"if j = my id:   // my own id went all the way round",
 			"    if participant:   // (otherwise a leftover of a decided election: drop it)",
 			"        active now holds every live process (FIFO: their ids came first)",
-			"        leader := the highest id in active; participant := false"},
-			Says: "gets its own id back: its active list is complete and it picks the highest id"},
-		{Label: "RR1", Group: "Recovering after a crash", Lines: []string{
+			"        leader := the highest id in active; participant := false",
+			"        send ELECTED(leader) to my successor   // with announce (004's example)"},
+			Says: "gets its own id back: its active list is complete, it picks the highest id and announces it"},
+		{Label: "AL-12", Group: "Variant ids: receiving ELECTED(k)", Lines: []string{
+			"if participant:   // my own id is still on its way round",
+			"    leader := k   // my own list will say the same when it comes back",
+			"else: discard it   // I decided already, from my own list",
+			"// never passed on: every process announces its own decision to the next",
+			"// one, so an ELECTED cannot outlive the election or start a new one"},
+			Says: "takes the announced leader while its own id is still on its way, or discards the announcement if it has decided already"},
+		{Label: "AL-11", Group: "Recovering after a crash", Lines: []string{
 			"participant := false; active := []; leader := unknown",
-			"start an election (RE1 or IE1)   // the way back into the ring"},
+			"start an election (AL-2 or AL-7)   // the way back into the ring"},
 			Says: "comes back knowing no leader and starts an election to learn one"},
+		{Label: "AL-13", Group: "An election that died", Lines: []string{
+			"// set when I send an ELECT on, stopped when I learn the leader",
+			"when I learned no leader within the restart time-out:",
+			"    // the election died with a process that crashed during it",
+			"    participant := false",
+			"    start an election (AL-2 or AL-7)"},
+			Says: "has learned no leader for too long: the election died with a crashed process, so it starts a new one"},
 	}, ringnext.Rules),
 	Vars: slices.Concat([]sim.Var{
 		{Name: "participant", Doc: "true while this process takes part in an election it has not seen decided"},
@@ -112,7 +138,7 @@ var Spec = sim.Spec{
 	}, ringnext.Vars),
 	Messages: []sim.MessageType{
 		{Name: MsgElect, Label: "ELECT", Doc: "variant list: the ids collected so far; variant ids: one id, elect(j)", Vec: "list"},
-		{Name: MsgElected, Label: "ELCTD", Doc: "variant list: announces the winner and the final active list", Arg: "leader", Vec: "list"},
+		{Name: MsgElected, Label: "ELCTD", Doc: "announces the winner; variant list: with the final active list", Arg: "leader", Vec: "list"},
 		ringnext.AckMessage,
 	},
 	Costs: []sim.Cost{
@@ -124,13 +150,14 @@ var Spec = sim.Spec{
 		{Name: "ids per message (variant list)",
 			Notes:   []sim.NoteFormula{{In: []string{"002"}, Formula: "messages are larger than in Bully algorithm"}},
 			Formula: "up to N: the messages are larger than in the other elections"},
-		{Name: "messages, one or more initiators (variant ids)", Formula: "N² ELECT: every process's own id goes all round; no ELECTED",
+		{Name: "messages, one or more initiators (variant ids)", Formula: "N² ELECT: every process's own id goes all round; then at most N ELECTED (none without announce)",
 			Value: func(n int) float64 { return float64(n * n) }},
-		{Name: "with acknowledgements on", Formula: "one ACK per delivered message, plus one lost message and one time-out per crashed process passed"},
+		{Name: `with "skip": "ack"`, Formula: "one ACK per delivered message, plus one lost message and one time-out per crashed process passed"},
 	},
-	// FIFO: the ids variant relies on it (see IH3); the list variant does not care.
+	// FIFO: the ids variant relies on it (see AL-10); the list variant does not care.
 	Defaults:    sim.Defaults{Nodes: 6, Delay: [2]int{1, 3}, FIFO: true, CS: 0, Until: 500},
 	Params:      paramList,
+	Earlier:     []sim.EarlierDefaults{{Epoch: 2, Params: earlier}},
 	Stage:       sim.Stage{Ring: true},
 	ParseParams: ParseParams,
 	New:         newNode,
@@ -141,24 +168,38 @@ var Spec = sim.Spec{
 
 // Params are the settings.
 type Params struct {
-	Variant string `param:"variant"` // VariantList or VariantIDs; "" means VariantList
-	Ring    ringnext.Params
+	Variant  string `param:"variant"`  // VariantList or VariantIDs; "" means VariantList
+	Announce bool   `param:"announce"` // variant ids: a process that decides sends ELECTED
+	Ring     ringnext.Params
+}
+
+// earlier keeps links made before defaults epoch 2: no skipping, no restart, and the
+// ids variant without ELECTED.
+const earlier = `{"skip":"none","restart":false,"announce":false}`
+
+// DefaultParams are the notes' version: variant list, skipping crashed successors told
+// by a perfect failure detector, and ELECTED in the ids variant.
+func DefaultParams([]int) Params {
+	return Params{Variant: VariantList, Announce: true, Ring: ringnext.DefaultParams()}
 }
 
 var paramList = slices.Concat([]sim.Param{
 	{Name: "variant", Kind: sim.ParamChoice, Choices: []string{VariantList, VariantIDs}, Default: `"list"`,
 		Doc: "list: one ELECT gathers every id, then ELECTED; ids: every process sends its own id round (N² messages, FIFO)"},
+	{Name: "announce", Kind: sim.ParamBool, Default: "true",
+		Doc: "variant ids only: a process that has decided sends ELECTED(leader), as in 004's example; false: each decides alone and nothing is announced"},
 }, ringnext.Fields)
 
-// ParseParams decodes {"variant": "list"|"ids", "ack": bool, "ackTimeout": t}; nil,
-// empty or null gives the defaults (variant list, no acknowledgements). Errors name the
-// field.
-var ParseParams = params.Parser(paramList, func([]int) Params { return Params{Variant: VariantList} })
+// ParseParams decodes {"variant": "list"|"ids", "announce": bool, and ringnext's
+// fields}; nil, empty or null gives the defaults. Errors name the field.
+var ParseParams = params.Parser(paramList, DefaultParams)
 
 type node struct {
 	ids         []int // shared, never written
 	highest     int   // the highest id, the initial leader
 	idsVariant  bool  // the ids variant
+	announce    bool  // the ids variant sends ELECTED
+	restart     int   // restart time-out; 0: never
 	participant bool
 	active      []int // ids
 	leader      int   // id, -1: unknown
@@ -166,36 +207,58 @@ type node struct {
 }
 
 func newNode(self int, setup *sim.Setup) sim.Node {
-	p := params.Of(setup, Params{})
+	p := params.Of(setup, DefaultParams(nil))
 	return &node{ids: setup.IDs, highest: slices.Max(setup.IDs), idsVariant: p.Variant == VariantIDs,
-		leader: -1, link: ringnext.NewLink(p.Ring, setup.MaxDelay)}
+		announce: p.Announce, leader: -1, link: ringnext.NewLink(p.Ring, setup.MaxDelay, ownerOf(p.Variant == VariantIDs)),
+		restart: restartAfter(p, len(setup.IDs), setup.MaxDelay)}
 }
 
-// owner is the id a ring message must end at: in the ids variant the id it carries,
-// for ELECTED its announcer (first in its list); a list-variant ELECT ends wherever a
-// process finds its own id in it, so it has none.
-func (n *node) owner(m *sim.Message) int {
-	if (n.idsVariant || m.Type == MsgElected) && len(m.Vec) > 0 {
-		return m.Vec[0]
+// restartAfter is ringnext's restart time-out, N times longer in the ids variant: every
+// link carries N ids there, not one message per round.
+func restartAfter(p Params, n, maxDelay int) int {
+	t := ringnext.RestartAfter(p.Ring, n, maxDelay)
+	if p.Variant == VariantIDs {
+		t *= n
 	}
-	return -1
+	return t
+}
+
+// ownerOf gives the id a ring message must end at: in the ids variant the id an ELECT
+// carries, for a list-variant ELECTED its announcer (first in its list); a list-variant
+// ELECT ends wherever a process finds its own id in it, and an ids-variant ELECTED at
+// the first process that has decided, so they have none.
+func ownerOf(idsVariant bool) func(m *sim.Message) int {
+	return func(m *sim.Message) int {
+		if (idsVariant != (m.Type == MsgElected)) && len(m.Vec) > 0 {
+			return m.Vec[0]
+		}
+		return -1
+	}
 }
 
 func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 	switch in.Kind {
 	case sim.Init:
-		ctx.Rule("RI1")
+		ctx.Rule("AL-1")
 		n.participant, n.active, n.leader = false, n.active[:0], n.highest
 		ctx.Leader(n.highest)
 	case sim.Recover:
 		// The kernel built a fresh state and already forgot this node's leader.
-		ctx.Rule("RR1")
+		ctx.Rule("AL-11")
 		n.participant, n.active, n.leader = false, n.active[:0], -1
 		n.elect(ctx)
 	case sim.Elect:
 		n.elect(ctx)
 	case sim.Timer:
-		n.link.Timer(ctx, in.Timer, n.owner)
+		if in.Timer == ringnext.TimerRestart {
+			if n.participant {
+				ctx.Rule("AL-13")
+				n.participant = false
+				n.elect(ctx)
+			}
+			return
+		}
+		n.link.Timer(ctx, in.Timer)
 	case sim.Deliver:
 		m := &in.Msg
 		if !n.link.Receive(ctx, m) {
@@ -210,6 +273,8 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 			n.onElectList(ctx, m.Vec)
 		case m.Type == MsgElected && !n.idsVariant:
 			n.onElected(ctx, m.Arg, m.Vec)
+		case m.Type == MsgElected:
+			n.onElectedID(ctx, m.Arg)
 		}
 	}
 }
@@ -220,11 +285,11 @@ func (n *node) elect(ctx *sim.Context) {
 		if n.participant {
 			return
 		}
-		ctx.Rule("IE1")
+		ctx.Rule("AL-7")
 	} else {
-		ctx.Rule("RE1")
+		ctx.Rule("AL-2")
 	}
-	n.participant = true
+	n.join(ctx)
 	n.active = append(n.active[:0], me)
 	n.link.Send(ctx, sim.Message{Type: MsgElect, Vec: []int{me}})
 }
@@ -233,29 +298,31 @@ func (n *node) onElectList(ctx *sim.Context, list []int) {
 	me := ctx.SelfID()
 	k := slices.Index(list, me)
 	if k < 0 {
-		ctx.Rule("RH1")
-		n.participant = true
+		ctx.Rule("AL-3")
+		n.join(ctx)
 		n.active = append(append(n.active[:0], list...), me)
 		n.link.Send(ctx, sim.Message{Type: MsgElect, Vec: slices.Clone(n.active)})
 		return
 	}
-	ctx.Rule("RH2")
+	ctx.Rule("AL-4")
 	// The ELECT came back past every process after this one; those listed ahead of it
 	// were passed over on the way back, so they are down (in ack mode; without ACKs a
 	// message to a crashed process is lost and cannot come back at all).
 	n.active = append(n.active[:0], list[k:]...)
-	n.participant, n.leader = false, slices.Max(n.active)
+	n.leave(ctx)
+	n.leader = slices.Max(n.active)
 	ctx.Leader(n.leader)
 	n.link.Send(ctx, sim.Message{Type: MsgElected, Arg: n.leader, Vec: slices.Clone(n.active)})
 }
 
 func (n *node) onElected(ctx *sim.Context, k int, list []int) {
 	if len(list) > 0 && list[0] == ctx.SelfID() {
-		ctx.Rule("RC2")
+		ctx.Rule("AL-6")
 		return
 	}
-	ctx.Rule("RC1")
-	n.participant, n.leader = false, k
+	ctx.Rule("AL-5")
+	n.leave(ctx)
+	n.leader = k
 	n.active = append(n.active[:0], list...)
 	ctx.Leader(k)
 	n.link.Send(ctx, sim.Message{Type: MsgElected, Arg: k, Vec: slices.Clone(list)})
@@ -265,24 +332,57 @@ func (n *node) onElectID(ctx *sim.Context, j int) {
 	me := ctx.SelfID()
 	switch {
 	case j != me && !n.participant:
-		ctx.Rule("IH1")
-		n.participant = true
+		ctx.Rule("AL-8")
+		n.join(ctx)
 		n.active = append(n.active[:0], j, me)
 		n.link.Send(ctx, sim.Message{Type: MsgElect, Vec: []int{me}})
 		n.link.Send(ctx, sim.Message{Type: MsgElect, Vec: []int{j}})
 	case j != me:
-		ctx.Rule("IH2")
+		ctx.Rule("AL-9")
+		n.join(ctx)
 		if !slices.Contains(n.active, j) {
 			n.active = append(n.active, j)
 		}
 		n.link.Send(ctx, sim.Message{Type: MsgElect, Vec: []int{j}})
 	default:
-		ctx.Rule("IH3")
+		ctx.Rule("AL-10")
 		if !n.participant {
 			return
 		}
-		n.participant, n.leader = false, slices.Max(n.active)
+		n.leave(ctx)
+		n.leader = slices.Max(n.active)
 		ctx.Leader(n.leader)
+		if n.announce {
+			n.link.Send(ctx, sim.Message{Type: MsgElected, Arg: n.leader})
+		}
+	}
+}
+
+func (n *node) onElectedID(ctx *sim.Context, k int) {
+	ctx.Rule("AL-12")
+	if !n.participant || n.leader == k {
+		return
+	}
+	// It stays a participant: leaving now would make the ids still going round look
+	// like a new election (AL-8) and start rounds that chase each other for ever.
+	n.leader = k
+	ctx.Leader(k)
+}
+
+// join makes this process a participant and (re)starts its wait for the outcome:
+// every ELECT it sends on is a sign the election is alive.
+func (n *node) join(ctx *sim.Context) {
+	n.participant = true
+	if n.restart > 0 {
+		ctx.SetTimer(ringnext.TimerRestart, n.restart)
+	}
+}
+
+// leave ends this process's part in the election: it knows the leader.
+func (n *node) leave(ctx *sim.Context) {
+	n.participant = false
+	if n.restart > 0 {
+		ctx.CancelTimer(ringnext.TimerRestart)
 	}
 }
 

@@ -3,6 +3,7 @@ package ringlist
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -27,7 +28,7 @@ type fixture struct{ *simtest.Fixture }
 
 func newFixture(t *testing.T, self int, params string) *fixture {
 	t.Helper()
-	p, err := ParseParams([]byte(params), unitIDs)
+	p, err := ParseParams([]byte(ringtest.RuleParams(t, params)), unitIDs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,55 +107,55 @@ func ackState(participant bool, active string, leader, awaiting int, unacked ...
 
 const ids = `{"variant": "ids"}`
 
-func TestRI1_StartsWithAnEmptyActiveListAndTheHighestIDAsLeader(t *testing.T) {
+func TestAL1_StartsWithAnEmptyActiveListAndTheHighestIDAsLeader(t *testing.T) {
 	for _, params := range []string{"", ids} {
 		for self := range unitIDs {
 			f := newFixture(t, self, params)
-			f.check(expect{rules: []string{"RI1"}, leaders: []int{9}, state: state(false, "[]", 9)})
+			f.check(expect{rules: []string{"AL-1"}, leaders: []int{9}, state: state(false, "[]", 9)})
 		}
 	}
 	f := newFixture(t, iP3, `{"ack": true}`)
-	f.check(expect{rules: []string{"RI1"}, leaders: []int{9}, state: ackState(false, "[]", 9, -1)})
+	f.check(expect{rules: []string{"AL-1"}, leaders: []int{9}, state: ackState(false, "[]", 9, -1)})
 }
 
 // --- variant list ---
 
-func TestRE1_SendsAnElectHoldingItsOwnID(t *testing.T) {
+func TestAL2_SendsAnElectHoldingItsOwnID(t *testing.T) {
 	f := newFixture(t, iP7, "")
 	f.Step(sim.Input{Kind: sim.Elect})
-	f.check(expect{rules: []string{"RE1"}, sent: []string{"ELECT[7]->0"}, state: state(true, "[7]", 9)})
+	f.check(expect{rules: []string{"AL-2"}, sent: []string{"ELECT[7]->0"}, state: state(true, "[7]", 9)})
 	// Noticing again starts a fresh ELECT: it costs messages, never correctness.
 	f.Step(sim.Input{Kind: sim.Elect})
-	f.check(expect{rules: []string{"RE1"}, sent: []string{"ELECT[7]->0"}, state: state(true, "[7]", 9)})
+	f.check(expect{rules: []string{"AL-2"}, sent: []string{"ELECT[7]->0"}, state: state(true, "[7]", 9)})
 }
 
-func TestRH1_AddsItsIDAndPassesTheListOn(t *testing.T) {
+func TestAL3_AddsItsIDAndPassesTheListOn(t *testing.T) {
 	f := newFixture(t, iP1, "")
 	f.deliver(MsgElect, iP9, 0, 3, 9)
-	f.check(expect{rules: []string{"RH1"}, sent: []string{"ELECT[3 9 1]->3"}, state: state(true, "[3,9,1]", 9)})
+	f.check(expect{rules: []string{"AL-3"}, sent: []string{"ELECT[3 9 1]->3"}, state: state(true, "[3,9,1]", 9)})
 	// A second election going round at the same time collects it too.
 	f.deliver(MsgElect, iP9, 0, 9)
-	f.check(expect{rules: []string{"RH1"}, sent: []string{"ELECT[9 1]->3"}, state: state(true, "[9,1]", 9)})
+	f.check(expect{rules: []string{"AL-3"}, sent: []string{"ELECT[9 1]->3"}, state: state(true, "[9,1]", 9)})
 }
 
-func TestRH2_ItsIDBackMeansTheListIsCompleteAndTheHighestIsAnnounced(t *testing.T) {
+func TestAL4_ItsIDBackMeansTheListIsCompleteAndTheHighestIsAnnounced(t *testing.T) {
 	f := newFixture(t, iP1, "")
 	f.Step(sim.Input{Kind: sim.Elect})
 	f.deliver(MsgElect, iP9, 0, 1, 7, 3)
-	f.check(expect{rules: []string{"RH2"}, sent: []string{"ELECTED(7)[1 7 3]->3"}, leaders: []int{7},
+	f.check(expect{rules: []string{"AL-4"}, sent: []string{"ELECTED(7)[1 7 3]->3"}, leaders: []int{7},
 		state: state(false, "[1,7,3]", 7)})
 }
 
 // The ELECT came back to P3 without passing its initiator P7 and P9: the list's first
 // ids were passed over on the way back, so they are down; P3 announces from its own id.
-func TestRH2_IDsAheadOfItsOwnWereSkippedAsCrashed(t *testing.T) {
+func TestAL4_IDsAheadOfItsOwnWereSkippedAsCrashed(t *testing.T) {
 	f := newFixture(t, iP3, "")
 	f.deliver(MsgElect, iP1, 0, 7, 9, 3, 1)
-	f.check(expect{rules: []string{"RH2"}, sent: []string{"ELECTED(3)[3 1]->1"}, leaders: []int{3},
+	f.check(expect{rules: []string{"AL-4"}, sent: []string{"ELECTED(3)[3 1]->1"}, leaders: []int{3},
 		state: state(false, "[3,1]", 3)})
 }
 
-func TestRC1_RecordsTheLeaderAndTheListAndPassesThemOn(t *testing.T) {
+func TestAL5_RecordsTheLeaderAndTheListAndPassesThemOn(t *testing.T) {
 	for _, participant := range []bool{false, true} {
 		t.Run(fmt.Sprintf("participant=%t", participant), func(t *testing.T) {
 			f := newFixture(t, iP9, "")
@@ -162,26 +163,26 @@ func TestRC1_RecordsTheLeaderAndTheListAndPassesThemOn(t *testing.T) {
 				f.deliver(MsgElect, iP3, 0, 1, 7, 3)
 			}
 			f.deliver(MsgElected, iP3, 7, 1, 7, 3)
-			f.check(expect{rules: []string{"RC1"}, sent: []string{"ELECTED(7)[1 7 3]->2"}, leaders: []int{7},
+			f.check(expect{rules: []string{"AL-5"}, sent: []string{"ELECTED(7)[1 7 3]->2"}, leaders: []int{7},
 				state: state(false, "[1,7,3]", 7)})
 		})
 	}
 }
 
-func TestRC2_TheAnnouncerStopsItsOwnAnnouncement(t *testing.T) {
+func TestAL6_TheAnnouncerStopsItsOwnAnnouncement(t *testing.T) {
 	f := newFixture(t, iP1, "")
 	f.Step(sim.Input{Kind: sim.Elect})
 	f.deliver(MsgElect, iP9, 0, 1, 7, 3, 9)
 	f.deliver(MsgElected, iP9, 9, 1, 7, 3, 9)
-	f.check(expect{rules: []string{"RC2"}, state: state(false, "[1,7,3,9]", 9)})
+	f.check(expect{rules: []string{"AL-6"}, state: state(false, "[1,7,3,9]", 9)})
 }
 
 // --- variant ids ---
 
-func TestIE1_StartsItsActiveListAndSendsItsID(t *testing.T) {
+func TestAL7_StartsItsActiveListAndSendsItsID(t *testing.T) {
 	f := newFixture(t, iP7, ids)
 	f.Step(sim.Input{Kind: sim.Elect})
-	f.check(expect{rules: []string{"IE1"}, sent: []string{"ELECT[7]->0"}, state: state(true, "[7]", 9)})
+	f.check(expect{rules: []string{"AL-7"}, sent: []string{"ELECT[7]->0"}, state: state(true, "[7]", 9)})
 	// A participant is already in an election: noticing again does nothing.
 	f.Step(sim.Input{Kind: sim.Elect})
 	f.check(expect{state: state(true, "[7]", 9)})
@@ -189,40 +190,72 @@ func TestIE1_StartsItsActiveListAndSendsItsID(t *testing.T) {
 
 // The notes' example: P3 receives elect(2) first, makes its list [2,3], and sends
 // elect(3) followed by elect(2).
-func TestIH1_TheFirstElectSeenStartsTheListAndSendsItsOwnIDFirst(t *testing.T) {
+func TestAL8_TheFirstElectSeenStartsTheListAndSendsItsOwnIDFirst(t *testing.T) {
 	f := newFixture(t, iP3, ids)
 	f.deliver(MsgElect, iP7, 0, 7)
-	f.check(expect{rules: []string{"IH1"}, sent: []string{"ELECT[3]->1", "ELECT[7]->1"}, state: state(true, "[7,3]", 9)})
+	f.check(expect{rules: []string{"AL-8"}, sent: []string{"ELECT[3]->1", "ELECT[7]->1"}, state: state(true, "[7,3]", 9)})
 }
 
-func TestIH2_AParticipantAddsTheIDAndPassesItOn(t *testing.T) {
+func TestAL9_AParticipantAddsTheIDAndPassesItOn(t *testing.T) {
 	f := newFixture(t, iP3, ids)
 	f.Step(sim.Input{Kind: sim.Elect})
 	f.deliver(MsgElect, iP7, 0, 9)
-	f.check(expect{rules: []string{"IH2"}, sent: []string{"ELECT[9]->1"}, state: state(true, "[3,9]", 9)})
+	f.check(expect{rules: []string{"AL-9"}, sent: []string{"ELECT[9]->1"}, state: state(true, "[3,9]", 9)})
 	f.deliver(MsgElect, iP7, 0, 9) // a duplicate is passed on but listed once
-	f.check(expect{rules: []string{"IH2"}, sent: []string{"ELECT[9]->1"}, state: state(true, "[3,9]", 9)})
+	f.check(expect{rules: []string{"AL-9"}, sent: []string{"ELECT[9]->1"}, state: state(true, "[3,9]", 9)})
 }
 
-func TestIH3_ItsOwnIDBackCompletesTheListAndPicksTheHighest(t *testing.T) {
+func TestAL10_ItsOwnIDBackCompletesTheListAndPicksTheHighest(t *testing.T) {
 	f := newFixture(t, iP3, ids)
 	f.Step(sim.Input{Kind: sim.Elect})
 	f.deliver(MsgElect, iP7, 0, 1)
 	f.deliver(MsgElect, iP7, 0, 7)
 	f.deliver(MsgElect, iP7, 0, 3)
-	f.check(expect{rules: []string{"IH3"}, leaders: []int{7}, state: state(false, "[3,1,7]", 7)})
+	f.check(expect{rules: []string{"AL-10"}, sent: []string{"ELECTED(7)[]->1"}, leaders: []int{7}, state: state(false, "[3,1,7]", 7)})
 	// Its id once more, after the decision: a leftover, dropped.
 	f.deliver(MsgElect, iP7, 0, 3)
-	f.check(expect{rules: []string{"IH3"}, state: state(false, "[3,1,7]", 7)})
+	f.check(expect{rules: []string{"AL-10"}, state: state(false, "[3,1,7]", 7)})
 }
 
-func TestRR1_RecoveredProcessForgetsTheLeaderAndStartsAnElection(t *testing.T) {
-	for _, tc := range []struct{ params, rule string }{{"", "RE1"}, {ids, "IE1"}} {
+func TestAL10_WithoutAnnounceNobodyIsTold(t *testing.T) {
+	f := newFixture(t, iP3, `{"variant": "ids", "announce": false}`)
+	f.Step(sim.Input{Kind: sim.Elect})
+	f.deliver(MsgElect, iP7, 0, 7)
+	f.deliver(MsgElect, iP7, 0, 3)
+	f.check(expect{rules: []string{"AL-10"}, leaders: []int{7}, state: state(false, "[3,7]", 7)})
+}
+
+func TestAL12_AnAnnouncementIsTakenUntilTheProcessDecidesThenDiscarded(t *testing.T) {
+	f := newFixture(t, iP3, ids)
+	f.Step(sim.Input{Kind: sim.Elect})
+	// Still a participant: it takes the leader but waits for its own id, and passes nothing on.
+	f.deliver(MsgElected, iP7, 1)
+	f.check(expect{rules: []string{"AL-12"}, leaders: []int{1}, state: state(true, "[3]", 1)})
+	f.deliver(MsgElect, iP7, 0, 1)
+	f.deliver(MsgElect, iP7, 0, 3)
+	f.check(expect{rules: []string{"AL-10"}, sent: []string{"ELECTED(3)[]->1"}, leaders: []int{3}, state: state(false, "[3,1]", 3)})
+	// Decided: a later announcement is discarded.
+	f.deliver(MsgElected, iP7, 3)
+	f.check(expect{rules: []string{"AL-12"}, state: state(false, "[3,1]", 3)})
+}
+
+func TestAL13_AParticipantWithNoLeaderRestartsTheElection(t *testing.T) {
+	for _, tc := range []struct{ params, rule, timer string }{{`{"restart": true}`, "AL-2", "set restart 37"}, {`{"variant": "ids", "restart": true}`, "AL-7", "set restart 148"}} {
+		f := newFixture(t, iP1, tc.params)
+		f.Step(sim.Input{Kind: sim.Elect})
+		f.check(expect{rules: []string{tc.rule}, sent: []string{"ELECT[1]->3"}, timers: []string{tc.timer}, state: state(true, "[1]", 9)})
+		f.Timer(ringnext.TimerRestart)
+		f.check(expect{rules: []string{"AL-13", tc.rule}, sent: []string{"ELECT[1]->3"}, timers: []string{tc.timer}, state: state(true, "[1]", 9)})
+	}
+}
+
+func TestAL11_RecoveredProcessForgetsTheLeaderAndStartsAnElection(t *testing.T) {
+	for _, tc := range []struct{ params, rule string }{{`{"restart": false}`, "AL-2"}, {`{"variant": "ids", "restart": false}`, "AL-7"}} {
 		p, _ := ParseParams([]byte(tc.params), unitIDs)
 		// The kernel builds a fresh state, then says Recover (no Init).
 		f := &fixture{simtest.NewFixture(t, &Spec, iP1, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: unitMaxDelay})}
 		f.Step(sim.Input{Kind: sim.Recover})
-		f.check(expect{rules: []string{"RR1", tc.rule}, sent: []string{"ELECT[1]->3"}, state: state(true, "[1]", -1)})
+		f.check(expect{rules: []string{"AL-11", tc.rule}, sent: []string{"ELECT[1]->3"}, state: state(true, "[1]", -1)})
 	}
 }
 
@@ -231,16 +264,16 @@ func TestRR1_RecoveredProcessForgetsTheLeaderAndStartsAnElection(t *testing.T) {
 func TestAK2_AcknowledgesAnElectBeforeHandlingIt(t *testing.T) {
 	f := newFixture(t, iP1, `{"ack": true}`)
 	f.deliver(MsgElect, iP9, 0, 9)
-	f.check(expect{rules: []string{"AK2", "RH1"}, sent: []string{"ACK->1", "ELECT[9 1]->3"}, timers: []string{"set ack 7"},
+	f.check(expect{rules: []string{"AK-2", "AL-3"}, sent: []string{"ACK->1", "ELECT[9 1]->3"}, timers: []string{"set ack 7"},
 		state: ackState(true, "[9,1]", 9, 7, "ELECT[9,1]")})
 }
 
-// IH1 sends two messages: the second waits for the first one's ACK (AK1), and leaves
-// when it comes (AK3).
+// AL-8 sends two messages: the second waits for the first one's ACK (AK-1), and leaves
+// when it comes (AK-3).
 func TestAK1_TheSecondElectWaitsForTheFirstOnesAck(t *testing.T) {
 	f := newFixture(t, iP3, `{"variant": "ids", "ack": true}`)
 	f.deliver(MsgElect, iP7, 0, 7)
-	f.check(expect{rules: []string{"AK2", "IH1", "AK1"}, sent: []string{"ACK->3", "ELECT[3]->1"}, timers: []string{"set ack 7"},
+	f.check(expect{rules: []string{"AK-2", "AL-8", "AK-1"}, sent: []string{"ACK->3", "ELECT[3]->1"}, timers: []string{"set ack 7"},
 		state: ackState(true, "[7,3]", 9, 9, "ELECT[3]", "ELECT[7]")})
 }
 
@@ -248,10 +281,10 @@ func TestAK3_AnAckReleasesTheQueuedElect(t *testing.T) {
 	f := newFixture(t, iP3, `{"variant": "ids", "ack": true}`)
 	f.deliver(MsgElect, iP7, 0, 7)
 	f.deliver(ringnext.MsgAck, iP9, 0)
-	f.check(expect{rules: []string{"AK3"}, sent: []string{"ELECT[7]->1"}, timers: []string{"cancel ack", "set ack 7"},
+	f.check(expect{rules: []string{"AK-3"}, sent: []string{"ELECT[7]->1"}, timers: []string{"cancel ack", "set ack 7"},
 		state: ackState(true, "[7,3]", 9, 9, "ELECT[7]")})
 	f.deliver(ringnext.MsgAck, iP9, 0)
-	f.check(expect{rules: []string{"AK3"}, timers: []string{"cancel ack"}, state: ackState(true, "[7,3]", 9, -1)})
+	f.check(expect{rules: []string{"AK-3"}, timers: []string{"cancel ack"}, state: ackState(true, "[7,3]", 9, -1)})
 }
 
 // A message that must end at the silent process is dropped: an ids-variant ELECT
@@ -271,8 +304,8 @@ func TestAK4_DropsWhatMustEndAtTheSilentProcess(t *testing.T) {
 			f := newFixture(t, iP9, tc.params) // its successor is P1
 			tc.msg(f)
 			f.Timer(ringnext.TimerAck) // P1 silent
-			if got := f.Ctx.Rules(); !slices.Equal(got, []string{"AK4"}) {
-				t.Errorf("rules = %v, want AK4", got)
+			if got := f.Ctx.Rules(); !slices.Equal(got, []string{"AK-4"}) {
+				t.Errorf("rules = %v, want AK-4", got)
 			}
 			var sent []string
 			for _, m := range f.Ctx.Sent() {
@@ -301,12 +334,18 @@ func TestCloneIsDeep(t *testing.T) {
 	}
 }
 
+const earlier_ = earlier
+
 func TestParseParams(t *testing.T) {
-	list, idsV := Params{Variant: VariantList}, Params{Variant: VariantIDs}
+	list := DefaultParams(nil)
+	idsV := list
+	idsV.Variant = VariantIDs
 	acked := func(p Params, timeout int) Params {
-		p.Ring = ringnext.Params{Ack: true, AckTimeout: timeout}
+		p.Ring.Ack, p.Ring.AckTimeout = true, timeout
 		return p
 	}
+	earlier := list
+	earlier.Announce, earlier.Ring.Skip, earlier.Ring.Restart = false, ringnext.SkipNone, false
 	for _, tc := range []struct {
 		raw     string
 		want    Params
@@ -321,10 +360,14 @@ func TestParseParams(t *testing.T) {
 		{`{"ack": true, "ackTimeout": 9}`, acked(list, 9), ""},
 		{`{"variant": "bully"}`, list, `params.variant: "bully" is unknown (allowed: "list", "ids")`},
 		{`{"variant": 2}`, list, `params.variant: got number, want "list" or "ids"`},
-		{`{"ackTimeout": 9}`, list, `params.ackTimeout: only used with "ack": true`},
+		{earlier_, earlier, ""},
+		{`{"announce": false, "variant": "ids"}`, Params{Variant: VariantIDs, Ring: list.Ring}, ""},
+		{`{"announce": "no"}`, list, `params.announce: got string, want true or false`},
+		{`{"ackTimeout": 9}`, list, `params.ackTimeout: only used with "skip": "ack"`},
 		{`{"ack": true, "ackTimeout": 0}`, list, `params.ackTimeout: must be a positive integer`},
 		{`{"ack": 1}`, list, `params.ack: got number, want true or false`},
-		{`{"skip": [1]}`, list, `params.skip: unknown field (allowed: variant, ack, ackTimeout)`},
+		{`{"skip": [1]}`, list, `params.skip: got array`},
+		{`{"nope": 1}`, list, `params.nope: unknown field (allowed: variant, announce, skip, ack, ackTimeout, restart)`},
 		{`"ids"`, list, `params: `},
 		{`{} {}`, list, `params: must be a single JSON object`},
 	} {
@@ -438,8 +481,8 @@ func TestRunListVariantKInitiators2kN(t *testing.T) {
 	}
 }
 
-// Every process's own id goes all round once, however many start: N² ELECT, and no
-// ELECTED at all, since everyone decides alone.
+// Every process's own id goes all round once, however many start: N² ELECT, and each
+// process announces its own decision to the next one: N ELECTED.
 func TestRunIDsVariantCostsNSquared(t *testing.T) {
 	for seed := uint64(1); seed <= 40; seed++ {
 		r := rand.New(rand.NewPCG(seed, 9))
@@ -454,35 +497,71 @@ func TestRunIDsVariantCostsNSquared(t *testing.T) {
 		if got, want := simtest.CountMsgs(evs, MsgElect), Spec.Costs[3].Value(n); float64(got) != want || got != n*n {
 			t.Errorf("seed %d (N=%d): %d ELECT, want N² = %v", seed, n, got, want)
 		}
-		if got := simtest.CountMsgs(evs, MsgElected); got != 0 {
-			t.Errorf("seed %d: %d ELECTED, want none", seed, got)
+		if got := simtest.CountMsgs(evs, MsgElected); got != n {
+			t.Errorf("seed %d: %d ELECTED, want one per process, %d", seed, got, n)
 		}
 	}
 }
 
 const ids1 = `{"variant": "ids"}`
 
-// The notes' example (seed 004, "Ring Algorithm: Example1"): P1..P4 in a ring, P4 the
-// coordinator; P1 and P4 crash; P2 notices; P3 wins. This is the ids variant, message
-// by message as the notes tell it.
-const notesExample1 = `{
-  "version": 1,
-  "algorithm": "ring-list",
-  "title": "Active list ring: P1 and P4 have crashed, P2 notices, P3 wins",
-  "about": "Four processes in the ring P1, P2, P3, P4; P4 is the coordinator, and both P1 and P4 crash. In this variant an ELECT carries one id and every process keeps its own active list. P2 notices that P4 is gone: its list becomes [2] and it sends elect(2) (IE1). P3 has seen no ELECT before, so it starts its list as [2, 3] and sends its own elect(3) followed by elect(2) (IH1). Acknowledgements are on, so P3 finds the crashed P4 and then P1 silent and skips them (AK4) until the messages reach P2. P2 adds 3 to its list and passes elect(3) on (IH2); then its own elect(2) comes back, so its list [2, 3] holds every live process and it picks 3 (IH3). P3 does the same when elect(3) comes back to it. Nobody needs an announcement: each process chose P3 from its own list, at the price of every id going all the way round: N² = 4 ELECT delivered for the N = 2 live processes, plus those lost to P4 and P1.",
-  "ids": [1, 2, 3, 4],
-  "seed": 1,
-  "network": {"delay": [1, 3], "fifo": true},
-  "params": {"variant": "ids", "ack": true},
-  "events": [
-    {"at": 0, "do": "crash", "node": 1},
-    {"at": 0, "do": "crash", "node": 4},
-    {"at": 2, "do": "elect", "node": 2}
-  ],
-  "until": 100
-}`
+// notesExample1 is the curated scenario of 004's example ("Ring Algorithm: Example1"):
+// P1..P4 in a ring, P4 the coordinator; P1 and P4 crash; P2 notices; P3 wins.
+func notesExample1(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../scenarios/library/ring-list-p1-p4-crashed.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
 
-func TestRunNotesExample1P2DetectsP3Wins(t *testing.T) {
+// The curated scenario follows 004 message by message: P3 sends Elect(3) then Elect(2)
+// past the crashed P4 and P1; P2 forwards Elect(3), then gets its own Elect(2) back and
+// decides first; P3 decides when Elect(3) is back; both send Elected(P3).
+func TestRunNotesExample1FollowsTheNotesMessageByMessage(t *testing.T) {
+	cfg := ringtest.Config(t, &Spec, notesExample1(t))
+	evs := simtest.Run(t, cfg)
+	want := []string{
+		"ELECT([2]) 2->3",
+		"ELECT([3]) 3->2", "ELECT([2]) 3->2",
+		"ELECT([3]) 2->3",
+		"ELECTED(3 []) 2->3",
+		"ELECTED(3 []) 3->2",
+	}
+	if got := ringtest.Hops(evs, &Spec, cfg.IDs); !slices.Equal(got, want) {
+		t.Fatalf("messages\n%v\nwant\n%v", got, want)
+	}
+	checkAgree(t, cfg.Seed, evs, cfg.IDs, 3)
+	var deciders []int
+	for _, e := range evs {
+		if e.Type == sim.EvLeader && e.T > 0 {
+			deciders = append(deciders, cfg.IDs[e.Node])
+		}
+	}
+	if !slices.Equal(deciders, []int{2, 3}) {
+		t.Errorf("decided in the order %v, want P2 then P3 as in 004", deciders)
+	}
+	for id, rules := range map[int][]string{
+		2: {"AL-1", "AL-7", "AL-9", "AL-10", "AL-12"},
+		3: {"AL-1", "AL-8", "DT-1", "DT-1", "AL-10", "DT-1", "AL-12"},
+	} {
+		if got := simtest.Rules(evs, slices.Index(cfg.IDs, id)); !slices.Equal(got, rules) {
+			t.Errorf("P%d fired %v, want %v", id, got, rules)
+		}
+	}
+	// The active lists the notes give: [2, 3] at both.
+	s, _ := ringtest.Run(t, cfg)
+	for _, id := range []int{2, 3} {
+		if got, want := string(sim.EncodeState(s.Node(slices.Index(cfg.IDs, id)))), state(false, "[2,3]", 3); got != want {
+			t.Errorf("P%d ends in %s, want %s", id, got, want)
+		}
+	}
+}
+
+// The earlier version of the ids variant, still reachable through its params: no
+// ELECTED, acknowledgements to skip the crashed processes.
+func TestRunNotesExample1EarlierVersionWithAcks(t *testing.T) {
 	// P3's elect(2) waits for elect(3)'s ACK (stop and wait), so P2 has already passed
 	// elect(3) on when elect(2) leaves P3: both go towards P4 and on to P2, in order.
 	want := []string{
@@ -491,7 +570,13 @@ func TestRunNotesExample1P2DetectsP3Wins(t *testing.T) {
 		"ELECT([3]) 2->3",
 		"ELECT([2]) 3->4", "ELECT([2]) 3->1", "ELECT([2]) 3->2",
 	}
-	base := ringtest.Config(t, &Spec, notesExample1)
+	base := ringtest.Config(t, &Spec, notesExample1(t))
+	p, err := ParseParams([]byte(`{"variant": "ids", "ack": true, "announce": false, "restart": false}`), base.IDs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base.Params = p
+	base.Network = sim.Network{DelayMin: 1, DelayMax: 3, FIFO: true}
 	for seed := uint64(0); seed <= 30; seed++ {
 		cfg := base
 		if seed > 0 {
@@ -503,9 +588,9 @@ func TestRunNotesExample1P2DetectsP3Wins(t *testing.T) {
 		}
 		checkAgree(t, cfg.Seed, evs, cfg.IDs, 3)
 		for id, rules := range map[int][]string{
-			2: {"RI1", "IE1", "AK3", "AK2", "IH2", "AK3", "AK2", "IH3"},
-			// P3's elect(3) is back (IH3) while its elect(2) is still skipping P4 and P1.
-			3: {"RI1", "AK2", "IH1", "AK1", "AK4", "AK4", "AK3", "AK2", "IH3", "AK4", "AK4", "AK3"},
+			2: {"AL-1", "AL-7", "AK-3", "AK-2", "AL-9", "AK-3", "AK-2", "AL-10"},
+			// P3's elect(3) is back (AL-10) while its elect(2) is still skipping P4 and P1.
+			3: {"AL-1", "AK-2", "AL-8", "AK-1", "AK-4", "AK-4", "AK-3", "AK-2", "AL-10", "AK-4", "AK-4", "AK-3"},
 		} {
 			if got := simtest.Rules(evs, slices.Index(cfg.IDs, id)); !slices.Equal(got, rules) {
 				t.Errorf("seed %d: P%d fired %v, want %v", cfg.Seed, id, got, rules)
@@ -525,7 +610,8 @@ func TestRunNotesExample1P2DetectsP3Wins(t *testing.T) {
 // and P2 announces P3 with an ELECTED that goes round once: 2N messages for the N = 2
 // live processes, plus those lost to P4 and P1.
 func TestRunNotesExample1InTheListVariant(t *testing.T) {
-	cfg := ringtest.Config(t, &Spec, notesExample1)
+	cfg := ringtest.Config(t, &Spec, notesExample1(t))
+	cfg.Network = sim.Network{DelayMin: 1, DelayMax: 3, FIFO: true}
 	cfg.Params = Params{Variant: VariantList, Ring: ringnext.Params{Ack: true}}
 	evs := simtest.Run(t, cfg)
 	want := []string{
@@ -545,7 +631,7 @@ const notesTokenRingExample = `{
   "version": 1,
   "algorithm": "ring-list",
   "title": "Ring election with a growing list: 6 fails, 3 starts, 5 wins",
-  "about": "Six processes form a one-way ring in the order 3, 5, 0, 1, 4, 6, and 6, the highest, is the leader until it crashes. 3 notices that 6 does not respond and sends an ELECT holding its own id to the next process (RE1). 5, 0, 1 and 4 each add their id and pass the message on (RH1): the list grows to 3, 5, 0, 1, 4. Acknowledgements are on: 4 gets no ACK from the crashed 6, so after the time-out it skips it and sends to 3 (AK4). 3 finds its own id in the list: the message has been all round and the list holds every live process (RH2). It picks the highest, 5, and sends ELECTED(5) with the list round the ring; every process records 5 as leader and keeps the list (RC1), and 3 stops the announcement when it comes back (RC2). Counting ELECT and ELECTED only: N = 5 of each, 2N, plus the two lost to 6.",
+  "about": "Six processes form a one-way ring in the order 3, 5, 0, 1, 4, 6, and 6, the highest, is the leader until it crashes. 3 notices that 6 does not respond and sends an ELECT holding its own id to the next process (AL-2). 5, 0, 1 and 4 each add their id and pass the message on (AL-3): the list grows to 3, 5, 0, 1, 4. Acknowledgements are on: 4 gets no ACK from the crashed 6, so after the time-out it skips it and sends to 3 (AK-4). 3 finds its own id in the list: the message has been all round and the list holds every live process (AL-4). It picks the highest, 5, and sends ELECTED(5) with the list round the ring; every process records 5 as leader and keeps the list (AL-5), and 3 stops the announcement when it comes back (AL-6). Counting ELECT and ELECTED only: N = 5 of each, 2N, plus the two lost to 6.",
   "ids": [3, 5, 0, 1, 4, 6],
   "seed": 1,
   "network": {"delay": [1, 3], "fifo": true},
@@ -586,9 +672,9 @@ func TestRunNotesTokenRingExample3Starts5Wins(t *testing.T) {
 			}
 		}
 		for id, rules := range map[int][]string{
-			3: {"RI1", "RE1", "AK3", "AK2", "RH2", "AK3", "AK2", "RC2"},
-			5: {"RI1", "AK2", "RH1", "AK3", "AK2", "RC1", "AK3"},
-			4: {"RI1", "AK2", "RH1", "AK4", "AK3", "AK2", "RC1", "AK4", "AK3"},
+			3: {"AL-1", "AL-2", "AK-3", "AK-2", "AL-4", "AK-3", "AK-2", "AL-6"},
+			5: {"AL-1", "AK-2", "AL-3", "AK-3", "AK-2", "AL-5", "AK-3"},
+			4: {"AL-1", "AK-2", "AL-3", "AK-4", "AK-3", "AK-2", "AL-5", "AK-4", "AK-3"},
 		} {
 			if got := simtest.Rules(evs, slices.Index(cfg.IDs, id)); !slices.Equal(got, rules) {
 				t.Errorf("seed %d: P%d fired %v, want %v", cfg.Seed, id, got, rules)
@@ -597,11 +683,15 @@ func TestRunNotesTokenRingExample3Starts5Wins(t *testing.T) {
 	}
 }
 
-// Without acknowledgements the ELECT sent to the crashed 6 is simply lost: the election
-// dies and everyone still follows 6, which the monitor reports.
-func TestRunWithoutAcksACrashedSuccessorSwallowsTheElection(t *testing.T) {
+// With the earlier defaults (no skipping) the ELECT sent to the crashed 6 is simply
+// lost: the election dies and everyone still follows 6, which the monitor reports.
+func TestRunSkipNoneACrashedSuccessorSwallowsTheElection(t *testing.T) {
 	cfg := ringtest.Config(t, &Spec, notesTokenRingExample)
-	cfg.Params = Params{Variant: VariantList}
+	p, err := ParseParams([]byte(earlier), cfg.IDs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Params = p
 	evs := simtest.Run(t, cfg)
 	if got, want := simtest.CountMsgs(evs, MsgElect), 5; got != want {
 		t.Errorf("%d ELECT, want %d (the last lost at 6)", got, want)
@@ -658,8 +748,8 @@ func TestRunRecoveredHighestTakesOver(t *testing.T) {
 		for seed := uint64(1); seed <= 10; seed++ {
 			evs := simtest.Run(t, config(ring, seed, params, crash(0, 5), elect(1, 0), recoverAt(150, 5)))
 			checkAgree(t, seed, evs, ring, 6)
-			if got := simtest.Rules(evs, 5); len(got) < 2 || got[1] != "RR1" {
-				t.Errorf("%s seed %d: 6 fired %v, want RR1 on recovery", params, seed, got)
+			if got := simtest.Rules(evs, 5); len(got) < 2 || got[1] != "AL-11" {
+				t.Errorf("%s seed %d: 6 fired %v, want AL-11 on recovery", params, seed, got)
 			}
 		}
 	}
@@ -714,7 +804,7 @@ func TestRunCrashesDuringElectionsNeverLoopForever(t *testing.T) {
 
 // The ids variant has no election numbers: 14 crashes in the middle of an election
 // (and 17 crashed and came back before it), so late ELECTs reach processes that have
-// already decided, each takes one for a new election (IH1), and the rounds never stop.
+// already decided, each takes one for a new election (AL-8), and the rounds never stop.
 func TestRunIDsVariantCrashDuringElectionNeverSettles(t *testing.T) {
 	ring := []int{29, 17, 37, 14}
 	acts := []sim.Action{crash(3, 1), recoverAt(10, 1), elect(11, 1), crash(11, 3), elect(26, 1), recoverAt(38, 3), elect(41, 1)}
@@ -736,5 +826,51 @@ func TestRunIDsVariantCrashDuringElectionNeverSettles(t *testing.T) {
 		if last := evs[len(evs)-2]; last.T < 19000 {
 			t.Errorf("the ids variant's last event is at t=%d, want ELECTs still flowing near %d", last.T, cfg.Until)
 		}
+	}
+}
+
+// The lecture's case: the leader (highest id) has crashed and any one process starts.
+// Each variant and way of skipping elects the highest live id, FIFO or not (the ids
+// variant needs FIFO or acknowledgements), over 200 seeds.
+func TestRunHighestCrashedAnyStarterElectsTheHighestAlive(t *testing.T) {
+	for _, params := range []string{"", `{"skip": "ack"}`, `{"variant": "ids", "skip": "ack"}`} {
+		t.Run(params, func(t *testing.T) {
+			p, err := ParseParams([]byte(params), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ringtest.HighestCrashedAnyStarter(t, &Spec, p, 200, func(seed uint64) []int {
+				return ringtest.RandomRing(rand.New(rand.NewPCG(seed, 14)), 6)
+			})
+		})
+	}
+}
+
+// On a ring without crashes the default costs exactly the notes' 2N: no message besides
+// ELECT and ELECTED.
+func TestRunDefaultAddsNoMessageWithoutCrashes(t *testing.T) {
+	ids := []int{3, 5, 0, 1, 4, 6}
+	evs := simtest.Run(t, config(ids, 1, "", elect(1, 5)))
+	if got := simtest.Count(evs, sim.EvSend); got != 2*len(ids) {
+		t.Errorf("%d messages, want 2N = %d", got, 2*len(ids))
+	}
+}
+
+// By default a participant survives a crash during its election: the ELECT [0 1 2] is
+// on its way to 3 when 3 crashes, and is lost with it; 0, 1 and 2 hear no outcome and
+// restart (AL-13), and 5 wins.
+func TestRunByDefaultAnElectionThatDiedIsRestarted(t *testing.T) {
+	ids := simtest.IDs(6)
+	cfg := config(ids, 1, "", elect(1, 0), crash(4, 3))
+	cfg.Network = sim.Network{DelayMin: 1, DelayMax: 1, FIFO: true}
+	evs := simtest.Run(t, cfg)
+	if v := simtest.Violations(evs); len(v) > 0 {
+		t.Errorf("violations %v", v)
+	}
+	if d := ringtest.Disagreement(evs, ids, 5); d != "" {
+		t.Error(d)
+	}
+	if ringtest.Timers(evs, ringnext.TimerRestart) == 0 {
+		t.Error("nobody restarted")
 	}
 }

@@ -1,19 +1,27 @@
 // Package ringnext is how a process of a ring election passes a message on: to its
 // successor in the ring order (setup.IDs order, successor of index i is (i+1) mod N),
-// and, when acknowledgements are switched on, past a successor that stays silent.
+// past a successor that has crashed, and when to give up on an election that died.
 //
 // The two ring elections (ring, ring-list) share it so that "skipping a crashed
 // successor" means the same thing, and costs the same, in both.
 //
-// Why acknowledgements: the kernel never tells a process that another one crashed, and a
-// message sent to a crashed process is simply lost. The only honest way for a sender to
-// find out is to expect an answer and give up waiting: with "ack" on, every ring message
-// is acknowledged by its receiver, and a sender that hears nothing within the time-out
-// presumes the successor dead and sends to the one after it (the notes: "skips over it
-// and goes to the next process along the ring"). The ACKs are real messages and the
-// notes' message counts leave them out, so they are off by default; without them a
-// crashed successor swallows the election, which is the notes' point that the ring must
-// be reconfigured around a failed process.
+// The notes make skipping part of the algorithm (002: "if p(i+1) is faulty, p_i skips
+// over it and goes to the next process along the ring"; 000: each process knows its
+// neighbour's neighbour so a crashed one can be bypassed). How a process learns that
+// its successor is down is the "skip" param:
+//   - "detector" (default): a perfect failure detector tells it, as 003 assumes
+//     ("crashes are reliably detected"). No extra messages, so a ring without crashes
+//     costs exactly the notes' counts (Chang-Roberts 2N to 3N-1).
+//   - "ack": every ring message is acknowledged, and a sender that hears nothing within
+//     the time-out presumes the successor dead and sends to the one after it (000:
+//     "a process that gets no response for a period of time suspects a failure"). The
+//     ACKs are real messages: every count doubles.
+//   - "none": the message goes to the crashed successor and is lost (the earlier
+//     default; the notes' point that the ring must then be reconfigured).
+//
+// A participant whose election dies with a process that crashed during it would wait
+// for ever; with skipping on it restarts the election after a time-out (000's Bully
+// rule: no coordinator message before the time-out, restart the election).
 package ringnext
 
 import (
@@ -25,31 +33,51 @@ import (
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
+// Ways of learning that a successor is down (the "skip" param).
+const (
+	SkipDetector = "detector"
+	SkipAck      = "ack"
+	SkipNone     = "none"
+)
+
 // MsgAck acknowledges one ring message (ack mode only).
 const MsgAck = "ACK"
 
-// TimerAck is the name of the acknowledgement time-out (stable: it appears in the trace).
-const TimerAck = "ack"
+// Timer names (stable: they appear in the trace).
+const (
+	TimerAck     = "ack"     // the acknowledgement time-out
+	TimerRestart = "restart" // a participant's wait for the outcome of its election
+)
 
-// Rules are the labelled rules of ack mode; each ring election lists them after its own.
+// Rules are the labelled rules of passing messages on; each ring election lists them
+// after its own.
 var Rules = []sim.Rule{
-	{Label: "AK1", Group: "Passing messages on (ack mode only)", Lines: []string{
+	{Label: "DT-1", Group: "Passing messages on (skip: detector)", Lines: []string{
+		"to send a ring message m:",
+		"    next := my successor",
+		"    while the failure detector says next has crashed:",
+		"        next := the process after next   // skip over it",
+		"        if m must end at next (its candidate, leader or announcer):",
+		"            drop m   // nobody else could stop it going round",
+		"    send m to next"},
+		Says: "learns from the failure detector that its successor has crashed and sends past it"},
+	{Label: "AK-1", Group: "Passing messages on (skip: ack)", Lines: []string{
 		"to send a ring message m:",
 		"    if an earlier one of mine still waits for its ACK:",
 		"        queue m behind it   // the successor gets them in the order sent",
 		"    else: next := my successor; send m to next; start the ack time-out"},
 		Says: "queues the message behind the one still waiting for its acknowledgement"},
-	{Label: "AK2", Group: "Passing messages on (ack mode only)", Lines: []string{
+	{Label: "AK-2", Group: "Passing messages on (skip: ack)", Lines: []string{
 		"on receiving a ring message from p:",
 		"    send ACK to p first   // 'I am alive and have it'; then handle the message"},
 		Says: "acknowledges the ring message it received, so its predecessor knows it is alive"},
-	{Label: "AK3", Group: "Passing messages on (ack mode only)", Lines: []string{
+	{Label: "AK-3", Group: "Passing messages on (skip: ack)", Lines: []string{
 		"on ACK from next:   // the message I sent it has arrived",
 		"    forget that message; stop the ack time-out",
 		"    if one is queued: next := my successor;",
 		"        send it to next; start the ack time-out"},
 		Says: "hears that its successor has the message, and sends the next queued one, if any"},
-	{Label: "AK4", Group: "Passing messages on (ack mode only)", Lines: []string{
+	{Label: "AK-4", Group: "Passing messages on (skip: ack)", Lines: []string{
 		"when the ack time-out expires:   // no ACK from next",
 		"    presume next crashed",
 		"    if the message must end at next (its candidate, leader or announcer):",
@@ -71,27 +99,69 @@ var Vars = []sim.Var{
 	{Name: "unacked", Doc: "ack mode only: ring messages not yet acknowledged: the one on its way, then those queued behind it, as TYPE(id) or TYPE[list]"},
 }
 
-// Params switch acknowledgements on. A ring election keeps them in its own params
-// struct as an untagged field, so their fields are decoded with its own.
+// Params say how a crashed successor is passed. A ring election keeps them in its own
+// params struct as an untagged field, so their fields are decoded with its own.
 type Params struct {
-	Ack        bool `param:"ack"`
-	AckTimeout int  `param:"ackTimeout"` // 0: derived from the network's largest delay
+	Skip       string `param:"skip"`       // SkipDetector, SkipAck or SkipNone
+	Ack        bool   `param:"ack"`        // the earlier spelling of Skip = SkipAck; true wins
+	AckTimeout int    `param:"ackTimeout"` // 0: derived from the network's largest delay
+	Restart    bool   `param:"restart"`
 }
+
+// DefaultParams are the notes' version: a perfect failure detector, and a participant
+// restarts an election that died.
+func DefaultParams() Params { return Params{Skip: SkipDetector, Restart: true} }
+
+// Earlier is the params that keep the behaviour of links made before skipping became
+// the default (defaults epoch 2): no skipping, no restart.
+const Earlier = `{"skip":"none","restart":false}`
 
 // Fields declare Params as params fields; each ring election lists them after its own.
 var Fields = []sim.Param{
+	{Name: "skip", Kind: sim.ParamChoice, Choices: []string{SkipDetector, SkipAck, SkipNone}, Default: `"detector"`,
+		Doc: "how a process finds its successor crashed and passes over it: detector (told at once, as 003 assumes; no extra messages), ack (every ring message acknowledged, a silent successor skipped after a time-out), none (the message is lost at the crashed process)"},
 	{Name: "ack", Kind: sim.ParamBool, Default: "false",
-		Doc: "acknowledge every ring message, so a sender can skip a successor that stays silent"},
+		Doc: `the earlier way to ask for acknowledgements: true is "skip": "ack" (and wins over skip)`},
 	{Name: "ackTimeout", Kind: sim.ParamInt, Min: 1,
-		Doc: `how long a sender waits for an ACK, only with "ack": true; left out, 2 × the largest delay + 1`},
+		Doc: `how long a sender waits for an ACK, only with acknowledgements; left out, 2 × the largest delay + 1`},
+	{Name: "restart", Kind: sim.ParamBool, Default: "true",
+		Doc: "a participant that hears no outcome within a time-out (the election died with a process that crashed during it) starts a new one; only when crashed successors are skipped"},
 }
 
 // Validate: a time-out without acknowledgements would silently do nothing.
 func (p Params) Validate(field string) error {
-	if p.AckTimeout != 0 && !p.Ack {
-		return fmt.Errorf(`%s.ackTimeout: only used with "ack": true`, field)
+	if p.AckTimeout != 0 && p.Mode() != SkipAck {
+		return fmt.Errorf(`%s.ackTimeout: only used with "skip": "ack"`, field)
 	}
 	return nil
+}
+
+// Mode is how crashed successors are passed: Skip, or SkipAck when Ack is set.
+func (p Params) Mode() string {
+	if p.Ack {
+		return SkipAck
+	}
+	if p.Skip == "" {
+		return SkipDetector
+	}
+	return p.Skip
+}
+
+// RestartAfter is the restart time-out for n processes on a network whose delays are
+// at most maxDelay (0: no restart). An election takes at most 3N hops (N-1 to reach
+// the highest id, N back, N for the announcement); with acknowledgements a hop may
+// also wait a time-out per crashed process passed and for the messages queued ahead
+// of it, so it is given N time-outs. A restart that comes too early costs messages,
+// never the outcome: the highest id still goes all round.
+func RestartAfter(p Params, n, maxDelay int) int {
+	if !p.Restart || p.Mode() == SkipNone {
+		return 0
+	}
+	hop := max(maxDelay, 1)
+	if p.Mode() == SkipAck {
+		hop += n * Timeout(p, maxDelay)
+	}
+	return 3*n*hop + 1
 }
 
 // Timeout is the ack time-out for a network whose delays are at most maxDelay: a ring
@@ -112,22 +182,28 @@ func Successor(i, n int) int { return (i + 1) % n }
 // were sent, and each starts at the direct successor, so a detour around a crashed
 // process never outlives the message that found it.
 type Link struct {
-	ack     bool
-	timeout int
-	to      int           // index the head of pending went to; -1: none
-	pending []sim.Message // the message on its way first, then the queued ones
+	ack      bool
+	detector bool
+	owner    func(m *sim.Message) int // the id a message must end at (-1: none)
+	timeout  int
+	to       int           // index the head of pending went to; -1: none
+	pending  []sim.Message // the message on its way first, then the queued ones
 }
 
 // NewLink builds a link for these params on a network whose delays are at most maxDelay.
-func NewLink(p Params, maxDelay int) Link {
-	return Link{ack: p.Ack, timeout: Timeout(p, maxDelay), to: -1}
+// owner returns the id of the process a message must end at (-1: none): a message whose
+// owner is found crashed is dropped, since nobody else could stop it going round.
+func NewLink(p Params, maxDelay int, owner func(m *sim.Message) int) Link {
+	return Link{ack: p.Mode() == SkipAck, detector: p.Mode() == SkipDetector, owner: owner, timeout: Timeout(p, maxDelay), to: -1}
 }
 
 // Send passes m on to the successor; in ack mode it waits in line while an earlier
 // message is not acknowledged.
 func (l *Link) Send(ctx *sim.Context, m sim.Message) {
 	if !l.ack {
-		ctx.Send(Successor(ctx.Self(), ctx.N()), m)
+		if to := l.next1(ctx, &m); to >= 0 {
+			ctx.Send(to, m)
+		}
 		return
 	}
 	l.pending = append(l.pending, m.Clone())
@@ -135,7 +211,25 @@ func (l *Link) Send(ctx *sim.Context, m sim.Message) {
 		l.sendHead(ctx, Successor(ctx.Self(), ctx.N()))
 		return
 	}
-	ctx.Rule("AK1")
+	ctx.Rule("AK-1")
+}
+
+// next1 is the process m goes to without acknowledgements: the successor, or with the
+// detector the first one after it that is up (DT-1; this process itself when all the
+// others are down); -1 when m must end at a crashed process it skips.
+func (l *Link) next1(ctx *sim.Context, m *sim.Message) int {
+	to := Successor(ctx.Self(), ctx.N())
+	if !l.detector || ctx.Up(to) {
+		return to
+	}
+	ctx.Rule("DT-1")
+	for to != ctx.Self() && !ctx.Up(to) {
+		if l.owner(m) == ctx.ID(to) {
+			return -1
+		}
+		to = Successor(to, ctx.N())
+	}
+	return to
 }
 
 func (l *Link) sendHead(ctx *sim.Context, to int) {
@@ -154,39 +248,38 @@ func (l *Link) next(ctx *sim.Context) {
 	}
 }
 
-// Receive sees every delivered message first. It consumes an ACK (AK3) and, in ack
-// mode, acknowledges a ring message (AK2). It reports whether the algorithm should go
+// Receive sees every delivered message first. It consumes an ACK (AK-3) and, in ack
+// mode, acknowledges a ring message (AK-2). It reports whether the algorithm should go
 // on and handle m.
 func (l *Link) Receive(ctx *sim.Context, m *sim.Message) bool {
 	if m.Type == MsgAck {
 		// An ACK from a process already skipped (a time-out that was too short) or with
 		// nothing waiting changes nothing.
 		if len(l.pending) > 0 && m.From == l.to {
-			ctx.Rule("AK3")
+			ctx.Rule("AK-3")
 			ctx.CancelTimer(TimerAck)
 			l.next(ctx)
 		}
 		return false
 	}
 	if l.ack {
-		ctx.Rule("AK2")
+		ctx.Rule("AK-2")
 		ctx.Send(m.From, sim.Message{Type: MsgAck})
 	}
 	return true
 }
 
-// Timer handles the ack time-out (AK4) and reports whether name was it. owner returns
-// the id of the process a message must end at (-1: none); a message whose owner is the
-// skipped process is dropped, since it could otherwise go round for ever.
-func (l *Link) Timer(ctx *sim.Context, name string, owner func(m *sim.Message) int) bool {
+// Timer handles the ack time-out (AK-4) and reports whether name was it; a message whose
+// owner is the skipped process is dropped, since it could otherwise go round for ever.
+func (l *Link) Timer(ctx *sim.Context, name string) bool {
 	if name != TimerAck {
 		return false
 	}
 	if len(l.pending) == 0 {
 		return true
 	}
-	ctx.Rule("AK4")
-	if owner(&l.pending[0]) == ctx.ID(l.to) {
+	ctx.Rule("AK-4")
+	if l.owner(&l.pending[0]) == ctx.ID(l.to) {
 		l.next(ctx)
 		return true
 	}

@@ -28,11 +28,13 @@ func TestFieldsDecode(t *testing.T) {
 		{"{}", Params{}, ""},
 		{`{"ack": true}`, Params{Ack: true}, ""},
 		{`{"ack": true, "ackTimeout": 3, "extra": "x"}`, Params{Ack: true, AckTimeout: 3}, ""},
-		{`{"ackTimeout": 3}`, Params{}, `params.ackTimeout: only used with "ack": true`},
+		{`{"skip": "ack", "restart": true}`, Params{Skip: "ack", Restart: true}, ""},
+		{`{"ackTimeout": 3}`, Params{}, `params.ackTimeout: only used with "skip": "ack"`},
+		{`{"skip": "detector", "ackTimeout": 3}`, Params{}, `params.ackTimeout: only used with "skip": "ack"`},
 		{`{"ack": true, "ackTimeout": -1}`, Params{}, "params.ackTimeout: must be a positive integer"},
 		{`{"ack": null}`, Params{}, ""},
 		{`{"ack": "on"}`, Params{}, "params.ack: got string, want true or false"},
-		{`{"nope": 1}`, Params{}, "params.nope: unknown field (allowed: extra, ack, ackTimeout)"},
+		{`{"nope": 1}`, Params{}, "params.nope: unknown field (allowed: extra, skip, ack, ackTimeout, restart)"},
 	} {
 		got, err := params.Parse([]byte(tc.in), nil, fields, settings{})
 		if tc.wantErr != "" {
@@ -68,7 +70,7 @@ func TestSuccessorWrapsRound(t *testing.T) {
 // Without acknowledgements the link is a plain send to the successor: nothing kept,
 // nothing to encode, no rule.
 func TestLinkWithoutAcks(t *testing.T) {
-	l := NewLink(Params{}, 3)
+	l := NewLink(Params{}, 3, func(*sim.Message) int { return -1 })
 	ctx := sim.NewContext(2, []int{10, 20, 30})
 	l.Send(ctx, sim.Message{Type: "X", Vec: []int{1}})
 	if got := ctx.Sent(); len(got) != 1 || got[0].To != 0 || len(ctx.Effects()) != 1 {
@@ -86,7 +88,7 @@ func TestLinkWithoutAcks(t *testing.T) {
 // The link's copy of a message is its own: changing the caller's slice afterwards does
 // not change what a time-out re-sends, and a clone keeps its own copy too.
 func TestLinkKeepsItsOwnCopies(t *testing.T) {
-	l := NewLink(Params{Ack: true}, 1)
+	l := NewLink(Params{Ack: true}, 1, func(*sim.Message) int { return -1 })
 	ctx := sim.NewContext(0, []int{10, 20, 30})
 	vec := []int{7}
 	l.Send(ctx, sim.Message{Type: "X", Vec: vec})
@@ -94,7 +96,7 @@ func TestLinkKeepsItsOwnCopies(t *testing.T) {
 	vec[0] = 99
 	l.pending[0].Vec[0] = 55
 	ctx.Reset(0)
-	c.Timer(ctx, TimerAck, func(*sim.Message) int { return -1 })
+	c.Timer(ctx, TimerAck)
 	if got := ctx.Sent(); len(got) != 1 || got[0].To != 2 || !slices.Equal(got[0].Vec, []int{7}) {
 		t.Fatalf("clone re-sent %+v, want X[7] to index 2", got)
 	}

@@ -40,6 +40,12 @@ type stepResult struct {
 
 // memoKey packs (node state, argument, input kind, node index) into one word: a map
 // with integer keys is much faster than one with struct keys.
+// memoK adds who is up: a step may ask the perfect failure detector (sim.Context.Up).
+type memoK struct {
+	k  uint64
+	up uint16 // bit i: node i is up (MaxNodes fits)
+}
+
 func memoKey(i int, id uint32, kind sim.InputKind, arg uint32) uint64 {
 	if arg >= 1<<24 {
 		panic("explore: more than 2^24 distinct messages")
@@ -72,7 +78,9 @@ type interner struct {
 	timerBG  []bool
 	timerIdx map[string]uint32
 
-	memo    map[uint64]uint32
+	memo    map[memoK]uint32
+	up      uint16 // who is up in the state being stepped (bit i: node i)
+	upNodes []bool // the same, for the context
 	results []stepResult
 	effs    []eff
 
@@ -92,14 +100,31 @@ func newInterner(m *model) *interner {
 		nodeIdx:  make([]map[string]uint32, m.n),
 		msgIdx:   map[string]uint32{},
 		timerIdx: map[string]uint32{},
-		memo:     map[uint64]uint32{},
+		memo:     map[memoK]uint32{},
 		fresh:    make([]uint32, m.n),
+		up:       1<<m.n - 1,
+		upNodes:  make([]bool, m.n),
 	}
+	for i := range it.upNodes {
+		it.upNodes[i] = true
+	}
+	it.ctx.SetUp(it.upNodes)
 	for i := range it.nodeIdx {
 		it.nodeIdx[i] = map[string]uint32{}
 		it.fresh[i] = it.node(i, m.spec.New(i, &m.setup))
 	}
 	return it
+}
+
+// setUp records who is up in the state about to be stepped.
+func (it *interner) setUp(up func(i int) bool) {
+	it.up = 0
+	for i := range it.upNodes {
+		it.upNodes[i] = up(i)
+		if it.upNodes[i] {
+			it.up |= 1 << i
+		}
+	}
 }
 
 // node interns node i's state nd (which it keeps: the caller must not change it).
@@ -167,7 +192,7 @@ func (it *interner) timer(name string) uint32 {
 
 // step returns what node i in state id does with an input (memoised).
 func (it *interner) step(i int, id uint32, kind sim.InputKind, arg uint32) stepResult {
-	k := memoKey(i, id, kind, arg)
+	k := memoK{memoKey(i, id, kind, arg), it.up}
 	if r, ok := it.memo[k]; ok {
 		return it.results[r]
 	}

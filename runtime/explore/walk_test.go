@@ -150,6 +150,11 @@ func walk(t *testing.T, cfg sim.Config, seed uint64, steps int) {
 				real[i] = x.m.spec.New(i, &x.m.setup)
 			}
 			ctx := sim.NewContext(i, x.m.ids)
+			up := make([]bool, len(real))
+			for k := range up {
+				up[k] = s.nodes[k].alive
+			}
+			ctx.SetUp(up) // the perfect failure detector sees the state's crashes
 			real[i].Step(ctx, &in)
 			want = slices.Clone(ctx.Effects())
 		}
@@ -166,6 +171,7 @@ func walk(t *testing.T, cfg sim.Config, seed uint64, steps int) {
 			case tTimer:
 				arg = uint32(s.timers[tr.a].name)
 			}
+			x.it.setUp(func(k int) bool { return s.nodes[k].alive })
 			r = x.it.step(i, id, in.Kind, arg)
 		}
 		if x.apply(s, tr) != nil {

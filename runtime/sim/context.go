@@ -29,6 +29,7 @@ type Effect struct {
 type Context struct {
 	self    int
 	ids     []int
+	up      []bool // who is up, for Up; nil: everybody
 	effects []Effect
 }
 
@@ -46,6 +47,15 @@ func (c *Context) N() int { return len(c.ids) }
 // ID is the id of node i; SelfID the id of this node.
 func (c *Context) ID(i int) int { return c.ids[i] }
 func (c *Context) SelfID() int  { return c.ids[c.self] }
+
+// Up is a perfect failure detector: it reports whether node i is up (not crashed)
+// right now. An algorithm asks it only where its notes assume crashes are reliably
+// detected; the kernel answers from its own record of crashes.
+func (c *Context) Up(i int) bool { return c.up == nil || c.up[i] }
+
+// SetUp points Up at a record of who is up (shared, read at each call; nil: everybody).
+// The kernel and the explorer set it; a test may, to drive one node beside crashed ones.
+func (c *Context) SetUp(up []bool) { c.up = up }
 
 // Index returns the index of the node with this id.
 func (c *Context) Index(id int) (int, bool) {

@@ -109,6 +109,7 @@ func New(cfg Config, sink Sink) (*Sim, error) {
 	}
 	s.mon = newMonitors(n, pendingLimit)
 	s.ctx.ids = cfg.IDs
+	s.ctx.up = s.alive
 	for i := range s.alive {
 		s.alive[i] = true
 	}

@@ -33,7 +33,8 @@ type scenario struct {
 		Do   string `json:"do"`
 		Node int    `json:"node"`
 	} `json:"events"`
-	Until int `json:"until"`
+	Until    int             `json:"until"`
+	Captions json.RawMessage `json:"captions"` // checked by the scenarios package
 }
 
 // Config turns a scenario v1 text into a kernel configuration for spec the way the
@@ -223,4 +224,66 @@ func Run(t testing.TB, cfg sim.Config) (*sim.Sim, []sim.Event) {
 		t.Fatalf("seed %d: %v", cfg.Seed, err)
 	}
 	return s, rec.Events
+}
+
+// RuleParams adds "restart": false to a params object that does not set it: a test of
+// one rule leaves the restart timer out, and the restart rule's own tests set it.
+func RuleParams(t testing.TB, params string) string {
+	t.Helper()
+	m := map[string]json.RawMessage{}
+	if p := strings.TrimSpace(params); p != "" && p != "null" {
+		if err := json.Unmarshal([]byte(p), &m); err != nil {
+			return params // let the decoder report it
+		}
+	}
+	if _, ok := m["restart"]; !ok {
+		m["restart"] = json.RawMessage("false")
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// HighestCrashedAnyStarter is the lecture's case for every ring election: the highest
+// id (the leader) has crashed and any one live process starts the election. For each
+// seed 1..seeds, on the ring ring(seed), FIFO and not, and every starter, the run must
+// end quiet with no violation and every live process following the highest live id.
+func HighestCrashedAnyStarter(t *testing.T, spec *sim.Spec, params any, seeds uint64, ring func(seed uint64) []int) {
+	t.Helper()
+	for _, fifo := range []bool{true, false} {
+		for seed := uint64(1); seed <= seeds; seed++ {
+			ids := ring(seed)
+			h := slices.Index(ids, slices.Max(ids))
+			up := make([]bool, len(ids))
+			for i := range up {
+				up[i] = i != h
+			}
+			for s := range ids {
+				if s == h {
+					continue
+				}
+				cfg := sim.Config{Spec: spec, IDs: ids, Seed: seed, Params: params, Until: spec.Defaults.Until,
+					Network: sim.Network{DelayMin: 1, DelayMax: 3, FIFO: fifo},
+					Actions: []sim.Action{
+						{At: 0, Do: sim.ActCrash, Node: h, From: -1, To: -1},
+						{At: 1, Do: sim.ActElect, Node: s, From: -1, To: -1},
+					}}
+				sm, evs := Run(t, cfg)
+				where := fmt.Sprintf("fifo %t, seed %d, ring %v, P%d starts", fifo, seed, ids, ids[s])
+				if !sm.Quiescent() {
+					t.Fatalf("%s: still busy at the end", where)
+				}
+				for _, e := range evs {
+					if e.Type == sim.EvViolation {
+						t.Fatalf("%s: %s: %s", where, e.Property, e.Detail)
+					}
+				}
+				if d := Disagreement(evs, ids, HighestUp(ids, up)); d != "" {
+					t.Fatalf("%s: %s", where, d)
+				}
+			}
+		}
+	}
 }
