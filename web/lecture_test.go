@@ -313,6 +313,12 @@ func TestLectureLateJoinAndReconnectWithoutGapOrDuplicate(t *testing.T) {
 	// back starts from it too.
 	rig.drive(t, steps(40)...)
 	back.take(40)
+	// The checkpoint is refreshed off the presenter's path: wait until it has been.
+	l, ok := rig.srv.lectures.ByCode(rig.code)
+	if !ok {
+		t.Fatal("the lecture is gone")
+	}
+	testwait.For(t, "the lecture's checkpoint catching up with the run", func() bool { return l.CatchUpLen() < 24 })
 	late := newStream(t, rig.follow(t, 0))
 	snap := late.catchUp()
 	behind := back.last - late.last

@@ -149,6 +149,10 @@ func (l *Lecture) Step() int {
 // Followers is the number of followers attached.
 func (l *Lecture) Followers() int { return l.stream.Followers() }
 
+// CatchUpLen is how many frames a follower joining now replays after the checkpoint:
+// the checkpoint is refreshed as the run goes, so it stays short.
+func (l *Lecture) CatchUpLen() int { return l.stream.LogLen() }
+
 // Follow attaches a follower, resuming after sequence number after (0: from a checkpoint).
 func (l *Lecture) Follow(after uint64, f Follower) (Subscription, error) {
 	if err := l.Admit(); err != nil {
