@@ -3,6 +3,8 @@ package export
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -11,10 +13,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/teach-dist/playground/internal/testwait"
 	"github.com/teach-dist/playground/scenarios"
 	"github.com/teach-dist/playground/web/gate"
 	"github.com/teach-dist/playground/web/runs"
@@ -246,5 +250,32 @@ func TestExportsAreLimitedAtOnce(t *testing.T) {
 	h.ServeHTTP(w, request(path, "[2001:db8:1:2::1]:1000"))
 	if w.Code != http.StatusOK || cutNote(t, "trace.jsonl", w.Body.String()) != "" {
 		t.Fatalf("after the others finished: %d", w.Code)
+	}
+}
+
+// A client that asks for a huge export and never reads it loses its place when the
+// time limit is up (its writes fail), and the next client gets the export.
+func TestAClientThatDoesNotReadLosesItsPlace(t *testing.T) {
+	a := New(runs.Source{}, Options{Gate: gate.Limits{Concurrent: 1, Timeout: 200 * time.Millisecond}, MaxBytes: 1 << 30})
+	ts := httptest.NewServer(linkRouter(a))
+	defer ts.Close()
+	path := "/r/" + bigLink(t) + "/shiviz?step=95000" // 195 MB: more than any socket buffer
+	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	testwait.For(t, "the export to start", func() bool { return a.gate.Running() == 1 })
+	testwait.For(t, "the unread export to give its place back", func() bool { return a.gate.Running() == 0 })
+	resp, err := http.Get(ts.URL + "/r/" + bigLink(t) + "/trace.jsonl?step=100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("the next client: %d", resp.StatusCode)
 	}
 }

@@ -140,6 +140,10 @@ func (g *Gate) wrap(h http.HandlerFunc, client func(*http.Request) netip.Prefix)
 		defer g.leave(c)
 		ctx, cancel := context.WithTimeout(r.Context(), g.lim.Timeout)
 		defer cancel()
+		// A client that does not read would hold its place forever in a blocked write:
+		// writes fail a quarter after the deadline (the handler's last words: a cut
+		// export's note, a buffer's flush).
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(g.lim.Timeout + g.lim.Timeout/4))
 		h(w, r.WithContext(ctx))
 	}
 }
