@@ -162,7 +162,8 @@ func (a *API) SessionTimeline(w http.ResponseWriter, r *http.Request) {
 }
 
 // trace streams a run as trace v1 JSON Lines. Cut by its budget, its last line is
-// {"t":T,"type":"cut","step":K,"detail":"…"}: where it stopped and how to ask for less.
+// {"seq":N,"t":T,"type":"cut","step":K,"detail":"…"} (docs/trace.md): where it
+// stopped and how to ask for less.
 func (a *API) trace(w http.ResponseWriter, r *http.Request, j job) {
 	out := output(w, r, j, "application/x-ndjson; charset=utf-8", "trace.jsonl")
 	bw := bufio.NewWriter(out)
@@ -175,7 +176,9 @@ func (a *API) trace(w http.ResponseWriter, r *http.Request, j job) {
 		}
 	})
 	if err == sim.ErrStopped {
-		line = append(line[:0], `{"t":`...)
+		line = append(line[:0], `{"seq":`...)
+		line = strconv.AppendInt(line, int64(b.events), 10)
+		line = append(line, `,"t":`...)
 		line = strconv.AppendInt(line, int64(s.Now()), 10)
 		line = append(line, `,"type":"cut","step":`...)
 		line = strconv.AppendInt(line, int64(b.stopped), 10)

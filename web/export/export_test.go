@@ -131,11 +131,17 @@ func cutNote(t *testing.T, kind, body string) string {
 	lines := strings.Split(strings.TrimRight(body, "\n"), "\n")
 	switch kind {
 	case "trace.jsonl":
-		var last struct{ Type, Detail string }
+		var last, before struct {
+			Seq          int
+			Type, Detail string
+		}
 		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
 			t.Fatalf("the trace's last line: %v", err)
 		}
 		if last.Type == "cut" {
+			if err := json.Unmarshal([]byte(lines[len(lines)-2]), &before); err != nil || last.Seq != before.Seq+1 {
+				t.Fatalf("the cut line's seq %d follows %d (%v)", last.Seq, before.Seq, err)
+			}
 			return last.Detail
 		}
 	case "shiviz":
