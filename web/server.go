@@ -65,6 +65,9 @@ type Options struct {
 	Compare compare.Options
 	// Explore bounds the searches the Explore action starts (explore.go).
 	Explore ExploreLimits
+	// Exports bound the trace, ShiViz, timeline and costs exports (web/export): at once
+	// in all and per client, each one's time, events and bytes, and the lectures' cache.
+	Exports export.Options
 	// ShutdownTimeout bounds a graceful shutdown: requests in progress and the closing
 	// handshakes of WebSockets get this long (default 10 s).
 	ShutdownTimeout time.Duration
@@ -137,7 +140,15 @@ func New(opts Options) *Server {
 	s.sockets = socket.NewHub(s.sessions, socket.Options{PongWait: opts.PongWait, WriteWait: opts.WriteWait,
 		SendQueue: opts.SendQueue, ReadLimit: opts.ReadLimit, Logger: opts.Logger, Metrics: s.metrics, Limits: s.limits, Ready: s.Ready})
 	s.runs = runs.Source{Sessions: s.sessions, Lectures: s.lectures}
-	s.exports = export.New(s.runs)
+	exp := opts.Exports
+	exp.Refused = func(which string) {
+		if which == "client" {
+			s.metrics.RateLimited("exports")
+		} else {
+			s.metrics.Refused("exports")
+		}
+	}
+	s.exports = export.New(s.runs, exp)
 	s.lecture = lecturehttp.New(lecturehttp.Options{Sessions: s.sessions, Lectures: s.lectures, Hub: s.sockets,
 		Pages: s.pages, Metrics: s.metrics, Refresh: opts.Lecture.Refresh})
 	s.router = s.routes()

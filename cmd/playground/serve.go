@@ -16,6 +16,8 @@ import (
 	"github.com/teach-dist/playground/runtime/lecture/natsbroker"
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/web"
+	"github.com/teach-dist/playground/web/export"
+	"github.com/teach-dist/playground/web/gate"
 	"github.com/teach-dist/playground/web/ops"
 	"github.com/teach-dist/playground/web/ratelimit"
 )
@@ -66,6 +68,12 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	noLimits := fs.Bool("no-limits", false, "turn every per-client rate limit off (load tests on loopback)")
 	brokerKind := fs.String("broker", "memory", "how lectures reach their followers: memory (this server only) or nats (followers on any of several servers; docs/deploy.md)")
 	natsURL := fs.String("nats-url", "nats://127.0.0.1:4222", "with --broker nats: the NATS server, or several separated by commas")
+	exportsAtOnce := fs.Int("export-concurrent", 4, "trace, ShiViz, timeline and costs exports replaying at once, server-wide; past it 503 with Retry-After")
+	exportsPerClient := fs.Int("export-per-client", 2, "exports at once per client address (IPv6: per /64); past it 429 with Retry-After")
+	exportTimeout := fs.Duration("export-timeout", 30*time.Second, "how long one export may replay; past it the export ends with a note naming the step it reached")
+	exportMiB := fs.Int("export-max-mib", 32, "MiB one export may write; past it the export ends with a note naming the step it reached")
+	exportEvents := fs.Int("export-max-events", 1_000_000, "events one export may carry; past it the export ends with a note naming the step it reached")
+	exportCacheMiB := fs.Int("export-cache-mib", 64, "MiB of lectures' exports kept for their followers (computed once per presenter step)")
 	limits := ratelimit.DefaultLimits()
 	fs.Var(rateFlag{&limits.Pages}, "rate-pages", "page loads per client address (N/UNIT:BURST, or off)")
 	fs.Var(rateFlag{&limits.Sessions}, "rate-sessions", "new runs and lectures per client address")
@@ -87,7 +95,9 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, c := range []struct {
 		name string
 		v    int
-	}{{"max-sessions", *maxSessions}, {"max-viewers", *maxViewers}, {"max-lectures", *maxLectures}, {"max-followers", *maxFollowers}} {
+	}{{"max-sessions", *maxSessions}, {"max-viewers", *maxViewers}, {"max-lectures", *maxLectures}, {"max-followers", *maxFollowers},
+		{"export-concurrent", *exportsAtOnce}, {"export-per-client", *exportsPerClient}, {"export-max-mib", *exportMiB},
+		{"export-max-events", *exportEvents}, {"export-cache-mib", *exportCacheMiB}} {
 		if c.v < 1 {
 			return fmt.Errorf("serve: --%s: %d must be at least 1", c.name, c.v)
 		}
@@ -97,6 +107,9 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *rest != 0 && *rest < time.Second {
 		return fmt.Errorf("serve: --hibernate-after: %v must be 0 (never) or at least 1s", *rest)
+	}
+	if *exportTimeout < time.Second {
+		return fmt.Errorf("serve: --export-timeout: %v must be at least 1s", *exportTimeout)
 	}
 	if *shutdown < 100*time.Millisecond {
 		return fmt.Errorf("serve: --shutdown-timeout: %v must be at least 100ms", *shutdown)
@@ -139,6 +152,8 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		MaxSessions: *maxSessions, MaxViewers: *maxViewers, Idle: *idle, HibernateAfter: *rest, Logger: logger,
 		Limits: limits, ClientIP: clientIP, ShutdownTimeout: *shutdown,
 		Lecture: lecture.Options{Max: *maxLectures, MaxFollowers: *maxFollowers}, Broker: broker,
+		Exports: export.Options{Gate: gate.Limits{Concurrent: *exportsAtOnce, PerClient: *exportsPerClient, Timeout: *exportTimeout},
+			MaxBytes: int64(*exportMiB) << 20, MaxEvents: *exportEvents, LectureCache: int64(*exportCacheMiB) << 20},
 	})
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -42,6 +42,7 @@ type Writer struct {
 	pending []entry    // written at the next event of a process: the start events, then one
 	waiting [][]string // per process: rules fired before its event of the same step
 	line    []byte
+	first   []int // the clock of the first process's last event written (nil: its start)
 }
 
 type entry struct {
@@ -182,7 +183,24 @@ func (l *Writer) write(e *entry) {
 	}
 	b = append(b, "}\n"...)
 	l.line = b
+	if e.node == 0 {
+		l.first = append(l.first[:0], e.clock...)
+	}
 	_, _ = l.w.Write(b)
+}
+
+// Note ends the log with an event of the first process at time t that says text (an
+// export cut short says so in the log itself, where ShiViz shows it). Write nothing
+// after it but Close.
+func (l *Writer) Note(t int, text string) {
+	l.flush()
+	if len(l.ids) == 0 {
+		return
+	}
+	clock := make([]int, len(l.ids))
+	copy(clock, l.first)
+	clock[0]++
+	l.write(&entry{node: 0, t: t, clock: clock, text: []byte(text)})
 }
 
 // Close writes what is held back and flushes; it returns the first write error.

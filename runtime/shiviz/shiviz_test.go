@@ -335,3 +335,36 @@ func TestDocsShowTheExport(t *testing.T) {
 		rest = rest[i+len(part):]
 	}
 }
+
+// A note ends a log as one more event of the first process, which ShiViz reads like
+// any other: at the start of a run, and after the first process's own events.
+func TestNoteEndsTheLogAsAnEvent(t *testing.T) {
+	e := scenarios.Curated()[0]
+	cfg, err := e.Scenario.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []int{0, 1, 5, 40} {
+		var b bytes.Buffer
+		log := shiviz.New(&b, sim.NewEncoder(cfg.Spec, cfg.IDs), cfg.IDs)
+		s, err := sim.Replay(cfg, nil, step, log.Sink())
+		if err != nil {
+			t.Fatal(err)
+		}
+		log.Note(s.Now(), "cut here")
+		if err := log.Close(); err != nil {
+			t.Fatal(err)
+		}
+		got, g, err := read(b.String())
+		if err == nil && g == nil {
+			err = fmt.Errorf("no graph")
+		}
+		if err != nil {
+			t.Fatalf("step %d: %v\n%s", step, err, b.String())
+		}
+		last := got[len(got)-1]
+		if !strings.HasSuffix(last.text, "cut here") || last.host != "P"+strconv.Itoa(cfg.IDs[0]) {
+			t.Fatalf("step %d: the last event is %+v", step, last)
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package sim
 
-import "slices"
+import (
+	"errors"
+	"slices"
+)
 
 // NodeView is what the inspector shows of one node.
 type NodeView struct {
@@ -85,6 +88,16 @@ type Intervention struct {
 // Replay rebuilds a run from its configuration and interventions and advances it to
 // the given step (or its end, if sooner). Seek is a replay: runs are cheap to redo.
 func Replay(cfg Config, ivs []Intervention, step int, sink Sink) (*Sim, error) {
+	return ReplayWhile(cfg, ivs, step, sink, nil)
+}
+
+// ErrStopped is ReplayWhile's error when goOn said stop.
+var ErrStopped = errors.New("replay stopped")
+
+// ReplayWhile is Replay that asks goOn (if not nil) before each step whether to go on,
+// and returns the run where it stands with ErrStopped when it says no: an export
+// bounded in time or size stops between steps and can say which step it reached.
+func ReplayWhile(cfg Config, ivs []Intervention, step int, sink Sink, goOn func(*Sim) bool) (*Sim, error) {
 	s, err := New(cfg, sink)
 	if err != nil {
 		return nil, err
@@ -99,6 +112,9 @@ func Replay(cfg Config, ivs []Intervention, step int, sink Sink) (*Sim, error) {
 		}
 		if s.steps >= step {
 			return s, nil
+		}
+		if goOn != nil && !goOn(s) {
+			return s, ErrStopped
 		}
 		if k < len(ivs) && ivs[k].Step <= s.steps {
 			// The user took this step (a held message delivered), not the network.

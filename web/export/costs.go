@@ -10,22 +10,18 @@ import (
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
-// SessionCosts serves GET /api/sessions/{id}/metrics[?step=k]: the session's
-// run measured against the notes up to step k (default: the step shown), by replay
-// off the session's goroutine, as the trace export does.
-func (a *API) SessionCosts(w http.ResponseWriter, r *http.Request) {
-	rec, step, ok := a.recipeAt(w, r, true)
-	if !ok {
-		return
-	}
-	res, err := measureRecipe(rec, step)
+// costs answers the run measured against the notes up to the job's step, by replay
+// off the session's goroutine. Its answer is small (a few counts per process); the
+// gate bounds the replays at once.
+func (a *API) costs(w http.ResponseWriter, r *http.Request, j job) {
+	res, err := measureRecipe(j.rec, j.step)
 	if err != nil {
 		http.Error(w, "replay: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
+	h.Set("Cache-Control", j.cache)
 	_ = json.NewEncoder(w).Encode(res)
 }
 

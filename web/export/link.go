@@ -2,8 +2,6 @@ package export
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
@@ -51,20 +49,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// replayed is a run's trace up to step, with the configuration a live session uses
-// (no end time, its event limit), so that an export numbers steps as the page does.
-// A refused intervention (only a hand-made link has one) ends it where it stands.
-func replayed(cfg sim.Config, ivs []sim.Intervention, step int, sink func(*sim.Encoder) sim.Sink) error {
-	cfg.Until = 0
-	cfg.MaxEvents = session.DefaultMaxEvents
-	_, err := sim.Replay(cfg, ivs, step, sink(sim.NewEncoder(cfg.Spec, cfg.IDs)))
-	var ae *sim.ActionError
-	if errors.As(err, &ae) {
-		return nil
-	}
-	return err
-}
-
 // linkExport decodes the link of an export URL and its ?step= (default: the link's
 // timeline), answering 400 itself when it cannot.
 func linkExport(w http.ResponseWriter, r *http.Request) (runs.Link, int, bool) {
@@ -81,42 +65,22 @@ func linkExport(w http.ResponseWriter, r *http.Request) (runs.Link, int, bool) {
 	return lr, step, true
 }
 
+// fromLink serves one kind of export of the link the URL names, behind the gate.
+func (a *API) fromLink(write writer) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		lr, step, ok := linkExport(w, r)
+		if !ok {
+			return
+		}
+		rec := session.Recipe{Setup: lr.Setup, Config: lr.Setup.Config, Interventions: lr.IVs}
+		// A code names one run forever.
+		a.gated(write, job{rec: rec, step: step, cache: "public, max-age=86400", name: lr.Link.Scenario.Algorithm})(w, r)
+	}
+}
+
 // LinkTrace serves a link's run as trace v1 JSON Lines, up to the link's
 // timeline or ?step=.
-func (a *API) LinkTrace(w http.ResponseWriter, r *http.Request) {
-	lr, step, ok := linkExport(w, r)
-	if !ok {
-		return
-	}
-	var buf []byte
-	if err := replayed(lr.Setup.Config, lr.IVs, step, func(e *sim.Encoder) sim.Sink { return e.Lines(&buf) }); err != nil {
-		http.Error(w, "this run cannot be replayed: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", "application/x-ndjson; charset=utf-8")
-	h.Set("Cache-Control", "public, max-age=86400") // a code names one run forever
-	if r.URL.Query().Get("download") == "1" {
-		h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-trace.jsonl"`, lr.Link.Scenario.Algorithm))
-	}
-	_, _ = w.Write(buf)
-}
+func (a *API) LinkTrace(w http.ResponseWriter, r *http.Request) { a.fromLink((*API).trace)(w, r) }
 
 // LinkShiViz serves a link's run as a ShiViz log.
-func (a *API) LinkShiViz(w http.ResponseWriter, r *http.Request) {
-	lr, step, ok := linkExport(w, r)
-	if !ok {
-		return
-	}
-	serveShiViz(w, r, lr.Setup.Config, lr.IVs, step, "public, max-age=86400")
-}
-
-// SessionShiViz serves a live session's timeline as a ShiViz log, up to its
-// horizon or ?step=.
-func (a *API) SessionShiViz(w http.ResponseWriter, r *http.Request) {
-	rec, step, ok := a.recipeAt(w, r, false)
-	if !ok {
-		return
-	}
-	serveShiViz(w, r, rec.Setup.Config, rec.Interventions, step, "no-store")
-}
+func (a *API) LinkShiViz(w http.ResponseWriter, r *http.Request) { a.fromLink((*API).shiviz)(w, r) }

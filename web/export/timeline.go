@@ -2,6 +2,7 @@ package export
 
 import (
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
 
@@ -14,7 +15,7 @@ import (
 // tens of megabytes.
 const timelineLimit = 50_000
 
-// SessionTimeline serves GET /api/sessions/{id}/timeline: the session's whole
+// timeline answers GET /api/sessions/{id}/timeline: the session's whole
 // timeline up to its horizon, as the batches the WebSocket streams (docs/spacetime.md):
 //
 //	{"horizon":H,"step":S,"interventions":I,"truncated":false,
@@ -24,26 +25,19 @@ const timelineLimit = 50_000
 // which belongs to the step it was made at. Its events are trace v1 exactly, so the
 // batches' events in order are the session's trace. The space-time diagram needs the
 // step of every event, which the trace alone does not tell.
-func (a *API) SessionTimeline(w http.ResponseWriter, r *http.Request) {
-	rec, ok := a.src.Recipe(w, r)
-	if !ok {
-		return
+func (a *API) timeline(w http.ResponseWriter, r *http.Request, j job) {
+	out := output(w, r, j, "application/json", "timeline.json")
+	if err := timelineJSON(out, j.rec, timelineLimit, a.budget(r.Context(), out, j.rec.Horizon)); err != nil {
+		fail(w, out, err)
 	}
-	buf, err := timelineJSON(rec, timelineLimit)
-	if err != nil {
-		http.Error(w, "replay: "+err.Error(), http.StatusInternalServerError)
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
-	_, _ = w.Write(buf)
 }
 
 // timelineJSON replays rec to its horizon the way the session rebuilds a run (its
 // rebuild and forward), so every batch, its step and its events are those a viewer
-// following the run live was sent. It stops after the batch that reaches limit events.
-func timelineJSON(rec session.Recipe, limit int) ([]byte, error) {
+// following the run live was sent. It stops after the batch that reaches limit events,
+// or between steps when b is spent (then "cut" says where and why). It streams to w a
+// few kilobytes at a time.
+func timelineJSON(w io.Writer, rec session.Recipe, limit int, b *budget) error {
 	cfg := rec.Setup.Config
 	// As the live run: no end time (it goes quiet instead) and the session's limit.
 	cfg.Until = 0
@@ -89,14 +83,18 @@ func timelineJSON(rec session.Recipe, limit int) ([]byte, error) {
 		out = append(out, cur...)
 		out = append(out, "]}"...)
 		cur, count = cur[:0], 0
+		if len(out) >= 32<<10 {
+			_, _ = w.Write(out)
+			out = out[:0]
+		}
 	}
 	discard := func() { cur, count = cur[:0], 0 }
-	full := func() bool { return total >= limit }
+	full := func() bool { return total >= limit || b.reason != "" || b.spent(sm.Steps()) }
 
 	var err error
-	sm, err = sim.New(cfg, sink)
+	sm, err = sim.New(cfg, func(ev *sim.Event) { b.events++; sink(ev) })
 	if err != nil {
-		return nil, err
+		return err
 	}
 	closeBatch()
 	k := 0 // interventions applied
@@ -154,5 +152,10 @@ func timelineJSON(rec session.Recipe, limit int) ([]byte, error) {
 	}
 	out = append(out, `],"truncated":`...)
 	out = strconv.AppendBool(out, full() && (sm.Steps() < rec.Horizon || k < len(ivs)))
-	return append(out, '}'), nil
+	if b.reason != "" && sm.Steps() < rec.Horizon {
+		out = append(out, `,"cut":`...)
+		out = strconv.AppendQuote(out, b.note())
+	}
+	_, err = w.Write(append(out, '}'))
+	return err
 }

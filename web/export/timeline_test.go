@@ -1,6 +1,7 @@
 package export
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -25,10 +26,11 @@ func TestTimelineIsCapped(t *testing.T) {
 		limit     int
 		truncated bool
 	}{{5, true}, {50_000, false}} {
-		b, err := timelineJSON(rec, tc.limit)
-		if err != nil {
+		var buf bytes.Buffer
+		if err := timelineJSON(&buf, rec, tc.limit, unbounded()); err != nil {
 			t.Fatal(err)
 		}
+		b := buf.Bytes()
 		var tl struct {
 			Truncated bool
 			Batches   []struct{ Events []json.RawMessage }

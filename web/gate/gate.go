@@ -1,0 +1,149 @@
+// Package gate bounds how many heavy requests (exports: replays that write megabytes)
+// run at once, server-wide and per client, and how long each may run. A request over a
+// bound is refused at once with a message and Retry-After, never queued: a queue of
+// replays nobody waits for any more is the overload this package exists to stop.
+//
+// A client is the rate limiter's key: the address chi's ClientIP middleware found, an
+// IPv6 address counted as its /64 (one host may hold a whole /64).
+package gate
+
+import (
+	"context"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-chi/chi/v5/middleware"
+)
+
+// Limits bound the requests a Gate lets through. Zero values take the defaults.
+type Limits struct {
+	Concurrent int           // at once, server-wide (default 4)
+	PerClient  int           // at once, per client (default 2)
+	Timeout    time.Duration // each request's deadline (default 30 s)
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.Concurrent <= 0 {
+		l.Concurrent = 4
+	}
+	if l.PerClient <= 0 {
+		l.PerClient = 2
+	}
+	if l.Timeout <= 0 {
+		l.Timeout = 30 * time.Second
+	}
+	return l
+}
+
+// Gate counts the requests it let through, in all and per client.
+type Gate struct {
+	lim Limits
+	// Refused, if set, is told each refusal: "client" or "server" (metrics).
+	Refused func(which string)
+
+	mu    sync.Mutex
+	n     int
+	per   map[netip.Prefix]int
+	after time.Duration // Retry-After of a refusal
+}
+
+// New returns a gate with these limits.
+func New(lim Limits) *Gate {
+	lim = lim.withDefaults()
+	return &Gate{lim: lim, per: map[netip.Prefix]int{}, after: max(time.Second, lim.Timeout/4)}
+}
+
+// Limits are the gate's limits, defaults applied.
+func (g *Gate) Limits() Limits { return g.lim }
+
+// Client is the key of r's client: its address, an IPv6 one as its /64.
+func Client(r *http.Request) netip.Prefix {
+	a := middleware.GetClientIPAddr(r.Context()).Unmap()
+	bits := a.BitLen()
+	if a.Is6() {
+		bits = 64
+	}
+	p, err := a.Prefix(bits)
+	if err != nil { // no address found (a handler called without ClientIP): one shared key
+		return netip.Prefix{}
+	}
+	return p
+}
+
+// shared is the key of work done for everyone (Shared): it has no per-client share.
+var shared = netip.PrefixFrom(netip.IPv6Unspecified(), 1)
+
+// enter takes a place for client c; ok is false with the limit that refused it.
+func (g *Gate) enter(c netip.Prefix) (which string, ok bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case c != shared && g.per[c] >= g.lim.PerClient:
+		return "client", false
+	case g.n >= g.lim.Concurrent:
+		return "server", false
+	}
+	g.n++
+	g.per[c]++
+	return "", true
+}
+
+func (g *Gate) leave(c netip.Prefix) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.n--
+	if g.per[c]--; g.per[c] <= 0 {
+		delete(g.per, c)
+	}
+}
+
+// Running is how many requests are inside the gate.
+func (g *Gate) Running() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.n
+}
+
+// Wrap lets h run when r's client and the server have a place left, with the gate's
+// deadline on its context (h must watch it: a replay checks it between steps). A
+// client over its share gets 429, a full server 503, both with Retry-After.
+func (g *Gate) Wrap(h http.HandlerFunc) http.HandlerFunc { return g.wrap(h, Client) }
+
+// Shared is Wrap for work done once for many clients (a lecture's export, computed
+// for its whole hall behind one address): it counts toward the server's limit only.
+// Its callers bound how much of it one client can cause.
+func (g *Gate) Shared(h http.HandlerFunc) http.HandlerFunc {
+	return g.wrap(h, func(*http.Request) netip.Prefix { return shared })
+}
+
+func (g *Gate) wrap(h http.HandlerFunc, client func(*http.Request) netip.Prefix) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		c := client(r)
+		which, ok := g.enter(c)
+		if !ok {
+			if g.Refused != nil {
+				g.Refused(which)
+			}
+			w.Header().Set("Retry-After", strconv.Itoa(int(g.after/time.Second)))
+			if which == "client" {
+				http.Error(w, "too many exports at once from your address ("+strconv.Itoa(g.lim.PerClient)+
+					" at most): wait for one to finish, then try again", http.StatusTooManyRequests)
+				return
+			}
+			http.Error(w, "the server is busy with other exports ("+strconv.Itoa(g.lim.Concurrent)+
+				" at most at once): try again in a few seconds", http.StatusServiceUnavailable)
+			return
+		}
+		defer g.leave(c)
+		ctx, cancel := context.WithTimeout(r.Context(), g.lim.Timeout)
+		defer cancel()
+		// A client that does not read would hold its place forever in a blocked write:
+		// writes fail a quarter after the deadline (the handler's last words: a cut
+		// export's note, a buffer's flush).
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(g.lim.Timeout + g.lim.Timeout/4))
+		h(w, r.WithContext(ctx))
+	}
+}
