@@ -397,6 +397,9 @@ func strictJSON(data []byte, v any) error {
 	if dec.More() {
 		return errors.New("one JSON object per frame")
 	}
+	if k := scenarios.DuplicateKey(data); k != "" {
+		return errors.New(k + ": is given twice (each key once)")
+	}
 	return nil
 }
 

@@ -424,6 +424,9 @@ func ParseFrame(data []byte) (session.Command, *FrameError) {
 	if dec.More() {
 		return session.Command{}, &FrameError{code: protocol.CodeBadFrame, msg: "one JSON object per frame"}
 	}
+	if k := scenarios.DuplicateKey(data); k != "" {
+		return session.Command{}, &FrameError{ref: f.Ref, code: protocol.CodeBadField, msg: k + ": is given twice (each key once)"}
+	}
 	bad := func(format string, args ...any) (session.Command, *FrameError) {
 		return session.Command{}, &FrameError{ref: f.Ref, code: protocol.CodeBadField, msg: fmt.Sprintf(format, args...)}
 	}
