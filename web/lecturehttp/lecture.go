@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -25,6 +26,7 @@ import (
 	"github.com/teach-dist/playground/scenarios"
 	"github.com/teach-dist/playground/web/ops"
 	"github.com/teach-dist/playground/web/pages"
+	"github.com/teach-dist/playground/web/ratelimit"
 	"github.com/teach-dist/playground/web/socket"
 )
 
@@ -187,7 +189,7 @@ func (h *Handlers) FollowerPage(w http.ResponseWriter, r *http.Request) {
 	}
 	if _, err := r.Cookie(followerCookie); err != nil {
 		http.SetCookie(w, &http.Cookie{Name: followerCookie, Value: randomID(), Path: "/", HttpOnly: true,
-			SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil})
+			SameSite: http.SameSiteLaxMode, Secure: ratelimit.HTTPS(r)})
 	}
 	p.WS, p.API = "/ws/lecture/"+l.Code(), "/api/lectures/"+l.Code()
 	p.Title = "Following lecture " + lecture.DisplayCode(l.Code())
@@ -201,13 +203,34 @@ func randomID() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// joinURL is the absolute URL a student's phone opens from the QR code.
-func joinURL(r *http.Request, code string) string {
+// joinURL is the absolute URL a student's phone opens from the QR code, or false when
+// the request's Host cannot be part of one (a QR code holds a few hundred bytes; a
+// host name at most 253, and only the characters a host and port may have).
+func joinURL(r *http.Request, code string) (string, bool) {
 	scheme := "http"
-	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
+	if ratelimit.HTTPS(r) {
 		scheme = "https"
 	}
-	return scheme + "://" + r.Host + "/l/" + code
+	if !validHost(r.Host) {
+		return "", false
+	}
+	return scheme + "://" + r.Host + "/l/" + code, true
+}
+
+// maxHost is a DNS name (253) with a port; an IPv6 literal in brackets is shorter.
+const maxHost = 253 + len(":65535")
+
+func validHost(h string) bool {
+	if h == "" || len(h) > maxHost {
+		return false
+	}
+	for _, c := range h {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-.:[]_", c)
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func (h *Handlers) QR(w http.ResponseWriter, r *http.Request) {
@@ -220,7 +243,12 @@ func (h *Handlers) QR(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	svg, err := lecture.QRSVG(joinURL(r, code))
+	u, ok := joinURL(r, code)
+	if !ok {
+		http.Error(w, "the Host header is not a host name", http.StatusBadRequest)
+		return
+	}
+	svg, err := lecture.QRSVG(u)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
