@@ -43,7 +43,10 @@ type Options struct {
 	PongWait  time.Duration // a connection silent this long is dead (default 60 s)
 	WriteWait time.Duration // deadline of every write (default 10 s)
 	SendQueue int           // frames queued per connection before it counts as too slow (default 256)
-	ReadLimit int64         // largest frame accepted from a client (default 64 KiB)
+	// SendQueueBytes bounds the bytes queued per connection before it counts as too
+	// slow and is dropped (default 8 MiB: five snapshots of 128 processes).
+	SendQueueBytes int
+	ReadLimit      int64 // largest frame accepted from a client (default 64 KiB)
 
 	Lecture lecture.Options // lecture mode (runtime/lecture); zero values take its defaults
 	// Broker carries lectures' frames to their followers (default: in memory, this
@@ -89,6 +92,9 @@ func (o Options) withDefaults() Options {
 	if o.SendQueue <= 0 {
 		o.SendQueue = 256
 	}
+	if o.SendQueueBytes <= 0 {
+		o.SendQueueBytes = DefaultSendQueueBytes
+	}
 	if o.ReadLimit <= 0 {
 		o.ReadLimit = 64 << 10
 	}
@@ -104,6 +110,10 @@ func (o Options) withDefaults() Options {
 	}
 	return o
 }
+
+// DefaultSendQueueBytes is Options.SendQueueBytes unless set: room for five snapshots
+// of the largest run (128 processes, about 1.5 MB each) behind a viewer's reading.
+const DefaultSendQueueBytes = 8 << 20
 
 // Server serves the playground. Close it to end every session and connection.
 type Server struct {
@@ -135,7 +145,7 @@ func New(opts Options) *Server {
 			s.pages.Message(w, r, http.StatusTooManyRequests, "Slow down", "Too many requests", msg)
 		}})
 	s.sockets = socket.NewHub(s.sessions, socket.Options{PongWait: opts.PongWait, WriteWait: opts.WriteWait,
-		SendQueue: opts.SendQueue, ReadLimit: opts.ReadLimit, Logger: opts.Logger, Metrics: s.metrics, Limits: s.limits, Ready: s.Ready})
+		SendQueue: opts.SendQueue, SendBytes: opts.SendQueueBytes, ReadLimit: opts.ReadLimit, Logger: opts.Logger, Metrics: s.metrics, Limits: s.limits, Ready: s.Ready})
 	s.runs = runs.Source{Sessions: s.sessions, Lectures: s.lectures}
 	s.exports = export.New(s.runs)
 	s.lecture = lecturehttp.New(lecturehttp.Options{Sessions: s.sessions, Lectures: s.lectures, Hub: s.sockets,

@@ -55,6 +55,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	maxViewers := fs.Int("max-viewers", 64, "WebSocket viewers of one run at once (tabs on the same URL); past it a socket is refused with 'busy'")
 	maxLectures := fs.Int("max-lectures", 50, "live lectures at once; past it 'No room for another lecture'")
 	maxFollowers := fs.Int("max-followers", 1000, "followers of one lecture; past it a follower's socket is refused with 'busy'")
+	sendBytes := fs.Int("send-queue-bytes", web.DefaultSendQueueBytes, "bytes queued for one WebSocket viewer that does not read; past it the viewer is dropped (1013) and counted in playground_slow_clients_dropped_total")
 	idle := fs.Duration("idle", 10*time.Minute, "end a run nobody has watched for this long")
 	rest := fs.Duration("hibernate-after", session.DefaultHibernateAfter, "hibernate a run that has been still (paused, unwatched or quiet) this long: it keeps only its recipe and is rebuilt by replay when next needed; 0: never")
 	fs.DurationVar(rest, "rest", session.DefaultHibernateAfter, "the former name of --hibernate-after")
@@ -87,7 +88,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, c := range []struct {
 		name string
 		v    int
-	}{{"max-sessions", *maxSessions}, {"max-viewers", *maxViewers}, {"max-lectures", *maxLectures}, {"max-followers", *maxFollowers}} {
+	}{{"max-sessions", *maxSessions}, {"max-viewers", *maxViewers}, {"max-lectures", *maxLectures}, {"max-followers", *maxFollowers}, {"send-queue-bytes", *sendBytes}} {
 		if c.v < 1 {
 			return fmt.Errorf("serve: --%s: %d must be at least 1", c.name, c.v)
 		}
@@ -137,7 +138,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	srv := web.New(web.Options{
 		MaxSessions: *maxSessions, MaxViewers: *maxViewers, Idle: *idle, HibernateAfter: *rest, Logger: logger,
-		Limits: limits, ClientIP: clientIP, ShutdownTimeout: *shutdown,
+		Limits: limits, ClientIP: clientIP, ShutdownTimeout: *shutdown, SendQueueBytes: *sendBytes,
 		Lecture: lecture.Options{Max: *maxLectures, MaxFollowers: *maxFollowers}, Broker: broker,
 	})
 	ctx, cancel := context.WithCancel(ctx)
