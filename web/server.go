@@ -149,7 +149,8 @@ func New(opts Options) *Server {
 	s.runs = runs.Source{Sessions: s.sessions, Lectures: s.lectures}
 	s.exports = export.New(s.runs)
 	s.lecture = lecturehttp.New(lecturehttp.Options{Sessions: s.sessions, Lectures: s.lectures, Hub: s.sockets,
-		Pages: s.pages, Metrics: s.metrics, Refresh: opts.Lecture.Refresh})
+		Pages: s.pages, Metrics: s.metrics, Refresh: opts.Lecture.Refresh,
+		Share: opts.Lecture.ClientShare(), Guesses: opts.Limits.JoinGuesses})
 	s.router = s.routes()
 	return s
 }

@@ -36,6 +36,9 @@ type Limits struct {
 	// Strikes.Per per Every) before it is closed with 1008: a page that clicks fast is
 	// slowed down, a script that floods is cut off.
 	Strikes Rate
+	// JoinGuesses are lookups of lecture codes that name no lecture (web/lecturehttp):
+	// a client out of them is refused every lookup until one refills.
+	JoinGuesses Rate
 }
 
 // DefaultLimits are the rates `playground serve` applies unless told otherwise; the
@@ -49,6 +52,9 @@ func DefaultLimits() Limits {
 		Commands:      Rate{Per: 40, Every: time.Second, Burst: 80},
 		CommandsPerIP: Rate{Per: 600, Every: time.Second, Burst: 1200},
 		Strikes:       Rate{Per: 5, Every: time.Second, Burst: 100},
+		// 60 typos from a hall at once, then one every 5 s: docs/security.md sets this
+		// against the code space.
+		JoinGuesses: Rate{Per: 12, Every: time.Minute, Burst: 60},
 	}
 }
 
