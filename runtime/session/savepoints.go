@@ -15,23 +15,29 @@ import (
 // 95 000 that was 80 ms of one core per seek). The kernel is deterministic, so the
 // result is the run a full replay gives, byte for byte (savepoints_test.go).
 //
-// Memory: at most MaxSavepoints clones per session. When they are all taken the
-// spacing doubles and every other one is dropped, so a long run keeps MaxSavepoints/2
-// to MaxSavepoints of them and a seek replays at most spacing steps, with spacing
-// growing as the run does (about horizon*2/MaxSavepoints).
+// Memory: at most MaxSavepoints clones per session, and at most SavepointBytes of them
+// by their estimated size (sim.Footprint: a 128-process Bakery with every process
+// waiting is about 3 MB a clone, a token ring of 128 about 0.3 MB). When either is
+// reached the spacing doubles and every other one is dropped, so a seek replays at
+// most one spacing of steps, with the spacing growing as the run does (about
+// horizon*2/MaxSavepoints, more for runs whose clones are large).
 const (
 	// DefaultSavepointEvery is the first spacing of savepoints, in steps: a replay of
 	// this many steps takes about a millisecond (docs/benchmarks.md).
 	DefaultSavepointEvery = 1024
-	// DefaultMaxSavepoints bounds the clones a session keeps. A clone of a 128-process
-	// run is a few hundred KB at most (Bakery's arrays), so 16 cost a few MB for the
-	// longest runs and nothing for short ones, which never reach a savepoint.
+	// DefaultMaxSavepoints bounds the clones a session keeps; short runs never reach
+	// a savepoint and keep none.
 	DefaultMaxSavepoints = 16
+	// DefaultSavepointBytes bounds their estimated size per session: 200 sessions of
+	// the largest runs hold at most 1.6 GB in savepoints, a session of a small run
+	// far less (5 processes: a few KB a clone).
+	DefaultSavepointBytes = 8 << 20
 )
 
 type savepoint struct {
 	step    int
 	sim     *sim.Sim // never stepped itself: a seek steps a clone of it
+	size    int      // sim.Footprint when taken
 	applied int
 	t       trackState
 }
@@ -50,22 +56,42 @@ type trackState struct {
 }
 
 type savepoints struct {
-	every int // current spacing
-	max   int
-	list  []savepoint // by step
+	every    int // current spacing
+	max      int
+	maxBytes int
+	bytes    int         // the sizes of list
+	list     []savepoint // by step
 	// replayed counts the steps rebuilds have replayed, coalesced the seeks skipped
 	// for a later one of the same viewer (tests read them while the run goes on).
 	replayed, coalesced atomic.Int64
 }
 
-func (sp *savepoints) init(every, max int) {
-	sp.every, sp.max, sp.list = every, max, nil
+func (sp *savepoints) init(every, max, maxBytes int) {
+	sp.every, sp.max, sp.maxBytes, sp.list, sp.bytes = every, max, maxBytes, nil, 0
+}
+
+// thin doubles the spacing and keeps the savepoints on it.
+func (sp *savepoints) thin() {
+	sp.every *= 2
+	kept := sp.list[:0]
+	for _, p := range sp.list {
+		if p.step%sp.every == 0 {
+			kept = append(kept, p)
+		} else {
+			sp.bytes -= p.size
+		}
+	}
+	clear(sp.list[len(kept):])
+	sp.list = kept
 }
 
 // forgetFrom drops the savepoints at step or later: an intervention at step rewrote
 // the run from there.
 func (sp *savepoints) forgetFrom(step int) {
 	k, _ := slices.BinarySearchFunc(sp.list, step, func(p savepoint, step int) int { return p.step - step })
+	for _, p := range sp.list[k:] {
+		sp.bytes -= p.size
+	}
 	clear(sp.list[k:])
 	sp.list = sp.list[:k]
 }
@@ -93,21 +119,15 @@ func (s *Session) save() {
 	if n := len(sp.list); n > 0 && sp.list[n-1].step >= step {
 		return // already kept (a replay passing a step it has)
 	}
-	if len(sp.list) >= sp.max {
-		sp.every *= 2
-		kept := sp.list[:0]
-		for _, p := range sp.list {
-			if p.step%sp.every == 0 {
-				kept = append(kept, p)
-			}
-		}
-		clear(sp.list[len(kept):])
-		sp.list = kept
-		if step%sp.every != 0 {
-			return
-		}
+	size := s.sim.Footprint()
+	for len(sp.list) > 0 && (len(sp.list) >= sp.max || sp.bytes+size > sp.maxBytes) {
+		sp.thin()
 	}
-	sp.list = append(sp.list, savepoint{step: step, sim: s.sim.Clone(nil), applied: s.applied, t: s.trackState()})
+	if step%sp.every != 0 || sp.bytes+size > sp.maxBytes {
+		return // off the new spacing, or larger than the whole budget
+	}
+	sp.bytes += size
+	sp.list = append(sp.list, savepoint{step: step, sim: s.sim.Clone(nil), size: size, applied: s.applied, t: s.trackState()})
 }
 
 // trackState returns a copy of what is tracked now.

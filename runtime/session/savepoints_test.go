@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/teach-dist/playground/algorithms"
@@ -192,5 +193,67 @@ func (s *sub) nextB(b *testing.B, typ string) {
 		if bytes.HasPrefix(f, []byte(`{"type":"`+typ+`"`)) {
 			return
 		}
+	}
+}
+
+// The size a savepoint is budgeted at (sim.Footprint) is within a factor of two of
+// what its clone holds on the heap, for the runs whose clones are large.
+func TestFootprintEstimatesAClone(t *testing.T) {
+	for _, doc := range []string{
+		`{"version":1,"algorithm":"bakery","nodes":128,"seed":1}`,
+		`{"version":1,"algorithm":"token-ring","nodes":128,"seed":1}`,
+		`{"version":1,"algorithm":"maekawa","nodes":128,"seed":1}`,
+	} {
+		cfg := setupOf(t, doc).Config
+		cfg.Until = 0
+		var ivs []sim.Intervention
+		if cfg.Spec.Slug != "token-ring" { // every process waits: messages in flight
+			for i := range cfg.IDs {
+				ivs = append(ivs, sim.Intervention{Action: sim.Action{Do: sim.ActRequest, Node: i, From: -1, To: -1}})
+			}
+		}
+		r, err := sim.Replay(cfg, ivs, 3000, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		clones := make([]*sim.Sim, 10)
+		for k := range clones {
+			clones[k] = r.Clone(nil)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		held := int(after.HeapAlloc-before.HeapAlloc) / len(clones)
+		runtime.KeepAlive(clones)
+		if est := r.Footprint(); est < held/2 || est > 2*held {
+			t.Errorf("%s: footprint %d bytes, a clone holds %d", cfg.Spec.Slug, est, held)
+		}
+	}
+}
+
+// However large the clones, a session keeps no more of them than its byte budget,
+// and still keeps some: seeks stay bounded by the (wider) spacing.
+func TestSavepointsStayWithinTheirBudget(t *testing.T) {
+	const budget = 1 << 20 // three clones of a 128-process token ring
+	m := NewManager(1, Options{SavepointEvery: 64, MaxSavepoints: 1000, SavepointBytes: budget})
+	defer m.Close()
+	doc := `{"version":1,"algorithm":"token-ring","nodes":128,"seed":1}`
+	s, err := m.StartAt(setupOf(t, doc), nil, 20_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newSub()
+	if err := s.Attach(c); err != nil {
+		t.Fatal(err)
+	}
+	c.next(t, "snapshot") // the savepoints were taken before it was sent
+	sum := 0
+	for _, p := range s.saves.list {
+		sum += p.size
+	}
+	if n := len(s.saves.list); n == 0 || sum != s.saves.bytes || sum > budget {
+		t.Fatalf("%d savepoints of %d bytes (counted %d); budget %d", n, sum, s.saves.bytes, budget)
 	}
 }

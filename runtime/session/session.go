@@ -82,10 +82,12 @@ type Options struct {
 	OnHibernate func(s *Session, resting bool)
 	// Clock is the session's time source (clock.go); nil is the wall clock.
 	Clock Clock
-	// SavepointEvery and MaxSavepoints bound a seek's replay and the memory that buys
-	// it (savepoints.go); defaults DefaultSavepointEvery and DefaultMaxSavepoints.
+	// SavepointEvery, MaxSavepoints and SavepointBytes bound a seek's replay and the
+	// memory that buys it (savepoints.go); defaults DefaultSavepointEvery,
+	// DefaultMaxSavepoints and DefaultSavepointBytes.
 	SavepointEvery int
 	MaxSavepoints  int
+	SavepointBytes int
 }
 
 func (o Options) withDefaults() Options {
@@ -106,6 +108,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxSavepoints <= 0 {
 		o.MaxSavepoints = DefaultMaxSavepoints
+	}
+	if o.SavepointBytes <= 0 {
+		o.SavepointBytes = DefaultSavepointBytes
 	}
 	return o
 }
@@ -216,7 +221,7 @@ func (s *Session) load(setup Setup) error {
 	}
 	s.setup, s.cfg = setup, cfg
 	s.ivs, s.horizon = nil, 0
-	s.saves.init(s.opts.SavepointEvery, s.opts.MaxSavepoints)
+	s.saves.init(s.opts.SavepointEvery, s.opts.MaxSavepoints, s.opts.SavepointBytes)
 	return s.rebuild(0)
 }
 

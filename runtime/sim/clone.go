@@ -56,3 +56,26 @@ func (s *Sim) Clone(sink Sink) *Sim {
 	c.mon.quietFound = slices.Clone(s.mon.quietFound)
 	return &c
 }
+
+// Footprint estimates the bytes a Clone of the run holds, to budget the clones a
+// session keeps: the kernel's tables and the messages in them, which grow with the
+// run (a 128-process Bakery has thousands of messages in flight: about 2.5 MB), and
+// each node at a header and a few slices of N. An estimate by sizes of the structs,
+// not a measure: within a factor of two of runtime.MemStats (runtime/session,
+// TestFootprintEstimatesAClone).
+func (s *Sim) Footprint() int {
+	const (
+		word     = 8
+		itemSize = 32  // item: t, seq, kind, slot, gen
+		slotSize = 128 // msgSlot: a Message (ids, type, stamps, two slice headers) and its state
+		timer    = 48  // timerSlot, and as much again in its node's map
+	)
+	b := len(s.q.items)*itemSize + len(s.nw.msgs.slots)*slotSize + len(s.nw.lastArr)*word
+	for k := range s.nw.msgs.slots {
+		m := &s.nw.msgs.slots[k].msg
+		b += (len(m.Vec) + len(m.Queue)) * word
+	}
+	b += 2 * len(s.tm.slots) * timer
+	b += s.n * (256 + s.n*word) // node states (a few slices of N), CS and monitor slices
+	return b
+}
