@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -240,4 +241,46 @@ func TestSnapshotIsNotQueuedTwice(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A viewer that stops reading is dropped when a write reaches its deadline, and
+// counted like one whose queue filled (the count stayed 0 for these before).
+func TestWriteDeadlineDropIsCounted(t *testing.T) {
+	m := ops.NewMetrics(ops.Gauges{Sessions: session.NewManager(1, session.Options{}), Lectures: func() int { return 0 }})
+	clients := make(chan *Client, 1)
+	up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		// No bound on the queue: only the write deadline can drop this client.
+		c := newClient(conn, 1<<20, 0, time.Minute, 200*time.Millisecond)
+		c.obs = m
+		c.Start()
+		clients <- c
+		<-c.gone
+	}))
+	defer ts.Close()
+	small := websocket.Dialer{NetDial: func(network, addr string) (net.Conn, error) {
+		conn, err := net.Dial(network, addr)
+		if tc, ok := conn.(*net.TCPConn); ok {
+			_ = tc.SetReadBuffer(4096)
+		}
+		return conn, err
+	}}
+	conn, _, err := small.Dial("ws"+strings.TrimPrefix(ts.URL, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close() // never read
+	c := <-clients
+	frame := []byte(`{"type":"error","error":"` + strings.Repeat("x", 64<<10) + `"}`)
+	for range 400 { // 26 MB: more than any loopback socket buffers
+		if !c.Send(frame) {
+			break
+		}
+	}
+	testwait.For(t, "the stalled viewer dropped and counted", func() bool { return slowCount(t, m) == "1" })
+	<-c.gone
 }

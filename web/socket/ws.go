@@ -10,8 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net"
 	"net/url"
-	"os"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -220,7 +220,8 @@ func (c *Client) flush() {
 		for _, frame := range frames {
 			_ = c.conn.SetWriteDeadline(time.Now().Add(c.wait))
 			if err := c.conn.WriteMessage(websocket.TextMessage, frame); err != nil {
-				if errors.Is(err, os.ErrDeadlineExceeded) {
+				// gorilla hides the deadline behind its own net.Error: ask for the timeout.
+				if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
 					c.obs.SlowClient() // a viewer that stopped reading: as slow as a full queue
 				}
 				c.fail()
