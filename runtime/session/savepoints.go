@@ -27,7 +27,7 @@ const (
 	DefaultSavepointEvery = 1024
 	// DefaultMaxSavepoints bounds the clones a session keeps; short runs never reach
 	// a savepoint and keep none.
-	DefaultMaxSavepoints = 16
+	DefaultMaxSavepoints = 32
 	// DefaultSavepointBytes bounds their estimated size per session: 200 sessions of
 	// the largest runs hold at most 1.6 GB in savepoints, a session of a small run
 	// far less (5 processes: a few KB a clone).
