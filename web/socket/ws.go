@@ -9,8 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"net"
+	"net/http"
 	"net/url"
 	"runtime/debug"
 	"strings"
@@ -60,6 +60,7 @@ type Client struct {
 	quit       chan struct{} // closed by CloseWith: nothing more is queued
 	gone       chan struct{} // closed once the connection is closed
 	once       sync.Once
+	slowOnce   sync.Once // a client is counted slow once, however it was found out
 
 	mu        sync.Mutex
 	queue     [][]byte
@@ -130,7 +131,7 @@ func (c *Client) Send(frame []byte) bool {
 	// One frame always fits an empty queue, however large: the bound is on what
 	// waits, not on what the session may send.
 	if len(c.queue) >= c.maxQueue || (c.bytes > 0 && c.maxBytes > 0 && c.bytes+len(frame) > c.maxBytes) {
-		c.obs.SlowClient()
+		c.slow()
 		c.closeLocked(websocket.CloseTryAgainLater, protocol.CloseSlow, false)
 		return false
 	}
@@ -173,6 +174,11 @@ func isFrame(frame []byte, typ string) bool {
 	return len(frame) > len(head)+len(typ) && string(frame[:len(head)]) == head &&
 		string(frame[len(head):len(head)+len(typ)]) == typ && frame[len(head)+len(typ)] == '"'
 }
+
+// slow counts the client in playground_slow_clients_dropped_total: its queue passed a
+// bound, or a write to it reached its deadline (after a full queue the writer may
+// still be blocked on the same socket).
+func (c *Client) slow() { c.slowOnce.Do(func() { c.obs.SlowClient() }) }
 
 // Deliver implements session.Subscriber: a page takes the frame's bytes.
 func (c *Client) Deliver(f protocol.Encoded) bool { return c.Send(f.JSON) }
@@ -222,7 +228,7 @@ func (c *Client) flush() {
 			if err := c.conn.WriteMessage(websocket.TextMessage, frame); err != nil {
 				// gorilla hides the deadline behind its own net.Error: ask for the timeout.
 				if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
-					c.obs.SlowClient() // a viewer that stopped reading: as slow as a full queue
+					c.slow() // a viewer that stopped reading: as slow as a full queue
 				}
 				c.fail()
 				return
