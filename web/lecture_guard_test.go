@@ -191,3 +191,19 @@ func TestLectureJoinCodeGuessesAreLimited(t *testing.T) {
 		t.Fatalf("refusals not counted:\n%s", m.body)
 	}
 }
+
+// An answer with a key given twice is refused, not read as its last value.
+func TestLectureAnswerWithADuplicateKeyIsRefused(t *testing.T) {
+	rig := startLecture(t, Options{}, "/play/ricart-agrawala?n=4")
+	rig.drive(t, `{"type":"act","do":"request","node":0}`, `{"type":"act","do":"request","node":2}`)
+	id := openQuestion(t, rig)
+	f := rig.follow(t, 0)
+	f.send(fmt.Sprintf(`{"type":"lecture","op":"answer","question":%d,"choice":0,"choice":1}`, id))
+	if e := f.lnext("answered", "error"); e.Type != "error" {
+		t.Fatalf("answered: %s", e.raw)
+	}
+	f.send(fmt.Sprintf(`{"type":"lecture","op":"answer","question":%d,"choice":1}`, id))
+	if a := f.lnext("answered", "error"); a.Type != "answered" || a.Choice != 1 {
+		t.Fatalf("the follower's one answer: %s", a.raw)
+	}
+}
