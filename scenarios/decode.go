@@ -44,6 +44,12 @@ func Parse(data []byte) (*Scenario, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, &Error{Reason: "unexpected data after the scenario object"}
 	}
+	if f := DuplicateKey(data); f != "" {
+		return nil, errDuplicate(f)
+	}
+	if err := explicitZero(data); err != nil {
+		return nil, err
+	}
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}

@@ -195,6 +195,10 @@ func DecodeLink(code string) (Link, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return Link{}, bad(LinkInvalid, "the link was altered: unexpected data after the run")
 	}
+	if f := DuplicateKey(data); f != "" {
+		return Link{}, &LinkError{Kind: LinkInvalid, Format: LinkFormat, Slug: slug, Field: f,
+			Reason: "the link was altered: " + f + " is given twice"}
+	}
 	if len(w.Interventions) > MaxLinkInterventions {
 		return Link{}, &LinkError{Kind: LinkInvalid, Format: LinkFormat, Slug: slug, Field: "interventions",
 			Reason: fmt.Sprintf("%d interventions is more than the limit of %d", len(w.Interventions), MaxLinkInterventions)}

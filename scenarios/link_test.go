@@ -266,6 +266,8 @@ func TestDecodeLink_Errors(t *testing.T) {
 		{"wrong family", deflated("ricart-agrawala", `{"scenario":`+sc+`,"interventions":[{"step":1,"do":"elect","node":1}],"step":3}`), LinkInvalid, "ricart-agrawala", "interventions[0].do"},
 		{"steps go back", deflated("ricart-agrawala", `{"scenario":`+sc+`,"interventions":[{"step":4,"do":"heal"},{"step":2,"do":"heal"}],"step":3}`), LinkInvalid, "ricart-agrawala", "link: interventions[1].step: 2 is before"},
 		{"at instead of step", deflated("ricart-agrawala", `{"scenario":`+sc+`,"interventions":[{"at":4,"do":"heal"}],"step":3}`), LinkInvalid, "ricart-agrawala", "link: interventions[0].at"},
+		{"duplicate key", deflated("ricart-agrawala", `{"scenario":`+sc+`,"step":3,"step":9}`), LinkInvalid, "ricart-agrawala", "link: step: the link was altered: step is given twice"},
+		{"duplicate key in the scenario", deflated("ricart-agrawala", `{"scenario":{"version":1,"algorithm":"ricart-agrawala","nodes":5,"nodes":3,"seed":1},"step":3}`), LinkInvalid, "ricart-agrawala", "scenario.nodes"},
 		{"zip bomb", bomb, LinkInvalid, "ricart-agrawala", "more than 1048576 bytes"},
 		{"too many interventions", tooMany, LinkInvalid, "ricart-agrawala", "link: interventions: 10001 interventions is more than the limit"},
 		{"too long", "v1.bully." + strings.Repeat("A", MaxLinkCode), LinkInvalid, "", "longer than"},

@@ -160,7 +160,7 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) {
 		var ie *explore.InputError
 		msg := err.Error()
 		if !errors.As(err, &ie) {
-			s.opts.Logger.Warn("explore", "session", id, "err", err)
+			s.opts.Logger.Warn("explore", "session", logID(id), "err", err)
 		}
 		s.metrics.ExplorerRun("error")
 		send(exploreLine{Type: "error", Error: msg})

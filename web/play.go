@@ -18,6 +18,7 @@ import (
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/scenarios"
 	"github.com/teach-dist/playground/web/pages"
+	"github.com/teach-dist/playground/web/ratelimit"
 	"github.com/teach-dist/playground/web/runs"
 )
 
@@ -149,7 +150,7 @@ func (s *Server) started(w http.ResponseWriter, r *http.Request, sess *session.S
 	case err != nil:
 		return nil, false
 	}
-	http.SetCookie(w, &http.Cookie{Name: cookieName(r.URL), Value: sess.ID(), Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil})
+	http.SetCookie(w, &http.Cookie{Name: cookieName(r.URL), Value: sess.ID(), Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: ratelimit.HTTPS(r)})
 	return sess, true
 }
 

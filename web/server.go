@@ -43,7 +43,10 @@ type Options struct {
 	PongWait  time.Duration // a connection silent this long is dead (default 60 s)
 	WriteWait time.Duration // deadline of every write (default 10 s)
 	SendQueue int           // frames queued per connection before it counts as too slow (default 256)
-	ReadLimit int64         // largest frame accepted from a client (default 64 KiB)
+	// SendQueueBytes bounds the bytes queued per connection before it counts as too
+	// slow and is dropped (default 8 MiB: five snapshots of 128 processes).
+	SendQueueBytes int
+	ReadLimit      int64 // largest frame accepted from a client (default 64 KiB)
 
 	Lecture lecture.Options // lecture mode (runtime/lecture); zero values take its defaults
 	// Broker carries lectures' frames to their followers (default: in memory, this
@@ -92,6 +95,9 @@ func (o Options) withDefaults() Options {
 	if o.SendQueue <= 0 {
 		o.SendQueue = 256
 	}
+	if o.SendQueueBytes <= 0 {
+		o.SendQueueBytes = DefaultSendQueueBytes
+	}
 	if o.ReadLimit <= 0 {
 		o.ReadLimit = 64 << 10
 	}
@@ -107,6 +113,10 @@ func (o Options) withDefaults() Options {
 	}
 	return o
 }
+
+// DefaultSendQueueBytes is Options.SendQueueBytes unless set: room for five snapshots
+// of the largest run (128 processes, about 1.5 MB each) behind a viewer's reading.
+const DefaultSendQueueBytes = 8 << 20
 
 // Server serves the playground. Close it to end every session and connection.
 type Server struct {
@@ -138,7 +148,7 @@ func New(opts Options) *Server {
 			s.pages.Message(w, r, http.StatusTooManyRequests, "Slow down", "Too many requests", msg)
 		}})
 	s.sockets = socket.NewHub(s.sessions, socket.Options{PongWait: opts.PongWait, WriteWait: opts.WriteWait,
-		SendQueue: opts.SendQueue, ReadLimit: opts.ReadLimit, Logger: opts.Logger, Metrics: s.metrics, Limits: s.limits, Ready: s.Ready})
+		SendQueue: opts.SendQueue, SendBytes: opts.SendQueueBytes, ReadLimit: opts.ReadLimit, Logger: opts.Logger, Metrics: s.metrics, Limits: s.limits, Ready: s.Ready})
 	s.runs = runs.Source{Sessions: s.sessions, Lectures: s.lectures}
 	exp := opts.Exports
 	exp.Refused = func(which string) {
@@ -150,7 +160,8 @@ func New(opts Options) *Server {
 	}
 	s.exports = export.New(s.runs, exp)
 	s.lecture = lecturehttp.New(lecturehttp.Options{Sessions: s.sessions, Lectures: s.lectures, Hub: s.sockets,
-		Pages: s.pages, Metrics: s.metrics, Refresh: opts.Lecture.Refresh})
+		Pages: s.pages, Metrics: s.metrics, Refresh: opts.Lecture.Refresh,
+		Share: opts.Lecture.ClientShare(), Guesses: opts.Limits.JoinGuesses})
 	s.router = s.routes()
 	return s
 }

@@ -57,6 +57,8 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	maxViewers := fs.Int("max-viewers", 64, "WebSocket viewers of one run at once (tabs on the same URL); past it a socket is refused with 'busy'")
 	maxLectures := fs.Int("max-lectures", 50, "live lectures at once; past it 'No room for another lecture'")
 	maxFollowers := fs.Int("max-followers", 1000, "followers of one lecture; past it a follower's socket is refused with 'busy'")
+	followersPerClient := fs.Int("followers-per-client", 0, "places of one lecture (and answers to one question) one client address or IPv6 /64 may hold; 0: 40% of --max-followers (a hall of 300 behind one NAT fits)")
+	sendBytes := fs.Int("send-queue-bytes", web.DefaultSendQueueBytes, "bytes queued for one WebSocket viewer that does not read; past it the viewer is dropped (1013) and counted in playground_slow_clients_dropped_total")
 	idle := fs.Duration("idle", 10*time.Minute, "end a run nobody has watched for this long")
 	rest := fs.Duration("hibernate-after", session.DefaultHibernateAfter, "hibernate a run that has been still (paused, unwatched or quiet) this long: it keeps only its recipe and is rebuilt by replay when next needed; 0: never")
 	fs.DurationVar(rest, "rest", session.DefaultHibernateAfter, "the former name of --hibernate-after")
@@ -82,6 +84,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Var(rateFlag{&limits.Commands}, "rate-commands", "WebSocket frames per connection")
 	fs.Var(rateFlag{&limits.CommandsPerIP}, "rate-commands-ip", "WebSocket frames per client address, all its connections together")
 	fs.Var(rateFlag{&limits.Strikes}, "rate-strikes", "refused frames a connection may send before it is closed with 1008")
+	fs.Var(rateFlag{&limits.JoinGuesses}, "rate-join-guesses", "lecture codes that name no lecture, per client address (IPv6: per /64); past it every lookup is refused until one refills")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, serveUsage)
 		fs.PrintDefaults()
@@ -96,6 +99,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		name string
 		v    int
 	}{{"max-sessions", *maxSessions}, {"max-viewers", *maxViewers}, {"max-lectures", *maxLectures}, {"max-followers", *maxFollowers},
+		{"send-queue-bytes", *sendBytes},
 		{"export-concurrent", *exportsAtOnce}, {"export-per-client", *exportsPerClient}, {"export-max-mib", *exportMiB},
 		{"export-max-events", *exportEvents}, {"export-cache-mib", *exportCacheMiB}} {
 		if c.v < 1 {
@@ -150,8 +154,8 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	srv := web.New(web.Options{
 		MaxSessions: *maxSessions, MaxViewers: *maxViewers, Idle: *idle, HibernateAfter: *rest, Logger: logger,
-		Limits: limits, ClientIP: clientIP, ShutdownTimeout: *shutdown,
-		Lecture: lecture.Options{Max: *maxLectures, MaxFollowers: *maxFollowers}, Broker: broker,
+		Limits: limits, ClientIP: clientIP, ShutdownTimeout: *shutdown, SendQueueBytes: *sendBytes,
+		Lecture: lecture.Options{Max: *maxLectures, MaxFollowers: *maxFollowers, FollowersPerClient: *followersPerClient}, Broker: broker,
 		Exports: export.Options{Gate: gate.Limits{Concurrent: *exportsAtOnce, PerClient: *exportsPerClient, Timeout: *exportTimeout},
 			MaxBytes: int64(*exportMiB) << 20, MaxEvents: *exportEvents, LectureCache: int64(*exportCacheMiB) << 20},
 	})

@@ -91,10 +91,18 @@ func (l *Lecture) Admit() error {
 }
 
 // Fork implements Followed: the run at step (at most its horizon) as a link, where it
-// goes on in a session of the follower's own.
+// goes on in a session of the follower's own. While a question is open there is no
+// fork: a run of one's own could be stepped to the answer before the presenter
+// reveals it.
 func (l *Lecture) Fork(ctx context.Context, step int) (string, error) {
 	if l.opts.Link == nil {
 		return "", errors.New("this server makes no links to runs")
+	}
+	l.mu.Lock()
+	open := l.q != nil && l.qState == "open"
+	l.mu.Unlock()
+	if open {
+		return "", ErrQuestionOpen
 	}
 	rec, err := l.sess.Recipe(ctx)
 	if err != nil {

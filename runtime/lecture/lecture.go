@@ -30,6 +30,11 @@ type Options struct {
 	Max int
 	// MaxFollowers is the number of followers one lecture takes (default 1000).
 	MaxFollowers int
+	// FollowersPerClient is how many of a lecture's places, and of the answers to one
+	// of its questions, one client (an IPv4 address or an IPv6 /64) may hold (default
+	// 40 % of MaxFollowers: a hall of 300 behind one NAT fits, one address cannot take
+	// every place). The web layer counts them (web/lecturehttp, ClientShare).
+	FollowersPerClient int
 	// Link turns a run's recipe into the path of a link that replays it ("/r/...").
 	// Without it lectures have no link to the run.
 	Link func(session.Recipe) (string, error)
@@ -51,8 +56,14 @@ func (o Options) withDefaults() Options {
 	if o.MaxFollowers <= 0 {
 		o.MaxFollowers = 1000
 	}
+	if o.FollowersPerClient <= 0 {
+		o.FollowersPerClient = max(1, o.MaxFollowers*2/5)
+	}
 	return o
 }
+
+// ClientShare is FollowersPerClient with the defaults applied.
+func (o Options) ClientShare() int { return o.withDefaults().FollowersPerClient }
 
 // Errors of the registry and of a lecture's operations. Their text is shown to people.
 var (
@@ -66,6 +77,8 @@ var (
 	ErrNoCandidate = errors.New("that question is not on the list")
 	ErrCrowded     = errors.New("this lecture has all the followers it can take")
 	ErrStepping    = errors.New("the run is already stepping to the answer")
+	// ErrQuestionOpen refuses a fork while a question is open (Fork).
+	ErrQuestionOpen = errors.New("a question is open: forks open again once the presenter reveals the answer, so nobody can step ahead to it")
 )
 
 // Presenter receives the presenter's own frames (follower count, live tally, the

@@ -139,6 +139,7 @@ func (s *Session) act(c Command) error {
 		return badField("%v", err)
 	}
 	step := s.sim.Steps()
+	s.saves.forgetFrom(step) // what they hold from step on is no longer this run
 	s.begin()
 	if err := s.sim.Apply(a); err != nil {
 		s.discard()

@@ -40,6 +40,7 @@ func (s *Session) putToRest() {
 	s.restStep = s.sim.Steps()
 	s.sim, s.enc = nil, nil
 	s.track = track{}
+	s.saves.init(s.saves.every, s.saves.max, s.saves.maxBytes) // a run at rest keeps only its recipe
 	s.setResting(true)
 }
 

@@ -82,6 +82,12 @@ type Options struct {
 	OnHibernate func(s *Session, resting bool)
 	// Clock is the session's time source (clock.go); nil is the wall clock.
 	Clock Clock
+	// SavepointEvery, MaxSavepoints and SavepointBytes bound a seek's replay and the
+	// memory that buys it (savepoints.go); defaults DefaultSavepointEvery,
+	// DefaultMaxSavepoints and DefaultSavepointBytes.
+	SavepointEvery int
+	MaxSavepoints  int
+	SavepointBytes int
 }
 
 func (o Options) withDefaults() Options {
@@ -96,6 +102,15 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Clock == nil {
 		o.Clock = wallClock{}
+	}
+	if o.SavepointEvery <= 0 {
+		o.SavepointEvery = DefaultSavepointEvery
+	}
+	if o.MaxSavepoints <= 0 {
+		o.MaxSavepoints = DefaultMaxSavepoints
+	}
+	if o.SavepointBytes <= 0 {
+		o.SavepointBytes = DefaultSavepointBytes
 	}
 	return o
 }
@@ -157,6 +172,7 @@ type Session struct {
 	anchorWall time.Time
 	anchorVirt int
 	pending    []batch // taken from the sim but not yet due
+	saves      savepoints
 
 	track
 }
@@ -205,6 +221,7 @@ func (s *Session) load(setup Setup) error {
 	}
 	s.setup, s.cfg = setup, cfg
 	s.ivs, s.horizon = nil, 0
+	s.saves.init(s.opts.SavepointEvery, s.opts.MaxSavepoints, s.opts.SavepointBytes)
 	return s.rebuild(0)
 }
 
@@ -237,25 +254,56 @@ func (s *Session) run(ctx context.Context, ended func()) {
 		case <-ctx.Done():
 			return
 		case e := <-s.cmds:
-			if e.what == fired && !s.alarmOf(e.alarm).fired() {
-				continue // stale: the alarm was stopped or moved after it went off
-			}
-			if e.what == fired && e.alarm == idleAlarm && len(s.subs) == 0 {
-				return // nobody came, or nobody came back
-			}
-			if !s.contained(func() { s.handle(e) }) {
+			e, next := s.coalesce(e)
+			if !s.serve(e) || (next != nil && !s.serve(next)) {
 				return
 			}
-			if e.what == recipe {
-				// Reading the recipe (an export, a panel) changes nothing, so it
-				// neither restarts the countdown to rest nor keeps a run awake.
-				continue
-			}
 		}
-		s.arm()
-		s.armRest()
 	}
 }
+
+// serve handles one envelope; false ends the session.
+func (s *Session) serve(e *envelope) bool {
+	if e.what == fired && !s.alarmOf(e.alarm).fired() {
+		return true // stale: the alarm was stopped or moved after it went off
+	}
+	if e.what == fired && e.alarm == idleAlarm && len(s.subs) == 0 {
+		return false // nobody came, or nobody came back
+	}
+	if !s.contained(func() { s.handle(e) }) {
+		return false
+	}
+	if e.what == recipe {
+		// Reading the recipe (an export, a panel) changes nothing, so it neither
+		// restarts the countdown to rest nor keeps a run awake.
+		return true
+	}
+	s.arm()
+	s.armRest()
+	return true
+}
+
+// coalesce skips a seek that the same viewer has already replaced by another one
+// waiting behind it: dragging the slider sends seeks faster than a long run can
+// replay them, and only where it stops matters. It returns the envelope to serve and
+// the one it took from the queue that ended the run of seeks (nil if none).
+func (s *Session) coalesce(e *envelope) (*envelope, *envelope) {
+	for isSeek(e) {
+		select {
+		case next := <-s.cmds:
+			if !isSeek(next) || next.sub != e.sub {
+				return e, next
+			}
+			s.saves.coalesced.Add(1)
+			e = next
+		default:
+			return e, nil
+		}
+	}
+	return e, nil
+}
+
+func isSeek(e *envelope) bool { return e.what == user && e.cmd.Kind == Seek }
 
 // contained runs f and reports whether it returned normally. A panic inside one run (a
 // bug in an algorithm, say) ends that session only: its viewers are told why and the

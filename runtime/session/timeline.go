@@ -49,6 +49,7 @@ func (s *Session) forward() ([]batch, bool, error) {
 		out = append(out, b)
 	}
 	s.quiet = !s.sim.HasNext() && s.applied == len(s.ivs)
+	s.save()
 	return out, true, nil
 }
 
@@ -80,6 +81,30 @@ func (s *Session) rebuild(step int) error {
 	s.capture = false
 	defer func() { s.capture = true }()
 	s.enc = sim.NewEncoder(s.cfg.Spec, s.cfg.IDs)
+	if p := s.saves.before(step); p != nil {
+		s.resume(p) // savepoints.go: the run as it was at p.step
+	} else if err := s.start(); err != nil {
+		return err
+	}
+	for s.sim.Steps() < step {
+		s.saves.replayed.Add(1)
+		_, ok, err := s.forward()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+	}
+	s.failed = nil
+	s.quiet = !s.sim.HasNext() && s.applied == len(s.ivs)
+	s.horizon = max(s.horizon, s.sim.Steps())
+	s.syncNodes()
+	return nil
+}
+
+// start builds the run at step 0, with the interventions recorded for it.
+func (s *Session) start() error {
 	s.begin()
 	sm, err := sim.New(s.cfg, s.onEvent)
 	if err != nil {
@@ -93,18 +118,5 @@ func (s *Session) rebuild(step int) error {
 			return err
 		}
 	}
-	for s.sim.Steps() < step {
-		_, ok, err := s.forward()
-		if err != nil {
-			return err
-		}
-		if !ok {
-			break
-		}
-	}
-	s.failed = nil
-	s.quiet = !s.sim.HasNext() && s.applied == len(s.ivs)
-	s.horizon = max(s.horizon, s.sim.Steps())
-	s.syncNodes()
 	return nil
 }

@@ -76,6 +76,8 @@ func TestActionJSON_ErrorsNameTheField(t *testing.T) {
 		{`{"do":"partition","groups":[[10],[40]]}`, "groups[1][0]", "40 is not a node id"},
 		{`{"do":"partition","groups":[[10],[10]]}`, "groups[1][0]", "10 is in two groups"},
 		{`{"do":"partition"}`, "groups", "at least one group"},
+		{`{"do":"partition","groups":[[]]}`, "groups[0]", "is empty"},
+		{`{"do":"partition","groups":[[10],[]]}`, "groups[1]", "is empty"},
 		{`{"do":"drop"}`, "msg", "or a filter"},
 		{`{"do":"drop","type":"NOPE"}`, "type", `"NOPE" is not a message of test-ping`},
 		{`{"do":"deliver"}`, "msg", "held message"},

@@ -152,6 +152,11 @@ func (a *Action) checkShape() error {
 		if len(a.Groups) == 0 {
 			return fieldErr("groups", "a partition needs at least one group of ids")
 		}
+		for g, group := range a.Groups {
+			if len(group) == 0 { // [[]] would cut nobody off yet read as a partition
+				return fieldErr("groups["+strconv.Itoa(g)+"]", "is empty: each group names at least one process")
+			}
+		}
 	case ActFire:
 		if a.Timer == "" {
 			return fieldErr("name", "fire needs the name of one of the node's timers")

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -25,6 +26,7 @@ import (
 	"github.com/teach-dist/playground/scenarios"
 	"github.com/teach-dist/playground/web/ops"
 	"github.com/teach-dist/playground/web/pages"
+	"github.com/teach-dist/playground/web/ratelimit"
 	"github.com/teach-dist/playground/web/socket"
 )
 
@@ -36,13 +38,47 @@ type Options struct {
 	Pages    pages.Renderer
 	Metrics  *ops.Metrics
 	Refresh  int // lecture.Options.Refresh: snapshots a follower may have queued (default 128)
+	// Share is the follower places of one lecture, and the answers to one question,
+	// one client may hold (guard.go; lecture.Options.ClientShare).
+	Share int
+	// Guesses limits each client's lookups of join codes that name no lecture
+	// (ratelimit.Limits.JoinGuesses; zero: none).
+	Guesses ratelimit.Rate
 }
 
 // Handlers serve lecture mode's pages and sockets.
-type Handlers struct{ Options }
+type Handlers struct {
+	Options
+	places  shares       // follower places per lecture and client
+	answers answerShares // answers to the open question per lecture and client
+	guesses guesses      // wrong join codes per client
+}
 
 // New returns the handlers of opts.
-func New(opts Options) *Handlers { return &Handlers{opts} }
+func New(opts Options) *Handlers {
+	if opts.Share <= 0 {
+		opts.Share = lecture.Options{}.ClientShare()
+	}
+	return &Handlers{Options: opts, guesses: guesses{rate: opts.Guesses}}
+}
+
+// errGuessing refuses a lookup from a client out of wrong guesses.
+var errGuessing = errors.New("too many lecture codes that do not exist from your address: wait a minute, then check the code against the projector")
+
+// join finds the lecture of a normalized code, charging a wrong code to the client's
+// guesses (guard.go); a client out of them is refused every lookup until it refills.
+func (h *Handlers) join(r *http.Request, code string) (lecture.Followed, error) {
+	client := ClientKey(r)
+	if !h.guesses.allowed(client) {
+		h.Metrics.RateLimited("join-guesses")
+		return nil, errGuessing
+	}
+	l, err := h.Lectures.Join(r.Context(), code)
+	if errors.Is(err, lecture.ErrNoStream) {
+		h.guesses.wrong(client)
+	}
+	return l, err
+}
 
 // NewRegistry is the lectures' registry: opts with share links made by runLink
 // unless they say otherwise, and broker (default: in memory, this server only).
@@ -149,7 +185,12 @@ func (h *Handlers) lectureByCode(w http.ResponseWriter, r *http.Request, typed s
 			Problem: fmt.Sprintf("“%s” is not a lecture code: a code has %d letters and digits, like KXT 49P.", typed, lecture.CodeLen)}))
 		return nil, false
 	}
-	l, err := h.Lectures.Join(r.Context(), code)
+	l, err := h.join(r, code)
+	if errors.Is(err, errGuessing) {
+		w.Header().Set("Retry-After", "60")
+		h.Pages.Render(w, r, http.StatusTooManyRequests, pages.JoinPage(pages.JoinView{Heading: "Join a lecture", Code: typed, Problem: err.Error()}))
+		return nil, false
+	}
 	if errors.Is(err, lecture.ErrUnreachable) {
 		w.Header().Set("Retry-After", "10")
 		h.Pages.Render(w, r, http.StatusServiceUnavailable, pages.JoinPage(pages.JoinView{Heading: "Join a lecture", Code: typed, Problem: err.Error()}))
@@ -187,7 +228,7 @@ func (h *Handlers) FollowerPage(w http.ResponseWriter, r *http.Request) {
 	}
 	if _, err := r.Cookie(followerCookie); err != nil {
 		http.SetCookie(w, &http.Cookie{Name: followerCookie, Value: randomID(), Path: "/", HttpOnly: true,
-			SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil})
+			SameSite: http.SameSiteLaxMode, Secure: ratelimit.HTTPS(r)})
 	}
 	p.WS, p.API = "/ws/lecture/"+l.Code(), "/api/lectures/"+l.Code()
 	p.Title = "Following lecture " + lecture.DisplayCode(l.Code())
@@ -201,13 +242,34 @@ func randomID() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// joinURL is the absolute URL a student's phone opens from the QR code.
-func joinURL(r *http.Request, code string) string {
+// joinURL is the absolute URL a student's phone opens from the QR code, or false when
+// the request's Host cannot be part of one (a QR code holds a few hundred bytes; a
+// host name at most 253, and only the characters a host and port may have).
+func joinURL(r *http.Request, code string) (string, bool) {
 	scheme := "http"
-	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
+	if ratelimit.HTTPS(r) {
 		scheme = "https"
 	}
-	return scheme + "://" + r.Host + "/l/" + code
+	if !validHost(r.Host) {
+		return "", false
+	}
+	return scheme + "://" + r.Host + "/l/" + code, true
+}
+
+// maxHost is a DNS name (253) with a port; an IPv6 literal in brackets is shorter.
+const maxHost = 253 + len(":65535")
+
+func validHost(h string) bool {
+	if h == "" || len(h) > maxHost {
+		return false
+	}
+	for _, c := range h {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-.:[]_", c)
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func (h *Handlers) QR(w http.ResponseWriter, r *http.Request) {
@@ -216,11 +278,20 @@ func (h *Handlers) QR(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	if _, err := h.Lectures.Join(r.Context(), code); err != nil {
+	if _, err := h.join(r, code); errors.Is(err, errGuessing) {
+		w.Header().Set("Retry-After", "60")
+		http.Error(w, err.Error(), http.StatusTooManyRequests)
+		return
+	} else if err != nil {
 		http.NotFound(w, r)
 		return
 	}
-	svg, err := lecture.QRSVG(joinURL(r, code))
+	u, ok := joinURL(r, code)
+	if !ok {
+		http.Error(w, "the Host header is not a host name", http.StatusBadRequest)
+		return
+	}
+	svg, err := lecture.QRSVG(u)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
@@ -265,6 +336,9 @@ func (h *Handlers) Fork(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, lecture.ErrUnreachable):
 		h.Pages.Render(w, r, http.StatusServiceUnavailable, pages.MessagePage("Fork", "This run cannot be forked right now", err.Error()))
 		return
+	case errors.Is(err, lecture.ErrQuestionOpen):
+		h.Pages.Render(w, r, http.StatusConflict, pages.MessagePage("Fork", "Not while a question is open", err.Error()))
+		return
 	case err != nil:
 		h.Pages.Render(w, r, http.StatusInternalServerError, pages.MessagePage("Fork", "This run cannot be forked", err.Error()))
 		return
@@ -304,7 +378,11 @@ func (h *Handlers) FollowerSocket(w http.ResponseWriter, r *http.Request) {
 	var l lecture.Followed
 	err := lecture.ErrNoStream
 	if code, valid := lecture.NormalizeCode(typed); valid {
-		l, err = h.Lectures.Join(r.Context(), code)
+		l, err = h.join(r, code)
+	}
+	if errors.Is(err, errGuessing) {
+		h.Hub.Refuse(conn, protocol.ErrorFrame(0, protocol.CodeRateLimited, err.Error()))
+		return
 	}
 	if errors.Is(err, lecture.ErrUnreachable) {
 		h.Hub.Refuse(conn, protocol.ErrorFrame(0, protocol.CodeUnreachable, err.Error()))
@@ -333,6 +411,15 @@ func (h *Handlers) FollowerSocket(w http.ResponseWriter, r *http.Request) {
 	if tc, ok := conn.UnderlyingConn().(interface{ SetWriteBuffer(int) error }); ok {
 		_ = tc.SetWriteBuffer(followerSocketBuffer)
 	}
+	client := ClientKey(r)
+	release, ok := h.places.take(l.Code(), client, h.Share)
+	if !ok {
+		h.Metrics.Refused("followers-per-client")
+		h.Hub.Refuse(conn, protocol.ErrorFrame(0, protocol.CodeBusy, fmt.Sprintf(
+			"your network already holds %d places in this lecture, its share; the others are kept for the rest of the room", h.Share)))
+		return
+	}
+	defer release()
 	queue := max(h.Hub.Options().SendQueue, 4*h.refresh()+16)
 	c := h.Hub.NewClient(r, conn, queue)
 	c.Start()
@@ -369,6 +456,11 @@ func (h *Handlers) FollowerSocket(w http.ResponseWriter, r *http.Request) {
 			c.Send(protocol.ErrorFrame(f.Ref, protocol.CodeBadField, "a follower's only command is {\"type\":\"lecture\",\"op\":\"answer\",\"question\":id,\"choice\":index}"))
 			return true
 		}
+		if id, _, done := l.Answered(fid); !(done && id == *f.Question) && !h.answers.take(l.Code(), *f.Question, client, h.Share) {
+			c.Send(protocol.ErrorFrame(f.Ref, protocol.CodeRefused, fmt.Sprintf(
+				"your network has already given %d answers to this question, its share of the tally", h.Share)))
+			return true
+		}
 		if err := l.Answer(fid, *f.Question, *f.Choice); err != nil {
 			c.Send(protocol.ErrorFrame(f.Ref, protocol.CodeRefused, err.Error()))
 			return true
@@ -396,6 +488,9 @@ func strictJSON(data []byte, v any) error {
 	}
 	if dec.More() {
 		return errors.New("one JSON object per frame")
+	}
+	if k := scenarios.DuplicateKey(data); k != "" {
+		return errors.New(k + ": is given twice (each key once)")
 	}
 	return nil
 }

@@ -9,6 +9,7 @@
 package ratelimit
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -35,6 +36,9 @@ type Limits struct {
 	// Strikes.Per per Every) before it is closed with 1008: a page that clicks fast is
 	// slowed down, a script that floods is cut off.
 	Strikes Rate
+	// JoinGuesses are lookups of lecture codes that name no lecture (web/lecturehttp):
+	// a client out of them is refused every lookup until one refills.
+	JoinGuesses Rate
 }
 
 // DefaultLimits are the rates `playground serve` applies unless told otherwise; the
@@ -48,6 +52,9 @@ func DefaultLimits() Limits {
 		Commands:      Rate{Per: 40, Every: time.Second, Burst: 80},
 		CommandsPerIP: Rate{Per: 600, Every: time.Second, Burst: 1200},
 		Strikes:       Rate{Per: 5, Every: time.Second, Burst: 100},
+		// 60 typos from a hall at once, then one every 5 s: docs/security.md sets this
+		// against the code space.
+		JoinGuesses: Rate{Per: 12, Every: time.Minute, Burst: 60},
 	}
 }
 
@@ -62,17 +69,29 @@ func DefaultLimits() Limits {
 //     anywhere else is keyed on its TCP peer, so nobody can spoof the header directly.
 //
 // CIDRs are required in both proxy forms: trusting a header from anyone would let any
-// client pick its own key and walk past every limit.
+// client pick its own key and walk past every limit. The same proxies, and only they,
+// are believed when they say X-Forwarded-Proto: https (see HTTPS).
 func ClientIP(trusted string) (func(http.Handler) http.Handler, error) {
 	trusted = strings.TrimSpace(trusted)
 	if trusted == "" {
 		return middleware.ClientIPFromRemoteAddr, nil
 	}
+	mw, proxies, err := clientIP(trusted)
+	if err != nil {
+		return nil, err
+	}
+	return func(next http.Handler) http.Handler {
+		return mw(forwardedHTTPS(proxies, next))
+	}, nil
+}
+
+func clientIP(trusted string) (func(http.Handler) http.Handler, []netip.Prefix, error) {
 	header, list, named := strings.Cut(trusted, "=")
 	if !named {
 		list, header = trusted, ""
 	}
 	var cidrs []string
+	var prefixes []netip.Prefix
 	for _, c := range strings.Split(list, ",") {
 		c = strings.TrimSpace(c)
 		if c == "" {
@@ -83,25 +102,64 @@ func ClientIP(trusted string) (func(http.Handler) http.Handler, error) {
 			if a, aerr := netip.ParseAddr(c); aerr == nil { // one address: its own /32 or /128
 				p = netip.PrefixFrom(a, a.BitLen())
 			} else {
-				return nil, fmt.Errorf("%q is not a CIDR prefix such as 10.0.0.0/8 or an address", c)
+				return nil, nil, fmt.Errorf("%q is not a CIDR prefix such as 10.0.0.0/8 or an address", c)
 			}
 		}
-		cidrs = append(cidrs, p.String())
+		cidrs, prefixes = append(cidrs, p.String()), append(prefixes, p.Masked())
 	}
 	if len(cidrs) == 0 {
-		return nil, errors.New("name the proxies' addresses: CIDR[,CIDR…] or Header=CIDR[,CIDR…]")
+		return nil, nil, errors.New("name the proxies' addresses: CIDR[,CIDR…] or Header=CIDR[,CIDR…]")
 	}
 	if !named {
-		return middleware.ClientIPFromXFF(cidrs...), nil
+		return middleware.ClientIPFromXFF(cidrs...), prefixes, nil
 	}
 	header = strings.TrimSpace(header)
 	if header == "" || strings.ContainsAny(header, " \t:") {
-		return nil, fmt.Errorf("%q is not a header name", header)
+		return nil, nil, fmt.Errorf("%q is not a header name", header)
 	}
 	if strings.EqualFold(header, "X-Forwarded-For") {
-		return middleware.ClientIPFromXFF(cidrs...), nil
+		return middleware.ClientIPFromXFF(cidrs...), prefixes, nil
 	}
-	return middleware.ClientIPFromHeader(header, cidrs...), nil
+	return middleware.ClientIPFromHeader(header, cidrs...), prefixes, nil
+}
+
+type httpsKey struct{}
+
+// forwardedHTTPS marks a request as HTTPS when its TCP peer is one of the trusted
+// proxies and the proxy says so in X-Forwarded-Proto (the last value, the one the
+// nearest proxy wrote). From anyone else the header is ignored: a client could claim
+// https and nothing would be safer for it.
+func forwardedHTTPS(proxies []netip.Prefix, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		proto := r.Header.Values("X-Forwarded-Proto")
+		if r.TLS == nil && len(proto) > 0 {
+			vals := strings.Split(proto[len(proto)-1], ",")
+			if strings.EqualFold(strings.TrimSpace(vals[len(vals)-1]), "https") && fromProxy(r.RemoteAddr, proxies) {
+				r = r.WithContext(context.WithValue(r.Context(), httpsKey{}, true))
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func fromProxy(remote string, proxies []netip.Prefix) bool {
+	ap, err := netip.ParseAddrPort(remote)
+	if err != nil {
+		return false
+	}
+	addr := ap.Addr().Unmap()
+	for _, p := range proxies {
+		if p.Contains(addr) {
+			return true
+		}
+	}
+	return false
+}
+
+// HTTPS reports whether the browser reached the server over TLS: directly, or through
+// a trusted proxy that said so (ClientIP). Cookies get Secure and join URLs https.
+func HTTPS(r *http.Request) bool {
+	return r.TLS != nil || r.Context().Value(httpsKey{}) != nil
 }
 
 // Hooks are what the limiter asks of the server.

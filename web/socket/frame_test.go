@@ -68,6 +68,9 @@ func TestParseActBadNetworkFieldsNameTheField(t *testing.T) {
 		{`{"type":"act","do":"partition","groups":[]}`, protocol.CodeBadField, "groups:"},
 		{`{"type":"act","do":"partition","groups":[[0,"a"]]}`, protocol.CodeBadFrame, "groups"},
 		{`{"type":"act","do":"heal","groups":[[0]]}`, protocol.CodeBadField, "groups:"},
+		{`{"type":"act","do":"partition","groups":[[]]}`, protocol.CodeBadField, "groups[0]:"},
+		{`{"type":"act","do":"crash","node":1,"node":2}`, protocol.CodeBadField, "node: is given twice"},
+		{`{"type":"act","type":"step"}`, protocol.CodeBadField, "type: is given twice"},
 		{`{"type":"act","do":"teleport"}`, protocol.CodeBadField, "network"}, // the allowed list names it
 	}
 	for _, tc := range tests {

@@ -20,7 +20,10 @@ type Options struct {
 	PongWait  time.Duration // a connection silent this long is dead
 	WriteWait time.Duration // deadline of every write
 	SendQueue int           // frames queued per connection before it counts as too slow
-	ReadLimit int64         // largest frame accepted from a client
+	// SendBytes bounds the bytes queued per connection (and being written to it) before
+	// it counts as too slow; 0: no byte bound.
+	SendBytes int
+	ReadLimit int64 // largest frame accepted from a client
 
 	Logger  *slog.Logger
 	Metrics *ops.Metrics       // counts sockets, slow clients, panics, refusals (nil: none)
@@ -95,7 +98,7 @@ func (h *Hub) Draining() bool {
 // the per-connection rate limits (Client.limited) and is closed with 1001 when the
 // server shuts down. Every WebSocket handler makes its client here.
 func (h *Hub) NewClient(r *http.Request, conn *websocket.Conn, queue int) *Client {
-	c := newClient(conn, queue, h.opts.PongWait/2, h.opts.WriteWait) // two pings per pong wait: one may be late
+	c := newClient(conn, queue, h.opts.SendBytes, h.opts.PongWait/2, h.opts.WriteWait) // two pings per pong wait: one may be late
 	c.obs = h.opts.Metrics
 	if h.opts.Limits != nil {
 		c.limit = h.opts.Limits.Conn(r)

@@ -1,7 +1,10 @@
 package socket
 
 import (
+	"bytes"
+	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -137,7 +140,7 @@ func TestOnOwnStackReturnsAndRaises(t *testing.T) {
 // A client whose queue fills is counted as dropped.
 func TestSlowClientIsCounted(t *testing.T) {
 	m := ops.NewMetrics(ops.Gauges{Sessions: session.NewManager(1, session.Options{}), Lectures: func() int { return 0 }})
-	c := newClient(nil, 1, time.Minute, time.Second) // never started: nothing is written
+	c := newClient(nil, 1, 0, time.Minute, time.Second) // never started: nothing is written
 	c.obs = m
 	if !c.Send([]byte(`{}`)) || c.Send([]byte(`{}`)) {
 		t.Fatal("a queue of one took two frames")
@@ -147,4 +150,137 @@ func TestSlowClientIsCounted(t *testing.T) {
 	if !strings.Contains(rec.Body.String(), "\nplayground_slow_clients_dropped_total 1\n") {
 		t.Fatalf("not counted:\n%s", rec.Body)
 	}
+}
+
+// slowCount reads playground_slow_clients_dropped_total.
+func slowCount(t *testing.T, m *ops.Metrics) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	for _, line := range strings.Split(rec.Body.String(), "\n") {
+		if v, ok := strings.CutPrefix(line, "playground_slow_clients_dropped_total "); ok {
+			return v
+		}
+	}
+	t.Fatal("no playground_slow_clients_dropped_total")
+	return ""
+}
+
+// The queue is bounded in bytes: a viewer that does not read is dropped once what
+// waits for it passes the bound, however few frames that is, and counted; one frame
+// larger than the bound still goes to an empty queue.
+func TestQueueIsBoundedInBytes(t *testing.T) {
+	big := []byte(`{"type":"error","error":"` + strings.Repeat("x", 600) + `"}`)
+	tests := []struct {
+		name     string
+		maxBytes int
+		frames   int // sent
+		taken    int // accepted before the drop (frames: none dropped)
+	}{
+		{"under the bound", 10_000, 5, 5},
+		{"over the bound", 2_000, 5, 3},
+		{"one frame larger than the bound", 100, 1, 1},
+		{"no byte bound", 0, 50, 50},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := ops.NewMetrics(ops.Gauges{Sessions: session.NewManager(1, session.Options{}), Lectures: func() int { return 0 }})
+			c := newClient(nil, 256, tt.maxBytes, time.Minute, time.Second) // never started: nothing is read
+			c.obs = m
+			taken := 0
+			for range tt.frames {
+				if c.Send(big) {
+					taken++
+				}
+			}
+			want := "0"
+			if taken < tt.frames {
+				want = "1"
+			}
+			if taken != tt.taken || slowCount(t, m) != want {
+				t.Fatalf("took %d of %d frames (want %d); dropped counted %s, want %s", taken, tt.frames, tt.taken, slowCount(t, m), want)
+			}
+		})
+	}
+}
+
+// A snapshot replaces an older one nobody has read, with the events and state frames
+// between them (the new snapshot is their outcome); other frames keep their order.
+func TestSnapshotIsNotQueuedTwice(t *testing.T) {
+	snap := func(step int) []byte { return fmt.Appendf(nil, `{"type":"snapshot","step":%d}`, step) }
+	events := func(step int) []byte { return fmt.Appendf(nil, `{"type":"events","step":%d}`, step) }
+	state := []byte(`{"type":"state","step":9}`)
+	errf := []byte(`{"type":"error","code":"refused"}`)
+	hello := []byte(`{"type":"hello"}`)
+	snapshotX := []byte(`{"type":"snapshotx"}`) // not a snapshot: only the exact type counts
+	tests := []struct {
+		name string
+		in   [][]byte
+		want [][]byte
+	}{
+		{"two snapshots", [][]byte{snap(1), snap(2)}, [][]byte{snap(2)}},
+		{"events before the first stay", [][]byte{events(1), snap(5), events(6), snap(9)}, [][]byte{events(1), snap(9)}},
+		{"other frames stay in order", [][]byte{snap(1), errf, events(2), state, hello, snap(3)}, [][]byte{errf, hello, snap(3)}},
+		{"seeking twelve times", [][]byte{snap(1), snap(2), snap(3), snap(4), snap(5), snap(6), snap(7), snap(8), snap(9), snap(10), snap(11), snap(12)}, [][]byte{snap(12)}},
+		{"a type that only starts the same", [][]byte{snapshotX, snap(1)}, [][]byte{snapshotX, snap(1)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newClient(nil, 256, 1<<20, time.Minute, time.Second) // never started: nothing is read
+			for _, f := range tt.in {
+				if !c.Send(f) {
+					t.Fatalf("refused %s", f)
+				}
+			}
+			wantBytes := 0
+			for _, f := range tt.want {
+				wantBytes += len(f)
+			}
+			if got := bytes.Join(c.queue, []byte("\n")); !bytes.Equal(got, bytes.Join(tt.want, []byte("\n"))) || c.bytes != wantBytes {
+				t.Fatalf("queue (%d bytes):\n%s\nwant (%d bytes):\n%s", c.bytes, got, wantBytes, bytes.Join(tt.want, []byte("\n")))
+			}
+		})
+	}
+}
+
+// A viewer that stops reading is dropped when a write reaches its deadline, and
+// counted like one whose queue filled (the count stayed 0 for these before).
+func TestWriteDeadlineDropIsCounted(t *testing.T) {
+	m := ops.NewMetrics(ops.Gauges{Sessions: session.NewManager(1, session.Options{}), Lectures: func() int { return 0 }})
+	clients := make(chan *Client, 1)
+	up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		// No bound on the queue: only the write deadline can drop this client.
+		c := newClient(conn, 1<<20, 0, time.Minute, 200*time.Millisecond)
+		c.obs = m
+		c.Start()
+		clients <- c
+		<-c.gone
+	}))
+	defer ts.Close()
+	small := websocket.Dialer{NetDial: func(network, addr string) (net.Conn, error) {
+		conn, err := net.Dial(network, addr)
+		if tc, ok := conn.(*net.TCPConn); ok {
+			_ = tc.SetReadBuffer(4096)
+		}
+		return conn, err
+	}}
+	conn, _, err := small.Dial("ws"+strings.TrimPrefix(ts.URL, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close() // never read
+	c := <-clients
+	frame := []byte(`{"type":"error","error":"` + strings.Repeat("x", 64<<10) + `"}`)
+	for range 400 { // 26 MB: more than any loopback socket buffers
+		if !c.Send(frame) {
+			break
+		}
+	}
+	testwait.For(t, "the stalled viewer dropped and counted", func() bool { return slowCount(t, m) == "1" })
+	<-c.gone
 }

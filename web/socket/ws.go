@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"runtime/debug"
@@ -48,17 +49,22 @@ func sameOrigin(r *http.Request) bool {
 // close), so a tab left open costs no goroutine and no stack for its writes; there is
 // never more than one, so writes stay in order. The session only ever queues frames,
 // and a full queue drops the client instead of slowing the session. The queue is a
-// slice that grows only while frames wait.
+// slice that grows only while frames wait; it is bounded in frames and in bytes (a
+// snapshot of 128 processes is 1.5 MB, so 256 of them would be 400 MB for one tab
+// that never reads), and a snapshot replaces an older one nobody has read yet.
 type Client struct {
 	conn       *websocket.Conn
 	maxQueue   int           // frames queued at once before the client counts as too slow
+	maxBytes   int           // bytes queued or being written before it counts as too slow
 	ping, wait time.Duration // between pings; deadline of each write
 	quit       chan struct{} // closed by CloseWith: nothing more is queued
 	gone       chan struct{} // closed once the connection is closed
 	once       sync.Once
+	slowOnce   sync.Once // a client is counted slow once, however it was found out
 
 	mu        sync.Mutex
 	queue     [][]byte
+	bytes     int  // of the frames queued and of those the writer holds, until written
 	started   bool // Start was called: writes may begin
 	writing   bool // the writing goroutine runs (it stays true once the connection is closed)
 	pingDue   bool
@@ -73,9 +79,9 @@ type Client struct {
 	release func() // when the connection has ended
 }
 
-func newClient(conn *websocket.Conn, queue int, ping, wait time.Duration) *Client {
-	return &Client{conn: conn, maxQueue: queue, ping: ping, wait: wait, quit: make(chan struct{}), gone: make(chan struct{}),
-		closeCode: websocket.CloseNormalClosure}
+func newClient(conn *websocket.Conn, queue, maxBytes int, ping, wait time.Duration) *Client {
+	return &Client{conn: conn, maxQueue: queue, maxBytes: maxBytes, ping: ping, wait: wait, quit: make(chan struct{}),
+		gone: make(chan struct{}), closeCode: websocket.CloseNormalClosure}
 }
 
 // Start lets writes begin (what was queued or closed before goes out now) and pings
@@ -119,15 +125,60 @@ func (c *Client) Send(frame []byte) bool {
 	if c.closing() {
 		return false
 	}
-	if len(c.queue) >= c.maxQueue {
-		c.obs.SlowClient()
+	if isFrame(frame, "snapshot") {
+		c.supersede()
+	}
+	// One frame always fits an empty queue, however large: the bound is on what
+	// waits, not on what the session may send.
+	if len(c.queue) >= c.maxQueue || (c.bytes > 0 && c.maxBytes > 0 && c.bytes+len(frame) > c.maxBytes) {
+		c.slow()
 		c.closeLocked(websocket.CloseTryAgainLater, protocol.CloseSlow, false)
 		return false
 	}
 	c.queue = append(c.queue, frame)
+	c.bytes += len(frame)
 	c.kick()
 	return true
 }
+
+// supersede drops, before a new snapshot is queued, the newest unsent snapshot and the
+// events and state frames queued after it: the new snapshot is the whole state they
+// led to. Other frames (errors, lecture and question frames, hello) stay, in order.
+// Call with c.mu held.
+func (c *Client) supersede() {
+	last := -1
+	for k, f := range c.queue {
+		if isFrame(f, "snapshot") {
+			last = k
+		}
+	}
+	if last < 0 {
+		return
+	}
+	kept := c.queue[:last]
+	for _, f := range c.queue[last:] {
+		if isFrame(f, "snapshot") || isFrame(f, "events") || isFrame(f, "state") {
+			c.bytes -= len(f)
+			continue
+		}
+		kept = append(kept, f)
+	}
+	clear(c.queue[len(kept):])
+	c.queue = kept
+}
+
+// isFrame reports whether an encoded frame is of this type: every frame the server
+// writes starts with its type (runtime/protocol).
+func isFrame(frame []byte, typ string) bool {
+	const head = `{"type":"`
+	return len(frame) > len(head)+len(typ) && string(frame[:len(head)]) == head &&
+		string(frame[len(head):len(head)+len(typ)]) == typ && frame[len(head)+len(typ)] == '"'
+}
+
+// slow counts the client in playground_slow_clients_dropped_total: its queue passed a
+// bound, or a write to it reached its deadline (after a full queue the writer may
+// still be blocked on the same socket).
+func (c *Client) slow() { c.slowOnce.Do(func() { c.obs.SlowClient() }) }
 
 // Deliver implements session.Subscriber: a page takes the frame's bytes.
 func (c *Client) Deliver(f protocol.Encoded) bool { return c.Send(f.JSON) }
@@ -175,9 +226,16 @@ func (c *Client) flush() {
 		for _, frame := range frames {
 			_ = c.conn.SetWriteDeadline(time.Now().Add(c.wait))
 			if err := c.conn.WriteMessage(websocket.TextMessage, frame); err != nil {
+				// gorilla hides the deadline behind its own net.Error: ask for the timeout.
+				if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
+					c.slow() // a viewer that stopped reading: as slow as a full queue
+				}
 				c.fail()
 				return
 			}
+			c.mu.Lock()
+			c.bytes -= len(frame)
+			c.mu.Unlock()
 		}
 		if ping {
 			_ = c.conn.SetWriteDeadline(time.Now().Add(c.wait))
@@ -423,6 +481,9 @@ func ParseFrame(data []byte) (session.Command, *FrameError) {
 	}
 	if dec.More() {
 		return session.Command{}, &FrameError{code: protocol.CodeBadFrame, msg: "one JSON object per frame"}
+	}
+	if k := scenarios.DuplicateKey(data); k != "" {
+		return session.Command{}, &FrameError{ref: f.Ref, code: protocol.CodeBadField, msg: k + ": is given twice (each key once)"}
 	}
 	bad := func(format string, args ...any) (session.Command, *FrameError) {
 		return session.Command{}, &FrameError{ref: f.Ref, code: protocol.CodeBadField, msg: fmt.Sprintf(format, args...)}

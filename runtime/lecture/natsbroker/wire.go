@@ -132,13 +132,14 @@ func (a *assembler) add(m *nats.Msg) (st state, done bool, err error) {
 // The replies of the presenter's server carry errors by name, so that the other server
 // hands its caller the same sentinel error (the web layer tells them apart).
 var errNames = map[string]error{
-	"ended":       lecture.ErrEnded,
-	"crowded":     lecture.ErrCrowded,
-	"no-stream":   lecture.ErrNoStream,
-	"no-question": lecture.ErrNoQuestion,
-	"answered":    lecture.ErrAnswered,
-	"bad-choice":  lecture.ErrBadChoice,
-	"behind":      lecture.ErrBehind,
+	"ended":         lecture.ErrEnded,
+	"crowded":       lecture.ErrCrowded,
+	"no-stream":     lecture.ErrNoStream,
+	"no-question":   lecture.ErrNoQuestion,
+	"answered":      lecture.ErrAnswered,
+	"bad-choice":    lecture.ErrBadChoice,
+	"behind":        lecture.ErrBehind,
+	"question-open": lecture.ErrQuestionOpen,
 }
 
 // request is what another server asks of the presenter's server.

@@ -1,0 +1,138 @@
+package lecturehttp
+
+import (
+	"net/http"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/go-chi/chi/v5/middleware"
+	"golang.org/x/time/rate"
+
+	"github.com/teach-dist/playground/web/ratelimit"
+)
+
+// What one client may hold of a lecture (issue 15): a client is an IPv4 address or an
+// IPv6 /64, as a router hands a home or a hall one of each. A lecture hall behind one
+// NAT is one client, so the share is sized for a hall of 300 and more (default: 40 %
+// of a lecture's places, 400 of 1000), not for one person: what it stops is one
+// address taking every place or flooding the tally, while the rest of the room (any
+// other address) still joins and answers. docs/security.md, "Lectures, viewers and
+// seeks".
+
+// ClientKey is the client a request counts for: its IPv4 address, or its IPv6 /64.
+func ClientKey(r *http.Request) string {
+	a := middleware.GetClientIPAddr(r.Context())
+	if !a.IsValid() {
+		if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+			a = ap.Addr()
+		}
+	}
+	a = a.Unmap()
+	if a.Is6() {
+		p, _ := a.Prefix(64)
+		return p.String()
+	}
+	return a.String()
+}
+
+// shares counts what each client holds of each lecture (follower places, or answers
+// to one question) against a share.
+type shares struct {
+	mu   sync.Mutex
+	held map[string]int // lecture code + "|" + client key
+}
+
+// take counts one more for client of lecture unless it already holds max; the release
+// func gives it back.
+func (s *shares) take(code, client string, max int) (release func(), ok bool) {
+	k := code + "|" + client
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held == nil {
+		s.held = make(map[string]int)
+	}
+	if s.held[k] >= max {
+		return nil, false
+	}
+	s.held[k]++
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.held[k]--; s.held[k] <= 0 {
+			delete(s.held, k)
+		}
+	}, true
+}
+
+// maxLectureCounts bounds the lectures whose answers are counted (a server runs 50
+// at once by default); past it every count starts again.
+const maxLectureCounts = 1000
+
+// answerShares counts each client's answers to the open question of each lecture; a
+// new question starts the count again.
+type answerShares struct {
+	mu   sync.Mutex
+	q    map[string]int            // lecture code -> the question counted
+	held map[string]map[string]int // lecture code -> client -> answers
+}
+
+func (a *answerShares) take(code string, question int, client string, max int) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.q == nil || len(a.q) >= maxLectureCounts {
+		a.q, a.held = make(map[string]int), make(map[string]map[string]int)
+	}
+	if q, ok := a.q[code]; !ok || q != question {
+		a.q[code], a.held[code] = question, make(map[string]int)
+	}
+	if a.held[code][client] >= max {
+		return false
+	}
+	a.held[code][client]++
+	return true
+}
+
+// guesses rate-limits wrong join codes per client from the first one: a lookup of a
+// code that names no lecture takes a token, and a client without one is refused any
+// lookup until it refills. A right code costs nothing, so a hall of students typing
+// the code on the projector is never slowed; a script walking the code space gets
+// Burst guesses, then Per per Every.
+type guesses struct {
+	rate  ratelimit.Rate
+	mu    sync.Mutex
+	perIP map[string]*rate.Limiter
+}
+
+// maxGuessers bounds the clients remembered; past it the oldest state is dropped
+// (every bucket starts full again), which only helps a client that has many /64s.
+const maxGuessers = 100_000
+
+func (g *guesses) limiter(client string) *rate.Limiter {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.perIP == nil || len(g.perIP) >= maxGuessers {
+		g.perIP = make(map[string]*rate.Limiter)
+	}
+	l := g.perIP[client]
+	if l == nil {
+		l = rate.NewLimiter(rate.Every(g.rate.Every/time.Duration(g.rate.Per)), g.rate.Burst)
+		g.perIP[client] = l
+	}
+	return l
+}
+
+// allowed reports whether client may look a code up now.
+func (g *guesses) allowed(client string) bool {
+	if g.rate.Per <= 0 {
+		return true
+	}
+	return g.limiter(client).Tokens() >= 1
+}
+
+// wrong charges client one wrong guess.
+func (g *guesses) wrong(client string) {
+	if g.rate.Per > 0 {
+		g.limiter(client).Allow()
+	}
+}
