@@ -207,3 +207,40 @@ func TestLectureAnswerWithADuplicateKeyIsRefused(t *testing.T) {
 		t.Fatalf("the follower's one answer: %s", a.raw)
 	}
 }
+
+// The lecture's read-only API is a door too: probing codes through it costs join
+// guesses, and a client out of them is refused there as everywhere.
+func TestLectureAPIProbesCostJoinGuesses(t *testing.T) {
+	rig := startLecture(t, Options{ClientIP: viaProxy(t), Limits: ratelimit.Limits{JoinGuesses: slow(3)}}, "/play/ricart-agrawala?n=3")
+	wrong := "WWWWWW"
+	if wrong == rig.code {
+		wrong = "XXXXXX"
+	}
+	getAs := func(addr, path string) int {
+		req, _ := http.NewRequest(http.MethodGet, rig.ts.URL+path, nil)
+		req.Header.Set("X-Forwarded-For", addr)
+		resp, err := noRedirect(t).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	tests := []struct {
+		addr, path string
+		want       int
+	}{
+		{"10.0.0.1", "/api/lectures/" + wrong + "/trace", http.StatusNotFound},
+		{"10.0.0.1", "/api/lectures/" + wrong + "/shiviz", http.StatusNotFound},
+		{"10.0.0.1", "/api/lectures/" + wrong + "/timeline", http.StatusNotFound},
+		{"10.0.0.1", "/api/lectures/" + wrong + "/metrics", http.StatusTooManyRequests},
+		{"10.0.0.1", "/api/lectures/" + rig.code + "/trace", http.StatusTooManyRequests}, // out of guesses
+		{"10.0.0.2", "/api/lectures/" + rig.code + "/trace", http.StatusOK},
+		{"10.0.0.2", "/api/lectures/" + rig.code + "/trace", http.StatusOK}, // a right code costs nothing
+	}
+	for _, tt := range tests {
+		if got := getAs(tt.addr, tt.path); got != tt.want {
+			t.Fatalf("%s %s: %d, want %d", tt.addr, tt.path, got, tt.want)
+		}
+	}
+}

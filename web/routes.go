@@ -53,10 +53,13 @@ func (s *Server) routes() chi.Router {
 		r.Get("/api/sessions/{id}/timeline", ex.SessionTimeline)
 		r.Get("/api/sessions/{id}/shiviz", ex.SessionShiViz)
 		r.Get("/api/sessions/{id}/link", ex.SessionLink)
-		r.Get("/api/lectures/{code}/trace", ex.SessionTrace)
-		r.Get("/api/lectures/{code}/metrics", ex.SessionCosts)
-		r.Get("/api/lectures/{code}/timeline", ex.SessionTimeline)
-		r.Get("/api/lectures/{code}/shiviz", ex.SessionShiViz)
+		r.Route("/api/lectures/{code}", func(r chi.Router) {
+			r.Use(lec.GuardCode) // a code costs a join guess here too
+			r.Get("/trace", ex.SessionTrace)
+			r.Get("/metrics", ex.SessionCosts)
+			r.Get("/timeline", ex.SessionTimeline)
+			r.Get("/shiviz", ex.SessionShiViz)
+		})
 		r.Get("/r/{code}/trace.jsonl", ex.LinkTrace)
 		r.Get("/r/{code}/shiviz", ex.LinkShiViz)
 

@@ -204,6 +204,31 @@ func (h *Handlers) lectureByCode(w http.ResponseWriter, r *http.Request, typed s
 	return l, true
 }
 
+// GuardCode charges the lecture code of an API path ({code}) to the client's join
+// guesses like the pages and sockets do, so the read-only exports of a lecture cannot
+// be used to probe codes for free: a client out of guesses gets 429, a code that names
+// no lecture a 404 and one guess less.
+func (h *Handlers) GuardCode(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		code, valid := lecture.NormalizeCode(chi.URLParam(r, "code"))
+		if !valid {
+			http.Error(w, fmt.Sprintf("not a lecture code: a code has %d letters and digits", lecture.CodeLen), http.StatusNotFound)
+			return
+		}
+		_, err := h.join(r, code)
+		switch {
+		case errors.Is(err, errGuessing):
+			w.Header().Set("Retry-After", "60")
+			http.Error(w, err.Error(), http.StatusTooManyRequests)
+			return
+		case errors.Is(err, lecture.ErrNoStream):
+			http.Error(w, "no lecture has the code "+lecture.DisplayCode(code), http.StatusNotFound)
+			return
+		}
+		next.ServeHTTP(w, r) // the handler answers for a lecture it cannot reach
+	})
+}
+
 func (h *Handlers) Join(w http.ResponseWriter, r *http.Request) {
 	typed, asked := r.URL.Query()["code"]
 	if !asked {
