@@ -18,6 +18,7 @@ import (
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/scenarios"
 	"github.com/teach-dist/playground/web/pages"
+	"github.com/teach-dist/playground/web/ratelimit"
 	"github.com/teach-dist/playground/web/runs"
 )
 
@@ -86,7 +87,7 @@ func (s *Server) handleLink(w http.ResponseWriter, r *http.Request) {
 	}
 	sess, ok := s.resume(r, lr.Link.Scenario.Algorithm)
 	if !ok {
-		sess, err = s.sessions.StartAt(lr.Setup, lr.IVs, lr.Link.Step)
+		sess, err = s.sessions.StartAtFor(clientOf(r), lr.Setup, lr.IVs, lr.Link.Step)
 		if sess, ok = s.started(w, r, sess, err); !ok {
 			if !errors.Is(err, session.ErrFull) {
 				s.linkError(w, r, fmt.Errorf("this run cannot be replayed here: %w", err))
@@ -110,7 +111,7 @@ func (s *Server) scenarioSession(w http.ResponseWriter, r *http.Request, sc *sce
 		s.badRun(w, r, "Bad scenario", "This scenario cannot run", err)
 		return nil, false
 	}
-	sess, err := s.sessions.Start(setup)
+	sess, err := s.sessions.StartFor(clientOf(r), setup)
 	sess, ok := s.started(w, r, sess, err)
 	if !ok && !errors.Is(err, session.ErrFull) {
 		s.badRun(w, r, "Bad scenario", "This scenario cannot run", err)
@@ -143,7 +144,7 @@ func (s *Server) started(w http.ResponseWriter, r *http.Request, sess *session.S
 		s.metrics.Refused("sessions")
 		w.Header().Set("Retry-After", "60")
 		s.pages.Message(w, r, http.StatusServiceUnavailable, "Server full", "The playground is full right now",
-			fmt.Sprintf("Every place for a live run is taken (%d in all). Runs nobody watches are freed after a while; try again in a minute or two.", s.sessions.Max()))
+			fmt.Sprintf("Every place for a live run is taken (%d in all), each watched, and your network already holds its share. Runs nobody watches are freed after a while; try again in a minute or two.", s.sessions.Max()))
 		return nil, false
 	case err != nil:
 		return nil, false
@@ -151,6 +152,10 @@ func (s *Server) started(w http.ResponseWriter, r *http.Request, sess *session.S
 	http.SetCookie(w, &http.Cookie{Name: cookieName(r.URL), Value: sess.ID(), Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil})
 	return sess, true
 }
+
+// clientOf is the key r's sessions count against in the fair shares of the session
+// cap: its IPv4 address or IPv6 /64 (ratelimit.ClientOf).
+func clientOf(r *http.Request) string { return ratelimit.ClientOfRequest(r).String() }
 
 func cookieName(u *url.URL) string {
 	sum := sha256.Sum256([]byte(u.Path + "?" + u.Query().Encode()))

@@ -52,6 +52,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	addr := fs.String("addr", defAddr, "address to listen on (default :8080, or :$PORT)")
 	maxSessions := fs.Int("max-sessions", 200, "live runs at once; past it new visitors see a 'server full' page")
+	sessionShare := fs.Int("session-share", 0, "sessions one client (IPv4 address or IPv6 /64) keeps on a full server while another wants a place; 0: half of --max-sessions")
 	maxViewers := fs.Int("max-viewers", 64, "WebSocket viewers of one run at once (tabs on the same URL); past it a socket is refused with 'busy'")
 	maxLectures := fs.Int("max-lectures", 50, "live lectures at once; past it 'No room for another lecture'")
 	maxFollowers := fs.Int("max-followers", 1000, "followers of one lecture; past it a follower's socket is refused with 'busy'")
@@ -91,6 +92,9 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if c.v < 1 {
 			return fmt.Errorf("serve: --%s: %d must be at least 1", c.name, c.v)
 		}
+	}
+	if *sessionShare < 0 || *sessionShare > *maxSessions {
+		return fmt.Errorf("serve: --session-share: %d must be between 0 (half) and --max-sessions", *sessionShare)
 	}
 	if *idle < time.Second {
 		return fmt.Errorf("serve: --idle: %v must be at least 1s", *idle)
@@ -136,7 +140,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("serve: --broker: %q is not memory or nats", *brokerKind)
 	}
 	srv := web.New(web.Options{
-		MaxSessions: *maxSessions, MaxViewers: *maxViewers, Idle: *idle, HibernateAfter: *rest, Logger: logger,
+		MaxSessions: *maxSessions, SessionShare: *sessionShare, MaxViewers: *maxViewers, Idle: *idle, HibernateAfter: *rest, Logger: logger,
 		Limits: limits, ClientIP: clientIP, ShutdownTimeout: *shutdown,
 		Lecture: lecture.Options{Max: *maxLectures, MaxFollowers: *maxFollowers}, Broker: broker,
 	})

@@ -82,6 +82,12 @@ type Options struct {
 	OnHibernate func(s *Session, resting bool)
 	// Clock is the session's time source (clock.go); nil is the wall clock.
 	Clock Clock
+	// Share (Manager only) is how many sessions one client keeps when the manager is
+	// full and another client wants a place (share.go); zero: half the cap.
+	Share int
+	// OnEvict (Manager only) hears of a session ended to make room for another;
+	// watched tells whether it still had a subscriber.
+	OnEvict func(s *Session, watched bool)
 }
 
 func (o Options) withDefaults() Options {
@@ -159,6 +165,7 @@ type Session struct {
 	pending    []batch // taken from the sim but not yet due
 
 	track
+	shares shareOf // the manager's view of it: owner, viewers, last use (share.go)
 }
 
 // ID is the session's id, an unguessable capability.
@@ -245,6 +252,9 @@ func (s *Session) run(ctx context.Context, ended func()) {
 			}
 			if !s.contained(func() { s.handle(e) }) {
 				return
+			}
+			if e.what != fired && e.what != recipe {
+				s.shares.used.Store(s.clock.Now().UnixNano())
 			}
 			if e.what == recipe {
 				// Reading the recipe (an export, a panel) changes nothing, so it
