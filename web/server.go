@@ -131,7 +131,7 @@ type Server struct {
 func New(opts Options) *Server {
 	opts = opts.withDefaults()
 	s := &Server{opts: opts, pages: pages.Renderer{Log: opts.Logger, Cat: pages.BuildCatalogue()},
-		compare: compare.New(opts.Compare), exploring: explorations{running: map[string]bool{}}}
+		compare: compare.New(opts.Compare), exploring: newExplorations(opts.Explore)}
 	s.sessions = session.NewManager(opts.MaxSessions, s.sessionOptions())
 	s.lectures = lecturehttp.NewRegistry(opts.Lecture, opts.Broker)
 	s.metrics = ops.NewMetrics(ops.Gauges{Sessions: s.sessions, Lectures: s.lectures.Live})
