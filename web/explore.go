@@ -29,7 +29,7 @@ import (
 type ExploreLimits struct {
 	MaxNodes  int           // processes at most (default 4)
 	MaxStates int64         // states at most (default 3,000,000)
-	MaxMemory int64         // bytes at most (default 256 MiB)
+	MaxMemory int64         // bytes at most, all searches together (default 256 MiB): each of AtOnce gets its part
 	Timeout   time.Duration // one search at most, once it runs (default 20 s)
 	AtOnce    int           // searches on the whole server at once (default 2)
 	// Share is how many of the AtOnce slots one client (an IPv4 address or an IPv6
@@ -184,7 +184,9 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), lim.Timeout)
 	defer cancel()
 	res, err := s.exploring.run(ctx, sc, explore.Options{
-		MaxStates: lim.MaxStates, MaxMemory: lim.MaxMemory, ProgressEvery: lim.Progress,
+		// The bound is the server's: the searches at once share it, or two would
+		// hold twice what was stated.
+		MaxStates: lim.MaxStates, MaxMemory: lim.MaxMemory / int64(lim.AtOnce), ProgressEvery: lim.Progress,
 		Progress: func(p explore.Progress) {
 			send(exploreLine{Type: "progress", States: p.States, Depth: p.Depth, StatesPerSecond: p.StatesPerSecond})
 		},
