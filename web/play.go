@@ -217,10 +217,17 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 		s.pages.Render(w, r, http.StatusBadRequest, pages.ComparePage(pages.Compare{Form: form}))
 		return
 	}
-	res, err := s.compare.Compare(r.Context(), cq)
+	res, err := s.compare.CompareFor(r.Context(), clientOf(r), cq, nil)
 	if err != nil {
 		if r.Context().Err() != nil {
 			return // the visitor left
+		}
+		if errors.Is(err, compare.ErrQueueFull) {
+			s.metrics.Refused("compare")
+			w.Header().Set("Retry-After", "30")
+			form.Error = &compare.ParamError{Param: "n", Reason: "your network already has comparisons waiting for the server; this one can start when they are done"}
+			s.pages.Render(w, r, http.StatusTooManyRequests, pages.ComparePage(pages.Compare{Form: form}))
+			return
 		}
 		w.Header().Set("Retry-After", "30")
 		form.Error = &compare.ParamError{Param: "n", Reason: fmt.Sprintf("the runs took longer than %s (%v): choose fewer sizes, seeds or algorithms", s.compare.Timeout(), err)}

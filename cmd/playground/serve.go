@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/teach-dist/playground/runtime/compare"
 	"github.com/teach-dist/playground/runtime/lecture"
 	"github.com/teach-dist/playground/runtime/lecture/natsbroker"
 	"github.com/teach-dist/playground/runtime/session"
@@ -53,6 +54,12 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	addr := fs.String("addr", defAddr, "address to listen on (default :8080, or :$PORT)")
 	maxSessions := fs.Int("max-sessions", 200, "live runs at once; past it new visitors see a 'server full' page")
 	sessionShare := fs.Int("session-share", 0, "sessions one client (IPv4 address or IPv6 /64) keeps on a full server while another wants a place; 0: half of --max-sessions")
+	exploreSlots := fs.Int("explore-slots", 2, "explorer searches at once; more wait in a queue fair across clients")
+	exploreShare := fs.Int("explore-share", 1, "explorer slots one client holds while another waits")
+	exploreQueue := fs.Int("explore-queue", 4, "explorer searches one client may have waiting")
+	compareSlots := fs.Int("compare-slots", 2, "/compare computations at once; more wait in a queue fair across clients")
+	compareShare := fs.Int("compare-share", 1, "/compare slots one client holds while another waits")
+	compareQueue := fs.Int("compare-queue", 4, "/compare computations one client may have waiting")
 	maxViewers := fs.Int("max-viewers", 64, "WebSocket viewers of one run at once (tabs on the same URL); past it a socket is refused with 'busy'")
 	maxLectures := fs.Int("max-lectures", 50, "live lectures at once; past it 'No room for another lecture'")
 	maxFollowers := fs.Int("max-followers", 1000, "followers of one lecture; past it a follower's socket is refused with 'busy'")
@@ -88,7 +95,9 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, c := range []struct {
 		name string
 		v    int
-	}{{"max-sessions", *maxSessions}, {"max-viewers", *maxViewers}, {"max-lectures", *maxLectures}, {"max-followers", *maxFollowers}} {
+	}{{"max-sessions", *maxSessions}, {"max-viewers", *maxViewers}, {"max-lectures", *maxLectures}, {"max-followers", *maxFollowers},
+		{"explore-slots", *exploreSlots}, {"explore-share", *exploreShare}, {"explore-queue", *exploreQueue},
+		{"compare-slots", *compareSlots}, {"compare-share", *compareShare}, {"compare-queue", *compareQueue}} {
 		if c.v < 1 {
 			return fmt.Errorf("serve: --%s: %d must be at least 1", c.name, c.v)
 		}
@@ -142,6 +151,8 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	srv := web.New(web.Options{
 		MaxSessions: *maxSessions, SessionShare: *sessionShare, MaxViewers: *maxViewers, Idle: *idle, HibernateAfter: *rest, Logger: logger,
 		Limits: limits, ClientIP: clientIP, ShutdownTimeout: *shutdown,
+		Explore: web.ExploreLimits{AtOnce: *exploreSlots, Share: *exploreShare, Queue: *exploreQueue},
+		Compare: compare.Options{Slots: *compareSlots, Share: *compareShare, Queue: *compareQueue},
 		Lecture: lecture.Options{Max: *maxLectures, MaxFollowers: *maxFollowers}, Broker: broker,
 	})
 	ctx, cancel := context.WithCancel(ctx)
