@@ -119,7 +119,8 @@ func (s *Server) scenarioSession(w http.ResponseWriter, r *http.Request, sc *sce
 	return sess, ok
 }
 
-// resume finds the session this browser had for this very URL (a reload resumes it).
+// resume finds the session this browser had for this very URL (a reload resumes it,
+// or revives it if it was evicted).
 // The cookie is per URL so that two algorithms, or two setups of one, never share a
 // run; two tabs on the same URL do, and both follow it.
 func (s *Server) resume(r *http.Request, algorithm string) (*session.Session, bool) {
@@ -128,6 +129,11 @@ func (s *Server) resume(r *http.Request, algorithm string) (*session.Session, bo
 		return nil, false
 	}
 	sess, ok := s.sessions.Get(c.Value)
+	if !ok {
+		// Evicted to make room for another client while nobody watched it: rebuilt
+		// from its recipe, at its step, under the same id.
+		sess, ok = s.sessions.Revive(clientOf(r), c.Value)
+	}
 	if !ok || sess.Algorithm() != algorithm {
 		return nil, false
 	}

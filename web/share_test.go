@@ -87,3 +87,26 @@ func TestOneAddressCannotFillTheSessionCap(t *testing.T) {
 		})
 	}
 }
+
+// A page whose run was evicted while nobody watched gets the same run back on reload
+// (rebuilt from its recipe under the same id), not a fresh one.
+func TestReloadRevivesAnEvictedRun(t *testing.T) {
+	clientIP, err := ratelimit.ClientIP("X-Real-IP=127.0.0.0/8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, ts := newTestServer(t, Options{MaxSessions: 1, ClientIP: clientIP})
+	a := visitor{t, "192.0.2.1", browser(t)}
+	first := sessionOf(t, a.page(ts.URL+"/play/bully?n=3"))
+	b := visitor{t, "192.0.2.2", browser(t)}
+	if p := b.page(ts.URL + "/play/ring?n=3"); p.status != http.StatusOK {
+		t.Fatalf("second address: %d", p.status)
+	}
+	if held := srv.Sessions().Held("192.0.2.1/32"); held != 0 {
+		t.Fatalf("the first address still holds %d runs", held)
+	}
+	again := a.page(ts.URL + "/play/bully?n=3")
+	if again.status != http.StatusOK || sessionOf(t, again) != first {
+		t.Fatalf("reload after eviction: %d, same run %v", again.status, again.status == http.StatusOK && sessionOf(t, again) == first)
+	}
+}

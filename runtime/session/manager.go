@@ -17,9 +17,10 @@ type Manager struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu     sync.Mutex
-	byID   map[string]*Session
-	closed bool
+	mu      sync.Mutex
+	byID    map[string]*Session
+	evicted evictedRecipes // share.go: what Revive rebuilds
+	closed  bool
 }
 
 // NewManager returns a manager allowing at most limit live sessions (at least 1),
@@ -32,22 +33,22 @@ func NewManager(limit int, opts Options) *Manager {
 // Start creates a session running setup for no client in particular. It returns
 // ErrFull at the cap when nobody may be evicted (share.go), ErrClosed after Close, or
 // the kernel's error for a configuration that cannot run.
-func (m *Manager) Start(setup Setup) (*Session, error) { return m.start("", setup, nil) }
+func (m *Manager) Start(setup Setup) (*Session, error) { return m.start("", newID(), setup, nil) }
 
 // StartFor is Start on behalf of owner, a client key: the session counts against its
 // share of the cap (share.go).
 func (m *Manager) StartFor(owner string, setup Setup) (*Session, error) {
-	return m.start(owner, setup, nil)
+	return m.start(owner, newID(), setup, nil)
 }
 
 // start creates a session; prepare, if any, runs before its goroutine starts. The
 // run is built outside the lock (a link's replay can take a moment); the cap is
 // checked before, and again after, when a session may be evicted to make room.
-func (m *Manager) start(owner string, setup Setup, prepare func(*Session) error) (*Session, error) {
+func (m *Manager) start(owner, id string, setup Setup, prepare func(*Session) error) (*Session, error) {
 	if err := m.room(owner); err != nil {
 		return nil, err
 	}
-	s, err := newSession(newID(), setup, m.opts)
+	s, err := newSession(id, setup, m.opts)
 	if err != nil {
 		return nil, err
 	}
@@ -78,6 +79,7 @@ func (m *Manager) start(owner string, setup Setup, prepare func(*Session) error)
 	}()
 	m.mu.Unlock()
 	if victim != nil {
+		m.keepRecipe(victim)
 		victim.shares.stop()
 		if m.opts.OnEvict != nil {
 			m.opts.OnEvict(victim, victim.shares.viewers.Load() > 0)

@@ -1,7 +1,9 @@
 package session
 
 import (
+	"context"
 	"sync/atomic"
+	"time"
 )
 
 // Fair shares of the session cap. Every session belongs to a client (web/ratelimit:
@@ -97,4 +99,65 @@ func (m *Manager) Held(owner string) int {
 		}
 	}
 	return n
+}
+
+// evictedRecipes keeps the recipes of evicted sessions, the oldest forgotten first
+// past the cap: a reload of the page rebuilds its run, at its step with its
+// interventions, under the same id (Revive). A recipe is a few hundred bytes.
+type evictedRecipes struct {
+	byID  map[string]evicted
+	order []string
+}
+
+type evicted struct {
+	owner  string
+	recipe Recipe
+}
+
+// keepRecipe asks the evicted session for its recipe (a resting run answers without
+// waking) and keeps it; a session too busy to answer at once is simply ended.
+func (m *Manager) keepRecipe(s *Session) {
+	ctx, cancel := context.WithTimeout(m.ctx, recipeWait)
+	defer cancel()
+	rec, err := s.Recipe(ctx)
+	if err != nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := &m.evicted
+	if e.byID == nil {
+		e.byID = map[string]evicted{}
+	}
+	e.byID[s.id] = evicted{owner: s.shares.owner, recipe: rec}
+	e.order = append(e.order, s.id)
+	for len(e.order) > m.max {
+		delete(e.byID, e.order[0])
+		e.order = e.order[1:]
+	}
+}
+
+// recipeWait bounds how long an eviction waits for the evicted run's recipe.
+const recipeWait = 100 * time.Millisecond
+
+// Revive rebuilds the session id that was evicted to make room, from its recipe, for
+// owner (who must be the one it was evicted from: the id alone is not enough to take
+// someone else's run). It reports false when id was not evicted here, or when the
+// server is full for owner.
+func (m *Manager) Revive(owner, id string) (*Session, bool) {
+	m.mu.Lock()
+	ev, ok := m.evicted.byID[id]
+	if ok && ev.owner == owner {
+		delete(m.evicted.byID, id) // its place in order is skipped when it comes up
+	}
+	m.mu.Unlock()
+	if !ok || ev.owner != owner {
+		return nil, false
+	}
+	r := ev.recipe
+	s, err := m.start(owner, id, r.Setup, func(s *Session) error { return s.restore(r.Interventions, r.Step) })
+	if err != nil {
+		return nil, false
+	}
+	return s, true
 }

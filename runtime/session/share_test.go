@@ -1,8 +1,11 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"testing"
+
+	"github.com/teach-dist/playground/internal/testwait"
 )
 
 // A full manager evicts before it refuses: unwatched sessions first, then the
@@ -61,5 +64,47 @@ func TestFullManagerEvictsBeforeItRefuses(t *testing.T) {
 				t.Errorf("%d live, %d evicted of %d started; want 4 live, the rest evicted", m.Len(), evicted, started)
 			}
 		})
+	}
+}
+
+// An unwatched session evicted for another client is rebuilt from its recipe, at its
+// step and under its id, when its own client comes back; nobody else can revive it.
+func TestEvictedSessionIsRevivedFromItsRecipe(t *testing.T) {
+	m := NewManager(1, Options{})
+	t.Cleanup(m.Close)
+	a, err := m.StartFor("A", setupOf(t, ra3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := newSub()
+	if err := a.Attach(sub); err != nil {
+		t.Fatal(err)
+	}
+	sub.next(t, "snapshot")
+	requestAndStep(t, a, sub, 0, 5)
+	want, err := a.Recipe(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Detach(sub)
+	testwait.For(t, "the viewer gone", func() bool { return a.shares.viewers.Load() == 0 })
+	if _, err := m.StartFor("B", setupOf(t, ra3)); err != nil {
+		t.Fatalf("B on a server A's unwatched run fills: %v", err)
+	}
+	testwait.Recv(t, "A's run ended", a.Done())
+	if _, ok := m.Revive("B", a.ID()); ok {
+		t.Fatal("another client revived A's run")
+	}
+	// A comes back: B's run is unwatched now, so it makes room.
+	back, ok := m.Revive("A", a.ID())
+	if !ok || back.ID() != a.ID() {
+		t.Fatalf("A's run was not revived under its id: %v", ok)
+	}
+	got, err := back.Recipe(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Step != want.Step || len(got.Interventions) != len(want.Interventions) || got.Step == 0 {
+		t.Fatalf("revived at step %d with %d interventions; want step %d with %d", got.Step, len(got.Interventions), want.Step, len(want.Interventions))
 	}
 }

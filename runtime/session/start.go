@@ -26,7 +26,7 @@ func (m *Manager) StartAtFor(owner string, setup Setup, ivs []sim.Intervention, 
 	if !slices.IsSortedFunc(ivs, func(a, b sim.Intervention) int { return a.Step - b.Step }) {
 		return nil, fmt.Errorf("session: interventions are not in step order")
 	}
-	return m.start(owner, setup, func(s *Session) error { return s.restore(ivs, step) })
+	return m.start(owner, newID(), setup, func(s *Session) error { return s.restore(ivs, step) })
 }
 
 // restore replays the recorded interventions up to step. Called before the session's
