@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -223,7 +224,23 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 		s.pages.Render(w, r, http.StatusBadRequest, pages.ComparePage(pages.Compare{Form: form}))
 		return
 	}
-	res, err := s.compare.CompareFor(r.Context(), clientOf(r), cq, nil)
+	// A comparison that must wait for a slot answers at once with its place in the
+	// fair queue and reloads itself (Refresh); one running is waited for.
+	var res *compare.Result
+	var err error
+	for {
+		st := s.compare.Submit(r.Context(), clientOf(r), cq, time.Second)
+		if st.Result != nil || st.Err != nil {
+			res, err = st.Result, st.Err
+			break
+		}
+		if st.Position > 0 {
+			w.Header().Set("Refresh", "3")
+			s.pages.Render(w, r, http.StatusAccepted, pages.ComparePage(pages.Compare{Form: form,
+				Waiting: fmt.Sprintf("The server is busy with other comparisons: yours is number %d in the queue. This page shows it when it is done.", st.Position)}))
+			return
+		}
+	}
 	if err != nil {
 		if r.Context().Err() != nil {
 			return // the visitor left

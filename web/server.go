@@ -196,6 +196,7 @@ func (s *Server) Close() {
 	s.metrics.SetReady(false)
 	s.lectures.Close() // before the sessions: followers are told the lecture ended
 	s.sessions.Close()
+	s.compare.Close()
 	s.sockets.Wait()
 }
 

@@ -48,6 +48,7 @@ type Engine struct {
 	opts  Options
 	queue *fairq.Queue
 	work  func(context.Context, Query) (*Result, error) // e.compute; tests gate it
+	jobs  jobs                                          // jobs.go
 
 	mu    sync.Mutex
 	cache map[string]*Result // by Query.Canonical: results depend only on it
@@ -60,6 +61,8 @@ func New(opts Options) *Engine {
 	e := &Engine{opts: opts, queue: fairq.New(fairq.Options{Slots: opts.Slots, Share: opts.Share, PerClient: opts.Queue}),
 		cache: map[string]*Result{}}
 	e.work = e.compute
+	e.jobs.byKey = map[string]*pending{}
+	e.jobs.ctx, e.jobs.cancel = context.WithCancel(context.Background())
 	return e
 }
 
@@ -131,7 +134,7 @@ var ErrQueueFull = fairq.ErrTooMany
 
 // CompareFor is Compare for client (a key of web/ratelimit): a comparison not in the
 // cache waits for a slot in a queue fair across clients, position hearing its place
-// (1: next) while it waits; the timeout counts from when it runs.
+// (1: next) while it waits, and 0 when it runs; the timeout counts from when it runs.
 func (e *Engine) CompareFor(ctx context.Context, client string, cq Query, position func(int)) (*Result, error) {
 	key := cq.Canonical()
 	e.mu.Lock()
@@ -148,6 +151,9 @@ func (e *Engine) CompareFor(ctx context.Context, client string, cq Query, positi
 		return nil, err
 	}
 	defer release()
+	if position != nil {
+		position(0) // it runs now
+	}
 	e.mu.Lock()
 	res, ok = e.cache[key] // computed for another client while this one waited
 	e.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/teach-dist/playground/internal/testwait"
 )
@@ -47,12 +48,20 @@ func TestCompareQueueServesASecondClientBeforeTheLooper(t *testing.T) {
 	ask("looper", "4")
 	testwait.Recv(t, "the looper's first", started)
 	testwait.Recv(t, "the looper's second", started)
+	// place is the next place in the queue a client hears (0, "running", skipped).
+	place := func(client string) int {
+		for {
+			if p := testwait.Recv(t, client+"'s place", positions[client]); p != 0 {
+				return p
+			}
+		}
+	}
 	ask("looper", "5") // its next, queued first
-	if p := testwait.Recv(t, "the looper's place", positions["looper"]); p != 1 {
+	if p := place("looper"); p != 1 {
 		t.Fatalf("the looper's next is at %d, want 1", p)
 	}
 	ask("student", "6")
-	if p := testwait.Recv(t, "the student's place", positions["student"]); p != 1 {
+	if p := place("student"); p != 1 {
 		t.Fatalf("the student is at %d, want 1 (next)", p)
 	}
 	gate <- struct{}{}
@@ -63,6 +72,56 @@ func TestCompareQueueServesASecondClientBeforeTheLooper(t *testing.T) {
 	for range 4 {
 		if a := testwait.Recv(t, "an answer", done); a.err != nil {
 			t.Fatalf("%s: %v", a.client, a.err)
+		}
+	}
+}
+
+// A comparison that must wait is a job: Submit answers with its place at once, a
+// second Submit of the same query finds the same job, and the result comes from it.
+func TestSubmitReportsThePlaceAndSharesTheJob(t *testing.T) {
+	e := New(Options{Slots: 1})
+	t.Cleanup(e.Close)
+	gate := make(chan struct{})
+	runs := make(chan string, 8)
+	e.work = func(ctx context.Context, cq Query) (*Result, error) {
+		runs <- cq.Canonical()
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return &Result{Query: cq}, nil
+	}
+	q := func(n string) Query {
+		cq, err := ParseQuery(url.Values{"alg": {"central"}, "n": {n}}, e.Limits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cq
+	}
+	ctx := context.Background()
+	if st := e.Submit(ctx, "A", q("3"), 0); st.Result != nil || st.Err != nil {
+		t.Fatalf("a gated comparison answered: %+v", st)
+	}
+	testwait.Recv(t, "A's comparison running", runs)
+	if st := e.Submit(ctx, "A", q("3"), 0); st.Position != 0 || st.Result != nil {
+		t.Fatalf("the running comparison: %+v, want running (place 0)", st)
+	}
+	e.Submit(ctx, "B", q("4"), 0)
+	testwait.For(t, "B's comparison queued", func() bool { return e.queue.Waiting() == 1 })
+	for _, client := range []string{"B", "C"} { // C opens the same link: the same job
+		if st := e.Submit(ctx, client, q("4"), 0); st.Position != 1 {
+			t.Fatalf("%s: %+v, want place 1", client, st)
+		}
+	}
+	if e.queue.Waiting() != 1 {
+		t.Fatalf("%d comparisons waiting, want the one job", e.queue.Waiting())
+	}
+	close(gate)
+	for _, n := range []string{"3", "4"} {
+		st := e.Submit(ctx, "C", q(n), time.Minute)
+		if st.Err != nil || st.Result == nil || st.Result.Query.Canonical() != q(n).Canonical() {
+			t.Fatalf("n=%s: %+v", n, st)
 		}
 	}
 }
