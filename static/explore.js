@@ -90,6 +90,9 @@ function fail(dialog, msg) {
 
 function handle(dialog, line) {
   switch (line.type) {
+    case "queued": // the server's explorer slots are taken: a fair queue, 1 is next
+      showProgress(line.position === 1 ? "waiting for a free explorer slot: you are next" : `waiting for a free explorer slot: number ${line.position} in the queue`);
+      break;
     case "start":
       part("explore-workload").textContent = line.workload ? `No requests in this scenario, so: ${line.workload}.` : "";
       showProgress(`${line.nodes} processes; limits: ${num(line.maxStates)} states, ${line.timeout} s`);

@@ -6,19 +6,22 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/teach-dist/playground/runtime/explore"
+	"github.com/teach-dist/playground/runtime/fairq"
 	"github.com/teach-dist/playground/scenarios"
 )
 
 // The Explore action (docs/protocol.md, "Explore"): POST /api/sessions/{id}/explore
 // runs the exhaustive search on the page's current scenario and streams its progress
 // and result as JSON lines. The search is bounded in states, memory and time; a
-// session runs one at a time and the server a few at once; a client that goes away
+// session runs one at a time and the server a few at once, handed out by a fair queue
+// across clients (a waiting search streams its place: "queued" lines); a client that goes away
 // (closes the dialog, leaves the page) cancels it, because the search runs under the
 // request's context.
 
@@ -27,10 +30,14 @@ import (
 type ExploreLimits struct {
 	MaxNodes  int           // processes at most (default 4)
 	MaxStates int64         // states at most (default 3,000,000)
-	MaxMemory int64         // bytes at most (default 256 MiB)
-	Timeout   time.Duration // one search at most (default 20 s)
+	MaxMemory int64         // bytes at most, all searches together (default 256 MiB): each of AtOnce gets its part
+	Timeout   time.Duration // one search at most, once it runs (default 20 s)
 	AtOnce    int           // searches on the whole server at once (default 2)
-	Progress  time.Duration // between progress lines (default 250 ms)
+	// Share is how many of the AtOnce slots one client (an IPv4 address or an IPv6
+	// /64) holds while another waits (default 1); Queue how many searches one client
+	// may have waiting (default 4). Waiting searches are served fairly (runtime/fairq).
+	Share, Queue int
+	Progress     time.Duration // between progress lines (default 250 ms)
 }
 
 func (l ExploreLimits) withDefaults() ExploreLimits {
@@ -49,29 +56,41 @@ func (l ExploreLimits) withDefaults() ExploreLimits {
 	if l.AtOnce <= 0 {
 		l.AtOnce = 2
 	}
+	if l.Share <= 0 {
+		l.Share = 1
+	}
+	if l.Queue <= 0 {
+		l.Queue = 4
+	}
 	if l.Progress <= 0 {
 		l.Progress = 250 * time.Millisecond
 	}
 	return l
 }
 
-// explorations tracks the searches running: one per session, a few in all.
+// explorations tracks the searches: one per session, waiting or running, and the
+// fair queue for the server's few slots.
 type explorations struct {
+	queue *fairq.Queue
+	run   func(context.Context, *scenarios.Scenario, explore.Options) (*explore.Result, error) // explore.Explore; tests gate it
+
 	mu      sync.Mutex
 	running map[string]bool
 }
 
-func (e *explorations) start(session string, atOnce int) (ok bool, why string) {
+func newExplorations(l ExploreLimits) explorations {
+	return explorations{queue: fairq.New(fairq.Options{Slots: l.AtOnce, Share: l.Share, PerClient: l.Queue}),
+		run: explore.Explore, running: map[string]bool{}}
+}
+
+func (e *explorations) start(session string) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	switch {
-	case e.running[session]:
-		return false, "an exploration of this run is already going on"
-	case len(e.running) >= atOnce:
-		return false, "the server is busy with other explorations; try again in a moment"
+	if e.running[session] {
+		return false
 	}
 	e.running[session] = true
-	return true, ""
+	return true
 }
 
 func (e *explorations) done(session string) {
@@ -90,6 +109,9 @@ type exploreLine struct {
 	Workload  string `json:"workload,omitempty"` // what was added to a scenario without one
 	MaxStates int64  `json:"maxStates,omitempty"`
 	Timeout   int    `json:"timeout,omitempty"` // seconds
+
+	// queued: the search waits for a slot; 1 is next
+	Position int `json:"position,omitempty"`
 
 	// progress
 	States          int64   `json:"states,omitempty"`
@@ -123,9 +145,9 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	lim := s.opts.Explore
-	if ok, why := s.exploring.start(id, lim.AtOnce); !ok {
+	if !s.exploring.start(id) {
 		w.Header().Set("Retry-After", "5")
-		writeJSON(w, http.StatusConflict, map[string]string{"error": why})
+		writeJSON(w, http.StatusConflict, map[string]string{"error": "an exploration of this run is already going on"})
 		return
 	}
 	defer s.exploring.done(id)
@@ -145,17 +167,38 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) {
 			flusher.Flush()
 		}
 	}
+	// Wait for a slot in the fair queue, telling the page its place as it changes.
+	release, err := s.exploring.queue.Acquire(r.Context(), clientOf(r), func(pos int) {
+		send(exploreLine{Type: "queued", Position: pos})
+	})
+	if err != nil {
+		if errors.Is(err, fairq.ErrTooMany) {
+			s.metrics.Refused("explorer")
+			send(exploreLine{Type: "error", Error: fmt.Sprintf("your network already has %d explorations waiting; wait for one to finish", lim.Queue)})
+		}
+		return // or the client went away while waiting
+	}
+	defer release()
 	send(exploreLine{Type: "start", Algorithm: sc.Algorithm, Nodes: len(rec.Setup.Config.IDs), Workload: added,
 		MaxStates: lim.MaxStates, Timeout: int(lim.Timeout / time.Second)})
 
 	ctx, cancel := context.WithTimeout(r.Context(), lim.Timeout)
 	defer cancel()
-	res, err := explore.Explore(ctx, sc, explore.Options{
-		MaxStates: lim.MaxStates, MaxMemory: lim.MaxMemory, ProgressEvery: lim.Progress,
+	res, err := s.exploring.run(ctx, sc, explore.Options{
+		// The bound is the server's: the searches at once share it, or two would
+		// hold twice what was stated.
+		MaxStates: lim.MaxStates, MaxMemory: lim.MaxMemory / int64(lim.AtOnce), ProgressEvery: lim.Progress,
 		Progress: func(p explore.Progress) {
 			send(exploreLine{Type: "progress", States: p.States, Depth: p.Depth, StatesPerSecond: p.StatesPerSecond})
 		},
 	})
+	if err != nil || res.Memory >= collectAfter {
+		// The search's memory is garbage now, but the collector's target was set
+		// at twice the heap it held: the next search in this slot would grow on
+		// top of it, and the process hold twice the bound (548 MB for 256 MiB).
+		// Collect before the slot is given to the next search.
+		runtime.GC()
+	}
 	if err != nil {
 		var ie *explore.InputError
 		msg := err.Error()
@@ -173,6 +216,9 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) {
 	s.metrics.ExplorerRun(res.Result) // ok, violation or bounded
 	send(exploreLine{Type: "result", Result: res})
 }
+
+// collectAfter is the size of a search after which its memory is collected at once.
+const collectAfter = 8 << 20
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")

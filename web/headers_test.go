@@ -120,9 +120,11 @@ func TestEmbedPolicyKeepsTheNonceWithoutFrameAncestors(t *testing.T) {
 func TestLimitAndCapPagesHaveTheNonce(t *testing.T) {
 	_, ts := newTestServer(t, Options{MaxSessions: 1, Limits: ratelimit.Limits{Pages: ratelimit.Rate{Per: 1, Every: time.Hour, Burst: 3}}})
 	c := browser(t)
-	if p := get(t, c, ts.URL+"/play/bully"); p.status != http.StatusOK {
-		t.Fatalf("first run: %d", p.status)
+	first := get(t, c, ts.URL+"/play/bully")
+	if first.status != http.StatusOK {
+		t.Fatalf("first run: %d", first.status)
 	}
+	dial(t, ts, sessionOf(t, first)).next("snapshot") // watched: a full server evicts an unwatched run instead
 	full := get(t, browser(t), ts.URL+"/play/ring")
 	if full.status != http.StatusServiceUnavailable {
 		t.Fatalf("second run on a full server: %d", full.status)

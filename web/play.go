@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -88,7 +89,7 @@ func (s *Server) handleLink(w http.ResponseWriter, r *http.Request) {
 	}
 	sess, ok := s.resume(r, lr.Link.Scenario.Algorithm)
 	if !ok {
-		sess, err = s.sessions.StartAt(lr.Setup, lr.IVs, lr.Link.Step)
+		sess, err = s.sessions.StartAtFor(clientOf(r), lr.Setup, lr.IVs, lr.Link.Step)
 		if sess, ok = s.started(w, r, sess, err); !ok {
 			if !errors.Is(err, session.ErrFull) {
 				s.linkError(w, r, fmt.Errorf("this run cannot be replayed here: %w", err))
@@ -112,7 +113,7 @@ func (s *Server) scenarioSession(w http.ResponseWriter, r *http.Request, sc *sce
 		s.badRun(w, r, "Bad scenario", "This scenario cannot run", err)
 		return nil, false
 	}
-	sess, err := s.sessions.Start(setup)
+	sess, err := s.sessions.StartFor(clientOf(r), setup)
 	sess, ok := s.started(w, r, sess, err)
 	if !ok && !errors.Is(err, session.ErrFull) {
 		s.badRun(w, r, "Bad scenario", "This scenario cannot run", err)
@@ -120,7 +121,8 @@ func (s *Server) scenarioSession(w http.ResponseWriter, r *http.Request, sc *sce
 	return sess, ok
 }
 
-// resume finds the session this browser had for this very URL (a reload resumes it).
+// resume finds the session this browser had for this very URL (a reload resumes it,
+// or revives it if it was evicted).
 // The cookie is per URL so that two algorithms, or two setups of one, never share a
 // run; two tabs on the same URL do, and both follow it.
 func (s *Server) resume(r *http.Request, algorithm string) (*session.Session, bool) {
@@ -129,6 +131,11 @@ func (s *Server) resume(r *http.Request, algorithm string) (*session.Session, bo
 		return nil, false
 	}
 	sess, ok := s.sessions.Get(c.Value)
+	if !ok {
+		// Evicted to make room for another client while nobody watched it: rebuilt
+		// from its recipe, at its step, under the same id.
+		sess, ok = s.sessions.Revive(clientOf(r), c.Value)
+	}
 	if !ok || sess.Algorithm() != algorithm {
 		return nil, false
 	}
@@ -145,7 +152,7 @@ func (s *Server) started(w http.ResponseWriter, r *http.Request, sess *session.S
 		s.metrics.Refused("sessions")
 		w.Header().Set("Retry-After", "60")
 		s.pages.Message(w, r, http.StatusServiceUnavailable, "Server full", "The playground is full right now",
-			fmt.Sprintf("Every place for a live run is taken (%d in all). Runs nobody watches are freed after a while; try again in a minute or two.", s.sessions.Max()))
+			fmt.Sprintf("Every place for a live run is taken (%d in all), each watched, and your network already holds its share. Runs nobody watches are freed after a while; try again in a minute or two.", s.sessions.Max()))
 		return nil, false
 	case err != nil:
 		return nil, false
@@ -153,6 +160,10 @@ func (s *Server) started(w http.ResponseWriter, r *http.Request, sess *session.S
 	http.SetCookie(w, &http.Cookie{Name: cookieName(r.URL), Value: sess.ID(), Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: ratelimit.HTTPS(r)})
 	return sess, true
 }
+
+// clientOf is the key r's sessions count against in the fair shares of the session
+// cap: its IPv4 address or IPv6 /64 (ratelimit.ClientOf).
+func clientOf(r *http.Request) string { return ratelimit.ClientOfRequest(r).String() }
 
 func cookieName(u *url.URL) string {
 	sum := sha256.Sum256([]byte(u.Path + "?" + u.Query().Encode()))
@@ -214,10 +225,33 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 		s.pages.Render(w, r, http.StatusBadRequest, pages.ComparePage(pages.Compare{Form: form}))
 		return
 	}
-	res, err := s.compare.Compare(r.Context(), cq)
+	// A comparison that must wait for a slot answers at once with its place in the
+	// fair queue and reloads itself (Refresh); one running is waited for.
+	var res *compare.Result
+	var err error
+	for {
+		st := s.compare.Submit(r.Context(), clientOf(r), cq, time.Second)
+		if st.Result != nil || st.Err != nil {
+			res, err = st.Result, st.Err
+			break
+		}
+		if st.Position > 0 {
+			w.Header().Set("Refresh", "3")
+			s.pages.Render(w, r, http.StatusAccepted, pages.ComparePage(pages.Compare{Form: form,
+				Waiting: fmt.Sprintf("The server is busy with other comparisons: yours is number %d in the queue. This page shows it when it is done.", st.Position)}))
+			return
+		}
+	}
 	if err != nil {
 		if r.Context().Err() != nil {
 			return // the visitor left
+		}
+		if errors.Is(err, compare.ErrQueueFull) {
+			s.metrics.Refused("compare")
+			w.Header().Set("Retry-After", "30")
+			form.Error = &compare.ParamError{Param: "n", Reason: "your network already has comparisons waiting for the server; this one can start when they are done"}
+			s.pages.Render(w, r, http.StatusTooManyRequests, pages.ComparePage(pages.Compare{Form: form}))
+			return
 		}
 		w.Header().Set("Retry-After", "30")
 		form.Error = &compare.ParamError{Param: "n", Reason: fmt.Sprintf("the runs took longer than %s (%v): choose fewer sizes, seeds or algorithms", s.compare.Timeout(), err)}

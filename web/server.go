@@ -32,8 +32,13 @@ import (
 
 // Options configure a Server. Zero values take the defaults.
 type Options struct {
-	MaxSessions int           // live sessions at once (default 200)
-	Idle        time.Duration // a session without viewers ends after this (default 10 min)
+	MaxSessions int // live sessions at once (default 200)
+	// SessionShare is how many sessions one client (an IPv4 address or an IPv6 /64)
+	// keeps on a full server while another client wants a place (default half of
+	// MaxSessions; runtime/session/share.go): unwatched sessions are evicted first,
+	// then the least recently used of a client over its share.
+	SessionShare int
+	Idle         time.Duration // a session without viewers ends after this (default 10 min)
 	// HibernateAfter: a run still this long keeps only its recipe until needed
 	// (zero: never; the serve flag's default is session.DefaultHibernateAfter).
 	HibernateAfter time.Duration
@@ -139,7 +144,7 @@ type Server struct {
 func New(opts Options) *Server {
 	opts = opts.withDefaults()
 	s := &Server{opts: opts, pages: pages.Renderer{Log: opts.Logger, Cat: pages.BuildCatalogue()},
-		compare: compare.New(opts.Compare), exploring: explorations{running: map[string]bool{}}}
+		compare: compare.New(opts.Compare), exploring: newExplorations(opts.Explore)}
 	s.sessions = session.NewManager(opts.MaxSessions, s.sessionOptions())
 	s.lectures = lecturehttp.NewRegistry(opts.Lecture, opts.Broker)
 	s.metrics = ops.NewMetrics(ops.Gauges{Sessions: s.sessions, Lectures: s.lectures.Live})
@@ -171,6 +176,11 @@ func New(opts Options) *Server {
 func (s *Server) sessionOptions() session.Options {
 	log := s.opts.Logger
 	return session.Options{Idle: s.opts.Idle, HibernateAfter: s.opts.HibernateAfter, MaxSubscribers: s.opts.MaxViewers,
+		Share: s.opts.SessionShare,
+		OnEvict: func(sess *session.Session, watched bool) {
+			s.metrics.Evicted(watched)
+			log.Info("session evicted for another client", "session", logID(sess.ID()), "watched", watched)
+		},
 		OnHibernate: func(sess *session.Session, resting bool) {
 			s.metrics.Resting(resting)
 			log.Debug("session rest", "session", logID(sess.ID()), "resting", resting)
@@ -208,6 +218,7 @@ func (s *Server) Close() {
 	s.metrics.SetReady(false)
 	s.lectures.Close() // before the sessions: followers are told the lecture ended
 	s.sessions.Close()
+	s.compare.Close()
 	s.sockets.Wait()
 }
 

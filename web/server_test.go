@@ -221,9 +221,12 @@ func TestReloadResumesTheSameSession(t *testing.T) {
 func TestSessionCapShowsServerFull(t *testing.T) {
 	_, ts := newTestServer(t, Options{MaxSessions: 1})
 	c := browser(t)
-	if p := get(t, c, ts.URL+"/play/ricart-agrawala"); p.status != http.StatusOK {
-		t.Fatalf("first visitor: %d", p.status)
+	first := get(t, c, ts.URL+"/play/ricart-agrawala")
+	if first.status != http.StatusOK {
+		t.Fatalf("first visitor: %d", first.status)
 	}
+	// Watched, and the only address: nothing may be evicted (an unwatched run would be).
+	dial(t, ts, sessionOf(t, first)).next("snapshot")
 	p := get(t, browser(t), ts.URL+"/play/ricart-agrawala")
 	if p.status != http.StatusServiceUnavailable || !strings.Contains(p.body, "full") || p.header.Get("Retry-After") == "" {
 		t.Fatalf("second visitor: status %d, Retry-After %q", p.status, p.header.Get("Retry-After"))

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/teach-dist/playground/runtime/compare"
 	"github.com/teach-dist/playground/runtime/lecture"
 	"github.com/teach-dist/playground/runtime/lecture/natsbroker"
 	"github.com/teach-dist/playground/runtime/session"
@@ -54,6 +55,13 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	addr := fs.String("addr", defAddr, "address to listen on (default :8080, or :$PORT)")
 	maxSessions := fs.Int("max-sessions", 200, "live runs at once; past it new visitors see a 'server full' page")
+	sessionShare := fs.Int("session-share", 0, "sessions one client (IPv4 address or IPv6 /64) keeps on a full server while another wants a place; 0: half of --max-sessions")
+	exploreSlots := fs.Int("explore-slots", 2, "explorer searches at once; more wait in a queue fair across clients")
+	exploreShare := fs.Int("explore-share", 1, "explorer slots one client holds while another waits")
+	exploreQueue := fs.Int("explore-queue", 4, "explorer searches one client may have waiting")
+	compareSlots := fs.Int("compare-slots", 2, "/compare computations at once; more wait in a queue fair across clients")
+	compareShare := fs.Int("compare-share", 1, "/compare slots one client holds while another waits")
+	compareQueue := fs.Int("compare-queue", 4, "/compare computations one client may have waiting")
 	maxViewers := fs.Int("max-viewers", 64, "WebSocket viewers of one run at once (tabs on the same URL); past it a socket is refused with 'busy'")
 	maxLectures := fs.Int("max-lectures", 50, "live lectures at once; past it 'No room for another lecture'")
 	maxFollowers := fs.Int("max-followers", 1000, "followers of one lecture; past it a follower's socket is refused with 'busy'")
@@ -101,10 +109,15 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}{{"max-sessions", *maxSessions}, {"max-viewers", *maxViewers}, {"max-lectures", *maxLectures}, {"max-followers", *maxFollowers},
 		{"send-queue-bytes", *sendBytes},
 		{"export-concurrent", *exportsAtOnce}, {"export-per-client", *exportsPerClient}, {"export-max-mib", *exportMiB},
-		{"export-max-events", *exportEvents}, {"export-cache-mib", *exportCacheMiB}} {
+		{"export-max-events", *exportEvents}, {"export-cache-mib", *exportCacheMiB},
+		{"explore-slots", *exploreSlots}, {"explore-share", *exploreShare}, {"explore-queue", *exploreQueue},
+		{"compare-slots", *compareSlots}, {"compare-share", *compareShare}, {"compare-queue", *compareQueue}} {
 		if c.v < 1 {
 			return fmt.Errorf("serve: --%s: %d must be at least 1", c.name, c.v)
 		}
+	}
+	if *sessionShare < 0 || *sessionShare > *maxSessions {
+		return fmt.Errorf("serve: --session-share: %d must be between 0 (half) and --max-sessions", *sessionShare)
 	}
 	if *idle < time.Second {
 		return fmt.Errorf("serve: --idle: %v must be at least 1s", *idle)
@@ -153,8 +166,10 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("serve: --broker: %q is not memory or nats", *brokerKind)
 	}
 	srv := web.New(web.Options{
-		MaxSessions: *maxSessions, MaxViewers: *maxViewers, Idle: *idle, HibernateAfter: *rest, Logger: logger,
+		MaxSessions: *maxSessions, SessionShare: *sessionShare, MaxViewers: *maxViewers, Idle: *idle, HibernateAfter: *rest, Logger: logger,
 		Limits: limits, ClientIP: clientIP, ShutdownTimeout: *shutdown, SendQueueBytes: *sendBytes,
+		Explore: web.ExploreLimits{AtOnce: *exploreSlots, Share: *exploreShare, Queue: *exploreQueue},
+		Compare: compare.Options{Slots: *compareSlots, Share: *compareShare, Queue: *compareQueue},
 		Lecture: lecture.Options{Max: *maxLectures, MaxFollowers: *maxFollowers, FollowersPerClient: *followersPerClient}, Broker: broker,
 		Exports: export.Options{Gate: gate.Limits{Concurrent: *exportsAtOnce, PerClient: *exportsPerClient, Timeout: *exportTimeout},
 			MaxBytes: int64(*exportMiB) << 20, MaxEvents: *exportEvents, LectureCache: int64(*exportCacheMiB) << 20},

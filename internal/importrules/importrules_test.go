@@ -48,9 +48,10 @@ var rules = []rule{
 	{pattern: "runtime/cost", may: analyses, stdOnly: true},
 	{pattern: "runtime/shiviz", may: append([]string{"runtime/causal"}, analyses...), stdOnly: true},
 	{pattern: "runtime/explore", may: analyses, stdOnly: true},
+	{pattern: "runtime/fairq", stdOnly: true}, // the explorer's and compare's fair queue
 	// The compare engine runs many seeds at once: its worker pool is the one goroutine
 	// owner outside the live layers, bounded by the server's slots.
-	{pattern: "runtime/compare", may: append([]string{"runtime/cost"}, analyses...), stdOnly: true, goroutines: true},
+	{pattern: "runtime/compare", may: append([]string{"runtime/cost", "runtime/fairq"}, analyses...), stdOnly: true, goroutines: true},
 	{pattern: "runtime/session", may: append([]string{"runtime/protocol"}, analyses...), stdOnly: true, goroutines: true},
 	{pattern: "runtime/lecture", may: append([]string{"runtime/session", "runtime/protocol"}, analyses...),
 		thirdParty: []string{"rsc.io/qr"}, goroutines: true},

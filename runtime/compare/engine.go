@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/teach-dist/playground/runtime/cost"
+	"github.com/teach-dist/playground/runtime/fairq"
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
@@ -18,7 +19,11 @@ type Options struct {
 	Limits    Limits        // default DefaultLimits()
 	Slots     int           // comparisons computed at once, whatever the requests (default 2)
 	CacheSize int           // comparisons kept (default 32)
-	Timeout   time.Duration // one comparison at most (default 30 s)
+	Timeout   time.Duration // one comparison at most, once it runs (default 30 s)
+	// Share is how many slots one client (an IPv4 address or an IPv6 /64) holds while
+	// another waits (default 1); Queue how many comparisons one client may have
+	// waiting (default 4). Waiting comparisons are served fairly (runtime/fairq).
+	Share, Queue int
 }
 
 func (o Options) withDefaults() Options {
@@ -41,7 +46,9 @@ func (o Options) withDefaults() Options {
 // and keeps the recent ones: a shared link opened by a whole class is computed once.
 type Engine struct {
 	opts  Options
-	slots chan struct{}
+	queue *fairq.Queue
+	work  func(context.Context, Query) (*Result, error) // e.compute; tests gate it
+	jobs  jobs                                          // jobs.go
 
 	mu    sync.Mutex
 	cache map[string]*Result // by Query.Canonical: results depend only on it
@@ -51,7 +58,12 @@ type Engine struct {
 // New returns an engine with an empty cache.
 func New(opts Options) *Engine {
 	opts = opts.withDefaults()
-	return &Engine{opts: opts, slots: make(chan struct{}, opts.Slots), cache: map[string]*Result{}}
+	e := &Engine{opts: opts, queue: fairq.New(fairq.Options{Slots: opts.Slots, Share: opts.Share, PerClient: opts.Queue}),
+		cache: map[string]*Result{}}
+	e.work = e.compute
+	e.jobs.byKey = map[string]*pending{}
+	e.jobs.ctx, e.jobs.cancel = context.WithCancel(context.Background())
+	return e
 }
 
 // Limits are the limits queries are parsed within.
@@ -114,6 +126,16 @@ type job struct {
 // Compare returns the comparison cq asks for, from the cache or computed within the
 // engine's timeout; ctx ending stops it.
 func (e *Engine) Compare(ctx context.Context, cq Query) (*Result, error) {
+	return e.CompareFor(ctx, "", cq, nil)
+}
+
+// ErrQueueFull refuses a comparison when its client already has Options.Queue waiting.
+var ErrQueueFull = fairq.ErrTooMany
+
+// CompareFor is Compare for client (a key of web/ratelimit): a comparison not in the
+// cache waits for a slot in a queue fair across clients, position hearing its place
+// (1: next) while it waits, and 0 when it runs; the timeout counts from when it runs.
+func (e *Engine) CompareFor(ctx context.Context, client string, cq Query, position func(int)) (*Result, error) {
 	key := cq.Canonical()
 	e.mu.Lock()
 	res, ok := e.cache[key]
@@ -121,9 +143,26 @@ func (e *Engine) Compare(ctx context.Context, cq Query) (*Result, error) {
 	if ok {
 		return res, nil
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	release, err := e.queue.Acquire(ctx, client, position)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if position != nil {
+		position(0) // it runs now
+	}
+	e.mu.Lock()
+	res, ok = e.cache[key] // computed for another client while this one waited
+	e.mu.Unlock()
+	if ok {
+		return res, nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, e.opts.Timeout)
 	defer cancel()
-	res, err := e.run(ctx, cq)
+	res, err = e.work(ctx, cq)
 	if err != nil {
 		return nil, err
 	}
@@ -140,17 +179,8 @@ func (e *Engine) Compare(ctx context.Context, cq Query) (*Result, error) {
 	return res, nil
 }
 
-// run does every run of cq, in parallel, until done or ctx ends.
-func (e *Engine) run(ctx context.Context, cq Query) (*Result, error) {
-	if err := ctx.Err(); err != nil { // a select below would pick at random
-		return nil, err
-	}
-	select {
-	case e.slots <- struct{}{}:
-		defer func() { <-e.slots }()
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+// compute does every run of cq, in parallel, until done or ctx ends.
+func (e *Engine) compute(ctx context.Context, cq Query) (*Result, error) {
 	start := time.Now()
 	var jobs []job
 	for _, spec := range cq.Specs {

@@ -117,6 +117,7 @@ func (x *search) run(ctx context.Context) (outcome, error) {
 	}
 	levelEnd := 1
 	lastCheck := time.Now()
+	checked := 0 // states when the limits were last checked
 	for k := 0; k < x.st.count; k++ {
 		if k == levelEnd {
 			x.depth++
@@ -148,6 +149,14 @@ func (x *search) run(ctx context.Context) (outcome, error) {
 			}
 			if int64(x.st.count) > x.opt.MaxStates {
 				return outcome{bound: BoundStates}, nil
+			}
+			// A state with many successors adds many states per expansion: check
+			// by states added too, not only every 1024 expansions.
+			if x.st.count-checked >= checkEvery {
+				checked = x.st.count
+				if b := x.limits(ctx); b != "" {
+					return outcome{bound: b}, nil
+				}
 			}
 			if f := x.checkState(x.next); f != nil {
 				return outcome{found: f, last: idx, via: -1}, nil
@@ -183,6 +192,9 @@ func (x *search) limits(ctx context.Context) string {
 	}
 	return ""
 }
+
+// checkEvery is how many new states may be added between two checks of the limits.
+const checkEvery = 8192
 
 func (x *search) memory() int64 { return x.st.memory() + x.it.bytes }
 

@@ -205,11 +205,13 @@ func (st *store) overhead() int64 {
 		st.edgeStart.bytes() + st.edges.bytes()
 }
 
-// memory is everything the store holds.
+// memory is everything the store holds, and what its next growth will take: the
+// table doubles in one allocation while the old one is still being read, so a
+// search stopped just under the bound would otherwise pass it by twice the table.
 func (st *store) memory() int64 {
 	var pages int64
 	for _, p := range st.pages {
 		pages += int64(cap(p))
 	}
-	return pages + st.overhead()
+	return pages + st.overhead() + int64(len(st.table))*8*2
 }

@@ -17,29 +17,38 @@ type Manager struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu     sync.Mutex
-	byID   map[string]*Session
-	closed bool
+	mu      sync.Mutex
+	byID    map[string]*Session
+	evicted evictedRecipes // share.go: what Revive rebuilds
+	closed  bool
 }
 
-// NewManager returns a manager allowing at most limit live sessions (at least 1).
+// NewManager returns a manager allowing at most limit live sessions (at least 1),
+// shared between clients as share.go says.
 func NewManager(limit int, opts Options) *Manager {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Manager{max: max(limit, 1), opts: opts, ctx: ctx, cancel: cancel, byID: make(map[string]*Session)}
 }
 
-// Start creates a session running setup. It returns ErrFull at the cap, ErrClosed
-// after Close, or the kernel's error for a configuration that cannot run.
-func (m *Manager) Start(setup Setup) (*Session, error) { return m.start(setup, nil) }
+// Start creates a session running setup for no client in particular. It returns
+// ErrFull at the cap when nobody may be evicted (share.go), ErrClosed after Close, or
+// the kernel's error for a configuration that cannot run.
+func (m *Manager) Start(setup Setup) (*Session, error) { return m.start("", newID(), setup, nil) }
+
+// StartFor is Start on behalf of owner, a client key: the session counts against its
+// share of the cap (share.go).
+func (m *Manager) StartFor(owner string, setup Setup) (*Session, error) {
+	return m.start(owner, newID(), setup, nil)
+}
 
 // start creates a session; prepare, if any, runs before its goroutine starts. The
 // run is built outside the lock (a link's replay can take a moment); the cap is
-// checked before and again after.
-func (m *Manager) start(setup Setup, prepare func(*Session) error) (*Session, error) {
-	if err := m.room(); err != nil {
+// checked before, and again after, when a session may be evicted to make room.
+func (m *Manager) start(owner, id string, setup Setup, prepare func(*Session) error) (*Session, error) {
+	if err := m.room(owner); err != nil {
 		return nil, err
 	}
-	s, err := newSession(newID(), setup, m.opts)
+	s, err := newSession(id, setup, m.opts)
 	if err != nil {
 		return nil, err
 	}
@@ -48,43 +57,54 @@ func (m *Manager) start(setup Setup, prepare func(*Session) error) (*Session, er
 			return nil, err
 		}
 	}
+	ctx, stop := context.WithCancel(m.ctx)
+	s.shares.owner, s.shares.stop = owner, stop
+	s.shares.used.Store(s.clock.Now().UnixNano())
 	m.mu.Lock()
-	if err := m.roomLocked(); err != nil {
+	victim, err := m.victimLocked(owner)
+	if err != nil {
 		m.mu.Unlock()
+		stop()
 		return nil, err
+	}
+	if victim != nil {
+		delete(m.byID, victim.id) // the place is free now; its goroutine ends on its own
 	}
 	m.byID[s.id] = s
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
-		s.run(m.ctx, func() { m.remove(s.id) })
+		defer stop()
+		s.run(ctx, func() { m.remove(s) })
 	}()
 	m.mu.Unlock()
+	if victim != nil {
+		m.keepRecipe(victim)
+		victim.shares.stop()
+		if m.opts.OnEvict != nil {
+			m.opts.OnEvict(victim, victim.shares.viewers.Load() > 0)
+		}
+	}
 	if m.opts.OnStart != nil {
 		m.opts.OnStart(s)
 	}
 	return s, nil
 }
 
-func (m *Manager) room() error {
+// room reports, without evicting anything, whether owner could start a session.
+func (m *Manager) room(owner string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.roomLocked()
+	_, err := m.victimLocked(owner)
+	return err
 }
 
-func (m *Manager) roomLocked() error {
-	if m.closed {
-		return ErrClosed
-	}
-	if len(m.byID) >= m.max {
-		return ErrFull
-	}
-	return nil
-}
-
-func (m *Manager) remove(id string) {
+// remove forgets s, unless it was evicted and its id is no longer s.
+func (m *Manager) remove(s *Session) {
 	m.mu.Lock()
-	delete(m.byID, id)
+	if m.byID[s.id] == s {
+		delete(m.byID, s.id)
+	}
 	m.mu.Unlock()
 }
 

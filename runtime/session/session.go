@@ -88,6 +88,12 @@ type Options struct {
 	SavepointEvery int
 	MaxSavepoints  int
 	SavepointBytes int
+	// Share (Manager only) is how many sessions one client keeps when the manager is
+	// full and another client wants a place (share.go); zero: half the cap.
+	Share int
+	// OnEvict (Manager only) hears of a session ended to make room for another;
+	// watched tells whether it still had a subscriber.
+	OnEvict func(s *Session, watched bool)
 }
 
 func (o Options) withDefaults() Options {
@@ -175,6 +181,7 @@ type Session struct {
 	saves      savepoints
 
 	track
+	shares shareOf // the manager's view of it: owner, viewers, last use (share.go)
 }
 
 // ID is the session's id, an unguessable capability.
@@ -272,6 +279,9 @@ func (s *Session) serve(e *envelope) bool {
 	}
 	if !s.contained(func() { s.handle(e) }) {
 		return false
+	}
+	if e.what != fired && e.what != recipe {
+		s.shares.used.Store(s.clock.Now().UnixNano()) // least recently used, for eviction (share.go)
 	}
 	if e.what == recipe {
 		// Reading the recipe (an export, a panel) changes nothing, so it neither

@@ -524,9 +524,7 @@ func TestManagerCapAndIdleEviction(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, c := start(t, m, ra3)
-	if _, err := m.Start(setupOf(t, ra3)); !errors.Is(err, ErrFull) {
-		t.Fatalf("third session: %v, want ErrFull", err)
-	}
+	// (A third start would evict a, never opened: share_test.go covers the cap.)
 	if got, ok := m.Get(a.ID()); !ok || got != a {
 		t.Fatal("Get does not find the session")
 	}

@@ -15,13 +15,18 @@ import (
 // Errors are those of Start, or the replay's (an event limit reached on the way: a
 // link's run is bounded by Options.MaxEvents like any other).
 func (m *Manager) StartAt(setup Setup, ivs []sim.Intervention, step int) (*Session, error) {
+	return m.StartAtFor("", setup, ivs, step)
+}
+
+// StartAtFor is StartAt on behalf of owner, a client key (share.go).
+func (m *Manager) StartAtFor(owner string, setup Setup, ivs []sim.Intervention, step int) (*Session, error) {
 	if step < 0 {
 		return nil, fmt.Errorf("session: step %d is negative", step)
 	}
 	if !slices.IsSortedFunc(ivs, func(a, b sim.Intervention) int { return a.Step - b.Step }) {
 		return nil, fmt.Errorf("session: interventions are not in step order")
 	}
-	return m.start(setup, func(s *Session) error { return s.restore(ivs, step) })
+	return m.start(owner, newID(), setup, func(s *Session) error { return s.restore(ivs, step) })
 }
 
 // restore replays the recorded interventions up to step. Called before the session's

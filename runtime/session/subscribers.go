@@ -74,6 +74,7 @@ func (s *Session) attach(sub Subscriber) error {
 	// What was due for the others must go out first, so the snapshot and the stream agree.
 	s.flush()
 	s.subs = append(s.subs, sub)
+	s.shares.viewers.Store(int32(len(s.subs))) // before the snapshot: once it is read, the run counts as watched
 	s.idle.stop()
 	s.sendTo(sub, s.helloFrame())
 	s.sendTo(sub, s.snapshotFrame())
@@ -87,6 +88,7 @@ func (s *Session) detach(sub Subscriber) {
 			break
 		}
 	}
+	s.shares.viewers.Store(int32(len(s.subs)))
 	if len(s.subs) == 0 {
 		// Nobody watches: stop spending time on the run, and keep its step for a reload.
 		s.flush()
@@ -118,6 +120,7 @@ func (s *Session) broadcast(frame protocol.Encoded) {
 	}
 	clear(s.subs[len(kept):])
 	s.subs = kept
+	s.shares.viewers.Store(int32(len(s.subs)))
 	for _, sub := range slow {
 		sub.Close()
 	}

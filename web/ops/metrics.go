@@ -27,6 +27,7 @@ type Metrics struct {
 	panics        *prometheus.CounterVec
 	rateLimitedN  *prometheus.CounterVec
 	refusedN      *prometheus.CounterVec
+	evictedN      *prometheus.CounterVec
 	explorerRuns  *prometheus.CounterVec
 	followers     prometheus.Gauge
 	restingN      prometheus.Gauge
@@ -61,6 +62,7 @@ func NewMetrics(g Gauges) *Metrics {
 	o.sockets = f.gaugeVec("playground_websockets", "Open WebSocket connections, by socket (session, presenter, follower).", "socket")
 	o.panics = f.counterVec("playground_panics_total", "Panics contained: in a session's run (that session ended) or in an HTTP handler (that request failed).", "where")
 	o.rateLimitedN = f.counterVec("playground_rate_limited_total", "Requests and WebSocket frames refused by a per-client rate limit, by limit.", "limit")
+	o.evictedN = f.counterVec("playground_sessions_evicted_total", "Sessions ended on a full server to make room for another client's, by whether one was watched.", "watched")
 	o.refusedN = f.counterVec("playground_capacity_refusals_total", "Requests refused at a cap (sessions, viewers, lectures, followers).", "cap")
 	o.explorerRuns = f.counterVec("playground_explorer_runs_total", "Explorer searches run from the browser, by outcome.", "outcome")
 	o.restingN = f.gauge("playground_sessions_resting", "Live sessions whose still run is at rest: only its recipe kept, rebuilt by replay when next needed.")
@@ -182,6 +184,14 @@ func (o *Metrics) RateLimited(limit string) {
 func (o *Metrics) Refused(cap string) {
 	if o != nil {
 		o.refusedN.WithLabelValues(cap).Inc()
+	}
+}
+
+// Evicted counts a session ended on a full server to make room for another client's
+// (runtime/session/share.go), by whether it still had a viewer.
+func (o *Metrics) Evicted(watched bool) {
+	if o != nil {
+		o.evictedN.WithLabelValues(strconv.FormatBool(watched)).Inc()
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 // View models of the compare page, shaped like the screen.
 
 type Compare struct {
+	Waiting string // the comparison waits for the server: its place, said in words
 	Form    CompareForm
 	Link    string // the canonical shareable URL
 	Summary string

@@ -87,7 +87,7 @@ func (r Rate) String() string {
 	return fmt.Sprintf("%d/%s:%d", r.Per, unit, r.Burst)
 }
 
-// limiter keeps one token bucket per client address. A lecture hall behind one NAT is
+// limiter keeps one token bucket per client (an IPv4 address or an IPv6 /64). A lecture hall behind one NAT is
 // one address, so the rates are set for a room of students, not for one person; what
 // they stop is a script hammering the server.
 type limiter struct {
@@ -95,7 +95,7 @@ type limiter struct {
 	now  func() time.Time
 
 	mu      sync.Mutex
-	buckets map[netip.Addr]*rate.Limiter
+	buckets map[Client]*rate.Limiter
 	swept   time.Time
 }
 
@@ -104,10 +104,11 @@ type limiter struct {
 const maxClients = 100_000
 
 func newLimiter(r Rate) *limiter {
-	return &limiter{rate: r, now: time.Now, buckets: make(map[netip.Addr]*rate.Limiter)}
+	return &limiter{rate: r, now: time.Now, buckets: make(map[Client]*rate.Limiter)}
 }
 
-// allow takes one token for addr, or reports how long until one is there.
+// allow takes one token for addr's client (ClientOf), or reports how long until one
+// is there.
 func (l *limiter) allow(addr netip.Addr) (bool, time.Duration) {
 	if l == nil || l.rate.Per <= 0 {
 		return true, 0
@@ -116,10 +117,11 @@ func (l *limiter) allow(addr netip.Addr) (bool, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.sweep(now)
-	b, ok := l.buckets[addr]
+	key := ClientOf(addr)
+	b, ok := l.buckets[key]
 	if !ok {
 		b = l.rate.bucket()
-		l.buckets[addr] = b
+		l.buckets[key] = b
 	}
 	// A reservation tells how long the token takes; one not taken is given back.
 	res := b.ReserveN(now, 1)

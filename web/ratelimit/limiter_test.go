@@ -94,3 +94,32 @@ func TestParseRate(t *testing.T) {
 		}
 	}
 }
+
+// One IPv6 /64 is one client: a subscriber's 2^64 addresses share a bucket, while
+// two /64s and two IPv4 addresses do not.
+func TestLimiterKeysIPv6ByPrefix64(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		a, b   string
+		shared bool
+	}{
+		{"one /64", "2001:db8:1:2::1", "2001:db8:1:2:ffff:ffff:ffff:fffe", true},
+		{"two /64s", "2001:db8:1:2::1", "2001:db8:1:3::1", false},
+		{"IPv4 and its mapped form", "192.0.2.7", "::ffff:192.0.2.7", true},
+		{"two IPv4 addresses", "127.0.0.1", "127.0.0.2", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l := newLimiter(Rate{Per: 1, Every: time.Hour, Burst: 1})
+			if ok, _ := l.allow(netip.MustParseAddr(c.a)); !ok {
+				t.Fatal("first request refused")
+			}
+			ok, _ := l.allow(netip.MustParseAddr(c.b))
+			if ok == c.shared {
+				t.Fatalf("second address allowed %v; want shared bucket %v", ok, c.shared)
+			}
+			if got, want := ClientOf(netip.MustParseAddr(c.a)) == ClientOf(netip.MustParseAddr(c.b)), c.shared; got != want {
+				t.Fatalf("same client %v; want %v", got, want)
+			}
+		})
+	}
+}

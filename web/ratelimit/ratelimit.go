@@ -1,7 +1,8 @@
 // Package ratelimit holds the server's per-client rate limits (docs/operations.md):
 // token buckets of golang.org/x/time/rate, one per client address and class of
-// request. A client is an address as chi's ClientIP middleware found it: the TCP peer,
-// or behind a trusted proxy the address the proxy reports. A lecture hall behind one
+// request. A client (ClientOf) is an IPv4 address or an IPv6 /64, of the address chi's
+// ClientIP middleware found: the TCP peer, or behind a trusted proxy the address the
+// proxy reports. A lecture hall behind one
 // NAT is one address, so every number here is sized for a room of 300 students
 // sharing one, not for one person; what the limits stop is a script hammering the
 // server, and the caps (sessions, viewers, lectures, followers) bound what a whole
