@@ -279,11 +279,21 @@ func clickProcessAction(t *testing.T, ctx context.Context, id int, act string) {
 	t.Helper()
 	node := fmt.Sprintf(`#view g.node[data-id="%d"]`, id)
 	button := fmt.Sprintf(`#menu button[data-act="%s"]`, act)
-	run(t, ctx,
-		chromedp.Click(chromedp.CSS(node)),
-		chromedp.WaitVisible(chromedp.CSS(button)),
-		chromedp.Click(chromedp.CSS(button)),
-	)
+	// A new run (a reset, Run setup) redraws the processes on the next animation
+	// frame: a click that lands on the old drawing opens no menu. Click again until the
+	// menu shows, each try waiting for it a while; only a menu that never comes fails.
+	visible := fmt.Sprintf(`(() => { const b = document.querySelector(%q); return !!b && b.offsetParent !== null; })()`, button)
+	for try := 0; ; try++ {
+		run(t, ctx, chromedp.Click(chromedp.CSS(node)))
+		_, err := chromedp.Run(ctx, chromedp.Poll[bool](visible, chromedp.WithPollingInterval(10*time.Millisecond), chromedp.WithPollingTimeout(2*time.Second)))
+		if err == nil {
+			break
+		}
+		if try == 10 || ctx.Err() != nil {
+			t.Fatalf("the menu of P%d never offered %q: %v", id, act, err)
+		}
+	}
+	run(t, ctx, chromedp.Click(chromedp.CSS(button)))
 }
 
 func screenshot(t *testing.T, ctx context.Context, name string) {
