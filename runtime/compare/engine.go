@@ -24,6 +24,10 @@ type Options struct {
 	// another waits (default 1); Queue how many comparisons one client may have
 	// waiting (default 4). Waiting comparisons are served fairly (runtime/fairq).
 	Share, Queue int
+	// Hold, if set, is called when a comparison gets its slot, before it runs: tests
+	// of the server hold comparisons there to keep the slots busy. An error ends the
+	// comparison with it.
+	Hold func(ctx context.Context, cq Query) error
 }
 
 func (o Options) withDefaults() Options {
@@ -162,6 +166,11 @@ func (e *Engine) CompareFor(ctx context.Context, client string, cq Query, positi
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.opts.Timeout)
 	defer cancel()
+	if e.opts.Hold != nil {
+		if err := e.opts.Hold(ctx, cq); err != nil {
+			return nil, err
+		}
+	}
 	res, err = e.work(ctx, cq)
 	if err != nil {
 		return nil, err
