@@ -44,6 +44,11 @@ type Options struct {
 	// Guesses limits each client's lookups of join codes that name no lecture
 	// (ratelimit.Limits.JoinGuesses; zero: none).
 	Guesses ratelimit.Rate
+	// StartLink starts the session of the share link at path for this browser, bound
+	// to b, so that the link's page resumes it (web: the playground's cookie per URL);
+	// it answers the request itself and reports false when it cannot. Nil: a fork is
+	// only a redirect to its link.
+	StartLink func(w http.ResponseWriter, r *http.Request, path string, b session.Bound) bool
 }
 
 // Handlers serve lecture mode's pages and sockets.
@@ -327,7 +332,11 @@ func (h *Handlers) QR(w http.ResponseWriter, r *http.Request) {
 }
 
 // Fork sends a follower to the share link of the lecture's run at the step they
-// see (?step=), where the run goes on in a session of their own.
+// see (?step=), where the run goes on in a session of their own. The link stays the
+// plain share link (docs/links.md); the session behind it, started here for this
+// browser, is tied to the lecture: while a question is open it goes no further than
+// the presenter's step (session.Bound, Lecture.Limit). A lecture of another server of
+// a cluster cannot be asked at every step, so its forks are not bound.
 func (h *Handlers) Fork(w http.ResponseWriter, r *http.Request) {
 	l, ok := h.lectureByCode(w, r, chi.URLParam(r, "code"))
 	if !ok {
@@ -366,6 +375,9 @@ func (h *Handlers) Fork(w http.ResponseWriter, r *http.Request) {
 		return
 	case err != nil:
 		h.Pages.Render(w, r, http.StatusInternalServerError, pages.MessagePage("Fork", "This run cannot be forked", err.Error()))
+		return
+	}
+	if local, ok := l.(*lecture.Lecture); ok && h.StartLink != nil && !h.StartLink(w, r, link, local) {
 		return
 	}
 	http.Redirect(w, r, link, http.StatusSeeOther)
