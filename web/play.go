@@ -89,11 +89,7 @@ func (s *Server) handleLink(w http.ResponseWriter, r *http.Request) {
 	}
 	sess, ok := s.resume(r, lr.Link.Scenario.Algorithm)
 	if !ok {
-		sess, err = s.sessions.StartAtFor(clientOf(r), lr.Setup, lr.IVs, lr.Link.Step)
-		if sess, ok = s.started(w, r, sess, err); !ok {
-			if !errors.Is(err, session.ErrFull) {
-				s.linkError(w, r, fmt.Errorf("this run cannot be replayed here: %w", err))
-			}
+		if sess, ok = s.startLinkRun(w, r, r, lr, nil); !ok {
 			return
 		}
 	}
@@ -101,6 +97,41 @@ func (s *Server) handleLink(w http.ResponseWriter, r *http.Request) {
 	p := pages.BuildPlay(sc.Spec(), sess.ID())
 	p.Title, p.About, p.Current = sc.Title, sc.About, lr.Setup.Name
 	s.pages.Render(w, r, http.StatusOK, pages.PlayPage(p))
+}
+
+// startLink starts the run of the share link at path (a lecture's fork) for this
+// browser, bound to b, and gives it the cookie the link's page (handleLink) resumes
+// it with: the link stays the plain share link, the session behind it knows its
+// lecture. It answers the request itself when it cannot (false).
+func (s *Server) startLink(w http.ResponseWriter, r *http.Request, path string, b session.Bound) bool {
+	u, err := url.Parse(path)
+	if err != nil || !strings.HasPrefix(u.Path, "/r/") {
+		s.pages.Message(w, r, http.StatusInternalServerError, "Fork", "This run cannot be forked", fmt.Sprintf("%q is not a share link", path))
+		return false
+	}
+	lr, err := runs.DecodeLink(strings.TrimPrefix(u.Path, "/r/"))
+	if err != nil {
+		s.linkError(w, r, err)
+		return false
+	}
+	at := r.Clone(r.Context())
+	at.URL = u // the cookie is the link page's
+	_, ok := s.startLinkRun(w, r, at, lr, b)
+	return ok
+}
+
+// startLinkRun starts the run of a decoded link, bound to b if not nil, and gives
+// this browser the cookie of page's URL for it; it answers r itself when it cannot.
+func (s *Server) startLinkRun(w http.ResponseWriter, r, page *http.Request, lr runs.Link, b session.Bound) (*session.Session, bool) {
+	sess, err := s.sessions.StartAtFor(clientOf(r), lr.Setup, lr.IVs, lr.Link.Step)
+	if err == nil && b != nil {
+		sess.Bind(b) // before the page can connect: its first step is already held
+	}
+	sess, ok := s.started(w, page, sess, err)
+	if !ok && !errors.Is(err, session.ErrFull) {
+		s.linkError(w, r, fmt.Errorf("this run cannot be replayed here: %w", err))
+	}
+	return sess, ok
 }
 
 // scenarioSession resumes this browser's session for this URL or starts one on sc.
@@ -181,6 +212,9 @@ func (s *Server) startsSession(r *http.Request) bool {
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		return false
+	}
+	if strings.HasPrefix(p, "/l/") && strings.HasSuffix(p, "/fork") {
+		return true // a lecture's fork starts its session itself (startLink)
 	}
 	p = strings.TrimPrefix(p, "/embed")
 	if !strings.HasPrefix(p, "/play/") && !strings.HasPrefix(p, "/s/") && !strings.HasPrefix(p, "/r/") {

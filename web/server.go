@@ -166,7 +166,7 @@ func New(opts Options) *Server {
 	s.exports = export.New(s.runs, exp)
 	s.lecture = lecturehttp.New(lecturehttp.Options{Sessions: s.sessions, Lectures: s.lectures, Hub: s.sockets,
 		Pages: s.pages, Metrics: s.metrics, Refresh: opts.Lecture.Refresh,
-		Share: opts.Lecture.ClientShare(), Guesses: opts.Limits.JoinGuesses})
+		Share: opts.Lecture.ClientShare(), Guesses: opts.Limits.JoinGuesses, StartLink: s.startLink})
 	s.router = s.routes()
 	return s
 }

@@ -3,6 +3,7 @@ package lecture
 import (
 	"context"
 	"errors"
+	"fmt"
 )
 
 // Several servers behind a load balancer can serve one lecture: its run lives on one
@@ -112,4 +113,17 @@ func (l *Lecture) Fork(ctx context.Context, step int) (string, error) {
 		rec.Step = min(step, rec.Horizon)
 	}
 	return l.opts.Link(rec)
+}
+
+// Limit implements session.Bound for the lecture's forks on this server: while a
+// question is open a fork made before it opened may not go past the step on the
+// presenter's screen; the bound follows the presenter, and lifts at the reveal (or
+// when the question is withdrawn, or the lecture ends).
+func (l *Lecture) Limit() (int, string, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ended || l.q == nil || l.qState != "open" {
+		return 0, "", false
+	}
+	return l.step, fmt.Sprintf("the presenter's question is open: this fork waits at step %d until the answer is revealed", l.step), true
 }

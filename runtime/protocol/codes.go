@@ -46,6 +46,10 @@ const (
 	// CodeUnreachable: the server that runs the lecture cannot be reached over NATS
 	// right now; the connection closes (1013) and the page reconnects with after=N.
 	CodeUnreachable = "unreachable"
+	// CodeQuestionOpen: a fork of a lecture was asked to go past the presenter's step
+	// while a question is open (step, play, seek, act); it waits there until the
+	// answer is revealed.
+	CodeQuestionOpen = "question-open"
 )
 
 // Close reasons: the text of the WebSocket close frame (its status in brackets). A

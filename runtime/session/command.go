@@ -54,6 +54,9 @@ func (s *Session) command(c Command) error {
 		if s.failed != nil {
 			return &cmdError{code: protocol.CodeStopped, msg: s.failed.Error()}
 		}
+		if err := s.held(); err != nil {
+			return err
+		}
 		s.playing = true
 		s.reanchor(s.clock.Now())
 		s.broadcast(s.stateFrame())
@@ -72,6 +75,10 @@ func (s *Session) command(c Command) error {
 			return &cmdError{code: protocol.CodeStopped, msg: s.failed.Error()}
 		}
 		s.playing = false
+		if err := s.held(); err != nil {
+			s.broadcast(s.stateFrame())
+			return err
+		}
 		batches, ok, err := s.forward()
 		if err != nil {
 			return s.fail(err)
@@ -111,12 +118,12 @@ func (s *Session) command(c Command) error {
 }
 
 func (s *Session) seek(step int) error {
-	step = max(0, min(step, s.horizon))
+	step, held := s.clampSeek(max(0, min(step, s.horizon)))
 	if err := s.rebuild(step); err != nil {
 		return s.fail(err)
 	}
 	s.broadcast(s.snapshotFrame())
-	return nil
+	return held // the run went as far as its bound lets it (bound.go)
 }
 
 // fail stops the run after a kernel error (its event limit): the user can seek back
@@ -133,6 +140,9 @@ func (s *Session) fail(err error) error {
 func (s *Session) act(c Command) error {
 	if s.failed != nil {
 		return &cmdError{code: protocol.CodeStopped, msg: s.failed.Error()}
+	}
+	if err := s.held(); err != nil {
+		return err
 	}
 	a, err := c.Act.Action(s.cfg.Spec, s.cfg.IDs)
 	if err != nil {

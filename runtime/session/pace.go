@@ -15,6 +15,11 @@ func (s *Session) advance(now time.Time) {
 	var out []batch
 	for range maxBatchesPerWake {
 		if s.pending == nil {
+			if err := s.held(); err != nil { // a lecture's fork waits for the answer (bound.go)
+				s.publish(out)
+				s.stopHeld(err)
+				return
+			}
 			bs, ok, err := s.forward()
 			if err != nil {
 				s.publish(out)
@@ -43,6 +48,12 @@ func (s *Session) advance(now time.Time) {
 
 // flush publishes the pending step at once.
 func (s *Session) flush() {
+	if took, err := s.unpend(); took {
+		if err != nil {
+			_ = s.fail(err)
+		}
+		return
+	}
 	if s.pending != nil {
 		bs := s.pending
 		s.pending = nil

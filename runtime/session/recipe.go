@@ -47,13 +47,17 @@ func (s *Session) recipe() Recipe {
 	default:
 		step = s.pending[0].step - 1
 	}
-	return Recipe{
+	r := Recipe{
 		Setup:         s.setup,
 		Config:        s.cfg,
 		Interventions: cloneInterventions(s.ivs),
 		Step:          max(step, 0),
 		Horizon:       s.horizon,
 	}
+	if at, _, ok := s.limit(); ok {
+		r = boundRecipe(r, at) // a lecture's fork: no export runs past its bound
+	}
+	return r
 }
 
 func cloneInterventions(ivs []sim.Intervention) []sim.Intervention {

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/teach-dist/playground/runtime/protocol"
@@ -179,6 +180,7 @@ type Session struct {
 	anchorVirt int
 	pending    []batch // taken from the sim but not yet due
 	saves      savepoints
+	bound      atomic.Pointer[boundRef] // a lecture's fork: how far it may go now (bound.go)
 
 	track
 	shares shareOf // the manager's view of it: owner, viewers, last use (share.go)

@@ -112,6 +112,7 @@ type evictedRecipes struct {
 type evicted struct {
 	owner  string
 	recipe Recipe
+	bound  *boundRef // a lecture's fork stays tied to its lecture (bound.go)
 }
 
 // keepRecipe asks the evicted session for its recipe (a resting run answers without
@@ -129,7 +130,7 @@ func (m *Manager) keepRecipe(s *Session) {
 	if e.byID == nil {
 		e.byID = map[string]evicted{}
 	}
-	e.byID[s.id] = evicted{owner: s.shares.owner, recipe: rec}
+	e.byID[s.id] = evicted{owner: s.shares.owner, recipe: rec, bound: s.bound.Load()}
 	e.order = append(e.order, s.id)
 	for len(e.order) > m.max {
 		delete(e.byID, e.order[0])
@@ -155,7 +156,10 @@ func (m *Manager) Revive(owner, id string) (*Session, bool) {
 		return nil, false
 	}
 	r := ev.recipe
-	s, err := m.start(owner, id, r.Setup, func(s *Session) error { return s.restore(r.Interventions, r.Step) })
+	s, err := m.start(owner, id, r.Setup, func(s *Session) error {
+		s.bound.Store(ev.bound)
+		return s.restore(r.Interventions, r.Step)
+	})
 	if err != nil {
 		return nil, false
 	}

@@ -44,6 +44,11 @@ type Options struct {
 	// Guesses limits each client's lookups of join codes that name no lecture
 	// (ratelimit.Limits.JoinGuesses; zero: none).
 	Guesses ratelimit.Rate
+	// StartLink starts the session of the share link at path for this browser, bound
+	// to b, so that the link's page resumes it (web: the playground's cookie per URL);
+	// it answers the request itself and reports false when it cannot. Nil: a fork is
+	// only a redirect to its link.
+	StartLink func(w http.ResponseWriter, r *http.Request, path string, b session.Bound) bool
 }
 
 // Handlers serve lecture mode's pages and sockets.
@@ -324,51 +329,6 @@ func (h *Handlers) QR(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "image/svg+xml")
 	w.Header().Set("Cache-Control", "no-store")
 	_, _ = w.Write(svg)
-}
-
-// Fork sends a follower to the share link of the lecture's run at the step they
-// see (?step=), where the run goes on in a session of their own.
-func (h *Handlers) Fork(w http.ResponseWriter, r *http.Request) {
-	l, ok := h.lectureByCode(w, r, chi.URLParam(r, "code"))
-	if !ok {
-		return
-	}
-	if ended, _, link := l.Ended(); ended {
-		if link == "" {
-			h.endedPage(w, r, l)
-			return
-		}
-		http.Redirect(w, r, link, http.StatusSeeOther)
-		return
-	}
-	step := -1 // the step on screen
-	if v := r.URL.Query().Get("step"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			h.Pages.Render(w, r, http.StatusBadRequest, pages.MessagePage("Bad link", "This fork link is not right",
-				fmt.Sprintf("step: %q is not a step number (0 or more)", v)))
-			return
-		}
-		step = n
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
-	defer cancel()
-	link, err := l.Fork(ctx, step)
-	switch {
-	case errors.Is(err, lecture.ErrEnded):
-		h.endedPage(w, r, l)
-		return
-	case errors.Is(err, lecture.ErrUnreachable):
-		h.Pages.Render(w, r, http.StatusServiceUnavailable, pages.MessagePage("Fork", "This run cannot be forked right now", err.Error()))
-		return
-	case errors.Is(err, lecture.ErrQuestionOpen):
-		h.Pages.Render(w, r, http.StatusConflict, pages.MessagePage("Fork", "Not while a question is open", err.Error()))
-		return
-	case err != nil:
-		h.Pages.Render(w, r, http.StatusInternalServerError, pages.MessagePage("Fork", "This run cannot be forked", err.Error()))
-		return
-	}
-	http.Redirect(w, r, link, http.StatusSeeOther)
 }
 
 // A follower's socket: the broker's frames out, answers in; nothing that drives.
