@@ -280,12 +280,17 @@ func clickProcessAction(t *testing.T, ctx context.Context, id int, act string) {
 	node := fmt.Sprintf(`#view g.node[data-id="%d"]`, id)
 	button := fmt.Sprintf(`#menu button[data-act="%s"]`, act)
 	// A new run (a reset, Run setup) redraws the processes on the next animation
-	// frame: a click that lands on the old drawing opens no menu. Click again until the
-	// menu shows, each try waiting for it a while; only a menu that never comes fails.
+	// frame: a click that lands on the old drawing opens no menu, or finds its node
+	// gone. Click again until the menu shows, each try waiting for it a while; only a
+	// menu that never comes fails.
 	visible := fmt.Sprintf(`(() => { const b = document.querySelector(%q); return !!b && b.offsetParent !== null; })()`, button)
 	for try := 0; ; try++ {
-		run(t, ctx, chromedp.Click(chromedp.CSS(node)))
-		_, err := chromedp.Run(ctx, chromedp.Poll[bool](visible, chromedp.WithPollingInterval(10*time.Millisecond), chromedp.WithPollingTimeout(2*time.Second)))
+		// The node itself may be replaced between finding it and clicking it ("could not
+		// find node"): that too is a click to make again.
+		_, err := chromedp.Run(ctx, chromedp.Click(chromedp.CSS(node)))
+		if err == nil {
+			_, err = chromedp.Run(ctx, chromedp.Poll[bool](visible, chromedp.WithPollingInterval(10*time.Millisecond), chromedp.WithPollingTimeout(2*time.Second)))
+		}
 		if err == nil {
 			break
 		}
