@@ -4,7 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"html"
+	"maps"
 	"net/http"
+	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -144,4 +149,54 @@ func firstLineApart(got, want string) string {
 		}
 	}
 	return fmt.Sprintf("%d lines; want %d", len(g), len(w))
+}
+
+// docs/links.md's table of exports has a row for every item of the Export menu, by the
+// label the menu shows (the SVG items are added by static/spacetime.js), each saying
+// what to open it with.
+func TestDocsSayHowToOpenEveryExport(t *testing.T) {
+	_, ts := newTestServer(t, Options{})
+	page := get(t, browser(t), ts.URL+"/s/lamport-non-fifo")
+	var labels []string
+	for _, id := range []string{"export-trace", "export-shiviz", "export-embed"} {
+		m := regexp.MustCompile(`id="` + id + `"[^>]*>([^<]+)<`).FindStringSubmatch(page.body)
+		if m == nil {
+			t.Fatalf("the Export menu has no %s", id)
+		}
+		labels = append(labels, html.UnescapeString(m[1]))
+	}
+	js, err := os.ReadFile("../static/spacetime.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"export-view-svg", "export-spacetime-svg"} {
+		m := regexp.MustCompile(`\["` + id + `", "([^"]+)"`).FindSubmatch(js)
+		if m == nil {
+			t.Fatalf("static/spacetime.js adds no %s", id)
+		}
+		labels = append(labels, string(m[1]))
+	}
+	doc, err := os.ReadFile("../docs/links.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(doc), "\n## Exports\n")
+	section, _, _ = strings.Cut(section, "\n### ")
+	rows := map[string]string{} // first cell -> last cell
+	for line := range strings.SplitSeq(section, "\n") {
+		if cells := strings.Split(line, " | "); strings.HasPrefix(line, "| ") && len(cells) == 3 {
+			rows[strings.TrimPrefix(cells[0], "| ")] = strings.TrimSuffix(cells[2], " |")
+		}
+	}
+	for _, label := range labels {
+		found := false
+		for first, open := range rows {
+			if slices.Contains(strings.Split(first, ", "), label) && len(open) > 20 {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("docs/links.md, Exports: no row for %q saying how to open it (rows: %q)", label, slices.Collect(maps.Keys(rows)))
+		}
+	}
 }
