@@ -173,8 +173,8 @@ func checkMessage(raw json.RawMessage, typ string, spec *sim.Spec, isID func(int
 // read below hold every event type, field, drop reason and property docs/trace.md
 // names: a message lost by the network, a process that recovers, a partition that heals.
 var beyondCurated = map[string]string{
-	"loss, recovery and heal": `{"version":1,"algorithm":"ricart-agrawala","nodes":3,"seed":3,
-		"network":{"delay":[1,3],"fifo":false,"loss":0.5},"cs":2,
+	"loss, recovery and heal": `{"version":1,"algorithm":"ricart-agrawala","nodes":3,"seed":1,
+		"network":{"delay":[1,3],"fifo":false,"loss":0.3},"cs":2,
 		"events":[{"at":1,"do":"request","node":0},{"at":1,"do":"request","node":1},
 			{"at":2,"do":"crash","node":2},{"at":6,"do":"recover","node":2},
 			{"at":8,"do":"partition","groups":[[0],[1,2]]},{"at":12,"do":"heal"}],

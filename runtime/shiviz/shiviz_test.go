@@ -233,6 +233,55 @@ func TestCuratedExportsReadInShiViz(t *testing.T) {
 	}
 }
 
+// Runs beyond the catalogue read in ShiViz as well: messages lost by the network and
+// in a partition (no deliver, so no arrow), a crash and a recovery (events on the
+// process's line), a heal, and a Bully election on a non-FIFO network.
+func TestOtherRunsReadInShiViz(t *testing.T) {
+	for _, r := range []struct {
+		name, scenario string
+		has            []sim.EventType // what makes the run worth reading
+	}{
+		{"loss, recovery and heal", `{"version":1,"algorithm":"ricart-agrawala","nodes":3,"seed":1,
+			"network":{"delay":[1,3],"fifo":false,"loss":0.3},"cs":2,
+			"events":[{"at":1,"do":"request","node":0},{"at":1,"do":"request","node":1},
+				{"at":2,"do":"crash","node":2},{"at":6,"do":"recover","node":2},
+				{"at":8,"do":"partition","groups":[[0],[1,2]]},{"at":12,"do":"heal"}],
+			"until":80}`, []sim.EventType{sim.EvDeliver, sim.EvDrop, sim.EvCrash, sim.EvRecover, sim.EvPartition, sim.EvHeal}},
+		{"bully, non-FIFO", `{"version":1,"algorithm":"bully","nodes":5,"seed":7,
+			"network":{"delay":[1,6],"fifo":false},
+			"events":[{"at":0,"do":"crash","node":4},{"at":1,"do":"elect","node":0},{"at":1,"do":"elect","node":1}],
+			"until":80}`, []sim.EventType{sim.EvDeliver, sim.EvCrash, sim.EvElect, sim.EvLeader}},
+	} {
+		t.Run(r.name, func(t *testing.T) {
+			sc, err := scenarios.Parse([]byte(r.scenario))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := sc.Config()
+			if err != nil {
+				t.Fatal(err)
+			}
+			file, trace := export(t, cfg, math.MaxInt)
+			got, g, err := read(file)
+			if err == nil {
+				err = check(got, g, expect(cfg, trace))
+			}
+			if err != nil {
+				t.Fatalf("%v\n%s", err, file)
+			}
+			types := map[sim.EventType]bool{}
+			for _, ev := range trace {
+				types[ev.Type] = true
+			}
+			for _, want := range r.has {
+				if !types[want] {
+					t.Errorf("the run has no %s: it tests less than it says", want)
+				}
+			}
+		})
+	}
+}
+
 // The reader is a real check: logs that ShiViz refuses or draws otherwise fail it.
 func TestReaderRefusesWhatShiVizRefuses(t *testing.T) {
 	head := shiviz.Regexp + "\n\n"
