@@ -104,6 +104,7 @@ var Spec = sim.Spec{
 	Vars: []sim.Var{
 		{Name: "state", Doc: "RELEASED, WANTED or HELD"},
 		{Name: "set", Doc: "ids of the voting set V_i (it includes this process); K is its size. By default the notes' sets for N=3 and N=7, a projective plane of order q for N=q²+q+1, otherwise that plane extended (see the summary); sets are of equal size only when N is a plane's size"},
+		{Name: "construction", Doc: "how this run's voting sets were built and their size K: the notes' sets, a projective plane (extended when N is not a plane's size), a grid, or sets chosen for the run"},
 		{Name: "clock", Doc: "Lamport clock: the largest timestamp seen; a new request takes clock+1"},
 		{Name: "ts", Doc: "timestamp of this process's current request (0 when none)"},
 		{Name: "votes", Doc: "ids of the members whose vote this process holds for its current request"},
@@ -177,6 +178,8 @@ type node struct {
 	ids  []int // shared, never written
 	df   bool  // deadlock-free variant
 	set  []int // indexes, ascending; shared, never written
+	// about names the construction of the sets and K (Sets.About), for the inspector.
+	about string
 
 	clock int
 
@@ -209,6 +212,7 @@ func newNode(self int, setup *sim.Setup) sim.Node {
 		ids:       setup.IDs,
 		df:        p.Variant == DeadlockFree,
 		set:       sets[self],
+		about:     p.about(n),
 		state:     cs.Released,
 		cand:      -1,
 		got:       make([]bool, n),
@@ -530,6 +534,7 @@ func (n *node) idsWhere(flag []bool) []int {
 func (n *node) Encode(w *sim.StateWriter) {
 	w.Str("state", n.state)
 	w.Ints("set", nodeid.All(n.ids, n.set))
+	w.Str("construction", n.about)
 	w.Int("clock", n.clock)
 	w.Int("ts", n.ts)
 	w.Ints("votes", n.idsWhere(n.got))
