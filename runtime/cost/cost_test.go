@@ -213,19 +213,24 @@ func TestElectionMessagesMatchTheNotes(t *testing.T) {
 }
 
 // With a fixed delay d every message takes exactly T = d, so the delays come out as
-// the notes count them: a client waits 2T (central, RA, Lamport); when one leaves, the
-// next enters after 2T with the coordinator (RELEASE, GRANT), T with RA (the deferred
-// REPLY) and with Lamport (the RELEASE).
+// the notes count them: a client waits 2T (central, RA, Lamport, Maekawa); when one
+// leaves, the next enters after 2T with the coordinator (RELEASE, GRANT) and with
+// Maekawa (RELEASE to the shared voter, its REPLY: 003 "2, any two voting sets
+// overlap"), T with RA (the deferred REPLY) and with Lamport (the RELEASE).
 func TestDelaysInMessageTimes(t *testing.T) {
 	const d = 2
 	tests := []struct {
 		slug          string
+		n             int
 		asking        []int
 		client, syncT float64
 	}{
-		{"central", []int{0, 1}, 2, 2},
-		{"ricart-agrawala", []int{0, 1}, 2, 1},
-		{"lamport", []int{0, 1}, 2, 1},
+		{"central", 4, []int{0, 1}, 2, 2},
+		{"ricart-agrawala", 4, []int{0, 1}, 2, 1},
+		{"lamport", 4, []int{0, 1}, 2, 1},
+		// The notes' N=7 sets: V2 = {2, 4, 6} and V7 = {3, 4, 7} (indexes 1 and 6)
+		// meet only in P4, which neither holder sends its RELEASE to directly.
+		{"maekawa", 7, []int{1, 6}, 2, 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.slug, func(t *testing.T) {
@@ -234,13 +239,13 @@ func TestDelaysInMessageTimes(t *testing.T) {
 			for _, i := range tc.asking {
 				acts = append(acts, sim.Action{At: 100, Do: sim.ActRequest, Node: i})
 			}
-			r := measure(t, config(t, tc.slug, 4, 1, [2]int{d, d}, acts...))
+			r := measure(t, config(t, tc.slug, tc.n, 1, [2]int{d, d}, acts...))
 			client := r.Get(ClientDelay)
 			// The lone request waited exactly the theory; the contended ones, more.
 			if client.Samples != 3 || client.MeanT == nil || *client.MeanT < tc.client {
 				t.Fatalf("client delay %+v, want 3 samples of at least %vT", client, tc.client)
 			}
-			lone := measure(t, config(t, tc.slug, 4, 1, [2]int{d, d}, acts[0]))
+			lone := measure(t, config(t, tc.slug, tc.n, 1, [2]int{d, d}, acts[0]))
 			if got := *lone.Get(ClientDelay).MeanT; !near(got, tc.client) {
 				t.Errorf("a lone request waited %vT, want %vT", got, tc.client)
 			}
