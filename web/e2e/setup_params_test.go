@@ -65,6 +65,18 @@ func TestRunSetupReachesEveryVariant(t *testing.T) {
 			shows: logSays("HEARTBEAT") + ` && ` + logSays("ELECTION"),
 		},
 		{
+			// Issue 14, item 1: how a crashed successor is found is the user's to pick.
+			name: "a ring election with acknowledgements", slug: "ring",
+			set:   `f.nodes.value = "4"; f["p.skip"].value = "ack";`,
+			param: "p.skip", value: "ack",
+			act: func(t *testing.T, ctx context.Context) {
+				clickProcessAction(t, ctx, 3, "crash")
+				clickProcessAction(t, ctx, 0, "elect")
+			},
+			// Only the ack variant sends ACK; P2's time-out skips the crashed P3.
+			shows: logSays("ACK") + ` && ` + logSays("P2 now takes P2 as leader"),
+		},
+		{
 			name: "a Raymond tree of one's choice", slug: "raymond",
 			set:   `f.nodes.value = "4"; f["p.tree"].value = '{"1": 0, "2": 1, "3": 2}';`,
 			param: "p.tree", value: `{"1":0,"2":1,"3":2}`,
