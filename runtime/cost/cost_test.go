@@ -161,7 +161,7 @@ func TestTokenRingObtainsTheTokenInAtMostNMinus1Messages(t *testing.T) {
 
 // Elections, against the notes: Bully's best case (the second-highest notices) N-1,
 // worst case (the lowest calls) N²-N-1; Chang-Roberts 2N when the highest starts and
-// 3N-1 when its successor does.
+// 3N-1 when its successor does; the ring with a growing list 2N.
 func TestElectionMessagesMatchTheNotes(t *testing.T) {
 	tests := []struct {
 		name string
@@ -186,6 +186,10 @@ func TestElectionMessagesMatchTheNotes(t *testing.T) {
 		{"chang-roberts successor of the highest starts", "ring", 7, func(n int) []sim.Action {
 			return []sim.Action{{At: 1, Do: sim.ActElect, Node: 0}}
 		}, func(n int) float64 { return float64(3*n - 1) }, "worst case"},
+		// 002: "requires 2N messages: N for ELECTION message, N for COORDINATOR message".
+		{"ring with a growing list, one starter", "ring-list", 6, func(n int) []sim.Action {
+			return []sim.Action{{At: 1, Do: sim.ActElect, Node: 2}}
+		}, func(n int) float64 { return float64(2 * n) }, "one initiator"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
