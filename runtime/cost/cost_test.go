@@ -142,6 +142,41 @@ func TestMessagesPerEntryMatchTheNotes(t *testing.T) {
 	}
 }
 
+// Maekawa's derived figures follow the run's own sets (issue 14: not 3(K-1) with a
+// K the run does not have): every process of a 16-process grid (K = 7) pays 18
+// messages per entry and the figure beside it says 18; on the default sets of the
+// same N it says their average, which the run measures too.
+func TestMaekawaDerivedFiguresFollowTheRunsSets(t *testing.T) {
+	for _, tc := range []struct {
+		params            string
+		perEntry, toEnter float64
+	}{
+		{`{"construction":"grid"}`, 18, 12},
+		{`{}`, 3 * (13*3 + 3*4) / 16.0, 2 * (13*3 + 3*4) / 16.0}, // the plane of order 3 (K=4) and 3 more (K=5)
+	} {
+		cfg := config(t, "maekawa", 16, 1, [2]int{1, 3}, oneAtATime(upTo(16)...)...)
+		p, err := cfg.Spec.ParseParams([]byte(tc.params), cfg.IDs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Params = p
+		cfg.Until = 20000
+		r := measure(t, cfg)
+		for _, m := range []struct {
+			key  string
+			want float64
+		}{{PerEntry, tc.perEntry}, {ToEnter, tc.toEnter}} {
+			if got := mean(t, r, m.key); !near(got, m.want) {
+				t.Errorf("%s %s: measured %v, want %v", tc.params, m.key, got, m.want)
+			}
+			th := r.Get(m.key).Theory
+			if len(th) == 0 || th[0].Value == nil || !near(*th[0].Value, m.want) {
+				t.Errorf("%s %s: the derived figure beside it is %+v, want %v", tc.params, m.key, th, m.want)
+			}
+		}
+	}
+}
+
 // The token ring: a lone request waits 1 to N-1 token passes (the notes: "it can take
 // from 1 to n-1 messages to obtain a token"), and the idle token makes the messages per
 // entry grow without bound.
