@@ -57,8 +57,9 @@ func TestRunSetupReachesEveryVariant(t *testing.T) {
 		},
 		{
 			name: "Bully with a failure detector", slug: "bully",
-			set:   `f.nodes.value = "4"; f["p.heartbeat"].value = '{"period": 5, "timeout": 12}';`,
-			param: "p.heartbeat", value: `{"period":5,"timeout":12}`,
+			// 003's detector: beat every T = 5, suspect after T+D with D = 3.
+			set:   `f.nodes.value = "4"; f["p.heartbeat"].value = '{"period": 5, "delay": 3}';`,
+			param: "p.heartbeat", value: `{"period":5,"delay":3}`,
 			act: func(t *testing.T, ctx context.Context) {
 				clickProcessAction(t, ctx, 3, "crash") // the leader; nobody is told to elect
 			},
