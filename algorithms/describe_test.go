@@ -34,10 +34,13 @@ func TestMessageLabels(t *testing.T) {
 func TestStageNamesDeclaredVars(t *testing.T) {
 	for _, s := range described() {
 		st := s.Stage
-		for _, v := range []string{st.Mark, st.Edges, st.Pointer, st.Group} {
+		for _, v := range []string{st.Mark, st.Edges, st.Pointer, st.Group, st.GroupAbout} {
 			if v != "" && !slices.ContainsFunc(s.Vars, func(x sim.Var) bool { return x.Name == v }) {
 				t.Errorf("%s: the stage reads variable %q, which Vars does not declare", s.Slug, v)
 			}
+		}
+		if st.GroupAbout != "" && st.Group == "" {
+			t.Errorf("%s: GroupAbout %q says something of groups the stage does not show (no Group)", s.Slug, st.GroupAbout)
 		}
 		if (st.Mark == "") != (st.MarkLabel == "") {
 			t.Errorf("%s: a stage mark needs both Mark and MarkLabel, got %q and %q", s.Slug, st.Mark, st.MarkLabel)

@@ -94,6 +94,12 @@ export class Inspector {
         const val = n.state[v.name];
         const td = htmlEl("td", {}, valueText(val));
         if (typeof val === "string" && /^[A-Z-]+$/.test(val)) td.classList.add(`v-${val}`);
+        // A sentence (Maekawa's construction) is cut to the column; the whole of it is
+        // its tooltip, and the stage's group note says it too.
+        if (typeof val === "string" && val.length > 24) {
+          td.classList.add("long");
+          td.title = val;
+        }
         tr.append(td);
       }
       return tr;

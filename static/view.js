@@ -75,7 +75,9 @@ export class View {
     this.groupNote.hidden = !members;
     if (members) {
       const label = this.spec.groupLabel || this.spec.group;
-      this.groupNote.textContent = `${label} of P${owner.id} (K=${members.length}): ${members.map((id) => `P${id}`).join(" ")}`;
+      const about = this.spec.groupAbout ? owner.state?.[this.spec.groupAbout] : "";
+      this.groupNote.textContent = `${label} of P${owner.id} (K=${members.length}): ${members.map((id) => `P${id}`).join(" ")}` +
+        (typeof about === "string" && about ? `. Sets: ${about}` : "");
     }
   }
 

@@ -8,7 +8,7 @@ import "github.com/teach-dist/playground/runtime/sim"
 // the result so far comes with it (an *sim.ActionError: an intervention that no longer
 // applies; the event limit).
 func Replay(cfg sim.Config, ivs []sim.Intervention, step int) (Result, error) {
-	c := New(cfg.Spec, cfg.IDs, Options{MeanDelay: MeanDelay(cfg.Network)})
+	c := New(cfg.Spec, cfg.IDs, Options{MeanDelay: MeanDelay(cfg.Network), Params: cfg.Params})
 	return replay(cfg, ivs, step, c, nil)
 }
 

@@ -32,6 +32,12 @@ var costMatch = map[string]func(name string) bool{
 // Delays are in message times (T); with meanDelay, the run's T in time units, a
 // delay's figures are also given in time units (Time), the unit the run measures in.
 func TheoryFor(spec *sim.Spec, key string, n int, meanDelay float64) []Theory {
+	return theoryFor(spec, key, n, meanDelay, nil)
+}
+
+// theoryFor is TheoryFor for a run whose params are known (nil: the defaults): a
+// derived figure that depends on them (sim.Cost.ValueFor) is evaluated for them.
+func theoryFor(spec *sim.Spec, key string, n int, meanDelay float64, params any) []Theory {
 	match := costMatch[key]
 	if match == nil {
 		return nil
@@ -54,6 +60,9 @@ func TheoryFor(spec *sim.Spec, key string, n int, meanDelay float64) []Theory {
 		}
 		t := Theory{Name: c.Name, Formula: c.Formula, Notes: []NoteFigure{}}
 		t.Value, t.Time = eval(c.Value)
+		if c.ValueFor != nil && params != nil {
+			t.Value, t.Time = eval(func(n int) float64 { return c.ValueFor(n, params) })
+		}
 		for _, nf := range c.Notes {
 			f := NoteFigure{In: nf.In, Formula: nf.Formula}
 			f.Value, f.Time = eval(nf.Value)

@@ -245,6 +245,10 @@ type Stage struct {
 	// "voting set").
 	Group      string
 	GroupLabel string
+	// GroupAbout names a variable holding a sentence about the groups (Maekawa:
+	// "construction", what built the voting sets and their K); the page adds it to
+	// the note naming a group.
+	GroupAbout string
 }
 
 // Cost is one figure of an algorithm's cost, from two sources kept apart: what the
@@ -261,6 +265,10 @@ type Cost struct {
 	// Value evaluates Formula for n nodes (nil where it is not a single number);
 	// delays are in message times T.
 	Value func(n int) float64
+	// ValueFor, when set, evaluates Formula for a run's n and params (what ParseParams
+	// returned), where the params change the figure (Maekawa's sets: K); a measured
+	// run shows it in place of Value, which stays the figure for the defaults.
+	ValueFor func(n int, params any) float64
 }
 
 // NoteFormula is a formula the course notes give for a cost, copied as written (TeX

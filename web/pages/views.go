@@ -131,6 +131,8 @@ type clientSpec struct {
 	// process's group on hover and selection.
 	Group      string `json:"group,omitempty"`
 	GroupLabel string `json:"groupLabel,omitempty"`
+	// GroupAbout is Stage.GroupAbout: the variable whose sentence the note adds.
+	GroupAbout string `json:"groupAbout,omitempty"`
 }
 
 type clientRule struct {
@@ -173,7 +175,7 @@ func BuildPlay(spec *sim.Spec, session string) Play {
 		}
 	}
 	p.Data = clientSpec{Slug: spec.Slug, Title: spec.Title, Family: string(spec.Family), Ring: p.Ring,
-		Group: spec.Stage.Group, GroupLabel: spec.Stage.GroupLabel}
+		Group: spec.Stage.Group, GroupLabel: spec.Stage.GroupLabel, GroupAbout: spec.Stage.GroupAbout}
 	for _, r := range spec.Rules {
 		p.Data.Rules = append(p.Data.Rules, clientRule{Label: r.Label, Says: r.Says, Why: r.Why})
 	}
