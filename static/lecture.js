@@ -7,6 +7,7 @@
 // it and asks for commands through page.send.
 
 import { byId, htmlEl, noModifier, typing } from "./dom.js";
+import { createProjector } from "./projector.js";
 
 // createLecture starts lecture mode when page.root's socket path says this page is a
 // presenter's or a follower's; page.send(frame) sends a command, page.model is the
@@ -20,7 +21,9 @@ export function createLecture(page) {
   const ctx = { app: page.root, command: page.send, model: page.model, lec, wsPath };
   document.body.classList.add("lecture-" + mode);
   byId("lecture-start")?.closest("form")?.remove();
-  return { frame: mode === "presenter" ? presenter(ctx) : follower(ctx) };
+  const own = mode === "presenter" ? presenter(ctx) : follower(ctx);
+  const projector = createProjector(page, mode); // the layout: after the bar and the question exist
+  return { frame: (f, model) => { own(f, model); projector.frame(f, model); } };
 }
 
 // ---- shared: the question card ----
