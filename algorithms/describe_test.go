@@ -39,8 +39,10 @@ func TestStageNamesDeclaredVars(t *testing.T) {
 				t.Errorf("%s: the stage reads variable %q, which Vars does not declare", s.Slug, v)
 			}
 		}
-		if (st.Mark == "") != (st.MarkLabel == "") {
-			t.Errorf("%s: a stage mark needs both Mark and MarkLabel, got %q and %q", s.Slug, st.Mark, st.MarkLabel)
+		for _, pair := range [][2]string{{st.Mark, st.MarkLabel}, {st.Edges, st.EdgesLabel}, {st.Pointer, st.PointerLabel}, {st.Group, st.GroupLabel}} {
+			if (pair[0] == "") != (pair[1] == "") {
+				t.Errorf("%s: a stage decoration needs its variable and its label, got %q and %q", s.Slug, pair[0], pair[1])
+			}
 		}
 	}
 }
