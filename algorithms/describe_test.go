@@ -16,6 +16,8 @@ import (
 // Pages draw every algorithm from what it declares; these tests keep the declarations
 // complete and true.
 
+// Each message type has a short label, unique within its algorithm, that no other
+// label of the algorithm begins with (REL beside RELQ reads as a cut-off stub).
 func TestMessageLabels(t *testing.T) {
 	for _, s := range described() {
 		seen := map[string]string{}
@@ -28,8 +30,16 @@ func TestMessageLabels(t *testing.T) {
 			}
 			seen[m.Label] = m.Name
 		}
+		for a, an := range seen {
+			for b, bn := range seen {
+				if a != b && strings.HasPrefix(b, a) {
+					t.Errorf("%s: label %q (%s) begins label %q (%s): one reads as a stub of the other", s.Slug, a, an, b, bn)
+				}
+			}
+		}
 	}
 }
+
 
 func TestStageNamesDeclaredVars(t *testing.T) {
 	for _, s := range described() {
