@@ -4,7 +4,8 @@
 // one paint.
 
 import { byId as $, htmlEl } from "./dom.js";
-import { applyHello, applySnapshot, applyEvents, applyState } from "./model.js";
+import { applyHello, applySnapshot, applyEvents, applyState, standingViolation } from "./model.js";
+import { violationText } from "./text.js";
 import { View } from "./view.js";
 import { Code, Inspector, Narrator } from "./panels.js";
 import { newClock, clockTo, clockNow, nextSpeed } from "./clock.js";
@@ -215,12 +216,19 @@ function updateControls(st) {
   else if (model.playing) setStatus("playing", `Playing ${model.speed}×`);
   else if (model.quiet) setStatus("quiet", "Nothing left to happen: click a process");
   else setStatus("paused", "Paused");
+  // A broken property the run is in takes the pill's words, for presenter and
+  // followers alike; data-state still says whether the run plays or is quiet.
+  const violation = standingViolation(model);
+  const s = $("status");
+  s.dataset.violation = violation ? violation.property : "";
+  if (violation && !model.stopped) s.textContent = violationText(violation);
 }
 
 // setStatus shows the run's state (data-state) and says it in words.
 export function setStatus(state, text) {
   const s = $("status");
   s.dataset.state = state;
+  s.dataset.violation = "";
   s.textContent = text;
 }
 
