@@ -143,6 +143,18 @@ func TestStageDecorationsFromTheSpec(t *testing.T) {
 			wantLegend(t, ctx, "central", "cs", "mark")
 			screenshot(t, ctx, "glance-central"+size)
 
+			// Maekawa: a selected process shows its voting set (the notes' V2 = {2, 4, 6}
+			// for N=7); no token, a key for the set.
+			run(t, ctx, chromedp.Navigate(ts.URL+"/play/maekawa"))
+			ready(t, ctx)
+			wantLegend(t, ctx, "maekawa", "cs", "group")
+			run(t, ctx, chromedp.Click(chromedp.CSS(`#view g.node[data-id="2"]`)))
+			waitFor(t, ctx, `document.getElementById("view").dataset.group === "2"`)
+			if got := eval[[]string](t, ctx, `[...document.querySelectorAll("#view g.node.in-group")].map((e) => e.dataset.id)`); !slices.Equal(got, []string{"2", "4", "6"}) {
+				t.Fatalf("maekawa: P2's voting set shown as %v, want P2 P4 P6", got)
+			}
+			screenshot(t, ctx, "glance-maekawa"+size)
+
 			// Token ring: an arrow from each process to the next in ring order.
 			run(t, ctx, chromedp.Navigate(ts.URL+"/play/token-ring?n=5"))
 			ready(t, ctx)
