@@ -40,7 +40,6 @@ func TestMessageLabels(t *testing.T) {
 	}
 }
 
-
 func TestStageNamesDeclaredVars(t *testing.T) {
 	for _, s := range described() {
 		st := s.Stage
