@@ -121,6 +121,7 @@ export class View {
       }, this.nodesG);
       svgEl("circle", { class: "sel-ring", r: r2(this.r + 9) }, g);
       svgEl("circle", { class: "cs-ring", r: r2(this.r + 5) }, g);
+      svgEl("circle", { class: "alarm-ring", r: r2(this.r + 12) }, g); // a violation is about it
       svgEl("circle", { class: "body", r: r2(this.r) }, g);
       const name = svgEl("text", { class: "name" }, g);
       name.textContent = `P${id}`;
