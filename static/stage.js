@@ -211,17 +211,24 @@ function updateControls(st) {
     (model.interventions ? ` · ${model.interventions} intervention${model.interventions > 1 ? "s" : ""}` : "");
   if (String(model.speed) !== speedSel.value) speedSel.value = String(model.speed);
   st.app.dataset.step = String(model.step);
+  // A lecture's follower cannot click a process: the presenter acts.
+  const follower = document.body.classList.contains("lecture-follower");
+  const actor = follower ? "the presenter acts" : "click a process";
   if (model.stopped) setStatus("stopped", "Stopped: " + model.stopped);
-  else if (model.playing && model.quiet) setStatus("quiet", "Waiting for you: click a process");
+  else if (model.playing && model.quiet) setStatus("quiet", follower ? "Waiting for the presenter" : "Waiting for you: click a process");
   else if (model.playing) setStatus("playing", `Playing ${model.speed}×`);
-  else if (model.quiet) setStatus("quiet", "Nothing left to happen: click a process");
+  else if (model.quiet) setStatus("quiet", `Nothing left to happen: ${actor}`);
   else setStatus("paused", "Paused");
   // A broken property the run is in takes the pill's words, for presenter and
   // followers alike; data-state still says whether the run plays or is quiet.
   const violation = standingViolation(model);
   const s = $("status");
   s.dataset.violation = violation ? violation.property : "";
-  if (violation && !model.stopped) s.textContent = violationText(violation);
+  s.title = "";
+  if (violation && !model.stopped) {
+    s.title = s.textContent; // the run's state, which the violation's words cover
+    s.textContent = violationText(violation);
+  }
 }
 
 // setStatus shows the run's state (data-state) and says it in words.

@@ -245,6 +245,17 @@ func TestViolationsShowOnTheStageAndInThePill(t *testing.T) {
 			playFast(t, pres)
 			wantDeadlock(t, pres, "presenter")
 			wantDeadlock(t, follower, "follower")
+			// Under the violation's words (its title), the run's state: still playing, and only
+			// the presenter can act.
+			for who, want := range map[string]string{"presenter": "Waiting for you: click a process", "follower": "Waiting for the presenter"} {
+				ctx := pres
+				if who == "follower" {
+					ctx = follower
+				}
+				if got := eval[string](t, ctx, `document.getElementById("status").title`); got != want {
+					t.Errorf("%s: the pill's title %q, want %q", who, got, want)
+				}
+			}
 			screenshot(t, pres, "glance-deadlock-presenter"+size)
 			screenshot(t, follower, "glance-deadlock-follower"+size)
 			// One step back, the run is not stuck yet: no cycle, no violation.
