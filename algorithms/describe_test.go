@@ -16,6 +16,8 @@ import (
 // Pages draw every algorithm from what it declares; these tests keep the declarations
 // complete and true.
 
+// Each message type has a short label, unique within its algorithm, that no other
+// label of the algorithm begins with (REL beside RELQ reads as a cut-off stub).
 func TestMessageLabels(t *testing.T) {
 	for _, s := range described() {
 		seen := map[string]string{}
@@ -27,6 +29,13 @@ func TestMessageLabels(t *testing.T) {
 				t.Errorf("%s: messages %s and %s share the label %q", s.Slug, other, m.Name, m.Label)
 			}
 			seen[m.Label] = m.Name
+		}
+		for a, an := range seen {
+			for b, bn := range seen {
+				if a != b && strings.HasPrefix(b, a) {
+					t.Errorf("%s: label %q (%s) begins label %q (%s): one reads as a stub of the other", s.Slug, a, an, b, bn)
+				}
+			}
 		}
 	}
 }
@@ -42,8 +51,10 @@ func TestStageNamesDeclaredVars(t *testing.T) {
 		if st.GroupAbout != "" && st.Group == "" {
 			t.Errorf("%s: GroupAbout %q says something of groups the stage does not show (no Group)", s.Slug, st.GroupAbout)
 		}
-		if (st.Mark == "") != (st.MarkLabel == "") {
-			t.Errorf("%s: a stage mark needs both Mark and MarkLabel, got %q and %q", s.Slug, st.Mark, st.MarkLabel)
+		for _, pair := range [][2]string{{st.Mark, st.MarkLabel}, {st.Edges, st.EdgesLabel}, {st.Pointer, st.PointerLabel}, {st.Group, st.GroupLabel}} {
+			if (pair[0] == "") != (pair[1] == "") {
+				t.Errorf("%s: a stage decoration needs its variable and its label, got %q and %q", s.Slug, pair[0], pair[1])
+			}
 		}
 	}
 }

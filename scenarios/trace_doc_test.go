@@ -112,6 +112,11 @@ func (doc traceDoc) checkEvent(ev map[string]json.RawMessage, spec *sim.Spec, is
 			if err = json.Unmarshal(raw, &s); err == nil && !slices.Contains(append(doc.reasons, doc.properties...), s) {
 				err = fmt.Errorf("%q is not documented", s)
 			}
+		case "nodes", "cycle":
+			var list []int
+			if err = json.Unmarshal(raw, &list); err == nil && (len(list) == 0 || slices.ContainsFunc(list, func(id int) bool { return !isID(id) })) {
+				err = fmt.Errorf("%v is empty or has no node's id", list)
+			}
 		case "groups":
 			var groups [][]int
 			if err = json.Unmarshal(raw, &groups); err == nil && slices.ContainsFunc(slices.Concat(groups...), func(id int) bool { return !isID(id) }) {

@@ -123,7 +123,7 @@ var Spec = sim.Spec{
 		{Name: MsgReply, Label: "REPLY", Doc: "the vote: the sender votes for the receiver's request", TS: "ts"},
 		{Name: MsgRelease, Label: "REL", Doc: "the sender left the CS (or hands back a vote): the vote is free", TS: "ts"},
 		{Name: MsgInquire, Label: "INQ", Doc: "deadlock-free: an older request waits, can the candidate give the vote back?", TS: "ts"},
-		{Name: MsgRelinquish, Label: "RELQ", Doc: "deadlock-free: the candidate gives the vote back", TS: "ts"},
+		{Name: MsgRelinquish, Label: "RLNQ", Doc: "deadlock-free: the candidate gives the vote back", TS: "ts"},
 		{Name: MsgFailed, Label: "FAIL", Doc: "deadlock-free: an older request has priority, the receiver must wait", TS: "ts"},
 	},
 	Costs: []sim.Cost{

@@ -235,11 +235,15 @@ type Stage struct {
 	Mark      string
 	MarkLabel string
 	// Edges names a variable holding the id of a neighbour (-1: none); the page draws
-	// an edge from each process to it (Raymond: "parent", the tree).
-	Edges string
+	// an edge from each process to it, and names the edges EdgesLabel in its legend
+	// (Raymond: "parent", "tree edge").
+	Edges      string
+	EdgesLabel string
 	// Pointer names a variable holding the id a process points at (itself or -1:
-	// none); the page draws it as an arrow (Raymond: "holder", towards the token).
-	Pointer string
+	// none); the page draws it as an arrow, read again at every step since it may move,
+	// and names it PointerLabel in its legend (Raymond: "holder", towards the token).
+	Pointer      string
+	PointerLabel string
 	// Group names a variable holding a list of ids; the page highlights the group of
 	// the process under the pointer or selected, naming it GroupLabel (Maekawa: "set",
 	// "voting set").
@@ -316,6 +320,22 @@ func (d Defaults) IDs(n int) []int {
 		ids[i] = d.FirstID + i
 	}
 	return ids
+}
+
+// HasToken reports whether the algorithm's processes say who holds a token
+// (TokenHolder): asked of a process built with the defaults, so that a page shows the
+// token in its legend only for algorithms that have one.
+func (s *Spec) HasToken() bool {
+	ids := s.Defaults.IDs(max(s.Defaults.Nodes, 1))
+	var p any
+	if s.ParseParams != nil {
+		var err error
+		if p, err = s.ParseParams(nil, ids); err != nil {
+			return false
+		}
+	}
+	_, ok := s.New(0, &Setup{IDs: ids, Params: p, MaxDelay: s.Defaults.Delay[1]}).(TokenHolder)
+	return ok
 }
 
 // RuleLabel reports whether label is one of the spec's rules.
