@@ -78,7 +78,12 @@ func (c *fairClient) page(url string) (int, string, error) {
 
 // socket opens the session's WebSocket and reads until its snapshot.
 func (c *fairClient) socket(base, id string) (*websocket.Conn, error) {
-	conn, _, err := c.ws.Dial("ws"+strings.TrimPrefix(base, "http")+"/ws/"+id, http.Header{"Origin": {base}})
+	return c.socketAt(base, "/ws/"+id)
+}
+
+// socketAt opens the WebSocket at path and reads until its snapshot.
+func (c *fairClient) socketAt(base, path string) (*websocket.Conn, error) {
+	conn, _, err := c.ws.Dial("ws"+strings.TrimPrefix(base, "http")+path, http.Header{"Origin": {base}})
 	if err != nil {
 		return nil, err
 	}
