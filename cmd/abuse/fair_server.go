@@ -102,14 +102,20 @@ func (c *fairClient) socketAt(base, path string) (*websocket.Conn, error) {
 }
 
 // peakRSS is the process's peak resident set (VmHWM), in MiB.
-func peakRSS() string {
+func peakRSS() string { return procStatus("VmHWM:") }
+
+// rss is the process's resident set now (VmRSS).
+func rss() string { return procStatus("VmRSS:") }
+
+// procStatus is the value of one field of /proc/self/status ("?" if there is none).
+func procStatus(field string) string {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return "?"
 	}
 	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmHWM:") {
-			return strings.TrimSpace(strings.TrimPrefix(l, "VmHWM:"))
+		if strings.HasPrefix(l, field) {
+			return strings.TrimSpace(strings.TrimPrefix(l, field))
 		}
 	}
 	return "?"
