@@ -101,6 +101,23 @@ func (c *fairClient) socketAt(base, path string) (*websocket.Conn, error) {
 	}
 }
 
+// visit is a fresh visitor at addr: it loads a playground page and opens its socket
+// until the snapshot, and says how long that took (or what failed).
+func visit(base, addr string) string {
+	c := newFairClient(addr)
+	start := time.Now()
+	code, id, err := c.page(base + "/play/bully?n=3")
+	if err != nil || code != http.StatusOK {
+		return fmt.Sprintf("page %d %v", code, err)
+	}
+	conn, err := c.socket(base, id)
+	if err != nil {
+		return "socket: " + err.Error()
+	}
+	conn.Close()
+	return fmt.Sprintf("page, socket and snapshot in %v", time.Since(start).Round(time.Millisecond))
+}
+
 // peakRSS is the process's peak resident set (VmHWM), in MiB.
 func peakRSS() string { return procStatus("VmHWM:") }
 
