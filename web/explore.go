@@ -38,6 +38,10 @@ type ExploreLimits struct {
 	// may have waiting (default 4). Waiting searches are served fairly (runtime/fairq).
 	Share, Queue int
 	Progress     time.Duration // between progress lines (default 250 ms)
+	// Hold, if set, is called when a search gets its slot, before it runs (as
+	// compare.Options.Hold): tests of the server hold searches there to keep the
+	// slots busy. An error ends the search with it.
+	Hold func(ctx context.Context, algorithm string) error
 }
 
 func (l ExploreLimits) withDefaults() ExploreLimits {
@@ -184,6 +188,12 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) {
 
 	ctx, cancel := context.WithTimeout(r.Context(), lim.Timeout)
 	defer cancel()
+	if lim.Hold != nil {
+		if err := lim.Hold(ctx, sc.Algorithm); err != nil {
+			send(exploreLine{Type: "error", Error: err.Error()})
+			return
+		}
+	}
 	res, err := s.exploring.run(ctx, sc, explore.Options{
 		MaxStates: lim.MaxStates, MaxMemory: lim.searchBudget(), ProgressEvery: lim.Progress,
 		Progress: func(p explore.Progress) {
