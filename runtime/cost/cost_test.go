@@ -592,7 +592,7 @@ func TestReplayMatchesTheKernel(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := New(cfg.Spec, cfg.IDs, Options{})
-		r, err := replay(cfg, ivs, step, c, enc.Lines(&got))
+		r, err := replay(cfg, ivs, step, c, enc.Lines(&got), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -617,7 +617,7 @@ func TestReplayMatchesTheKernelInHoldMode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := replay(cfg, ivs, step, New(cfg.Spec, cfg.IDs, Options{}), enc.Lines(&got))
+		r, err := replay(cfg, ivs, step, New(cfg.Spec, cfg.IDs, Options{}), enc.Lines(&got), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -636,5 +636,29 @@ func TestDecodeTraceNamesTheBadLine(t *testing.T) {
 	err := DecodeTrace(strings.NewReader(in), func(Event) { n++ })
 	if err == nil || !strings.Contains(err.Error(), "line 3") || n != 1 {
 		t.Fatalf("err %v after %d events; want an error naming line 3 after 1 event (unknown types skipped)", err, n)
+	}
+}
+
+// ReplayWhile stops between steps when told to, with the result measured so far and
+// sim.ErrStopped; told to go on, it is Replay.
+func TestReplayWhileStopsBetweenSteps(t *testing.T) {
+	cfg := config(t, "ricart-agrawala", 4, 7, [2]int{1, 3}, oneAtATime(0, 2)...)
+	whole, err := Replay(cfg, nil, 60)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReplayWhile(cfg, nil, 60, func(s *sim.Sim) bool { return s.Steps() < 8 })
+	if err != sim.ErrStopped || r.Step != 8 {
+		t.Fatalf("stopped at step %d with %v, want step 8 and sim.ErrStopped", r.Step, err)
+	}
+	upTo8, err := Replay(cfg, nil, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Messages != upTo8.Messages || r.T != upTo8.T {
+		t.Fatalf("stopped result %+v differs from a replay to step 8 %+v", r, upTo8)
+	}
+	if r, err := ReplayWhile(cfg, nil, 60, func(*sim.Sim) bool { return true }); err != nil || r.Step != whole.Step || r.Messages != whole.Messages {
+		t.Fatalf("going on: step %d messages %d (%v), want Replay's %d %d", r.Step, r.Messages, err, whole.Step, whole.Messages)
 	}
 }
