@@ -113,7 +113,7 @@ func firstDiff(got, want []byte) string {
 }
 
 // The four templates, each beside the Go algorithm it must match.
-var templated = []string{"ricart-agrawala"}
+var templated = []string{"central", "ricart-agrawala", "token-ring"}
 
 func TestTemplates_AreTheGoAlgorithmsOnEveryCuratedScenario(t *testing.T) {
 	for _, slug := range templated {
