@@ -113,7 +113,7 @@ func firstDiff(got, want []byte) string {
 }
 
 // The four templates, each beside the Go algorithm it must match.
-var templated = []string{"central", "ricart-agrawala", "token-ring"}
+var templated = []string{"central", "ricart-agrawala", "token-ring", "bully"}
 
 func TestTemplates_AreTheGoAlgorithmsOnEveryCuratedScenario(t *testing.T) {
 	for _, slug := range templated {
@@ -192,5 +192,39 @@ func TestTemplates_AreTheGoAlgorithmsOnASeedSweep(t *testing.T) {
 			goCfg := withSpec(t, cfg, cfg.Spec, raw)
 			sameRun(t, fmt.Sprintf("%s seed %d %s", slug, seed, raw), goCfg, withSpec(t, cfg, spec, raw), false)
 		}
+	}
+}
+
+// A template describes itself as its Go algorithm does: the same rules (labels, notes,
+// groups, pseudocode, narration), variables, messages, params, defaults and stage, so
+// the page shows the same thing whichever runs.
+func TestTemplates_DeclareWhatTheGoAlgorithmsDeclare(t *testing.T) {
+	for _, slug := range templated {
+		goSpec, _ := algorithms.Lookup(slug)
+		spec := loadTemplate(t, slug)
+		for _, f := range []struct {
+			name      string
+			got, want any
+		}{
+			{"title", spec.Title, goSpec.Title},
+			{"family", spec.Family, goSpec.Family},
+			{"summary", spec.Summary, goSpec.Summary},
+			{"rules", spec.Rules, goSpec.Rules},
+			{"vars", spec.Vars, goSpec.Vars},
+			{"messages", spec.Messages, goSpec.Messages},
+			{"params", spec.Params, goSpec.Params},
+			{"defaults", spec.Defaults, goSpec.Defaults},
+			{"stage", spec.Stage, goSpec.Stage},
+			{"background timers", spec.BackgroundTimers, goSpec.BackgroundTimers},
+			{"background messages", spec.BackgroundMessages, goSpec.BackgroundMessages},
+			{"crash leader first", spec.CrashLeaderFirst, goSpec.CrashLeaderFirst},
+		} {
+			if !reflect.DeepEqual(f.got, f.want) {
+				t.Errorf("%s %s:\n got %+v\nwant %+v", slug, f.name, f.got, f.want)
+			}
+		}
+	}
+	if got := Templates(); !reflect.DeepEqual(got, []string{"bully", "central", "ricart-agrawala", "token-ring"}) {
+		t.Errorf("Templates() = %v", got)
 	}
 }
