@@ -17,7 +17,6 @@ type stepCtx struct {
 	view     bool
 	lastRule string
 	effects  int
-	err      error // a bound hit by an effect, reported after the handler returns
 }
 
 var ctxFields = []string{"self", "n", "self_id", "ids", "params", "max_delay",

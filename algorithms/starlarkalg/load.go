@@ -140,7 +140,7 @@ func LoadLimits(name, source string, lim Limits) (*sim.Spec, error) {
 	thread.SetMaxExecutionSteps(lim.LoadSteps)
 	globals, err := starlark.ExecFileOptions(fileOptions, thread, name+".star", source, declarations)
 	if err != nil {
-		return nil, sourceError(name, err)
+		return nil, sourceError(name, err, lim)
 	}
 	p := &program{name: name, limits: lim, rules: map[string]bool{}, messages: map[string]bool{},
 		handlers: map[sim.InputKind]starlark.Callable{}, byType: map[string]starlark.Callable{}}
@@ -153,7 +153,7 @@ func LoadLimits(name, source string, lim Limits) (*sim.Spec, error) {
 }
 
 // sourceError turns a Starlark load error into an *Error at its line.
-func sourceError(name string, err error) error {
+func sourceError(name string, err error, lim Limits) error {
 	e := &Error{Algorithm: name, Msg: err.Error()}
 	var se syntax.Error
 	var re resolve.ErrorList
@@ -165,9 +165,17 @@ func sourceError(name string, err error) error {
 		e.Line, e.Col, e.Msg = int(re[0].Pos.Line), int(re[0].Pos.Col), re[0].Msg
 	case errors.As(err, &ee):
 		e.Line, e.Col = innermost(ee)
-		e.Msg = ee.Msg
+		e.Msg = stepsMessage(ee.Msg, lim.LoadSteps)
 	}
 	return e
+}
+
+// stepsMessage words the step bound for a student.
+func stepsMessage(msg string, limit uint64) string {
+	if msg == "Starlark computation cancelled: too many steps" {
+		return fmt.Sprintf("more than %d steps (an endless loop?)", limit)
+	}
+	return msg
 }
 
 // innermost is the position of the deepest Starlark frame of an evaluation error.

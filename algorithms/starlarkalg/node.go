@@ -88,10 +88,7 @@ func (p *program) callError(err error, handler string, id int, rule string) *Err
 	var ee *starlark.EvalError
 	if errors.As(err, &ee) {
 		e.Line, e.Col = innermost(ee)
-		e.Msg = ee.Msg
-		if ee.Msg == "Starlark computation cancelled: too many steps" {
-			e.Msg = fmt.Sprintf("more than %d steps in one handler (an endless loop?)", p.limits.Steps)
-		}
+		e.Msg = stepsMessage(ee.Msg, p.limits.Steps)
 	}
 	return e
 }
@@ -107,9 +104,6 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 	}
 	c := &stepCtx{ctx: ctx, n: n, in: in}
 	_, err := starlark.Call(n.p.thread(), fn, append(starlark.Tuple{c, n.st}, args...), nil)
-	if err == nil {
-		err = c.err
-	}
 	if err == nil {
 		err = n.p.check(n.st)
 	}
