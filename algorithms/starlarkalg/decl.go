@@ -62,8 +62,26 @@ var declarations = func() starlark.StringDict {
 			return out, nil
 		})
 	}
+	d["range"] = starlark.NewBuiltin("range", boundedRange)
 	return d
 }()
+
+// MaxRange is the most elements a range may have. A range is lazy, but list(range(n)),
+// sorted(range(n)) and the like build it in one step, which the step bound cannot
+// stop; no algorithm over at most sim.MaxNodes processes needs more.
+const MaxRange = 1 << 16
+
+// boundedRange is Starlark's range, refusing more than MaxRange elements.
+func boundedRange(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	v, err := starlark.Call(thread, starlark.Universe["range"], args, kwargs)
+	if err != nil {
+		return nil, err
+	}
+	if n := v.(starlark.Sequence).Len(); n > MaxRange {
+		return nil, fmt.Errorf("range: %d elements, more than the %d allowed", n, MaxRange)
+	}
+	return v, nil
+}
 
 func contains(list []string, s string) bool {
 	for _, x := range list {
