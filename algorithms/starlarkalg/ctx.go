@@ -2,6 +2,8 @@ package starlarkalg
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"go.starlark.net/starlark"
 
@@ -13,10 +15,18 @@ import (
 type stepCtx struct {
 	ctx      *sim.Context // nil in a view
 	n        *node
-	in       *sim.Input
 	view     bool
 	lastRule string
 	effects  int
+	methods  map[string]starlark.Value // ctxMethods bound to this ctx
+}
+
+// bind binds the methods once for the node's life.
+func (c *stepCtx) bind() {
+	c.methods = make(map[string]starlark.Value, len(ctxMethods))
+	for name, b := range ctxMethods {
+		c.methods[name] = b.BindReceiver(c)
+	}
 }
 
 var ctxFields = []string{"self", "n", "self_id", "ids", "params", "max_delay",
@@ -60,8 +70,8 @@ func (c *stepCtx) Attr(name string) (starlark.Value, error) {
 	case "max_delay":
 		return starlark.MakeInt(c.n.setup.MaxDelay), nil
 	}
-	if b, ok := ctxMethods[name]; ok {
-		return b.BindReceiver(c), nil
+	if b, ok := c.methods[name]; ok {
+		return b, nil
 	}
 	return nil, fmt.Errorf("ctx has no field %q (fields: %v)", name, ctxFields)
 }
@@ -129,9 +139,70 @@ func (c *stepCtx) act(fn string) error {
 	return nil
 }
 
+// unpack places positional then keyword arguments into out by the names of a
+// builtin's parameters (the first required of them must be given). It is
+// starlark.UnpackArgs without its per-argument allocations: rule and send run in
+// every step of every algorithm.
+func unpack(fn string, args starlark.Tuple, kwargs []starlark.Tuple, names []string, required int, out []starlark.Value) error {
+	if len(args) > len(names) {
+		return fmt.Errorf("%s: got %d arguments, want at most %d", fn, len(args), len(names))
+	}
+	copy(out, args)
+	for _, kv := range kwargs {
+		key, _ := starlark.AsString(kv[0])
+		k := slices.Index(names, key)
+		if k < 0 {
+			return fmt.Errorf("%s: unexpected keyword argument %q (allowed: %s)", fn, key, strings.Join(names, ", "))
+		}
+		if out[k] != nil {
+			return fmt.Errorf("%s: got multiple values for %s", fn, key)
+		}
+		out[k] = kv[1]
+	}
+	for k := 0; k < required; k++ {
+		if out[k] == nil {
+			return fmt.Errorf("%s: missing argument %s", fn, names[k])
+		}
+	}
+	return nil
+}
+
+// str and integer read an unpacked argument (nil: left out).
+func str(fn, name string, v starlark.Value) (string, error) {
+	if v == nil {
+		return "", nil
+	}
+	s, ok := v.(starlark.String)
+	if !ok {
+		return "", fmt.Errorf("%s: %s must be a string, got %s", fn, name, v.Type())
+	}
+	return string(s), nil
+}
+
+func integer(fn, name string, v starlark.Value) (int, error) {
+	if v == nil {
+		return 0, nil
+	}
+	var n int
+	if err := starlark.AsInt(v, &n); err != nil {
+		return 0, fmt.Errorf("%s: %s must be an int, got %s", fn, name, v.Type())
+	}
+	return n, nil
+}
+
+var ruleArgs = []string{"label", "why"}
+
 func (c *stepCtx) rule(args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var label, why string
-	if err := starlark.UnpackArgs("ctx.rule", args, kwargs, "label", &label, "why?", &why); err != nil {
+	var a [2]starlark.Value
+	if err := unpack("ctx.rule", args, kwargs, ruleArgs, 1, a[:]); err != nil {
+		return nil, err
+	}
+	label, err := str("ctx.rule", "label", a[0])
+	if err != nil {
+		return nil, err
+	}
+	why, err := str("ctx.rule", "why", a[1])
+	if err != nil {
 		return nil, err
 	}
 	if err := c.act("ctx.rule"); err != nil {
@@ -149,43 +220,55 @@ func (c *stepCtx) rule(args starlark.Tuple, kwargs []starlark.Tuple) (starlark.V
 	return starlark.None, nil
 }
 
+var sendArgs = []string{"to", "type", "ts", "arg", "vec", "queue"}
+
 func (c *stepCtx) send(args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var to starlark.Value
-	var typ string
-	var ts, arg int
-	var vec, queue starlark.Value = starlark.None, starlark.None
-	if err := starlark.UnpackArgs("ctx.send", args, kwargs, "to", &to, "type", &typ,
-		"ts?", &ts, "arg?", &arg, "vec?", &vec, "queue?", &queue); err != nil {
+	var a [6]starlark.Value
+	if err := unpack("ctx.send", args, kwargs, sendArgs, 2, a[:]); err != nil {
 		return nil, err
 	}
 	if err := c.act("ctx.send"); err != nil {
 		return nil, err
 	}
-	j, err := c.nodeIndex("ctx.send", to)
+	j, err := c.nodeIndex("ctx.send", a[0])
+	if err != nil {
+		return nil, err
+	}
+	typ, err := str("ctx.send", "type", a[1])
 	if err != nil {
 		return nil, err
 	}
 	if !c.n.p.messages[typ] {
 		return nil, fmt.Errorf("ctx.send: %q is not one of the declared messages", typ)
 	}
-	m := sim.Message{Type: typ, TS: ts, Arg: arg}
-	lim := c.n.p.limits.MessageInts
-	for _, slot := range []struct {
-		name string
-		v    starlark.Value
-		dst  *[]int
-	}{{"vec", vec, &m.Vec}, {"queue", queue, &m.Queue}} {
-		if slot.v == starlark.None {
-			continue
-		}
-		ints, ok := intsOf(slot.v, lim)
-		if !ok {
-			return nil, fmt.Errorf("ctx.send: %s must be a list of at most %d ints", slot.name, lim)
-		}
-		*slot.dst = ints
+	m := sim.Message{Type: typ}
+	if m.TS, err = integer("ctx.send", "ts", a[2]); err != nil {
+		return nil, err
+	}
+	if m.Arg, err = integer("ctx.send", "arg", a[3]); err != nil {
+		return nil, err
+	}
+	if m.Vec, err = c.ints("vec", a[4]); err != nil {
+		return nil, err
+	}
+	if m.Queue, err = c.ints("queue", a[5]); err != nil {
+		return nil, err
 	}
 	c.ctx.Send(j, m)
 	return starlark.None, nil
+}
+
+// ints reads a message's list slot: nil or None leaves it out.
+func (c *stepCtx) ints(name string, v starlark.Value) ([]int, error) {
+	if v == nil || v == starlark.None {
+		return nil, nil
+	}
+	lim := c.n.p.limits.MessageInts
+	out, ok := intsOf(v, lim)
+	if !ok {
+		return nil, fmt.Errorf("ctx.send: %s must be a list of at most %d ints", name, lim)
+	}
+	return out, nil
 }
 
 func (c *stepCtx) setTimer(args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {

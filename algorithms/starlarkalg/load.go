@@ -103,6 +103,12 @@ var inputHandlers = map[sim.InputKind]string{
 	sim.Timer:   "on_timer",
 }
 
+// typeHandler is the handler of one message type, and its name for errors.
+type typeHandler struct {
+	name string
+	fn   starlark.Callable
+}
+
 // program is a loaded source: the Spec's declarations and the callables its nodes use.
 type program struct {
 	name     string
@@ -114,7 +120,7 @@ type program struct {
 
 	init      starlark.Callable
 	handlers  map[sim.InputKind]starlark.Callable
-	byType    map[string]starlark.Callable
+	byType    map[string]typeHandler
 	onMessage starlark.Callable
 	encode    starlark.Callable
 	waiting   starlark.Callable
@@ -143,7 +149,7 @@ func LoadLimits(name, source string, lim Limits) (*sim.Spec, error) {
 		return nil, sourceError(name, err, lim)
 	}
 	p := &program{name: name, limits: lim, rules: map[string]bool{}, messages: map[string]bool{},
-		handlers: map[sim.InputKind]starlark.Callable{}, byType: map[string]starlark.Callable{}}
+		handlers: map[sim.InputKind]starlark.Callable{}, byType: map[string]typeHandler{}}
 	spec, err := p.buildSpec(globals)
 	if err != nil {
 		return nil, fail(0, 0, "%v", err)
@@ -290,7 +296,13 @@ func (p *program) bindHandlers(g starlark.StringDict) error {
 	if p.init == nil {
 		return errors.New("init: missing: def init(setup) returns a process's first state, a dict")
 	}
-	for kind, name := range inputHandlers {
+	kinds := make([]sim.InputKind, 0, len(inputHandlers))
+	for kind := range inputHandlers {
+		kinds = append(kinds, kind)
+	}
+	slices.Sort(kinds) // the first bad handler in a fixed order
+	for _, kind := range kinds {
+		name := inputHandlers[kind]
 		arity := 2
 		if kind == sim.Timer {
 			arity = 3
@@ -302,10 +314,12 @@ func (p *program) bindHandlers(g starlark.StringDict) error {
 	if p.onMessage, err = fn("on_message", 3); err != nil {
 		return err
 	}
-	for name := range p.messages {
-		if p.byType[name], err = fn("on_"+name, 3); err != nil {
+	for _, name := range sortedKeys(p.messages) {
+		h := typeHandler{name: "on_" + name}
+		if h.fn, err = fn(h.name, 3); err != nil {
 			return err
 		}
+		p.byType[name] = h
 	}
 	if p.encode, err = fn("encode", 2); err != nil {
 		return err

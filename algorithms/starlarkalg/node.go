@@ -16,6 +16,33 @@ type node struct {
 	setup *sim.Setup
 	st    *state
 	err   error // init failed: every step reports it
+
+	// run is what a step needs besides the state, made on the first step and reused:
+	// never shared with a clone, which may be stepped on another goroutine.
+	run *runner
+}
+
+// runner is a node's interpreter thread and the values a handler receives, reused from
+// step to step so that a step allocates no more than the script itself does. A script
+// cannot keep ctx or m beyond its step (globals are frozen, the state holds only data).
+type runner struct {
+	thread *starlark.Thread
+	ctx    stepCtx
+	msg    msgValue
+	args   [3]starlark.Value
+}
+
+func (n *node) runner() *runner {
+	if n.run == nil {
+		r := &runner{thread: n.p.thread()}
+		r.ctx.n = n
+		r.ctx.bind()
+		n.run = r
+	}
+	r := n.run
+	r.thread.Steps = 0 // the bound is per call
+	r.thread.Uncancel()
+	return r
 }
 
 // tokenNode is a node of a source that defines holds_token, so the view marks the
@@ -98,12 +125,18 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 		ctx.Fail(n.err)
 		return
 	}
-	name, fn, args := n.handler(in)
+	r := n.runner()
+	name, fn, argc := n.handler(r, in)
 	if fn == nil {
 		return
 	}
-	c := &stepCtx{ctx: ctx, n: n, in: in}
-	_, err := starlark.Call(n.p.thread(), fn, append(starlark.Tuple{c, n.st}, args...), nil)
+	c := &r.ctx
+	c.ctx, c.view, c.lastRule, c.effects = ctx, false, "", 0
+	r.args[0], r.args[1] = c, n.st
+	_, err := starlark.Call(r.thread, fn, starlark.Tuple(r.args[:argc]), nil)
+	c.ctx = nil
+	clear(r.args[:])
+	r.msg.m = nil
 	if err == nil {
 		err = n.p.check(n.st)
 	}
@@ -116,22 +149,27 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 	}
 }
 
-// handler picks the function for an input and its arguments after (ctx, s).
-func (n *node) handler(in *sim.Input) (string, starlark.Callable, starlark.Tuple) {
+// handler picks the function for an input, puts its third argument in r.args[2] and
+// says how many arguments it takes.
+func (n *node) handler(r *runner, in *sim.Input) (string, starlark.Callable, int) {
 	switch in.Kind {
 	case sim.Deliver:
-		if fn := n.p.byType[in.Msg.Type]; fn != nil {
-			return "on_" + in.Msg.Type, fn, starlark.Tuple{&msgValue{m: &in.Msg}}
+		r.msg.m = &in.Msg
+		r.args[2] = &r.msg
+		if h, ok := n.p.byType[in.Msg.Type]; ok && h.fn != nil {
+			return h.name, h.fn, 3
 		}
-		return "on_message", n.p.onMessage, starlark.Tuple{&msgValue{m: &in.Msg}}
+		return "on_message", n.p.onMessage, 3
 	case sim.Timer:
-		return "on_timer", n.p.handlers[sim.Timer], starlark.Tuple{starlark.String(in.Timer)}
+		r.args[2] = starlark.String(in.Timer)
+		return "on_timer", n.p.handlers[sim.Timer], 3
 	}
-	return inputHandlers[in.Kind], n.p.handlers[in.Kind], nil
+	return inputHandlers[in.Kind], n.p.handlers[in.Kind], 2
 }
 
 func (n *node) Clone() sim.Node {
 	c := *n
+	c.run = nil
 	if n.st != nil {
 		c.st = n.st.clone()
 	}
@@ -155,8 +193,10 @@ func (n *node) Encode(w *sim.StateWriter) {
 		}
 		return
 	}
-	c := &stepCtx{n: n, view: true}
-	v, err := starlark.Call(n.p.thread(), n.p.encode, starlark.Tuple{c, n.st}, nil)
+	r := n.runner()
+	c := &r.ctx
+	c.view = true
+	v, err := starlark.Call(r.thread, n.p.encode, starlark.Tuple{c, n.st}, nil)
 	if err != nil {
 		w.Str("error", n.p.callError(err, "encode", n.setup.IDs[n.self], "").Error())
 		return
@@ -186,8 +226,10 @@ func (n *node) WaitingFor() []int {
 	if n.p.waiting == nil || n.st == nil {
 		return nil
 	}
-	c := &stepCtx{n: n, view: true}
-	v, err := starlark.Call(n.p.thread(), n.p.waiting, starlark.Tuple{c, n.st}, nil)
+	r := n.runner()
+	c := &r.ctx
+	c.view = true
+	v, err := starlark.Call(r.thread, n.p.waiting, starlark.Tuple{c, n.st}, nil)
 	if err != nil {
 		return nil
 	}
@@ -208,6 +250,6 @@ func (t tokenNode) HoldsToken() bool {
 	if t.st == nil {
 		return false
 	}
-	v, err := starlark.Call(t.p.thread(), t.p.token, starlark.Tuple{t.st}, nil)
+	v, err := starlark.Call(t.runner().thread, t.p.token, starlark.Tuple{t.st}, nil)
 	return err == nil && v.Truth() == starlark.True
 }

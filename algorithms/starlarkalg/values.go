@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"go.starlark.net/starlark"
@@ -143,60 +142,62 @@ func deepCopy(v starlark.Value) starlark.Value {
 
 // check bounds a state after a step: only data (None, bools, ints that fit 64 bits,
 // strings, lists, tuples, dicts), at most StateValues values, strings of at most
-// StringBytes.
+// StringBytes. It runs after every step, so it builds no text unless something is
+// wrong, and then names the variable.
 func (p *program) check(s *state) error {
 	count := 0
-	var walk func(path string, v starlark.Value, depth int) error
-	walk = func(path string, v starlark.Value, depth int) error {
-		count++
-		if count > p.limits.StateValues {
-			return fmt.Errorf("the state holds more than %d values", p.limits.StateValues)
-		}
-		if depth > 32 {
-			return fmt.Errorf("s.%s: nested more than 32 deep", path)
-		}
-		switch v := v.(type) {
-		case starlark.NoneType, starlark.Bool:
-		case starlark.Int:
-			if _, ok := v.Int64(); !ok {
-				return fmt.Errorf("s.%s: %s does not fit in 64 bits", path, v.String())
-			}
-		case starlark.String:
-			if len(v) > p.limits.StringBytes {
-				return fmt.Errorf("s.%s: a string of %d bytes, more than %d", path, len(v), p.limits.StringBytes)
-			}
-		case *starlark.List:
-			for k := 0; k < v.Len(); k++ {
-				if err := walk(path+"["+strconv.Itoa(k)+"]", v.Index(k), depth+1); err != nil {
-					return err
-				}
-			}
-		case starlark.Tuple:
-			for k, e := range v {
-				if err := walk(path+"["+strconv.Itoa(k)+"]", e, depth+1); err != nil {
-					return err
-				}
-			}
-		case *starlark.Dict:
-			for _, kv := range v.Items() {
-				if err := walk(path+"{key}", kv[0], depth+1); err != nil {
-					return err
-				}
-				if err := walk(path+"["+kv[0].String()+"]", kv[1], depth+1); err != nil {
-					return err
-				}
-			}
-		default:
-			return fmt.Errorf("s.%s: a %s cannot be kept in the state (only None, bools, ints, strings, lists, tuples and dicts)", path, v.Type())
-		}
-		return nil
-	}
 	for k, v := range s.vals {
-		if err := walk(s.names[k], v, 0); err != nil {
-			return err
+		if why := p.checkValue(v, 0, &count); why != "" {
+			return fmt.Errorf("s.%s: %s", s.names[k], why)
 		}
 	}
 	return nil
+}
+
+// checkValue says what is wrong with v ("" when nothing), counting its values.
+func (p *program) checkValue(v starlark.Value, depth int, count *int) string {
+	*count++
+	if *count > p.limits.StateValues {
+		return fmt.Sprintf("the state holds more than %d values", p.limits.StateValues)
+	}
+	if depth > 32 {
+		return "nested more than 32 deep"
+	}
+	switch v := v.(type) {
+	case starlark.NoneType, starlark.Bool:
+	case starlark.Int:
+		if _, ok := v.Int64(); !ok {
+			return v.String() + " does not fit in 64 bits"
+		}
+	case starlark.String:
+		if len(v) > p.limits.StringBytes {
+			return fmt.Sprintf("a string of %d bytes, more than %d", len(v), p.limits.StringBytes)
+		}
+	case *starlark.List:
+		for k := 0; k < v.Len(); k++ {
+			if why := p.checkValue(v.Index(k), depth+1, count); why != "" {
+				return why
+			}
+		}
+	case starlark.Tuple:
+		for _, e := range v {
+			if why := p.checkValue(e, depth+1, count); why != "" {
+				return why
+			}
+		}
+	case *starlark.Dict:
+		for _, kv := range v.Items() {
+			if why := p.checkValue(kv[0], depth+1, count); why != "" {
+				return why
+			}
+			if why := p.checkValue(kv[1], depth+1, count); why != "" {
+				return why
+			}
+		}
+	default:
+		return fmt.Sprintf("a %s cannot be kept in the state (only None, bools, ints, strings, lists, tuples and dicts)", v.Type())
+	}
+	return ""
 }
 
 // writeVar writes one inspector variable: strings, bools and ints as themselves, a list
