@@ -94,7 +94,7 @@ func (e *Error) Error() string {
 var fileOptions = &syntax.FileOptions{Set: true, While: true, TopLevelControl: true}
 
 // handler names, by input kind; a message type T is handled by on_T, else on_message.
-var inputHandlers = map[sim.InputKind]string{
+var inputHandlers = [...]string{
 	sim.Init:    "on_start",
 	sim.Recover: "on_recover",
 	sim.Request: "on_request",
@@ -119,7 +119,7 @@ type program struct {
 	params   *paramSet
 
 	init      starlark.Callable
-	handlers  map[sim.InputKind]starlark.Callable
+	handlers  [len(inputHandlers)]starlark.Callable // by input kind; nil: none
 	byType    map[string]typeHandler
 	onMessage starlark.Callable
 	encode    starlark.Callable
@@ -149,7 +149,7 @@ func LoadLimits(name, source string, lim Limits) (*sim.Spec, error) {
 		return nil, sourceError(name, err, lim)
 	}
 	p := &program{name: name, limits: lim, rules: map[string]bool{}, messages: map[string]bool{},
-		handlers: map[sim.InputKind]starlark.Callable{}, byType: map[string]typeHandler{}}
+		byType: map[string]typeHandler{}}
 	spec, err := p.buildSpec(globals)
 	if err != nil {
 		return nil, fail(0, 0, "%v", err)
@@ -296,15 +296,12 @@ func (p *program) bindHandlers(g starlark.StringDict) error {
 	if p.init == nil {
 		return errors.New("init: missing: def init(setup) returns a process's first state, a dict")
 	}
-	kinds := make([]sim.InputKind, 0, len(inputHandlers))
-	for kind := range inputHandlers {
-		kinds = append(kinds, kind)
-	}
-	slices.Sort(kinds) // the first bad handler in a fixed order
-	for _, kind := range kinds {
-		name := inputHandlers[kind]
+	for kind, name := range inputHandlers {
+		if name == "" {
+			continue // Deliver: by message type
+		}
 		arity := 2
-		if kind == sim.Timer {
+		if sim.InputKind(kind) == sim.Timer {
 			arity = 3
 		}
 		if p.handlers[kind], err = fn(name, arity); err != nil {

@@ -164,6 +164,9 @@ func (n *node) handler(r *runner, in *sim.Input) (string, starlark.Callable, int
 		r.args[2] = starlark.String(in.Timer)
 		return "on_timer", n.p.handlers[sim.Timer], 3
 	}
+	if int(in.Kind) >= len(inputHandlers) {
+		return "", nil, 0
+	}
 	return inputHandlers[in.Kind], n.p.handlers[in.Kind], 2
 }
 
