@@ -207,3 +207,19 @@ func TestParams_AreCheckedAsGoAlgorithmsParams(t *testing.T) {
 		t.Errorf("params.fd.period = %s, want 4", period)
 	}
 }
+
+// A session budgets its savepoints by sim.Footprint: a script's big state counts.
+func TestNode_FootprintGrowsWithTheState(t *testing.T) {
+	spec := mustLoad(t, header+body+"def on_release(ctx, s):\n    s.seen = [\"x\" * 100] * 1000\n")
+	setup := &sim.Setup{IDs: []int{0, 1, 2}}
+	nd := spec.New(0, setup)
+	small := nd.(sim.Footprinter).Footprint()
+	ctx := sim.NewContext(0, setup.IDs)
+	nd.Step(ctx, &sim.Input{Kind: sim.Release})
+	if err := ctx.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if big := nd.(sim.Footprinter).Footprint(); big < 100_000 || small > 1000 {
+		t.Errorf("footprint %d bytes with 1000 strings of 100 bytes, %d with none", big, small)
+	}
+}

@@ -256,3 +256,16 @@ func (t tokenNode) HoldsToken() bool {
 	v, err := starlark.Call(t.runner().thread, t.p.token, starlark.Tuple{t.st}, nil)
 	return err == nil && v.Truth() == starlark.True
 }
+
+// Footprint is sim.Footprinter: a session budgets the clones it keeps by it, and a
+// script's state may hold thousands of values.
+func (n *node) Footprint() int {
+	if n.st == nil {
+		return 0
+	}
+	b := 64 + 16*len(n.st.vals)
+	for _, v := range n.st.vals {
+		b += footprint(v)
+	}
+	return b
+}

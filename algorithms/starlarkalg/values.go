@@ -319,3 +319,31 @@ func intTuple(v []int) starlark.Tuple {
 	}
 	return t
 }
+
+// footprint estimates the bytes a value holds, for sim.Footprinter: a word pair per
+// value, string bytes, and a header per container.
+func footprint(v starlark.Value) int {
+	switch v := v.(type) {
+	case starlark.String:
+		return 16 + len(v)
+	case *starlark.List:
+		b := 48
+		for k := 0; k < v.Len(); k++ {
+			b += footprint(v.Index(k))
+		}
+		return b
+	case starlark.Tuple:
+		b := 24
+		for _, e := range v {
+			b += footprint(e)
+		}
+		return b
+	case *starlark.Dict:
+		b := 96
+		for _, kv := range v.Items() {
+			b += 32 + footprint(kv[0]) + footprint(kv[1])
+		}
+		return b
+	}
+	return 16
+}

@@ -113,3 +113,30 @@ func BenchmarkStarlarkBully4Synchronous(b *testing.B) {
 	_, cfg := starlarkConfig(b, "bully-synchronous-4.json")
 	benchExploreConfig(b, cfg, true)
 }
+
+// A student's change that breaks the algorithm is found: Ricart-Agrawala without the id
+// to break ties lets two processes that ask with the same timestamp both enter.
+func TestExplore_FindsTheBugInAnEditedTemplate(t *testing.T) {
+	_, cfg := starlarkConfig(t, "ricart-agrawala-3.json")
+	src, _ := starlarkalg.Template("ricart-agrawala")
+	edited := strings.Replace(src, "return s.ts < tj or (s.ts == tj and ctx.self_id < idj)", "return s.ts < tj", 1)
+	if edited == src {
+		t.Fatal("the template no longer has the line this test edits")
+	}
+	spec, err := starlarkalg.Load("ra-without-ids", edited)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Spec = spec
+	x, err := newSearch(cfg, false, &Options{MaxStates: 1 << 20, MaxMemory: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := x.run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.found == nil || out.found.property != sim.PropMutex {
+		t.Fatalf("found %+v, want a mutual exclusion violation", out.found)
+	}
+}
