@@ -76,6 +76,7 @@ func TestLoad_RejectsBadSourcesAtTheirLine(t *testing.T) {
 		{"unknown rule argument", strings.Replace(header, `says = "does it"`, `says = "does it", colour = "red"`, 1) + body, 4, `unknown argument "colour"`},
 		{"bad param kind", header + `params = [param("x", "float")]` + "\n" + body, 0, `kind "float" is unknown`},
 		{"bad defaults", header + `defaults = {"nodes": 1}` + "\n" + body, 0, "out of range"},
+		{"recursion", header + "def f(n):\n    return f(n)\nf(1)\n", 7, "called recursively"},
 		{"range too long", header + "x = list(range(1000000))\n", 6, "range: 1000000 elements, more than the 65536 allowed"},
 		{"too big", header + body + strings.Repeat("#", DefaultLimits.Source), 0, "bytes, more than"},
 	}
