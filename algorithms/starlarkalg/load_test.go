@@ -224,3 +224,37 @@ func TestNode_FootprintGrowsWithTheState(t *testing.T) {
 		t.Errorf("footprint %d bytes with 1000 strings of 100 bytes, %d with none", big, small)
 	}
 }
+
+// A variable that takes a global's list gets a copy of its own after the step: the
+// global is frozen and a clone's copy would not be, so without the copy a run and its
+// snapshot would part ways at the next append.
+func TestState_AGlobalListBecomesTheProcesssOwn(t *testing.T) {
+	src := header + `
+START = [7]
+def init(setup):
+    return {"q": START, "d": {}}
+
+def on_request(ctx, s):
+    s.q.append(len(s.q))
+    s.d = EMPTY
+
+def on_release(ctx, s):
+    s.d["k"] = 1
+
+EMPTY = {}
+`
+	spec := mustLoad(t, src)
+	setup := &sim.Setup{IDs: []int{0, 1}}
+	nd := spec.New(0, setup)
+	ctx := sim.NewContext(0, setup.IDs)
+	for _, kind := range []sim.InputKind{sim.Request, sim.Request, sim.Release} {
+		ctx.Reset(0)
+		nd.Step(ctx, &sim.Input{Kind: kind})
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+	}
+	if got, want := string(sim.EncodeState(nd)), `{"d":"{\"k\": 1}","q":[7,1,2]}`; got != want {
+		t.Errorf("state %s, want %s", got, want)
+	}
+}

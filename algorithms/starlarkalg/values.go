@@ -144,18 +144,45 @@ func deepCopy(v starlark.Value) starlark.Value {
 // strings, lists, tuples, dicts), at most StateValues values, strings of at most
 // StringBytes. It runs after every step, so it builds no text unless something is
 // wrong, and then names the variable.
+//
+// It also thaws: a variable that took a global's list or dict holds a frozen value,
+// which a clone (a deep copy) would not; it is replaced by a copy, so the run and its
+// clones (snapshots, seeks, the explorer) go on alike.
 func (p *program) check(s *state) error {
 	count := 0
 	for k, v := range s.vals {
-		if why := p.checkValue(v, 0, &count); why != "" {
+		frozen := false
+		if why := p.checkValue(v, 0, &count, &frozen); why != "" {
 			return fmt.Errorf("s.%s: %s", s.names[k], why)
+		}
+		if frozen {
+			s.vals[k] = deepCopy(v)
 		}
 	}
 	return nil
 }
 
+// isFrozen reports whether a list or dict is frozen (a global's), by an update that
+// changes nothing: go.starlark.net offers no other way to ask.
+func isFrozen(v starlark.Value) bool {
+	switch v := v.(type) {
+	case *starlark.List:
+		if v.Len() == 0 {
+			return v.Clear() != nil
+		}
+		return v.SetIndex(0, v.Index(0)) != nil
+	case *starlark.Dict:
+		if v.Len() == 0 {
+			return v.Clear() != nil
+		}
+		kv := v.Items()[0]
+		return v.SetKey(kv[0], kv[1]) != nil
+	}
+	return false
+}
+
 // checkValue says what is wrong with v ("" when nothing), counting its values.
-func (p *program) checkValue(v starlark.Value, depth int, count *int) string {
+func (p *program) checkValue(v starlark.Value, depth int, count *int, frozen *bool) string {
 	*count++
 	if *count > p.limits.StateValues {
 		return fmt.Sprintf("the state holds more than %d values", p.limits.StateValues)
@@ -174,23 +201,25 @@ func (p *program) checkValue(v starlark.Value, depth int, count *int) string {
 			return fmt.Sprintf("a string of %d bytes, more than %d", len(v), p.limits.StringBytes)
 		}
 	case *starlark.List:
+		*frozen = *frozen || isFrozen(v)
 		for k := 0; k < v.Len(); k++ {
-			if why := p.checkValue(v.Index(k), depth+1, count); why != "" {
+			if why := p.checkValue(v.Index(k), depth+1, count, frozen); why != "" {
 				return why
 			}
 		}
 	case starlark.Tuple:
 		for _, e := range v {
-			if why := p.checkValue(e, depth+1, count); why != "" {
+			if why := p.checkValue(e, depth+1, count, frozen); why != "" {
 				return why
 			}
 		}
 	case *starlark.Dict:
+		*frozen = *frozen || isFrozen(v)
 		for _, kv := range v.Items() {
-			if why := p.checkValue(kv[0], depth+1, count); why != "" {
+			if why := p.checkValue(kv[0], depth+1, count, frozen); why != "" {
 				return why
 			}
-			if why := p.checkValue(kv[1], depth+1, count); why != "" {
+			if why := p.checkValue(kv[1], depth+1, count, frozen); why != "" {
 				return why
 			}
 		}
