@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
 
 	"github.com/teach-dist/playground/algorithms/params"
 	"github.com/teach-dist/playground/runtime/sim"
@@ -20,6 +21,7 @@ import (
 type decl struct {
 	kind string
 	args map[string]starlark.Value
+	pos  syntax.Position // where the source calls the builtin
 }
 
 func (d *decl) String() string        { return d.kind + "(...)" }
@@ -41,11 +43,11 @@ var declKinds = map[string][]string{
 var declarations = func() starlark.StringDict {
 	d := starlark.StringDict{}
 	for kind, names := range declKinds {
-		d[kind] = starlark.NewBuiltin(kind, func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		d[kind] = starlark.NewBuiltin(kind, func(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 			if len(args) > len(names) {
 				return nil, fmt.Errorf("%s: takes at most %d positional arguments", kind, len(names))
 			}
-			out := &decl{kind: kind, args: map[string]starlark.Value{}}
+			out := &decl{kind: kind, args: map[string]starlark.Value{}, pos: thread.CallFrame(1).Pos}
 			for k, a := range args {
 				out.args[names[k]] = a
 			}

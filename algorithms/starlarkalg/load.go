@@ -152,11 +152,23 @@ func LoadLimits(name, source string, lim Limits) (*sim.Spec, error) {
 		byType: map[string]typeHandler{}}
 	spec, err := p.buildSpec(globals)
 	if err != nil {
+		var pe *posError
+		if errors.As(err, &pe) {
+			return nil, fail(int(pe.pos.Line), int(pe.pos.Col), "%s", pe.msg)
+		}
 		return nil, fail(0, 0, "%v", err)
 	}
 	p.spec = spec
 	return spec, nil
 }
+
+// posError is a declaration's error at its place in the source.
+type posError struct {
+	pos syntax.Position
+	msg string
+}
+
+func (e *posError) Error() string { return e.msg }
 
 // sourceError turns a Starlark load error into an *Error at its line.
 func sourceError(name string, err error, lim Limits) error {
@@ -285,7 +297,7 @@ func (p *program) bindHandlers(g starlark.StringDict) error {
 			return nil, fmt.Errorf("%s: got %s, want a function", name, v.Type())
 		}
 		if f.NumParams() != arity || f.HasVarargs() || f.HasKwargs() {
-			return nil, fmt.Errorf("%s: takes %d parameters, want %d", name, f.NumParams(), arity)
+			return nil, &posError{pos: f.Position(), msg: fmt.Sprintf("%s: takes %d parameters, want %d", name, f.NumParams(), arity)}
 		}
 		return f, nil
 	}
@@ -385,7 +397,11 @@ func listOf[T any](g starlark.StringDict, key, kind string, conv func(*decl) (T,
 		}
 		t, err := conv(d)
 		if err != nil {
-			return nil, fmt.Errorf("%s[%d]: %v", key, k, err)
+			var pe *posError
+			if errors.As(err, &pe) {
+				return nil, &posError{pos: pe.pos, msg: fmt.Sprintf("%s[%d]: %s", key, k, pe.msg)}
+			}
+			return nil, &posError{pos: d.pos, msg: fmt.Sprintf("%s[%d]: %v", key, k, err)}
 		}
 		out = append(out, t)
 	}
