@@ -66,7 +66,7 @@ func (c *stepCtx) Attr(name string) (starlark.Value, error) {
 	case "ids":
 		return intTuple(ids), nil
 	case "params":
-		return c.n.params(), nil
+		return c.n.pv, nil
 	case "max_delay":
 		return starlark.MakeInt(c.n.setup.MaxDelay), nil
 	}

@@ -113,7 +113,6 @@ type typeHandler struct {
 type program struct {
 	name     string
 	limits   Limits
-	spec     *sim.Spec
 	rules    map[string]bool
 	messages map[string]bool
 	params   *paramSet
@@ -158,7 +157,6 @@ func LoadLimits(name, source string, lim Limits) (*sim.Spec, error) {
 		}
 		return nil, fail(0, 0, "%v", err)
 	}
-	p.spec = spec
 	return spec, nil
 }
 

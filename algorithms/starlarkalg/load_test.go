@@ -104,6 +104,8 @@ func TestRun_AScriptErrorFailsTheRunNamingRuleAndLine(t *testing.T) {
 		name, body, at, want, rule string
 		handler                    string
 	}{
+		{"init fails", strings.Replace(body, `return {"count": 0`, `return {"count": 1 // 0`, 1), `return {"count": 1 // 0`, "division by zero", "", "init"},
+		{"init returns no dict", strings.Replace(body, `return {"count": 0, "seen": []}`, `return [0]`, 1), "", "returned list, want a dict", "", "init"},
 		{"runtime error", strings.Replace(body, "s.count += 1", "s.count += 1 // 0", 1), "s.count += 1 // 0", "division by zero", "T-1", "on_request"},
 		{"misspelt variable", strings.Replace(body, "s.count += 1", "s.cuont += 1", 1), "s.cuont", `no variable "cuont"`, "T-1", "on_request"},
 		{"undeclared rule", strings.Replace(body, `ctx.rule("T-1")`, `ctx.rule("T-9")`, 1), `ctx.rule("T-9")`, `"T-9" is not one of the declared rules`, "", "on_request"},
@@ -256,5 +258,23 @@ EMPTY = {}
 	}
 	if got, want := string(sim.EncodeState(nd)), `{"d":"{\"k\": 1}","q":[7,1,2]}`; got != want {
 		t.Errorf("state %s, want %s", got, want)
+	}
+}
+
+// The error a student reads names where and when.
+func TestError_Wording(t *testing.T) {
+	for _, c := range []struct {
+		err  Error
+		want string
+	}{
+		{Error{Algorithm: "my-ra", Handler: "on_REQUEST", Node: 3, Rule: "RH1", Line: 42, Col: 9, Msg: "boom"},
+			"my-ra:42:9: P3 on_REQUEST (after rule RH1): boom"},
+		{Error{Algorithm: "my-ra", Handler: "on_start", Node: 0, Line: 7, Col: 5, Msg: "boom"},
+			"my-ra:7:5: P0 on_start (before any rule): boom"},
+		{Error{Algorithm: "my-ra", Msg: "init: missing"}, "my-ra: init: missing"},
+	} {
+		if got := c.err.Error(); got != c.want {
+			t.Errorf("got %q, want %q", got, c.want)
+		}
 	}
 }

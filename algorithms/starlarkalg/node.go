@@ -15,7 +15,8 @@ type node struct {
 	self  int
 	setup *sim.Setup
 	st    *state
-	err   error // init failed: every step reports it
+	err   error          // init failed: every step reports it
+	pv    starlark.Value // the run's params as ctx.params
 
 	// run is what a step needs besides the state, made on the first step and reused:
 	// never shared with a clone, which may be stepped on another goroutine.
@@ -51,6 +52,7 @@ type tokenNode struct{ *node }
 
 func (p *program) newNode(self int, setup *sim.Setup) sim.Node {
 	n := &node{p: p, self: self, setup: setup}
+	n.pv = n.paramsOf()
 	n.st, n.err = n.initState()
 	if p.token != nil {
 		return tokenNode{n}
@@ -66,12 +68,12 @@ func (n *node) setupValue() *record {
 	}
 	return &record{kind: "setup", names: []string{"self", "n", "ids", "params", "max_delay"}, vals: []starlark.Value{
 		starlark.MakeInt(n.self), starlark.MakeInt(len(n.setup.IDs)), starlark.Tuple(ids),
-		n.params(), starlark.MakeInt(n.setup.MaxDelay)}}
+		n.pv, starlark.MakeInt(n.setup.MaxDelay)}}
 }
 
-// params are the run's params as the script reads them; a setup built by hand (a test,
-// the explorer's defaults) without them gets the declared defaults.
-func (n *node) params() starlark.Value {
+// paramsOf are the run's params as the script reads them: what the Spec's ParseParams
+// returned; a setup built by hand without them (a test) gets the declared defaults.
+func (n *node) paramsOf() starlark.Value {
 	if pv, ok := n.setup.Params.(*paramsValue); ok {
 		return pv
 	}
