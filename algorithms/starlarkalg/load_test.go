@@ -278,3 +278,27 @@ func TestError_Wording(t *testing.T) {
 		}
 	}
 }
+
+// Without encode the inspector shows every variable, the declared ones first; an error
+// in encode shows in the inspector, it does not stop the run.
+func TestEncode_DefaultOrderAndErrors(t *testing.T) {
+	setup := &sim.Setup{IDs: []int{4, 9}}
+	for _, c := range []struct{ name, src, want string }{
+		{"declared first", header + `vars = [var("seen"), var("count")]` + "\n" + body,
+			`{"seen":[],"count":0}`},
+		{"by name", header + body, `{"count":0,"seen":[]}`},
+		{"encode", header + body + "def encode(ctx, s):\n    return [(\"me\", ctx.self_id), (\"pairs\", [(1, 2)]), (\"d\", {\"b\": None})]\n",
+			`{"me":9,"pairs":[[1,2]],"d":"{\"b\": None}"}`},
+		{"encode fails", header + body + "def encode(ctx, s):\n    return [(\"x\", 1 // 0)]\n",
+			`{"error":"test:20:21: P9 encode (before any rule): floored division by zero"}`},
+		{"encode acts", header + body + "def encode(ctx, s):\n    ctx.enter()\n    return []\n",
+			`{"error":"test:20:14: P9 encode (before any rule): ctx.enter: not allowed here (encode and waiting_for only look)"}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			nd := mustLoad(t, c.src).New(1, setup)
+			if got := string(sim.EncodeState(nd)); got != c.want {
+				t.Errorf("got %s, want %s", got, c.want)
+			}
+		})
+	}
+}
