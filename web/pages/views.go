@@ -105,6 +105,10 @@ type Play struct {
 	// OursKey, when some label of the algorithm is the project's own, explains the
 	// "ours" mark of the pseudocode panel (docs/labels.md).
 	OursKey string
+	// Join, on a presenter's page, is where students join, as JSON
+	// (lecturehttp.JoinInfo): the base of join links, and this machine's addresses
+	// when the presenter's is a loopback one.
+	Join string
 }
 
 type ruleGroup struct {
