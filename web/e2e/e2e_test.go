@@ -324,7 +324,7 @@ func TestRicartAgrawalaWalkThrough(t *testing.T) {
 	ctx := tab(t, ts.URL, 1280, 720)
 
 	run(t, ctx, chromedp.Navigate(ts.URL+"/"),
-		chromedp.WaitVisible(chromedp.CSS(`a[href="/play/ricart-agrawala"]`)))
+		chromedp.WaitVisible(chromedp.CSS(`a[href="/play/ricart-agrawala?fresh=1"]`)))
 	if n := eval[int](t, ctx, `document.querySelectorAll(".card").length`); n < 2 {
 		t.Fatalf("the catalogue shows %d algorithms", n)
 	}

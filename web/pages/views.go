@@ -3,6 +3,8 @@ package pages
 import (
 	"strconv"
 
+	"github.com/a-h/templ"
+
 	"github.com/teach-dist/playground/algorithms"
 	"github.com/teach-dist/playground/runtime/sim"
 	"github.com/teach-dist/playground/scenarios"
@@ -83,6 +85,11 @@ func CuratedFor(slug string) []ScenarioLink {
 	}
 	return out
 }
+
+// freshURL is a link that opens a fresh run at path (the catalogue's, the scenario
+// menu's): the server starts one whatever this browser had there, then sends it to
+// path, where a reload resumes that run (web/play.go, ?fresh).
+func freshURL(path string) templ.SafeURL { return templ.URL(path + "?fresh=1") }
 
 type Play struct {
 	Spec     *sim.Spec
