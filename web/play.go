@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"github.com/teach-dist/playground/algorithms"
 	"github.com/teach-dist/playground/runtime/compare"
 	"github.com/teach-dist/playground/runtime/session"
+	"github.com/teach-dist/playground/runtime/sim"
 	"github.com/teach-dist/playground/scenarios"
 	"github.com/teach-dist/playground/web/pages"
 	"github.com/teach-dist/playground/web/ratelimit"
@@ -368,19 +370,19 @@ func scenarioFromQuery(slug string, q url.Values) ([]byte, error) {
 		case "n", "nodes":
 			n, err := strconv.Atoi(v)
 			if err != nil {
-				return nil, fmt.Errorf("n: %q is not a number of processes", v)
+				return nil, fmt.Errorf("n: %q is not a number of processes: write a whole number from %d to %d", v, sim.MinNodes, sim.MaxNodes)
 			}
 			doc["nodes"] = n
 		case "seed":
 			n, err := strconv.ParseUint(v, 10, 64)
 			if err != nil {
-				return nil, fmt.Errorf("seed: %q is not a number", v)
+				return nil, fmt.Errorf("seed: %q is not a seed: write a whole number from 0 to %d", v, uint64(math.MaxUint64))
 			}
 			doc["seed"] = n
 		case "cs":
 			n, err := strconv.Atoi(v)
 			if err != nil {
-				return nil, fmt.Errorf("cs: %q is not a number", v)
+				return nil, fmt.Errorf("cs: %q is not a time in the CS: write a whole number of time units, 0 or more", v)
 			}
 			doc["cs"] = n
 		case "delay":
@@ -403,7 +405,7 @@ func scenarioFromQuery(slug string, q url.Values) ([]byte, error) {
 		case "loss":
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {
-				return nil, fmt.Errorf("loss: %q is not a probability", v)
+				return nil, fmt.Errorf("loss: %q is not a probability: write a number from 0 to 1", v)
 			}
 			network["loss"] = f
 		default:

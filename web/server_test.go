@@ -185,7 +185,11 @@ func TestBadQueryIsAClearError(t *testing.T) {
 	_, ts := newTestServer(t, Options{})
 	for q, says := range map[string]string{
 		"n=500":      "nodes: 500 is out of range",
-		"n=abc":      "n: &#34;abc&#34; is not a number",
+		"n=abc":      "n: &#34;abc&#34; is not a number of processes: write a whole number from 2 to 128",
+		"seed=-5":    "seed: &#34;-5&#34; is not a seed: write a whole number from 0 to 18446744073709551615",
+		"seed=1.5":   "seed: &#34;1.5&#34; is not a seed",
+		"cs=x":       "cs: &#34;x&#34; is not a time in the CS",
+		"loss=lots":  "loss: &#34;lots&#34; is not a probability: write a number from 0 to 1",
 		"delay=x":    "delay",
 		"colour=red": "colour: unknown parameter",
 	} {

@@ -44,6 +44,10 @@ func TestCatalogueOpensAFreshRunThatAReloadResumes(t *testing.T) {
 	}
 	screenshot(t, ctx, "catalogue-fresh-run.png")
 
+	// The form takes as many processes as the address does (128), not 32 as it did.
+	if !eval[bool](t, ctx, `(() => { const i = document.getElementById("setup-form").elements.nodes; const was = i.value; i.value = "40"; const ok = i.checkValidity() && i.max === "128"; i.value = was; return ok; })()`) {
+		t.Fatal("Run setup refuses 40 processes")
+	}
 	submitSetup(t, ctx, `f.nodes.value = "4"; f.seed.value = "7";`)
 	waitFor(t, ctx, `(() => { const q = new URLSearchParams(location.search); return q.get("n") === "4" && q.get("seed") === "7"; })()`)
 	waitFor(t, ctx, `document.querySelectorAll("#view g.node").length === 4`)

@@ -86,6 +86,10 @@ func CuratedFor(slug string) []ScenarioLink {
 	return out
 }
 
+// The bounds of Run setup's number of processes: the scenario's own (sim.MinNodes,
+// sim.MaxNodes), the same as a /play address's n.
+var nodesMin, nodesMax = strconv.Itoa(sim.MinNodes), strconv.Itoa(sim.MaxNodes)
+
 // freshURL is a link that opens a fresh run at path (the catalogue's, the scenario
 // menu's): the server starts one whatever this browser had there, then sends it to
 // path, where a reload resumes that run (web/play.go, ?fresh).
