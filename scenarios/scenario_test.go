@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -106,6 +107,26 @@ func TestCuratedScenariosAreDocumented(t *testing.T) {
 		}
 		if _, ok := Lookup(e.Name); !ok {
 			t.Errorf("Lookup(%q) failed", e.Name)
+		}
+	}
+}
+
+// implementationWords are what a curated text must not say to a student: the names of
+// the scenario file's fields and the code's, not the notes' or the page's words.
+var implementationWords = regexp.MustCompile(`(?i:\bparams?\b|\bparams?\.|\.go\b|\bspec\b|\bkernel\b|\bgolden\b|\b(?:variant|construction|skip|announce|restart|ack|heartbeat|fifo) ?[:=]|\((?:ids|list|detector|none|grid|plane|basic)\)|\b(?:set|turn) \w+ to (?:true|false)\b)|\{"|\b[a-z]+[A-Z][A-Za-z]*\b`)
+
+// Curated texts are read by students: they speak of the algorithm, the notes and the
+// page's controls, never of params, field names or code (issue 14).
+func TestCuratedTextsNameNoImplementationDetail(t *testing.T) {
+	for _, e := range Curated() {
+		texts := []string{e.Scenario.Title, e.Scenario.About}
+		for _, c := range e.Scenario.Captions {
+			texts = append(texts, c.Text)
+		}
+		for _, text := range texts {
+			if m := implementationWords.FindString(text); m != "" {
+				t.Errorf("%s: %q speaks of the implementation in %q", e.Name, m, text)
+			}
 		}
 	}
 }

@@ -17,6 +17,7 @@ import { createSpacetime } from "./spacetime.js";
 import { createMetrics } from "./metrics.js";
 import { createLecture } from "./lecture.js";
 import { createExplore } from "./explore.js";
+import { wireTopMenu } from "./topmenu.js";
 
 const root = byId("main");
 
@@ -53,6 +54,7 @@ const panels = [
 ].filter(Boolean);
 
 const stage = createStage(page);
+wireTopMenu(); // the header's actions as a menu on a narrow screen
 const menus = createMenus(stage);
 wireKeys(stage, menus);
 

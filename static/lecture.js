@@ -7,6 +7,7 @@
 // it and asks for commands through page.send.
 
 import { byId, htmlEl, noModifier, typing } from "./dom.js";
+import { createProjector } from "./projector.js";
 
 // createLecture starts lecture mode when page.root's socket path says this page is a
 // presenter's or a follower's; page.send(frame) sends a command, page.model is the
@@ -20,7 +21,9 @@ export function createLecture(page) {
   const ctx = { app: page.root, command: page.send, model: page.model, lec, wsPath };
   document.body.classList.add("lecture-" + mode);
   byId("lecture-start")?.closest("form")?.remove();
-  return { frame: mode === "presenter" ? presenter(ctx) : follower(ctx) };
+  const own = mode === "presenter" ? presenter(ctx) : follower(ctx);
+  const projector = createProjector(page, mode); // the layout: after the bar and the question exist
+  return { frame: (f, model) => { own(f, model); projector.frame(f, model); } };
 }
 
 // ---- shared: the question card ----
@@ -95,6 +98,14 @@ export function hostOf(base) {
 
 const NO_ADDRESS = "This machine has no network address students can reach. Restart the server with --public-url set to the address students reach it at.";
 
+// dismiss is the warning's button that puts it away once read: it floats over the
+// run, and the join line and QR code keep the address chosen.
+function dismiss(box) {
+  const b = htmlEl("button", { type: "button", class: "btn lecture-join-ok", id: "lecture-join-ok", text: "OK" });
+  b.addEventListener("click", () => { box.hidden = true; });
+  return b;
+}
+
 // joinWarning is the presenter's warning that localhost cannot be reached from
 // students' phones, with the machine's addresses to choose from (changed() follows a
 // choice); null when the join link is one students can reach.
@@ -103,13 +114,13 @@ function joinWarning(join, changed) {
   const box = htmlEl("p", { class: "lecture-join-warn", id: "lecture-join-warn", role: "alert" },
     htmlEl("strong", { text: "Students' phones cannot reach localhost: " }));
   if (!join.lan.length) {
-    box.append(NO_ADDRESS);
+    box.append(NO_ADDRESS, " ", dismiss(box));
     return box;
   }
   const pick = htmlEl("select", { id: "lecture-join-base", "aria-label": "Address students join at" },
     ...join.lan.map((b) => htmlEl("option", { value: b, text: hostOf(b) })));
   pick.addEventListener("change", () => { join.base = pick.value; changed(); });
-  box.append("they join at this machine's ", pick, ", or restart the server with ", htmlEl("code", { text: "--public-url" }), ".");
+  box.append("they join at this machine's ", pick, ", or restart the server with ", htmlEl("code", { text: "--public-url" }), ". ", dismiss(box));
   return box;
 }
 
@@ -132,7 +143,7 @@ function presenter({ app, command, lec }) {
     joinHost.textContent = `${hostOf(join.base)}/join`;
     if (big.open) showBig();
   });
-  if (warning) bar.after(warning);
+  if (warning) bar.append(warning); // floats under the bar: it takes no height from the stage
 
   const card = questionCard(app);
   const actions = htmlEl("div", { class: "lecture-q-actions" });

@@ -156,7 +156,12 @@ func New(opts Options) *Server {
 	s := &Server{opts: opts, pages: pages.Renderer{Log: opts.Logger, Cat: pages.BuildCatalogue()},
 		compare: compare.New(opts.Compare), exploring: newExplorations(opts.Explore)}
 	s.sessions = session.NewManager(opts.MaxSessions, s.sessionOptions())
-	s.lectures = lecturehttp.NewRegistry(opts.Lecture, opts.Broker)
+	lec := opts.Lecture
+	lec.OnEvict = func(code string) {
+		s.metrics.LectureEvicted()
+		opts.Logger.Info("lecture evicted for another client", "code", code) // codes are public
+	}
+	s.lectures = lecturehttp.NewRegistry(lec, opts.Broker)
 	s.metrics = ops.NewMetrics(ops.Gauges{Sessions: s.sessions, Lectures: s.lectures.Live})
 	s.limits = ratelimit.New(opts.Limits, ratelimit.Hooks{StartsSession: s.startsSession, Limited: s.metrics.RateLimited,
 		Page: func(w http.ResponseWriter, r *http.Request, msg string) {

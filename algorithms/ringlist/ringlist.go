@@ -52,7 +52,7 @@ var Spec = sim.Spec{
 	Slug:    "ring-list",
 	Title:   "Ring election with an active list",
 	Family:  sim.Election,
-	Summary: "The election message collects the id of every live process on its way round the ring, past crashed ones, then the highest one is announced: 2N messages, but the messages grow with N. The notes differ: 002 and 004's step-by-step example grow one list (the default), 004's active-list slides send single ids (variant ids, with its Elected); a perfect failure detector (003) skips crashed processes by default.",
+	Summary: "The election message collects the id of every live process on its way round the ring, past crashed ones, then the highest one is announced: 2N messages, but the messages grow with N. The notes differ: 002 and 004's step-by-step example grow one list (the default, as the majority), 004's active-list slides send single ids (variant ids, with its Elected; it needs FIFO channels and cannot survive every crash during an election); a perfect failure detector (003) skips crashed processes by default.",
 	Rules: slices.Concat([]sim.Rule{
 		{Label: "AL-1", Group: "Initialisation", Lines: []string{
 			"participant := false; active := []",

@@ -66,6 +66,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	compareQueue := fs.Int("compare-queue", 4, "/compare computations one client may have waiting")
 	maxViewers := fs.Int("max-viewers", 64, "WebSocket viewers of one run at once (tabs on the same URL); past it a socket is refused with 'busy'")
 	maxLectures := fs.Int("max-lectures", 50, "live lectures at once; past it 'No room for another lecture'")
+	lectureShare := fs.Int("lecture-share", 0, "live lectures one client (IPv4 address or IPv6 /64) keeps on a full server while another wants one; 0: half of --max-lectures")
 	maxFollowers := fs.Int("max-followers", 1000, "followers of one lecture; past it a follower's socket is refused with 'busy'")
 	followersPerClient := fs.Int("followers-per-client", 0, "places of one lecture (and answers to one question) one client address or IPv6 /64 may hold; 0: 40% of --max-followers (a hall of 300 behind one NAT fits)")
 	sendBytes := fs.Int("send-queue-bytes", web.DefaultSendQueueBytes, "bytes queued for one WebSocket viewer that does not read; past it the viewer is dropped (1013) and counted in playground_slow_clients_dropped_total")
@@ -121,6 +122,9 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *sessionShare < 0 || *sessionShare > *maxSessions {
 		return fmt.Errorf("serve: --session-share: %d must be between 0 (half) and --max-sessions", *sessionShare)
+	}
+	if *lectureShare < 0 || *lectureShare > *maxLectures {
+		return fmt.Errorf("serve: --lecture-share: %d must be between 0 (half) and --max-lectures", *lectureShare)
 	}
 	if *idle < time.Second {
 		return fmt.Errorf("serve: --idle: %v must be at least 1s", *idle)
@@ -179,7 +183,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Limits: limits, ClientIP: clientIP, ShutdownTimeout: *shutdown, SendQueueBytes: *sendBytes,
 		Explore: web.ExploreLimits{AtOnce: *exploreSlots, Share: *exploreShare, Queue: *exploreQueue},
 		Compare: compare.Options{Slots: *compareSlots, Share: *compareShare, Queue: *compareQueue},
-		Lecture: lecture.Options{Max: *maxLectures, MaxFollowers: *maxFollowers, FollowersPerClient: *followersPerClient}, Broker: broker,
+		Lecture: lecture.Options{Max: *maxLectures, Share: *lectureShare, MaxFollowers: *maxFollowers, FollowersPerClient: *followersPerClient}, Broker: broker,
 		PublicURL: public,
 		Exports: export.Options{Gate: gate.Limits{Concurrent: *exportsAtOnce, PerClient: *exportsPerClient, Timeout: *exportTimeout},
 			MaxBytes: int64(*exportMiB) << 20, MaxEvents: *exportEvents, LectureCache: int64(*exportCacheMiB) << 20},

@@ -32,7 +32,13 @@ var costMatch = map[string]func(name string) bool{
 // Delays are in message times (T); with meanDelay, the run's T in time units, a
 // delay's figures are also given in time units (Time), the unit the run measures in.
 func TheoryFor(spec *sim.Spec, key string, n int, meanDelay float64) []Theory {
-	return theory(spec, key, n, meanDelay, nil)
+	return theory(spec, key, n, meanDelay, nil, nil)
+}
+
+// theoryFor is TheoryFor for a run whose params are known (nil: the defaults): a
+// derived figure that depends on them (sim.Cost.ValueFor) is evaluated for them.
+func theoryFor(spec *sim.Spec, key string, n int, meanDelay float64, params any) []Theory {
+	return theory(spec, key, n, meanDelay, params, nil)
 }
 
 // Situation is what a run's figures depend on besides N: the algorithm's params (a
@@ -67,7 +73,7 @@ func SituationOf(cfg sim.Config) Situation {
 // TheoryIn is TheoryFor for a run in situation sit: only the figures that describe it
 // (Cost.When, Cost.Initiators), those of k initiators evaluated for its k (Cost.ValueK).
 func TheoryIn(spec *sim.Spec, key string, n int, meanDelay float64, sit Situation) []Theory {
-	return theory(spec, key, n, meanDelay, &sit)
+	return theory(spec, key, n, meanDelay, sit.Params, &sit)
 }
 
 // describes says whether cost c speaks of a run in sit (nil: any run).
@@ -81,7 +87,9 @@ func describes(c *sim.Cost, sit *Situation) bool {
 	return c.Initiators == 0 || sit.Initiators == 0 || c.Initiators == sit.Initiators
 }
 
-func theory(spec *sim.Spec, key string, n int, meanDelay float64, sit *Situation) []Theory {
+// theory is spec's costs for metric key, evaluated for n processes and the run's params
+// (sim.Cost.ValueFor; nil: the defaults), only those describing sit when it is given.
+func theory(spec *sim.Spec, key string, n int, meanDelay float64, params any, sit *Situation) []Theory {
 	match := costMatch[key]
 	if match == nil {
 		return nil
@@ -105,6 +113,9 @@ func theory(spec *sim.Spec, key string, n int, meanDelay float64, sit *Situation
 		}
 		t := Theory{Name: c.Name, Formula: c.Formula, Notes: []NoteFigure{}}
 		t.Value, t.Time = eval(c.Value)
+		if c.ValueFor != nil && params != nil {
+			t.Value, t.Time = eval(func(n int) float64 { return c.ValueFor(n, params) })
+		}
 		if c.ValueK != nil && sit != nil && sit.Initiators > 0 {
 			k := sit.Initiators
 			t.Value, t.Time = eval(func(n int) float64 { return c.ValueK(n, k) })

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/teach-dist/playground/web"
 )
@@ -53,6 +54,10 @@ func TestLectureJoinWarnsOnLocalhostAndOffersNetworkAddresses(t *testing.T) {
 		t.Fatalf("the join line says %q, want the first network address", got)
 	}
 	screenshot(t, pres, "lecture-join-warning.png")
+	// It floats over the run: the stage keeps its height, and OK puts it away.
+	if !eval[bool](t, pres, `getComputedStyle(document.getElementById("lecture-join-warn")).position === "absolute"`) {
+		t.Error("the warning takes height from the stage")
+	}
 
 	// Choosing the other address changes the join line and the QR code, which the server
 	// draws for that address.
@@ -69,4 +74,11 @@ func TestLectureJoinWarnsOnLocalhostAndOffersNetworkAddresses(t *testing.T) {
 		t.Fatalf("the big join view says %q", got)
 	}
 	screenshot(t, pres, "lecture-join-qr.png")
+	run(t, pres, chromedp.KeyEvent(kb.Escape))
+	waitFor(t, pres, `!document.getElementById("lecture-big").open`)
+	run(t, pres, chromedp.Click(chromedp.CSS("#lecture-join-ok")))
+	waitFor(t, pres, `document.getElementById("lecture-join-warn").getBoundingClientRect().height === 0`)
+	if got := eval[string](t, pres, `document.getElementById("lecture-join-host").textContent`); got != "192.168.1.20:"+port+"/join" {
+		t.Fatalf("after OK the join line says %q", got)
+	}
 }

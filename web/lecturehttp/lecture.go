@@ -132,7 +132,7 @@ func (h *Handlers) Start(w http.ResponseWriter, r *http.Request) {
 			"A lecture starts from a live run. Open the playground again and press “Start lecture” there."))
 		return
 	}
-	_, token, err := h.Lectures.Start(sess)
+	_, token, err := h.Lectures.Start(sess, ClientKey(r))
 	switch {
 	case errors.Is(err, lecture.ErrFull):
 		w.Header().Set("Retry-After", "60")

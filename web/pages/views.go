@@ -146,6 +146,18 @@ type clientSpec struct {
 	// process's group on hover and selection.
 	Group      string `json:"group,omitempty"`
 	GroupLabel string `json:"groupLabel,omitempty"`
+	// GroupAbout is Stage.GroupAbout: the variable whose sentence the note adds.
+	GroupAbout string `json:"groupAbout,omitempty"`
+	// The other decorations of sim.Stage, each a variable the page reads from every
+	// process at every step: a role mark, tree edges, a pointer arrow.
+	Mark         string `json:"mark,omitempty"`
+	MarkLabel    string `json:"markLabel,omitempty"`
+	Edges        string `json:"edges,omitempty"`
+	EdgesLabel   string `json:"edgesLabel,omitempty"`
+	Pointer      string `json:"pointer,omitempty"`
+	PointerLabel string `json:"pointerLabel,omitempty"`
+	// Token: the processes say who holds a token (sim.Spec.HasToken).
+	Token bool `json:"token,omitempty"`
 }
 
 type clientRule struct {
@@ -187,8 +199,11 @@ func BuildPlay(spec *sim.Spec, session string) Play {
 			p.Groups = append(p.Groups, ruleGroup{Name: r.Group, Rules: []ruleView{rv}})
 		}
 	}
+	st := spec.Stage
 	p.Data = clientSpec{Slug: spec.Slug, Title: spec.Title, Family: string(spec.Family), Ring: p.Ring,
-		Group: spec.Stage.Group, GroupLabel: spec.Stage.GroupLabel}
+		Group: st.Group, GroupLabel: st.GroupLabel, GroupAbout: st.GroupAbout, Mark: st.Mark, MarkLabel: st.MarkLabel,
+		Edges: st.Edges, EdgesLabel: st.EdgesLabel, Pointer: st.Pointer, PointerLabel: st.PointerLabel,
+		Token: spec.HasToken()}
 	for _, r := range spec.Rules {
 		p.Data.Rules = append(p.Data.Rules, clientRule{Label: r.Label, Says: r.Says, Why: r.Why})
 	}
