@@ -8,7 +8,7 @@ import { byId } from "./dom.js";
 import { newModel } from "./model.js";
 import { createConnection, connect, send } from "./connection.js";
 import { createStage, takeFrame, setStatus, toast } from "./stage.js";
-import { createMenus } from "./menus.js";
+import { createMenus, followPlay } from "./menus.js";
 import { wireKeys } from "./keys.js";
 import { createNetwork } from "./network.js";
 import { createShare } from "./share.js";
@@ -55,12 +55,14 @@ const panels = [
 
 const stage = createStage(page);
 wireTopMenu(); // the header's actions as a menu on a narrow screen
-wireKeys(stage, createMenus(stage));
+const menus = createMenus(stage);
+wireKeys(stage, menus);
 
 // receive takes a frame from the server: the model and the stage first, then the
 // panels, each with the frame and the model as it now is.
 function receive(f) {
   takeFrame(stage, f);
+  followPlay(menus, page.model.playing);
   for (const p of panels) p.frame(f, page.model);
 }
 

@@ -32,7 +32,7 @@ var Spec = sim.Spec{
 	Family: sim.Mutex,
 	Summary: "Collect the votes of your own voting set only; sets overlap so no two win at once, but three processes asking together can wait on each other forever. " +
 		"Processes are numbered 1..N as in the notes. Sets: the notes' V1..VN for N=3 and N=7 (K=2, 3); for N=q²+q+1, q prime (13, 31, 57), a projective plane of order q (K=q+1, about sqrt(N)); " +
-		"for other N that plane on the first q²+q+1 processes, each other process asking one of its lines plus itself (K=q+2); with construction=grid, a row plus a column (K=2 sqrt(N)-1, as in note 003).",
+		"for other N that plane on the first q²+q+1 processes, each other process asking one of its lines plus itself (K=q+2); with the grid construction (in Run setup), a row plus a column (K=2 sqrt(N)-1, as in note 003).",
 	Rules: []sim.Rule{
 		{Label: "MI-1", Group: "Initialisation", Lines: []string{
 			"state := RELEASED; voted := false; queue := empty",

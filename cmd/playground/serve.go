@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"github.com/teach-dist/playground/web"
 	"github.com/teach-dist/playground/web/export"
 	"github.com/teach-dist/playground/web/gate"
+	"github.com/teach-dist/playground/web/lecturehttp"
 	"github.com/teach-dist/playground/web/ops"
 	"github.com/teach-dist/playground/web/ratelimit"
 )
@@ -85,6 +87,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	exportMiB := fs.Int("export-max-mib", 32, "MiB one export may write; past it the export ends with a note naming the step it reached")
 	exportEvents := fs.Int("export-max-events", 1_000_000, "events one export may carry; past it the export ends with a note naming the step it reached")
 	exportCacheMiB := fs.Int("export-cache-mib", 64, "MiB of lectures' exports kept for their followers (computed once per presenter step)")
+	publicURL := fs.String("public-url", os.Getenv("PUBLIC_URL"), "the address students reach this server at, the base of lectures' join links and QR codes (e.g. https://playground.example.edu); default $PUBLIC_URL, or the presenter's address (on localhost: this machine's network addresses, with a warning)")
 	limits := ratelimit.DefaultLimits()
 	fs.Var(rateFlag{&limits.Pages}, "rate-pages", "page loads per client address (N/UNIT:BURST, or off)")
 	fs.Var(rateFlag{&limits.Sessions}, "rate-sessions", "new runs and lectures per client address")
@@ -144,6 +147,12 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("serve: --pprof: %w", err)
 		}
 	}
+	var public *url.URL
+	if *publicURL != "" {
+		if public, err = lecturehttp.ParsePublicURL(*publicURL); err != nil {
+			return fmt.Errorf("serve: --public-url (or $PUBLIC_URL): %w", err)
+		}
+	}
 	logger, err := newLogger(stderr, *logFormat, *logLevel)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -175,6 +184,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Explore: web.ExploreLimits{AtOnce: *exploreSlots, Share: *exploreShare, Queue: *exploreQueue},
 		Compare: compare.Options{Slots: *compareSlots, Share: *compareShare, Queue: *compareQueue},
 		Lecture: lecture.Options{Max: *maxLectures, Share: *lectureShare, MaxFollowers: *maxFollowers, FollowersPerClient: *followersPerClient}, Broker: broker,
+		PublicURL: public,
 		Exports: export.Options{Gate: gate.Limits{Concurrent: *exportsAtOnce, PerClient: *exportsPerClient, Timeout: *exportTimeout},
 			MaxBytes: int64(*exportMiB) << 20, MaxEvents: *exportEvents, LectureCache: int64(*exportCacheMiB) << 20},
 	})
@@ -201,6 +211,9 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		logger.Info("serving", "addr", bound, "maxSessions", *maxSessions, "limits", !*noLimits, "trustedProxy", *trusted)
 		fmt.Fprintf(stdout, "playground: serving on http://%s/\n", host)
+		if public != nil {
+			fmt.Fprintf(stdout, "playground: students join lectures at %s/join\n", public)
+		}
 	})
 	cancel()
 	wg.Wait()

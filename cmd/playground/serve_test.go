@@ -143,6 +143,15 @@ func TestServeLifecycleLeavesNoGoroutine(t *testing.T) {
 	goleak.VerifyNone(t, ignore)
 }
 
+// A bad $PUBLIC_URL is refused like the flag, naming both.
+func TestServeRefusesABadPublicURLFromTheEnvironment(t *testing.T) {
+	t.Setenv("PUBLIC_URL", "localhost:8080")
+	_, _, err := runArgs(t, "", "serve", "--addr", "127.0.0.1:0")
+	if err == nil || !strings.Contains(err.Error(), "--public-url (or $PUBLIC_URL)") || !strings.Contains(err.Error(), "http://") {
+		t.Fatalf("%v, want an error naming --public-url and $PUBLIC_URL", err)
+	}
+}
+
 func TestServeRefusesBadOperationsFlags(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -167,6 +176,12 @@ func TestServeRefusesBadOperationsFlags(t *testing.T) {
 		{[]string{"--rest", "-1s"}, "--hibernate-after"},
 		{[]string{"--log-format", "xml"}, "--log-format"},
 		{[]string{"--log-level", "loud"}, "--log-level"},
+		{[]string{"--public-url", "playground.example.edu"}, "--public-url (or $PUBLIC_URL): \"playground.example.edu\" must start with http:// or https://"},
+		{[]string{"--public-url", "ftp://example.edu"}, "must start with http:// or https://"},
+		{[]string{"--public-url", "https://"}, "--public-url (or $PUBLIC_URL): \"https://\" has no host name"},
+		{[]string{"--public-url", "https://example.edu/?x=1"}, "has a query or fragment"},
+		{[]string{"--public-url", "https://bob:pw@example.edu"}, "has a user name or password"},
+		{[]string{"--public-url", "http://exa mple.edu"}, "--public-url"},
 	} {
 		_, _, err := runArgs(t, "", append([]string{"serve", "--addr", "127.0.0.1:0"}, tc.args...)...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

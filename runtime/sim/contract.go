@@ -273,6 +273,19 @@ type Cost struct {
 	// returned), where the params change the figure (Maekawa's sets: K); a measured
 	// run shows it in place of Value, which stays the figure for the defaults.
 	ValueFor func(n int, params any) float64
+
+	// The situation the figure describes, so that a run is measured only against the
+	// figures that speak of it (runtime/cost.TheoryIn; the /compare page's workloads).
+	//
+	// Initiators is how many processes the figure has start an election at once: 1
+	// for a one-initiator figure (best case, worst case); 0 when it does not say.
+	Initiators int
+	// ValueK, for a figure that depends on k initiators started at once ("2kN"),
+	// evaluates it for n nodes and k initiators.
+	ValueK func(n, k int) float64
+	// When, if set, says whether the figure holds for a run with these params (the
+	// algorithm's own Params value): a variant's figure is not drawn for another.
+	When func(params any) bool
 }
 
 // NoteFormula is a formula the course notes give for a cost, copied as written (TeX

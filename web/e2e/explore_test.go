@@ -93,6 +93,30 @@ func TestExploreIsOffForLargeN(t *testing.T) {
 	if title := eval[string](t, ctx, `document.getElementById("explore-open").title`); !strings.Contains(title, "at most 4") {
 		t.Fatalf("title %q does not say why", title)
 	}
+	// Issue 16: the reason is written beside the button too, not only in its tooltip.
+	why := eval[string](t, ctx, `(() => {
+		const w = document.getElementById("explore-why"), b = document.getElementById("explore-open").getBoundingClientRect();
+		const r = w.getBoundingClientRect();
+		return r.width > 0 && r.right <= innerWidth && Math.abs((r.top + r.bottom) / 2 - (b.top + b.bottom) / 2) < b.height ? w.textContent : "not beside the button";
+	})()`)
+	if why != "at most 4processes" { // two lines: "at most 4", "processes"
+		t.Fatalf("beside the button: %q", why)
+	}
+	screenshot(t, ctx, "explore-off-reason.png")
+}
+
+// Issue 16: on an election without an election of its own, Explore says what it added
+// in an election's terms (it said "No requests in this scenario").
+func TestExploreSaysWhatItAddsToAnElection(t *testing.T) {
+	needBrowser(t)
+	_, ctx := exploreFromPage(t, "/play/ring?n=3")
+	said := eval[string](t, ctx, `document.getElementById("explore-workload").textContent`)
+	if said != "No election is started in this scenario, so: P0 calls an election at the start." {
+		t.Fatalf("the dialog says %q", said)
+	}
+	if eval[string](t, ctx, `document.getElementById("explore-why").textContent`) != "" {
+		t.Fatal("a reason is written beside an Explore that is on")
+	}
 }
 
 // While the server's explorer slots are taken, the dialog says the search waits and

@@ -3,6 +3,8 @@ package pages
 import (
 	"strconv"
 
+	"github.com/a-h/templ"
+
 	"github.com/teach-dist/playground/algorithms"
 	"github.com/teach-dist/playground/runtime/sim"
 	"github.com/teach-dist/playground/scenarios"
@@ -84,6 +86,15 @@ func CuratedFor(slug string) []ScenarioLink {
 	return out
 }
 
+// The bounds of Run setup's number of processes: the scenario's own (sim.MinNodes,
+// sim.MaxNodes), the same as a /play address's n.
+var nodesMin, nodesMax = strconv.Itoa(sim.MinNodes), strconv.Itoa(sim.MaxNodes)
+
+// freshURL is a link that opens a fresh run at path (the catalogue's, the scenario
+// menu's): the server starts one whatever this browser had there, then sends it to
+// path, where a reload resumes that run (web/play.go, ?fresh).
+func freshURL(path string) templ.SafeURL { return templ.URL(path + "?fresh=1") }
+
 type Play struct {
 	Spec     *sim.Spec
 	Groups   []ruleGroup
@@ -105,6 +116,10 @@ type Play struct {
 	// OursKey, when some label of the algorithm is the project's own, explains the
 	// "ours" mark of the pseudocode panel (docs/labels.md).
 	OursKey string
+	// Join, on a presenter's page, is where students join, as JSON
+	// (lecturehttp.JoinInfo): the base of join links, and this machine's addresses
+	// when the presenter's is a loopback one.
+	Join string
 }
 
 type ruleGroup struct {
