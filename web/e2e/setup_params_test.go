@@ -75,7 +75,7 @@ func TestRunSetupReachesEveryVariant(t *testing.T) {
 				clickProcessAction(t, ctx, 0, "elect")
 			},
 			// Only the ack variant sends ACK; P2's time-out skips the crashed P3.
-			shows: logSays("ACK") + ` && ` + logSays("P2 now takes P2 as leader"),
+			shows: logSays("ACK") + ` && ` + logSays("P2 is now the leader"),
 		},
 		{
 			name: "a Raymond tree of one's choice", slug: "raymond",
