@@ -41,8 +41,9 @@ export function ellipse(width, height, n, chars) {
     pos.push({ x: rx * Math.cos(a), y: ry * Math.sin(a), a });
   }
   // A flat ellipse (a short view) brings processes across it close together: no two
-  // circles may touch, down to the smallest radius.
-  r = Math.max(10, Math.min(r, 0.45 * closest(pos)));
+  // circles may touch, down to the smallest radius. 0.4 of the distance leaves a fifth of
+  // it clear, so the circles' strokes and their token or leader marks do not meet either.
+  r = Math.max(10, Math.min(r, 0.4 * closest(pos)));
   return { W, H, n, labels, below, small, fontPx, r, rx, ry, pos };
 }
 

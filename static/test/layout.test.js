@@ -103,6 +103,8 @@ test("circles never touch, even on a short, wide view", () => {
   for (const [w, h, n] of [[900, 200, 5], [1200, 200, 8], [700, 210, 12], [800, 600, 5]]) {
     const lay = ellipse(w, h, n, 8);
     assert.ok(2 * lay.r < closest(lay.pos), `${w}x${h}, ${n}: radius ${lay.r}, closest centres ${closest(lay.pos)}`);
+    // a fifth of the distance stays clear for strokes and marks, unless the radius is at its floor
+    if (lay.r > 10) assert.ok(2 * lay.r <= 0.8 * closest(lay.pos) + 1e-9, `${w}x${h}, ${n}: radius ${lay.r} leaves no gap`);
   }
   assert.equal(closest([{ x: 0, y: 0 }]), Infinity);
   assert.equal(closest([{ x: 0, y: 0 }, { x: 3, y: 4 }, { x: 10, y: 0 }]), 5);
