@@ -159,12 +159,13 @@ func compare(ctx context.Context, c *config, stdout, stderr io.Writer) error {
 	if c.wrong {
 		variants = append(variants, variantNoTieBreak, variantForget)
 	}
+	setup := &spinSetup{spin: spin, cc: cc, workDir: work, optimize: "-O2", depth: c.depth, memLimitMB: c.memory >> 20, timeout: c.timeout}
 	var notes []string
 	for _, n := range c.nodes {
 		if !c.skipSpin {
 			for _, v := range variants {
 				fmt.Fprintf(stderr, "N=%d: %s ...\n", n, v.name)
-				r, err := runSpin(ctx, spin, cc, work, v, n, c.depth, c.memory>>20, c.timeout)
+				r, err := runSpin(ctx, setup, v, n)
 				if err != nil {
 					return err
 				}

@@ -77,11 +77,21 @@ type spinRun struct {
 	run         *measured
 }
 
+// spinSetup is how every pan is built and run.
+type spinSetup struct {
+	spin, cc   string
+	workDir    string
+	optimize   string // cc's -O flag: -O2 for figures; the tests take -O0, quicker to compile
+	depth      int    // pan -m
+	memLimitMB int64  // pan stops there (its -DMEMLIM) before it takes the machine's memory
+	timeout    time.Duration
+}
+
 // runSpin writes the twin into a directory of its own, generates and compiles pan
-// for n processes, and runs `pan -m depth`. memLimitMB stops pan (its -DMEMLIM)
-// before it takes the machine's memory; timeout kills it.
-func runSpin(ctx context.Context, spin, cc, workDir string, v spinVariant, n, depth int, memLimitMB int64, timeout time.Duration) (*spinRun, error) {
-	dir, err := os.MkdirTemp(workDir, "spin-")
+// for n processes, and runs `pan -m depth`; a run past the timeout is killed.
+func runSpin(ctx context.Context, s *spinSetup, v spinVariant, n int) (*spinRun, error) {
+	spin, cc := s.spin, s.cc
+	dir, err := os.MkdirTemp(s.workDir, "spin-")
 	if err != nil {
 		return nil, err
 	}
@@ -93,12 +103,12 @@ func runSpin(ctx context.Context, spin, cc, workDir string, v spinVariant, n, de
 	if out, err := runIn(ctx, dir, spin, append(gen, "-a", modelFile)...); err != nil {
 		return nil, fmt.Errorf("spin -a (N=%d %s): %v\n%s", n, strings.Join(v.defines, " "), err, out)
 	}
-	cargs := append([]string{"-O2", "-DSAFETY", "-DMEMLIM=" + strconv.FormatInt(memLimitMB, 10)}, v.cflags...)
+	cargs := append([]string{s.optimize, "-DSAFETY", "-DMEMLIM=" + strconv.FormatInt(s.memLimitMB, 10)}, v.cflags...)
 	if out, err := runIn(ctx, dir, cc, append(cargs, "-o", "pan", "pan.c")...); err != nil {
 		return nil, fmt.Errorf("cc pan.c: %v\n%s", err, out)
 	}
 	r := &spinRun{build: time.Since(start)}
-	r.run, err = runMeasured(ctx, timeout, dir, "./pan", "-m"+strconv.Itoa(depth))
+	r.run, err = runMeasured(ctx, s.timeout, dir, "./pan", "-m"+strconv.Itoa(s.depth))
 	if err != nil {
 		return nil, fmt.Errorf("pan: %v", err)
 	}
