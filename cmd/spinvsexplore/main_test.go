@@ -29,6 +29,9 @@ func needSpin(t *testing.T) (string, string) {
 // for the small searches of the tests.
 func testSpin(t *testing.T) *spinSetup {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("skipped with -short: builds and runs pan, about a minute on a busy machine")
+	}
 	spin, cc := needSpin(t)
 	return &spinSetup{spin: spin, cc: cc, workDir: t.TempDir(), optimize: "-O0", depth: 100000, memLimitMB: 512, timeout: 5 * time.Minute}
 }
