@@ -19,12 +19,17 @@
  *    REPLY carries which timestamp);
  *  - a REPLY is counted once and only while REQUESTED;
  *  - each handler is one indivisible step (d_step), like one Step call of the kernel;
- *  - the requests at time 0 all happen before any message arrives, as the explorer
- *    runs events at time 0 (docs/explorer.md): every process asks, then waits at a
- *    barrier until all have asked.
- * The node's state is kept as its own local variables, so that SPIN's partial-order
- * reduction sees each handler touch only its process and its channels.
+ *  - the requests of time 0 are made in the order of the ids and before any message
+ *    arrives, as the explorer runs events at time 0 (docs/explorer.md): process i
+ *    asks when asked = i, and every receive waits for asked = N.
+ * So SPIN's states are the explorer's, one for one, plus the N + 2 before the last
+ * request of time 0 (cmd/spinvsexplore's test checks it for N = 2 and 3).
+ * The node's state is kept in local variables and each channel has one reader and
+ * one writer, so that SPIN's partial-order reduction may take a handler as touching
+ * only its own process (it finds little to reduce all the same: docs/benchmarks.md).
  *
+ * An abstraction, sound for this question only:
+ *   -DFROZEN_CLOCK    the clock stops after the request (below).
  * Variants that are wrong on purpose, to see the violation found:
  *   -DNO_TIEBREAK     compare timestamps only: equal timestamps (every process asks
  *                     at clock 1 here) make both answer, and both enter the CS.
@@ -41,8 +46,7 @@ mtype = { RELEASED, REQUESTED, HELD };
 
 /* c[CH(j, i)] carries j's messages to i, in the order sent. Each pair carries at most
  * one REQUEST and one REPLY. c[CH(i, i)] is never written: i's receive branch for
- * j = i reads it, and so never fires. Each channel has one reader and one writer,
- * declared (xr, xs) so that partial-order reduction may take its steps as local. */
+ * j = i reads it, and so never fires. */
 #define CH(from, to) ((from) * N + (to))
 chan c[N * N] = [2] of { mtype, byte };
 
