@@ -55,12 +55,13 @@ type config struct {
 	skipSpin   bool
 	wrong      bool
 	keep       bool
+	args       []string // as given, for the report
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("spinvsexplore", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var c config
+	c := config{args: args}
 	nodes := fs.String("n", "4", "process counts, comma separated (2 to 8)")
 	fs.StringVar(&c.spin, "spin", "spin", "the spin command")
 	fs.StringVar(&c.cc, "cc", "cc", "the C compiler for pan.c")
@@ -120,7 +121,6 @@ type row struct {
 	depth               int
 	build, wall, cpu    time.Duration
 	peakRSS             int64
-	note                string
 }
 
 func compare(ctx context.Context, c *config, stdout, stderr io.Writer) error {
@@ -148,6 +148,7 @@ func compare(ctx context.Context, c *config, stdout, stderr io.Writer) error {
 		}
 	}
 
+	fmt.Fprintf(stdout, "spinvsexplore %s\n", strings.Join(c.args, " "))
 	fmt.Fprintf(stdout, "%s; %d CPUs; load average %s at the start\n", time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.NumCPU(), loadAverage())
 	if spin != "" {
 		fmt.Fprintf(stdout, "%s; pan built with `cc -O2 -DSAFETY -DMEMLIM=%d`, run as `pan -m%d`\n", spinVersion(spin), c.memory>>20, c.depth)

@@ -50,7 +50,7 @@ func spinTools(spin, cc string) (string, string, error) {
 	}
 	c, err := exec.LookPath(cc)
 	if err != nil {
-		return "", "", fmt.Errorf("C compiler not found (%q): %s", cc, installHint)
+		return "", "", fmt.Errorf("no C compiler (%q): %s", cc, installHint)
 	}
 	return sp, c, nil
 }
