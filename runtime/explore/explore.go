@@ -69,6 +69,9 @@ type Options struct {
 	MaxStates int64 // 0: DefaultMaxStates
 	MaxMemory int64 // bytes; 0: DefaultMaxMemory
 	Time      TimeMode
+	// NoReduce searches the full graph: no canonical forms, even where the algorithm
+	// declares them (the soundness tests compare both).
+	NoReduce bool
 
 	// Progress, when set, is called about every ProgressEvery (default 1 s).
 	Progress      func(Progress)
@@ -108,9 +111,12 @@ type Result struct {
 	// Ignored counts the scenario's deliver, fire and tell events, which the search
 	// leaves out (it chooses deliveries and time-outs itself; a tell never reaches
 	// the algorithm).
-	Ignored int    `json:"ignored,omitempty"`
-	Message string `json:"message"`
-	Memory  int64  `json:"memory"` // bytes held by the search at the end
+	Ignored int `json:"ignored,omitempty"`
+	// Reduction lists the reductions the search used ("canonical": the algorithm's
+	// canonical forms); none for a full search.
+	Reduction []string `json:"reduction,omitempty"`
+	Message   string   `json:"message"`
+	Memory    int64    `json:"memory"` // bytes held by the search at the end
 }
 
 // Counterexample is the shortest run found that breaks the property.
@@ -186,7 +192,11 @@ func newSearch(cfg sim.Config, timed bool, opt *Options) (*search, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &search{m: m, it: newInterner(m), st: newStore(!m.election), opt: opt}, nil
+	x := &search{m: m, it: newInterner(m), st: newStore(!m.election), opt: opt}
+	if !opt.NoReduce {
+		x.canon = m.spec.Canon
+	}
+	return x, nil
 }
 
 // explore runs the search, then the liveness check, and words the result.
@@ -207,6 +217,9 @@ func (x *search) explore(ctx context.Context, sc *scenarios.Scenario) (res *Resu
 		// initial state of an untimed search) count as steps, as in a counterexample.
 		States: int64(x.st.count), Transitions: x.transitions, Depth: x.depth + len(x.m.start),
 		Checked: x.checked(), Ignored: x.m.ignored,
+	}
+	if x.canon != nil {
+		res.Reduction = append(res.Reduction, "canonical")
 	}
 	if out.found == nil && out.bound == "" && !x.m.election {
 		out, res.EntryBound, err = x.liveness(ctx)

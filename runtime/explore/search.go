@@ -37,10 +37,11 @@ type finding struct {
 var errRestartTimed = errors.New("explore: the algorithm sets timers")
 
 type search struct {
-	m   *model
-	it  *interner
-	st  *store
-	opt *Options
+	m     *model
+	it    *interner
+	st    *store
+	opt   *Options
+	canon *sim.Canon // the algorithm's canonical forms, nil for a full search
 
 	cur, next *state
 	trs       []trans
@@ -81,6 +82,7 @@ func (x *search) initial(s *state, path *[]pstep) *finding {
 			found = f
 		}
 	}
+	x.canonical(s)
 	return found
 }
 

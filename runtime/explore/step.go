@@ -10,9 +10,16 @@ import (
 // Carrying out a transition, as the kernel would: the node steps, their effects, and
 // the canonical order of what is in flight.
 
-// apply carries out transition t on s. It returns a finding when a property broke
-// during the step itself (two processes in the CS).
+// apply carries out transition t on s and puts the result in canonical form. It
+// returns a finding when a property broke during the step itself (two processes in
+// the CS).
 func (x *search) apply(s *state, t trans) *finding {
+	f := x.applyRaw(s, t)
+	x.canonical(s)
+	return f
+}
+
+func (x *search) applyRaw(s *state, t trans) *finding {
 	m := x.m
 	x.it.setUp(func(i int) bool { return s.nodes[i].alive })
 	switch t.kind {
