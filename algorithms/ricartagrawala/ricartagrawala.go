@@ -106,8 +106,13 @@ var Spec = sim.Spec{
 	},
 	Defaults: sim.Defaults{Nodes: 5, Delay: [2]int{1, 3}, FIFO: false, CS: 2, Until: 500},
 	New:      newNode,
-	Canon:    &sim.Canon{Node: canonNode, Msg: canonMsg},
+	Canon:    &sim.Canon{Node: canonNode, Msg: canonMsg, Inert: inert},
 }
+
+// inert: a released process has nothing deferred and nothing counted; it answers a
+// request at once and ignores a reply, and once nobody will ask again its clock is
+// forgotten, so no delivery changes it.
+func inert(nd sim.Node) bool { return nd.(*node).state == cs.Released }
 
 // canonNode is what the explorer may store instead of a node. The clock only shapes
 // the timestamps of future requests (a reply's timestamp only feeds the receiver's

@@ -72,6 +72,7 @@ type Options struct {
 	// NoReduce searches the full graph: no canonical forms, even where the algorithm
 	// declares them (the soundness tests compare both).
 	NoReduce bool
+	noPOR    bool // the search again for a shortest counterexample (see reduce.go)
 
 	// Progress, when set, is called about every ProgressEvery (default 1 s).
 	Progress      func(Progress)
@@ -182,6 +183,27 @@ func Explore(ctx context.Context, sc *scenarios.Scenario, opt Options) (*Result,
 		if err != nil {
 			return nil, err
 		}
+		if x.reduced > 0 && res.Result == ResultViolation && !x.terminal {
+			// Partial-order reduction keeps the violation but not always its
+			// shortest run: search again without it, as far as the bounds allow.
+			o := opt
+			o.noPOR = true
+			y, err := newSearch(cfg, x.m.timed, &o)
+			if err != nil {
+				return nil, err
+			}
+			y.start = start
+			again, err := y.explore(ctx, sc)
+			if err != nil {
+				return nil, err
+			}
+			if again.Result == ResultViolation {
+				again.Reduction = append(again.Reduction, "partial-order (searched again for a shortest run)")
+				res = again
+			} else {
+				res.Message += "; it may not be a shortest run (the search without partial-order reduction was " + again.Result + ")"
+			}
+		}
 		res.Seconds = time.Since(start).Seconds()
 		return res, nil
 	}
@@ -195,6 +217,7 @@ func newSearch(cfg sim.Config, timed bool, opt *Options) (*search, error) {
 	x := &search{m: m, it: newInterner(m), st: newStore(!m.election), opt: opt}
 	if !opt.NoReduce {
 		x.canon = m.spec.Canon
+		x.por = !opt.noPOR && x.porApplies()
 	}
 	return x, nil
 }
@@ -227,6 +250,11 @@ func (x *search) explore(ctx context.Context, sc *scenarios.Scenario) (res *Resu
 			return nil, err
 		}
 	}
+	if x.reduced > 0 {
+		res.Reduction = append(res.Reduction, "partial-order")
+		// The longest wait is a length, which the reduction does not keep.
+		res.EntryBound = 0
+	}
 	res.Memory = x.memory()
 	switch {
 	case out.bound != "":
@@ -234,6 +262,7 @@ func (x *search) explore(ctx context.Context, sc *scenarios.Scenario) (res *Resu
 		res.Message = boundMessage(out.bound, x.opt, res)
 	case out.found != nil:
 		res.Result, res.Property, res.Detail = ResultViolation, out.found.property, out.found.detail
+		x.terminal = out.repeat == 0 && out.found.property == sim.PropDeadlock
 		cx, depth, err := x.counterexample(sc, out)
 		if err != nil {
 			return nil, err

@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/teach-dist/playground/runtime/sim"
@@ -130,4 +131,83 @@ func (x *search) sameMessage(held *sim.Message, p *pstep) bool {
 func equalContent(h, m *sim.Message) bool {
 	return h.Type == m.Type && h.From == m.From && h.To == m.To && h.TS == m.TS && h.Arg == m.Arg &&
 		slices.Equal(h.Vec, m.Vec) && slices.Equal(h.Queue, m.Queue)
+}
+
+// Partial-order reduction. Once the workload is over (quiet), a delivery to a process
+// the algorithm declares inert (sim.Canon.Inert: its canonical state is final and it
+// only answers the sender) commutes with every other step: it changes no process's
+// state, it removes its own message and appends to the channel back to the sender,
+// which only that process writes; no crash, partition or drop can come any more to
+// interfere, and no message is lost at random (the reduction is off with network
+// loss). Such a delivery is also invisible: it changes nobody's CS, waiting or leader.
+// So {that delivery} is a persistent set, and the search may take it alone.
+//
+// Every deadlock (a state with no way on) stays reachable, and by a path of the same
+// length (the delivery must happen on every run to it: a persistent step stays enabled
+// until it is taken). The cycle proviso keeps every cycle of the reduced graph with a
+// fully expanded state: a state is expanded by its one delivery only when that leads
+// one level deeper in the breadth-first order (to a new state, or one already found
+// on the next level), so a cycle of such steps would go deeper for ever. With invisibility, that keeps every run's sequence of visible steps, so
+// mutual exclusion breaks in the reduced graph exactly when it breaks in the full one,
+// and a process that may wait for ever still may (bounded entry). What is not kept is
+// the length of such a run: a mutual exclusion or entry counterexample is therefore
+// searched again without this reduction (explore), so that it is a shortest one.
+
+// porApplies reports whether the search may use partial-order reduction.
+func (x *search) porApplies() bool {
+	m := x.m
+	return x.canon != nil && x.canon.Inert != nil && !m.timed && !m.loss &&
+		len(m.bgMsgs) == 0 && len(m.bgTimers) == 0
+}
+
+// ample returns the number (in trs) of a transition of s that may be taken alone, or
+// -1 for all of them. States numbered next and on are one level deeper than s.
+func (x *search) ample(s *state, trs []trans, next int) (int, error) {
+	if s.avail != 0 || !x.quiet(s) {
+		return -1, nil
+	}
+	for o, t := range trs {
+		if t.kind != tDeliver {
+			continue
+		}
+		f := s.msgs[t.a]
+		info := &x.it.msgs[f.msg]
+		to := info.m.To
+		nd := &s.nodes[to]
+		// A message to a crashed process, or across the partition, is only lost.
+		if nd.alive && s.group(info.m.From) == s.group(to) {
+			if !x.canon.Inert(x.it.nodes[to][nd.id]) {
+				continue
+			}
+			if err := x.checkInert(s, to, f.msg); err != nil {
+				return -1, err
+			}
+		}
+		x.next.copyFrom(s)
+		x.apply(x.next, t)
+		x.key = x.m.encode(x.key[:0], x.next)
+		if k, ok := x.st.lookup(x.key); ok && int(k) < next {
+			continue // the cycle proviso: only one level deeper
+		}
+		return o, nil
+	}
+	return -1, nil
+}
+
+// checkInert checks the declaration on the delivery at hand: the process only answers
+// the sender and stays as it is.
+func (x *search) checkInert(s *state, i int, msg uint32) error {
+	x.it.setUp(func(k int) bool { return s.nodes[k].alive })
+	id := s.nodes[i].id
+	r := x.it.step(i, id, sim.Deliver, msg)
+	from := x.it.msgs[msg].m.From
+	for _, e := range x.it.effs[r.from:r.to] {
+		if e.kind != effSend || x.it.msgs[e.a].m.To != from {
+			return fmt.Errorf("explore: %s: %s is declared inert but does more than answer %s", x.m.spec.Slug, x.m.name(i), x.it.msgs[msg].desc)
+		}
+	}
+	if x.it.canonNode(i, r.next, true) != id {
+		return fmt.Errorf("explore: %s: %s is declared inert but %s changes its state", x.m.spec.Slug, x.m.name(i), x.it.msgs[msg].desc)
+	}
+	return nil
 }

@@ -130,6 +130,18 @@ func (st *store) insert(key []byte, parent uint32) (uint32, bool) {
 	return k, true
 }
 
+// lookup returns key's state number, if it is stored.
+func (st *store) lookup(key []byte) (uint32, bool) {
+	h := maphash.Bytes(st.seed, key)
+	tag := h >> 32
+	for i := h & st.mask; st.table[i] != 0; i = (i + 1) & st.mask {
+		if slot := st.table[i]; slot>>32 == tag && bytes.Equal(st.key(int(uint32(slot)-1)), key) {
+			return uint32(slot) - 1, true
+		}
+	}
+	return 0, false
+}
+
 func (st *store) put(key []byte) uint64 {
 	need := len(key) + 2
 	if len(st.pages) == 0 || len(st.pages[len(st.pages)-1])+need > pageSize {

@@ -151,6 +151,12 @@ type Canon struct {
 	Node func(n Node, quiet bool) Node
 	// Msg puts a copy of a message in canonical form, likewise (nil: messages stay as sent).
 	Msg func(m *Message, quiet bool)
+	// Inert reports that n, in canonical form once the workload is over, is final:
+	// whatever message it is delivered, its canonical state stays the same and all it
+	// does is answer the sender (it sends to no one else, never enters or leaves the CS,
+	// sets a timer or declares a leader). Deliveries to such a process then commute with every other step, which
+	// lets the explorer take one of them alone (partial-order reduction). Nil: never.
+	Inert func(n Node) bool
 }
 
 // Setup is what every node of a run is built from.
