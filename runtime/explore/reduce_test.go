@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -128,4 +129,60 @@ func kernelProperty(res *Result) string {
 		return sim.PropPending
 	}
 	return res.Property
+}
+
+// The reduced search's figures, pinned like the full ones (explore_test.go): a change
+// means a reduction changed, and docs/explorer.md says what each one merges.
+func TestReducedPinned(t *testing.T) {
+	for _, c := range []struct {
+		file      string
+		property  string
+		states    int64
+		depth     int
+		reduction []string
+	}{
+		{file: "ricart-agrawala-3.json", states: 265, depth: 18, reduction: []string{"canonical", "partial-order"}},
+		{file: "ricart-agrawala-3-anytime.json", states: 4518, depth: 18, reduction: []string{"canonical", "partial-order"}},
+		{file: "ricart-agrawala-4-fifo.json", states: 16714, depth: 32, reduction: []string{"canonical"}},
+		{file: "maekawa-deadlock-free-3-twice.json", states: 910, depth: 31, reduction: []string{"canonical"}},
+		{file: "maekawa-7.json", property: sim.PropDeadlock, states: 77998, depth: 21, reduction: []string{"canonical"}},
+		{file: "lamport-fifo-3.json", states: 47212, depth: 24}, // Lamport declares nothing
+	} {
+		t.Run(strings.TrimSuffix(c.file, ".json"), func(t *testing.T) {
+			res := explore(t, load(t, c.file), Options{})
+			if res.Property != c.property || res.States != c.states || res.Depth != c.depth || !slices.Equal(res.Reduction, c.reduction) {
+				t.Errorf("%s %q: %d states, depth %d, reduction %v; want %q %d %d %v",
+					res.Result, res.Property, res.States, res.Depth, res.Reduction, c.property, c.states, c.depth, c.reduction)
+			}
+			if c.property != "" {
+				checkReplays(t, res, c.property)
+			}
+		})
+	}
+}
+
+// A wrong declaration is caught, not trusted: claiming every Ricart-Agrawala process
+// inert (a waiting one is not: a reply changes it) stops the search with an error
+// naming the algorithm.
+func TestWrongInertDeclarationIsCaught(t *testing.T) {
+	cfg, err := load(t, "ricart-agrawala-3.json").Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := *cfg.Spec
+	canon := *spec.Canon
+	canon.Inert = func(sim.Node) bool { return true }
+	spec.Canon = &canon
+	cfg.Spec = &spec
+	x, err := newSearch(cfg, false, &Options{MaxStates: 1 << 20, MaxMemory: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !x.por {
+		t.Fatal("no partial-order reduction")
+	}
+	_, err = x.run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "ricart-agrawala") || !strings.Contains(err.Error(), "declared inert") {
+		t.Fatalf("error %v, want one saying the inert declaration is wrong", err)
+	}
 }
