@@ -78,7 +78,9 @@ func TestExploreProvesRicartAgrawalaForThePage(t *testing.T) {
 		t.Fatal(msg)
 	}
 	last := lines[len(lines)-1]
-	if last.Type != "result" || last.Result.Result != "ok" || last.Result.States != 3074 || last.Result.Counterexample != nil {
+	// 265 states: the search uses the reductions Ricart-Agrawala declares (3 074 in
+	// full, docs/explorer.md "Reductions").
+	if last.Type != "result" || last.Result.Result != "ok" || last.Result.States != 265 || last.Result.Counterexample != nil {
 		t.Fatalf("last line %+v", last)
 	}
 }

@@ -118,6 +118,23 @@ var Spec = sim.Spec{
 	Params:      paramList,
 	ParseParams: ParseParams,
 	New:         newNode,
+	Canon:       &sim.Canon{Node: canonNode},
+}
+
+// canonNode is what the explorer may store instead of a node. rereads is a count for
+// the inspector and seen a record of the last answer: no step reads either. The
+// doorway's reads (read, nRead, highest) are reset when the next doorway starts and
+// read only inside it, so outside the doorway they are forgotten.
+func canonNode(nd sim.Node, _ bool) sim.Node {
+	n := nd.(*node)
+	c := n.Clone().(*node)
+	c.rereads = 0
+	clear(c.seen)
+	if c.state != Doorway {
+		clear(c.read)
+		c.nRead, c.highest = 0, 0
+	}
+	return c
 }
 
 // Params are the algorithm's settings.

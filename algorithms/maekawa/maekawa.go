@@ -167,6 +167,20 @@ var Spec = sim.Spec{
 	Stage:       sim.Stage{Group: "set", GroupLabel: "voting set", GroupAbout: "construction"},
 	ParseParams: ParseParams,
 	New:         newNode,
+	Canon:       &sim.Canon{Node: canonNode},
+}
+
+// canonNode is what the explorer may store instead of a node: the clock only gives
+// the timestamp of the next request (every message carries a request's timestamp, not
+// the clock), so once nobody will ask again it is forgotten.
+func canonNode(nd sim.Node, quiet bool) sim.Node {
+	n := nd.(*node)
+	if !quiet || n.clock == 0 {
+		return n
+	}
+	c := n.Clone().(*node)
+	c.clock = 0
+	return c
 }
 
 // entry is a queued request.

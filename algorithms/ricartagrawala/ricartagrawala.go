@@ -4,6 +4,8 @@
 package ricartagrawala
 
 import (
+	"slices"
+
 	"github.com/teach-dist/playground/algorithms/cs"
 	"github.com/teach-dist/playground/algorithms/nodeid"
 	"github.com/teach-dist/playground/runtime/sim"
@@ -104,6 +106,36 @@ var Spec = sim.Spec{
 	},
 	Defaults: sim.Defaults{Nodes: 5, Delay: [2]int{1, 3}, FIFO: false, CS: 2, Until: 500},
 	New:      newNode,
+	Canon:    &sim.Canon{Node: canonNode, Msg: canonMsg, Inert: inert},
+}
+
+// inert: a released process has nothing deferred and nothing counted; it answers a
+// request at once and ignores a reply, and once nobody will ask again its clock is
+// forgotten, so no delivery changes it.
+func inert(nd sim.Node) bool { return nd.(*node).state == cs.Released }
+
+// canonNode is what the explorer may store instead of a node. The clock only shapes
+// the timestamps of future requests (a reply's timestamp only feeds the receiver's
+// clock), so once nobody will ask again it is forgotten. The deferred list's order
+// then only orders replies to different processes, on different channels, whose
+// timestamps no longer matter either: it is kept sorted. Before that, both stay: the
+// order of the deferred replies decides which process gets the larger clock.
+func canonNode(nd sim.Node, quiet bool) sim.Node {
+	n := nd.(*node)
+	if !quiet {
+		return n
+	}
+	c := n.Clone().(*node)
+	c.clock = 0
+	slices.Sort(c.deferred)
+	return c
+}
+
+// canonMsg forgets a reply's timestamp once nobody will ask again (see canonNode).
+func canonMsg(m *sim.Message, quiet bool) {
+	if quiet && m.Type == MsgReply {
+		m.TS = 0
+	}
 }
 
 type node struct {

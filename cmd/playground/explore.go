@@ -29,6 +29,7 @@ func exploreCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	timeMode := fs.String("time", "auto", "auto (keep time for algorithms that set timers), on, or off")
 	requests := fs.Int("requests", 0, fmt.Sprintf("replace the scenario's requests: every process asks this many times, 1 to %d (the first at the start, the others whenever it is free)", explore.MaxRequests))
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
+	full := fs.Bool("full", false, "search the full graph: none of the reductions the algorithm declares (same verdict, more states)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `usage: playground explore [flags] SCENARIO
 
@@ -46,7 +47,7 @@ SCENARIO is a scenario file, a curated name (see 'playground list') or - for std
 	if fs.NArg() != 1 {
 		return errors.New("explore: expected exactly one SCENARIO (a file, a curated name, or -)")
 	}
-	opt := explore.Options{MaxStates: *maxStates}
+	opt := explore.Options{MaxStates: *maxStates, NoReduce: *full}
 	if *maxStates <= 0 {
 		return fmt.Errorf("explore: --max-states: %d must be positive", *maxStates)
 	}

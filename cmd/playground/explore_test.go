@@ -21,6 +21,7 @@ type exploreSummary struct {
 	Depth          *int     `json:"depth"`
 	Seconds        *float64 `json:"seconds"`
 	Bound          string   `json:"bound"`
+	Reduction      []string `json:"reduction"`
 	Counterexample *struct {
 		Scenario map[string]any `json:"scenario"`
 		Link     string         `json:"link"`
@@ -65,6 +66,19 @@ func TestExploreProvesSuzukiKasamiExit0(t *testing.T) {
 	s, _, code := exploreArgs(t, "", "--quiet", exploreData+"suzuki-kasami-3.json")
 	if code != 0 || s.Result != "ok" || *s.States != 98 || s.Counterexample != nil {
 		t.Fatalf("exit %d, %+v", code, s)
+	}
+}
+
+// The reductions Ricart-Agrawala declares shrink the search; --full turns them off,
+// and both prove the same.
+func TestExploreReducesUnlessFull(t *testing.T) {
+	red, _, code := exploreArgs(t, "", "--quiet", exploreData+"ricart-agrawala-3.json")
+	if code != 0 || red.Result != "ok" || *red.States != 265 || len(red.Reduction) == 0 || red.Reduction[0] != "canonical" {
+		t.Fatalf("exit %d, %+v", code, red)
+	}
+	full, _, code := exploreArgs(t, "", "--quiet", "--full", exploreData+"ricart-agrawala-3.json")
+	if code != 0 || full.Result != "ok" || *full.States != 3074 || full.Reduction != nil {
+		t.Fatalf("--full: exit %d, %+v", code, full)
 	}
 }
 

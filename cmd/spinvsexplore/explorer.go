@@ -76,8 +76,9 @@ type exploreRun struct {
 	run *measured
 }
 
-// runExplore writes scenario(n) to a file and runs `playground explore` on it.
-func runExplore(ctx context.Context, bin, workDir string, n int, maxMemory string, timeout time.Duration) (*exploreRun, error) {
+// runExplore writes scenario(n) to a file and runs `playground explore` on it: with the
+// reductions the algorithm declares, or with --full (full true), every state.
+func runExplore(ctx context.Context, bin, workDir string, n int, maxMemory string, timeout time.Duration, full bool) (*exploreRun, error) {
 	b, err := scenarioJSON(n)
 	if err != nil {
 		return nil, err
@@ -88,8 +89,11 @@ func runExplore(ctx context.Context, bin, workDir string, n int, maxMemory strin
 	}
 	// The explorer's own --timeout ends the search with its figures; the kill a
 	// minute later is only a backstop.
-	m, err := runMeasured(ctx, timeout+time.Minute, workDir, bin, "explore", "--quiet",
-		"--max-memory", maxMemory, "--timeout", timeout.String(), file)
+	args := []string{"explore", "--quiet", "--max-memory", maxMemory, "--timeout", timeout.String()}
+	if full {
+		args = append(args, "--full")
+	}
+	m, err := runMeasured(ctx, timeout+time.Minute, workDir, bin, append(args, file)...)
 	if err != nil {
 		return nil, fmt.Errorf("playground explore: %v", err)
 	}

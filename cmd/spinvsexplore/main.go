@@ -177,12 +177,14 @@ func compare(ctx context.Context, c *config, stdout, stderr io.Writer) error {
 			}
 		}
 		if !c.spinOnly {
-			fmt.Fprintf(stderr, "N=%d: playground explore ...\n", n)
-			r, err := runExplore(ctx, bin, work, n, strconv.FormatInt(c.memory>>20, 10)+"MB", c.timeout)
-			if err != nil {
-				return err
+			for _, full := range []bool{false, true} {
+				fmt.Fprintf(stderr, "N=%d: playground explore (full %v) ...\n", n, full)
+				r, err := runExplore(ctx, bin, work, n, strconv.FormatInt(c.memory>>20, 10)+"MB", c.timeout, full)
+				if err != nil {
+					return err
+				}
+				printRow(stdout, exploreRow(n, r, c.timeout, full))
 			}
-			printRow(stdout, exploreRow(n, r, c.timeout))
 		}
 	}
 	fmt.Fprintf(stdout, "\nload average %s at the end\n", loadAverage())
@@ -209,8 +211,12 @@ func spinRow(n int, v spinVariant, r *spinRun, timeout time.Duration) row {
 	return w
 }
 
-func exploreRow(n int, r *exploreRun, timeout time.Duration) row {
-	w := row{n: n, checker: "playground explore", wall: r.run.wall, cpu: r.run.cpu, peakRSS: r.run.peakRSS}
+func exploreRow(n int, r *exploreRun, timeout time.Duration, full bool) row {
+	checker := "playground explore (reductions the algorithm declares)"
+	if full {
+		checker = "playground explore --full"
+	}
+	w := row{n: n, checker: checker, wall: r.run.wall, cpu: r.run.cpu, peakRSS: r.run.peakRSS}
 	if r.res == nil {
 		w.verdict = "killed after " + (timeout + time.Minute).String()
 		return w

@@ -21,23 +21,27 @@ import (
 // the key (offsets, parents, hash table, edges), key-B/state the key itself, and
 // heap-B/state the live heap after the search, everything included, per state.
 
-func benchExplore(b *testing.B, file string, timed bool) {
+func benchExplore(b *testing.B, file string, timed bool) { benchSearch(b, file, timed, true) }
+
+// benchSearch measures one search: full (no reduction), as the earlier table did, or
+// with the reductions the algorithm declares.
+func benchSearch(b *testing.B, file string, timed, full bool) {
 	sc := load(b, file)
 	cfg, err := sc.Config()
 	if err != nil {
 		b.Fatal(err)
 	}
-	benchExploreConfig(b, cfg, timed)
+	benchExploreConfig(b, cfg, timed, full)
 }
 
-func benchExploreConfig(b *testing.B, cfg sim.Config, timed bool) {
+func benchExploreConfig(b *testing.B, cfg sim.Config, timed, full bool) {
 	for b.Loop() {
 		runtime.GC()
 		var before runtime.MemStats
 		runtime.ReadMemStats(&before)
 		cpu0 := cpuTime()
 		start := time.Now()
-		x, err := newSearch(cfg, timed, &Options{MaxStates: 1 << 40, MaxMemory: 12 << 30})
+		x, err := newSearch(cfg, timed, &Options{MaxStates: 1 << 40, MaxMemory: 12 << 30, NoReduce: full})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -101,4 +105,24 @@ func BenchmarkMaekawa3DeadlockFound(b *testing.B) {
 			b.Fatalf("%v %+v", err, res)
 		}
 	}
+}
+
+// Issue 17's configurations, with the declared reductions (docs/explorer.md,
+// "Reductions"). RA N=5 and Maekawa N=7 deadlock-free take minutes on a busy
+// machine: run them with -bench 'RicartAgrawala5|Maekawa7DeadlockFree' alone.
+func BenchmarkReducedRicartAgrawala3(b *testing.B) {
+	benchSearch(b, "ricart-agrawala-3.json", false, false)
+}
+func BenchmarkReducedRicartAgrawala4FIFO(b *testing.B) {
+	benchSearch(b, "ricart-agrawala-4-fifo.json", false, false)
+}
+func BenchmarkFullRicartAgrawala4FIFO(b *testing.B) {
+	benchSearch(b, "ricart-agrawala-4-fifo.json", false, true)
+}
+func BenchmarkReducedRicartAgrawala5FIFO(b *testing.B) {
+	benchSearch(b, "ricart-agrawala-5-fifo.json", false, false)
+}
+func BenchmarkReducedMaekawa7Deadlock(b *testing.B) { benchSearch(b, "maekawa-7.json", false, false) }
+func BenchmarkReducedMaekawa7DeadlockFree(b *testing.B) {
+	benchSearch(b, "maekawa-deadlock-free-7.json", false, false)
 }

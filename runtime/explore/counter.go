@@ -27,6 +27,7 @@ type pstep struct {
 	timer string
 	act   sim.Action // event
 	skip  bool       // an event the kernel skips (it no longer applied)
+	quiet bool       // no workload was left (msg is then in that canonical form)
 	at    int        // the time it happens (timed searches)
 	tick  int32      // tick: how long
 	words string
@@ -94,7 +95,7 @@ func (x *search) replayPath(states []uint32, via int) ([]pstep, error) {
 
 // describe says what t will do from s, before it is applied.
 func (x *search) describe(s *state, t trans) pstep {
-	p := pstep{kind: t.kind, node: -1}
+	p := pstep{kind: t.kind, node: -1, quiet: x.canon != nil && x.quiet(s)}
 	switch t.kind {
 	case tDeliver, tLose, tDrop:
 		k := t.a
@@ -198,10 +199,15 @@ func (x *search) kernelEvents(path []pstep, spread bool) ([]scenarios.Event, []i
 		case tTick:
 			continue
 		case tDeliver, tLose, tDrop:
-			id, ok := heldID(s, &p.msg)
+			held, ok := x.held(s, p)
 			if !ok {
 				return nil, nil, fmt.Errorf("explore: step %d (%s): no such message is held in the kernel", j+1, p.words)
 			}
+			id := held.ID
+			// A reduced search knows the message in canonical form: say what the
+			// kernel sends.
+			verb, _, _ := strings.Cut(p.words, " ")
+			p.words = verb + " " + x.msgWords(held)
 			a = sim.Action{Do: sim.ActDeliver, Msg: id, From: -1, To: -1}
 			if p.kind != tDeliver {
 				a.Do = sim.ActDrop
@@ -231,16 +237,15 @@ func (x *search) kernelEvents(path []pstep, spread bool) ([]scenarios.Event, []i
 	return evs, index, nil
 }
 
-// heldID finds the oldest held message with m's content.
-func heldID(s *sim.Sim, m *sim.Message) (int64, bool) {
+// held finds the oldest held message that path step p delivers (or loses).
+func (x *search) held(s *sim.Sim, p *pstep) (*sim.Message, bool) {
 	for _, f := range s.InFlight() {
-		h := &f.Msg
-		if h.Type == m.Type && h.From == m.From && h.To == m.To && h.TS == m.TS && h.Arg == m.Arg &&
-			slices.Equal(h.Vec, m.Vec) && slices.Equal(h.Queue, m.Queue) {
-			return h.ID, true
+		if x.sameMessage(&f.Msg, p) {
+			h := f.Msg
+			return &h, true
 		}
 	}
-	return 0, false
+	return nil, false
 }
 
 // counterexample builds the scenario of a violation, replays it through the kernel to

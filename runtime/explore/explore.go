@@ -69,6 +69,10 @@ type Options struct {
 	MaxStates int64 // 0: DefaultMaxStates
 	MaxMemory int64 // bytes; 0: DefaultMaxMemory
 	Time      TimeMode
+	// NoReduce searches the full graph: no canonical forms, even where the algorithm
+	// declares them (the soundness tests compare both).
+	NoReduce bool
+	noPOR    bool // the search again for a shortest counterexample (see reduce.go)
 
 	// Progress, when set, is called about every ProgressEvery (default 1 s).
 	Progress      func(Progress)
@@ -108,9 +112,12 @@ type Result struct {
 	// Ignored counts the scenario's deliver, fire and tell events, which the search
 	// leaves out (it chooses deliveries and time-outs itself; a tell never reaches
 	// the algorithm).
-	Ignored int    `json:"ignored,omitempty"`
-	Message string `json:"message"`
-	Memory  int64  `json:"memory"` // bytes held by the search at the end
+	Ignored int `json:"ignored,omitempty"`
+	// Reduction lists the reductions the search used ("canonical": the algorithm's
+	// canonical forms); none for a full search.
+	Reduction []string `json:"reduction,omitempty"`
+	Message   string   `json:"message"`
+	Memory    int64    `json:"memory"` // bytes held by the search at the end
 }
 
 // Counterexample is the shortest run found that breaks the property.
@@ -176,6 +183,27 @@ func Explore(ctx context.Context, sc *scenarios.Scenario, opt Options) (*Result,
 		if err != nil {
 			return nil, err
 		}
+		if x.reduced > 0 && res.Result == ResultViolation && !x.terminal {
+			// Partial-order reduction keeps the violation but not always its
+			// shortest run: search again without it, as far as the bounds allow.
+			o := opt
+			o.noPOR = true
+			y, err := newSearch(cfg, x.m.timed, &o)
+			if err != nil {
+				return nil, err
+			}
+			y.start = start
+			again, err := y.explore(ctx, sc)
+			if err != nil {
+				return nil, err
+			}
+			if again.Result == ResultViolation {
+				again.Reduction = append(again.Reduction, "partial-order (searched again for a shortest run)")
+				res = again
+			} else {
+				res.Message += "; it may not be a shortest run (the search without partial-order reduction was " + again.Result + ")"
+			}
+		}
 		res.Seconds = time.Since(start).Seconds()
 		return res, nil
 	}
@@ -186,7 +214,12 @@ func newSearch(cfg sim.Config, timed bool, opt *Options) (*search, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &search{m: m, it: newInterner(m), st: newStore(!m.election), opt: opt}, nil
+	x := &search{m: m, it: newInterner(m), st: newStore(!m.election), opt: opt}
+	if !opt.NoReduce {
+		x.canon = m.spec.Canon
+		x.por = !opt.noPOR && x.porApplies()
+	}
+	return x, nil
 }
 
 // explore runs the search, then the liveness check, and words the result.
@@ -208,11 +241,19 @@ func (x *search) explore(ctx context.Context, sc *scenarios.Scenario) (res *Resu
 		States: int64(x.st.count), Transitions: x.transitions, Depth: x.depth + len(x.m.start),
 		Checked: x.checked(), Ignored: x.m.ignored,
 	}
+	if x.canon != nil {
+		res.Reduction = append(res.Reduction, "canonical")
+	}
 	if out.found == nil && out.bound == "" && !x.m.election {
 		out, res.EntryBound, err = x.liveness(ctx)
 		if err != nil {
 			return nil, err
 		}
+	}
+	if x.reduced > 0 {
+		res.Reduction = append(res.Reduction, "partial-order")
+		// The longest wait is a length, which the reduction does not keep.
+		res.EntryBound = 0
 	}
 	res.Memory = x.memory()
 	switch {
@@ -221,6 +262,7 @@ func (x *search) explore(ctx context.Context, sc *scenarios.Scenario) (res *Resu
 		res.Message = boundMessage(out.bound, x.opt, res)
 	case out.found != nil:
 		res.Result, res.Property, res.Detail = ResultViolation, out.found.property, out.found.detail
+		x.terminal = out.repeat == 0 && out.found.property == sim.PropDeadlock
 		cx, depth, err := x.counterexample(sc, out)
 		if err != nil {
 			return nil, err

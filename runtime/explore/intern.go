@@ -87,6 +87,11 @@ type interner struct {
 	// fresh[i] is node i's state as spec.New makes it (before Init or Recover).
 	fresh []uint32
 
+	// The canonical forms (see reduce.go), memoised by quiet (0 or 1): canonNodes[q][i][id]
+	// and canonMsgs[q][msg] hold the canonical number + 1, or 0 when not yet known.
+	canonNodes [2][][]uint32
+	canonMsgs  [2][]uint32
+
 	sawTimer bool // some step set a timer: an untimed search must restart timed
 	bytes    int64
 }
@@ -107,6 +112,9 @@ func newInterner(m *model) *interner {
 	}
 	for i := range it.upNodes {
 		it.upNodes[i] = true
+	}
+	for q := range it.canonNodes {
+		it.canonNodes[q] = make([][]uint32, m.n)
 	}
 	it.ctx.SetUp(it.upNodes)
 	for i := range it.nodeIdx {

@@ -174,3 +174,41 @@ func (n *quiet) Step(ctx *sim.Context, in *sim.Input) {
 }
 
 func (n *quiet) Clone() sim.Node { c := *n; return &c }
+
+// The sweep for graphs without cycles gives the bound the depth-first search gives.
+func TestForwardBoundIsTheSearchBound(t *testing.T) {
+	for _, file := range []string{"ricart-agrawala-3.json", "ricart-agrawala-3-anytime.json", "suzuki-kasami-3-twice.json", "maekawa-deadlock-free-3.json"} {
+		cfg, err := load(t, file).Config()
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, err := newSearch(cfg, false, &Options{MaxStates: 1 << 20, MaxMemory: 1 << 30, NoReduce: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, err := x.run(context.Background()); err != nil || out.found != nil {
+			t.Fatalf("%s: %v %+v", file, err, out)
+		}
+		fwd, _ := x.forwardOnly(context.Background())
+		if !fwd {
+			t.Fatalf("%s: a cycle", file)
+		}
+		pend := make([]uint16, x.st.count)
+		s := newState(x.m)
+		for k := range pend {
+			if err := x.m.decode(x.st.key(k), s); err != nil {
+				t.Fatal(err)
+			}
+			for i := range s.nodes {
+				if s.nodes[i].alive && s.nodes[i].pending {
+					pend[k] |= 1 << i
+				}
+			}
+		}
+		_, sweep, _ := x.forwardBound(context.Background(), pend)
+		_, search, _ := x.waitCycles(context.Background(), pend)
+		if sweep != search || sweep == 0 {
+			t.Errorf("%s: sweep %d, search %d", file, sweep, search)
+		}
+	}
+}

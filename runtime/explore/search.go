@@ -37,10 +37,14 @@ type finding struct {
 var errRestartTimed = errors.New("explore: the algorithm sets timers")
 
 type search struct {
-	m   *model
-	it  *interner
-	st  *store
-	opt *Options
+	m        *model
+	it       *interner
+	st       *store
+	opt      *Options
+	canon    *sim.Canon // the algorithm's canonical forms, nil for a full search
+	por      bool       // partial-order reduction (see ample)
+	reduced  int64      // states expanded by one transition only
+	terminal bool       // the violation found is a dead end (its length survives the reduction)
 
 	cur, next *state
 	trs       []trans
@@ -81,6 +85,7 @@ func (x *search) initial(s *state, path *[]pstep) *finding {
 			found = f
 		}
 	}
+	x.canonical(s)
 	return found
 }
 
@@ -127,6 +132,18 @@ func (x *search) run(ctx context.Context) (outcome, error) {
 			return outcome{}, err
 		}
 		x.trs = x.enumerate(x.cur, x.trs)
+		if x.por {
+			t, err := x.ample(x.cur, x.trs, levelEnd)
+			if err != nil {
+				return outcome{}, err
+			}
+			if t >= 0 {
+				// The one transition stands for all; ord stays its number in the
+				// full list, which is how a path names it.
+				x.trs[0], x.trs = x.trs[t], x.trs[:1]
+				x.reduced++
+			}
+		}
 		x.st.startEdges(k)
 		for ord, t := range x.trs {
 			x.next.copyFrom(x.cur)
@@ -136,6 +153,9 @@ func (x *search) run(ctx context.Context) (outcome, error) {
 			}
 			x.transitions++
 			if f != nil {
+				if x.por && len(x.trs) == 1 {
+					return outcome{}, fmt.Errorf("explore: %s: a delivery to an inert process broke a property (its Inert declaration is wrong)", m.spec.Slug)
+				}
 				return outcome{found: f, last: uint32(k), via: ord}, nil
 			}
 			x.key = m.encode(x.key[:0], x.next)

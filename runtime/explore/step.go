@@ -10,9 +10,21 @@ import (
 // Carrying out a transition, as the kernel would: the node steps, their effects, and
 // the canonical order of what is in flight.
 
-// apply carries out transition t on s. It returns a finding when a property broke
-// during the step itself (two processes in the CS).
+// apply carries out transition t on s and puts the result in canonical form. It
+// returns a finding when a property broke during the step itself (two processes in
+// the CS).
 func (x *search) apply(s *state, t trans) *finding {
+	f := x.applyRaw(s, t)
+	if t.kind == tEvent {
+		// The workload moved on: the state may have become quiet, which changes the
+		// canonical form of everything. Otherwise s was canonical, and effects put
+		// what the step changed (its node, the messages it sent) in canonical form.
+		x.canonical(s)
+	}
+	return f
+}
+
+func (x *search) applyRaw(s *state, t trans) *finding {
 	m := x.m
 	x.it.setUp(func(i int) bool { return s.nodes[i].alive })
 	switch t.kind {
@@ -153,6 +165,13 @@ func (x *search) effects(s *state, i int, r stepResult) *finding {
 	m := x.m
 	nd := &s.nodes[i]
 	nd.id = r.next
+	quiet := false
+	if x.canon != nil {
+		quiet = x.quiet(s)
+		if x.canon.Node != nil {
+			nd.id = x.it.canonNode(i, r.next, quiet)
+		}
+	}
 	var found *finding
 	for _, e := range x.it.effs[r.from:r.to] {
 		switch e.kind {
@@ -162,6 +181,9 @@ func (x *search) effects(s *state, i int, r stepResult) *finding {
 				continue // the partition drops it as it leaves
 			}
 			f := flight{msg: e.a}
+			if x.canon != nil && x.canon.Msg != nil {
+				f.msg = x.it.canonMsg(e.a, quiet)
+			}
 			if m.timed {
 				f.lo, f.hi = m.dmin, m.dmax
 			}

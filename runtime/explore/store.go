@@ -6,8 +6,9 @@ import (
 )
 
 // store is the visited set: every state's key in an append-only arena, an
-// open-addressing table from a 64-bit hash to the state's number (keys compared in
-// full when the hash matches), and a parent pointer per state. States are numbered in
+// open-addressing table from a 64-bit hash to the state's number (a slot keeps the
+// hash's top 32 bits, whose top bits are also its home, so the table grows without
+// rehashing; keys compared in full when those bits match), and a parent pointer per state. States are numbered in
 // the order found, which is breadth-first order, so the store is also the search's
 // queue: nothing else holds states.
 //
@@ -22,6 +23,7 @@ type store struct {
 	parents paged[uint32]
 	table   []uint64 // hash's top 32 bits << 32 | state+1; 0 is empty
 	mask    uint64
+	shift   uint // a slot's home is the hash's top bits: tag >> shift
 	count   int
 
 	keepEdges bool
@@ -87,6 +89,7 @@ func newStore(keepEdges bool) *store {
 	st := &store{seed: maphash.MakeSeed(), keepEdges: keepEdges}
 	st.table = make([]uint64, 1<<12)
 	st.mask = uint64(len(st.table) - 1)
+	st.shift = 32 - 12
 	return st
 }
 
@@ -105,7 +108,7 @@ const MaxKey = 1<<16 - 1
 func (st *store) insert(key []byte, parent uint32) (uint32, bool) {
 	h := maphash.Bytes(st.seed, key)
 	tag := h >> 32
-	i := h & st.mask
+	i := tag >> st.shift
 	for {
 		slot := st.table[i]
 		if slot == 0 {
@@ -128,6 +131,18 @@ func (st *store) insert(key []byte, parent uint32) (uint32, bool) {
 		st.grow()
 	}
 	return k, true
+}
+
+// lookup returns key's state number, if it is stored.
+func (st *store) lookup(key []byte) (uint32, bool) {
+	h := maphash.Bytes(st.seed, key)
+	tag := h >> 32
+	for i := tag >> st.shift; st.table[i] != 0; i = (i + 1) & st.mask {
+		if slot := st.table[i]; slot>>32 == tag && bytes.Equal(st.key(int(uint32(slot)-1)), key) {
+			return uint32(slot) - 1, true
+		}
+	}
+	return 0, false
 }
 
 func (st *store) put(key []byte) uint64 {
@@ -159,12 +174,17 @@ func (st *store) grow() {
 	old := st.table
 	st.table = make([]uint64, 2*len(old))
 	st.mask = uint64(len(st.table) - 1)
+	if st.shift == 0 {
+		panic("explore: the visited set outgrew its 32-bit tags") // 4 billion slots: beyond any memory bound
+	}
+	st.shift--
+	// The home of a slot is the top bits of the hash, which the slot keeps (its tag):
+	// growing never reads a key again.
 	for _, slot := range old {
 		if slot == 0 {
 			continue
 		}
-		h := maphash.Bytes(st.seed, st.key(int(uint32(slot)-1)))
-		i := h & st.mask
+		i := slot >> 32 >> st.shift
 		for st.table[i] != 0 {
 			i = (i + 1) & st.mask
 		}

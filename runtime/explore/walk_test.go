@@ -95,7 +95,7 @@ func walk(t *testing.T, cfg sim.Config, seed uint64, steps int) {
 	var x *search
 	for {
 		var err error
-		x, err = newSearch(cfg, timed, &Options{})
+		x, err = newSearch(cfg, timed, &Options{NoReduce: true})
 		if err != nil {
 			t.Fatal(err)
 		}

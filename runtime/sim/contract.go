@@ -128,10 +128,35 @@ type Spec struct {
 	BackgroundTimers   []string
 	BackgroundMessages []string
 
+	// Canon, when set, says which parts of this algorithm's state the explorer may put
+	// in a canonical form; nil: none (nothing is assumed).
+	Canon *Canon
+
 	// ParseParams decodes the scenario's params strictly; nil means none are accepted.
 	ParseParams func(raw []byte, ids []int) (any, error)
 	// New builds node self's initial state.
 	New func(self int, setup *Setup) Node
+}
+
+// Canon is an algorithm's declaration of what in its state only matters up to order
+// or shift, or not at all once the workload is over. The explorer stores the canonical
+// form instead of the state, so both must behave alike for everything the checked
+// properties observe (entering and leaving the CS, leaders, who waits for whom) and
+// for every future input: a reduction that merges two states which could still differ
+// there is unsound. Each function is pure and returns or changes a copy.
+type Canon struct {
+	// Node returns a copy of n in canonical form. Quiet is true when no workload event
+	// will happen any more (no request, election, crash or recovery): variables that only
+	// shape future requests (a Lamport clock) may then be forgotten.
+	Node func(n Node, quiet bool) Node
+	// Msg puts a copy of a message in canonical form, likewise (nil: messages stay as sent).
+	Msg func(m *Message, quiet bool)
+	// Inert reports that n, in canonical form once the workload is over, is final:
+	// whatever message it is delivered, its canonical state stays the same and all it
+	// does is answer the sender (it sends to no one else, never enters or leaves the CS,
+	// sets a timer or declares a leader). Deliveries to such a process then commute with every other step, which
+	// lets the explorer take one of them alone (partial-order reduction). Nil: never.
+	Inert func(n Node) bool
 }
 
 // Setup is what every node of a run is built from.

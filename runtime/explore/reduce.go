@@ -1,0 +1,213 @@
+package explore
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/teach-dist/playground/runtime/sim"
+)
+
+// Canonical forms: an algorithm may declare (sim.Spec.Canon) that parts of its state
+// only matter up to order, or not at all once the workload is over. The search then
+// stores every state in that form. Two states with the same canonical form behave
+// alike for every property checked, by the algorithm's declaration, so the canonical
+// states form a quotient of the full graph that keeps every verdict and every
+// shortest distance: a counterexample is as short as the full search's. The
+// soundness tests (reduce_test.go) check that claim on every configuration they can
+// reach both ways.
+
+// canonical puts s in canonical form; nothing happens without a declaration or when the
+// search is asked for the full graph.
+func (x *search) canonical(s *state) {
+	c := x.canon
+	if c == nil {
+		return
+	}
+	quiet := x.quiet(s)
+	if c.Node != nil {
+		for i := range s.nodes {
+			if s.nodes[i].alive {
+				s.nodes[i].id = x.it.canonNode(i, s.nodes[i].id, quiet)
+			}
+		}
+	}
+	if c.Msg != nil {
+		changed := false
+		for k := range s.msgs {
+			if id := x.it.canonMsg(s.msgs[k].msg, quiet); id != s.msgs[k].msg {
+				s.msgs[k].msg, changed = id, true
+			}
+		}
+		// FIFO queues keep their order: a canonical message stays on its channel.
+		if changed && !x.m.fifo {
+			slices.SortFunc(s.msgs, func(a, b flight) int {
+				switch {
+				case flightLess(a, b):
+					return -1
+				case flightLess(b, a):
+					return 1
+				}
+				return 0
+			})
+		}
+	}
+}
+
+// quiet reports whether no workload event can happen any more from s: no request,
+// election, crash, recovery, partition or drop token to come.
+func (x *search) quiet(s *state) bool {
+	m := x.m
+	if m.timed {
+		return int(s.cursor) == len(m.events)
+	}
+	if int(s.cursor) < len(m.global) {
+		return false
+	}
+	for i := range s.nodes {
+		if int(s.nodes[i].cursor) < len(m.perNode[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func quietIndex(quiet bool) int {
+	if quiet {
+		return 1
+	}
+	return 0
+}
+
+// canonNode returns the number of node i's state id in canonical form (memoised).
+func (it *interner) canonNode(i int, id uint32, quiet bool) uint32 {
+	q := quietIndex(quiet)
+	tab := it.canonNodes[q][i]
+	if int(id) < len(tab) && tab[id] != 0 {
+		return tab[id] - 1
+	}
+	c := it.node(i, it.m.spec.Canon.Node(it.nodes[i][id], quiet))
+	if grow := len(it.nodes[i]) - len(tab); grow > 0 {
+		it.bytes += int64(grow) * 4
+		tab = append(tab, make([]uint32, grow)...)
+	}
+	tab[id] = c + 1
+	it.canonNodes[q][i] = tab
+	return c
+}
+
+// canonMsg returns the number of message id in canonical form (memoised).
+func (it *interner) canonMsg(id uint32, quiet bool) uint32 {
+	q := quietIndex(quiet)
+	tab := it.canonMsgs[q]
+	if int(id) < len(tab) && tab[id] != 0 {
+		return tab[id] - 1
+	}
+	m := it.msgs[id].m.Clone()
+	it.m.spec.Canon.Msg(&m, quiet)
+	c := it.msg(&m)
+	if grow := len(it.msgs) - len(tab); grow > 0 {
+		it.bytes += int64(grow) * 4
+		tab = append(tab, make([]uint32, grow)...)
+	}
+	tab[id] = c + 1
+	it.canonMsgs[q] = tab
+	return c
+}
+
+// sameMessage reports whether a message the kernel holds is the one a path step
+// delivers: the same content, or, in a reduced search, the same canonical form.
+func (x *search) sameMessage(held *sim.Message, p *pstep) bool {
+	if equalContent(held, &p.msg) {
+		return true
+	}
+	if x.canon == nil || x.canon.Msg == nil {
+		return false
+	}
+	c := held.Clone()
+	x.canon.Msg(&c, p.quiet)
+	return equalContent(&c, &p.msg)
+}
+
+func equalContent(h, m *sim.Message) bool {
+	return h.Type == m.Type && h.From == m.From && h.To == m.To && h.TS == m.TS && h.Arg == m.Arg &&
+		slices.Equal(h.Vec, m.Vec) && slices.Equal(h.Queue, m.Queue)
+}
+
+// Partial-order reduction. Once the workload is over (quiet), a delivery to a process
+// the algorithm declares inert (sim.Canon.Inert: its canonical state is final and it
+// only answers the sender) commutes with every other step: it changes no process's
+// state, it removes its own message and appends to the channel back to the sender,
+// which only that process writes; no crash, partition or drop can come any more to
+// interfere, and no message is lost at random (the reduction is off with network
+// loss). Such a delivery is also invisible: it changes nobody's CS, waiting or leader.
+// So {that delivery} is a persistent set, and the search may take it alone.
+//
+// Every deadlock (a state with no way on) stays reachable, and by a path of the same
+// length (the delivery must happen on every run to it: a persistent step stays enabled
+// until it is taken). The cycle proviso keeps every cycle of the reduced graph with a
+// fully expanded state: a state is expanded by its one delivery only when that leads
+// one level deeper in the breadth-first order (to a new state, or one already found
+// on the next level), so a cycle of such steps would go deeper for ever. With invisibility, that keeps every run's sequence of visible steps, so
+// mutual exclusion breaks in the reduced graph exactly when it breaks in the full one,
+// and a process that may wait for ever still may (bounded entry). What is not kept is
+// the length of such a run: a mutual exclusion or entry counterexample is therefore
+// searched again without this reduction (explore), so that it is a shortest one.
+
+// porApplies reports whether the search may use partial-order reduction.
+func (x *search) porApplies() bool {
+	m := x.m
+	return x.canon != nil && x.canon.Inert != nil && !m.timed && !m.loss &&
+		len(m.bgMsgs) == 0 && len(m.bgTimers) == 0
+}
+
+// ample returns the number (in trs) of a transition of s that may be taken alone, or
+// -1 for all of them. States numbered next and on are one level deeper than s.
+func (x *search) ample(s *state, trs []trans, next int) (int, error) {
+	if s.avail != 0 || !x.quiet(s) {
+		return -1, nil
+	}
+	for o, t := range trs {
+		if t.kind != tDeliver {
+			continue
+		}
+		f := s.msgs[t.a]
+		info := &x.it.msgs[f.msg]
+		to := info.m.To
+		nd := &s.nodes[to]
+		// A message to a crashed process, or across the partition, is only lost.
+		if nd.alive && s.group(info.m.From) == s.group(to) {
+			if !x.canon.Inert(x.it.nodes[to][nd.id]) {
+				continue
+			}
+			if err := x.checkInert(s, to, f.msg); err != nil {
+				return -1, err
+			}
+		}
+		x.next.copyFrom(s)
+		x.apply(x.next, t)
+		x.key = x.m.encode(x.key[:0], x.next)
+		if k, ok := x.st.lookup(x.key); ok && int(k) < next {
+			continue // the cycle proviso: only one level deeper
+		}
+		return o, nil
+	}
+	return -1, nil
+}
+
+// checkInert checks the declaration on the delivery at hand: the process only answers
+// the sender and stays as it is.
+func (x *search) checkInert(s *state, i int, msg uint32) error {
+	x.it.setUp(func(k int) bool { return s.nodes[k].alive })
+	id := s.nodes[i].id
+	r := x.it.step(i, id, sim.Deliver, msg)
+	from := x.it.msgs[msg].m.From
+	for _, e := range x.it.effs[r.from:r.to] {
+		if e.kind != effSend || x.it.msgs[e.a].m.To != from {
+			return fmt.Errorf("explore: %s: %s is declared inert but does more than answer %s", x.m.spec.Slug, x.m.name(i), x.it.msgs[msg].desc)
+		}
+	}
+	if x.it.canonNode(i, r.next, true) != id {
+		return fmt.Errorf("explore: %s: %s is declared inert but %s changes its state", x.m.spec.Slug, x.m.name(i), x.it.msgs[msg].desc)
+	}
+	return nil
+}

@@ -1,0 +1,251 @@
+package explore
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/teach-dist/playground/algorithms"
+	"github.com/teach-dist/playground/runtime/sim"
+	"github.com/teach-dist/playground/scenarios"
+)
+
+// The reductions must not change any answer: for every configuration of testdata and
+// a generated set of small ones (every algorithm, 2 and 3 processes, FIFO or not, with
+// and without a crash), the reduced search and the full one agree on the verdict, the
+// property, a counterexample's length (it is exactly as short) and the entry bound,
+// the reduced search never stores more states, and its counterexample replays in the
+// kernel.
+
+// soundnessBound keeps every search of the harness to a fraction of a second; a
+// configuration where either search hits it proves nothing and is skipped (and
+// counted, so that the harness cannot silently shrink to nothing).
+const soundnessBound = 150_000
+
+type soundCase struct {
+	name string
+	sc   *scenarios.Scenario
+}
+
+func soundnessCases(t *testing.T) []soundCase {
+	t.Helper()
+	var out []soundCase
+	files, err := filepath.Glob("testdata/*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		name := filepath.Base(f)
+		out = append(out, soundCase{name: strings.TrimSuffix(name, ".json"), sc: load(t, name)})
+	}
+	for _, spec := range algorithms.All() {
+		for _, n := range []int{2, 3} {
+			for _, fifo := range []bool{false, true} {
+				for _, crash := range []bool{false, true} {
+					events := ""
+					if crash {
+						// The last process may crash at any moment after the start.
+						events = fmt.Sprintf(`,"events":[{"at":1,"do":"crash","node":%d}]`, spec.Defaults.FirstID+n-1)
+					}
+					doc := fmt.Sprintf(`{"version":1,"algorithm":%q,"nodes":%d,"network":{"delay":[1,2],"fifo":%v}%s}`, spec.Slug, n, fifo, events)
+					sc, err := scenarios.Parse([]byte(doc))
+					if err != nil {
+						t.Fatalf("%s: %v", doc, err)
+					}
+					if sc, _, err = DefaultWorkload(sc); err != nil {
+						t.Fatal(err)
+					}
+					out = append(out, soundCase{name: fmt.Sprintf("%s/n=%d/fifo=%v/crash=%v", spec.Slug, n, fifo, crash), sc: sc})
+				}
+			}
+		}
+	}
+	return out
+}
+
+func TestReductionIsSound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	compared, reduced := 0, 0
+	for _, c := range soundnessCases(t) {
+		t.Run(c.name, func(t *testing.T) {
+			full := explore(t, c.sc, Options{NoReduce: true, MaxStates: soundnessBound})
+			red := explore(t, c.sc, Options{MaxStates: soundnessBound})
+			if full.Result == ResultBounded || red.Result == ResultBounded {
+				if red.Result == ResultBounded && full.Result != ResultBounded {
+					t.Errorf("the reduced search is bounded (%d states) where the full one is not (%d)", red.States, full.States)
+				}
+				t.Skipf("bounded: full %d states, reduced %d", full.States, red.States)
+			}
+			compared++
+			if len(red.Reduction) > 0 {
+				reduced++
+			}
+			if red.Result != full.Result || red.Property != full.Property {
+				t.Fatalf("reduced: %s %s (%s); full: %s %s (%s)", red.Result, red.Property, red.Message, full.Result, full.Property, full.Message)
+			}
+			// A violation's depth is its counterexample's length: the shortest distance
+			// to a bad state, which merging equivalent states keeps. When every property
+			// holds, depth is the longest shortest run, and a merged state is as deep as
+			// the shallowest state it stands for: it may only shrink. The entry bound is
+			// the longest run while a process waits: paths map both ways, so it stays.
+			// Partial-order reduction keeps neither lengths: it drops runs, so the
+			// deepest state may be found later, and the entry bound is not reported.
+			por := slices.ContainsFunc(red.Reduction, func(r string) bool { return strings.HasPrefix(r, "partial-order") })
+			if (red.Depth > full.Depth && !por) || (red.Result == ResultViolation && red.Depth != full.Depth) {
+				t.Errorf("reduced depth %d, full %d", red.Depth, full.Depth)
+			}
+			if por && red.EntryBound != 0 {
+				t.Errorf("an entry bound (%d) from a search with partial-order reduction", red.EntryBound)
+			} else if !por && red.EntryBound != full.EntryBound {
+				t.Errorf("reduced entry bound %d, full %d", red.EntryBound, full.EntryBound)
+			}
+			if red.States > full.States {
+				t.Errorf("reduced %d states, full %d", red.States, full.States)
+			}
+			if red.Result == ResultViolation {
+				checkReplays(t, red, kernelProperty(red))
+				if len(red.Counterexample.Path) != len(full.Counterexample.Path) {
+					t.Errorf("reduced counterexample of %d steps, full %d", len(red.Counterexample.Path), len(full.Counterexample.Path))
+				}
+			}
+			t.Logf("%s %s: full %d states, reduced %d (%v)", red.Result, red.Property, full.States, red.States, red.Reduction)
+		})
+	}
+	t.Logf("%d configurations compared, %d of them reduced", compared, reduced)
+	if compared < 60 || reduced < 8 {
+		t.Errorf("only %d configurations compared (%d reduced): the harness has shrunk", compared, reduced)
+	}
+}
+
+// kernelProperty is what the kernel reports for a counterexample: a lasso shows as a
+// request pending too long.
+func kernelProperty(res *Result) string {
+	if res.Counterexample.Scenario.Monitors != nil && res.Property != sim.PropMutex && res.Property != sim.PropLeader {
+		return sim.PropPending
+	}
+	return res.Property
+}
+
+// The reduced search's figures, pinned like the full ones (explore_test.go): a change
+// means a reduction changed, and docs/explorer.md says what each one merges.
+func TestReducedPinned(t *testing.T) {
+	for _, c := range []struct {
+		file      string
+		property  string
+		states    int64
+		depth     int
+		reduction []string
+	}{
+		{file: "ricart-agrawala-3.json", states: 265, depth: 18, reduction: []string{"canonical", "partial-order"}},
+		{file: "ricart-agrawala-3-anytime.json", states: 4518, depth: 18, reduction: []string{"canonical", "partial-order"}},
+		{file: "ricart-agrawala-4-fifo.json", states: 16714, depth: 32, reduction: []string{"canonical"}},
+		{file: "maekawa-deadlock-free-3-twice.json", states: 910, depth: 31, reduction: []string{"canonical"}},
+		{file: "maekawa-7.json", property: sim.PropDeadlock, states: 77998, depth: 21, reduction: []string{"canonical"}},
+		{file: "lamport-fifo-3.json", states: 47212, depth: 24}, // Lamport declares nothing
+	} {
+		t.Run(strings.TrimSuffix(c.file, ".json"), func(t *testing.T) {
+			res := explore(t, load(t, c.file), Options{})
+			if res.Property != c.property || res.States != c.states || res.Depth != c.depth || !slices.Equal(res.Reduction, c.reduction) {
+				t.Errorf("%s %q: %d states, depth %d, reduction %v; want %q %d %d %v",
+					res.Result, res.Property, res.States, res.Depth, res.Reduction, c.property, c.states, c.depth, c.reduction)
+			}
+			if c.property != "" {
+				checkReplays(t, res, c.property)
+			}
+		})
+	}
+}
+
+// A wrong declaration is caught, not trusted: claiming every Ricart-Agrawala process
+// inert (a waiting one is not: a reply changes it) stops the search with an error
+// naming the algorithm.
+func TestWrongInertDeclarationIsCaught(t *testing.T) {
+	cfg, err := load(t, "ricart-agrawala-3.json").Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := *cfg.Spec
+	canon := *spec.Canon
+	canon.Inert = func(sim.Node) bool { return true }
+	spec.Canon = &canon
+	cfg.Spec = &spec
+	x, err := newSearch(cfg, false, &Options{MaxStates: 1 << 20, MaxMemory: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !x.por {
+		t.Fatal("no partial-order reduction")
+	}
+	_, err = x.run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "ricart-agrawala") || !strings.Contains(err.Error(), "declared inert") {
+		t.Fatalf("error %v, want one saying the inert declaration is wrong", err)
+	}
+}
+
+// echo is a made-up algorithm that shows why a counterexample is searched again
+// without partial-order reduction. P0 asks: it pings P1 and the echo server P2. P1
+// enters the CS on the ping and pings P0 back, and P0 enters on that: mutual
+// exclusion breaks in three steps. P2 only answers (inert), so the reduced search
+// delivers to it first, alone, and finds the violation one step later.
+type echo struct{ self int }
+
+func echoSpec() *sim.Spec {
+	return &sim.Spec{
+		Slug: "echo", Family: sim.Mutex,
+		Messages: []sim.MessageType{{Name: "PING"}, {Name: "PONG"}},
+		New:      func(self int, _ *sim.Setup) sim.Node { return echo{self} },
+		Canon: &sim.Canon{
+			Node:  func(n sim.Node, _ bool) sim.Node { return n },
+			Inert: func(n sim.Node) bool { return n.(echo).self == 2 },
+		},
+	}
+}
+
+func (echo) Step(ctx *sim.Context, in *sim.Input) {
+	switch {
+	case in.Kind == sim.Request:
+		ctx.Send(1, sim.Message{Type: "PING"})
+		ctx.Send(2, sim.Message{Type: "PING"})
+	case in.Kind == sim.Deliver && in.Msg.Type == "PING" && ctx.Self() == 2:
+		ctx.Send(in.Msg.From, sim.Message{Type: "PONG"})
+	case in.Kind == sim.Deliver && in.Msg.Type == "PING":
+		ctx.Enter()
+		if ctx.Self() == 1 {
+			ctx.Send(0, sim.Message{Type: "PING"})
+		}
+	}
+}
+
+func (echo) Clone() sim.Node           { return echo{} }
+func (echo) Encode(w *sim.StateWriter) {}
+
+func TestPartialOrderLosesTheShortestRun(t *testing.T) {
+	cfg := sim.Config{Spec: echoSpec(), IDs: []int{0, 1, 2}, CS: 1,
+		Network: sim.Network{DelayMin: 1, DelayMax: 1},
+		Actions: []sim.Action{{At: 0, Do: sim.ActRequest, Node: 0}}}
+	depth := func(noPOR bool) (int, int64) {
+		x, err := newSearch(cfg, false, &Options{MaxStates: 1 << 20, MaxMemory: 1 << 30, noPOR: noPOR})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := x.run(context.Background())
+		if err != nil || out.found == nil || out.found.property != sim.PropMutex {
+			t.Fatalf("noPOR %v: %v %+v", noPOR, err, out)
+		}
+		path, err := x.replayPath(x.chain(out.last), out.via)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(path), x.reduced
+	}
+	reduced, used := depth(false)
+	shortest, _ := depth(true)
+	if used == 0 || shortest != 3 || reduced != 4 {
+		t.Errorf("with partial-order reduction (%d states by one step) %d steps, without %d; want 4 and 3", used, reduced, shortest)
+	}
+}
