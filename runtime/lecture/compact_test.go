@@ -1,0 +1,164 @@
+package lecture
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/teach-dist/playground/internal/testwait"
+	"github.com/teach-dist/playground/runtime/protocol"
+	"github.com/teach-dist/playground/runtime/session"
+	"github.com/teach-dist/playground/scenarios"
+)
+
+// recorder keeps a session's frames in order, with the checkpoints asked for between
+// them (a checkpoint is a hello and a snapshot with no frame of its own).
+type recorder struct{ c chan recorded }
+
+type recorded struct {
+	frame      protocol.Encoded
+	checkpoint *protocol.Snapshot
+	hello      []byte
+	done       bool
+}
+
+func (r *recorder) Deliver(f protocol.Encoded) bool { r.c <- recorded{frame: f}; return true }
+func (r *recorder) Close()                          {}
+
+// runFrames steps a curated run to its end (at most limit steps), steps back once on
+// the way (a snapshot in the stream) and asks for a checkpoint after every step.
+func runFrames(t *testing.T, name string, limit int) []recorded {
+	t.Helper()
+	sc, ok := scenarios.Lookup(name)
+	if !ok {
+		t.Fatalf("no curated scenario %s", name)
+	}
+	raw, _ := json.Marshal(sc)
+	m := session.NewManager(4, session.Options{})
+	t.Cleanup(m.Close)
+	sess, err := m.Start(setup(t, string(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &recorder{c: make(chan recorded, 64*limit)}
+	if err := sess.Attach(r); err != nil {
+		t.Fatal(err)
+	}
+	mark := func(last bool) {
+		if err := sess.Checkpoint(func(h, s protocol.Encoded) {
+			r.c <- recorded{checkpoint: s.Frame.(*protocol.Snapshot), hello: followerHello(h.Frame.(*protocol.Hello)), done: last}
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k := range limit {
+		cmd := session.Command{Kind: session.Step}
+		if k == limit/2 {
+			cmd.Kind = session.Back
+		}
+		if err := sess.Do(r, cmd); err != nil {
+			t.Fatal(err)
+		}
+		mark(k == limit-1)
+	}
+	var out []recorded
+	testwait.For(t, "the run's frames", func() bool {
+		for len(r.c) > 0 {
+			x := <-r.c
+			out = append(out, x)
+			if x.done {
+				return true
+			}
+		}
+		return false
+	})
+	return out
+}
+
+// Every frame of several curated runs comes back from its compact form exactly as
+// protocol 1 wrote it, for a follower that followed from the start and for one that
+// joined at a checkpoint half way; at every checkpoint a joiner's view is the view of
+// the followers already there; and the events frames are at least ten times smaller.
+func TestCompactFramesExpandToTheProtocol1Frames(t *testing.T) {
+	for _, name := range []string{"ricart-agrawala-concurrent", "ricart-agrawala-process-crash", "token-ring-process-crash",
+		"bully-partition", "maekawa-deadlock", "suzuki-kasami-token-queue", "raymond-holder-pointers", "lamport-non-fifo"} {
+		t.Run(name, func(t *testing.T) {
+			frames := runFrames(t, name, 80)
+			c := protocol.NewCompactor()
+			x := protocol.NewExpander()
+			var joiner *protocol.Expander
+			var v1Bytes, compactBytes, events, compacted int
+			n := uint64(0)
+			for i, r := range frames {
+				if r.checkpoint != nil {
+					if !c.Same(r.checkpoint) {
+						t.Fatalf("after frame %d a follower joining at the checkpoint would not have the view of the others", i)
+					}
+					if joiner == nil && i > len(frames)/2 {
+						joiner = protocol.NewExpander()
+						for _, f := range [][]byte{r.hello, r.checkpoint.AppendJSON(nil)} {
+							if _, _, err := joiner.Expand(protocol.Stamp(n, c.Encode(mustDecode(t, f), f))); err != nil {
+								t.Fatal(err)
+							}
+						}
+						// The joiner's frames went through the compactor of its own
+						// stream: what c makes next must not depend on them.
+						c2 := protocol.NewCompactor()
+						for _, f := range frames[:i+1] {
+							if f.frame.Frame != nil {
+								c2.Encode(f.frame.Frame, f.frame.JSON)
+							}
+						}
+						c = c2
+					}
+					continue
+				}
+				n++
+				v1 := r.frame.JSON
+				if h, ok := r.frame.Frame.(*protocol.Hello); ok {
+					v1 = followerHello(h)
+				}
+				stamped := protocol.Stamp(n, c.Encode(r.frame.Frame, v1))
+				for who, e := range map[string]*protocol.Expander{"follower": x, "joiner": joiner} {
+					if e == nil {
+						continue
+					}
+					got, back, err := e.Expand(stamped)
+					if err != nil {
+						t.Fatalf("%s, frame %d %s: %v", who, i, stamped, err)
+					}
+					if want := protocol.Stamp(n, v1); got != n || !bytes.Equal(back, want) {
+						t.Fatalf("%s, frame %d came back as\n%s\nwant\n%s\n(compact %s)", who, i, back, want, stamped)
+					}
+				}
+				if _, ok := r.frame.Frame.(*protocol.Events); ok {
+					events++
+					v1Bytes += len(protocol.Stamp(n, v1))
+					compactBytes += len(stamped)
+					if !bytes.HasPrefix(stamped[bytes.IndexByte(stamped, ',')+1:], []byte(`{"type"`)) {
+						compacted++
+					}
+				}
+			}
+			if joiner == nil || events < 5 {
+				t.Fatalf("the run made %d events frames and no joiner: too short to test", events)
+			}
+			if compacted != events {
+				t.Errorf("%d of %d events frames went whole", events-compacted, events)
+			}
+			t.Logf("%d events frames: %d bytes in protocol 1, %d compact (%.1fx)", events, v1Bytes, compactBytes, float64(v1Bytes)/float64(compactBytes))
+			if compactBytes*5 > v1Bytes {
+				t.Errorf("compact events frames are %d bytes against %d: not even five times smaller", compactBytes, v1Bytes)
+			}
+		})
+	}
+}
+
+func mustDecode(t *testing.T, b []byte) protocol.Frame {
+	t.Helper()
+	f, err := protocol.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}

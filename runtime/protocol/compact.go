@@ -1,0 +1,595 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// Compact follower frames: protocol 2 of a lecture's follower socket (docs/protocol.md,
+// "Compact follower frames"). A follower keeps the run's view (the clock, every
+// process, the messages in flight); an events frame then only says what the follower
+// cannot work out from it: which message was delivered (by id), which rule fired, the
+// new messages (their id is the next one, their sender the process acting), the state
+// variables that changed, the arrival times as offsets. Every other frame goes as it
+// is, in a one-element array.
+//
+// The Compactor (the lecture's, once per frame for every follower) and the Expander
+// (a tool's; static/compact.js is the browser's) keep the same view by applying the
+// same protocol-1 frames to it, so what one leaves out the other puts back. The
+// Compactor checks each frame by expanding it before it lets it go, and sends the
+// frame whole when the expansion is not byte for byte the original.
+
+// ProtoCompact is the version of the compact follower frames.
+const ProtoCompact = 2
+
+// view is what both ends know before a frame: the state the compact frames are
+// relative to. It is built only from what a snapshot also carries, so a follower that
+// joins at a checkpoint has the same view as one that followed from the start (Same).
+type view struct {
+	clock    Clock
+	nodes    map[int]*nodeView
+	inflight map[int64]json.RawMessage // message id -> its trace JSON
+	lastMsg  int64                     // the largest message id known
+}
+
+type nodeView struct {
+	Node
+	keys []string          // the state's keys, in order
+	vals []json.RawMessage // and their values
+}
+
+func (v *view) reset() {
+	*v = view{nodes: map[int]*nodeView{}, inflight: map[int64]json.RawMessage{}}
+	v.clock.Seq = -1
+}
+
+func (v *view) clone() view {
+	w := *v
+	w.nodes = make(map[int]*nodeView, len(v.nodes))
+	for k, n := range v.nodes {
+		w.nodes[k] = n
+	}
+	w.inflight = make(map[int64]json.RawMessage, len(v.inflight))
+	for k, m := range v.inflight {
+		w.inflight[k] = m
+	}
+	return w
+}
+
+// same reports whether two views are equal: the check at a checkpoint.
+func (v *view) same(w *view) bool {
+	if v.clock != w.clock || v.lastMsg != w.lastMsg || len(v.nodes) != len(w.nodes) || len(v.inflight) != len(w.inflight) {
+		return false
+	}
+	for id, m := range v.inflight {
+		if !bytes.Equal(m, w.inflight[id]) {
+			return false
+		}
+	}
+	for id, n := range v.nodes {
+		o := w.nodes[id]
+		if o == nil || !bytes.Equal(n.appendJSON(nil), o.appendJSON(nil)) {
+			return false
+		}
+	}
+	return true
+}
+
+func newNodeView(n Node) (*nodeView, error) {
+	n.Rules = nil
+	keys, vals, err := objectFields(n.State)
+	if err != nil {
+		return nil, err
+	}
+	return &nodeView{Node: n, keys: keys, vals: vals}, nil
+}
+
+func (v *view) applySnapshot(s *Snapshot) error {
+	v.reset()
+	v.clock = s.Clock
+	for _, n := range s.Nodes {
+		nv, err := newNodeView(n)
+		if err != nil {
+			return err
+		}
+		v.nodes[n.ID] = nv
+	}
+	for _, m := range s.InFlight {
+		var h msgHead
+		if err := json.Unmarshal(m.Msg, &h); err != nil {
+			return err
+		}
+		v.inflight[h.ID] = m.Msg
+		v.lastMsg = max(v.lastMsg, h.ID)
+	}
+	for _, ev := range s.Recent {
+		var e eventHead
+		if err := json.Unmarshal(ev, &e); err != nil {
+			return err
+		}
+		if e.Msg != nil {
+			v.lastMsg = max(v.lastMsg, e.Msg.ID)
+		}
+	}
+	return nil
+}
+
+type msgHead struct {
+	ID int64 `json:"id"`
+	To int   `json:"to"`
+}
+
+type eventHead struct {
+	Type string   `json:"type"`
+	Msg  *msgHead `json:"msg"`
+}
+
+// applyEvent follows one trace event: messages sent, delivered or dropped.
+func (v *view) applyEvent(typ string, id int64, msg json.RawMessage) {
+	switch typ {
+	case "send":
+		v.inflight[id] = msg
+	case "deliver", "drop":
+		delete(v.inflight, id)
+	}
+	v.lastMsg = max(v.lastMsg, id)
+}
+
+func (v *view) applyNodes(nodes []Node) error {
+	for _, n := range nodes {
+		nv, err := newNodeView(n)
+		if err != nil {
+			return err
+		}
+		v.nodes[n.ID] = nv
+	}
+	return nil
+}
+
+// Compactor writes the compact frames of one lecture's stream.
+type Compactor struct{ v view }
+
+// NewCompactor returns a compactor that has seen nothing yet.
+func NewCompactor() *Compactor {
+	c := &Compactor{}
+	c.v.reset()
+	return c
+}
+
+// Encode returns the compact form of frame f (whose protocol-1 bytes are v1) and
+// follows it. Frames other than events, and an events frame that does not come back
+// exactly, go whole: [v1].
+func (c *Compactor) Encode(f Frame, v1 []byte) []byte {
+	switch f := f.(type) {
+	case *Events:
+		w := c.v.clone()
+		out, err := compactEvents(&w, f)
+		if err == nil {
+			x := Expander{v: c.v.clone()}
+			back, err := x.expandEvents(out)
+			if err == nil && bytes.Equal(back, v1) {
+				c.v = w
+				return out
+			}
+		}
+		_ = c.v.follow(f) // a frame that cannot be read was never sent by a session
+	case *Snapshot:
+		_ = c.v.applySnapshot(f)
+	case *State:
+		c.v.clock = f.Clock
+	case *Hello:
+		c.v.reset()
+	}
+	return whole(v1)
+}
+
+// Same reports whether a follower starting from snapshot s would have the view this
+// compactor has: when not, the lecture sends the snapshot to every follower before it
+// makes the checkpoint, so they all start over from it.
+func (c *Compactor) Same(s *Snapshot) bool {
+	var w view
+	if w.applySnapshot(s) != nil {
+		return false
+	}
+	return c.v.same(&w)
+}
+
+func whole(v1 []byte) []byte {
+	b := make([]byte, 0, len(v1)+2)
+	b = append(b, '[')
+	b = append(b, v1...)
+	return append(b, ']')
+}
+
+// follow applies a whole events frame to the view.
+func (v *view) follow(f *Events) error {
+	for _, bt := range f.Batches {
+		evs, err := arrayItems(bt.Events)
+		if err != nil {
+			return err
+		}
+		for _, ev := range evs {
+			var e struct {
+				Type string          `json:"type"`
+				Msg  json.RawMessage `json:"msg"`
+			}
+			if err := json.Unmarshal(ev, &e); err != nil {
+				return err
+			}
+			if e.Msg != nil {
+				var h msgHead
+				if err := json.Unmarshal(e.Msg, &h); err != nil {
+					return err
+				}
+				v.applyEvent(e.Type, h.ID, e.Msg)
+			}
+		}
+		if err := v.applyNodes(bt.Nodes); err != nil {
+			return err
+		}
+	}
+	v.clock = f.Clock
+	return nil
+}
+
+// compactEvents writes [C, B...] and moves w past the frame.
+func compactEvents(w *view, f *Events) ([]byte, error) {
+	b := make([]byte, 0, 64)
+	var body []byte
+	seq, step, t := w.clock.Seq, w.clock.Step, w.clock.T
+	for _, bt := range f.Batches {
+		body = append(body, ',')
+		var err error
+		body, seq, err = compactBatch(body, w, &bt, seq, step, t)
+		if err != nil {
+			return nil, err
+		}
+		step, t = bt.Step, bt.T
+	}
+	pred := w.clock
+	pred.Step, pred.T, pred.Seq, pred.Horizon = step, t, seq, max(w.clock.Horizon, step)
+	b = append(b, '[')
+	b = appendClockDelta(b, &pred, &f.Clock)
+	b = append(b, body...)
+	w.clock = f.Clock
+	return append(b, ']'), nil
+}
+
+// The clock's fields in a delta, by short name.
+func appendClockDelta(b []byte, pred, c *Clock) []byte {
+	start := len(b)
+	field := func(k string) {
+		if len(b) == start {
+			b = append(b, '{')
+		} else {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, k...)
+		b = append(b, `":`...)
+	}
+	if c.Step != pred.Step {
+		field("s")
+		b = appendInt(b, c.Step)
+	}
+	if c.T != pred.T {
+		field("t")
+		b = appendInt(b, c.T)
+	}
+	if c.Seq != pred.Seq {
+		field("q")
+		b = strconv.AppendInt(b, c.Seq, 10)
+	}
+	if c.Horizon != pred.Horizon {
+		field("h")
+		b = appendInt(b, c.Horizon)
+	}
+	if c.Playing != pred.Playing {
+		field("p")
+		b = appendBool(b, c.Playing)
+	}
+	if c.Speed != pred.Speed {
+		field("v")
+		b = appendFloat(b, c.Speed)
+	}
+	if c.Quiet != pred.Quiet {
+		field("z")
+		b = appendBool(b, c.Quiet)
+	}
+	if c.Interventions != pred.Interventions {
+		field("i")
+		b = appendInt(b, c.Interventions)
+	}
+	if c.Stopped != pred.Stopped {
+		field("x")
+		b = appendString(b, c.Stopped)
+	}
+	if len(b) == start {
+		return append(b, '0')
+	}
+	return append(b, '}')
+}
+
+// compactBatch writes [E, N, A] and, when needed, dt, dstep and {"w":network,"r":retime}.
+func compactBatch(b []byte, w *view, bt *Batch, seq int64, prevStep, prevT int) ([]byte, int64, error) {
+	evs, err := arrayItems(bt.Events)
+	if err != nil {
+		return nil, 0, err
+	}
+	b = append(b, "[["...)
+	cur := -1 // the process of the previous event
+	var sent []int64
+	for i, ev := range evs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		keys, vals, err := objectFields(ev)
+		if err != nil {
+			return nil, 0, err
+		}
+		var e struct {
+			Seq  int64           `json:"seq"`
+			T    int             `json:"t"`
+			Type string          `json:"type"`
+			Node *int            `json:"node"`
+			Msg  json.RawMessage `json:"msg"`
+		}
+		if err := json.Unmarshal(ev, &e); err != nil {
+			return nil, 0, err
+		}
+		var mh msgHead
+		if e.Msg != nil {
+			if err := json.Unmarshal(e.Msg, &mh); err != nil {
+				return nil, 0, err
+			}
+		}
+		b = compactEvent(b, w, ev, keys, vals, e.Seq == seq+1 && e.T == bt.T, e.Type, e.Node, cur, mh, e.Msg)
+		seq = e.Seq
+		if e.Node != nil {
+			cur = *e.Node
+		}
+		if e.Msg != nil {
+			if e.Type == "send" {
+				sent = append(sent, mh.ID)
+			}
+			w.applyEvent(e.Type, mh.ID, e.Msg)
+		}
+	}
+	b = append(b, "],["...)
+	for i, n := range bt.Nodes {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		nv, err := newNodeView(n)
+		if err != nil {
+			return nil, 0, err
+		}
+		b = compactNode(b, w.nodes[n.ID], nv, &n)
+		w.nodes[n.ID] = nv
+	}
+	b = append(b, "],"...)
+	b = compactArrivals(b, bt, sent)
+	dt, dstep := bt.T-prevT, bt.Step-(prevStep+1)
+	if dt != 0 || dstep != 0 || bt.Network != nil || bt.Retime != nil {
+		b = append(b, ',')
+		b = appendInt(b, dt)
+	}
+	if dstep != 0 || bt.Network != nil || bt.Retime != nil {
+		b = append(b, ',')
+		b = appendInt(b, dstep)
+	}
+	if bt.Network != nil || bt.Retime != nil {
+		b = append(b, ",{"...)
+		if bt.Network != nil {
+			b = append(b, `"w":`...)
+			b = bt.Network.appendJSON(b)
+		}
+		if bt.Retime != nil {
+			if bt.Network != nil {
+				b = append(b, ',')
+			}
+			b = append(b, `"r":`...)
+			b = bt.Retime.appendJSON(b)
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']'), seq, nil
+}
+
+// compactEvent writes one trace event in the shortest form that gives it back:
+//
+//	id                  deliver of message id (in flight) to its addressee
+//	["RULE"(,"why")]    rule fired by the process of the previous event
+//	[to,"TYPE"(,{..})]  send by that process of the next message id, with its payload
+//	"type"              any other event of that process with no field but its type
+//	{..}                any other event without its seq and t (the next seq, the batch's t)
+//	{"seq":..}          anything else, whole
+func compactEvent(b []byte, w *view, ev json.RawMessage, keys []string, vals []json.RawMessage, clocked bool,
+	typ string, node *int, cur int, mh msgHead, msg json.RawMessage) []byte {
+	if !clocked || len(keys) < 3 || keys[0] != "seq" || keys[1] != "t" || keys[2] != "type" {
+		return append(b, ev...)
+	}
+	rest := keys[3:]
+	same := node != nil && *node == cur
+	switch {
+	case typ == "deliver" && eqKeys(rest, "node", "msg") && node != nil && *node == mh.To && bytes.Equal(w.inflight[mh.ID], msg):
+		return strconv.AppendInt(b, mh.ID, 10)
+	case typ == "rule" && same && (eqKeys(rest, "node", "rule") || eqKeys(rest, "node", "rule", "why")):
+		b = append(b, '[')
+		b = append(b, vals[4]...)
+		if len(vals) == 6 {
+			b = append(b, ',')
+			b = append(b, vals[5]...)
+		}
+		return append(b, ']')
+	case typ == "send" && same && eqKeys(rest, "node", "msg") && mh.ID == w.lastMsg+1:
+		mk, mv, err := objectFields(msg)
+		if err == nil && len(mk) >= 4 && mk[0] == "id" && mk[1] == "type" && mk[2] == "from" && mk[3] == "to" &&
+			string(mv[2]) == strconv.Itoa(cur) {
+			b = append(b, '[')
+			b = append(b, mv[3]...)
+			b = append(b, ',')
+			b = append(b, mv[1]...)
+			if len(mk) > 4 {
+				b = append(b, ",{"...)
+				for i := 4; i < len(mk); i++ {
+					if i > 4 {
+						b = append(b, ',')
+					}
+					b = appendString(b, mk[i])
+					b = append(b, ':')
+					b = append(b, mv[i]...)
+				}
+				b = append(b, '}')
+			}
+			return append(b, ']')
+		}
+	case same && eqKeys(rest, "node"):
+		return append(b, vals[2]...)
+	}
+	// Without seq and t: the fields from "type" on, as they were written.
+	k := bytes.Index(ev, []byte(`"type":`))
+	if k < 0 {
+		return append(b, ev...)
+	}
+	b = append(b, '{')
+	return append(b, ev[k:]...)
+}
+
+func eqKeys(keys []string, want ...string) bool {
+	if len(keys) != len(want) {
+		return false
+	}
+	for i := range keys {
+		if keys[i] != want[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// compactNode writes a process's view against the one the follower has:
+// [id, [k, v, ...]] gives the state variables that changed, by their place among the
+// state's keys; [id, {state}] the whole state when its keys changed; a third element
+// {"a","c","k","l","g"} the fields alive, cs, token, leader, group that changed. A
+// process the follower has no view of, or a view with rules, goes whole.
+func compactNode(b []byte, old, nv *nodeView, n *Node) []byte {
+	if old == nil || n.Rules != nil {
+		return n.appendJSON(b)
+	}
+	b = append(b, '[')
+	b = appendInt(b, n.ID)
+	b = append(b, ',')
+	if eqKeys(old.keys, nv.keys...) {
+		b = append(b, '[')
+		first := true
+		for i := range nv.vals {
+			if bytes.Equal(nv.vals[i], old.vals[i]) {
+				continue
+			}
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			b = appendInt(b, i)
+			b = append(b, ',')
+			b = append(b, nv.vals[i]...)
+		}
+		b = append(b, ']')
+	} else {
+		b = appendRaw(b, n.State)
+	}
+	start := len(b)
+	field := func(k string) {
+		if len(b) == start {
+			b = append(b, ",{"...)
+		} else {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, k...)
+		b = append(b, `":`...)
+	}
+	if n.Alive != old.Alive {
+		field("a")
+		b = appendBool(b, n.Alive)
+	}
+	if n.CS != old.CS {
+		field("c")
+		b = appendBool(b, n.CS)
+	}
+	if n.Token != old.Token {
+		field("k")
+		b = appendBool(b, n.Token)
+	}
+	if n.Leader != old.Leader {
+		field("l")
+		b = appendInt(b, n.Leader)
+	}
+	if n.Group != old.Group {
+		field("g")
+		b = appendInt(b, n.Group)
+	}
+	if len(b) != start {
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+// compactArrivals writes the arrival times as offsets from the batch's time, one per
+// message sent in the batch in order ([2,1]), or whole ({"13":9}) when they are not
+// exactly those messages or one is held.
+func compactArrivals(b []byte, bt *Batch, sent []int64) []byte {
+	ok := len(bt.Arrive) == len(sent)
+	for i := 0; ok && i < len(sent); i++ {
+		ok = bt.Arrive[i].Msg == sent[i] && bt.Arrive[i].At >= bt.T
+	}
+	if !ok {
+		return bt.Arrive.appendJSON(b)
+	}
+	b = append(b, '[')
+	for i, a := range bt.Arrive {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendInt(b, a.At-bt.T)
+	}
+	return append(b, ']')
+}
+
+// objectFields reads a JSON object's keys and raw values, in order.
+func objectFields(raw json.RawMessage) ([]string, []json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, nil, errors.New("protocol: expected an object")
+	}
+	var keys []string
+	var vals []json.RawMessage
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return nil, nil, err
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, nil, err
+		}
+		keys = append(keys, k.(string))
+		vals = append(vals, v)
+	}
+	return keys, vals, nil
+}
+
+func arrayItems(raw json.RawMessage) ([]json.RawMessage, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, fmt.Errorf("protocol: %w", err)
+	}
+	return items, nil
+}
