@@ -36,6 +36,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/web"
 )
 
@@ -53,6 +54,9 @@ type config struct {
 	duration  time.Duration
 	path      string
 	serve     bool
+	proto     string  // 1, 2 or both (half the followers each)
+	play      float64 // > 0: the presenter plays at this speed instead of stepping
+	asks      float64 // requests per second the presenter makes (round robin), to keep the run busy
 }
 
 func run(args []string, out io.Writer) error {
@@ -64,6 +68,9 @@ func run(args []string, out io.Writer) error {
 	fs.DurationVar(&c.duration, "duration", 30*time.Second, "how long the presenter steps")
 	fs.StringVar(&c.path, "run", "/play/token-ring?n=8", "the run the lecture shows (token ring never goes quiet)")
 	fs.BoolVar(&c.serve, "serve", false, "internal: be the server (the child process)")
+	fs.StringVar(&c.proto, "proto", "1", "the followers' frames: 1 (JSON objects), 2 (compact) or both (half each, compared in one run)")
+	fs.Float64Var(&c.play, "play", 0, "play the run at this speed (0.25 to 16) for the duration instead of stepping at -rate")
+	fs.Float64Var(&c.asks, "asks", 0, "requests for the CS per second of virtual play, made by the presenter round robin (0: none)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -155,28 +162,37 @@ func field(b []byte, name string) (int64, bool) {
 }
 
 type follower struct {
-	conn      *websocket.Conn
-	latencies []time.Duration
-	frames    int
-	gaps      int
-	repeats   int
-	last      int64
-	first     int64 // the number of the catch-up frames, which all carry it
-	step0     int64
-	err       error
+	proto       int
+	x           *protocol.Expander // of a compact follower
+	wire        atomic.Int64
+	eventsBytes int64
+	eventsN     int
+	otherBytes  int64
+	otherN      int
+	bad         int
+	conn        *websocket.Conn
+	latencies   []time.Duration
+	frames      int
+	gaps        int
+	repeats     int
+	last        int64
+	first       int64 // the number of the catch-up frames, which all carry it
+	step0       int64
+	err         error
 }
 
-func dial(base, path string, readBuffer int) (*websocket.Conn, error) {
+func dial(base, path string, readBuffer int, count *atomic.Int64) (*websocket.Conn, error) {
 	d := *websocket.DefaultDialer
 	d.HandshakeTimeout = 30 * time.Second
-	if readBuffer > 0 {
-		d.NetDialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-			if err == nil {
-				_ = c.(*net.TCPConn).SetReadBuffer(readBuffer)
-			}
-			return c, err
+	d.NetDialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err == nil && readBuffer > 0 {
+			_ = c.(*net.TCPConn).SetReadBuffer(readBuffer)
 		}
+		if err == nil && count != nil {
+			return countingConn{Conn: c, n: count}, nil
+		}
+		return c, err
 	}
 	conn, _, err := d.Dial("ws"+strings.TrimPrefix(base, "http")+path, http.Header{"Origin": {base}})
 	return conn, err
@@ -213,7 +229,7 @@ func load(c config, out io.Writer) error {
 	}
 	resp.Body.Close()
 	token := strings.TrimPrefix(resp.Header.Get("Location"), "/lecture/present/")
-	pres, err := dial(base, "/ws/present/"+token, 0)
+	pres, err := dial(base, "/ws/present/"+token, 0, nil)
 	if err != nil {
 		return err
 	}
@@ -266,12 +282,17 @@ func load(c config, out io.Writer) error {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			conn, err := dial(base, "/ws/lecture/"+code, 0)
+			f := &follower{proto: 1}
+			if c.proto == "2" || c.proto == "both" && i%2 == 1 {
+				f.proto, f.x = 2, protocol.NewExpander()
+			}
+			conn, err := dial(base, fmt.Sprintf("/ws/lecture/%s?proto=%d", code, f.proto), 0, &f.wire)
 			if err != nil {
 				joinErr.Store(err)
 				return
 			}
-			fl[i] = &follower{conn: conn}
+			f.conn = conn
+			fl[i] = f
 		}()
 	}
 	wg.Wait()
@@ -281,7 +302,7 @@ func load(c config, out io.Writer) error {
 	var slow []*websocket.Conn
 	for range c.slow {
 		// A small receive buffer, and nobody reading: the server's socket fills fast.
-		conn, err := dial(base, "/ws/lecture/"+code, 4096)
+		conn, err := dial(base, "/ws/lecture/"+code, 4096, nil)
 		if err != nil {
 			return err
 		}
@@ -315,16 +336,49 @@ func load(c config, out io.Writer) error {
 	}
 	start := time.Now()
 	tick := time.NewTicker(time.Duration(float64(time.Second) / c.rate))
+	var asks <-chan time.Time
+	if c.asks > 0 {
+		speed := max(c.play, 1)
+		at := time.NewTicker(time.Duration(float64(time.Second) / (c.asks * speed)))
+		defer at.Stop()
+		asks = at.C
+	}
+	send := func(frame string) error {
+		_ = pres.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		return pres.WriteMessage(websocket.TextMessage, []byte(frame))
+	}
+	if c.play > 0 {
+		tick.Stop() // the run plays by itself
+		if err := send(fmt.Sprintf(`{"type":"speed","speed":%g}`, c.play)); err != nil {
+			return err
+		}
+		if err := send(`{"type":"play"}`); err != nil {
+			return err
+		}
+	}
 	var dropAt time.Duration
-	k := 0
+	k, asked := 0, 0
+	end := time.After(c.duration)
 	for k < total {
 		select {
 		case <-tick.C:
 			k++
 			sent[k].Store(time.Now().UnixNano())
-			_ = pres.SetWriteDeadline(time.Now().Add(5 * time.Second))
-			if err := pres.WriteMessage(websocket.TextMessage, []byte(`{"type":"step"}`)); err != nil {
+			if err := send(`{"type":"step"}`); err != nil {
 				return err
+			}
+		case <-asks:
+			// Refused while the process already asks: the error goes to the presenter.
+			if err := send(fmt.Sprintf(`{"type":"act","do":"request","node":%d}`, asked%nodes(c.path))); err != nil {
+				return err
+			}
+			asked++
+		case <-end:
+			if c.play > 0 {
+				k = total
+				if err := send(`{"type":"pause"}`); err != nil {
+					return err
+				}
 			}
 		case n := <-followersNow:
 			if n == c.followers && dropAt == 0 && c.slow > 0 {
@@ -404,16 +458,42 @@ func load(c config, out io.Writer) error {
 		}
 		fmt.Fprintln(out)
 	}
-	verdict := func(ok bool) string {
-		if ok {
-			return "met"
-		}
-		return "NOT met"
+	wire := map[int]*wireStats{1: {}, 2: {}}
+	for _, f := range fl {
+		wire[f.proto].add(f)
+	}
+	reportWire(out, wire, steps.Load()-step0)
+	if c.play > 0 {
+		fmt.Fprintf(out, "played at %gx: %d steps; no loss, no repeat: %s; CPU <= 1 core: %s\n", c.play, steps.Load()-step0,
+			verdict(gaps == 0 && repeats == 0), verdict(cores <= 1))
+		return nil
 	}
 	fmt.Fprintf(out, "p99 <= 50ms: %s; CPU <= 1 core: %s; no loss, no repeat: %s; slow follower dropped: %s\n",
 		verdict(pct(0.99) <= 50*time.Millisecond), verdict(cores <= 1), verdict(gaps == 0 && repeats == 0 && len(all) == c.followers*total),
 		verdict(c.slow == 0 || dropAt > 0))
 	return nil
+}
+
+// wsHeader is the size of a server frame's WebSocket header for a payload of n bytes.
+func wsHeader(n int) int {
+	switch {
+	case n < 126:
+		return 2
+	case n < 1<<16:
+		return 4
+	}
+	return 10
+}
+
+// nodes is the n= of the run's path (the processes the presenter asks round robin).
+func nodes(path string) int {
+	u, err := url.Parse(path)
+	if err == nil {
+		if n, err := strconv.Atoi(u.Query().Get("n")); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 5
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000) }
@@ -433,10 +513,20 @@ func (f *follower) read(sent []atomic.Int64) {
 			f.err = err
 			return
 		}
-		b := buf.Bytes()
+		raw := buf.Bytes()
+		b, ok := f.protocol1(raw)
+		if !ok {
+			continue
+		}
 		seq, ok := field(b, "lseq")
 		if !ok {
 			continue
+		}
+		if f.last == 0 || seq == f.first && f.last == f.first {
+			// The catch-up on joining is not a step's: leave it out of the bytes.
+			f.wire.Add(-int64(len(raw) + wsHeader(len(raw))))
+		} else {
+			f.tally(raw, b)
 		}
 		f.frames++
 		switch {

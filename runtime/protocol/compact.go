@@ -183,7 +183,7 @@ func (c *Compactor) Encode(f Frame, v1 []byte) []byte {
 	case *Hello:
 		c.v.reset()
 	}
-	return whole(v1)
+	return Whole(v1)
 }
 
 // Same reports whether a follower starting from snapshot s would have the view this
@@ -197,7 +197,8 @@ func (c *Compactor) Same(s *Snapshot) bool {
 	return c.v.same(&w)
 }
 
-func whole(v1 []byte) []byte {
+// Whole is a protocol-1 frame as a compact stream carries it: [v1].
+func Whole(v1 []byte) []byte {
 	b := make([]byte, 0, len(v1)+2)
 	b = append(b, '[')
 	b = append(b, v1...)
