@@ -96,6 +96,9 @@ func TestCompactFramesExpandToTheProtocol1Frames(t *testing.T) {
 					}
 					if joiner == nil && i > len(frames)/2 {
 						joiner = protocol.NewExpander()
+						if _, v1, err := joiner.Expand(protocol.Stamp(n, protocol.Whole(c.Table()))); err != nil || v1 != nil {
+							t.Fatalf("the table: %s, %v", v1, err)
+						}
 						for _, f := range [][]byte{r.hello, r.checkpoint.AppendJSON(nil)} {
 							if _, _, err := joiner.Expand(protocol.Stamp(n, c.Encode(mustDecode(t, f), f))); err != nil {
 								t.Fatal(err)

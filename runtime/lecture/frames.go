@@ -101,9 +101,9 @@ func (l *Lecture) checkpoint(snap *protocol.Snapshot, snapshot []byte) {
 		if !l.compactor.Same(snap) {
 			l.compact.Publish(l.compactor.Encode(snap, snapshot))
 		}
-		whole := make([][]byte, len(frames))
-		for i, f := range frames {
-			whole[i] = protocol.Whole(f)
+		whole := [][]byte{protocol.Whole(l.compactor.Table())} // the strings a joiner has not seen
+		for _, f := range frames {
+			whole = append(whole, protocol.Whole(f))
 		}
 		l.compact.Checkpoint(whole...)
 	}

@@ -5,7 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"sort"
 	"strconv"
+	"strings"
 )
 
 // Compact follower frames: protocol 2 of a lecture's follower socket (docs/protocol.md,
@@ -33,6 +37,13 @@ type view struct {
 	nodes    map[int]*nodeView
 	inflight map[int64]json.RawMessage // message id -> its trace JSON
 	lastMsg  int64                     // the largest message id known
+	// The table: strings (rule names, event and message types, reasons) that went
+	// once in full and then go as their place, and each message type's payload keys.
+	// It is learned from the frames, never reset, and a joiner gets it whole in the
+	// checkpoint (Table).
+	strs    []string
+	strIdx  map[string]int
+	payload map[string][]string
 }
 
 type nodeView struct {
@@ -42,8 +53,96 @@ type nodeView struct {
 }
 
 func (v *view) reset() {
-	*v = view{nodes: map[int]*nodeView{}, inflight: map[int64]json.RawMessage{}}
+	strs, idx, payload := v.strs, v.strIdx, v.payload
+	if idx == nil {
+		idx, payload = map[string]int{}, map[string][]string{}
+	}
+	*v = view{nodes: map[int]*nodeView{}, inflight: map[int64]json.RawMessage{}, strs: strs, strIdx: idx, payload: payload}
 	v.clock.Seq = -1
+}
+
+// pairSep joins a rule and its why into one string of the table.
+const pairSep = "\x00"
+
+// holder is the process that acts first in a batch unless its first event says
+// otherwise: the one in the critical section (the lowest id if several), whose stay
+// ends in a batch of its own; -1 when none is.
+func (v *view) holder() int {
+	h := -1
+	for id, n := range v.nodes {
+		if n.CS && (h < 0 || id < h) {
+			h = id
+		}
+	}
+	return h
+}
+
+// slot writes a string of the table: -(its place+1) when the table has it, else the
+// string, which both ends then add.
+func (v *view) slot(b []byte, raw json.RawMessage) []byte {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return append(b, raw...)
+	}
+	if k, ok := v.strIdx[s]; ok {
+		return strconv.AppendInt(b, int64(-k-1), 10)
+	}
+	v.learn(s)
+	return append(b, raw...)
+}
+
+func (v *view) learn(s string) {
+	v.strIdx[s] = len(v.strs)
+	v.strs = append(v.strs, s)
+}
+
+// unslot reads a string of the table back.
+func (v *view) unslot(raw json.RawMessage) (string, error) {
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", err
+		}
+		v.learn(s)
+		return s, nil
+	}
+	k, err := strconv.Atoi(string(raw))
+	if err != nil || k >= 0 || -k-1 >= len(v.strs) {
+		return "", fmt.Errorf("protocol: %s is not in the compact table", raw)
+	}
+	return v.strs[-k-1], nil
+}
+
+// Table is the frame that gives a joiner the table: it comes first in the compact
+// stream's checkpoint, {"type":"table","strings":[..],"payload":[["TYPE","key",..],..]}.
+// A follower takes it in and hands nothing on.
+func (c *Compactor) Table() []byte {
+	b := []byte(`{"type":"table","strings":[`)
+	for i, s := range c.v.strs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, s)
+	}
+	b = append(b, `],"payload":[`...)
+	types := make([]string, 0, len(c.v.payload))
+	for t := range c.v.payload {
+		types = append(types, t)
+	}
+	sort.Strings(types)
+	for i, t := range types {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		b = appendString(b, t)
+		for _, k := range c.v.payload[t] {
+			b = append(b, ',')
+			b = appendString(b, k)
+		}
+		b = append(b, ']')
+	}
+	return append(b, "]}"...)
 }
 
 func (v *view) clone() view {
@@ -56,6 +155,9 @@ func (v *view) clone() view {
 	for k, m := range v.inflight {
 		w.inflight[k] = m
 	}
+	w.strs = slices.Clone(v.strs)
+	w.strIdx = maps.Clone(v.strIdx)
+	w.payload = maps.Clone(v.payload)
 	return w
 }
 
@@ -254,6 +356,10 @@ func compactEvents(w *view, f *Events) ([]byte, error) {
 	pred.Step, pred.T, pred.Seq, pred.Horizon = step, t, seq, max(w.clock.Horizon, step)
 	b = append(b, '[')
 	b = appendClockDelta(b, &pred, &f.Clock)
+	if len(b) == 2 && b[1] == '0' && len(body) > 0 {
+		b = b[:1] // a clock as predicted is left out: the first batch starts at once
+		body = body[1:]
+	}
 	b = append(b, body...)
 	w.clock = f.Clock
 	return append(b, ']'), nil
@@ -314,15 +420,16 @@ func appendClockDelta(b []byte, pred, c *Clock) []byte {
 	return append(b, '}')
 }
 
-// compactBatch writes [E, N, A] and, when needed, dt, dstep and {"w":network,"r":retime}.
+// compactBatch writes [E, N] and, when needed, A, dt, dstep and {"w":network,"r":retime}.
 func compactBatch(b []byte, w *view, bt *Batch, seq int64, prevStep, prevT int) ([]byte, int64, error) {
 	evs, err := arrayItems(bt.Events)
 	if err != nil {
 		return nil, 0, err
 	}
 	b = append(b, "[["...)
-	cur := -1 // the process of the previous event
+	cur := w.holder() // the process of the previous event
 	var sent []int64
+	var memo sendMemo
 	for i, ev := range evs {
 		if i > 0 {
 			b = append(b, ',')
@@ -347,7 +454,7 @@ func compactBatch(b []byte, w *view, bt *Batch, seq int64, prevStep, prevT int) 
 				return nil, 0, err
 			}
 		}
-		b = compactEvent(b, w, ev, keys, vals, e.Seq == seq+1 && e.T == bt.T, e.Type, e.Node, cur, mh, e.Msg)
+		b = compactEvent(b, w, &memo, ev, keys, vals, e.Seq == seq+1 && e.T == bt.T, e.Type, e.Node, cur, mh, e.Msg)
 		seq = e.Seq
 		if e.Node != nil {
 			cur = *e.Node
@@ -371,9 +478,12 @@ func compactBatch(b []byte, w *view, bt *Batch, seq int64, prevStep, prevT int) 
 		b = compactNode(b, w.nodes[n.ID], nv, &n)
 		w.nodes[n.ID] = nv
 	}
-	b = append(b, "],"...)
-	b = compactArrivals(b, bt, sent)
+	b = append(b, ']')
 	dt, dstep := bt.T-prevT, bt.Step-(prevStep+1)
+	if len(bt.Arrive) > 0 || len(sent) > 0 || dt != 0 || dstep != 0 || bt.Network != nil || bt.Retime != nil {
+		b = append(b, ',')
+		b = compactArrivals(b, bt, sent)
+	}
 	if dt != 0 || dstep != 0 || bt.Network != nil || bt.Retime != nil {
 		b = append(b, ',')
 		b = appendInt(b, dt)
@@ -400,15 +510,41 @@ func compactBatch(b []byte, w *view, bt *Batch, seq int64, prevStep, prevT int) 
 	return append(b, ']'), seq, nil
 }
 
-// compactEvent writes one trace event in the shortest form that gives it back:
+// sendMemo is the latest message sent in the batch: the next one of the same type and
+// payload need only say its addressee.
+type sendMemo struct {
+	typ  string
+	vals []json.RawMessage
+}
+
+func (m *sendMemo) same(typ string, vals []json.RawMessage) bool {
+	if m.vals == nil || m.typ != typ || len(m.vals) != len(vals) {
+		return false
+	}
+	for i := range vals {
+		if !bytes.Equal(vals[i], m.vals[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// compactEvent writes one trace event in the shortest form that gives it back. S is a
+// string of the table (view.slot: -place-1, or the string itself the first time):
 //
-//	id                  deliver of message id (in flight) to its addressee
-//	["RULE"(,"why")]    rule fired by the process of the previous event
-//	[to,"TYPE"(,{..})]  send by that process of the next message id, with its payload
-//	"type"              any other event of that process with no field but its type
-//	{..}                any other event without its seq and t (the next seq, the batch's t)
-//	{"seq":..}          anything else, whole
-func compactEvent(b []byte, w *view, ev json.RawMessage, keys []string, vals []json.RawMessage, clocked bool,
+//	d                     deliver of message lastMsg-d (in flight) to its addressee
+//	S                     an event of the process of the previous event (for the first
+//	                      event of a batch: the process in the CS) with no other field
+//	[S,node]              the same for another process
+//	[S(,S)]               rule (and why) fired by the process of the previous event; a
+//	                      rule and why seen together before are one S, "rule\x00why"
+//	[to,S,v..]            send by that process of the next message id, of type S, whose
+//	                      payload keys the table has: their values, in order
+//	[to,S(,{..})]         the same for a type the table does not have yet: the payload
+//	[to]                  a send like the previous send of the batch, to another process
+//	{..}                  any other event without its seq and t (the next seq, the batch's t)
+//	{"seq":..}            anything else, whole
+func compactEvent(b []byte, w *view, memo *sendMemo, ev json.RawMessage, keys []string, vals []json.RawMessage, clocked bool,
 	typ string, node *int, cur int, mh msgHead, msg json.RawMessage) []byte {
 	if !clocked || len(keys) < 3 || keys[0] != "seq" || keys[1] != "t" || keys[2] != "type" {
 		return append(b, ev...)
@@ -416,40 +552,88 @@ func compactEvent(b []byte, w *view, ev json.RawMessage, keys []string, vals []j
 	rest := keys[3:]
 	same := node != nil && *node == cur
 	switch {
-	case typ == "deliver" && eqKeys(rest, "node", "msg") && node != nil && *node == mh.To && bytes.Equal(w.inflight[mh.ID], msg):
-		return strconv.AppendInt(b, mh.ID, 10)
-	case typ == "rule" && same && (eqKeys(rest, "node", "rule") || eqKeys(rest, "node", "rule", "why")):
-		b = append(b, '[')
-		b = append(b, vals[4]...)
+	case typ == "deliver" && eqKeys(rest, "node", "msg") && node != nil && *node == mh.To && bytes.Equal(w.inflight[mh.ID], msg) &&
+		mh.ID <= w.lastMsg:
+		return strconv.AppendInt(b, w.lastMsg-mh.ID, 10)
+	case typ == "rule" && same && (eqKeys(rest, "node", "rule") || eqKeys(rest, "node", "rule", "why")) &&
+		vals[4][0] == '"' && (len(vals) == 5 || vals[5][0] == '"'):
+		var rule, why string
+		_ = json.Unmarshal(vals[4], &rule)
 		if len(vals) == 6 {
-			b = append(b, ',')
-			b = append(b, vals[5]...)
+			_ = json.Unmarshal(vals[5], &why)
 		}
+		if strings.Contains(rule+why, pairSep) {
+			break // not a string of the table: the event goes as an object
+		}
+		b = append(b, '[')
+		if len(vals) == 6 {
+			if k, ok := w.strIdx[rule+pairSep+why]; ok {
+				b = strconv.AppendInt(b, int64(-k-1), 10)
+				return append(b, ']')
+			}
+			b = w.slot(b, vals[4])
+			b = append(b, ',')
+			b = w.slot(b, vals[5])
+			w.learn(rule + pairSep + why)
+			return append(b, ']')
+		}
+		b = w.slot(b, vals[4])
 		return append(b, ']')
 	case typ == "send" && same && eqKeys(rest, "node", "msg") && mh.ID == w.lastMsg+1:
 		mk, mv, err := objectFields(msg)
-		if err == nil && len(mk) >= 4 && mk[0] == "id" && mk[1] == "type" && mk[2] == "from" && mk[3] == "to" &&
-			string(mv[2]) == strconv.Itoa(cur) {
+		if err != nil || len(mk) < 4 || mk[0] != "id" || mk[1] != "type" || mk[2] != "from" || mk[3] != "to" ||
+			string(mv[2]) != strconv.Itoa(cur) || mv[1][0] != '"' {
+			break
+		}
+		to, err := strconv.Atoi(string(mv[3]))
+		if err != nil || to < 0 {
+			break
+		}
+		var mt string
+		_ = json.Unmarshal(mv[1], &mt)
+		known, ok := w.payload[mt]
+		if ok && !eqKeys(known, mk[4:]...) {
+			break // the type's payload changed keys: the event goes as an object
+		}
+		if ok && memo.same(mt, mv[4:]) {
 			b = append(b, '[')
 			b = append(b, mv[3]...)
-			b = append(b, ',')
-			b = append(b, mv[1]...)
-			if len(mk) > 4 {
-				b = append(b, ",{"...)
-				for i := 4; i < len(mk); i++ {
-					if i > 4 {
-						b = append(b, ',')
-					}
-					b = appendString(b, mk[i])
-					b = append(b, ':')
-					b = append(b, mv[i]...)
-				}
-				b = append(b, '}')
+			return append(b, ']')
+		}
+		memo.typ, memo.vals = mt, append([]json.RawMessage{}, mv[4:]...)
+		b = append(b, '[')
+		b = append(b, mv[3]...)
+		b = append(b, ',')
+		b = w.slot(b, mv[1])
+		if ok {
+			for i := 4; i < len(mk); i++ {
+				b = append(b, ',')
+				b = append(b, mv[i]...)
 			}
 			return append(b, ']')
 		}
-	case same && eqKeys(rest, "node"):
-		return append(b, vals[2]...)
+		w.payload[mt] = slices.Clone(mk[4:])
+		if len(mk) > 4 {
+			b = append(b, ",{"...)
+			for i := 4; i < len(mk); i++ {
+				if i > 4 {
+					b = append(b, ',')
+				}
+				b = appendString(b, mk[i])
+				b = append(b, ':')
+				b = append(b, mv[i]...)
+			}
+			b = append(b, '}')
+		}
+		return append(b, ']')
+	case same && eqKeys(rest, "node") && vals[2][0] == '"':
+		return w.slot(b, vals[2])
+	case eqKeys(rest, "node") && vals[2][0] == '"' && node != nil && *node >= 0:
+		b = append(b, '[')
+		b = w.slot(b, vals[2])
+		b = append(b, ',')
+		b = append(b, vals[3]...)
+		return append(b, ']')
 	}
 	// Without seq and t: the fields from "type" on, as they were written.
 	k := bytes.Index(ev, []byte(`"type":`))
@@ -473,8 +657,8 @@ func eqKeys(keys []string, want ...string) bool {
 }
 
 // compactNode writes a process's view against the one the follower has:
-// [id, [k, v, ...]] gives the state variables that changed, by their place among the
-// state's keys; [id, {state}] the whole state when its keys changed; a third element
+// [id, [k, v, ...]] gives the state variables that changed, by their place k among the
+// state's keys (-k-1 and a list: the old list with these items added at its end); [id, {state}] the whole state when its keys changed; a third element
 // {"a","c","k","l","g"} the fields alive, cs, token, leader, group that changed. A
 // process the follower has no view of, or a view with rules, goes whole.
 func compactNode(b []byte, old, nv *nodeView, n *Node) []byte {
@@ -495,6 +679,12 @@ func compactNode(b []byte, old, nv *nodeView, n *Node) []byte {
 				b = append(b, ',')
 			}
 			first = false
+			if tail, ok := appended(old.vals[i], nv.vals[i]); ok {
+				b = appendInt(b, -i-1) // the old list and these items
+				b = append(b, ',')
+				b = append(b, tail...)
+				continue
+			}
 			b = appendInt(b, i)
 			b = append(b, ',')
 			b = append(b, nv.vals[i]...)
@@ -538,6 +728,17 @@ func compactNode(b []byte, old, nv *nodeView, n *Node) []byte {
 		b = append(b, '}')
 	}
 	return append(b, ']')
+}
+
+// appended reports whether list now is list old with items added at its end, and
+// returns those items as a list.
+func appended(old, now json.RawMessage) (json.RawMessage, bool) {
+	n := len(old)
+	if n < 3 || old[0] != '[' || old[n-1] != ']' || len(now) <= n || !bytes.Equal(now[:n-1], old[:n-1]) || now[n-1] != ',' {
+		return nil, false
+	}
+	tail := append(json.RawMessage{'['}, now[n:]...)
+	return tail, true
 }
 
 // compactArrivals writes the arrival times as offsets from the batch's time, one per

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Expander reads compact follower frames back into protocol-1 frames (compact.go). The
@@ -23,7 +24,8 @@ func NewExpander() *Expander {
 }
 
 // Expand reads one stamped compact frame ([lseq, ...]) and returns its number and its
-// protocol-1 bytes, stamped the same way as a protocol-1 follower receives them.
+// protocol-1 bytes, stamped the same way as a protocol-1 follower receives them. The
+// table of a checkpoint has no protocol-1 frame: its bytes are nil.
 func (x *Expander) Expand(stamped []byte) (uint64, []byte, error) {
 	var items []json.RawMessage
 	if err := json.Unmarshal(stamped, &items); err != nil || len(items) < 2 {
@@ -34,6 +36,9 @@ func (x *Expander) Expand(stamped []byte) (uint64, []byte, error) {
 		return 0, nil, fmt.Errorf("protocol: compact frame: lseq %s", items[0])
 	}
 	var v1 []byte
+	if len(items) == 2 && bytes.HasPrefix(items[1], []byte(`{"type":"table",`)) {
+		return n, nil, x.takeTable(items[1])
+	}
 	if len(items) == 2 && bytes.HasPrefix(items[1], []byte(`{"type":`)) {
 		v1 = items[1]
 		if err := x.followWhole(v1); err != nil {
@@ -46,6 +51,28 @@ func (x *Expander) Expand(stamped []byte) (uint64, []byte, error) {
 		}
 	}
 	return n, Stamp(n, v1), nil
+}
+
+// takeTable replaces the table by a checkpoint's (Compactor.Table).
+func (x *Expander) takeTable(raw []byte) error {
+	var t struct {
+		Strings []string   `json:"strings"`
+		Payload [][]string `json:"payload"`
+	}
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return fmt.Errorf("protocol: compact table: %w", err)
+	}
+	x.v.strs, x.v.strIdx, x.v.payload = nil, map[string]int{}, map[string][]string{}
+	for _, s := range t.Strings {
+		x.v.learn(s)
+	}
+	for _, p := range t.Payload {
+		if len(p) == 0 {
+			return errors.New("protocol: compact table: a payload without its type")
+		}
+		x.v.payload[p[0]] = p[1:]
+	}
+	return nil
 }
 
 // followWhole applies a frame that came whole.
@@ -76,7 +103,12 @@ func (x *Expander) expandEvents(body []byte) ([]byte, error) {
 	w := &x.v
 	f := Events{Batches: make([]Batch, 0, len(items)-1)}
 	seq, step, t := w.clock.Seq, w.clock.Step, w.clock.T
-	for _, raw := range items[1:] {
+	clock := items[0]
+	batches := items[1:]
+	if clock[0] == '[' { // the clock as predicted, left out
+		clock, batches = json.RawMessage("0"), items
+	}
+	for _, raw := range batches {
 		bt, last, err := expandBatch(w, raw, seq, step, t)
 		if err != nil {
 			return nil, err
@@ -86,7 +118,7 @@ func (x *Expander) expandEvents(body []byte) ([]byte, error) {
 	}
 	f.Clock = w.clock
 	f.Step, f.T, f.Seq, f.Horizon = step, t, seq, max(w.clock.Horizon, step)
-	if !bytes.Equal(items[0], []byte("0")) {
+	if !bytes.Equal(clock, []byte("0")) {
 		var d struct {
 			S *int     `json:"s"`
 			T *int     `json:"t"`
@@ -98,7 +130,7 @@ func (x *Expander) expandEvents(body []byte) ([]byte, error) {
 			I *int     `json:"i"`
 			X *string  `json:"x"`
 		}
-		if err := json.Unmarshal(items[0], &d); err != nil {
+		if err := json.Unmarshal(clock, &d); err != nil {
 			return nil, fmt.Errorf("protocol: compact clock: %w", err)
 		}
 		set(&f.Step, d.S)
@@ -123,8 +155,11 @@ func set[T any](dst *T, v *T) {
 
 func expandBatch(w *view, raw json.RawMessage, seq int64, prevStep, prevT int) (Batch, int64, error) {
 	var parts []json.RawMessage
-	if err := json.Unmarshal(raw, &parts); err != nil || len(parts) < 3 {
+	if err := json.Unmarshal(raw, &parts); err != nil || len(parts) < 2 {
 		return Batch{}, 0, errors.New("protocol: a compact batch is [events, nodes, arrivals, ...]")
+	}
+	if len(parts) == 2 {
+		parts = append(parts, json.RawMessage("[]"))
 	}
 	bt := Batch{Step: prevStep + 1, T: prevT}
 	if len(parts) > 3 {
@@ -154,10 +189,11 @@ func expandBatch(w *view, raw json.RawMessage, seq int64, prevStep, prevT int) (
 		return Batch{}, 0, err
 	}
 	out := []byte{'['}
-	cur := -1
+	cur := w.holder()
 	var sent []int64
+	var memo sendMemo
 	for i, ce := range evs {
-		ev, err := expandEvent(w, ce, seq+1, bt.T, cur)
+		ev, err := expandEvent(w, &memo, ce, seq+1, bt.T, cur)
 		if err != nil {
 			return Batch{}, 0, err
 		}
@@ -223,7 +259,7 @@ func expandBatch(w *view, raw json.RawMessage, seq int64, prevStep, prevT int) (
 	return bt, seq, nil
 }
 
-func expandEvent(w *view, ce json.RawMessage, seq int64, t, cur int) ([]byte, error) {
+func expandEvent(w *view, memo *sendMemo, ce json.RawMessage, seq int64, t, cur int) ([]byte, error) {
 	head := func(typ string, node int) []byte {
 		b := []byte(`{"seq":`)
 		b = strconv.AppendInt(b, seq, 10)
@@ -235,11 +271,12 @@ func expandEvent(w *view, ce json.RawMessage, seq int64, t, cur int) ([]byte, er
 		return appendInt(b, node)
 	}
 	switch c := ce[0]; {
-	case c == '-' || c >= '0' && c <= '9':
-		id, err := strconv.ParseInt(string(ce), 10, 64)
+	case c >= '0' && c <= '9':
+		d, err := strconv.ParseInt(string(ce), 10, 64)
 		if err != nil {
 			return nil, err
 		}
+		id := w.lastMsg - d
 		msg, ok := w.inflight[id]
 		if !ok {
 			return nil, fmt.Errorf("protocol: deliver of message %d, which is not in flight", id)
@@ -252,9 +289,9 @@ func expandEvent(w *view, ce json.RawMessage, seq int64, t, cur int) ([]byte, er
 		b = append(b, `,"msg":`...)
 		b = append(b, msg...)
 		return append(b, '}'), nil
-	case c == '"':
-		var typ string
-		if err := json.Unmarshal(ce, &typ); err != nil {
+	case c == '"' || c == '-':
+		typ, err := w.unslot(ce)
+		if err != nil {
 			return nil, err
 		}
 		return append(head(typ, cur), '}'), nil
@@ -275,31 +312,91 @@ func expandEvent(w *view, ce json.RawMessage, seq int64, t, cur int) ([]byte, er
 		if err := json.Unmarshal(ce, &parts); err != nil || len(parts) == 0 {
 			return nil, errors.New("protocol: an empty compact event")
 		}
-		if parts[0][0] == '"' { // a rule
+		if p := parts[0][0]; p == '"' || p == '-' { // a rule, or an event of another process
+			rule, err := w.unslot(parts[0])
+			if err != nil {
+				return nil, err
+			}
+			if len(parts) == 2 && parts[1][0] >= '0' && parts[1][0] <= '9' {
+				node, err := strconv.Atoi(string(parts[1]))
+				if err != nil {
+					return nil, err
+				}
+				return append(head(rule, node), '}'), nil
+			}
 			b := head("rule", cur)
 			b = append(b, `,"rule":`...)
-			b = append(b, parts[0]...)
-			if len(parts) > 1 {
+			if r, why, ok := strings.Cut(rule, pairSep); ok {
+				b = appendString(b, r)
 				b = append(b, `,"why":`...)
-				b = append(b, parts[1]...)
+				b = appendString(b, why)
+				return append(b, '}'), nil
+			}
+			b = appendString(b, rule)
+			if len(parts) > 1 {
+				why, err := w.unslot(parts[1])
+				if err != nil {
+					return nil, err
+				}
+				b = append(b, `,"why":`...)
+				b = appendString(b, why)
+				w.learn(rule + pairSep + why)
 			}
 			return append(b, '}'), nil
+		}
+		var mt string
+		if len(parts) == 1 { // like the previous send
+			if memo.vals == nil {
+				return nil, errors.New("protocol: a compact send like the previous one, with none before it")
+			}
+			mt = memo.typ
+			parts = append(append(parts, nil), memo.vals...)
+		} else {
+			var err error
+			if mt, err = w.unslot(parts[1]); err != nil {
+				return nil, err
+			}
 		}
 		b := head("send", cur) // a send of the next message
 		b = append(b, `,"msg":{"id":`...)
 		b = strconv.AppendInt(b, w.lastMsg+1, 10)
 		b = append(b, `,"type":`...)
-		if len(parts) < 2 {
-			return nil, errors.New("protocol: a compact send without a message type")
-		}
-		b = append(b, parts[1]...)
+		b = appendString(b, mt)
 		b = append(b, `,"from":`...)
 		b = appendInt(b, cur)
 		b = append(b, `,"to":`...)
 		b = append(b, parts[0]...)
-		if len(parts) > 2 && len(parts[2]) > 2 {
-			b = append(b, ',')
-			b = append(b, parts[2][1:len(parts[2])-1]...)
+		if keys, ok := w.payload[mt]; ok {
+			memo.typ, memo.vals = mt, append([]json.RawMessage{}, parts[2:]...)
+			if len(parts) != 2+len(keys) {
+				return nil, fmt.Errorf("protocol: a compact %s message has %d payload values for %d keys", mt, len(parts)-2, len(keys))
+			}
+			for i, k := range keys {
+				b = append(b, ',')
+				b = appendString(b, k)
+				b = append(b, ':')
+				b = append(b, parts[2+i]...)
+			}
+		} else {
+			var keys []string
+			if len(parts) > 2 {
+				ks, vs, err := objectFields(parts[2])
+				if err != nil {
+					return nil, err
+				}
+				for i, k := range ks {
+					b = append(b, ',')
+					b = appendString(b, k)
+					b = append(b, ':')
+					b = append(b, vs[i]...)
+				}
+				keys = ks
+			}
+			w.payload[mt] = keys
+			memo.typ, memo.vals = mt, []json.RawMessage{}
+			if len(parts) > 2 {
+				_, memo.vals, _ = objectFields(parts[2])
+			}
 		}
 		return append(b, "}}"...), nil
 	}
@@ -335,8 +432,21 @@ func expandNode(w *view, cn json.RawMessage) (Node, error) {
 		vals := append([]json.RawMessage(nil), old.vals...)
 		for i := 0; i < len(pairs); i += 2 {
 			k, err := strconv.Atoi(string(pairs[i]))
-			if err != nil || k < 0 || k >= len(vals) {
+			add := k < 0
+			if add {
+				k = -k - 1
+			}
+			if err != nil || k >= len(vals) {
 				return Node{}, fmt.Errorf("protocol: state variable %s of process %d", pairs[i], id)
+			}
+			if add {
+				v := pairs[i+1]
+				if len(v) < 3 || v[0] != '[' || len(vals[k]) < 3 || vals[k][0] != '[' {
+					return Node{}, fmt.Errorf("protocol: items added to state variable %d of process %d, which is not a list", k, id)
+				}
+				old := vals[k]
+				vals[k] = append(append(append(json.RawMessage{}, old[:len(old)-1]...), ','), v[1:]...)
+				continue
 			}
 			vals[k] = pairs[i+1]
 		}
