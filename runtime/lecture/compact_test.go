@@ -3,6 +3,8 @@ package lecture
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
+	"os"
 	"testing"
 
 	"github.com/teach-dist/playground/internal/testwait"
@@ -164,4 +166,66 @@ func mustDecode(t *testing.T, b []byte) protocol.Frame {
 		t.Fatal(err)
 	}
 	return f
+}
+
+var updateFixture = flag.Bool("update", false, "rewrite static/test/testdata/compact-frames.json")
+
+// compactFixture is where the browser's expander test (static/test/compact.test.js)
+// reads compact frames with the protocol-1 frames they stand for.
+const compactFixture = "../../static/test/testdata/compact-frames.json"
+
+// The browser's expander reads the frames this compactor writes: the fixture is two
+// curated runs' compact stream, a joiner's included, each frame with the protocol-1
+// frame it expands to. The test fails when the fixture is not what the compactor
+// makes now (go test ./runtime/lecture -run CompactFixture -update rewrites it).
+func TestCompactFixtureIsCurrent(t *testing.T) {
+	type pair struct {
+		Compact string `json:"compact"`
+		V1      string `json:"v1"` // empty for the table
+	}
+	runs := map[string][]pair{}
+	for _, name := range []string{"ricart-agrawala-concurrent", "token-ring-process-crash"} {
+		frames := runFrames(t, name, 60)
+		c := protocol.NewCompactor()
+		var out []pair
+		n := uint64(0)
+		joined := false
+		for i, r := range frames {
+			if r.checkpoint != nil {
+				if !joined && i > len(frames)/3 {
+					// The joiner's checkpoint as the compact stream has it.
+					joined = true
+					out = append(out, pair{Compact: string(protocol.Stamp(n, protocol.Whole(c.Table())))})
+					for _, f := range [][]byte{r.hello, r.checkpoint.AppendJSON(nil)} {
+						out = append(out, pair{Compact: string(protocol.Stamp(n, protocol.Whole(f))), V1: string(protocol.Stamp(n, f))})
+					}
+				}
+				continue
+			}
+			n++
+			v1 := r.frame.JSON
+			if h, ok := r.frame.Frame.(*protocol.Hello); ok {
+				v1 = followerHello(h)
+			}
+			out = append(out, pair{Compact: string(protocol.Stamp(n, c.Encode(r.frame.Frame, v1))), V1: string(protocol.Stamp(n, v1))})
+		}
+		runs[name] = out
+	}
+	got, err := json.MarshalIndent(runs, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	if *updateFixture {
+		if err := os.WriteFile(compactFixture, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(compactFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s is not what the compactor writes now: rerun with -update", compactFixture)
+	}
 }

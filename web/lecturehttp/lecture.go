@@ -260,7 +260,8 @@ func (h *Handlers) FollowerPage(w http.ResponseWriter, r *http.Request) {
 		http.SetCookie(w, &http.Cookie{Name: followerCookie, Value: randomID(), Path: "/", HttpOnly: true,
 			SameSite: http.SameSiteLaxMode, Secure: ratelimit.HTTPS(r)})
 	}
-	p.WS, p.API = "/ws/lecture/"+l.Code(), "/api/lectures/"+l.Code()
+	// proto=2: the page reads compact frames (static/compact.js, docs/protocol.md).
+	p.WS, p.API = "/ws/lecture/"+l.Code()+"?proto=2", "/api/lectures/"+l.Code()
 	p.Title = "Following lecture " + lecture.DisplayCode(l.Code())
 	p.About = "The instructor drives this run and you see every step as it happens. Fork it to try your own moves in a tab of your own."
 	h.Pages.Render(w, r, http.StatusOK, pages.PlayPage(p))
