@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"sync/atomic"
+	"time"
 
 	"github.com/teach-dist/playground/runtime/protocol"
 )
@@ -105,4 +106,24 @@ func (f *follower) tally(raw, v1 []byte) {
 	}
 	f.otherBytes += int64(len(raw))
 	f.otherN++
+}
+
+// caughtUp waits (at most limit) until every follower has read the last frame any
+// follower of its protocol read: the counts then cover the same steps for all of them.
+func caughtUp(fl []*follower, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		top := map[int]int64{}
+		for _, f := range fl {
+			top[f.proto] = max(top[f.proto], f.seen.Load())
+		}
+		behind := false
+		for _, f := range fl {
+			behind = behind || f.seen.Load() < top[f.proto]
+		}
+		if !behind {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

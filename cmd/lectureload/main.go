@@ -3,10 +3,14 @@
 // connects followers over real WebSockets, and has the presenter step the run at a
 // fixed rate. It reports the delivery latency of every frame to every follower (from
 // the presenter's step command to the follower's read), frames lost or repeated, the
-// server's CPU (from /proc of the child), and when the followers that stop reading
-// were dropped. docs/benchmarks.md records a run.
+// server's CPU (from /proc of the child), when the followers that stop reading were
+// dropped, and the bytes per follower per step by frame type, for followers of
+// protocol 1 and of the compact frames (-proto both: half each, in one run). With -play
+// the presenter plays the run at a speed instead of stepping, and -asks keeps its
+// processes asking for the CS. docs/benchmarks.md records runs.
 //
 //	go run ./cmd/lectureload -followers 500 -rate 30 -duration 30s
+//	go run ./cmd/lectureload -followers 200 -slow 0 -proto both -run '/play/ricart-agrawala?n=8' -play 4 -asks 2
 package main
 
 import (
@@ -165,6 +169,7 @@ type follower struct {
 	proto       int
 	x           *protocol.Expander // of a compact follower
 	wire        atomic.Int64
+	seen        atomic.Int64 // f.last, for the end of the run
 	eventsBytes int64
 	eventsN     int
 	otherBytes  int64
@@ -328,8 +333,15 @@ func load(c config, out io.Writer) error {
 	}
 
 	// The presenter steps at the rate; the server's CPU is read around it.
-	fmt.Fprintf(out, "server %s (pid %d), lecture %s, %d followers + %d that stop reading, %.0f steps/s for %s\n",
-		addr, pid, code, c.followers, c.slow, c.rate, c.duration)
+	pace := fmt.Sprintf("%.0f steps/s", c.rate)
+	if c.play > 0 {
+		pace = fmt.Sprintf("playing at %gx", c.play)
+	}
+	if c.asks > 0 {
+		pace += fmt.Sprintf(", %g requests per second of play", c.asks)
+	}
+	fmt.Fprintf(out, "server %s (pid %d), lecture %s, %d followers (protocol %s) + %d that stop reading, %s for %s\n",
+		addr, pid, code, c.followers, c.proto, c.slow, pace, c.duration)
 	cpu0, err := cpuTicks(pid)
 	if err != nil {
 		return err
@@ -391,6 +403,7 @@ func load(c config, out io.Writer) error {
 	cpu1, _ := cpuTicks(pid)
 	// Let the last frames arrive, then close the readers.
 	time.Sleep(500 * time.Millisecond)
+	caughtUp(fl, 30*time.Second)
 	for len(followersNow) > 0 {
 		if x := <-followersNow; x == c.followers && dropAt == 0 && c.slow > 0 {
 			dropAt = time.Since(start)
@@ -437,11 +450,19 @@ func load(c config, out io.Writer) error {
 		return all[min(len(all)-1, int(p*float64(len(all))))]
 	}
 	cores := float64(cpu1-cpu0) / clockTicks / wall.Seconds()
-	fmt.Fprintf(out, "steps sent: %d (steps %d to %d) in %.2fs\n", total, step0+1, step0+int64(total), wall.Seconds())
-	fmt.Fprintf(out, "frames delivered: %d of %d expected (%d followers x %d), gaps %d, repeats %d\n",
-		len(all), c.followers*total, c.followers, total, gaps, repeats)
-	fmt.Fprintf(out, "delivery latency (step command sent -> follower read): p50 %s  p90 %s  p99 %s  max %s\n",
-		ms(pct(0.50)), ms(pct(0.90)), ms(pct(0.99)), ms(pct(1)))
+	if c.play == 0 {
+		fmt.Fprintf(out, "steps sent: %d (steps %d to %d) in %.2fs\n", total, step0+1, step0+int64(total), wall.Seconds())
+		fmt.Fprintf(out, "frames delivered: %d of %d expected (%d followers x %d), gaps %d, repeats %d\n",
+			len(all), c.followers*total, c.followers, total, gaps, repeats)
+		fmt.Fprintf(out, "delivery latency (step command sent -> follower read): p50 %s  p90 %s  p99 %s  max %s\n",
+			ms(pct(0.50)), ms(pct(0.90)), ms(pct(0.99)), ms(pct(1)))
+	} else {
+		frames := 0
+		for _, f := range fl {
+			frames += f.frames
+		}
+		fmt.Fprintf(out, "frames read: %d by %d followers, gaps %d, repeats %d\n", frames, c.followers, gaps, repeats)
+	}
 	fmt.Fprintf(out, "server CPU: %.3f cores (%.2fs of CPU over %.2fs), peak RSS %s\n",
 		cores, float64(cpu1-cpu0)/clockTicks, wall.Seconds(), rss)
 	// The server's follower count says when it let the slow ones go; what the slow
@@ -540,6 +561,7 @@ func (f *follower) read(sent []atomic.Int64) {
 			f.gaps++
 		}
 		f.last = max(f.last, seq)
+		f.seen.Store(f.last)
 		if !bytes.Contains(b[:min(len(b), 40)], []byte(`"type":"events"`)) {
 			continue
 		}
