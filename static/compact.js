@@ -134,7 +134,9 @@ function expandBatch(v, parts, seq, prevStep, prevT) {
   let cur = holder(v);
   const sent = [];
   const memo = { typ: null, vals: null };
-  batch.events = evs.map((ce) => {
+  // [to, to..]: one send like the previous one per addressee.
+  const flat = evs.flatMap((ce) => (Array.isArray(ce) && ce.length > 1 && ce.every((x) => typeof x === "number" && x >= 0) ? ce.map((to) => [to]) : [ce]));
+  batch.events = flat.map((ce) => {
     const e = expandEvent(v, memo, ce, seq + 1, batch.t, cur);
     seq = e.seq;
     if (e.node !== undefined) cur = e.node;

@@ -430,7 +430,9 @@ func compactBatch(b []byte, w *view, bt *Batch, seq int64, prevStep, prevT int) 
 	cur := w.holder() // the process of the previous event
 	var sent []int64
 	var memo sendMemo
+	repeat := false // the latest element is a list of sends like the previous one
 	for i, ev := range evs {
+		mark := len(b)
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -454,7 +456,15 @@ func compactBatch(b []byte, w *view, bt *Batch, seq int64, prevStep, prevT int) 
 				return nil, 0, err
 			}
 		}
+		at := len(b)
 		b = compactEvent(b, w, &memo, ev, keys, vals, e.Seq == seq+1 && e.T == bt.T, e.Type, e.Node, cur, mh, e.Msg)
+		// [a] after [..., z]: sends like the previous one go as one list, [..., z, a].
+		one := isRepeat(b[at:])
+		if one && repeat {
+			to := append([]byte(nil), b[at+1:len(b)-1]...)
+			b = append(append(append(b[:mark-1], ','), to...), ']')
+		}
+		repeat = one
 		seq = e.Seq
 		if e.Node != nil {
 			cur = *e.Node
@@ -510,6 +520,19 @@ func compactBatch(b []byte, w *view, bt *Batch, seq int64, prevStep, prevT int) 
 	return append(b, ']'), seq, nil
 }
 
+// isRepeat reports whether a compact event is [to]: a send like the previous one.
+func isRepeat(ce []byte) bool {
+	if len(ce) < 3 || ce[0] != '[' || ce[len(ce)-1] != ']' {
+		return false
+	}
+	for _, c := range ce[1 : len(ce)-1] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // sendMemo is the latest message sent in the batch: the next one of the same type and
 // payload need only say its addressee.
 type sendMemo struct {
@@ -541,7 +564,7 @@ func (m *sendMemo) same(typ string, vals []json.RawMessage) bool {
 //	[to,S,v..]            send by that process of the next message id, of type S, whose
 //	                      payload keys the table has: their values, in order
 //	[to,S(,{..})]         the same for a type the table does not have yet: the payload
-//	[to]                  a send like the previous send of the batch, to another process
+//	[to, to..]            sends like the previous send of the batch, to other processes
 //	{..}                  any other event without its seq and t (the next seq, the batch's t)
 //	{"seq":..}            anything else, whole
 func compactEvent(b []byte, w *view, memo *sendMemo, ev json.RawMessage, keys []string, vals []json.RawMessage, clocked bool,

@@ -184,9 +184,20 @@ func expandBatch(w *view, raw json.RawMessage, seq int64, prevStep, prevT int) (
 		}
 		bt.Network, bt.Retime = x.W, x.R
 	}
-	var evs []json.RawMessage
-	if err := json.Unmarshal(parts[0], &evs); err != nil {
+	var packed []json.RawMessage
+	if err := json.Unmarshal(parts[0], &packed); err != nil {
 		return Batch{}, 0, err
+	}
+	// [to, to..]: one send like the previous one per addressee.
+	var evs []json.RawMessage
+	for _, ce := range packed {
+		if !repeats(ce) {
+			evs = append(evs, ce)
+			continue
+		}
+		for _, to := range bytes.Split(ce[1:len(ce)-1], []byte{','}) {
+			evs = append(evs, json.RawMessage("["+string(to)+"]"))
+		}
 	}
 	out := []byte{'['}
 	cur := w.holder()
@@ -257,6 +268,19 @@ func expandBatch(w *view, raw json.RawMessage, seq int64, prevStep, prevT int) (
 		}
 	}
 	return bt, seq, nil
+}
+
+// repeats reports whether a compact event is [to, to..]: digits and commas only.
+func repeats(ce []byte) bool {
+	if len(ce) < 3 || ce[0] != '[' || ce[len(ce)-1] != ']' {
+		return false
+	}
+	for _, c := range ce[1 : len(ce)-1] {
+		if (c < '0' || c > '9') && c != ',' {
+			return false
+		}
+	}
+	return true
 }
 
 func expandEvent(w *view, memo *sendMemo, ce json.RawMessage, seq int64, t, cur int) ([]byte, error) {
