@@ -40,6 +40,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/teach-dist/playground/runtime/lecture"
 	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/web"
 )
@@ -61,6 +62,7 @@ type config struct {
 	proto     string  // 1, 2 or both (half the followers each)
 	play      float64 // > 0: the presenter plays at this speed instead of stepping
 	asks      float64 // requests per second the presenter makes (round robin), to keep the run busy
+	max       int     // the server's --max-followers (0: its default)
 }
 
 func run(args []string, out io.Writer) error {
@@ -75,30 +77,33 @@ func run(args []string, out io.Writer) error {
 	fs.StringVar(&c.proto, "proto", "1", "the followers' frames: 1 (JSON objects), 2 (compact) or both (half each, compared in one run)")
 	fs.Float64Var(&c.play, "play", 0, "play the run at this speed (0.25 to 16) for the duration instead of stepping at -rate")
 	fs.Float64Var(&c.asks, "asks", 0, "requests for the CS per second of virtual play, made by the presenter round robin (0: none)")
+	fs.IntVar(&c.max, "max-followers", 0, "the server's cap on followers of one lecture, and of one address's share (0: the defaults, 1000 and 40 %)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if c.serve {
-		return serve()
+		return serve(c.max)
 	}
 	return load(c, out)
 }
 
 // serve is the child: the real playground server on a loopback port, printed on stdout.
-func serve() error {
+func serve(maxFollowers int) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	srv := web.New(web.Options{})
+	// Every follower of the tool comes from 127.0.0.1: one client, whose share is then
+	// the whole cap.
+	srv := web.New(web.Options{Lecture: lecture.Options{MaxFollowers: maxFollowers, FollowersPerClient: maxFollowers}})
 	return srv.ListenAndServe(ctx, "127.0.0.1:0", func(addr string) { fmt.Println(addr) })
 }
 
 // child starts the server process and returns its address.
-func child() (*exec.Cmd, string, error) {
+func child(maxFollowers int) (*exec.Cmd, string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, "", err
 	}
-	cmd := exec.Command(exe, "-serve")
+	cmd := exec.Command(exe, "-serve", "-max-followers", strconv.Itoa(maxFollowers))
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -204,7 +209,7 @@ func dial(base, path string, readBuffer int, count *atomic.Int64) (*websocket.Co
 }
 
 func load(c config, out io.Writer) error {
-	cmd, addr, err := child()
+	cmd, addr, err := child(c.max)
 	if err != nil {
 		return err
 	}
@@ -346,6 +351,7 @@ func load(c config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	own0, _ := cpuTicks(os.Getpid())
 	start := time.Now()
 	tick := time.NewTicker(time.Duration(float64(time.Second) / c.rate))
 	var asks <-chan time.Time
@@ -401,6 +407,7 @@ func load(c config, out io.Writer) error {
 	tick.Stop()
 	wall := time.Since(start)
 	cpu1, _ := cpuTicks(pid)
+	own1, _ := cpuTicks(os.Getpid())
 	// Let the last frames arrive, then close the readers.
 	time.Sleep(500 * time.Millisecond)
 	caughtUp(fl, 30*time.Second)
@@ -463,8 +470,8 @@ func load(c config, out io.Writer) error {
 		}
 		fmt.Fprintf(out, "frames read: %d by %d followers, gaps %d, repeats %d\n", frames, c.followers, gaps, repeats)
 	}
-	fmt.Fprintf(out, "server CPU: %.3f cores (%.2fs of CPU over %.2fs), peak RSS %s\n",
-		cores, float64(cpu1-cpu0)/clockTicks, wall.Seconds(), rss)
+	fmt.Fprintf(out, "server CPU: %.3f cores (%.2fs of CPU over %.2fs), peak RSS %s; this tool's own CPU: %.3f cores (its followers' reading)\n",
+		cores, float64(cpu1-cpu0)/clockTicks, wall.Seconds(), rss, float64(own1-own0)/clockTicks/wall.Seconds())
 	// The server's follower count says when it let the slow ones go; what the slow
 	// client itself sees depends on its socket (a tiny window may hide the close).
 	for i, n := range slowFrames {
