@@ -83,8 +83,22 @@ func verdict(ok bool) string {
 // protocol1 turns what a follower read into the protocol-1 frame it stands for: a
 // compact frame through the follower's expander, a protocol-1 frame as it is.
 func (f *follower) protocol1(b []byte) ([]byte, bool) {
-	if f.x == nil || len(b) == 0 || b[0] != '[' {
+	if len(b) == 0 || b[0] != '[' {
 		return b, true
+	}
+	if f.x == nil {
+		// Not expanded: the number, and whether it is an events frame, for the counts.
+		n, ok := protocol.StampOf(b)
+		if !ok {
+			f.bad++
+			return nil, false
+		}
+		rest := b[bytes.IndexByte(b, ',')+1:]
+		typ := "events"
+		if bytes.HasPrefix(rest, []byte(`{"type":"`)) && !bytes.HasPrefix(rest, []byte(`{"type":"events"`)) {
+			typ = "other"
+		}
+		return protocol.Stamp(n, []byte(`{"type":"`+typ+`"}`)), true
 	}
 	n, v1, err := f.x.Expand(b)
 	if err != nil {
@@ -127,3 +141,7 @@ func caughtUp(fl []*follower, limit time.Duration) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// sampleEvery is how far apart the compact followers that expand every frame are: all
+// of them up to 200 followers, then about a hundred (two in every sampleEvery).
+func sampleEvery(followers int) int { return max(2, followers/50) }
