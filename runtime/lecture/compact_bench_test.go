@@ -79,3 +79,27 @@ func BenchmarkDeflate(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCompact is the server's cost of a compact frame: encoding one events frame
+// and checking it by expanding it, once per frame for all its compact followers.
+func BenchmarkCompact(b *testing.B) {
+	v1, _ := raFrames(b)
+	frames := make([]protocol.Frame, len(v1))
+	for i, f := range v1 {
+		fr, err := protocol.Decode(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		frames[i] = fr
+	}
+	b.ResetTimer()
+	var c *protocol.Compactor
+	for i := range b.N {
+		k := i % len(frames)
+		if k == 0 {
+			c = protocol.NewCompactor() // the run again from its start: a view to fit
+			c.Encode(&protocol.Snapshot{Clock: protocol.Clock{Seq: -1}}, nil)
+		}
+		c.Encode(frames[k], v1[k])
+	}
+}
