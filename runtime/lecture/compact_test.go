@@ -13,23 +13,23 @@ import (
 	"github.com/teach-dist/playground/scenarios"
 )
 
-// recorder keeps a session's frames in order, with the checkpoints asked for between
+// frameRecorder keeps a session's frames in order, with the checkpoints asked for between
 // them (a checkpoint is a hello and a snapshot with no frame of its own).
-type recorder struct{ c chan recorded }
+type frameRecorder struct{ c chan sessionFrame }
 
-type recorded struct {
+type sessionFrame struct {
 	frame      protocol.Encoded
 	checkpoint *protocol.Snapshot
 	hello      []byte
 	done       bool
 }
 
-func (r *recorder) Deliver(f protocol.Encoded) bool { r.c <- recorded{frame: f}; return true }
-func (r *recorder) Close()                          {}
+func (r *frameRecorder) Deliver(f protocol.Encoded) bool { r.c <- sessionFrame{frame: f}; return true }
+func (r *frameRecorder) Close()                          {}
 
 // runFrames steps a curated run to its end (at most limit steps), steps back once on
 // the way (a snapshot in the stream) and asks for a checkpoint after every step.
-func runFrames(t *testing.T, name string, limit int) []recorded {
+func runFrames(t *testing.T, name string, limit int) []sessionFrame {
 	t.Helper()
 	sc, ok := scenarios.Lookup(name)
 	if !ok {
@@ -42,13 +42,13 @@ func runFrames(t *testing.T, name string, limit int) []recorded {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &recorder{c: make(chan recorded, 64*limit)}
+	r := &frameRecorder{c: make(chan sessionFrame, 64*limit)}
 	if err := sess.Attach(r); err != nil {
 		t.Fatal(err)
 	}
 	mark := func(last bool) {
 		if err := sess.Checkpoint(func(h, s protocol.Encoded) {
-			r.c <- recorded{checkpoint: s.Frame.(*protocol.Snapshot), hello: followerHello(h.Frame.(*protocol.Hello)), done: last}
+			r.c <- sessionFrame{checkpoint: s.Frame.(*protocol.Snapshot), hello: followerHello(h.Frame.(*protocol.Hello)), done: last}
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +63,7 @@ func runFrames(t *testing.T, name string, limit int) []recorded {
 		}
 		mark(k == limit-1)
 	}
-	var out []recorded
+	var out []sessionFrame
 	testwait.For(t, "the run's frames", func() bool {
 		for len(r.c) > 0 {
 			x := <-r.c
