@@ -224,7 +224,8 @@ function expandNode(v, cn) {
     const state = { ...old.state };
     for (let i = 0; i < s.length; i += 2) {
       const k = s[i];
-      if (k < 0) state[keys[-k - 1]] = [...state[keys[-k - 1]], ...s[i + 1]];
+      if (typeof k === "string") state[keys[Number(k)]] = unslot(v, s[i + 1]); // a string of the table
+      else if (k < 0) state[keys[-k - 1]] = [...state[keys[-k - 1]], ...s[i + 1]];
       else state[keys[k]] = s[i + 1];
     }
     n.state = state;

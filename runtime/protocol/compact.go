@@ -259,7 +259,7 @@ func compactBatch(b []byte, w *view, bt *Batch, seq int64, prevStep, prevT int) 
 		if err != nil {
 			return nil, 0, err
 		}
-		b = compactNode(b, w.nodes[n.ID], nv, &n)
+		b = compactNode(b, w, w.nodes[n.ID], nv, &n)
 		w.nodes[n.ID] = nv
 	}
 	b = append(b, ']')
@@ -443,10 +443,11 @@ func compactEvent(b []byte, w *view, memo *sendMemo, ev json.RawMessage, keys []
 
 // compactNode writes a process's view against the one the follower has:
 // [id, [k, v, ...]] gives the state variables that changed, by their place k among the
-// state's keys (-k-1 and a list: the old list with these items added at its end); [id, {state}] the whole state when its keys changed; a third element
+// state's keys (-k-1 and a list: the old list with these items added at its end; "k"
+// and S: a string, as a string of the table); [id, {state}] the whole state when its keys changed; a third element
 // {"a","c","k","l","g"} the fields alive, cs, token, leader, group that changed. A
 // process the follower has no view of, or a view with rules, goes whole.
-func compactNode(b []byte, old, nv *nodeView, n *Node) []byte {
+func compactNode(b []byte, w *view, old, nv *nodeView, n *Node) []byte {
 	if old == nil || n.Rules != nil {
 		return n.appendJSON(b)
 	}
@@ -468,6 +469,13 @@ func compactNode(b []byte, old, nv *nodeView, n *Node) []byte {
 				b = appendInt(b, -i-1) // the old list and these items
 				b = append(b, ',')
 				b = append(b, tail...)
+				continue
+			}
+			if v := nv.vals[i]; len(v) > 0 && v[0] == '"' {
+				b = append(b, '"') // a string of the table: the place as a string
+				b = appendInt(b, i)
+				b = append(b, `",`...)
+				b = w.slot(b, v)
 				continue
 			}
 			b = appendInt(b, i)

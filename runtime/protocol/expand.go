@@ -455,6 +455,18 @@ func expandNode(w *view, cn json.RawMessage) (Node, error) {
 		}
 		vals := append([]json.RawMessage(nil), old.vals...)
 		for i := 0; i < len(pairs); i += 2 {
+			if p := pairs[i]; len(p) > 2 && p[0] == '"' { // "k": a string of the table
+				k, err := strconv.Atoi(string(p[1 : len(p)-1]))
+				if err != nil || k < 0 || k >= len(vals) {
+					return Node{}, fmt.Errorf("protocol: state variable %s of process %d", p, id)
+				}
+				str, err := w.unslot(pairs[i+1])
+				if err != nil {
+					return Node{}, err
+				}
+				vals[k] = appendString(nil, str)
+				continue
+			}
 			k, err := strconv.Atoi(string(pairs[i]))
 			add := k < 0
 			if add {
