@@ -324,7 +324,7 @@ function follower({ app, command, model, lec, wsPath }) {
     if (f.lseq !== undefined) {
       lseq = f.lseq;
       // Where app.js reconnects: after the last frame taken, so nothing comes twice.
-      app.dataset.ws = `/ws/lecture/${code}?after=${lseq}`;
+      app.dataset.ws = `/ws/lecture/${code}?proto=2&after=${lseq}`;
       app.dataset.lseq = String(lseq);
       if (f.type !== "hello" && model.nodes.length) app.dataset.ready = "true";
     }

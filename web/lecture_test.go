@@ -534,7 +534,7 @@ func TestLectureQuestionAnsweredTalliedRevealed(t *testing.T) {
 	var jars []http.CookieJar
 	for range n {
 		br := browser(t)
-		if p := get(t, br, rig.ts.URL+"/l/"+rig.code); p.status != http.StatusOK || !strings.Contains(p.body, `data-ws="/ws/lecture/`+rig.code+`"`) {
+		if p := get(t, br, rig.ts.URL+"/l/"+rig.code); p.status != http.StatusOK || !strings.Contains(p.body, `data-ws="/ws/lecture/`+rig.code+`?proto=2"`) {
 			t.Fatalf("follower page: %d", p.status)
 		}
 		jars = append(jars, br.Jar)

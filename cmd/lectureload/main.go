@@ -3,10 +3,14 @@
 // connects followers over real WebSockets, and has the presenter step the run at a
 // fixed rate. It reports the delivery latency of every frame to every follower (from
 // the presenter's step command to the follower's read), frames lost or repeated, the
-// server's CPU (from /proc of the child), and when the followers that stop reading
-// were dropped. docs/benchmarks.md records a run.
+// server's CPU (from /proc of the child), when the followers that stop reading were
+// dropped, and the bytes per follower per step by frame type, for followers of
+// protocol 1 and of the compact frames (-proto both: half each, in one run). With -play
+// the presenter plays the run at a speed instead of stepping, and -asks keeps its
+// processes asking for the CS. docs/benchmarks.md records runs.
 //
 //	go run ./cmd/lectureload -followers 500 -rate 30 -duration 30s
+//	go run ./cmd/lectureload -followers 200 -slow 0 -proto both -run '/play/ricart-agrawala?n=8' -play 4 -asks 2
 package main
 
 import (
@@ -36,6 +40,8 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/teach-dist/playground/runtime/lecture"
+	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/web"
 )
 
@@ -53,6 +59,10 @@ type config struct {
 	duration  time.Duration
 	path      string
 	serve     bool
+	proto     string  // 1, 2 or both (half the followers each)
+	play      float64 // > 0: the presenter plays at this speed instead of stepping
+	asks      float64 // requests per second the presenter makes (round robin), to keep the run busy
+	max       int     // the server's --max-followers (0: its default)
 }
 
 func run(args []string, out io.Writer) error {
@@ -64,30 +74,36 @@ func run(args []string, out io.Writer) error {
 	fs.DurationVar(&c.duration, "duration", 30*time.Second, "how long the presenter steps")
 	fs.StringVar(&c.path, "run", "/play/token-ring?n=8", "the run the lecture shows (token ring never goes quiet)")
 	fs.BoolVar(&c.serve, "serve", false, "internal: be the server (the child process)")
+	fs.StringVar(&c.proto, "proto", "1", "the followers' frames: 1 (JSON objects), 2 (compact) or both (half each, compared in one run)")
+	fs.Float64Var(&c.play, "play", 0, "play the run at this speed (0.25 to 16) for the duration instead of stepping at -rate")
+	fs.Float64Var(&c.asks, "asks", 0, "requests for the CS per second of virtual play, made by the presenter round robin (0: none)")
+	fs.IntVar(&c.max, "max-followers", 0, "the server's cap on followers of one lecture, and of one address's share (0: the defaults, 1000 and 40 %)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if c.serve {
-		return serve()
+		return serve(c.max)
 	}
 	return load(c, out)
 }
 
 // serve is the child: the real playground server on a loopback port, printed on stdout.
-func serve() error {
+func serve(maxFollowers int) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	srv := web.New(web.Options{})
+	// Every follower of the tool comes from 127.0.0.1: one client, whose share is then
+	// the whole cap.
+	srv := web.New(web.Options{Lecture: lecture.Options{MaxFollowers: maxFollowers, FollowersPerClient: maxFollowers}})
 	return srv.ListenAndServe(ctx, "127.0.0.1:0", func(addr string) { fmt.Println(addr) })
 }
 
 // child starts the server process and returns its address.
-func child() (*exec.Cmd, string, error) {
+func child(maxFollowers int) (*exec.Cmd, string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, "", err
 	}
-	cmd := exec.Command(exe, "-serve")
+	cmd := exec.Command(exe, "-serve", "-max-followers", strconv.Itoa(maxFollowers))
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -155,35 +171,46 @@ func field(b []byte, name string) (int64, bool) {
 }
 
 type follower struct {
-	conn      *websocket.Conn
-	latencies []time.Duration
-	frames    int
-	gaps      int
-	repeats   int
-	last      int64
-	first     int64 // the number of the catch-up frames, which all carry it
-	step0     int64
-	err       error
+	proto       int
+	x           *protocol.Expander // of a compact follower
+	wire        atomic.Int64
+	seen        atomic.Int64 // f.last, for the end of the run
+	timed       bool         // reads every frame whole: its latencies count
+	eventsBytes int64
+	eventsN     int
+	otherBytes  int64
+	otherN      int
+	bad         int
+	conn        *websocket.Conn
+	latencies   []time.Duration
+	frames      int
+	gaps        int
+	repeats     int
+	last        int64
+	first       int64 // the number of the catch-up frames, which all carry it
+	step0       int64
+	err         error
 }
 
-func dial(base, path string, readBuffer int) (*websocket.Conn, error) {
+func dial(base, path string, readBuffer int, count *atomic.Int64) (*websocket.Conn, error) {
 	d := *websocket.DefaultDialer
 	d.HandshakeTimeout = 30 * time.Second
-	if readBuffer > 0 {
-		d.NetDialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-			if err == nil {
-				_ = c.(*net.TCPConn).SetReadBuffer(readBuffer)
-			}
-			return c, err
+	d.NetDialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err == nil && readBuffer > 0 {
+			_ = c.(*net.TCPConn).SetReadBuffer(readBuffer)
 		}
+		if err == nil && count != nil {
+			return countingConn{Conn: c, n: count}, nil
+		}
+		return c, err
 	}
 	conn, _, err := d.Dial("ws"+strings.TrimPrefix(base, "http")+path, http.Header{"Origin": {base}})
 	return conn, err
 }
 
 func load(c config, out io.Writer) error {
-	cmd, addr, err := child()
+	cmd, addr, err := child(c.max)
 	if err != nil {
 		return err
 	}
@@ -213,7 +240,7 @@ func load(c config, out io.Writer) error {
 	}
 	resp.Body.Close()
 	token := strings.TrimPrefix(resp.Header.Get("Location"), "/lecture/present/")
-	pres, err := dial(base, "/ws/present/"+token, 0)
+	pres, err := dial(base, "/ws/present/"+token, 0, nil)
 	if err != nil {
 		return err
 	}
@@ -266,12 +293,23 @@ func load(c config, out io.Writer) error {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			conn, err := dial(base, "/ws/lecture/"+code, 0)
+			f := &follower{proto: 1, timed: true}
+			if c.proto == "2" || c.proto == "both" && i%2 == 1 {
+				// Expanding every frame for thousands of followers would make the tool,
+				// not the server, the bottleneck: a sample of them expands (and is
+				// timed), the others check the numbering and count the bytes.
+				f.proto, f.timed = 2, i%sampleEvery(c.followers) < 2
+				if f.timed {
+					f.x = protocol.NewExpander()
+				}
+			}
+			conn, err := dial(base, fmt.Sprintf("/ws/lecture/%s?proto=%d", code, f.proto), 0, &f.wire)
 			if err != nil {
 				joinErr.Store(err)
 				return
 			}
-			fl[i] = &follower{conn: conn}
+			f.conn = conn
+			fl[i] = f
 		}()
 	}
 	wg.Wait()
@@ -281,7 +319,7 @@ func load(c config, out io.Writer) error {
 	var slow []*websocket.Conn
 	for range c.slow {
 		// A small receive buffer, and nobody reading: the server's socket fills fast.
-		conn, err := dial(base, "/ws/lecture/"+code, 4096)
+		conn, err := dial(base, "/ws/lecture/"+code, 4096, nil)
 		if err != nil {
 			return err
 		}
@@ -307,24 +345,65 @@ func load(c config, out io.Writer) error {
 	}
 
 	// The presenter steps at the rate; the server's CPU is read around it.
-	fmt.Fprintf(out, "server %s (pid %d), lecture %s, %d followers + %d that stop reading, %.0f steps/s for %s\n",
-		addr, pid, code, c.followers, c.slow, c.rate, c.duration)
+	pace := fmt.Sprintf("%.0f steps/s", c.rate)
+	if c.play > 0 {
+		pace = fmt.Sprintf("playing at %gx", c.play)
+	}
+	if c.asks > 0 {
+		pace += fmt.Sprintf(", %g requests per second of play", c.asks)
+	}
+	fmt.Fprintf(out, "server %s (pid %d), lecture %s, %d followers (protocol %s) + %d that stop reading, %s for %s\n",
+		addr, pid, code, c.followers, c.proto, c.slow, pace, c.duration)
 	cpu0, err := cpuTicks(pid)
 	if err != nil {
 		return err
 	}
+	own0, _ := cpuTicks(os.Getpid())
 	start := time.Now()
 	tick := time.NewTicker(time.Duration(float64(time.Second) / c.rate))
+	var asks <-chan time.Time
+	if c.asks > 0 {
+		speed := max(c.play, 1)
+		at := time.NewTicker(time.Duration(float64(time.Second) / (c.asks * speed)))
+		defer at.Stop()
+		asks = at.C
+	}
+	send := func(frame string) error {
+		_ = pres.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		return pres.WriteMessage(websocket.TextMessage, []byte(frame))
+	}
+	if c.play > 0 {
+		tick.Stop() // the run plays by itself
+		if err := send(fmt.Sprintf(`{"type":"speed","speed":%g}`, c.play)); err != nil {
+			return err
+		}
+		if err := send(`{"type":"play"}`); err != nil {
+			return err
+		}
+	}
 	var dropAt time.Duration
-	k := 0
+	k, asked := 0, 0
+	end := time.After(c.duration)
 	for k < total {
 		select {
 		case <-tick.C:
 			k++
 			sent[k].Store(time.Now().UnixNano())
-			_ = pres.SetWriteDeadline(time.Now().Add(5 * time.Second))
-			if err := pres.WriteMessage(websocket.TextMessage, []byte(`{"type":"step"}`)); err != nil {
+			if err := send(`{"type":"step"}`); err != nil {
 				return err
+			}
+		case <-asks:
+			// Refused while the process already asks: the error goes to the presenter.
+			if err := send(fmt.Sprintf(`{"type":"act","do":"request","node":%d}`, asked%nodes(c.path))); err != nil {
+				return err
+			}
+			asked++
+		case <-end:
+			if c.play > 0 {
+				k = total
+				if err := send(`{"type":"pause"}`); err != nil {
+					return err
+				}
 			}
 		case n := <-followersNow:
 			if n == c.followers && dropAt == 0 && c.slow > 0 {
@@ -335,8 +414,10 @@ func load(c config, out io.Writer) error {
 	tick.Stop()
 	wall := time.Since(start)
 	cpu1, _ := cpuTicks(pid)
+	own1, _ := cpuTicks(os.Getpid())
 	// Let the last frames arrive, then close the readers.
 	time.Sleep(500 * time.Millisecond)
+	caughtUp(fl, 30*time.Second)
 	for len(followersNow) > 0 {
 		if x := <-followersNow; x == c.followers && dropAt == 0 && c.slow > 0 {
 			dropAt = time.Since(start)
@@ -368,8 +449,11 @@ func load(c config, out io.Writer) error {
 	}
 
 	var all []time.Duration
-	frames, gaps, repeats := 0, 0, 0
+	frames, gaps, repeats, timed := 0, 0, 0, 0
 	for _, f := range fl {
+		if f.timed {
+			timed++
+		}
 		all = append(all, f.latencies...)
 		frames += f.frames
 		gaps += f.gaps
@@ -383,13 +467,21 @@ func load(c config, out io.Writer) error {
 		return all[min(len(all)-1, int(p*float64(len(all))))]
 	}
 	cores := float64(cpu1-cpu0) / clockTicks / wall.Seconds()
-	fmt.Fprintf(out, "steps sent: %d (steps %d to %d) in %.2fs\n", total, step0+1, step0+int64(total), wall.Seconds())
-	fmt.Fprintf(out, "frames delivered: %d of %d expected (%d followers x %d), gaps %d, repeats %d\n",
-		len(all), c.followers*total, c.followers, total, gaps, repeats)
-	fmt.Fprintf(out, "delivery latency (step command sent -> follower read): p50 %s  p90 %s  p99 %s  max %s\n",
-		ms(pct(0.50)), ms(pct(0.90)), ms(pct(0.99)), ms(pct(1)))
-	fmt.Fprintf(out, "server CPU: %.3f cores (%.2fs of CPU over %.2fs), peak RSS %s\n",
-		cores, float64(cpu1-cpu0)/clockTicks, wall.Seconds(), rss)
+	if c.play == 0 {
+		fmt.Fprintf(out, "steps sent: %d (steps %d to %d) in %.2fs\n", total, step0+1, step0+int64(total), wall.Seconds())
+		fmt.Fprintf(out, "frames delivered: %d of %d expected (%d timed followers x %d), gaps %d, repeats %d (every follower)\n",
+			len(all), timed*total, timed, total, gaps, repeats)
+		fmt.Fprintf(out, "delivery latency (step command sent -> follower read): p50 %s  p90 %s  p99 %s  max %s\n",
+			ms(pct(0.50)), ms(pct(0.90)), ms(pct(0.99)), ms(pct(1)))
+	} else {
+		frames := 0
+		for _, f := range fl {
+			frames += f.frames
+		}
+		fmt.Fprintf(out, "frames read: %d by %d followers, gaps %d, repeats %d\n", frames, c.followers, gaps, repeats)
+	}
+	fmt.Fprintf(out, "server CPU: %.3f cores (%.2fs of CPU over %.2fs), peak RSS %s; this tool's own CPU: %.3f cores (its followers' reading)\n",
+		cores, float64(cpu1-cpu0)/clockTicks, wall.Seconds(), rss, float64(own1-own0)/clockTicks/wall.Seconds())
 	// The server's follower count says when it let the slow ones go; what the slow
 	// client itself sees depends on its socket (a tiny window may hide the close).
 	for i, n := range slowFrames {
@@ -404,16 +496,42 @@ func load(c config, out io.Writer) error {
 		}
 		fmt.Fprintln(out)
 	}
-	verdict := func(ok bool) string {
-		if ok {
-			return "met"
-		}
-		return "NOT met"
+	wire := map[int]*wireStats{1: {}, 2: {}}
+	for _, f := range fl {
+		wire[f.proto].add(f)
+	}
+	reportWire(out, wire, steps.Load()-step0)
+	if c.play > 0 {
+		fmt.Fprintf(out, "played at %gx: %d steps; no loss, no repeat: %s; CPU <= 1 core: %s\n", c.play, steps.Load()-step0,
+			verdict(gaps == 0 && repeats == 0), verdict(cores <= 1))
+		return nil
 	}
 	fmt.Fprintf(out, "p99 <= 50ms: %s; CPU <= 1 core: %s; no loss, no repeat: %s; slow follower dropped: %s\n",
-		verdict(pct(0.99) <= 50*time.Millisecond), verdict(cores <= 1), verdict(gaps == 0 && repeats == 0 && len(all) == c.followers*total),
+		verdict(pct(0.99) <= 50*time.Millisecond), verdict(cores <= 1), verdict(gaps == 0 && repeats == 0 && len(all) == timed*total),
 		verdict(c.slow == 0 || dropAt > 0))
 	return nil
+}
+
+// wsHeader is the size of a server frame's WebSocket header for a payload of n bytes.
+func wsHeader(n int) int {
+	switch {
+	case n < 126:
+		return 2
+	case n < 1<<16:
+		return 4
+	}
+	return 10
+}
+
+// nodes is the n= of the run's path (the processes the presenter asks round robin).
+func nodes(path string) int {
+	u, err := url.Parse(path)
+	if err == nil {
+		if n, err := strconv.Atoi(u.Query().Get("n")); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 5
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000) }
@@ -433,10 +551,20 @@ func (f *follower) read(sent []atomic.Int64) {
 			f.err = err
 			return
 		}
-		b := buf.Bytes()
+		raw := buf.Bytes()
+		b, ok := f.protocol1(raw)
+		if !ok {
+			continue
+		}
 		seq, ok := field(b, "lseq")
 		if !ok {
 			continue
+		}
+		if f.last == 0 || seq == f.first && f.last == f.first {
+			// The catch-up on joining is not a step's: leave it out of the bytes.
+			f.wire.Add(-int64(len(raw) + wsHeader(len(raw))))
+		} else {
+			f.tally(raw, b)
 		}
 		f.frames++
 		switch {
@@ -450,6 +578,7 @@ func (f *follower) read(sent []atomic.Int64) {
 			f.gaps++
 		}
 		f.last = max(f.last, seq)
+		f.seen.Store(f.last)
 		if !bytes.Contains(b[:min(len(b), 40)], []byte(`"type":"events"`)) {
 			continue
 		}

@@ -78,7 +78,7 @@ func (l *Lecture) Ask(i int) (Question, error) {
 // presenters (with the tally). l.mu is held.
 func (l *Lecture) publishQuestion() {
 	l.qFrame = l.questionFrame(false)
-	l.stream.Publish(l.qFrame)
+	l.publish(nil, l.qFrame)
 	l.toPresenters(l.questionFrame(true))
 	l.tallyDirty = false
 }

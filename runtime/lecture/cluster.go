@@ -85,7 +85,7 @@ func (l *Lecture) Admit() error {
 	if ended {
 		return ErrEnded
 	}
-	if l.stream.Followers() >= l.opts.MaxFollowers {
+	if l.Followers() >= l.opts.MaxFollowers {
 		return ErrCrowded
 	}
 	return nil

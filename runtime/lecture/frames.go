@@ -37,25 +37,25 @@ func (l *Lecture) onFrame(f protocol.Encoded) {
 	switch v := f.Frame.(type) {
 	case *protocol.Hello:
 		l.hello = followerHello(v)
-		l.stream.Publish(l.hello)
+		l.publish(v, l.hello)
 		if l.q != nil && l.qState == "open" {
 			l.closeQuestion("withdrawn", "the presenter started the run again")
 		}
 		return
 	case *protocol.Snapshot:
-		l.stream.Publish(f.JSON)
+		l.publish(v, f.JSON)
 		l.stepping = false // a seek: V may step to the answer again
 		l.setStep(&v.Clock)
-		l.checkpoint(f.JSON)
+		l.checkpoint(v, f.JSON)
 		return
 	case *protocol.Events:
-		l.stream.Publish(f.JSON)
+		l.publish(v, f.JSON)
 		l.setStep(&v.Clock)
 	case *protocol.State:
-		l.stream.Publish(f.JSON)
+		l.publish(v, f.JSON)
 		l.setStep(&v.Clock)
 	default:
-		l.stream.Publish(f.JSON)
+		l.publish(f.Frame, f.JSON)
 	}
 	if !l.cpAsked && l.stream.LogLen() >= l.opts.Refresh {
 		l.cpAsked = true
@@ -77,14 +77,36 @@ func (l *Lecture) setStep(c *protocol.Clock) {
 	}
 }
 
+// publish sends one frame to the followers of both protocols: its protocol-1 bytes v1,
+// and its compact form (f is nil for the lecture's own frames, which go whole). Each is
+// encoded once for all the followers of its stream. l.mu is held.
+func (l *Lecture) publish(f protocol.Frame, v1 []byte) {
+	l.stream.Publish(v1)
+	if l.compact != nil {
+		l.compact.Publish(l.compactor.Encode(f, v1))
+	}
+}
+
 // checkpoint sets what a new follower starts from: the run (hello, snapshot) and the
 // lecture (its state, the latest question). l.mu is held.
-func (l *Lecture) checkpoint(snapshot []byte) {
+func (l *Lecture) checkpoint(snap *protocol.Snapshot, snapshot []byte) {
 	frames := [][]byte{l.hello, snapshot, l.stateFrame()}
 	if l.qFrame != nil {
 		frames = append(frames, l.qFrame)
 	}
 	l.stream.Checkpoint(frames...)
+	if l.compact != nil {
+		// A joiner starts from the snapshot: should its view differ from the one the
+		// compact frames so far built, everyone starts over from the snapshot.
+		if !l.compactor.Same(snap) {
+			l.compact.Publish(l.compactor.Encode(snap, snapshot))
+		}
+		whole := [][]byte{protocol.Whole(l.compactor.Table())} // the strings a joiner has not seen
+		for _, f := range frames {
+			whole = append(whole, protocol.Whole(f))
+		}
+		l.compact.Checkpoint(whole...)
+	}
 	l.cpAsked = false
 }
 
@@ -98,7 +120,9 @@ func (l *Lecture) onCheckpoint(hello, snapshot protocol.Encoded) {
 	if h, ok := hello.Frame.(*protocol.Hello); ok {
 		l.hello = followerHello(h)
 	}
-	l.checkpoint(snapshot.JSON)
+	if s, ok := snapshot.Frame.(*protocol.Snapshot); ok {
+		l.checkpoint(s, snapshot.JSON)
+	}
 }
 
 func (l *Lecture) wake() {

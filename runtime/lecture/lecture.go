@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/session"
 )
 
@@ -106,10 +107,14 @@ type Lecture struct {
 	sess   *session.Session
 	opts   Options
 	stream Stream
-	tap    *tap
-	kick   chan struct{}
-	endc   chan string
-	done   chan struct{}
+	// compact is the stream of the compact follower frames (protocol 2), made by
+	// compactor; nil when the broker has none (docs/protocol.md).
+	compact   Stream
+	compactor *protocol.Compactor
+	tap       *tap
+	kick      chan struct{}
+	endc      chan string
+	done      chan struct{}
 
 	mu         sync.Mutex
 	hello      []byte // the latest hello, without the session id
@@ -171,7 +176,13 @@ func (l *Lecture) Step() int {
 }
 
 // Followers is the number of followers attached.
-func (l *Lecture) Followers() int { return l.stream.Followers() }
+func (l *Lecture) Followers() int {
+	n := l.stream.Followers()
+	if l.compact != nil {
+		n += l.compact.Followers()
+	}
+	return n
+}
 
 // CatchUpLen is how many frames a follower joining now replays after the checkpoint:
 // the checkpoint is refreshed as the run goes, so it stays short.
@@ -188,6 +199,26 @@ func (l *Lecture) Follow(after uint64, f Follower) (Subscription, error) {
 	}
 	return sub, err
 }
+
+// FollowCompact attaches a follower of the compact frames (protocol 2), resuming
+// after their sequence number after. ErrNoStream: this lecture has no compact stream
+// (its broker spans servers), the follower is served protocol 1.
+func (l *Lecture) FollowCompact(after uint64, f Follower) (Subscription, error) {
+	if l.compact == nil {
+		return nil, ErrNoStream
+	}
+	if err := l.Admit(); err != nil {
+		return nil, err
+	}
+	sub, err := l.reg.broker.Follow(compactID(l.code), after, f)
+	if errors.Is(err, ErrNoStream) {
+		err = ErrEnded
+	}
+	return sub, err
+}
+
+// compactID names the compact stream of lecture code in the broker.
+func compactID(code string) string { return code + "~2" }
 
 // StateFrame is the lecture frame a follower receives (live or ended, the link), for
 // a follower who arrives after the end.
@@ -211,7 +242,7 @@ func (l *Lecture) AddPresenter(p Presenter) {
 	defer l.mu.Unlock()
 	l.presenters[p] = struct{}{}
 	l.seen = time.Now()
-	l.followers = l.stream.Followers()
+	l.followers = l.Followers()
 	p.Send(l.presenterFrame())
 	if l.q != nil {
 		p.Send(l.questionFrame(true))
@@ -276,7 +307,7 @@ func (l *Lecture) run(ctx context.Context) {
 func (l *Lecture) work() {
 	l.mu.Lock()
 	cp, reveal := l.cpAsked, l.revealing
-	if n := l.stream.Followers(); n != l.followers {
+	if n := l.Followers(); n != l.followers {
 		l.followers = n
 		l.toPresenters(l.presenterFrame())
 	}
@@ -335,10 +366,13 @@ func (l *Lecture) end(why string) {
 		l.closeQuestion("withdrawn", "the lecture ended")
 	}
 	l.ended, l.endedAt, l.why = true, time.Now(), why
-	l.stream.Publish(l.stateFrame())
+	l.publish(nil, l.stateFrame())
 	l.toPresenters(l.presenterFrame())
 	l.mu.Unlock()
 	l.stream.Close()
+	if l.compact != nil {
+		l.compact.Close()
+	}
 	l.sess.Detach(l.tap)
 	l.reg.ended(l)
 }

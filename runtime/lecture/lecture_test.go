@@ -14,7 +14,7 @@ import (
 	"github.com/teach-dist/playground/scenarios"
 )
 
-func setup(t *testing.T, doc string) session.Setup {
+func setup(t testing.TB, doc string) session.Setup {
 	t.Helper()
 	sc, err := scenarios.Parse([]byte(doc))
 	if err != nil {

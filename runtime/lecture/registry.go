@@ -3,6 +3,7 @@ package lecture
 import (
 	"context"
 	"errors"
+	"github.com/teach-dist/playground/runtime/protocol"
 	"sync"
 	"time"
 
@@ -97,6 +98,13 @@ func (r *Registry) Start(sess *session.Session, client string) (*Lecture, string
 		return nil, "", err
 	}
 	l.stream = stream
+	if _, cluster := r.broker.(Cluster); !cluster {
+		// Compact frames for the followers that ask for them; a broker between servers
+		// carries protocol 1 only (docs/protocol.md).
+		if cs, err := r.broker.Open(compactID(code)); err == nil {
+			l.compact, l.compactor = cs, protocol.NewCompactor()
+		}
+	}
 	r.byCode[code] = l
 	r.byToken[tokenKey(token)] = l
 	r.bySession[sess.ID()] = l
@@ -110,6 +118,9 @@ func (r *Registry) Start(sess *session.Session, client string) (*Lecture, string
 		delete(r.bySession, sess.ID())
 		r.mu.Unlock()
 		stream.Close()
+		if l.compact != nil {
+			l.compact.Close()
+		}
 		return nil, "", err
 	}
 	r.wg.Add(1)

@@ -118,9 +118,18 @@ func appendTyped(b []byte, typ string, v any) []byte {
 // every server of a cluster), so the stamp is a byte prefix rather than a field of each
 // type.
 
-// Stamp is frame (a JSON object) stamped with number n.
+// Stamp is frame (a JSON object) stamped with number n. A compact follower frame
+// (compact.go) is a JSON array, and its stamp is its first element: [n, then the rest.
 func Stamp(n uint64, frame []byte) []byte {
 	b := make([]byte, 0, len(frame)+24)
+	if len(frame) > 0 && frame[0] == '[' {
+		b = append(b, '[')
+		b = strconv.AppendUint(b, n, 10)
+		if len(frame) > 2 {
+			b = append(b, ',')
+		}
+		return append(b, frame[1:]...)
+	}
 	b = append(b, `{"lseq":`...)
 	b = strconv.AppendUint(b, n, 10)
 	if len(frame) > 2 {
@@ -132,10 +141,15 @@ func Stamp(n uint64, frame []byte) []byte {
 // StampOf reads the number a stamped frame carries.
 func StampOf(stamped []byte) (uint64, bool) {
 	const p = `{"lseq":`
-	if len(stamped) <= len(p) || string(stamped[:len(p)]) != p {
+	var rest []byte
+	switch {
+	case len(stamped) > 1 && stamped[0] == '[':
+		rest = stamped[1:]
+	case len(stamped) > len(p) && string(stamped[:len(p)]) == p:
+		rest = stamped[len(p):]
+	default:
 		return 0, false
 	}
-	rest := stamped[len(p):]
 	n := 0
 	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
 		n++

@@ -119,10 +119,16 @@ func TestLecturePresenterTwoFollowersQuestionAndFork(t *testing.T) {
 	clickProcessAction(t, pres, 0, "request")
 	clickProcessAction(t, pres, 2, "request")
 	run(t, pres, chromedp.KeyEvent(kb.Escape))
+	// Follower 1 reads compact frames (proto=2, static/compact.js): it shows each step
+	// as the presenter does.
+	if ws := eval[string](t, f1, `document.getElementById("main").dataset.ws`); !strings.Contains(ws, "proto=2") {
+		t.Fatalf("the follower's socket %q does not ask for compact frames", ws)
+	}
 	for range 3 {
 		before := eval[int](t, pres, `Number(document.getElementById("main").dataset.step)`)
 		run(t, pres, chromedp.KeyEvent(kb.PageDown))
 		waitFor(t, pres, fmt.Sprintf(`Number(document.getElementById("main").dataset.step) === %d`, before+1))
+		waitSame(t, pres, f1, "follower 1")
 	}
 	s1 := waitSame(t, pres, f1, "follower 1")
 	waitSame(t, pres, f2, "follower 2")

@@ -272,7 +272,8 @@ func (h *Handlers) FollowerPage(w http.ResponseWriter, r *http.Request) {
 		http.SetCookie(w, &http.Cookie{Name: followerCookie, Value: randomID(), Path: "/", HttpOnly: true,
 			SameSite: http.SameSiteLaxMode, Secure: ratelimit.HTTPS(r)})
 	}
-	p.WS, p.API = "/ws/lecture/"+l.Code(), "/api/lectures/"+l.Code()
+	// proto=2: the page reads compact frames (static/compact.js, docs/protocol.md).
+	p.WS, p.API = "/ws/lecture/"+l.Code()+"?proto=2", "/api/lectures/"+l.Code()
 	p.Title = "Following lecture " + lecture.DisplayCode(l.Code())
 	p.About = "The instructor drives this run and you see every step as it happens. Fork it to try your own moves in a tab of your own."
 	h.Pages.Render(w, r, http.StatusOK, pages.PlayPage(p))
@@ -384,6 +385,16 @@ func (h *Handlers) FollowerSocket(w http.ResponseWriter, r *http.Request) {
 		}
 		after = n
 	}
+	compact := false
+	switch v := r.URL.Query().Get("proto"); v {
+	case "", "1":
+	case "2":
+		compact = true
+	default:
+		h.Hub.Refuse(conn, protocol.ErrorFrame(0, protocol.CodeBadField, fmt.Sprintf(
+			"proto: %q is not a version of the follower frames this server speaks (1, or 2 for compact frames)", v)))
+		return
+	}
 	fid := randomID() // without the page's cookie (a script), each connection is its own follower
 	if c, err := r.Cookie(followerCookie); err == nil && c.Value != "" {
 		fid = c.Value
@@ -407,7 +418,7 @@ func (h *Handlers) FollowerSocket(w http.ResponseWriter, r *http.Request) {
 	c := h.Hub.NewClient(r, conn, queue)
 	c.Start()
 	defer c.Stop()
-	sub, err := l.Follow(after, follower{c})
+	sub, err := follow(l, compact, after, follower{c})
 	switch {
 	case errors.Is(err, lecture.ErrEnded):
 		c.Send(l.StateFrame())
@@ -451,6 +462,25 @@ func (h *Handlers) FollowerSocket(w http.ResponseWriter, r *http.Request) {
 		c.Send((&protocol.Answered{Question: *f.Question, Choice: *f.Choice, Ref: f.Ref}).AppendJSON(nil))
 		return true
 	})
+}
+
+// compactFollowed is a lecture that also streams compact frames (a lecture of this
+// server: runtime/lecture.Lecture).
+type compactFollowed interface {
+	FollowCompact(after uint64, f lecture.Follower) (lecture.Subscription, error)
+}
+
+// follow attaches f to the stream of the protocol it asked for: compact frames when
+// it asked for them and the lecture has them, else protocol 1 (whose frames the page
+// reads as well, so a lecture of another server still works).
+func follow(l lecture.Followed, compact bool, after uint64, f lecture.Follower) (lecture.Subscription, error) {
+	if cl, ok := l.(compactFollowed); ok && compact {
+		sub, err := cl.FollowCompact(after, f)
+		if !errors.Is(err, lecture.ErrNoStream) {
+			return sub, err
+		}
+	}
+	return l.Follow(after, f)
 }
 
 // readOnly answers a follower's frame that is not an answer: a command that would

@@ -287,7 +287,7 @@ func TestTwoServersOneLecture(t *testing.T) {
 	if j := get(t, b.ts.URL+"/join?code="+url.QueryEscape(strings.ToLower(lecture.DisplayCode(code)))); j.status != http.StatusSeeOther || j.loc != "/l/"+code {
 		t.Fatalf("join on B: %d %q", j.status, j.loc)
 	}
-	if pg := get(t, b.ts.URL+"/l/"+code); pg.status != http.StatusOK || !strings.Contains(pg.body, `data-ws="/ws/lecture/`+code+`"`) {
+	if pg := get(t, b.ts.URL+"/l/"+code); pg.status != http.StatusOK || !strings.Contains(pg.body, `data-ws="/ws/lecture/`+code+`?proto=2"`) {
 		t.Fatalf("the follower's page on B: %d", pg.status)
 	}
 	if qr := get(t, b.ts.URL+"/l/"+code+"/qr.svg"); qr.status != http.StatusOK || !strings.Contains(qr.body, "<svg") {
