@@ -36,6 +36,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/web"
 )
 
@@ -139,19 +140,12 @@ func peakRSS(pid int) string {
 
 var sessionRE = regexp.MustCompile(`data-session="([^"]+)"`)
 
-// field reads the integer value of the first "name": in a frame, without decoding it.
-func field(b []byte, name string) (int64, bool) {
-	k := bytes.Index(b, []byte(`"`+name+`":`))
-	if k < 0 {
-		return 0, false
-	}
-	rest := b[k+len(name)+3:]
-	n := 0
-	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
-		n++
-	}
-	v, err := strconv.ParseInt(string(rest[:n]), 10, 64)
-	return v, err == nil
+// head is what a follower reads of each frame (docs/protocol.md): its type and, for an
+// events frame, the step it leads to. Decoding only these fields keeps the tool's own
+// work small beside the server's; the stamp (lseq) is read by protocol.StampOf.
+type head struct {
+	Type string `json:"type"`
+	Step int64  `json:"step"`
 }
 
 type follower struct {
@@ -228,22 +222,19 @@ func load(c config, out io.Writer) error {
 			if err != nil {
 				return
 			}
-			switch {
-			case bytes.HasPrefix(b, []byte(`{"type":"lecture"`)):
-				var f struct {
-					Code      string
-					Followers int
-				}
-				_ = json.Unmarshal(b, &f)
+			fr, err := protocol.Decode(b)
+			if err != nil {
+				continue // a frame of a newer protocol: not this tool's concern
+			}
+			switch f := fr.(type) {
+			case *protocol.PresenterLecture:
 				select {
 				case codeC <- f.Code:
 				default:
 				}
 				followersNow <- f.Followers
-			case bytes.HasPrefix(b, []byte(`{"type":"events"`)):
-				if s, ok := field(b, "step"); ok {
-					steps.Store(s)
-				}
+			case *protocol.Events:
+				steps.Store(int64(f.Step))
 			}
 		}
 	}()
@@ -360,7 +351,7 @@ func load(c config, out io.Writer) error {
 				slowCut[i] = !errors.As(err, &ne) || !ne.Timeout()
 				break
 			}
-			if _, ok := field(b, "lseq"); ok {
+			if _, ok := protocol.StampOf(b); ok {
 				slowFrames[i]++
 			}
 		}
@@ -434,10 +425,11 @@ func (f *follower) read(sent []atomic.Int64) {
 			return
 		}
 		b := buf.Bytes()
-		seq, ok := field(b, "lseq")
+		stamp, ok := protocol.StampOf(b)
 		if !ok {
 			continue
 		}
+		seq := int64(stamp)
 		f.frames++
 		switch {
 		case f.last == 0:
@@ -450,10 +442,11 @@ func (f *follower) read(sent []atomic.Int64) {
 			f.gaps++
 		}
 		f.last = max(f.last, seq)
-		if !bytes.Contains(b[:min(len(b), 40)], []byte(`"type":"events"`)) {
+		var h head
+		if json.Unmarshal(b, &h) != nil || h.Type != "events" {
 			continue
 		}
-		if step, ok := field(b, "step"); ok && step-f.step0 > 0 && step-f.step0 < int64(len(sent)) {
+		if step := h.Step; step-f.step0 > 0 && step-f.step0 < int64(len(sent)) {
 			if t := sent[step-f.step0].Load(); t > 0 {
 				f.latencies = append(f.latencies, time.Duration(now-t))
 			}
