@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
@@ -730,12 +729,7 @@ func TestSpacetimeManyEvents(t *testing.T) {
 		cmd({ type: "play" });
 	})()`))
 	playing := eval[[]float64](t, ctx, frames, chromedp.EvalAwaitPromise)
-	for try := 0; !eval[bool](t, ctx, `document.getElementById("status").dataset.state === "quiet"`); try++ {
-		if try > 120 {
-			t.Fatal("the run did not go quiet")
-		}
-		run(t, ctx, chromedp.Sleep(250*time.Millisecond))
-	}
+	waitFor(t, ctx, `document.getElementById("status").dataset.state === "quiet"`)
 	step := eval[int](t, ctx, `Number(document.getElementById("main").dataset.step)`)
 	c := countTrace(t, httpGet(t, ts.URL+"/api/sessions/"+id+"/trace"))
 	synced(t, ctx, c, step)
