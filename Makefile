@@ -72,7 +72,7 @@ node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
 
 check: node_modules/.package-lock.json ## formatting, vet, staticcheck, ESLint, templ files current, no large tracked files
-	@big=$$(git ls-files -z 2>/dev/null | grep -zv '/testdata/' | xargs -0 -r stat -c '%s %n' 2>/dev/null | awk '$$1 > 1000000 {print $$2}'); \
+	@big=$$(git ls-files -z 2>/dev/null | grep -zvE '(^|/)testdata/' | xargs -0 -r stat -c '%s %n' 2>/dev/null | awk '$$1 > 1000000 {print $$2}'); \
 	if [ -n "$$big" ]; then echo "tracked files over 1 MB outside testdata (build outputs belong in .gitignore):"; echo "$$big"; exit 1; fi
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
