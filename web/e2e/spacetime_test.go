@@ -218,6 +218,17 @@ func parseSVG(t *testing.T, text string) *svgNode {
 	if strings.Contains(text, "var(") || strings.Contains(text, "style=") {
 		t.Fatalf("the file still depends on the page's CSS:\n%s", clip(text, 800))
 	}
+	// Under everything a white background the size of the view box: a slide shows the
+	// drawing on white whatever the page's theme was.
+	vb := strings.Fields(strings.ReplaceAll(root.attr("viewBox"), ",", " "))
+	if len(root.Children) == 0 || len(vb) != 4 {
+		t.Fatalf("the file has no view box or no content:\n%s", clip(text, 500))
+	}
+	bg := root.Children[0]
+	if bg.XMLName.Local != "rect" || bg.attr("fill") != "#ffffff" ||
+		[4]string{bg.attr("x"), bg.attr("y"), bg.attr("width"), bg.attr("height")} != [4]string(vb) {
+		t.Fatalf("the file does not start with a white background over its view box %v:\n%s", vb, clip(text, 500))
+	}
 	return &root
 }
 
