@@ -42,11 +42,14 @@ fuzz: ## run each fuzz target for $(FUZZTIME) (CI: .ci/run)
 # tests run nats-server processes with a 50 ms heartbeat (a lecture unheard of for
 # 250 ms is unreachable, so that failover is tested quickly): CPU starvation trips it.
 # Of the commands, only the tests that serve (a server's life and shutdown, the load
-# tool's storm) are about timing.
-STRESS_PKGS ?= ./internal/testwait/ ./runtime/session/... ./runtime/lecture/ ./web/
+# tool's storm) are about timing. The web packages split out of web/ (the socket's
+# writer and its deadlines, the gate, exports, ops) and the fair queues of the explorer
+# and compare race goroutines too.
+STRESS_PKGS ?= ./internal/testwait/ ./runtime/session/... ./runtime/lecture/ ./runtime/fairq/ ./runtime/compare/ \
+	./web/ ./web/socket/ ./web/gate/ ./web/export/ ./web/ops/
 STRESS_CMDS ?= ./cmd/playground/ ./cmd/sessionload/
 STRESS_COUNT ?= 20
-STRESS = $(GO) test -count=$(STRESS_COUNT) -cpu 1,2 -timeout 60m
+STRESS = $(GO) test -count=$(STRESS_COUNT) -cpu 1,2 -timeout 150m
 stress: ## the timing-sensitive tests $(STRESS_COUNT)x under -cpu 1,2 beside two busy CPU loops
 	@sh -c 'while :; do :; done' & busy1=$$!; sh -c 'while :; do :; done' & busy2=$$!; \
 	trap 'kill $$busy1 $$busy2' EXIT INT TERM; \
