@@ -16,6 +16,8 @@ import (
 // Pages draw every algorithm from what it declares; these tests keep the declarations
 // complete and true.
 
+// Each message type has a short label, unique within its algorithm, that no other
+// label of the algorithm begins with (REL beside RELQ reads as a cut-off stub).
 func TestMessageLabels(t *testing.T) {
 	for _, s := range described() {
 		seen := map[string]string{}
@@ -28,19 +30,31 @@ func TestMessageLabels(t *testing.T) {
 			}
 			seen[m.Label] = m.Name
 		}
+		for a, an := range seen {
+			for b, bn := range seen {
+				if a != b && strings.HasPrefix(b, a) {
+					t.Errorf("%s: label %q (%s) begins label %q (%s): one reads as a stub of the other", s.Slug, a, an, b, bn)
+				}
+			}
+		}
 	}
 }
 
 func TestStageNamesDeclaredVars(t *testing.T) {
 	for _, s := range described() {
 		st := s.Stage
-		for _, v := range []string{st.Mark, st.Edges, st.Pointer, st.Group} {
+		for _, v := range []string{st.Mark, st.Edges, st.Pointer, st.Group, st.GroupAbout} {
 			if v != "" && !slices.ContainsFunc(s.Vars, func(x sim.Var) bool { return x.Name == v }) {
 				t.Errorf("%s: the stage reads variable %q, which Vars does not declare", s.Slug, v)
 			}
 		}
-		if (st.Mark == "") != (st.MarkLabel == "") {
-			t.Errorf("%s: a stage mark needs both Mark and MarkLabel, got %q and %q", s.Slug, st.Mark, st.MarkLabel)
+		if st.GroupAbout != "" && st.Group == "" {
+			t.Errorf("%s: GroupAbout %q says something of groups the stage does not show (no Group)", s.Slug, st.GroupAbout)
+		}
+		for _, pair := range [][2]string{{st.Mark, st.MarkLabel}, {st.Edges, st.EdgesLabel}, {st.Pointer, st.PointerLabel}, {st.Group, st.GroupLabel}} {
+			if (pair[0] == "") != (pair[1] == "") {
+				t.Errorf("%s: a stage decoration needs its variable and its label, got %q and %q", s.Slug, pair[0], pair[1])
+			}
 		}
 	}
 }

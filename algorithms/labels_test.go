@@ -15,7 +15,8 @@ var fromNotes = map[string]map[string]string{
 		"RI1": "000", "RA1": "000", "RA2": "000", "RA3": "000", "RE1": "000", "RH1": "000", "RR1": "000",
 	},
 	"ricart-agrawala-token": {
-		"RI1": "000", "RI2": "000", "RA1": "000", "RH1": "000", "RH2": "000", "RR1": "000", "RR2": "000",
+		// 000 and 004 both give these seven, with the same meaning.
+		"RI1": "000 004", "RI2": "000 004", "RA1": "000 004", "RH1": "000 004", "RH2": "000 004", "RR1": "000 004", "RR2": "000 004",
 	},
 	"bully": {"RE1": "000", "RH1": "000", "RH2": "000"},
 }

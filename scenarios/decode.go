@@ -87,7 +87,9 @@ func jsonError(err error) error {
 
 func kindName(goType string) string {
 	switch {
-	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "uint"):
+	case strings.HasPrefix(goType, "uint"):
+		return "a whole number, 0 or more"
+	case strings.HasPrefix(goType, "int"):
 		return "an integer"
 	case goType == "string":
 		return "a string"

@@ -15,7 +15,8 @@ import (
 // gave) replay the same run today, whatever defaults changed since: each link carries
 // the defaults epoch it was made under and is pinned to it. Rule labels are compared
 // by node and place only: labels were renamed to say which come from the notes
-// (docs/labels.md), which names the rules but changes no step of the run.
+// (docs/labels.md), which names the rules but changes no step of the run; fields
+// added to trace v1 since a link was saved are left out of the comparison.
 func TestLinksFromEarlierBuildsReplayTheSameRun(t *testing.T) {
 	codes, err := filepath.Glob(filepath.Join("testdata", "links", "*.link"))
 	if err != nil || len(codes) < 10 {
@@ -82,6 +83,12 @@ func withoutRuleNames(t *testing.T, trace []byte) []byte {
 		}
 		if string(ev["type"]) == `"rule"` {
 			ev["rule"] = json.RawMessage(`""`)
+		}
+		// Fields trace v1 gained since (a violation's processes and wait-for cycle,
+		// issue 16) add to an event and change no step: an older build wrote none.
+		if string(ev["type"]) == `"violation"` {
+			delete(ev, "nodes")
+			delete(ev, "cycle")
 		}
 		b, _ := json.Marshal(ev)
 		out.Write(b)

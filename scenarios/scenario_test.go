@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -110,6 +111,26 @@ func TestCuratedScenariosAreDocumented(t *testing.T) {
 	}
 }
 
+// implementationWords are what a curated text must not say to a student: the names of
+// the scenario file's fields and the code's, not the notes' or the page's words.
+var implementationWords = regexp.MustCompile(`(?i:\bparams?\b|\bparams?\.|\.go\b|\bspec\b|\bkernel\b|\bgolden\b|\b(?:variant|construction|skip|announce|restart|ack|heartbeat|fifo) ?[:=]|\((?:ids|list|detector|none|grid|plane|basic)\)|\b(?:set|turn) \w+ to (?:true|false)\b)|\{"|\b[a-z]+[A-Z][A-Za-z]*\b`)
+
+// Curated texts are read by students: they speak of the algorithm, the notes and the
+// page's controls, never of params, field names or code (issue 14).
+func TestCuratedTextsNameNoImplementationDetail(t *testing.T) {
+	for _, e := range Curated() {
+		texts := []string{e.Scenario.Title, e.Scenario.About}
+		for _, c := range e.Scenario.Captions {
+			texts = append(texts, c.Text)
+		}
+		for _, text := range texts {
+			if m := implementationWords.FindString(text); m != "" {
+				t.Errorf("%s: %q speaks of the implementation in %q", e.Name, m, text)
+			}
+		}
+	}
+}
+
 // A caption must point at an event the run really produces.
 func TestCaptionsPointAtEventsOfTheRun(t *testing.T) {
 	for _, e := range Curated() {
@@ -206,6 +227,7 @@ func TestBadScenariosNameTheField(t *testing.T) {
 		{"unknown field", `{` + ok + `,"colour":"red"}`, "colour", "unknown field"},
 		{"wrong type", `{"version":"one","algorithm":"ricart-agrawala"}`, "version", "expected an integer"},
 		{"nested wrong type", `{` + ok + `,"events":[{"at":1,"do":"request","node":"a"}]}`, "events.node", "expected an integer"},
+		{"negative seed", `{` + ok + `,"seed":-5}`, "seed", "expected a whole number, 0 or more, got number -5"},
 		{"version", `{"version":2,"algorithm":"ricart-agrawala"}`, "version", "not supported"},
 		{"algorithm", `{"version":1,"algorithm":"paxos"}`, "algorithm", "allowed: "},
 		{"nodes low", `{` + ok + `,"nodes":1}`, "nodes", "out of range (2 to 128)"},

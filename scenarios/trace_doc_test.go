@@ -112,6 +112,11 @@ func (doc traceDoc) checkEvent(ev map[string]json.RawMessage, spec *sim.Spec, is
 			if err = json.Unmarshal(raw, &s); err == nil && !slices.Contains(append(doc.reasons, doc.properties...), s) {
 				err = fmt.Errorf("%q is not documented", s)
 			}
+		case "nodes", "cycle":
+			var list []int
+			if err = json.Unmarshal(raw, &list); err == nil && (len(list) == 0 || slices.ContainsFunc(list, func(id int) bool { return !isID(id) })) {
+				err = fmt.Errorf("%v is empty or has no node's id", list)
+			}
 		case "groups":
 			var groups [][]int
 			if err = json.Unmarshal(raw, &groups); err == nil && slices.ContainsFunc(slices.Concat(groups...), func(id int) bool { return !isID(id) }) {
@@ -169,9 +174,57 @@ func checkMessage(raw json.RawMessage, typ string, spec *sim.Spec, isID func(int
 	return nil
 }
 
-// Every line of every curated scenario's trace export decodes, with the fields
+// beyondCurated are runs that do what no curated scenario does, so that the exports
+// read below hold every event type, field, drop reason and property docs/trace.md
+// names: a message lost by the network, a process that recovers, a partition that heals.
+var beyondCurated = map[string]string{
+	"loss, recovery and heal": `{"version":1,"algorithm":"ricart-agrawala","nodes":3,"seed":1,
+		"network":{"delay":[1,3],"fifo":false,"loss":0.3},"cs":2,
+		"events":[{"at":1,"do":"request","node":0},{"at":1,"do":"request","node":1},
+			{"at":2,"do":"crash","node":2},{"at":6,"do":"recover","node":2},
+			{"at":8,"do":"partition","groups":[[0],[1,2]]},{"at":12,"do":"heal"}],
+		"until":80}`,
+}
+
+// traceAt is the trace of sc up to step as the server exports it (the kernel's events
+// through sim.Encoder's lines; web's TestCuratedTraceAndShiVizExportsAreWhatTheFormatTestsRead
+// checks the server sends these bytes), or with step -1 the whole run as `playground
+// run` prints it, end event included.
+func traceAt(t *testing.T, sc *Scenario, step int) []byte {
+	t.Helper()
+	if step < 0 {
+		return trace(t, sc)
+	}
+	cfg, err := sc.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b []byte
+	if _, err := sim.Replay(cfg, nil, step, sim.NewEncoder(cfg.Spec, cfg.IDs).Lines(&b)); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// stepsOf is how many steps the whole run of sc takes (its end event's steps).
+func stepsOf(t *testing.T, sc *Scenario) int {
+	t.Helper()
+	whole := bytes.TrimSuffix(trace(t, sc), []byte("\n"))
+	var end struct{ Steps int }
+	if err := json.Unmarshal(whole[bytes.LastIndexByte(whole, '\n')+1:], &end); err != nil {
+		t.Fatal(err)
+	}
+	return end.Steps
+}
+
+// Every line of every curated scenario's trace export decodes with the fields
 // docs/trace.md gives its type: seq from 0 without gaps, ids that are the run's, and
-// the end event last.
+// the end event last, only in a whole run. The exports read: the server's at step 0
+// and at the run's last step (web's export test checks that the server sends these
+// very bytes), and the whole run as `playground run` prints it. With the runs
+// beyond the curated ones, the exports read hold every type the docs list with each of
+// its fields (optional ones too), every drop reason and every violation property: the
+// docs say nothing the test has not read.
 func TestTraceExportFollowsItsDocs(t *testing.T) {
 	doc := readTraceDoc(t)
 	for typ := sim.EvSend; typ <= sim.EvEnd; typ++ {
@@ -179,30 +232,85 @@ func TestTraceExportFollowsItsDocs(t *testing.T) {
 			t.Errorf("docs/trace.md has no row for the kernel's event type %q", typ)
 		}
 	}
+	type run struct {
+		name string
+		sc   *Scenario
+	}
+	var runs []run
 	for _, e := range Curated() {
-		t.Run(e.Name, func(t *testing.T) {
-			cfg, err := e.Scenario.Config()
+		runs = append(runs, run{e.Name, e.Scenario})
+	}
+	for name, js := range beyondCurated {
+		sc, err := Parse([]byte(js))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		runs = append(runs, run{name, sc})
+	}
+	seen := map[string]bool{} // "type", "type.field", "reason:x", "property:x"
+	for _, r := range runs {
+		t.Run(r.name, func(t *testing.T) {
+			cfg, err := r.sc.Config()
 			if err != nil {
 				t.Fatal(err)
 			}
 			isID := func(id int) bool { return slices.Contains(cfg.IDs, id) }
-			lines := bytes.Split(bytes.TrimSuffix(trace(t, e.Scenario), []byte("\n")), []byte("\n"))
-			nextMsg := int64(1)
-			for i, line := range lines {
-				var ev map[string]json.RawMessage
-				if err := json.Unmarshal(line, &ev); err != nil {
-					t.Fatalf("line %d: %v", i+1, err)
-				}
-				if err := doc.checkEvent(ev, cfg.Spec, isID, &nextMsg); err != nil {
-					t.Fatalf("line %d: %v\n%s", i+1, err, line)
-				}
-				if seq := string(ev["seq"]); seq != fmt.Sprint(i) {
-					t.Fatalf("line %d: seq %s; want %d", i+1, seq, i)
-				}
-				if end := string(ev["type"]) == `"end"`; end != (i == len(lines)-1) {
-					t.Fatalf("line %d of %d: %s", i+1, len(lines), line)
+			for _, step := range []int{0, stepsOf(t, r.sc), -1} {
+				lines := bytes.Split(bytes.TrimSuffix(traceAt(t, r.sc, step), []byte("\n")), []byte("\n"))
+				nextMsg := int64(1)
+				for i, line := range lines {
+					var ev map[string]json.RawMessage
+					if err := json.Unmarshal(line, &ev); err != nil {
+						t.Fatalf("step %d, line %d: %v", step, i+1, err)
+					}
+					if err := doc.checkEvent(ev, cfg.Spec, isID, &nextMsg); err != nil {
+						t.Fatalf("step %d, line %d: %v\n%s", step, i+1, err, line)
+					}
+					if seq := string(ev["seq"]); seq != fmt.Sprint(i) {
+						t.Fatalf("step %d, line %d: seq %s; want %d", step, i+1, seq, i)
+					}
+					if end := string(ev["type"]) == `"end"`; end != (step < 0 && i == len(lines)-1) {
+						t.Fatalf("step %d, line %d of %d: %s", step, i+1, len(lines), line)
+					}
+					var typ, reason, property string
+					_ = json.Unmarshal(ev["type"], &typ)
+					seen[typ] = true
+					for k := range ev {
+						seen[typ+"."+k] = true
+					}
+					if json.Unmarshal(ev["reason"], &reason) == nil {
+						seen["reason:"+reason] = true
+					}
+					if json.Unmarshal(ev["property"], &property) == nil {
+						seen["property:"+property] = true
+					}
 				}
 			}
 		})
+	}
+	if t.Failed() {
+		return
+	}
+	var missing []string
+	for typ, fields := range doc.required {
+		for _, k := range append(append([]string{""}, fields...), doc.optional[typ]...) {
+			if key := strings.TrimSuffix(typ+"."+k, "."); !seen[key] {
+				missing = append(missing, key)
+			}
+		}
+	}
+	for _, r := range doc.reasons {
+		if !seen["reason:"+r] {
+			missing = append(missing, "drop reason "+r)
+		}
+	}
+	for _, p := range doc.properties {
+		if !seen["property:"+p] {
+			missing = append(missing, "property "+p)
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		t.Errorf("no export read holds these, which docs/trace.md documents: %v", missing)
 	}
 }

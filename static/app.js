@@ -8,7 +8,7 @@ import { byId } from "./dom.js";
 import { newModel } from "./model.js";
 import { createConnection, connect, send } from "./connection.js";
 import { createStage, takeFrame, setStatus, toast } from "./stage.js";
-import { createMenus } from "./menus.js";
+import { createMenus, followPlay } from "./menus.js";
 import { wireKeys } from "./keys.js";
 import { createNetwork } from "./network.js";
 import { createShare } from "./share.js";
@@ -17,6 +17,7 @@ import { createSpacetime } from "./spacetime.js";
 import { createMetrics } from "./metrics.js";
 import { createLecture } from "./lecture.js";
 import { createExplore } from "./explore.js";
+import { wireTopMenu } from "./topmenu.js";
 
 const root = byId("main");
 
@@ -53,12 +54,15 @@ const panels = [
 ].filter(Boolean);
 
 const stage = createStage(page);
-wireKeys(stage, createMenus(stage));
+wireTopMenu(); // the header's actions as a menu on a narrow screen
+const menus = createMenus(stage);
+wireKeys(stage, menus);
 
 // receive takes a frame from the server: the model and the stage first, then the
 // panels, each with the frame and the model as it now is.
 function receive(f) {
   takeFrame(stage, f);
+  followPlay(menus, page.model.playing);
   for (const p of panels) p.frame(f, page.model);
 }
 

@@ -88,13 +88,22 @@ function fail(dialog, msg) {
   part("explore-cancel").textContent = "Close";
 }
 
-function handle(dialog, line) {
+// addedWorkload says what the search added to a scenario without a workload of its own
+// (the server's "workload"), in the algorithm's terms.
+export function addedWorkload(family, workload) {
+  if (!workload) return "";
+  return family === "election"
+    ? `No election is started in this scenario, so: ${workload}.`
+    : `No requests in this scenario, so: ${workload}.`;
+}
+
+function handle(dialog, line, family) {
   switch (line.type) {
     case "queued": // the server's explorer slots are taken: a fair queue, 1 is next
       showProgress(line.position === 1 ? "waiting for a free explorer slot: you are next" : `waiting for a free explorer slot: number ${line.position} in the queue`);
       break;
     case "start":
-      part("explore-workload").textContent = line.workload ? `No requests in this scenario, so: ${line.workload}.` : "";
+      part("explore-workload").textContent = addedWorkload(family, line.workload);
       showProgress(`${line.nodes} processes; limits: ${num(line.maxStates)} states, ${line.timeout} s`);
       break;
     case "progress":
@@ -137,7 +146,7 @@ async function search(st) {
       while ((nl = buf.indexOf("\n")) >= 0) {
         const text = buf.slice(0, nl).trim();
         buf = buf.slice(nl + 1);
-        if (text) handle(dialog, JSON.parse(text));
+        if (text) handle(dialog, JSON.parse(text), st.family);
       }
     }
     if (dialog.dataset.state === "running") fail(dialog, "the connection ended before the result");
@@ -154,27 +163,36 @@ function stop(st) {
   st.controller = null;
 }
 
-// The action is for small configurations only: say why when it is off.
-function update(button, model) {
+// The action is for small configurations only: say why when it is off, in the tooltip
+// and in words beside the button (a greyed-out button alone does not say it).
+function update(st, model) {
+  const { button, why } = st;
   const n = model.ids.length;
   if (n === 0) return;
   const ok = n <= MAX_NODES;
   button.disabled = !ok;
   button.title = ok
     ? "Check every order of events of this setup for broken properties"
-    : `Explore checks every order of events, whose number grows exponentially: at most ${MAX_NODES} processes here (this run has ${n})`;
+    : `Explore checks every order of events, whose number grows exponentially: at most ${MAX_NODES} processes here (this run has ${n}; Run setup changes it)`;
   button.dataset.reason = ok ? "" : "too many processes";
+  // Two short lines, so that the header keeps its width.
+  why.replaceChildren(...(ok ? [] : [`at most ${MAX_NODES}`, htmlEl("br"), "processes"]));
+  why.hidden = ok;
 }
 
 // createExplore wires the Explore button and dialog, when the page has them;
 // page.root's data-session names the run. It returns what follows the run's frames.
 export function createExplore(page) {
-  const st = { session: page.root.dataset.session || "", button: part("explore-open"), dialog: part("explore-dialog"), controller: null };
+  const st = { session: page.root.dataset.session || "", button: part("explore-open"), dialog: part("explore-dialog"), controller: null,
+    family: page.root.dataset.family || "" };
   if (!st.button || !st.dialog || !st.session) return null;
+  st.why = htmlEl("span", { class: "explore-why", id: "explore-why", hidden: true });
+  st.button.after(st.why);
+  st.button.setAttribute("aria-describedby", "explore-why");
   st.button.addEventListener("click", () => search(st));
   part("explore-cancel").addEventListener("click", () => st.dialog.close());
   st.dialog.addEventListener("close", () => stop(st));
   // Keys typed in the dialog are not the page's shortcuts.
   st.dialog.addEventListener("keydown", (e) => { if (e.key !== "Escape" && e.key !== "Tab") e.stopPropagation(); });
-  return { frame: (f, model) => update(st.button, model) };
+  return { frame: (f, model) => update(st, model) };
 }

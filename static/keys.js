@@ -1,5 +1,5 @@
 // The playground's keyboard shortcuts (the help dialog lists them): space plays or
-// pauses, arrows step, Home and End seek, + and - change the speed, a digit selects a
+// pauses (also with a process selected or focused: Enter opens its menu), arrows step, Home and End seek, + and - change the speed, a digit selects a
 // process and letters act on it. The theme's T lives in theme.js.
 
 import { byId as $, noModifier, typing } from "./dom.js";
@@ -27,7 +27,7 @@ export function wireKeys(st, mn) {
       closeMenus(mn);
     };
     switch (e.key) {
-      case " ": if (e.target.closest?.(".node")) return; e.preventDefault(); togglePlay(st); break;
+      case " ": e.preventDefault(); togglePlay(st); break;
       case "ArrowRight": case ".": if (document.activeElement === timeline) return; e.preventDefault(); step(st); break;
       case "ArrowLeft": case ",": if (document.activeElement === timeline) return; e.preventDefault(); back(st); break;
       case "Home": e.preventDefault(); seek(st, 0); break;

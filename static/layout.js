@@ -40,7 +40,19 @@ export function ellipse(width, height, n, chars) {
     const a = -Math.PI / 2 + (2 * Math.PI * i) / n;
     pos.push({ x: rx * Math.cos(a), y: ry * Math.sin(a), a });
   }
+  // A flat ellipse (a short view) brings processes across it close together: no two
+  // circles may touch, down to the smallest radius.
+  r = Math.max(10, Math.min(r, 0.45 * closest(pos)));
   return { W, H, n, labels, below, small, fontPx, r, rx, ry, pos };
+}
+
+// closest is the smallest distance between two of the points (Infinity for fewer than two).
+export function closest(pos) {
+  let d = Infinity;
+  for (let i = 0; i < pos.length; i++) {
+    for (let j = i + 1; j < pos.length; j++) d = Math.min(d, Math.hypot(pos[i].x - pos[j].x, pos[i].y - pos[j].y));
+  }
+  return d;
 }
 
 // labelAt places the label of the process at p (its state and clock) outside the

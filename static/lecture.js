@@ -7,6 +7,7 @@
 // it and asks for commands through page.send.
 
 import { byId, htmlEl, noModifier, typing } from "./dom.js";
+import { createProjector } from "./projector.js";
 
 // createLecture starts lecture mode when page.root's socket path says this page is a
 // presenter's or a follower's; page.send(frame) sends a command, page.model is the
@@ -20,7 +21,9 @@ export function createLecture(page) {
   const ctx = { app: page.root, command: page.send, model: page.model, lec, wsPath };
   document.body.classList.add("lecture-" + mode);
   byId("lecture-start")?.closest("form")?.remove();
-  return { frame: mode === "presenter" ? presenter(ctx) : follower(ctx) };
+  const own = mode === "presenter" ? presenter(ctx) : follower(ctx);
+  const projector = createProjector(page, mode); // the layout: after the bar and the question exist
+  return { frame: (f, model) => { own(f, model); projector.frame(f, model); } };
 }
 
 // ---- shared: the question card ----
@@ -75,9 +78,56 @@ function renderQuestion(card, q, opts) {
 
 // ---- presenter ----
 
+// joinPlace reads where students join (the presenter page's data-join, from
+// web/lecturehttp/joinurl.go): base is the join links' base. On a loopback address
+// (localhost) with no --public-url, lan lists this machine's network addresses and
+// the first is chosen; chosen then says the QR code must be asked for that base.
+export function joinPlace(attr) {
+  let j;
+  try { j = JSON.parse(attr || "{}") || {}; } catch { j = {}; }
+  const lan = Array.isArray(j.lan) ? j.lan.filter((x) => typeof x === "string") : [];
+  const place = { base: typeof j.base === "string" && j.base ? j.base : globalThis.location?.origin || "", loopback: Boolean(j.loopback), lan, chosen: false };
+  if (place.loopback && lan.length) { place.base = lan[0]; place.chosen = true; }
+  return place;
+}
+
+// hostOf is a base URL without its scheme, as a student types it.
+export function hostOf(base) {
+  return base.replace(/^https?:\/\//, "");
+}
+
+const NO_ADDRESS = "This machine has no network address students can reach. Restart the server with --public-url set to the address students reach it at.";
+
+// dismiss is the warning's button that puts it away once read: it floats over the
+// run, and the join line and QR code keep the address chosen.
+function dismiss(box) {
+  const b = htmlEl("button", { type: "button", class: "btn lecture-join-ok", id: "lecture-join-ok", text: "OK" });
+  b.addEventListener("click", () => { box.hidden = true; });
+  return b;
+}
+
+// joinWarning is the presenter's warning that localhost cannot be reached from
+// students' phones, with the machine's addresses to choose from (changed() follows a
+// choice); null when the join link is one students can reach.
+function joinWarning(join, changed) {
+  if (!join.loopback) return null;
+  const box = htmlEl("p", { class: "lecture-join-warn", id: "lecture-join-warn", role: "alert" },
+    htmlEl("strong", { text: "Students' phones cannot reach localhost: " }));
+  if (!join.lan.length) {
+    box.append(NO_ADDRESS, " ", dismiss(box));
+    return box;
+  }
+  const pick = htmlEl("select", { id: "lecture-join-base", "aria-label": "Address students join at" },
+    ...join.lan.map((b) => htmlEl("option", { value: b, text: hostOf(b) })));
+  pick.addEventListener("change", () => { join.base = pick.value; changed(); });
+  box.append("they join at this machine's ", pick, ", or restart the server with ", htmlEl("code", { text: "--public-url" }), ". ", dismiss(box));
+  return box;
+}
+
 // presenter builds the presenter's bar and dialogs; it returns its frame handler.
 function presenter({ app, command, lec }) {
-  const host = location.host;
+  const join = joinPlace(app.dataset.join);
+  const joinHost = htmlEl("strong", { id: "lecture-join-host", text: `${hostOf(join.base)}/join` });
   const bar = htmlEl("aside", { class: "lecture-bar", id: "lecture-bar", "aria-label": "Lecture" });
   const code = htmlEl("strong", { class: "lecture-code", id: "lecture-code" });
   const count = htmlEl("span", { class: "lecture-followers", id: "lecture-followers", text: "0 following" });
@@ -86,9 +136,14 @@ function presenter({ app, command, lec }) {
   const joinBtn = htmlEl("button", { type: "button", class: "btn", id: "lecture-join-btn" }, "QR ", htmlEl("kbd", { text: "J" }));
   const endBtn = htmlEl("button", { type: "button", class: "btn lecture-end", id: "lecture-end" }, "End");
   bar.append(
-    htmlEl("span", { class: "lecture-join-line" }, "Join: ", htmlEl("strong", { text: `${host}/join` }), " code ", code),
+    htmlEl("span", { class: "lecture-join-line" }, "Join: ", joinHost, " code ", code),
     count, joinBtn, qBtn, link, endBtn);
   app.before(bar);
+  const warning = joinWarning(join, () => {
+    joinHost.textContent = `${hostOf(join.base)}/join`;
+    if (big.open) showBig();
+  });
+  if (warning) bar.append(warning); // floats under the bar: it takes no height from the stage
 
   const card = questionCard(app);
   const actions = htmlEl("div", { class: "lecture-q-actions" });
@@ -97,12 +152,14 @@ function presenter({ app, command, lec }) {
   const big = htmlEl("dialog", { class: "lecture-big", id: "lecture-big", "aria-label": "Join this lecture" });
   document.body.append(big);
   function showBig() {
+    const qr = `/l/${lec.code}/qr.svg` + (join.chosen ? `?base=${encodeURIComponent(join.base)}` : "");
     big.replaceChildren(
-      htmlEl("p", { class: "lecture-big-url", text: `${location.protocol}//${host}/join` }),
+      htmlEl("p", { class: "lecture-big-url", text: `${join.base}/join` }),
       htmlEl("p", { class: "lecture-big-code", text: lec.display }),
-      htmlEl("img", { class: "lecture-qr", id: "lecture-qr", src: `/l/${lec.code}/qr.svg`, alt: `QR code of ${location.protocol}//${host}/l/${lec.code}` }),
+      htmlEl("img", { class: "lecture-qr", id: "lecture-qr", src: qr, alt: `QR code of ${join.base}/l/${lec.code}` }),
+      join.loopback && !join.lan.length ? htmlEl("p", { class: "lecture-join-warn", text: NO_ADDRESS }) : "",
       htmlEl("form", { method: "dialog" }, htmlEl("button", { class: "btn", text: "Close (Esc)" })));
-    big.showModal();
+    if (!big.open) big.showModal();
   }
   joinBtn.addEventListener("click", showBig);
 

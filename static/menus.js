@@ -63,6 +63,14 @@ export function closeMenus(mn) {
   mn.msgMenu.hidden = true;
 }
 
+// followPlay closes the menus when the run starts playing: a menu opened on a paused
+// run would otherwise sit over the moving view, offering actions on a state that is
+// gone. A menu opened while the run plays stays until used or dismissed.
+export function followPlay(mn, playing) {
+  if (playing && !mn.playing) closeMenus(mn);
+  mn.playing = playing;
+}
+
 function fillTell(mn, n) {
   const { tellOpen, tellGroup } = mn;
   tellOpen.disabled = !n.alive;
@@ -133,9 +141,11 @@ function wire(mn) {
     if (!menu.contains(e.target) && !msgMenu.contains(e.target) && !e.target.closest("#view")) closeMenus(mn);
   });
 
+  // Enter opens a focused process's menu. Space does not: after a digit picks a
+  // process (and focuses it), Space still plays and pauses (keys.js).
   view.addEventListener("keydown", (e) => {
     const node = e.target.closest?.(".node");
-    if (node && (e.key === "Enter" || e.key === " ")) {
+    if (node && e.key === "Enter") {
       e.preventDefault();
       e.stopPropagation();
       openMenu(mn, Number(node.dataset.index));

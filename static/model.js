@@ -110,3 +110,36 @@ export function leaders(m) {
 export function holdsToken(n) {
   return n.token === true;
 }
+
+// The order in which standing violations are worth showing: the one that breaks the
+// algorithm's promise first.
+const VIOLATION_RANK = ["mutual-exclusion", "deadlock", "leader", "pending"];
+
+// standingViolation is the violation the run is in at the step shown (null: none),
+// from the latest events: a quiescent finding (deadlock, leader) stands until anything
+// else happens; two in the CS stand while two of them are still inside; a request
+// waiting too long stands until its process enters the CS, leaves it or crashes. Of
+// several, the one ranked first in VIOLATION_RANK.
+export function standingViolation(m) {
+  let best = null;
+  const rank = (ev) => { const k = VIOLATION_RANK.indexOf(ev.property); return k < 0 ? VIOLATION_RANK.length : k; };
+  for (let k = m.recent.length - 1; k >= 0; k--) {
+    const ev = m.recent[k];
+    if (ev.type !== "violation" || !stands(m, ev, k)) continue;
+    if (!best || rank(ev) < rank(best)) best = ev;
+  }
+  return best;
+}
+
+function stands(m, ev, k) {
+  const later = m.recent.slice(k + 1);
+  const nodes = ev.nodes || [];
+  switch (ev.property) {
+    case "mutual-exclusion":
+      return nodes.filter((id) => m.nodes[m.index.get(id)]?.cs).length >= 2;
+    case "pending":
+      return !later.some((x) => nodes.includes(x.node) && (x.type === "enter" || x.type === "exit" || x.type === "crash"));
+    default:
+      return !later.some((x) => x.type !== "violation" && x.type !== "end");
+  }
+}

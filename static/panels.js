@@ -48,11 +48,45 @@ export class Code {
     this.visible = first; // scrolled into view by settle, at the next frame
   }
 
-  // settle does what show left for a clean layout: see Narrator.settle.
+  // settle does what show left for a clean layout (see Narrator.settle): it scrolls
+  // the first lit rule into view and pins every lit rule (sticky), so that each stays
+  // in the panel's view wherever it is in the listing.
   settle() {
-    if (this.visible) keepVisible(this.root, this.visible);
+    if (!this.visible) return;
+    const lit = [...this.root.querySelectorAll(".rule.lit")];
+    for (const e of this.root.querySelectorAll(".rule.pinned")) unpin(e);
+    keepVisible(this.root, this.visible);
     this.visible = null;
+    pinAll(lit, this.root.clientHeight);
   }
+}
+
+// pinAll stacks the lit rules (in listing order) against the panel's top and foot: each
+// sticks below the ones before it and above the ones after it. When they cannot all
+// show whole, each gets an equal share of the height, its label and first lines.
+const GAP = 3;
+function pinAll(lit, box) {
+  const full = lit.map((e) => e.offsetHeight);
+  const total = full.reduce((a, h) => a + h + GAP, 0);
+  const share = total > box ? Math.max(24, Math.floor(box / lit.length) - GAP) : Infinity;
+  const h = full.map((x) => Math.min(x, share));
+  const sum = h.reduce((a, x) => a + x + GAP, 0);
+  let above = 0;
+  lit.forEach((e, i) => {
+    e.classList.add("pinned");
+    e.style.top = `${above}px`;
+    e.style.bottom = `${sum - above - h[i] - GAP}px`;
+    if (h[i] < full[i]) e.style.maxHeight = `${h[i]}px`;
+    above += h[i] + GAP;
+  });
+}
+
+function unpin(e) {
+  e.classList.remove("pinned");
+  e.style.removeProperty("top");
+  e.style.removeProperty("bottom");
+  e.style.removeProperty("max-height");
+  if (!e.style.length) e.removeAttribute("style");
 }
 
 // keepVisible scrolls a panel (never the page) so that e shows.
@@ -94,6 +128,12 @@ export class Inspector {
         const val = n.state[v.name];
         const td = htmlEl("td", {}, valueText(val));
         if (typeof val === "string" && /^[A-Z-]+$/.test(val)) td.classList.add(`v-${val}`);
+        // A sentence (Maekawa's construction) is cut to the column; the whole of it is
+        // its tooltip, and the stage's group note says it too.
+        if (typeof val === "string" && val.length > 24) {
+          td.classList.add("long");
+          td.title = val;
+        }
         tr.append(td);
       }
       return tr;

@@ -4,7 +4,8 @@
 // one paint.
 
 import { byId as $, htmlEl } from "./dom.js";
-import { applyHello, applySnapshot, applyEvents, applyState } from "./model.js";
+import { applyHello, applySnapshot, applyEvents, applyState, standingViolation } from "./model.js";
+import { violationText } from "./text.js";
 import { View } from "./view.js";
 import { Code, Inspector, Narrator } from "./panels.js";
 import { newClock, clockTo, clockNow, nextSpeed } from "./clock.js";
@@ -213,17 +214,31 @@ function updateControls(st) {
     (model.interventions ? ` · ${model.interventions} intervention${model.interventions > 1 ? "s" : ""}` : "");
   if (String(model.speed) !== speedSel.value) speedSel.value = String(model.speed);
   st.app.dataset.step = String(model.step);
+  // A lecture's follower cannot click a process: the presenter acts.
+  const follower = document.body.classList.contains("lecture-follower");
+  const actor = follower ? "the presenter acts" : "click a process";
   if (model.stopped) setStatus("stopped", "Stopped: " + model.stopped);
-  else if (model.playing && model.quiet) setStatus("quiet", "Waiting for you: click a process");
+  else if (model.playing && model.quiet) setStatus("quiet", follower ? "Waiting for the presenter" : "Waiting for you: click a process");
   else if (model.playing) setStatus("playing", `Playing ${model.speed}×`);
-  else if (model.quiet) setStatus("quiet", "Nothing left to happen: click a process");
+  else if (model.quiet) setStatus("quiet", `Nothing left to happen: ${actor}`);
   else setStatus("paused", "Paused");
+  // A broken property the run is in takes the pill's words, for presenter and
+  // followers alike; data-state still says whether the run plays or is quiet.
+  const violation = standingViolation(model);
+  const s = $("status");
+  s.dataset.violation = violation ? violation.property : "";
+  s.title = "";
+  if (violation && !model.stopped) {
+    s.title = s.textContent; // the run's state, which the violation's words cover
+    s.textContent = violationText(violation);
+  }
 }
 
 // setStatus shows the run's state (data-state) and says it in words.
 export function setStatus(state, text) {
   const s = $("status");
   s.dataset.state = state;
+  s.dataset.violation = "";
   s.textContent = text;
 }
 

@@ -56,7 +56,7 @@ export function narration(ev) {
     case "enter": return " enters the critical section";
     case "exit": return " leaves the critical section";
     case "elect": return " suspects the leader and starts an election";
-    case "leader": return ` now takes P${ev.leader} as leader`;
+    case "leader": return ev.leader === ev.node ? " is now the leader" : ` now takes P${ev.leader} as leader`;
     case "crash": return " crashes";
     case "recover": return " recovers with a fresh state";
     case "timer": return `: its ${ev.name} timer fires`;
@@ -124,4 +124,33 @@ export function shortFormula(f) {
   const eq = f.lastIndexOf(" = ");
   if (eq >= 0) f = f.slice(eq + 3);
   return f.trim();
+}
+
+// namesText lists processes as words: "P1", "P1 and P3", "P1, P2 and P3".
+export function namesText(ids) {
+  const names = ids.map((id) => `P${id}`);
+  return names.length < 2 ? names.join("") : `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}`;
+}
+
+const HOW_MANY = ["None", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine"];
+
+// violationText is the status pill's words for a violation event (trace v1, with the
+// processes it is about and a deadlock's cycle): "Deadlock: P1 -> P2 -> P3 -> P1".
+export function violationText(ev) {
+  const nodes = ev.nodes || [];
+  switch (ev.property) {
+    case "deadlock":
+      if (ev.cycle?.length) return `Deadlock: ${ev.cycle.map((id) => `P${id}`).join(" -> ")}`;
+      if (nodes.length) return `Deadlock: ${namesText(nodes)} ${nodes.length === 1 ? "waits" : "wait"} and nothing can come`;
+      break;
+    case "mutual-exclusion":
+      if (nodes.length >= 2) return `${HOW_MANY[nodes.length] || nodes.length} in the CS: ${namesText(nodes)}`;
+      break;
+    case "pending":
+      if (nodes.length) return `Waiting too long: ${namesText(nodes)}`;
+      break;
+    case "leader":
+      return `No agreed leader: ${ev.detail}`;
+  }
+  return `Violation: ${ev.property}: ${ev.detail}`;
 }

@@ -2,10 +2,11 @@
 // ring's direction), and every message in flight on its way from sender to receiver,
 // placed in proportion to its virtual delay.
 
-import { leaders, holdsToken } from "./model.js";
+import { leaders, holdsToken, standingViolation } from "./model.js";
 import { svgEl, htmlEl } from "./dom.js";
 import { r2, labelChars, ellipse, labelAt, curve, progress, pointOn, messageLabels, messageClasses } from "./layout.js";
 import { describeInflight } from "./text.js";
+import { Decor, drawMarks } from "./decor.js";
 
 const TRAILS_MAX = 24; // beyond this many messages in flight, their paths are clutter
 
@@ -24,6 +25,7 @@ export class View {
     this.selected = -1;
     this.stateChars = labelChars(spec);
     this.initGroup();
+    this.decor = new Decor(this, spec); // the algorithm's decorations, a violation
   }
 
   // ---- the algorithm's groups (Stage.Group: a variable holding a list of ids) ----
@@ -75,7 +77,9 @@ export class View {
     this.groupNote.hidden = !members;
     if (members) {
       const label = this.spec.groupLabel || this.spec.group;
-      this.groupNote.textContent = `${label} of P${owner.id} (K=${members.length}): ${members.map((id) => `P${id}`).join(" ")}`;
+      const about = this.spec.groupAbout ? owner.state?.[this.spec.groupAbout] : "";
+      this.groupNote.textContent = `${label} of P${owner.id} (K=${members.length}): ${members.map((id) => `P${id}`).join(" ")}` +
+        (typeof about === "string" && about ? `. Sets: ${about}` : "");
     }
   }
 
@@ -107,8 +111,9 @@ export class View {
     st.setProperty("--ls2", this.lay.small ? "10.5px" : "12px");
     st.setProperty("--mf", n > 12 ? "10px" : "11.5px");
     this.pill = n > 12 ? 16 : 19;
-    if (this.spec.ring) this.drawRing(n);
-    else if (n <= 10) this.drawMesh(n);
+    this.decor.build();
+    if (this.spec.ring) this.drawRing(n, model);
+    else if (n <= 10 && !this.spec.edges) this.drawMesh(n); // a declared topology replaces the mesh
     for (let i = 0; i < n; i++) {
       const p = this.pos[i];
       const id = model.nodes[i].id;
@@ -118,6 +123,7 @@ export class View {
       }, this.nodesG);
       svgEl("circle", { class: "sel-ring", r: r2(this.r + 9) }, g);
       svgEl("circle", { class: "cs-ring", r: r2(this.r + 5) }, g);
+      svgEl("circle", { class: "alarm-ring", r: r2(this.r + 12) }, g); // a violation is about it
       svgEl("circle", { class: "body", r: r2(this.r) }, g);
       const name = svgEl("text", { class: "name" }, g);
       name.textContent = `P${id}`;
@@ -127,8 +133,7 @@ export class View {
         t.textContent = txt;
       };
       mark("crash", "✕", k, -k);
-      mark("leader", "★", -k, -k);
-      mark("token", "◆", k, k);
+      drawMarks(g, this.r, p, this.spec.markLabel);
       const cs = svgEl("text", { class: "cs-tag", x: r2(-k - 2), y: r2(k) }, g);
       cs.textContent = "CS";
       const title = svgEl("title", {}, g);
@@ -142,7 +147,9 @@ export class View {
     }
   }
 
-  drawRing(n) {
+  // drawRing draws the ring's direction: an arrow from each process to the next in
+  // ring order, the last to the first, each naming its ends by id.
+  drawRing(n, model) {
     const defs = svgEl("defs", {}, this.edges);
     const marker = svgEl("marker", { id: "arrow", viewBox: "0 0 10 10", refX: "8", refY: "5", markerWidth: "7", markerHeight: "7", orient: "auto-start-reverse" }, defs);
     svgEl("path", { d: "M0 0 L10 5 L0 10 z", class: "edge-arrow" }, marker);
@@ -151,7 +158,7 @@ export class View {
       const da = Math.atan2(b.y - a.y, b.x - a.x);
       const off = this.r + 6;
       svgEl("line", {
-        class: "edge ring", "marker-end": "url(#arrow)",
+        class: "edge ring", "marker-end": "url(#arrow)", "data-from": model.nodes[i].id, "data-to": model.nodes[(i + 1) % n].id,
         x1: r2(a.x + Math.cos(da) * off), y1: r2(a.y + Math.sin(da) * off),
         x2: r2(b.x - Math.cos(da) * (off + 4)), y2: r2(b.y - Math.sin(da) * (off + 4)),
       }, this.edges);
@@ -195,6 +202,7 @@ export class View {
       e.title.textContent = bits.filter(Boolean).join(" · ");
     });
     this.showGroup(model);
+    this.decor.update(model, standingViolation(model));
   }
 
   clearMessages() {

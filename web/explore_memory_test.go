@@ -10,9 +10,11 @@ import (
 )
 
 // The explorer's memory bound is the server's, as stated: two searches, each big
-// enough to reach it, stop on their own accounting at their part of it, and the heap
-// grows by about the bound, not twice it, whether they run at once or one after the
-// other in one slot (issue 15: searches peaked at 548 MB against 256 MiB).
+// enough to reach it, stop on their own accounting within their part of it, and the
+// memory the process holds grows by no more than the bound, whether they run at once
+// or one after the other in one slot (issue 15: searches peaked at 548 MB against
+// 256 MiB; with a search's accounting allowed its whole part, the process grew by up to
+// 1.25 times the bound).
 func TestExplorerMemoryBoundHolds(t *testing.T) {
 	for _, c := range []struct {
 		name   string
@@ -66,13 +68,13 @@ func testExplorerMemoryBound(t *testing.T, atOnce int) {
 		if res == nil || res.Bound != explore.BoundMemory {
 			t.Fatalf("a search was not stopped by the memory bound: %+v", res)
 		}
-		if part := int64(bound / atOnce); res.Memory > part+part/8 {
+		if part := int64(bound / atOnce); res.Memory > part {
 			t.Errorf("a search held %d MiB by its own accounting; its part of the bound is %d MiB", res.Memory>>20, part>>20)
 		}
 	}
 	close(stop)
 	<-sampled
-	if grew := int64(peak) - int64(base); grew > bound*3/2 {
+	if grew := int64(peak) - int64(base); grew > bound {
 		t.Fatalf("the memory held grew by %d MiB during two searches under a %d MiB bound", grew>>20, bound>>20)
 	} else {
 		t.Logf("the memory held grew by %d MiB under a %d MiB bound", grew>>20, bound>>20)

@@ -244,3 +244,26 @@ func TestLectureAPIProbesCostJoinGuesses(t *testing.T) {
 		}
 	}
 }
+
+// The shares do not break a lecture hall behind one NAT: with serve's default limits,
+// 300 students from one address all get a place and all their answers count, and
+// another address still joins.
+func TestLectureHallBehindOneAddressFitsTheDefaults(t *testing.T) {
+	rig := startLecture(t, Options{ClientIP: viaProxy(t), Limits: ratelimit.DefaultLimits()}, "/play/ricart-agrawala?n=4")
+	rig.drive(t, `{"type":"act","do":"request","node":0}`, `{"type":"act","do":"request","node":2}`)
+	id := openQuestion(t, rig)
+	const hall = 300
+	for k := range hall {
+		c, f := dialAs(t, rig, "10.1.2.3")
+		if f.Type != "hello" {
+			t.Fatalf("student %d of the hall: %s", k, f.raw)
+		}
+		c.send(fmt.Sprintf(`{"type":"lecture","op":"answer","question":%d,"choice":0}`, id))
+		if f := c.lnext("answered", "error"); f.Type != "answered" {
+			t.Fatalf("student %d's answer: %s", k, f.raw)
+		}
+	}
+	if _, f := dialAs(t, rig, "10.9.9.9"); f.Type != "hello" {
+		t.Fatalf("another address after the hall: %s", f.raw)
+	}
+}

@@ -134,7 +134,7 @@ func TestLinkOfACuratedScenarioKeepsItsTitle(t *testing.T) {
 	if p.status != http.StatusOK || !strings.Contains(p.body, htmlEscape(sc.Title)) {
 		t.Fatalf("%d: the page does not show the title %q", p.status, sc.Title)
 	}
-	if !strings.Contains(p.body, `href="/s/bully-best-case" aria-current`) {
+	if !strings.Contains(p.body, `href="/s/bully-best-case?fresh=1" aria-current`) {
 		t.Fatal("the scenario menu does not mark the curated scenario as current")
 	}
 	c := dial(t, ts, sessionOf(t, p))
@@ -194,13 +194,13 @@ func TestBadLinksSayWhyAndOfferTheClosestRun(t *testing.T) {
 					t.Errorf("the page does not say %q", w)
 				}
 			}
-			if tt.offers != "" && !strings.Contains(p.body, `class="open" href="`+tt.offers+`"`) {
+			if tt.offers != "" && !strings.Contains(p.body, `class="open" href="`+tt.offers+`?fresh=1"`) {
 				t.Errorf("the page does not offer %s", tt.offers)
 			}
 			if tt.offers == "" && strings.Contains(p.body, "The closest run") {
 				t.Error("the page offers a run it should not")
 			}
-			if !strings.Contains(p.body, `href="/s/bully-best-case"`) {
+			if !strings.Contains(p.body, `href="/s/bully-best-case?fresh=1"`) {
 				t.Error("the page does not offer the catalogue")
 			}
 		})

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-chi/chi/v5"
 	"github.com/gorilla/websocket"
 
 	"github.com/teach-dist/playground/internal/testwait"
@@ -35,6 +36,12 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func (l *lockedBuffer) lines(t *testing.T) []map[string]any {
@@ -178,19 +185,25 @@ func TestMetricsCountSessionsEventsSocketsAndLimits(t *testing.T) {
 }
 
 // A panic in a handler fails that request with 500, is logged and counted; the server
-// goes on.
+// goes on. The log names the route, not the path: the path's session id stays out.
 func TestHandlerPanicIsContained(t *testing.T) {
 	var buf lockedBuffer
 	s := New(Options{Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
 	defer s.Close()
-	h := ops.Recoverer(s.opts.Logger, s.metrics)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
+	r := chi.NewRouter()
+	r.Use(ops.Recoverer(s.opts.Logger, s.metrics))
+	r.Get("/api/sessions/{id}/x", func(http.ResponseWriter, *http.Request) { panic("boom") })
+	const id = "S3CR3T-SESSION-ID"
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/x", nil))
+	r.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/sessions/"+id+"/x", nil))
 	if rec.Code != http.StatusInternalServerError {
 		t.Fatalf("status %d", rec.Code)
 	}
-	if got := find(buf.lines(t), "a handler panicked; that request failed"); len(got) != 1 || got[0]["panic"] != "boom" {
+	if got := find(buf.lines(t), "a handler panicked; that request failed"); len(got) != 1 || got[0]["panic"] != "boom" || got[0]["route"] != "/api/sessions/{id}/x" {
 		t.Fatalf("log: %v", buf.lines(t))
+	}
+	if strings.Contains(buf.String(), id) {
+		t.Fatalf("the log holds the session id: %s", buf.String())
 	}
 	if v := metric(t, s, `playground_panics_total{where="http"}`); v != 1 {
 		t.Fatalf("panics %v", v)
@@ -286,5 +299,28 @@ func TestListenAndServeShutsDownGracefully(t *testing.T) {
 	}
 	if _, err := srv.Sessions().Start(session.Setup{}); err == nil {
 		t.Fatal("a session started after shutdown")
+	}
+}
+
+// The logs hold a session's id and a presenter's token only as a hash (logID): a run's
+// life (start, requests, socket, exports, lecture, end) logged at Debug names neither.
+func TestLogsHoldNoSessionIDOrPresenterToken(t *testing.T) {
+	var buf lockedBuffer
+	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	rig := startLecture(t, Options{Logger: log}, "/play/bully?n=3")
+	rig.drive(t, steps(3)...)
+	for _, path := range []string{"/api/sessions/" + rig.session + "/trace", "/api/sessions/" + rig.session + "/shiviz",
+		"/lecture/present/" + rig.token, "/api/sessions/no-such-session/trace"} {
+		get(t, browser(t), rig.ts.URL+path)
+	}
+	rig.srv.Close() // the sessions end, and say so in the log
+	out := buf.String()
+	if len(find(buf.lines(t), "session end")) == 0 || !strings.Contains(out, logID(rig.session)) {
+		t.Fatalf("the log lacks the session's end under its hash:\n%s", out)
+	}
+	for what, secret := range map[string]string{"session id": rig.session, "presenter token": rig.token, "unknown id": "no-such-session"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("the log holds a %s:\n%s", what, out)
+		}
 	}
 }

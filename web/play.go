@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"github.com/teach-dist/playground/algorithms"
 	"github.com/teach-dist/playground/runtime/compare"
 	"github.com/teach-dist/playground/runtime/session"
+	"github.com/teach-dist/playground/runtime/sim"
 	"github.com/teach-dist/playground/scenarios"
 	"github.com/teach-dist/playground/web/pages"
 	"github.com/teach-dist/playground/web/ratelimit"
@@ -92,9 +94,14 @@ func (s *Server) handleLink(w http.ResponseWriter, r *http.Request) {
 		s.linkError(w, r, err)
 		return
 	}
+	fresh := freshAsked(r)
 	sess, ok := s.resume(r, lr.Link.Scenario.Algorithm)
-	if !ok {
+	if !ok || fresh {
 		if sess, ok = s.startLinkRun(w, r, r, lr, nil); !ok {
+			return
+		}
+		if fresh {
+			http.Redirect(w, r, withoutFresh(r.URL), http.StatusSeeOther)
 			return
 		}
 	}
@@ -136,11 +143,46 @@ func (s *Server) startLinkRun(w http.ResponseWriter, r, page *http.Request, lr r
 	return sess, ok
 }
 
-// scenarioSession resumes this browser's session for this URL or starts one on sc.
+// scenarioSession resumes this browser's session for this URL or starts one on sc. A
+// URL with ?fresh=1 (the catalogue's links and the page's own) starts one whatever
+// this browser has, and is answered by a redirect to the URL without it: the page
+// then resumes the run it started on a reload (false: the request is answered).
 func (s *Server) scenarioSession(w http.ResponseWriter, r *http.Request, sc *scenarios.Scenario, name string) (*session.Session, bool) {
+	if freshAsked(r) {
+		if _, ok := s.startScenario(w, r, sc, name); ok {
+			http.Redirect(w, r, withoutFresh(r.URL), http.StatusSeeOther)
+		}
+		return nil, false
+	}
 	if sess, ok := s.resume(r, sc.Algorithm); ok {
 		return sess, true
 	}
+	return s.startScenario(w, r, sc, name)
+}
+
+// freshParam asks a /play, /s/ or /r/ page for a fresh run rather than the one this
+// browser had at that URL ("Opening an algorithm again resumes the old run, at its last
+// step, where Play does nothing": issue 16).
+const freshParam = "fresh"
+
+func freshAsked(r *http.Request) bool {
+	v, ok := r.URL.Query()[freshParam]
+	return ok && (len(v) == 0 || v[len(v)-1] != "0")
+}
+
+// withoutFresh is u's path and query without the fresh parameter: the address the
+// fresh run lives at, which its cookie is for.
+func withoutFresh(u *url.URL) string {
+	q := u.Query()
+	q.Del(freshParam)
+	if len(q) == 0 {
+		return u.Path
+	}
+	return u.Path + "?" + q.Encode()
+}
+
+// startScenario starts a session on sc for this browser's URL.
+func (s *Server) startScenario(w http.ResponseWriter, r *http.Request, sc *scenarios.Scenario, name string) (*session.Session, bool) {
 	setup, err := runs.SetupOf(sc, name)
 	if err != nil {
 		s.badRun(w, r, "Bad scenario", "This scenario cannot run", err)
@@ -198,8 +240,12 @@ func (s *Server) started(w http.ResponseWriter, r *http.Request, sess *session.S
 // cap: its IPv4 address or IPv6 /64 (ratelimit.ClientOf).
 func clientOf(r *http.Request) string { return ratelimit.ClientOfRequest(r).String() }
 
+// cookieName names the cookie of the run this browser has at u; ?fresh is not part of
+// the address (a fresh run's cookie is the one its page then resumes with).
 func cookieName(u *url.URL) string {
-	sum := sha256.Sum256([]byte(u.Path + "?" + u.Query().Encode()))
+	q := u.Query()
+	q.Del(freshParam)
+	sum := sha256.Sum256([]byte(u.Path + "?" + q.Encode()))
 	return "pg_" + hex.EncodeToString(sum[:6])
 }
 
@@ -221,6 +267,9 @@ func (s *Server) startsSession(r *http.Request) bool {
 	p = strings.TrimPrefix(p, "/embed")
 	if !strings.HasPrefix(p, "/play/") && !strings.HasPrefix(p, "/s/") && !strings.HasPrefix(p, "/r/") {
 		return false
+	}
+	if freshAsked(r) {
+		return true
 	}
 	if c, err := r.Cookie(cookieName(r.URL)); err == nil {
 		if _, live := s.sessions.Get(c.Value); live {
@@ -307,6 +356,9 @@ func scenarioFromQuery(slug string, q url.Values) ([]byte, error) {
 	network := map[string]any{}
 	params := map[string]json.RawMessage{}
 	for key, vals := range q {
+		if key == freshParam {
+			continue // which run, not how it is set up
+		}
 		v := vals[len(vals)-1]
 		if strings.HasPrefix(key, paramPrefix) {
 			name, raw, err := paramFromQuery(spec, key, v)
@@ -320,19 +372,19 @@ func scenarioFromQuery(slug string, q url.Values) ([]byte, error) {
 		case "n", "nodes":
 			n, err := strconv.Atoi(v)
 			if err != nil {
-				return nil, fmt.Errorf("n: %q is not a number of processes", v)
+				return nil, fmt.Errorf("n: %q is not a number of processes: write a whole number from %d to %d", v, sim.MinNodes, sim.MaxNodes)
 			}
 			doc["nodes"] = n
 		case "seed":
 			n, err := strconv.ParseUint(v, 10, 64)
 			if err != nil {
-				return nil, fmt.Errorf("seed: %q is not a number", v)
+				return nil, fmt.Errorf("seed: %q is not a seed: write a whole number from 0 to %d", v, uint64(math.MaxUint64))
 			}
 			doc["seed"] = n
 		case "cs":
 			n, err := strconv.Atoi(v)
 			if err != nil {
-				return nil, fmt.Errorf("cs: %q is not a number", v)
+				return nil, fmt.Errorf("cs: %q is not a time in the CS: write a whole number of time units, 0 or more", v)
 			}
 			doc["cs"] = n
 		case "delay":
@@ -355,7 +407,7 @@ func scenarioFromQuery(slug string, q url.Values) ([]byte, error) {
 		case "loss":
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {
-				return nil, fmt.Errorf("loss: %q is not a probability", v)
+				return nil, fmt.Errorf("loss: %q is not a probability: write a number from 0 to 1", v)
 			}
 			network["loss"] = f
 		default:

@@ -12,7 +12,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -76,6 +78,14 @@ type Options struct {
 	// Exports bound the trace, ShiViz, timeline and costs exports (web/export): at once
 	// in all and per client, each one's time, events and bytes, and the lectures' cache.
 	Exports export.Options
+	// PublicURL is the base of lectures' join links and QR codes, as students reach
+	// this server (lecturehttp.ParsePublicURL): `serve --public-url`. Nil: the address
+	// the presenter's browser used, and this machine's network addresses when that is
+	// a loopback one (web/lecturehttp/joinurl.go).
+	PublicURL *url.URL
+	// Interfaces lists this machine's addresses for those join links (default
+	// net.InterfaceAddrs).
+	Interfaces func() ([]net.Addr, error)
 	// ShutdownTimeout bounds a graceful shutdown: requests in progress and the closing
 	// handshakes of WebSockets get this long (default 10 s).
 	ShutdownTimeout time.Duration
@@ -146,7 +156,12 @@ func New(opts Options) *Server {
 	s := &Server{opts: opts, pages: pages.Renderer{Log: opts.Logger, Cat: pages.BuildCatalogue()},
 		compare: compare.New(opts.Compare), exploring: newExplorations(opts.Explore)}
 	s.sessions = session.NewManager(opts.MaxSessions, s.sessionOptions())
-	s.lectures = lecturehttp.NewRegistry(opts.Lecture, opts.Broker)
+	lec := opts.Lecture
+	lec.OnEvict = func(code string) {
+		s.metrics.LectureEvicted()
+		opts.Logger.Info("lecture evicted for another client", "code", code) // codes are public
+	}
+	s.lectures = lecturehttp.NewRegistry(lec, opts.Broker)
 	s.metrics = ops.NewMetrics(ops.Gauges{Sessions: s.sessions, Lectures: s.lectures.Live})
 	s.limits = ratelimit.New(opts.Limits, ratelimit.Hooks{StartsSession: s.startsSession, Limited: s.metrics.RateLimited,
 		Page: func(w http.ResponseWriter, r *http.Request, msg string) {
@@ -166,7 +181,8 @@ func New(opts Options) *Server {
 	s.exports = export.New(s.runs, exp)
 	s.lecture = lecturehttp.New(lecturehttp.Options{Sessions: s.sessions, Lectures: s.lectures, Hub: s.sockets,
 		Pages: s.pages, Metrics: s.metrics, Refresh: opts.Lecture.Refresh,
-		Share: opts.Lecture.ClientShare(), Guesses: opts.Limits.JoinGuesses, StartLink: s.startLink})
+		Share: opts.Lecture.ClientShare(), Guesses: opts.Limits.JoinGuesses, StartLink: s.startLink,
+		PublicURL: opts.PublicURL, Interfaces: opts.Interfaces})
 	s.router = s.routes()
 	return s
 }

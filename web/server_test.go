@@ -76,7 +76,7 @@ func TestCatalogueListsEveryAlgorithmByFamily(t *testing.T) {
 		t.Fatalf("status %d", p.status)
 	}
 	for _, spec := range algorithms.All() {
-		for _, want := range []string{`href="/play/` + spec.Slug + `"`, htmlEscape(spec.Title)} {
+		for _, want := range []string{`href="/play/` + spec.Slug + `?fresh=1"`, htmlEscape(spec.Title)} {
 			if !strings.Contains(p.body, want) {
 				t.Errorf("catalogue lacks %q", want)
 			}
@@ -88,7 +88,7 @@ func TestCatalogueListsEveryAlgorithmByFamily(t *testing.T) {
 		}
 	}
 	for _, e := range scenarios.Curated() {
-		if !strings.Contains(p.body, `href="/s/`+e.Name+`"`) {
+		if !strings.Contains(p.body, `href="/s/`+e.Name+`?fresh=1"`) {
 			t.Errorf("catalogue lacks the curated scenario %s", e.Name)
 		}
 	}
@@ -96,7 +96,7 @@ func TestCatalogueListsEveryAlgorithmByFamily(t *testing.T) {
 		t.Error("no mutual exclusion family")
 	}
 	mutex := strings.Index(p.body, `id="fam-mutex"`)
-	ra := strings.Index(p.body, `href="/play/ricart-agrawala"`)
+	ra := strings.Index(p.body, `href="/play/ricart-agrawala?fresh=1"`)
 	if mutex < 0 || ra < mutex {
 		t.Error("Ricart-Agrawala is not listed under mutual exclusion")
 	}
@@ -163,7 +163,7 @@ func TestUnknownPagesAre404WithTheCatalogue(t *testing.T) {
 		if p.status != http.StatusNotFound {
 			t.Errorf("%s: status %d", path, p.status)
 		}
-		if !strings.Contains(p.body, `href="/play/ricart-agrawala"`) {
+		if !strings.Contains(p.body, `href="/play/ricart-agrawala?fresh=1"`) {
 			t.Errorf("%s: the 404 page does not show the catalogue", path)
 		}
 	}
@@ -185,7 +185,11 @@ func TestBadQueryIsAClearError(t *testing.T) {
 	_, ts := newTestServer(t, Options{})
 	for q, says := range map[string]string{
 		"n=500":      "nodes: 500 is out of range",
-		"n=abc":      "n: &#34;abc&#34; is not a number",
+		"n=abc":      "n: &#34;abc&#34; is not a number of processes: write a whole number from 2 to 128",
+		"seed=-5":    "seed: &#34;-5&#34; is not a seed: write a whole number from 0 to 18446744073709551615",
+		"seed=1.5":   "seed: &#34;1.5&#34; is not a seed",
+		"cs=x":       "cs: &#34;x&#34; is not a time in the CS",
+		"loss=lots":  "loss: &#34;lots&#34; is not a probability: write a number from 0 to 1",
 		"delay=x":    "delay",
 		"colour=red": "colour: unknown parameter",
 	} {

@@ -3,11 +3,13 @@ package web
 import (
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/gorilla/websocket"
 
+	"github.com/teach-dist/playground/runtime/lecture"
 	"github.com/teach-dist/playground/web/ratelimit"
 )
 
@@ -108,5 +110,81 @@ func TestReloadRevivesAnEvictedRun(t *testing.T) {
 	again := a.page(ts.URL + "/play/bully?n=3")
 	if again.status != http.StatusOK || sessionOf(t, again) != first {
 		t.Fatalf("reload after eviction: %d, same run %v", again.status, again.status == http.StatusOK && sessionOf(t, again) == first)
+	}
+}
+
+// post sends a form from v's address and returns the response, redirects not followed.
+func (v visitor) post(url string, form url.Values) *http.Response {
+	v.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-Real-IP", v.addr)
+	c := *v.c
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := c.Do(req)
+	if err != nil {
+		v.t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp
+}
+
+// One address that starts every lecture the server takes (the issue's 51 /play and
+// POST /lecture) cannot keep a second address out: the second's lecture ends one of
+// the first's over its share (--lecture-share, half of --max-lectures), and its
+// presenter gets the page, socket and snapshot; the first, at the cap, is refused, and
+// both are counted (issue 15, defect 2).
+func TestOneAddressCannotTakeEveryLectureSlot(t *testing.T) {
+	clientIP, err := ratelimit.ClientIP("X-Real-IP=127.0.0.0/8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, ts := newTestServer(t, Options{ClientIP: clientIP, Lecture: lecture.Options{Max: 6}})
+	startFrom := func(v visitor) *http.Response {
+		t.Helper()
+		if v.c == nil {
+			v.c = browser(t) // a fresh cookie jar: every load starts a run
+		}
+		p := v.page(ts.URL + "/play/bully?n=3")
+		if p.status != http.StatusOK {
+			t.Fatalf("%s's page: %d", v.addr, p.status)
+		}
+		return v.post(ts.URL+"/lecture", url.Values{"session": {sessionOf(t, p)}})
+	}
+	attacker := visitor{t, "192.0.2.66", nil}
+	for k := range 6 {
+		if resp := startFrom(attacker); resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("attacker's lecture %d on a server nobody else uses: %d", k, resp.StatusCode)
+		}
+	}
+	if resp := startFrom(attacker); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("attacker's lecture past the cap: %d, want 503", resp.StatusCode)
+	}
+	if n := srv.lectures.Live(); n != 6 {
+		t.Fatalf("%d live lectures after the attack; want the server full (6)", n)
+	}
+
+	instructor := visitor{t, "198.51.100.7", browser(t)}
+	resp := startFrom(instructor)
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/lecture/present/") {
+		t.Fatalf("second address's lecture on a server one address filled: %d %q", resp.StatusCode, loc)
+	}
+	if p := instructor.page(ts.URL + loc); p.status != http.StatusOK {
+		t.Fatalf("the presenter's page: %d", p.status)
+	}
+	c := dialPath(t, ts, "/ws/present/"+strings.TrimPrefix(loc, "/lecture/present/"), nil)
+	c.next("hello")
+	if f := c.next("snapshot"); len(f.Nodes) != 3 {
+		t.Fatalf("the presenter's snapshot has %d nodes", len(f.Nodes))
+	}
+	for name, want := range map[string]float64{
+		"playground_lectures":                                6,
+		"playground_lectures_evicted_total":                  1,
+		`playground_capacity_refusals_total{cap="lectures"}`: 1,
+	} {
+		if v := metric(t, srv, name); v != want {
+			t.Errorf("%s = %v, want %v", name, v, want)
+		}
 	}
 }

@@ -99,7 +99,7 @@ var Spec = sim.Spec{
 		{Name: MsgReadNumber, Label: "RDNUM", Doc: "reads the receiver's ticket number"},
 		{Name: MsgNumber, Label: "NUM", Doc: "the sender's ticket number, at the moment the read arrived", Arg: "value"},
 		{Name: MsgReadChoosing, Label: "RDCHO", Doc: "reads the receiver's choosing flag"},
-		{Name: MsgChoosing, Label: "CHO", Doc: "the sender's choosing flag (1: true, 0: false)", Arg: "value"},
+		{Name: MsgChoosing, Label: "CHOOS", Doc: "the sender's choosing flag (1: true, 0: false)", Arg: "value"},
 	},
 	Costs: []sim.Cost{
 		{Name: "messages per CS entry, no contention",

@@ -125,7 +125,7 @@ var Spec = sim.Spec{
 				{In: []string{"002"}, Formula: "N-2 COORDINATOR messages ⇒ O(N) messages", Value: func(n int) float64 { return float64(n - 2) }},
 				{In: []string{"003"}, Formula: "N-2 messages per election", Value: func(n int) float64 { return float64(n - 2) }}},
 			Formula: "N-1: the N-2 COORDINATOR of the notes, plus the one ELECTION sent to the crashed coordinator",
-			Value:   func(n int) float64 { return float64(n - 1) }},
+			Value:   func(n int) float64 { return float64(n - 1) }, Initiators: 1},
 		// The lowest id calls, the highest has crashed, nothing else fails: every id below
 		// the top calls once, N(N-1)/2 ELECTION; the (N-1)(N-2)/2 that reach a live
 		// process are answered; the winner sends N-2 COORDINATOR. The notes (002) count

@@ -236,10 +236,22 @@ func EqualSize(sets [][]int) bool {
 
 // meanOthers is K-1 averaged over the default sets for n nodes: the messages each verb
 // (REQUEST, REPLY, RELEASE) costs an entry without contention.
-func meanOthers(n int) float64 {
+func meanOthers(n int) float64 { return meanOthersOf(DefaultSets(n)) }
+
+// meanOthersIn is K-1 averaged over the sets a run's params give (its construction or
+// its own sets), so a grid run is measured against the grid's K.
+func meanOthersIn(params any, n int) float64 {
+	p, ok := params.(Params)
+	if !ok {
+		return meanOthers(n)
+	}
+	return meanOthersOf(p.sets(n))
+}
+
+func meanOthersOf(sets [][]int) float64 {
 	total := 0
-	for _, s := range DefaultSets(n) {
+	for _, s := range sets {
 		total += len(s) - 1
 	}
-	return float64(total) / float64(n)
+	return float64(total) / float64(len(sets))
 }

@@ -32,7 +32,7 @@ var Spec = sim.Spec{
 	Family: sim.Mutex,
 	Summary: "Collect the votes of your own voting set only; sets overlap so no two win at once, but three processes asking together can wait on each other forever. " +
 		"Processes are numbered 1..N as in the notes. Sets: the notes' V1..VN for N=3 and N=7 (K=2, 3); for N=q²+q+1, q prime (13, 31, 57), a projective plane of order q (K=q+1, about sqrt(N)); " +
-		"for other N that plane on the first q²+q+1 processes, each other process asking one of its lines plus itself (K=q+2); with construction=grid, a row plus a column (K=2 sqrt(N)-1, as in note 003).",
+		"for other N that plane on the first q²+q+1 processes, each other process asking one of its lines plus itself (K=q+2); with the grid construction (in Run setup), a row plus a column (K=2 sqrt(N)-1, as in note 003).",
 	Rules: []sim.Rule{
 		{Label: "MI-1", Group: "Initialisation", Lines: []string{
 			"state := RELEASED; voted := false; queue := empty",
@@ -104,6 +104,7 @@ var Spec = sim.Spec{
 	Vars: []sim.Var{
 		{Name: "state", Doc: "RELEASED, WANTED or HELD"},
 		{Name: "set", Doc: "ids of the voting set V_i (it includes this process); K is its size. By default the notes' sets for N=3 and N=7, a projective plane of order q for N=q²+q+1, otherwise that plane extended (see the summary); sets are of equal size only when N is a plane's size"},
+		{Name: "construction", Doc: "how this run's voting sets were built and their size K: the notes' sets, a projective plane (extended when N is not a plane's size), a grid, or sets chosen for the run"},
 		{Name: "clock", Doc: "Lamport clock: the largest timestamp seen; a new request takes clock+1"},
 		{Name: "ts", Doc: "timestamp of this process's current request (0 when none)"},
 		{Name: "votes", Doc: "ids of the members whose vote this process holds for its current request"},
@@ -122,7 +123,7 @@ var Spec = sim.Spec{
 		{Name: MsgReply, Label: "REPLY", Doc: "the vote: the sender votes for the receiver's request", TS: "ts"},
 		{Name: MsgRelease, Label: "REL", Doc: "the sender left the CS (or hands back a vote): the vote is free", TS: "ts"},
 		{Name: MsgInquire, Label: "INQ", Doc: "deadlock-free: an older request waits, can the candidate give the vote back?", TS: "ts"},
-		{Name: MsgRelinquish, Label: "RELQ", Doc: "deadlock-free: the candidate gives the vote back", TS: "ts"},
+		{Name: MsgRelinquish, Label: "RLNQ", Doc: "deadlock-free: the candidate gives the vote back", TS: "ts"},
 		{Name: MsgFailed, Label: "FAIL", Doc: "deadlock-free: an older request has priority, the receiver must wait", TS: "ts"},
 	},
 	Costs: []sim.Cost{
@@ -130,14 +131,17 @@ var Spec = sim.Spec{
 			Notes: []sim.NoteFormula{
 				{In: []string{"002"}, Formula: "3√N", Value: func(n int) float64 { return 3 * math.Sqrt(float64(n)) }},
 				{In: []string{"003"}, Formula: "3√n if no hardware multicast", Value: func(n int) float64 { return 3 * math.Sqrt(float64(n)) }}},
-			Formula: "3(K-1): REQUEST, REPLY and RELEASE with the K-1 other members; a process's vote for itself costs no message. The notes' 3 sqrt(N) counts that own vote too (K = sqrt(N) for the optimal sets). N=7 with the notes' sets: K=3, 6 messages; the value is averaged over processes when the sets differ in size",
-			Value:   func(n int) float64 { return 3 * meanOthers(n) }},
+			Formula:  "3(K-1): REQUEST, REPLY and RELEASE with the K-1 other members; a process's vote for itself costs no message. The notes' 3 sqrt(N) counts that own vote too (K = sqrt(N) for the optimal sets). N=7 with the notes' sets: K=3, 6 messages; the value is averaged over processes when the sets differ in size",
+			Value:    func(n int) float64 { return 3 * meanOthers(n) },
+			ValueFor: func(n int, p any) float64 { return 3 * meanOthersIn(p, n) }},
 		{Name: "messages to enter the CS, no contention",
 			Notes:   []sim.NoteFormula{{In: []string{"002"}, Formula: "2√N", Value: func(n int) float64 { return 2 * math.Sqrt(float64(n)) }}},
-			Formula: "2(K-1)", Value: func(n int) float64 { return 2 * meanOthers(n) }},
+			Formula: "2(K-1)", Value: func(n int) float64 { return 2 * meanOthers(n) },
+			ValueFor: func(n int, p any) float64 { return 2 * meanOthersIn(p, n) }},
 		{Name: "messages to leave the CS",
 			Notes:   []sim.NoteFormula{{In: []string{"002"}, Formula: "√N", Value: func(n int) float64 { return math.Sqrt(float64(n)) }}},
-			Formula: "K-1 RELEASE", Value: func(n int) float64 { return meanOthers(n) }},
+			Formula: "K-1 RELEASE", Value: func(n int) float64 { return meanOthers(n) },
+			ValueFor: func(n int, p any) float64 { return meanOthersIn(p, n) }},
 		{Name: "messages per entry with contention, deadlock-free variant",
 			Notes:   []sim.NoteFormula{{In: []string{"002"}, Formula: "The algorithm can be made deadlock-free with additional messages"}},
 			Formula: "about 5(K-1): FAILED, INQUIRE and RELINQUISH come on top; a request that is made to give votes back more than once costs more"},
@@ -160,7 +164,7 @@ var Spec = sim.Spec{
 	// N=3 and N=7 came from the grid.
 	Earlier:     []sim.EarlierDefaults{{Epoch: 2, Params: `{"construction":"grid"}`, IDsFrom0: true}},
 	Params:      paramList,
-	Stage:       sim.Stage{Group: "set", GroupLabel: "voting set"},
+	Stage:       sim.Stage{Group: "set", GroupLabel: "voting set", GroupAbout: "construction"},
 	ParseParams: ParseParams,
 	New:         newNode,
 }
@@ -177,6 +181,8 @@ type node struct {
 	ids  []int // shared, never written
 	df   bool  // deadlock-free variant
 	set  []int // indexes, ascending; shared, never written
+	// about names the construction of the sets and K (Sets.About), for the inspector.
+	about string
 
 	clock int
 
@@ -209,6 +215,7 @@ func newNode(self int, setup *sim.Setup) sim.Node {
 		ids:       setup.IDs,
 		df:        p.Variant == DeadlockFree,
 		set:       sets[self],
+		about:     p.about(n),
 		state:     cs.Released,
 		cand:      -1,
 		got:       make([]bool, n),
@@ -530,6 +537,7 @@ func (n *node) idsWhere(flag []bool) []int {
 func (n *node) Encode(w *sim.StateWriter) {
 	w.Str("state", n.state)
 	w.Ints("set", nodeid.All(n.ids, n.set))
+	w.Str("construction", n.about)
 	w.Int("clock", n.clock)
 	w.Int("ts", n.ts)
 	w.Ints("votes", n.idsWhere(n.got))

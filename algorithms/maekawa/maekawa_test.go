@@ -78,10 +78,13 @@ func (f *fixture) waitingFor() []int {
 	return out
 }
 
+// about7 is what the inspector says built the fixtures' sets (the notes' N=7 sets).
+const about7 = "the notes' sets for N=7 (the projective plane of order 2): K=3"
+
 // st builds the basic variant's state JSON; df appends the deadlock-free fields.
 func st(state, set string, clock, ts int, votes string, voted bool, cand, candTS int, queue string) string {
-	return fmt.Sprintf(`{"state":%q,"set":%s,"clock":%d,"ts":%d,"votes":%s,"voted":%t,"candidate":%d,"candidateTs":%d,"queue":%s}`,
-		state, set, clock, ts, votes, voted, cand, candTS, queue)
+	return fmt.Sprintf(`{"state":%q,"set":%s,"construction":%q,"clock":%d,"ts":%d,"votes":%s,"voted":%t,"candidate":%d,"candidateTs":%d,"queue":%s}`,
+		state, set, about7, clock, ts, votes, voted, cand, candTS, queue)
 }
 
 func df(base string, inquired bool, failed, yielded, inquiries, told string) string {
@@ -1134,6 +1137,41 @@ func TestN16CostsAbout3SqrtN(t *testing.T) {
 			evs := simtest.Run(t, config(1, ids, pp, req(0, i)))
 			if got := simtest.Count(evs, sim.EvSend); got < tc.min || got > tc.max || simtest.Count(evs, sim.EvEnter) != 1 {
 				t.Errorf("%s: P%d's entry cost %d messages, want %d to %d", tc.params, ids[i], got, tc.min, tc.max)
+			}
+		}
+	}
+}
+
+// Every process's inspector names what built this run's sets and their K (issue 14:
+// "label honestly which construction is used and its K"), whatever the N and the
+// params: the notes' sets, a plane, the plane extended, the grid, or sets given.
+func TestInspectorNamesTheConstructionAndK(t *testing.T) {
+	for _, tc := range []struct {
+		n      int
+		params string
+		want   string
+	}{
+		{3, ``, "the notes' sets for N=3: K=2"},
+		{7, ``, "the notes' sets for N=7 (the projective plane of order 2): K=3"},
+		{13, ``, "the projective plane of order 3: K=4"},
+		{16, ``, "the projective plane of order 3 on the first 13 processes (K=4); each of the other 3 asks one of its lines plus itself (K=5)"},
+		{16, `{"construction":"grid"}`, "a grid of 4 rows by 4 columns, a set being a row plus a column: K=7"},
+		{3, `{"sets":{"1":[1,2],"2":[2,3],"3":[3,1]}}`, "the notes' sets for N=3: K=2"}, // the notes' own, given
+		{3, `{"sets":{"1":[1],"2":[1,2],"3":[1,3]}}`, "voting sets chosen for this run, not built: K from 1 to 2"},
+		{3, `{"sets":{"1":[1,2,3],"2":[1,2,3],"3":[1,2,3]}}`, "voting sets chosen for this run, not built: K=3"},
+	} {
+		ids := Spec.Defaults.IDs(tc.n)
+		pp, err := Spec.ParseParams([]byte(tc.params), ids)
+		if err != nil {
+			t.Fatalf("N=%d %s: %v", tc.n, tc.params, err)
+		}
+		for i := range ids {
+			var st struct{ Construction string }
+			if err := json.Unmarshal(sim.EncodeState(Spec.New(i, &sim.Setup{IDs: ids, Params: pp})), &st); err != nil {
+				t.Fatal(err)
+			}
+			if st.Construction != tc.want {
+				t.Errorf("N=%d %s, P%d: construction %q, want %q", tc.n, tc.params, ids[i], st.Construction, tc.want)
 			}
 		}
 	}

@@ -46,6 +46,24 @@ func (p Params) sets(n int) [][]int {
 	return Build(n, how).Sets
 }
 
+// about names what built these params' sets for n nodes and their K, in words the
+// inspector shows: the construction's own description (Build), or, for sets given in
+// the scenario, their sizes.
+func (p Params) about(n int) string {
+	how := p.Construction
+	if how == "" {
+		how = Plane
+	}
+	b := Build(n, how)
+	if len(p.Sets) != n || slices.EqualFunc(p.Sets, b.Sets, slices.Equal) {
+		return b.About
+	}
+	if lo, hi := sizeRange(p.Sets); lo != hi {
+		return fmt.Sprintf("voting sets chosen for this run, not built: K from %d to %d", lo, hi)
+	}
+	return fmt.Sprintf("voting sets chosen for this run, not built: K=%d", len(p.Sets[0]))
+}
+
 var paramList = []sim.Param{
 	{Name: "variant", Kind: sim.ParamChoice, Choices: []string{Basic, DeadlockFree}, Default: strconv.Quote(Basic),
 		Doc: "basic: the notes' algorithm, which can deadlock; deadlock-free: timestamps with INQUIRE, RELINQUISH and FAILED"},

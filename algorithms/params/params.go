@@ -53,33 +53,46 @@ func Parser[P any](fields []sim.Param, def func(ids []int) P, objects ...Object[
 // blank or null raw. A node field needs ids to choose from even when left out.
 func Parse[P any](raw []byte, ids []int, fields []sim.Param, def P, objects ...Object[P]) (P, error) {
 	p := def
-	for _, f := range fields {
-		if f.Kind == sim.ParamNode && len(ids) == 0 {
-			return p, fmt.Errorf("params.%s: there are no node ids to choose from", f.Name)
-		}
-	}
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return p, nil
-	}
-	d := decoder{ids: ids, hook: func(name string, raw []byte) (bool, error) {
+	hook := func(name string, raw []byte) (bool, error) {
 		for _, o := range objects {
 			if o.Name == name {
 				return true, o.Decode(raw, ids, &p)
 			}
 		}
 		return false, nil
-	}}
+	}
+	err := parseInto(raw, ids, fields, reflect.ValueOf(&p).Elem(), hook)
+	return p, err
+}
+
+// ParseValue is Parse for a params struct whose type is only known at run time (an
+// algorithm written in Starlark builds it with reflect.StructOf from its declarations):
+// dst is an addressable struct holding the defaults, and raw is decoded over it. It
+// takes no Object hooks, so fields must not be objects without Fields.
+func ParseValue(raw []byte, ids []int, fields []sim.Param, dst reflect.Value) error {
+	return parseInto(raw, ids, fields, dst, func(string, []byte) (bool, error) { return false, nil })
+}
+
+func parseInto(raw []byte, ids []int, fields []sim.Param, dst reflect.Value, hook func(name string, raw []byte) (bool, error)) error {
+	for _, f := range fields {
+		if f.Kind == sim.ParamNode && len(ids) == 0 {
+			return fmt.Errorf("params.%s: there are no node ids to choose from", f.Name)
+		}
+	}
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	d := decoder{ids: ids, hook: hook}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	var obj json.RawMessage
 	if err := dec.Decode(&obj); err != nil {
-		return p, fmt.Errorf("params: %v", err)
+		return fmt.Errorf("params: %v", err)
 	}
 	if dec.More() || dec.InputOffset() != int64(len(raw)) {
-		return p, errors.New("params: must be a single JSON object")
+		return errors.New("params: must be a single JSON object")
 	}
-	err := d.object("params", obj, fields, reflect.ValueOf(&p).Elem())
-	return p, err
+	return d.object("params", obj, fields, dst)
 }
 
 // Of returns the params a constructor was given: what Parser returned (P, or a non-nil

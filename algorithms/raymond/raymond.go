@@ -90,7 +90,7 @@ var Spec = sim.Spec{
 	},
 	Defaults:    sim.Defaults{Nodes: 7, Delay: [2]int{1, 3}, FIFO: false, CS: 2, Until: 500},
 	Params:      paramList,
-	Stage:       sim.Stage{Edges: "parent", Pointer: "holder"},
+	Stage:       sim.Stage{Edges: "parent", EdgesLabel: "tree edge", Pointer: "holder", PointerLabel: "holder: towards the token"},
 	ParseParams: ParseParams,
 	New:         newNode,
 }

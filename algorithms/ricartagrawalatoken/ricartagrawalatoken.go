@@ -32,18 +32,18 @@ var Spec = sim.Spec{
 	Family:  sim.Mutex,
 	Summary: "One token is the right to enter: ask everyone for it, and the holder passes it to the next waiting process in round-robin order, so nobody starves. N messages an entry, none when you already hold it.",
 	Rules: []sim.Rule{
-		{Label: "RI1", Notes: "000", Group: "Initialisation", Lines: []string{
+		{Label: "RI1", Notes: "000 004", Group: "Initialisation", Lines: []string{
 			"if i is the chosen holder: state := TOKEN-PRESENT",
 			"else: state := NO-TOKEN",
 			"// after a crash: NO-TOKEN, even for the first holder; a token held at the crash is lost"},
 			Says: "starts with the token (TOKEN-PRESENT) if it is the chosen holder, without it (NO-TOKEN) otherwise"},
-		{Label: "RI2", Notes: "000", Group: "Initialisation", Lines: []string{
+		{Label: "RI2", Notes: "000 004", Group: "Initialisation", Lines: []string{
 			"token[k] := 0 for every k   // in the token, at its holder",
 			"request[k] := 0 for every k; clock := 0",
 			"// after a crash the same: the clock restarts at 0, so until it catches up",
 			"// a new request can look older than token[i] and be overlooked"},
 			Says: "starts with every request and token timestamp at 0"},
-		{Label: "RA1", Notes: "000", Group: "Asking for and entering the CS", Lines: []string{
+		{Label: "RA1", Notes: "000 004", Group: "Asking for and entering the CS", Lines: []string{
 			"if state = NO-TOKEN:",
 			"    clock := clock + 1; T := clock",
 			"    send REQUEST(T, i) to every other process",
@@ -51,17 +51,17 @@ var Spec = sim.Spec{
 			"state := TOKEN-HELD",
 			"enter the CS"},
 			Says: "asks everyone for the token unless it already has it, and enters once it holds it"},
-		{Label: "RH1", Notes: "000", Group: "Receiving REQUEST(Tj, j)", Lines: []string{
+		{Label: "RH1", Notes: "000 004", Group: "Receiving REQUEST(Tj, j)", Lines: []string{
 			"request[j] := max(request[j], Tj)"},
 			Says: "records the newest request timestamp heard from the sender"},
-		{Label: "RH2", Notes: "000", Group: "Receiving REQUEST(Tj, j)", Lines: []string{
+		{Label: "RH2", Notes: "000 004", Group: "Receiving REQUEST(Tj, j)", Lines: []string{
 			"if state = TOKEN-PRESENT:",
 			"    pass the token on (RR2)   // it holds the token and does not use it"},
 			Says: "holds the token unused, so it passes it on at once"},
-		{Label: "RR1", Notes: "000", Group: "Leaving the CS", Lines: []string{
+		{Label: "RR1", Notes: "000 004", Group: "Leaving the CS", Lines: []string{
 			"state := TOKEN-PRESENT"},
 			Says: "leaves the CS and keeps the token for now"},
-		{Label: "RR2", Notes: "000", Group: "Leaving the CS", Lines: []string{
+		{Label: "RR2", Notes: "000 004", Group: "Leaving the CS", Lines: []string{
 			"for k in i+1, i+2, ..., n, 1, 2, ..., i-1:   // round robin: nobody starves",
 			"    if request[k] > token[k]:   // Pk asked after its last turn",
 			"        state := NO-TOKEN",

@@ -855,3 +855,53 @@ func TestRunNotesElectionStartedBy17(t *testing.T) {
 		t.Errorf("messages start %v, want %v", got[:len(want)], want)
 	}
 }
+
+// An election can die without a crash: P7 calls one just as the announcement of the
+// previous one passes it, its ELECTION(43) overtakes that ELECTED on the way (the
+// channels are not FIFO) and P54, still a participant of the election being
+// announced, swallows it (CR-5). P7, P43, P35, P13 and P2 joined the dead election and
+// no ELECTED will pass them again. In plain Chang-Roberts they stay participants for
+// ever, and a participant swallows every smaller id of the elections to come; with the
+// default restart they call a new one (CR-10) and everyone ends with P58. A time-out
+// cannot tell this from a crash, and needs not: either way the election is dead.
+func TestRunAParticipantOfAnElectionSwallowedBehindTheAnnouncementRestarts(t *testing.T) {
+	ids := []int{7, 43, 35, 13, 2, 54, 26, 58}
+	acts := []sim.Action{elect(3, 0), elect(9, 3), elect(13, 3), elect(19, 0), elect(21, 7), elect(24, 4), elect(28, 0)}
+	stuck := []int{7, 43, 35, 13, 2}
+	for _, params := range []string{"", `{"restart": false}`} {
+		cfg := config(ids, 1801, params, acts...)
+		cfg.Network = sim.Network{DelayMin: 0, DelayMax: 1}
+		s, evs := ringtest.Run(t, cfg)
+		swallowed := false
+		for _, e := range evs {
+			if e.Type == sim.EvRule && e.Rule == "CR-5" && ids[e.Node] == 54 && e.T == 29 {
+				swallowed = true
+			}
+		}
+		if !swallowed {
+			t.Fatalf("%s: P54 did not swallow the ELECTION at t=29: the run no longer shows the case", params)
+		}
+		var restarted, participants []int
+		for _, e := range evs {
+			if e.Type == sim.EvRule && e.Rule == "CR-10" {
+				restarted = append(restarted, ids[e.Node])
+			}
+		}
+		for i, id := range ids {
+			if strings.Contains(string(sim.EncodeState(s.Node(i))), `"participant":true`) {
+				participants = append(participants, id)
+			}
+		}
+		if params == "" {
+			// P2 is drawn into P13's new election before its own time-out runs out.
+			if want := stuck[:4]; !slices.Equal(restarted, want) || len(participants) != 0 {
+				t.Errorf("default: restarted %v, participants at the end %v; want %v restarted and none left", restarted, participants, want)
+			}
+			checkAgree(t, cfg.Seed, evs, ids, 58)
+			continue
+		}
+		if len(restarted) != 0 || !slices.Equal(participants, stuck) {
+			t.Errorf("without restart: restarted %v, participants at the end %v; want none restarted and %v stuck", restarted, participants, stuck)
+		}
+	}
+}

@@ -52,7 +52,7 @@ var Spec = sim.Spec{
 	Slug:    "ring-list",
 	Title:   "Ring election with an active list",
 	Family:  sim.Election,
-	Summary: "The election message collects the id of every live process on its way round the ring, past crashed ones, then the highest one is announced: 2N messages, but the messages grow with N. The notes differ: 002 and 004's step-by-step example grow one list (the default), 004's active-list slides send single ids (variant ids, with its Elected); a perfect failure detector (003) skips crashed processes by default.",
+	Summary: "The election message collects the id of every live process on its way round the ring, past crashed ones, then the highest one is announced: 2N messages, but the messages grow with N. The notes differ: 002 and 004's step-by-step example grow one list (the default, as the majority), 004's active-list slides send single ids (variant ids, with its Elected; it needs FIFO channels and cannot survive every crash during an election); a perfect failure detector (003) skips crashed processes by default.",
 	Rules: slices.Concat([]sim.Rule{
 		{Label: "AL-1", Group: "Initialisation", Lines: []string{
 			"participant := false; active := []",
@@ -143,15 +143,18 @@ var Spec = sim.Spec{
 	},
 	Costs: []sim.Cost{
 		{Name: "messages, one initiator (variant list)",
-			Notes:   []sim.NoteFormula{{In: []string{"002"}, Formula: "2N messages: N for ELECTION message, N for COORDINATOR message", Value: func(n int) float64 { return float64(2 * n) }}},
-			Formula: "2N (N ELECT + N ELECTED)",
-			Value:   func(n int) float64 { return float64(2 * n) }},
-		{Name: "messages, k concurrent initiators (variant list)", Formula: "2kN: every ELECT and every ELECTED goes all round"},
+			Notes:      []sim.NoteFormula{{In: []string{"002"}, Formula: "2N messages: N for ELECTION message, N for COORDINATOR message", Value: func(n int) float64 { return float64(2 * n) }}},
+			Formula:    "2N (N ELECT + N ELECTED)",
+			Value:      func(n int) float64 { return float64(2 * n) },
+			Initiators: 1, When: listVariant},
+		{Name: "messages, k concurrent initiators (variant list)", Formula: "2kN: every ELECT and every ELECTED goes all round",
+			ValueK: func(n, k int) float64 { return float64(2 * k * n) }, When: listVariant},
 		{Name: "ids per message (variant list)",
 			Notes:   []sim.NoteFormula{{In: []string{"002"}, Formula: "messages are larger than in Bully algorithm"}},
 			Formula: "up to N: the messages are larger than in the other elections"},
 		{Name: "messages, one or more initiators (variant ids)", Formula: "N² ELECT: every process's own id goes all round; then at most N ELECTED (none without announce)",
-			Value: func(n int) float64 { return float64(n * n) }},
+			Value: func(n int) float64 { return float64(n * n) },
+			When:  func(p any) bool { return !listVariant(p) }},
 		{Name: `with "skip": "ack"`, Formula: "one ACK per delivered message, plus one lost message and one time-out per crashed process passed"},
 	},
 	// FIFO: the ids variant relies on it (see AL-10); the list variant does not care.
@@ -189,6 +192,13 @@ var paramList = slices.Concat([]sim.Param{
 	{Name: "announce", Kind: sim.ParamBool, Default: "true",
 		Doc: "variant ids only: a process that has decided sends ELECTED(leader), as in 004's example; false: each decides alone and nothing is announced"},
 }, ringnext.Fields)
+
+// listVariant says whether params (this algorithm's Params, or nil for the defaults)
+// run the list variant: which of the costs above a run is measured against.
+func listVariant(p any) bool {
+	v, ok := p.(Params)
+	return !ok || v.Variant != VariantIDs
+}
 
 // ParseParams decodes {"variant": "list"|"ids", "announce": bool, and ringnext's
 // fields}; nil, empty or null gives the defaults. Errors name the field.

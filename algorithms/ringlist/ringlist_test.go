@@ -1,6 +1,7 @@
 package ringlist
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -555,6 +556,48 @@ func TestRunNotesExample1FollowsTheNotesMessageByMessage(t *testing.T) {
 	for _, id := range []int{2, 3} {
 		if got, want := string(sim.EncodeState(s.Node(slices.Index(cfg.IDs, id)))), state(false, "[2,3]", 3); got != want {
 			t.Errorf("P%d ends in %s, want %s", id, got, want)
+		}
+	}
+}
+
+// The curated run's captions quote 004's example sentence by sentence, in the note's
+// order, each at the event it tells: the note's words, not a paraphrase.
+func TestRunNotesExample1CaptionsQuote004InOrder(t *testing.T) {
+	text := notesExample1(t)
+	var sc struct {
+		Captions []struct {
+			Seq  int    `json:"seq"`
+			Text string `json:"text"`
+		} `json:"captions"`
+	}
+	if err := json.Unmarshal([]byte(text), &sc); err != nil {
+		t.Fatal(err)
+	}
+	cfg := ringtest.Config(t, &Spec, text)
+	evs := simtest.Run(t, cfg)
+	// 004, "Ring Algorithm: Example1", in order, and the event each sentence tells.
+	for k, want := range []struct {
+		quote string
+		at    string // the event at the caption's seq: type, process, rule or message
+	}{
+		{"P4 is coordinator. Suppose P1 and P4 crash", "crash P4 "},
+		{`P2 detects that coordinator P4 is not responding. P2 sets its active list to [ ], sends "Elect(2)" to P3 and sets its active list to [2]`, "rule P2 AL-7"},
+		{`P3 receives "Elect(2)". It is the first message seen, i.e. P3 is not yet a participant, so P3 sets its active list to [2, 3]`, "rule P3 AL-8"},
+		{`P3 sends "Elect(3)" towards P4 and then sends "Elect(2)" towards P4`, "send P3 ELECT"},
+		{`P2 adds 3 to its active list, [2, 3], and forwards "Elect(3)" to P3`, "rule P2 AL-9"},
+		{`P2 receives the "Elect(2)" message: it chooses P3 as the highest process in its list [2, 3] and sends an "Elected(P3)" message`, "rule P2 AL-10"},
+		{`P3 receives the "Elect(3)" message: it chooses P3 as the highest process in its list [2, 3] and sends an "Elected(P3)" message`, "rule P3 AL-10"},
+	} {
+		if k >= len(sc.Captions) {
+			t.Fatalf("%d captions, want one quoting %q", len(sc.Captions), want.quote)
+		}
+		c := sc.Captions[k]
+		if !strings.Contains(c.Text, want.quote) {
+			t.Errorf("caption %d %q does not quote 004: %q", k, c.Text, want.quote)
+		}
+		e := evs[c.Seq]
+		if got := fmt.Sprintf("%s P%d %s%s", e.Type, cfg.IDs[e.Node], e.Rule, e.Msg.Type); got != want.at {
+			t.Errorf("caption %d is at seq %d, a %s; want a %s", k, c.Seq, got, want.at)
 		}
 	}
 }

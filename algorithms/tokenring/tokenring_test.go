@@ -1114,3 +1114,41 @@ func TestScenario_TokenLossAndRegeneration(t *testing.T) {
 		t.Errorf("without regeneration: %d entries, violations %v; want none and a pending violation", simtest.Count(evs, sim.EvEnter), simtest.Violations(evs))
 	}
 }
+
+// 003's delays for the token ring, counted in token passes: "Entry: n/2 avg, n-1 worst
+// case" and the same for the synchronisation delay. The token waits at P0 when P0 and
+// then each other process in turn asks: the one k places after P0 waits for k passes,
+// 0 to N-1, (N-1)/2 on average over the ring, and when P0 leaves the CS, the next
+// waiting process k places on gets it after k passes.
+func TestRun_TokenPassesBeforeEntryAverageHalfTheRing(t *testing.T) {
+	for _, n := range []int{4, 7, 10} {
+		total, worst := 0, 0
+		for k := 1; k < n; k++ {
+			// P0 asks at once and holds the token in the CS; Pk asks meanwhile.
+			evs := simtest.Run(t, config(1, simtest.IDs(n), "", request(0, 0), request(1, k)))
+			passes, counting, entries := 0, false, 0
+			for _, e := range evs {
+				switch {
+				case e.Type == sim.EvExit && e.Node == 0:
+					counting = true // the synchronisation delay starts as P0 leaves
+				case e.Type == sim.EvEnter:
+					entries++
+					if e.Node == k {
+						counting = false
+					}
+				case counting && e.Type == sim.EvSend && e.Msg.Type == MsgToken:
+					passes++
+				}
+			}
+			if entries != 2 || passes != k {
+				t.Errorf("N=%d: P%d entered after %d token passes (%d entries), want %d", n, k, passes, entries, k)
+			}
+			total += passes
+			worst = max(worst, passes)
+		}
+		// Over every position of the ring, P0's own 0 included.
+		if got, want := float64(total)/float64(n), float64(n-1)/2; got != want || worst != n-1 {
+			t.Errorf("N=%d: %v passes on average, worst %d; want (N-1)/2 = %v, worst N-1", n, got, worst, want)
+		}
+	}
+}

@@ -72,6 +72,7 @@ func explorerAttack(ctx context.Context, args []string) error {
 		return err
 	}
 	defer stop()
+	before := rss()
 	actx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -106,6 +107,6 @@ func explorerAttack(ctx context.Context, args []string) error {
 	}
 	cancel()
 	wg.Wait()
-	fmt.Printf("second address served %d of %d; attacker's searches: %v; peak RSS of the process (server and clients): %s\n", served, *tries, heavy, peakRSS())
+	fmt.Printf("second address served %d of %d; attacker's searches: %v; RSS of the process (server and clients) before the searches %s, at its peak %s (the searches' bound: 256 MiB)\n", served, *tries, heavy, before, peakRSS())
 	return nil
 }

@@ -60,9 +60,15 @@ func exportsAttack(ctx context.Context, args []string) error {
 		{"trace, one address", "/r/" + code + "/trace.jsonl" + q, *traceN, false},
 		{"trace, an address each", "/r/" + code + "/trace.jsonl" + q, *traceN, true},
 	} {
+		// A fresh visitor arrives while the exports run.
+		probe := make(chan string, 1)
+		go func() {
+			time.Sleep(100 * time.Millisecond)
+			probe <- visit(srv.url, "127.0.4.1")
+		}()
 		outcomes := fire(ctx, srv.url+ph.path, ph.n, ph.spread, *gzip)
 		rss, peak := srv.memory()
-		fmt.Printf("%-24s x%-3d %s; server %d MiB now, %d MiB peak\n", ph.name, ph.n, outcomes, rss, peak)
+		fmt.Printf("%-24s x%-3d %s; server %d MiB now, %d MiB peak; meanwhile a fresh visitor: %s\n", ph.name, ph.n, outcomes, rss, peak, <-probe)
 		if !srv.alive() {
 			return fmt.Errorf("the server died during %q:\n%s", ph.name, srv.lastLines())
 		}
@@ -95,6 +101,7 @@ func stalled(ctx context.Context, srv *server, path string, n int) error {
 		}
 	}
 	time.Sleep(time.Second) // for the server to take them in (loopback: plenty)
+	fmt.Printf("%-24s x%-3d every export place held; a fresh visitor: %s\n", "never read", n, visit(srv.url, "127.0.4.2"))
 	fresh := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 3, 1)}}).DialContext, DisableCompression: true}}
 	refused := 0
 	for {

@@ -79,7 +79,12 @@ func (c *fairClient) page(url string) (int, string, error) {
 
 // socket opens the session's WebSocket and reads until its snapshot.
 func (c *fairClient) socket(base, id string) (*websocket.Conn, error) {
-	conn, _, err := c.ws.Dial("ws"+strings.TrimPrefix(base, "http")+"/ws/"+id, http.Header{"Origin": {base}})
+	return c.socketAt(base, "/ws/"+id)
+}
+
+// socketAt opens the WebSocket at path and reads until its snapshot.
+func (c *fairClient) socketAt(base, path string) (*websocket.Conn, error) {
+	conn, _, err := c.ws.Dial("ws"+strings.TrimPrefix(base, "http")+path, http.Header{"Origin": {base}})
 	if err != nil {
 		return nil, err
 	}
@@ -97,15 +102,38 @@ func (c *fairClient) socket(base, id string) (*websocket.Conn, error) {
 	}
 }
 
+// visit is a fresh visitor at addr: it loads a playground page and opens its socket
+// until the snapshot, and says how long that took (or what failed).
+func visit(base, addr string) string {
+	c := newFairClient(addr)
+	start := time.Now()
+	code, id, err := c.page(base + "/play/bully?n=3")
+	if err != nil || code != http.StatusOK {
+		return fmt.Sprintf("page %d %v", code, err)
+	}
+	conn, err := c.socket(base, id)
+	if err != nil {
+		return "socket: " + err.Error()
+	}
+	conn.Close()
+	return fmt.Sprintf("page, socket and snapshot in %v", time.Since(start).Round(time.Millisecond))
+}
+
 // peakRSS is the process's peak resident set (VmHWM), in MiB.
-func peakRSS() string {
+func peakRSS() string { return procStatus("VmHWM:") }
+
+// rss is the process's resident set now (VmRSS).
+func rss() string { return procStatus("VmRSS:") }
+
+// procStatus is the value of one field of /proc/self/status ("?" if there is none).
+func procStatus(field string) string {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return "?"
 	}
 	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmHWM:") {
-			return strings.TrimSpace(strings.TrimPrefix(l, "VmHWM:"))
+		if strings.HasPrefix(l, field) {
+			return strings.TrimSpace(strings.TrimPrefix(l, field))
 		}
 	}
 	return "?"

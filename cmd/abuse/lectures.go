@@ -83,11 +83,12 @@ func followersAttack(ctx context.Context, args []string) error {
 		drain(conn)
 	}
 	took := time.Since(start)
+	t0 := time.Now()
 	second, err := t.dial("203.0.113.5", "/ws/lecture/"+code)
 	joined := "no: " + fmt.Sprint(err)
 	if err == nil {
 		typ, why := firstFrame(second)
-		joined = typ + " " + why
+		joined = fmt.Sprintf("%s %s in %v", typ, why, time.Since(t0).Round(time.Millisecond))
 		second.Close()
 	}
 	for _, c := range conns {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"github.com/teach-dist/playground/web"
 	"github.com/teach-dist/playground/web/export"
 	"github.com/teach-dist/playground/web/gate"
+	"github.com/teach-dist/playground/web/lecturehttp"
 	"github.com/teach-dist/playground/web/ops"
 	"github.com/teach-dist/playground/web/ratelimit"
 )
@@ -64,6 +66,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	compareQueue := fs.Int("compare-queue", 4, "/compare computations one client may have waiting")
 	maxViewers := fs.Int("max-viewers", 64, "WebSocket viewers of one run at once (tabs on the same URL); past it a socket is refused with 'busy'")
 	maxLectures := fs.Int("max-lectures", 50, "live lectures at once; past it 'No room for another lecture'")
+	lectureShare := fs.Int("lecture-share", 0, "live lectures one client (IPv4 address or IPv6 /64) keeps on a full server while another wants one; 0: half of --max-lectures")
 	maxFollowers := fs.Int("max-followers", 1000, "followers of one lecture; past it a follower's socket is refused with 'busy'")
 	followersPerClient := fs.Int("followers-per-client", 0, "places of one lecture (and answers to one question) one client address or IPv6 /64 may hold; 0: 40% of --max-followers (a hall of 300 behind one NAT fits)")
 	sendBytes := fs.Int("send-queue-bytes", web.DefaultSendQueueBytes, "bytes queued for one WebSocket viewer that does not read; past it the viewer is dropped (1013) and counted in playground_slow_clients_dropped_total")
@@ -84,6 +87,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	exportMiB := fs.Int("export-max-mib", 32, "MiB one export may write; past it the export ends with a note naming the step it reached")
 	exportEvents := fs.Int("export-max-events", 1_000_000, "events one export may carry; past it the export ends with a note naming the step it reached")
 	exportCacheMiB := fs.Int("export-cache-mib", 64, "MiB of lectures' exports kept for their followers (computed once per presenter step)")
+	publicURL := fs.String("public-url", os.Getenv("PUBLIC_URL"), "the address students reach this server at, the base of lectures' join links and QR codes (e.g. https://playground.example.edu); default $PUBLIC_URL, or the presenter's address (on localhost: this machine's network addresses, with a warning)")
 	limits := ratelimit.DefaultLimits()
 	fs.Var(rateFlag{&limits.Pages}, "rate-pages", "page loads per client address (N/UNIT:BURST, or off)")
 	fs.Var(rateFlag{&limits.Sessions}, "rate-sessions", "new runs and lectures per client address")
@@ -119,6 +123,9 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *sessionShare < 0 || *sessionShare > *maxSessions {
 		return fmt.Errorf("serve: --session-share: %d must be between 0 (half) and --max-sessions", *sessionShare)
 	}
+	if *lectureShare < 0 || *lectureShare > *maxLectures {
+		return fmt.Errorf("serve: --lecture-share: %d must be between 0 (half) and --max-lectures", *lectureShare)
+	}
 	if *idle < time.Second {
 		return fmt.Errorf("serve: --idle: %v must be at least 1s", *idle)
 	}
@@ -138,6 +145,12 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *pprofAddr != "" {
 		if *pprofAddr, err = ops.CheckLoopback(*pprofAddr); err != nil {
 			return fmt.Errorf("serve: --pprof: %w", err)
+		}
+	}
+	var public *url.URL
+	if *publicURL != "" {
+		if public, err = lecturehttp.ParsePublicURL(*publicURL); err != nil {
+			return fmt.Errorf("serve: --public-url (or $PUBLIC_URL): %w", err)
 		}
 	}
 	logger, err := newLogger(stderr, *logFormat, *logLevel)
@@ -170,7 +183,8 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Limits: limits, ClientIP: clientIP, ShutdownTimeout: *shutdown, SendQueueBytes: *sendBytes,
 		Explore: web.ExploreLimits{AtOnce: *exploreSlots, Share: *exploreShare, Queue: *exploreQueue},
 		Compare: compare.Options{Slots: *compareSlots, Share: *compareShare, Queue: *compareQueue},
-		Lecture: lecture.Options{Max: *maxLectures, MaxFollowers: *maxFollowers, FollowersPerClient: *followersPerClient}, Broker: broker,
+		Lecture: lecture.Options{Max: *maxLectures, Share: *lectureShare, MaxFollowers: *maxFollowers, FollowersPerClient: *followersPerClient}, Broker: broker,
+		PublicURL: public,
 		Exports: export.Options{Gate: gate.Limits{Concurrent: *exportsAtOnce, PerClient: *exportsPerClient, Timeout: *exportTimeout},
 			MaxBytes: int64(*exportMiB) << 20, MaxEvents: *exportEvents, LectureCache: int64(*exportCacheMiB) << 20},
 	})
@@ -197,6 +211,9 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		logger.Info("serving", "addr", bound, "maxSessions", *maxSessions, "limits", !*noLimits, "trustedProxy", *trusted)
 		fmt.Fprintf(stdout, "playground: serving on http://%s/\n", host)
+		if public != nil {
+			fmt.Fprintf(stdout, "playground: students join lectures at %s/join\n", public)
+		}
 	})
 	cancel()
 	wg.Wait()

@@ -143,6 +143,15 @@ func TestServeLifecycleLeavesNoGoroutine(t *testing.T) {
 	goleak.VerifyNone(t, ignore)
 }
 
+// A bad $PUBLIC_URL is refused like the flag, naming both.
+func TestServeRefusesABadPublicURLFromTheEnvironment(t *testing.T) {
+	t.Setenv("PUBLIC_URL", "localhost:8080")
+	_, _, err := runArgs(t, "", "serve", "--addr", "127.0.0.1:0")
+	if err == nil || !strings.Contains(err.Error(), "--public-url (or $PUBLIC_URL)") || !strings.Contains(err.Error(), "http://") {
+		t.Fatalf("%v, want an error naming --public-url and $PUBLIC_URL", err)
+	}
+}
+
 func TestServeRefusesBadOperationsFlags(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -156,6 +165,9 @@ func TestServeRefusesBadOperationsFlags(t *testing.T) {
 		{[]string{"--max-viewers", "0"}, "--max-viewers"},
 		{[]string{"--max-followers", "-1"}, "--max-followers"},
 		{[]string{"--shutdown-timeout", "1ns"}, "--shutdown-timeout"},
+		{[]string{"--lecture-share", "-1"}, "--lecture-share"},
+		{[]string{"--max-lectures", "4", "--lecture-share", "5"}, "--lecture-share"},
+		{[]string{"--session-share", "201"}, "--session-share"},
 		{[]string{"--export-concurrent", "0"}, "--export-concurrent"},
 		{[]string{"--export-per-client", "0"}, "--export-per-client"},
 		{[]string{"--export-max-mib", "-1"}, "--export-max-mib"},
@@ -164,6 +176,12 @@ func TestServeRefusesBadOperationsFlags(t *testing.T) {
 		{[]string{"--rest", "-1s"}, "--hibernate-after"},
 		{[]string{"--log-format", "xml"}, "--log-format"},
 		{[]string{"--log-level", "loud"}, "--log-level"},
+		{[]string{"--public-url", "playground.example.edu"}, "--public-url (or $PUBLIC_URL): \"playground.example.edu\" must start with http:// or https://"},
+		{[]string{"--public-url", "ftp://example.edu"}, "must start with http:// or https://"},
+		{[]string{"--public-url", "https://"}, "--public-url (or $PUBLIC_URL): \"https://\" has no host name"},
+		{[]string{"--public-url", "https://example.edu/?x=1"}, "has a query or fragment"},
+		{[]string{"--public-url", "https://bob:pw@example.edu"}, "has a user name or password"},
+		{[]string{"--public-url", "http://exa mple.edu"}, "--public-url"},
 	} {
 		_, _, err := runArgs(t, "", append([]string{"serve", "--addr", "127.0.0.1:0"}, tc.args...)...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -13,6 +13,9 @@ type Options struct {
 	// MeanDelay is the message time T that delays are expressed in; 0 leaves them in
 	// virtual time only.
 	MeanDelay float64
+	// Params are the run's params (what the Spec's ParseParams returned): the
+	// derived figures of costs that depend on them (sim.Cost.ValueFor) use them.
+	Params any
 }
 
 // MeanDelay is the network's mean delay, the notes' T for this run.
@@ -68,6 +71,7 @@ type Collector struct {
 	ids       []int
 	index     map[int]int // id -> index
 	meanDelay float64
+	params    any // the run's, for sim.Cost.ValueFor
 	bg        map[string]bool
 	bgTimers  map[string]bool
 
@@ -107,6 +111,7 @@ func New(spec *sim.Spec, ids []int, opts Options) *Collector {
 		spec:      spec,
 		index:     map[int]int{},
 		meanDelay: opts.MeanDelay,
+		params:    opts.Params,
 		bg:        map[string]bool{},
 		bgTimers:  map[string]bool{},
 		step:      -1,

@@ -142,6 +142,41 @@ func TestMessagesPerEntryMatchTheNotes(t *testing.T) {
 	}
 }
 
+// Maekawa's derived figures follow the run's own sets (issue 14: not 3(K-1) with a
+// K the run does not have): every process of a 16-process grid (K = 7) pays 18
+// messages per entry and the figure beside it says 18; on the default sets of the
+// same N it says their average, which the run measures too.
+func TestMaekawaDerivedFiguresFollowTheRunsSets(t *testing.T) {
+	for _, tc := range []struct {
+		params            string
+		perEntry, toEnter float64
+	}{
+		{`{"construction":"grid"}`, 18, 12},
+		{`{}`, 3 * (13*3 + 3*4) / 16.0, 2 * (13*3 + 3*4) / 16.0}, // the plane of order 3 (K=4) and 3 more (K=5)
+	} {
+		cfg := config(t, "maekawa", 16, 1, [2]int{1, 3}, oneAtATime(upTo(16)...)...)
+		p, err := cfg.Spec.ParseParams([]byte(tc.params), cfg.IDs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Params = p
+		cfg.Until = 20000
+		r := measure(t, cfg)
+		for _, m := range []struct {
+			key  string
+			want float64
+		}{{PerEntry, tc.perEntry}, {ToEnter, tc.toEnter}} {
+			if got := mean(t, r, m.key); !near(got, m.want) {
+				t.Errorf("%s %s: measured %v, want %v", tc.params, m.key, got, m.want)
+			}
+			th := r.Get(m.key).Theory
+			if len(th) == 0 || th[0].Value == nil || !near(*th[0].Value, m.want) {
+				t.Errorf("%s %s: the derived figure beside it is %+v, want %v", tc.params, m.key, th, m.want)
+			}
+		}
+	}
+}
+
 // The token ring: a lone request waits 1 to N-1 token passes (the notes: "it can take
 // from 1 to n-1 messages to obtain a token"), and the idle token makes the messages per
 // entry grow without bound.
@@ -161,7 +196,7 @@ func TestTokenRingObtainsTheTokenInAtMostNMinus1Messages(t *testing.T) {
 
 // Elections, against the notes: Bully's best case (the second-highest notices) N-1,
 // worst case (the lowest calls) N²-N-1; Chang-Roberts 2N when the highest starts and
-// 3N-1 when its successor does.
+// 3N-1 when its successor does; the ring with a growing list 2N.
 func TestElectionMessagesMatchTheNotes(t *testing.T) {
 	tests := []struct {
 		name string
@@ -186,6 +221,10 @@ func TestElectionMessagesMatchTheNotes(t *testing.T) {
 		{"chang-roberts successor of the highest starts", "ring", 7, func(n int) []sim.Action {
 			return []sim.Action{{At: 1, Do: sim.ActElect, Node: 0}}
 		}, func(n int) float64 { return float64(3*n - 1) }, "worst case"},
+		// 002: "requires 2N messages: N for ELECTION message, N for COORDINATOR message".
+		{"ring with a growing list, one starter", "ring-list", 6, func(n int) []sim.Action {
+			return []sim.Action{{At: 1, Do: sim.ActElect, Node: 2}}
+		}, func(n int) float64 { return float64(2 * n) }, "one initiator"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -213,19 +252,24 @@ func TestElectionMessagesMatchTheNotes(t *testing.T) {
 }
 
 // With a fixed delay d every message takes exactly T = d, so the delays come out as
-// the notes count them: a client waits 2T (central, RA, Lamport); when one leaves, the
-// next enters after 2T with the coordinator (RELEASE, GRANT), T with RA (the deferred
-// REPLY) and with Lamport (the RELEASE).
+// the notes count them: a client waits 2T (central, RA, Lamport, Maekawa); when one
+// leaves, the next enters after 2T with the coordinator (RELEASE, GRANT) and with
+// Maekawa (RELEASE to the shared voter, its REPLY: 003 "2, any two voting sets
+// overlap"), T with RA (the deferred REPLY) and with Lamport (the RELEASE).
 func TestDelaysInMessageTimes(t *testing.T) {
 	const d = 2
 	tests := []struct {
 		slug          string
+		n             int
 		asking        []int
 		client, syncT float64
 	}{
-		{"central", []int{0, 1}, 2, 2},
-		{"ricart-agrawala", []int{0, 1}, 2, 1},
-		{"lamport", []int{0, 1}, 2, 1},
+		{"central", 4, []int{0, 1}, 2, 2},
+		{"ricart-agrawala", 4, []int{0, 1}, 2, 1},
+		{"lamport", 4, []int{0, 1}, 2, 1},
+		// The notes' N=7 sets: V2 = {2, 4, 6} and V7 = {3, 4, 7} (indexes 1 and 6)
+		// meet only in P4, which neither holder sends its RELEASE to directly.
+		{"maekawa", 7, []int{1, 6}, 2, 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.slug, func(t *testing.T) {
@@ -234,13 +278,13 @@ func TestDelaysInMessageTimes(t *testing.T) {
 			for _, i := range tc.asking {
 				acts = append(acts, sim.Action{At: 100, Do: sim.ActRequest, Node: i})
 			}
-			r := measure(t, config(t, tc.slug, 4, 1, [2]int{d, d}, acts...))
+			r := measure(t, config(t, tc.slug, tc.n, 1, [2]int{d, d}, acts...))
 			client := r.Get(ClientDelay)
 			// The lone request waited exactly the theory; the contended ones, more.
 			if client.Samples != 3 || client.MeanT == nil || *client.MeanT < tc.client {
 				t.Fatalf("client delay %+v, want 3 samples of at least %vT", client, tc.client)
 			}
-			lone := measure(t, config(t, tc.slug, 4, 1, [2]int{d, d}, acts[0]))
+			lone := measure(t, config(t, tc.slug, tc.n, 1, [2]int{d, d}, acts[0]))
 			if got := *lone.Get(ClientDelay).MeanT; !near(got, tc.client) {
 				t.Errorf("a lone request waited %vT, want %vT", got, tc.client)
 			}
@@ -548,7 +592,7 @@ func TestReplayMatchesTheKernel(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := New(cfg.Spec, cfg.IDs, Options{})
-		r, err := replay(cfg, ivs, step, c, enc.Lines(&got))
+		r, err := replay(cfg, ivs, step, c, enc.Lines(&got), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -573,7 +617,7 @@ func TestReplayMatchesTheKernelInHoldMode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := replay(cfg, ivs, step, New(cfg.Spec, cfg.IDs, Options{}), enc.Lines(&got))
+		r, err := replay(cfg, ivs, step, New(cfg.Spec, cfg.IDs, Options{}), enc.Lines(&got), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -592,5 +636,29 @@ func TestDecodeTraceNamesTheBadLine(t *testing.T) {
 	err := DecodeTrace(strings.NewReader(in), func(Event) { n++ })
 	if err == nil || !strings.Contains(err.Error(), "line 3") || n != 1 {
 		t.Fatalf("err %v after %d events; want an error naming line 3 after 1 event (unknown types skipped)", err, n)
+	}
+}
+
+// ReplayWhile stops between steps when told to, with the result measured so far and
+// sim.ErrStopped; told to go on, it is Replay.
+func TestReplayWhileStopsBetweenSteps(t *testing.T) {
+	cfg := config(t, "ricart-agrawala", 4, 7, [2]int{1, 3}, oneAtATime(0, 2)...)
+	whole, err := Replay(cfg, nil, 60)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReplayWhile(cfg, nil, 60, func(s *sim.Sim) bool { return s.Steps() < 8 })
+	if err != sim.ErrStopped || r.Step != 8 {
+		t.Fatalf("stopped at step %d with %v, want step 8 and sim.ErrStopped", r.Step, err)
+	}
+	upTo8, err := Replay(cfg, nil, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Messages != upTo8.Messages || r.T != upTo8.T {
+		t.Fatalf("stopped result %+v differs from a replay to step 8 %+v", r, upTo8)
+	}
+	if r, err := ReplayWhile(cfg, nil, 60, func(*sim.Sim) bool { return true }); err != nil || r.Step != whole.Step || r.Messages != whole.Messages {
+		t.Fatalf("going on: step %d messages %d (%v), want Replay's %d %d", r.Step, r.Messages, err, whole.Step, whole.Messages)
 	}
 }

@@ -8,13 +8,20 @@ import "github.com/teach-dist/playground/runtime/sim"
 // the result so far comes with it (an *sim.ActionError: an intervention that no longer
 // applies; the event limit).
 func Replay(cfg sim.Config, ivs []sim.Intervention, step int) (Result, error) {
-	c := New(cfg.Spec, cfg.IDs, Options{MeanDelay: MeanDelay(cfg.Network)})
-	return replay(cfg, ivs, step, c, nil)
+	return ReplayWhile(cfg, ivs, step, nil)
+}
+
+// ReplayWhile is Replay that asks goOn (if not nil) before each step whether to go on;
+// when it says no, the result so far comes with sim.ErrStopped (its Step is where it
+// stopped). A server bounds a measure's time with it, as sim.ReplayWhile an export's.
+func ReplayWhile(cfg sim.Config, ivs []sim.Intervention, step int, goOn func(*sim.Sim) bool) (Result, error) {
+	c := New(cfg.Spec, cfg.IDs, Options{MeanDelay: MeanDelay(cfg.Network), Params: cfg.Params})
+	return replay(cfg, ivs, step, c, nil, goOn)
 }
 
 // replay is sim.Replay's loop with a boundary before each step and intervention;
 // TestReplayMatchesTheKernel keeps the two in step. tap, if set, sees every event too.
-func replay(cfg sim.Config, ivs []sim.Intervention, step int, c *Collector, tap sim.Sink) (Result, error) {
+func replay(cfg sim.Config, ivs []sim.Intervention, step int, c *Collector, tap sim.Sink, goOn func(*sim.Sim) bool) (Result, error) {
 	sink := c.Sink()
 	if tap != nil {
 		collect := sink
@@ -58,6 +65,9 @@ func replay(cfg sim.Config, ivs []sim.Intervention, step int, c *Collector, tap 
 			}
 			k++
 			continue
+		}
+		if goOn != nil && !goOn(s) {
+			return result(), sim.ErrStopped
 		}
 		c.Boundary(s.Steps() + 1)
 		ok, err := s.Step()

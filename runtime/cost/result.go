@@ -183,7 +183,7 @@ func (c *Collector) Result() Result {
 		res.Elections = slices.Clone(res.Elections)
 	}
 	for k := range res.Metrics {
-		res.Metrics[k].Theory = TheoryFor(c.spec, res.Metrics[k].Key, n, c.meanDelay)
+		res.Metrics[k].Theory = theoryFor(c.spec, res.Metrics[k].Key, n, c.meanDelay, c.params)
 	}
 	return res
 }

@@ -32,6 +32,64 @@ var costMatch = map[string]func(name string) bool{
 // Delays are in message times (T); with meanDelay, the run's T in time units, a
 // delay's figures are also given in time units (Time), the unit the run measures in.
 func TheoryFor(spec *sim.Spec, key string, n int, meanDelay float64) []Theory {
+	return theory(spec, key, n, meanDelay, nil, nil)
+}
+
+// theoryFor is TheoryFor for a run whose params are known (nil: the defaults): a
+// derived figure that depends on them (sim.Cost.ValueFor) is evaluated for them.
+func theoryFor(spec *sim.Spec, key string, n int, meanDelay float64, params any) []Theory {
+	return theory(spec, key, n, meanDelay, params, nil)
+}
+
+// Situation is what a run's figures depend on besides N: the algorithm's params (a
+// variant's figures hold for that variant only) and how many processes start an
+// election at once (a one-initiator figure does not describe k of them; a figure of
+// k initiators is evaluated for this k).
+type Situation struct {
+	Params     any
+	Initiators int // 0: no election started, or not known
+}
+
+// SituationOf is the situation of a run of cfg: its params, and the elections its
+// actions start at the earliest time any starts (the /compare workloads start them
+// together).
+func SituationOf(cfg sim.Config) Situation {
+	s := Situation{Params: cfg.Params}
+	first := -1
+	for _, a := range cfg.Actions {
+		if a.Do != sim.ActElect {
+			continue
+		}
+		switch {
+		case first < 0 || a.At < first:
+			first, s.Initiators = a.At, 1
+		case a.At == first:
+			s.Initiators++
+		}
+	}
+	return s
+}
+
+// TheoryIn is TheoryFor for a run in situation sit: only the figures that describe it
+// (Cost.When, Cost.Initiators), those of k initiators evaluated for its k (Cost.ValueK).
+func TheoryIn(spec *sim.Spec, key string, n int, meanDelay float64, sit Situation) []Theory {
+	return theory(spec, key, n, meanDelay, sit.Params, &sit)
+}
+
+// describes says whether cost c speaks of a run in sit (nil: any run).
+func describes(c *sim.Cost, sit *Situation) bool {
+	if sit == nil {
+		return true
+	}
+	if c.When != nil && !c.When(sit.Params) {
+		return false
+	}
+	return c.Initiators == 0 || sit.Initiators == 0 || c.Initiators == sit.Initiators
+}
+
+// theory is spec's costs for metric key, evaluated for n processes and the run's params
+// (sim.Cost.ValueFor; nil: the defaults), only those describing sit when it is given.
+func theory(spec *sim.Spec, key string, n int, meanDelay float64, params any, sit *Situation) []Theory {
 	match := costMatch[key]
 	if match == nil {
 		return nil
@@ -48,12 +106,20 @@ func TheoryFor(spec *sim.Spec, key string, n int, meanDelay float64) []Theory {
 		return v, t
 	}
 	out := []Theory{}
-	for _, c := range spec.Costs {
-		if !match(strings.ToLower(c.Name)) {
+	for i := range spec.Costs {
+		c := &spec.Costs[i]
+		if !match(strings.ToLower(c.Name)) || !describes(c, sit) {
 			continue
 		}
 		t := Theory{Name: c.Name, Formula: c.Formula, Notes: []NoteFigure{}}
 		t.Value, t.Time = eval(c.Value)
+		if c.ValueFor != nil && params != nil {
+			t.Value, t.Time = eval(func(n int) float64 { return c.ValueFor(n, params) })
+		}
+		if c.ValueK != nil && sit != nil && sit.Initiators > 0 {
+			k := sit.Initiators
+			t.Value, t.Time = eval(func(n int) float64 { return c.ValueK(n, k) })
+		}
 		for _, nf := range c.Notes {
 			f := NoteFigure{In: nf.In, Formula: nf.Formula}
 			f.Value, f.Time = eval(nf.Value)

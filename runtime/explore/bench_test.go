@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/teach-dist/playground/runtime/sim"
 )
 
 // The explorer's figures (docs/benchmarks.md, "Explorer"):
@@ -25,6 +27,10 @@ func benchExplore(b *testing.B, file string, timed bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	benchExploreConfig(b, cfg, timed)
+}
+
+func benchExploreConfig(b *testing.B, cfg sim.Config, timed bool) {
 	for b.Loop() {
 		runtime.GC()
 		var before runtime.MemStats

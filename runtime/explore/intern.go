@@ -211,6 +211,10 @@ func (it *interner) step(i int, id uint32, kind sim.InputKind, arg uint32) stepR
 	}
 	it.ctx.Reset(i)
 	nd.Step(it.ctx, &it.in)
+	if err := it.ctx.Err(); err != nil {
+		// A scripted algorithm's error: explore's recover words it as the algorithm's.
+		panic(err)
+	}
 	res := stepResult{from: uint32(len(it.effs))}
 	for _, e := range it.ctx.Effects() {
 		switch e.Kind {

@@ -28,6 +28,13 @@ type Options struct {
 	Refresh int
 	// Max is the number of live lectures at once (default 50).
 	Max int
+	// Share is the number of live lectures one client (an IPv4 address or an IPv6 /64)
+	// keeps on a full server while another client wants one (default half of Max;
+	// share.go). Under it, a client may fill the server while nobody else asks.
+	Share int
+	// OnEvict hears of a lecture ended on a full server to make room for another
+	// client's (the server's log and metrics). It must not block.
+	OnEvict func(code string)
 	// MaxFollowers is the number of followers one lecture takes (default 1000).
 	MaxFollowers int
 	// FollowersPerClient is how many of a lecture's places, and of the answers to one
@@ -55,6 +62,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxFollowers <= 0 {
 		o.MaxFollowers = 1000
+	}
+	if o.Share <= 0 || o.Share > o.Max {
+		o.Share = max(1, o.Max/2)
 	}
 	if o.FollowersPerClient <= 0 {
 		o.FollowersPerClient = max(1, o.MaxFollowers*2/5)
@@ -92,6 +102,7 @@ type Lecture struct {
 	reg    *Registry
 	code   string
 	token  string
+	owner  string // the client that started it (share.go)
 	sess   *session.Session
 	opts   Options
 	stream Stream

@@ -68,11 +68,11 @@ func startLecture(t *testing.T, opts Options, doc string) (*Registry, *session.S
 	}
 	reg := NewRegistry(opts, NewMemory())
 	t.Cleanup(reg.Close)
-	l, token, err := reg.Start(sess)
+	l, token, err := reg.Start(sess, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, tok, _ := reg.Start(sess); again != l || tok != token {
+	if again, tok, _ := reg.Start(sess, ""); again != l || tok != token {
 		t.Fatal("a second start made a second lecture for the same run")
 	}
 	if got, ok := reg.ByToken(token); !ok || got != l {
@@ -215,11 +215,11 @@ func TestRegistryCapAndEnd(t *testing.T) {
 	defer reg.Close()
 	a, _ := m.Start(setup(t, `{"version":1,"algorithm":"bully","seed":1}`))
 	b, _ := m.Start(setup(t, `{"version":1,"algorithm":"bully","seed":2}`))
-	la, _, err := reg.Start(a)
+	la, _, err := reg.Start(a, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := reg.Start(b); err != ErrFull {
+	if _, _, err := reg.Start(b, ""); err != ErrFull {
 		t.Fatalf("over the cap: %v", err)
 	}
 	f := &sink{cap: 100}
@@ -239,7 +239,7 @@ func TestRegistryCapAndEnd(t *testing.T) {
 	if got, ok := reg.ByCode(la.Code()); !ok || got != la {
 		t.Fatal("an ended lecture's code no longer answers")
 	}
-	if _, _, err := reg.Start(b); err != nil {
+	if _, _, err := reg.Start(b, ""); err != nil {
 		t.Fatalf("the ended lecture still holds its place: %v", err)
 	}
 }

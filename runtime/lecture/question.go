@@ -15,6 +15,14 @@ import (
 // ahead: the run is replayed to the step on screen and then taken further on that copy,
 // so the answer is known before anyone answers. The lecture reveals it when the live
 // run reaches the step where it shows.
+//
+// A question is asked only when it is worth asking: it has at least two plausible
+// answers (only processes waiting now can be the next to enter; a single waiter cannot
+// deadlock), and its answer follows from the run on screen. The scenario's scheduled
+// actions (requests, elections, crashes still to come) are hidden from the hall, so a
+// question whose answer shows at or after the next of them is not asked, and "which
+// rule does Pk fire next" is asked only of a process a message or a timer is about to
+// wake.
 
 // Kind is what a question asks.
 type Kind string
@@ -99,11 +107,19 @@ type watcher struct {
 
 	waiting map[int]bool // node index -> asked for the CS and not yet in it
 
-	firstRule     *ruleAt
+	// The look-ahead's steps by what started them: the step being watched, whether it
+	// was a delivery or timer and for which node, and the first step a scheduled
+	// action of the scenario took (0: none within the look-ahead).
+	curStep  int
+	curWoken int // node index a delivery or timer of curStep woke, -1: none
+	hiddenAt int
+
+	firstRule     *ruleAt // the first rule fired by a node a delivery or timer woke
 	firstEnter    *nodeAt
-	entered       map[int]int // waiting node index -> step it entered
-	deadlockAt    int         // step of a deadlock violation, 0: none
-	token0        int         // index holding the token at the step shown, -1: none
+	ruled         map[int]bool // node index -> has fired a rule in the look-ahead
+	entered       map[int]int  // waiting node index -> step it entered
+	deadlockAt    int          // step of a deadlock violation, 0: none
+	token0        int          // index holding the token at the step shown, -1: none
 	tokenNext     *nodeAt
 	leaderOf      []int // id per node index
 	lastLeaderAt  int   // step of the latest leader event in the look-ahead
@@ -135,9 +151,16 @@ func (w *watcher) sink(ev *sim.Event) {
 		return
 	}
 	step := w.s.Steps()
+	if step != w.curStep {
+		w.stepStarts(step, ev)
+	}
 	switch ev.Type {
 	case sim.EvRule:
-		if w.firstRule == nil {
+		if w.ruled[ev.Node] {
+			break
+		}
+		w.ruled[ev.Node] = true
+		if w.firstRule == nil && w.curWoken == ev.Node && w.hiddenAt == 0 {
 			w.firstRule = &ruleAt{node: ev.Node, rule: ev.Rule, step: step}
 		}
 	case sim.EvEnter:
@@ -159,6 +182,22 @@ func (w *watcher) sink(ev *sim.Event) {
 	}
 }
 
+// stepStarts notes what started a step of the look-ahead from its first event: a
+// delivery or a timer wakes a node, an exit ends a CS whose time is known; any other
+// first event is a scheduled action of the scenario, which the hall cannot see coming.
+func (w *watcher) stepStarts(step int, ev *sim.Event) {
+	w.curStep, w.curWoken = step, -1
+	switch ev.Type {
+	case sim.EvDeliver, sim.EvTimer:
+		w.curWoken = ev.Node
+	case sim.EvExit, sim.EvDrop:
+	default:
+		if w.hiddenAt == 0 {
+			w.hiddenAt = step
+		}
+	}
+}
+
 // start is called at the step shown, before the look-ahead.
 func (w *watcher) start(s *sim.Sim) {
 	w.s = s
@@ -167,6 +206,8 @@ func (w *watcher) start(s *sim.Sim) {
 	w.ids = s.IDs()
 	w.step0 = s.Steps()
 	w.entered = make(map[int]int)
+	w.ruled = make(map[int]bool)
+	w.curStep = w.step0
 	snap := s.Snapshot()
 	w.alive0 = make([]bool, len(snap.Nodes))
 	w.leaderOf = make([]int, len(snap.Nodes))
@@ -210,7 +251,8 @@ func (w *watcher) name(i int) string { return fmt.Sprintf("P%d", w.ids[i]) }
 func (w *watcher) questions() []Question {
 	var out []Question
 	add := func(q Question, ok bool) {
-		if ok && q.Reveal > w.step0 && q.Answer >= 0 && len(q.Choices) >= 2 {
+		visible := w.hiddenAt == 0 || q.Reveal < w.hiddenAt
+		if ok && visible && q.Reveal > w.step0 && q.Answer >= 0 && len(q.Choices) >= 2 {
 			q.Step = w.step0
 			out = append(out, q)
 		}
@@ -256,23 +298,19 @@ func (w *watcher) nextRule() (Question, bool) {
 	}, true
 }
 
-// nextCS asks who enters the critical section next.
+// nextCS asks who enters the critical section next, among the processes waiting for
+// it now: with fewer than two waiting there is nothing to predict, and one that has
+// not asked yet cannot be the answer (its request would be a scheduled action, not
+// asked about).
 func (w *watcher) nextCS() (Question, bool) {
 	e := w.firstEnter
-	if e == nil {
+	if e == nil || len(w.waiting) < 2 || !w.waiting[e.node] {
 		return Question{}, false
 	}
-	set := map[int]bool{e.node: true}
-	for i := range w.waiting {
-		set[i] = true
-	}
-	w.fill(set)
+	set := maps.Clone(w.waiting)
 	w.limit(set, e.node)
 	choices, answer := w.nodeChoices(set, e.node)
-	text := "Who enters the critical section next?"
-	if len(w.waiting) > 0 {
-		text = fmt.Sprintf("Who enters the critical section next? Waiting now: %s.", w.names(w.waiting))
-	}
+	text := fmt.Sprintf("Who enters the critical section next? Waiting now: %s.", w.names(w.waiting))
 	return Question{Kind: NextCS, Text: text, Choices: choices, Answer: answer, Reveal: e.step}, true
 }
 
@@ -297,14 +335,15 @@ func (w *watcher) nextToken() (Question, bool) {
 	return Question{Kind: NextToken, Text: text, Choices: choices, Answer: answer, Reveal: e.step}, true
 }
 
-// deadlock asks whether the processes waiting for the CS now all get it.
+// deadlock asks whether the processes waiting for the CS now all get it; a deadlock
+// takes at least two, so a single waiter is not asked about.
 func (w *watcher) deadlock() (Question, bool) {
-	if len(w.waiting) == 0 {
+	if len(w.waiting) < 2 {
 		return Question{}, false
 	}
 	q := Question{
 		Kind:    Deadlock,
-		Text:    fmt.Sprintf("%s %s for the critical section. Will they deadlock?", w.names(w.waiting), waitVerb(len(w.waiting))),
+		Text:    fmt.Sprintf("%s wait for the critical section. Will they deadlock?", w.names(w.waiting)),
 		Choices: []string{"Yes: they wait for each other for ever", "No: each of them gets the CS"},
 	}
 	if w.deadlockAt > 0 {
@@ -321,13 +360,6 @@ func (w *watcher) deadlock() (Question, bool) {
 	}
 	q.Answer, q.Reveal = 1, last
 	return q, true
-}
-
-func waitVerb(n int) string {
-	if n == 1 {
-		return "waits"
-	}
-	return "wait"
 }
 
 // elected asks who wins the election under way: the leader every live process agrees
@@ -363,18 +395,6 @@ func (w *watcher) elected() (Question, bool) {
 	w.limit(set, k)
 	choices, answer := w.nodeChoices(set, k)
 	return Question{Kind: Elected, Text: "Who will be elected leader?", Choices: choices, Answer: answer, Reveal: w.lastLeaderAt}, true
-}
-
-// fill adds live processes until there are a few to choose from.
-func (w *watcher) fill(set map[int]bool) {
-	for i, up := range w.alive0 {
-		if len(set) >= min(4, maxChoices) {
-			return
-		}
-		if up {
-			set[i] = true
-		}
-	}
 }
 
 // limit keeps at most maxChoices processes, the answer among them, by node order

@@ -38,22 +38,38 @@ func NewRegistry(opts Options, broker Broker) *Registry {
 	return r
 }
 
-// Start makes sess the run of a new lecture and returns it with the presenter's token.
-// A session has at most one live lecture: starting again returns the one it has.
-func (r *Registry) Start(sess *session.Session) (*Lecture, string, error) {
+// Start makes sess the run of a new lecture, started by client (an IPv4 address or an
+// IPv6 /64), and returns it with the presenter's token. A session has at most one live
+// lecture: starting again returns the one it has. A full registry ends a lecture of a
+// client over its share before it refuses (share.go).
+func (r *Registry) Start(sess *session.Session, client string) (*Lecture, string, error) {
 	r.mu.Lock()
-	if r.closed {
+	for {
+		if r.closed {
+			r.mu.Unlock()
+			return nil, "", ErrClosed
+		}
+		r.purge(time.Now())
+		if l, ok := r.bySession[sess.ID()]; ok {
+			r.mu.Unlock()
+			return l, l.token, nil
+		}
+		if len(r.bySession) < r.opts.Max {
+			break
+		}
+		victim := r.victimLocked(client)
+		if victim == nil {
+			r.mu.Unlock()
+			return nil, "", ErrFull
+		}
+		// Its end takes r.mu (ended): wait for it unlocked, then look again, as
+		// another starter may have taken the place meanwhile.
 		r.mu.Unlock()
-		return nil, "", ErrClosed
-	}
-	r.purge(time.Now())
-	if l, ok := r.bySession[sess.ID()]; ok {
-		r.mu.Unlock()
-		return l, l.token, nil
-	}
-	if len(r.bySession) >= r.opts.Max {
-		r.mu.Unlock()
-		return nil, "", ErrFull
+		victim.End(evictedWhy)
+		if r.opts.OnEvict != nil {
+			r.opts.OnEvict(victim.code)
+		}
+		r.mu.Lock()
 	}
 	var code string
 	var stream Stream
@@ -71,7 +87,7 @@ func (r *Registry) Start(sess *session.Session) (*Lecture, string, error) {
 	}
 	token := newToken()
 	l := &Lecture{
-		reg: r, code: code, token: token, sess: sess, opts: r.opts,
+		reg: r, code: code, token: token, owner: client, sess: sess, opts: r.opts,
 		kick: make(chan struct{}, 1), endc: make(chan string, 1), done: make(chan struct{}),
 		presenters: make(map[Presenter]struct{}), seen: time.Now(),
 	}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"errors"
+	"runtime"
 
 	"github.com/teach-dist/playground/runtime/sim"
 )
@@ -72,6 +73,9 @@ func (s *Session) applyRecorded() (batch, error) {
 	return s.end(), nil
 }
 
+// yieldEvery is how many steps a replay takes before it yields its processor.
+const yieldEvery = 32
+
 // rebuild replays the run from the start to step (or as far as it goes), with the
 // recorded interventions, and makes it the current run. It reports no batches: the
 // caller sends a snapshot.
@@ -86,7 +90,13 @@ func (s *Session) rebuild(step int) error {
 	} else if err := s.start(); err != nil {
 		return err
 	}
-	for s.sim.Steps() < step {
+	for k := 0; s.sim.Steps() < step; k++ {
+		if k%yieldEvery == yieldEvery-1 {
+			// A replay of thousands of steps takes milliseconds of one core: let the
+			// other sessions' goroutines on this processor (another user's step)
+			// run between, rather than wait out Go's 10 ms time slice.
+			runtime.Gosched()
+		}
 		s.saves.replayed.Add(1)
 		_, ok, err := s.forward()
 		if err != nil {

@@ -80,5 +80,17 @@ func (s *Sim) Footprint() int {
 	}
 	b += 2 * len(s.tm.slots) * timer
 	b += s.n * (256 + s.n*word) // node states (a few slices of N), CS and monitor slices
+	for _, nd := range s.nodes {
+		if f, ok := nd.(Footprinter); ok {
+			b += f.Footprint()
+		}
+	}
 	return b
+}
+
+// Footprinter is implemented by nodes whose state can grow well past a few slices of N
+// (an algorithm written in Starlark keeps up to thousands of values): Footprint adds
+// the bytes they estimate for themselves.
+type Footprinter interface {
+	Footprint() int
 }

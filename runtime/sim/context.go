@@ -31,6 +31,7 @@ type Context struct {
 	ids     []int
 	up      []bool // who is up, for Up; nil: everybody
 	effects []Effect
+	err     error // set by Fail: the step could not be carried out
 }
 
 // NewContext returns a context for node self among ids; tests use it to drive one node.
@@ -104,12 +105,26 @@ func (c *Context) Leader(id int) {
 	c.effects = append(c.effects, Effect{Kind: DeclareLeader, Leader: id})
 }
 
+// Fail records that this step could not be carried out: an algorithm written in a
+// script (algorithms/starlarkalg) ran into an error or one of its bounds. The kernel then
+// discards the step's effects and stops the run with err, so a student's bug is a
+// failed run with a message, never a crash. Go algorithms never call it.
+func (c *Context) Fail(err error) {
+	if c.err == nil {
+		c.err = err
+	}
+}
+
+// Err returns the error recorded by Fail since the last Reset, or nil.
+func (c *Context) Err() error { return c.err }
+
 // Effects returns what was recorded since the last Reset.
 func (c *Context) Effects() []Effect { return c.effects }
 
 // Reset clears the effects and points the context at another node.
 func (c *Context) Reset(self int) {
 	c.self = self
+	c.err = nil
 	clear(c.effects) // drop references held by old messages
 	c.effects = c.effects[:0]
 }

@@ -235,16 +235,24 @@ type Stage struct {
 	Mark      string
 	MarkLabel string
 	// Edges names a variable holding the id of a neighbour (-1: none); the page draws
-	// an edge from each process to it (Raymond: "parent", the tree).
-	Edges string
+	// an edge from each process to it, and names the edges EdgesLabel in its legend
+	// (Raymond: "parent", "tree edge").
+	Edges      string
+	EdgesLabel string
 	// Pointer names a variable holding the id a process points at (itself or -1:
-	// none); the page draws it as an arrow (Raymond: "holder", towards the token).
-	Pointer string
+	// none); the page draws it as an arrow, read again at every step since it may move,
+	// and names it PointerLabel in its legend (Raymond: "holder", towards the token).
+	Pointer      string
+	PointerLabel string
 	// Group names a variable holding a list of ids; the page highlights the group of
 	// the process under the pointer or selected, naming it GroupLabel (Maekawa: "set",
 	// "voting set").
 	Group      string
 	GroupLabel string
+	// GroupAbout names a variable holding a sentence about the groups (Maekawa:
+	// "construction", what built the voting sets and their K); the page adds it to
+	// the note naming a group.
+	GroupAbout string
 }
 
 // Cost is one figure of an algorithm's cost, from two sources kept apart: what the
@@ -261,6 +269,23 @@ type Cost struct {
 	// Value evaluates Formula for n nodes (nil where it is not a single number);
 	// delays are in message times T.
 	Value func(n int) float64
+	// ValueFor, when set, evaluates Formula for a run's n and params (what ParseParams
+	// returned), where the params change the figure (Maekawa's sets: K); a measured
+	// run shows it in place of Value, which stays the figure for the defaults.
+	ValueFor func(n int, params any) float64
+
+	// The situation the figure describes, so that a run is measured only against the
+	// figures that speak of it (runtime/cost.TheoryIn; the /compare page's workloads).
+	//
+	// Initiators is how many processes the figure has start an election at once: 1
+	// for a one-initiator figure (best case, worst case); 0 when it does not say.
+	Initiators int
+	// ValueK, for a figure that depends on k initiators started at once ("2kN"),
+	// evaluates it for n nodes and k initiators.
+	ValueK func(n, k int) float64
+	// When, if set, says whether the figure holds for a run with these params (the
+	// algorithm's own Params value): a variant's figure is not drawn for another.
+	When func(params any) bool
 }
 
 // NoteFormula is a formula the course notes give for a cost, copied as written (TeX
@@ -308,6 +333,22 @@ func (d Defaults) IDs(n int) []int {
 		ids[i] = d.FirstID + i
 	}
 	return ids
+}
+
+// HasToken reports whether the algorithm's processes say who holds a token
+// (TokenHolder): asked of a process built with the defaults, so that a page shows the
+// token in its legend only for algorithms that have one.
+func (s *Spec) HasToken() bool {
+	ids := s.Defaults.IDs(max(s.Defaults.Nodes, 1))
+	var p any
+	if s.ParseParams != nil {
+		var err error
+		if p, err = s.ParseParams(nil, ids); err != nil {
+			return false
+		}
+	}
+	_, ok := s.New(0, &Setup{IDs: ids, Params: p, MaxDelay: s.Defaults.Delay[1]}).(TokenHolder)
+	return ok
 }
 
 // RuleLabel reports whether label is one of the spec's rules.

@@ -64,12 +64,16 @@ func (s *Sim) enter(i int) error {
 	}
 	if cs.count > 1 {
 		var others []string
+		var inside []int
 		for j := range cs.in {
+			if cs.in[j] {
+				inside = append(inside, j)
+			}
 			if cs.in[j] && j != i {
 				others = append(others, s.name(j))
 			}
 		}
-		if err := s.violation(PropMutex, fmt.Sprintf("%s entered the CS while %s is in it", s.name(i), strings.Join(others, ", "))); err != nil {
+		if err := s.violation(PropMutex, fmt.Sprintf("%s entered the CS while %s is in it", s.name(i), strings.Join(others, ", ")), inside, nil); err != nil {
 			return err
 		}
 	}

@@ -1772,7 +1772,7 @@ var traceKeys = map[string][]string{
 	"crash":     {},
 	"recover":   {},
 	"timer":     {"name"},
-	"violation": {"property", "detail"},
+	"violation": {"property", "detail", "nodes"},
 	"partition": {"groups"},
 	"heal":      {},
 	"end":       {"messages", "entries", "delivered", "dropped", "elections", "violations", "steps"},
@@ -1860,7 +1860,7 @@ func TestTrace_EveryEventTypeFollowsTheContract(t *testing.T) {
 		22: `{"seq":22,"t":5,"type":"heal"}`,
 		23: `{"seq":23,"t":6,"type":"crash","node":30}`,
 		24: `{"seq":24,"t":7,"type":"recover","node":30}`,
-		26: `{"seq":26,"t":7,"type":"violation","property":"deadlock","detail":"nothing is in flight and no timer is armed, yet P20 still wait for the CS"}`,
+		26: `{"seq":26,"t":7,"type":"violation","property":"deadlock","detail":"nothing is in flight and no timer is armed, yet P20 still wait for the CS","nodes":[20]}`,
 		27: `{"seq":27,"t":7,"type":"end","messages":3,"entries":1,"delivered":2,"dropped":1,"elections":0,"violations":1,"steps":10}`,
 	}
 	if len(lines) != 28 {

@@ -73,13 +73,13 @@ func (s *Sim) monitorStep() error {
 }
 
 // quietViolation reports a finding of the quiescent checks once per quiet period.
-func (s *Sim) quietViolation(property, detail string) error {
+func (s *Sim) quietViolation(property, detail string, nodes, cycle []int) error {
 	key := property + ": " + detail
 	if slices.Contains(s.mon.quietFound, key) {
 		return nil
 	}
 	s.mon.quietFound = append(s.mon.quietFound, key)
-	return s.violation(property, detail)
+	return s.violation(property, detail, nodes, cycle)
 }
 
 func (s *Sim) checkPending() error {
@@ -95,7 +95,7 @@ func (s *Sim) checkPending() error {
 		}
 		s.mon.pendingSeen[i] = true
 		detail := fmt.Sprintf("%s has waited %d time units for the CS (limit %d)", s.name(i), s.now-since, s.mon.pendingLimit)
-		if err := s.violation(PropPending, detail); err != nil {
+		if err := s.violation(PropPending, detail, []int{i}, nil); err != nil {
 			return err
 		}
 	}
@@ -117,13 +117,15 @@ func (s *Sim) checkDeadlock() error {
 		for k, i := range cycle {
 			names[k] = s.name(i)
 		}
-		return s.quietViolation(PropDeadlock, "wait-for cycle "+strings.Join(names, " -> "))
+		members := slices.Clone(cycle[:len(cycle)-1])
+		slices.Sort(members)
+		return s.quietViolation(PropDeadlock, "wait-for cycle "+strings.Join(names, " -> "), members, cycle)
 	}
 	names := make([]string, len(waiting))
 	for k, i := range waiting {
 		names[k] = s.name(i)
 	}
-	return s.quietViolation(PropDeadlock, fmt.Sprintf("nothing is in flight and no timer is armed, yet %s still wait for the CS", strings.Join(names, ", ")))
+	return s.quietViolation(PropDeadlock, fmt.Sprintf("nothing is in flight and no timer is armed, yet %s still wait for the CS", strings.Join(names, ", ")), waiting, nil)
 }
 
 // waitCycle finds a cycle in the wait-for graph of alive nodes, searching from the
@@ -191,8 +193,8 @@ func (s *Sim) checkLeaders() error {
 		maxGroup = max(maxGroup, g)
 	}
 	for g := 0; g <= maxGroup; g++ {
-		if detail := s.groupLeaderProblem(g); detail != "" {
-			if err := s.quietViolation(PropLeader, detail); err != nil {
+		if detail, nodes := s.groupLeaderProblem(g); detail != "" {
+			if err := s.quietViolation(PropLeader, detail, nodes, nil); err != nil {
 				return err
 			}
 		}
@@ -200,7 +202,9 @@ func (s *Sim) checkLeaders() error {
 	return nil
 }
 
-func (s *Sim) groupLeaderProblem(g int) string {
+// groupLeaderProblem says what is wrong with group g's leaders ("" if nothing), and
+// which processes it is about.
+func (s *Sim) groupLeaderProblem(g int) (string, []int) {
 	var members []int
 	decided := false
 	for i := range s.nodes {
@@ -210,39 +214,52 @@ func (s *Sim) groupLeaderProblem(g int) string {
 		}
 	}
 	if !decided {
-		return ""
+		return "", nil
 	}
 	var selfLeaders []string
+	var selves []int
 	for _, i := range members {
 		if s.mon.leaderOf[i] == s.cfg.IDs[i] {
 			selfLeaders = append(selfLeaders, s.name(i))
+			selves = append(selves, i)
 		}
 	}
 	if len(selfLeaders) > 1 {
-		return fmt.Sprintf("%s each take themselves as leader", strings.Join(selfLeaders, " and "))
+		return fmt.Sprintf("%s each take themselves as leader", strings.Join(selfLeaders, " and ")), selves
 	}
 	want := s.mon.leaderOf[members[0]]
 	for _, i := range members {
 		l := s.mon.leaderOf[i]
 		if l < 0 {
-			return fmt.Sprintf("%s has no leader", s.name(i))
+			return fmt.Sprintf("%s has no leader", s.name(i)), []int{i}
 		}
 		if l != want {
-			return fmt.Sprintf("%s takes P%d as leader but %s takes P%d", s.name(members[0]), want, s.name(i), l)
+			return fmt.Sprintf("%s takes P%d as leader but %s takes P%d", s.name(members[0]), want, s.name(i), l), []int{members[0], i}
 		}
 	}
 	for _, i := range members {
 		if s.cfg.IDs[i] == want {
-			return ""
+			return "", nil
 		}
 	}
-	return fmt.Sprintf("all take P%d as leader, but P%d is crashed or cut off", want, want)
+	// The leader they agree on is not among them: the processes concerned are the
+	// leader itself, if it is one of the run's (crashed or on the other side).
+	var gone []int
+	if k := slices.Index(s.cfg.IDs, want); k >= 0 {
+		gone = []int{k}
+	}
+	return fmt.Sprintf("all take P%d as leader, but P%d is crashed or cut off", want, want), gone
 }
 
-func (s *Sim) violation(property, detail string) error {
+// violation reports a broken property: what, in words (detail), and as data: the
+// processes concerned (indexes, in index order) and, for a deadlock, the wait-for
+// cycle closed on itself.
+func (s *Sim) violation(property, detail string, nodes, cycle []int) error {
 	s.mon.totals.Violations++
 	ev := s.event(EvViolation, -1)
 	ev.Property = property
 	ev.Detail = detail
+	ev.Nodes = nodes
+	ev.Cycle = cycle
 	return s.emit(ev)
 }

@@ -314,6 +314,9 @@ func (s *Sim) input(kind InputKind) *Input {
 func (s *Sim) stepNode(i int, in *Input) error {
 	s.ctx.Reset(i)
 	s.nodes[i].Step(&s.ctx, in)
+	if err := s.ctx.err; err != nil {
+		return err
+	}
 	for k := range s.ctx.effects {
 		if err := s.effect(i, &s.ctx.effects[k]); err != nil {
 			return err

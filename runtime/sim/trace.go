@@ -51,6 +51,12 @@ type Event struct {
 
 	Property string // violation
 	Detail   string // violation
+	// Nodes (violation) are the processes a violation is about, as indexes, in index
+	// order: those in the CS, the one waiting too long, those deadlocked, those whose
+	// leaders disagree. Cycle (deadlock) is the wait-for cycle, closed on its first
+	// process: each waits for the next. Both are written as ids ("nodes", "cycle").
+	Nodes []int
+	Cycle []int
 
 	Groups [][]int // partition, as ids
 
@@ -126,6 +132,14 @@ func (e *Encoder) Append(b []byte, ev *Event) []byte {
 		b = appendString(b, ev.Property)
 		b = append(b, `,"detail":`...)
 		b = appendString(b, ev.Detail)
+		if ev.Nodes != nil {
+			b = append(b, `,"nodes":`...)
+			b = e.appendIDs(b, ev.Nodes)
+		}
+		if ev.Cycle != nil {
+			b = append(b, `,"cycle":`...)
+			b = e.appendIDs(b, ev.Cycle)
+		}
 	case EvPartition:
 		b = append(b, `,"groups":[`...)
 		for i, g := range ev.Groups {
@@ -198,6 +212,18 @@ func (e *Encoder) AppendMessage(b []byte, m *Message) []byte {
 		}
 	}
 	return append(b, '}')
+}
+
+// appendIDs writes node indexes as a JSON array of their ids.
+func (e *Encoder) appendIDs(b []byte, idx []int) []byte {
+	b = append(b, '[')
+	for k, i := range idx {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, e.id(i), 10)
+	}
+	return append(b, ']')
 }
 
 // AppendLine writes ev followed by a newline.

@@ -1,7 +1,7 @@
 // layout.js: the processes view's geometry.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { labelChars, ellipse, labelAt, curve, progress, pointOn, messageLabels, messageClasses } from "../layout.js";
+import { labelChars, ellipse, closest, labelAt, curve, progress, pointOn, messageLabels, messageClasses } from "../layout.js";
 
 const near = (a, b, msg) => assert.ok(Math.abs(a - b) < 1e-9, `${msg}: ${a} != ${b}`);
 
@@ -97,4 +97,13 @@ test("message types take the colours in order, seven of them", () => {
   const names = ["A", "B", "C", "D", "E", "F", "G", "H"];
   const m = messageClasses({ messages: names.map((name) => ({ name })) });
   assert.deepEqual(names.map((n) => m.get(n)), ["m0", "m1", "m2", "m3", "m4", "m5", "m6", "m0"]);
+});
+
+test("circles never touch, even on a short, wide view", () => {
+  for (const [w, h, n] of [[900, 200, 5], [1200, 200, 8], [700, 210, 12], [800, 600, 5]]) {
+    const lay = ellipse(w, h, n, 8);
+    assert.ok(2 * lay.r < closest(lay.pos), `${w}x${h}, ${n}: radius ${lay.r}, closest centres ${closest(lay.pos)}`);
+  }
+  assert.equal(closest([{ x: 0, y: 0 }]), Infinity);
+  assert.equal(closest([{ x: 0, y: 0 }, { x: 3, y: 4 }, { x: 10, y: 0 }]), 5);
 });

@@ -1,7 +1,7 @@
 // model.js: the client's copy of the run follows the server's frames.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { newModel, applyHello, applySnapshot, applyEvents, applyState, leaders, holdsToken } from "../model.js";
+import { newModel, applyHello, applySnapshot, applyEvents, applyState, leaders, holdsToken, standingViolation } from "../model.js";
 
 const clockFields = { step: 3, t: 7, horizon: 9, playing: true, speed: 2, quiet: false, interventions: 1 };
 const node = (id, extra = {}) => ({ id, alive: true, cs: false, leader: -1, group: 0, state: {}, ...extra });
@@ -98,4 +98,29 @@ test("holdsToken is what the server says", () => {
   for (const [token, want] of [[true, true], [false, false], [undefined, false]]) {
     assert.equal(holdsToken({ token }), want, `token ${token}`);
   }
+});
+
+test("a violation stands while the run is in it", () => {
+  const m = hello([1, 2, 3]);
+  const deadlock = { type: "violation", property: "deadlock", detail: "…", nodes: [1, 2, 3], cycle: [1, 2, 3, 1] };
+  const pending = { type: "violation", property: "pending", detail: "…", nodes: [2] };
+  const mutex = { type: "violation", property: "mutual-exclusion", detail: "…", nodes: [1, 3] };
+  m.nodes = [node(1), node(2), node(3)];
+  m.recent = [{ type: "deliver" }, deadlock];
+  assert.equal(standingViolation(m), deadlock, "a deadlock stands when nothing happened since");
+  m.recent = [deadlock, pending, { type: "end" }];
+  assert.equal(standingViolation(m), deadlock, "of several, the deadlock before a long wait");
+  m.recent = [deadlock, { type: "request", node: 1 }];
+  assert.equal(standingViolation(m), null, "anything happening ends a quiescent finding");
+  m.recent = [pending, { type: "send", node: 1 }];
+  assert.equal(standingViolation(m), pending, "a long wait stands while others act");
+  m.recent = [pending, { type: "enter", node: 2 }];
+  assert.equal(standingViolation(m), null, "until its process enters");
+  m.recent = [mutex, { type: "deliver" }];
+  m.nodes = [node(1, { cs: true }), node(2), node(3, { cs: true })];
+  assert.equal(standingViolation(m), mutex, "two in the CS stand while both are inside");
+  m.nodes = [node(1), node(2), node(3, { cs: true })];
+  assert.equal(standingViolation(m), null, "and end when one leaves");
+  m.recent = [{ type: "enter", node: 1 }];
+  assert.equal(standingViolation(m), null);
 });

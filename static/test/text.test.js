@@ -1,7 +1,7 @@
 // text.js: the words the page shows for the run's things.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { payloadText, describeInflight, describeEvent, narration, describeMessage, valueText, groupsText, round2, shortFormula, figureText, notesText } from "../text.js";
+import { payloadText, describeInflight, describeEvent, narration, describeMessage, valueText, groupsText, round2, shortFormula, figureText, notesText, namesText, violationText } from "../text.js";
 
 const req = { id: 4, type: "REQUEST", from: 1, to: 2, ts: 3 };
 
@@ -50,7 +50,8 @@ test("the log's words for what a process did alone", () => {
     [{ type: "enter" }, " enters the critical section"],
     [{ type: "exit" }, " leaves the critical section"],
     [{ type: "elect" }, " suspects the leader and starts an election"],
-    [{ type: "leader", leader: 4 }, " now takes P4 as leader"],
+    [{ type: "leader", node: 2, leader: 4 }, " now takes P4 as leader"],
+    [{ type: "leader", node: 5, leader: 5 }, " is now the leader"],
     [{ type: "crash" }, " crashes"],
     [{ type: "recover" }, " recovers with a fresh state"],
     [{ type: "timer", name: "heartbeat" }, ": its heartbeat timer fires"],
@@ -109,4 +110,26 @@ test("cost figures and their numbers", () => {
   for (const [args, want] of rows) assert.equal(figureText(...args), want, args[0]);
   assert.equal(notesText(["002"]), "note 002");
   assert.equal(notesText(["000", "004"]), "notes 000, 004");
+});
+
+test("processes named in words", () => {
+  assert.equal(namesText([]), "");
+  assert.equal(namesText([3]), "P3");
+  assert.equal(namesText([1, 3]), "P1 and P3");
+  assert.equal(namesText([1, 2, 3]), "P1, P2 and P3");
+});
+
+test("the status pill's words for a violation, from its data", () => {
+  const cases = [
+    [{ property: "deadlock", detail: "wait-for cycle P1 -> P2 -> P3 -> P1", nodes: [1, 2, 3], cycle: [1, 2, 3, 1] }, "Deadlock: P1 -> P2 -> P3 -> P1"],
+    [{ property: "deadlock", detail: "…", nodes: [1, 2] }, "Deadlock: P1 and P2 wait and nothing can come"],
+    [{ property: "deadlock", detail: "…", nodes: [3] }, "Deadlock: P3 waits and nothing can come"],
+    [{ property: "mutual-exclusion", detail: "P3 entered the CS while P1 is in it", nodes: [1, 3] }, "Two in the CS: P1 and P3"],
+    [{ property: "mutual-exclusion", detail: "…", nodes: [0, 1, 2] }, "Three in the CS: P0, P1 and P2"],
+    [{ property: "pending", detail: "P1 has waited 88 time units", nodes: [1] }, "Waiting too long: P1"],
+    [{ property: "leader", detail: "P0 takes P5 as leader but P2 takes P6", nodes: [0, 2] }, "No agreed leader: P0 takes P5 as leader but P2 takes P6"],
+    // A trace from before violations carried their processes: the words alone.
+    [{ property: "mutual-exclusion", detail: "P0 entered the CS while P1 is in it" }, "Violation: mutual-exclusion: P0 entered the CS while P1 is in it"],
+  ];
+  for (const [ev, want] of cases) assert.equal(violationText({ type: "violation", ...ev }), want);
 });

@@ -36,3 +36,10 @@ test("computed colours become #rrggbb and an opacity", () => {
   ];
   for (const [v, want] of cases) assert.deepEqual(colour(v), want, v);
 });
+
+test("Explore says what it added in the algorithm's terms", async () => {
+  const { addedWorkload } = await import("../explore.js");
+  assert.equal(addedWorkload("election", "P0 calls an election at the start"), "No election is started in this scenario, so: P0 calls an election at the start.");
+  assert.equal(addedWorkload("mutex", "every process asks for the CS once, at the start"), "No requests in this scenario, so: every process asks for the CS once, at the start.");
+  assert.equal(addedWorkload("mutex", ""), "");
+});

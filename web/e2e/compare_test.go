@@ -151,3 +151,52 @@ func TestMetricsPanelPointsAtTheOutOfOrderGrant(t *testing.T) {
 	// At that step P5 is in the CS.
 	waitFor(t, ctx, `[...document.querySelectorAll("#view g.node.in-cs")].map((e) => e.dataset.id).join() === "5"`)
 }
+
+// Issue 16: /compare draws the theory that matches the workload (ring-list under the
+// heavy workload against 2kN for its k concurrent initiators, not the one-initiator
+// 2N nor the other variant's N²), and a chart with nothing measured says so inside its
+// plot, clear of the axes' labels and not cut by the chart's edges.
+func TestCompareDrawsTheWorkloadsTheoryAndFitsTheEmptyMessage(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := tab(t, ts.URL, 1280, 720)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/compare?alg=ring-list&n=4-8&workload=heavy&seeds=1"), chromedp.WaitVisible(chromedp.CSS(`svg.chart`)))
+	curves := eval[[]string](t, ctx, `[...document.querySelectorAll("#chart-election-election-messages polyline.theory title")].map((e) => e.textContent)`)
+	if len(curves) != 1 || !strings.Contains(curves[0], "2kN") {
+		t.Fatalf("ring-list under the heavy workload is drawn against %q, want the 2kN curve alone", curves)
+	}
+	run(t, ctx, chromedp.ScrollIntoView(chromedp.CSS(`#chart-election-election-messages`)))
+	screenshot(t, ctx, "compare-ring-list-heavy.png")
+
+	// Central under the light workload never has a process waiting when another leaves:
+	// nothing to measure for the synchronisation delay.
+	run(t, ctx, chromedp.Navigate(ts.URL+"/compare?alg=central&n=3-5&workload=light&seeds=1"), chromedp.WaitVisible(chromedp.CSS(`svg.chart`)))
+	type box struct{ X, Y, W, H float64 }
+	type layout struct {
+		Text, Plot, XLabel, YLabel box
+		Message                    string
+	}
+	got := eval[layout](t, ctx, `(() => {
+		const svg = document.querySelector("svg.chart:has(.chart-empty)");
+		const b = (e) => { const r = e.getBBox(); return { X: r.x, Y: r.y, W: r.width, H: r.height }; };
+		const [xl, yl] = svg.querySelectorAll(".axis-label");
+		const axis = svg.querySelector("line.axis");
+		// The rotated y label's box, in the chart's units: its width is its height.
+		const y = b(yl);
+		const yBox = { X: Number(yl.getAttribute("x")) - y.H / 2, Y: Number(yl.getAttribute("y")) - y.W / 2, W: y.H, H: y.W };
+		const vb = svg.viewBox.baseVal;
+		return { Text: b(svg.querySelector(".chart-empty")), XLabel: b(xl), YLabel: yBox,
+			Plot: { X: 56, Y: 14, W: vb.width - 56 - 16, H: Number(axis.getAttribute("y1")) - 14 },
+			Message: svg.querySelector(".chart-empty").textContent };
+	})()`)
+	if !strings.Contains(got.Message, "Nothing to measure") {
+		t.Fatalf("the empty chart says %q", got.Message)
+	}
+	in := func(a, b box) bool { return a.X >= b.X && a.Y >= b.Y && a.X+a.W <= b.X+b.W && a.Y+a.H <= b.Y+b.H }
+	over := func(a, b box) bool { return a.X < b.X+b.W && b.X < a.X+a.W && a.Y < b.Y+b.H && b.Y < a.Y+a.H }
+	if !in(got.Text, got.Plot) || over(got.Text, got.XLabel) || over(got.Text, got.YLabel) {
+		t.Errorf("the empty chart's message %+v is not inside the plot %+v, clear of the labels %+v %+v", got.Text, got.Plot, got.XLabel, got.YLabel)
+	}
+	run(t, ctx, chromedp.ScrollIntoView(chromedp.CSS(`svg.chart:has(.chart-empty)`)))
+	screenshot(t, ctx, "compare-empty-chart.png")
+}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -323,7 +324,7 @@ func TestRicartAgrawalaWalkThrough(t *testing.T) {
 	ctx := tab(t, ts.URL, 1280, 720)
 
 	run(t, ctx, chromedp.Navigate(ts.URL+"/"),
-		chromedp.WaitVisible(chromedp.CSS(`a[href="/play/ricart-agrawala"]`)))
+		chromedp.WaitVisible(chromedp.CSS(`a[href="/play/ricart-agrawala?fresh=1"]`)))
 	if n := eval[int](t, ctx, `document.querySelectorAll(".card").length`); n < 2 {
 		t.Fatalf("the catalogue shows %d algorithms", n)
 	}
@@ -494,8 +495,48 @@ func TestKeyboardShortcuts(t *testing.T) {
 	waitFor(t, ctx, `document.getElementById("btn-play").getAttribute("aria-pressed") === "true"`)
 	run(t, ctx, chromedp.KeyEvent(" "))
 	waitFor(t, ctx, `document.getElementById("btn-play").getAttribute("aria-pressed") === "false"`)
+
+	// Issue 16: after a digit picks a process (which focuses it), Space still plays and
+	// pauses, and opens no menu; Enter opens the menu.
+	run(t, ctx, chromedp.KeyEvent("2"))
+	waitFor(t, ctx, `document.activeElement?.closest?.('#view g.node[data-id="2"]') !== null`)
+	run(t, ctx, chromedp.KeyEvent(" "))
+	waitFor(t, ctx, `document.getElementById("btn-play").getAttribute("aria-pressed") === "true"`)
+	if !eval[bool](t, ctx, `document.getElementById("menu").hidden`) {
+		t.Fatal("Space on a picked process opened its menu")
+	}
+	run(t, ctx, chromedp.KeyEvent(" "))
+	waitFor(t, ctx, `document.getElementById("btn-play").getAttribute("aria-pressed") === "false"`)
+	// A menu opened on the paused run closes when the run plays.
+	run(t, ctx, chromedp.KeyEvent("2"))
+	waitFor(t, ctx, `document.activeElement?.closest?.('#view g.node[data-id="2"]') !== null`)
+	// Enter as a keyboard sends it: a key down the page prevents, so no keypress follows
+	// (chromedp's KeyEvent would send the character to the menu's first button too).
+	run(t, ctx, rawKey("Enter", 13))
+	waitFor(t, ctx, `!document.getElementById("menu").hidden && document.getElementById("menu-title").textContent === "P2"`)
+	screenshot(t, ctx, "keyboard-menu-open.png")
+	run(t, ctx, chromedp.Click(chromedp.CSS("#btn-play")))
+	waitFor(t, ctx, `document.getElementById("btn-play").getAttribute("aria-pressed") === "true" && document.getElementById("menu").hidden`)
+	screenshot(t, ctx, "keyboard-menu-closed-on-play.png")
+	run(t, ctx, chromedp.Click(chromedp.CSS("#btn-play")))
+	waitFor(t, ctx, `document.getElementById("btn-play").getAttribute("aria-pressed") === "false"`)
 	run(t, ctx, chromedp.KeyEvent("?"))
 	waitFor(t, ctx, `document.getElementById("help").open`)
+}
+
+// rawKey presses and releases a key as a keyboard does: a key down the page may
+// prevent, and no character event after it (chromedp's KeyEvent sends Enter's "\r" as
+// a character too, which would click whatever button the key down focused).
+func rawKey(key string, vk int64) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		for _, typ := range []input.DispatchKeyEventType{input.DispatchKeyEventTypeRawKeyDown, input.DispatchKeyEventTypeKeyUp} {
+			p := input.DispatchKeyEventParams{Type: typ, Key: key, Code: key, WindowsVirtualKeyCode: vk}
+			if _, err := cdp.Call(ctx, t, input.DispatchKeyEvent, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // Reloading the page resumes the same run at its step.

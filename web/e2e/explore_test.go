@@ -2,11 +2,19 @@ package e2e
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/teach-dist/playground/internal/testwait"
+	"github.com/teach-dist/playground/web"
 )
 
 // exploreFromPage clicks Explore and waits for the verdict.
@@ -85,4 +93,97 @@ func TestExploreIsOffForLargeN(t *testing.T) {
 	if title := eval[string](t, ctx, `document.getElementById("explore-open").title`); !strings.Contains(title, "at most 4") {
 		t.Fatalf("title %q does not say why", title)
 	}
+	// Issue 16: the reason is written beside the button too, not only in its tooltip.
+	why := eval[string](t, ctx, `(() => {
+		const w = document.getElementById("explore-why"), b = document.getElementById("explore-open").getBoundingClientRect();
+		const r = w.getBoundingClientRect();
+		return r.width > 0 && r.right <= innerWidth && Math.abs((r.top + r.bottom) / 2 - (b.top + b.bottom) / 2) < b.height ? w.textContent : "not beside the button";
+	})()`)
+	if why != "at most 4processes" { // two lines: "at most 4", "processes"
+		t.Fatalf("beside the button: %q", why)
+	}
+	screenshot(t, ctx, "explore-off-reason.png")
+}
+
+// Issue 16: on an election without an election of its own, Explore says what it added
+// in an election's terms (it said "No requests in this scenario").
+func TestExploreSaysWhatItAddsToAnElection(t *testing.T) {
+	needBrowser(t)
+	_, ctx := exploreFromPage(t, "/play/ring?n=3")
+	said := eval[string](t, ctx, `document.getElementById("explore-workload").textContent`)
+	if said != "No election is started in this scenario, so: P0 calls an election at the start." {
+		t.Fatalf("the dialog says %q", said)
+	}
+	if eval[string](t, ctx, `document.getElementById("explore-why").textContent`) != "" {
+		t.Fatal("a reason is written beside an Explore that is on")
+	}
+}
+
+// While the server's explorer slots are taken, the dialog says the search waits and
+// its place in the queue; when the slot frees, the search runs and the dialog shows
+// its verdict (issue 15: searches wait in a fair queue, their place shown in the page).
+func TestExploreDialogShowsItsPlaceInTheQueue(t *testing.T) {
+	needBrowser(t)
+	held, release := make(chan struct{}), make(chan struct{})
+	srv := web.New(web.Options{Explore: web.ExploreLimits{AtOnce: 1, Hold: func(ctx context.Context, algorithm string) error {
+		if algorithm == "lamport" { // the search that holds the one slot
+			close(held)
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return nil
+	}}})
+	ts := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		srv.Close()
+		ts.Close()
+	})
+	holder := make(chan error, 1)
+	go func() { holder <- exploreByHTTP(ts.URL, "/play/lamport?n=3") }()
+	testwait.Recv(t, "the holder's search to take the slot", held)
+
+	c := tab(t, ts.URL, 1280, 800)
+	run(t, c, chromedp.Navigate(ts.URL+"/play/ricart-agrawala?n=3"))
+	ready(t, c)
+	waitFor(t, c, `!document.getElementById("explore-open").disabled`)
+	run(t, c, chromedp.Click(chromedp.CSS(`#explore-open`)))
+	waitFor(t, c, `document.getElementById("explore-dialog").textContent.includes("waiting for a free explorer slot: you are next")`)
+	if state := eval[string](t, c, `document.getElementById("explore-dialog").dataset.state`); state != "running" {
+		t.Fatalf("a queued search's dialog is %q, want running", state)
+	}
+	close(release)
+	if err := testwait.Recv(t, "the holder's search to end", holder); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, c, `document.getElementById("explore-dialog").dataset.state === "ok"`)
+	if text := eval[string](t, c, `document.getElementById("explore-dialog").textContent`); !strings.Contains(text, "Every property holds") {
+		t.Fatalf("after the slot freed: %s", text)
+	}
+}
+
+// exploreByHTTP opens a run of path and explores it through the API, reading the
+// stream to its end.
+func exploreByHTTP(base, path string) error {
+	resp, err := http.Get(base + path)
+	if err != nil {
+		return err
+	}
+	page, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return err
+	}
+	m := regexp.MustCompile(`data-session="([^"]+)"`).FindSubmatch(page)
+	if m == nil {
+		return fmt.Errorf("GET %s: %d, no session", path, resp.StatusCode)
+	}
+	resp, err = http.Post(base+"/api/sessions/"+string(m[1])+"/explore", "", nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(io.Discard, resp.Body)
+	return err
 }

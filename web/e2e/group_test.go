@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/cdproto/input"
@@ -44,6 +45,8 @@ func wantGroup(t *testing.T, got func() shownGroup, owner string, members []stri
 // set, the notes' V_k for Pk (002, N=7), and selecting one keeps it shown; on note
 // 003's grid, p14's set is the note's.
 func TestVotingSetShownOnHoverAndSelection(t *testing.T) {
+	// The note also says what built the sets and their K (Stage.GroupAbout, issue 14).
+	const notes7 = ". Sets: the notes' sets for N=7 (the projective plane of order 2): K=3"
 	needBrowser(t)
 	ts := server(t)
 	ctx := tab(t, ts.URL, 1280, 720)
@@ -56,7 +59,7 @@ func TestVotingSetShownOnHoverAndSelection(t *testing.T) {
 	x, y := center(t, ctx, node(2))
 	run(t, ctx, hoverAt(t, x, y))
 	waitFor(t, ctx, `document.getElementById("view").dataset.group === "2"`)
-	wantGroup(t, got, "2", []string{"2", "4", "6"}, "voting set of P2 (K=3): P2 P4 P6")
+	wantGroup(t, got, "2", []string{"2", "4", "6"}, "voting set of P2 (K=3): P2 P4 P6"+notes7)
 	// Off the processes, nothing is selected: no group.
 	run(t, ctx, hoverAt(t, 2, 2))
 	waitFor(t, ctx, `document.getElementById("view").dataset.group === ""`)
@@ -65,13 +68,18 @@ func TestVotingSetShownOnHoverAndSelection(t *testing.T) {
 	// A click selects P7: its set V7 = {3, 4, 7} stays once the pointer leaves.
 	run(t, ctx, chromedp.Click(chromedp.CSS(fmt.Sprintf(`#view g.node[data-id="%d"]`, 7))), hoverAt(t, 2, 2))
 	waitFor(t, ctx, `document.getElementById("view").dataset.group === "7"`)
-	wantGroup(t, got, "7", []string{"3", "4", "7"}, "voting set of P7 (K=3): P3 P4 P7")
+	wantGroup(t, got, "7", []string{"3", "4", "7"}, "voting set of P7 (K=3): P3 P4 P7"+notes7)
 	// Hovering another process (one the process menu does not cover) shows its set
 	// meanwhile: V4 = {1, 4, 5}.
 	x, y = center(t, ctx, node(4))
 	run(t, ctx, hoverAt(t, x, y))
 	waitFor(t, ctx, `document.getElementById("view").dataset.group === "4"`)
-	wantGroup(t, got, "4", []string{"1", "4", "5"}, "voting set of P4 (K=3): P1 P4 P5")
+	wantGroup(t, got, "4", []string{"1", "4", "5"}, "voting set of P4 (K=3): P1 P4 P5"+notes7)
+
+	// The inspector says it too, cut to its column, whole in the tooltip.
+	if about := eval[string](t, ctx, `[...document.querySelectorAll("#vars tbody td.long")].map((td) => td.title).join("|")`); about != strings.Repeat(notes7[len(". Sets: "):]+"|", 6)+notes7[len(". Sets: "):] {
+		t.Errorf("the inspector's construction cells say %q", about)
+	}
 
 	run(t, ctx, chromedp.Navigate(ts.URL+"/s/maekawa-grid-36"))
 	ready(t, ctx)
@@ -79,6 +87,6 @@ func TestVotingSetShownOnHoverAndSelection(t *testing.T) {
 	run(t, ctx, hoverAt(t, x, y))
 	waitFor(t, ctx, `document.getElementById("view").dataset.group === "14"`)
 	wantGroup(t, got, "14", []string{"2", "8", "13", "14", "15", "16", "17", "18", "20", "26", "32"},
-		"voting set of P14 (K=11): P2 P8 P13 P14 P15 P16 P17 P18 P20 P26 P32")
+		"voting set of P14 (K=11): P2 P8 P13 P14 P15 P16 P17 P18 P20 P26 P32. Sets: a grid of 6 rows by 6 columns, a set being a row plus a column: K=11")
 	screenshot(t, ctx, "voting-set.png")
 }

@@ -57,12 +57,25 @@ func TestRunSetupReachesEveryVariant(t *testing.T) {
 		},
 		{
 			name: "Bully with a failure detector", slug: "bully",
-			set:   `f.nodes.value = "4"; f["p.heartbeat"].value = '{"period": 5, "timeout": 12}';`,
-			param: "p.heartbeat", value: `{"period":5,"timeout":12}`,
+			// 003's detector: beat every T = 5, suspect after T+D with D = 3.
+			set:   `f.nodes.value = "4"; f["p.heartbeat"].value = '{"period": 5, "delay": 3}';`,
+			param: "p.heartbeat", value: `{"period":5,"delay":3}`,
 			act: func(t *testing.T, ctx context.Context) {
 				clickProcessAction(t, ctx, 3, "crash") // the leader; nobody is told to elect
 			},
 			shows: logSays("HEARTBEAT") + ` && ` + logSays("ELECTION"),
+		},
+		{
+			// Issue 14, item 1: how a crashed successor is found is the user's to pick.
+			name: "a ring election with acknowledgements", slug: "ring",
+			set:   `f.nodes.value = "4"; f["p.skip"].value = "ack";`,
+			param: "p.skip", value: "ack",
+			act: func(t *testing.T, ctx context.Context) {
+				clickProcessAction(t, ctx, 3, "crash")
+				clickProcessAction(t, ctx, 0, "elect")
+			},
+			// Only the ack variant sends ACK; P2's time-out skips the crashed P3.
+			shows: logSays("ACK") + ` && ` + logSays("P2 is now the leader"),
 		},
 		{
 			name: "a Raymond tree of one's choice", slug: "raymond",

@@ -19,6 +19,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/teach-dist/playground/internal/testwait"
+	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/scenarios"
 	"github.com/teach-dist/playground/web/gate"
 	"github.com/teach-dist/playground/web/runs"
@@ -283,5 +284,30 @@ func TestAClientThatDoesNotReadLosesItsPlace(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("the next client: %d", resp.StatusCode)
+	}
+}
+
+// A run's costs are measured by replay under the export's time limit: past it the
+// answer is a 503 naming the step reached and the ?step= to ask for instead, not a
+// replay that runs on to the step asked.
+func TestCostsPastTheTimeLimitSayHowToGetLess(t *testing.T) {
+	l, err := runs.DecodeLink(bigLink(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := session.Recipe{Setup: l.Setup, Config: l.Setup.Config, Interventions: l.IVs, Step: 20000, Horizon: 20000}
+	a := New(runs.Source{}, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the gate's deadline, passed
+	w := httptest.NewRecorder()
+	a.costs(w, request("/api/sessions/x/metrics", "192.0.2.1:1000").WithContext(ctx), job{rec: rec, step: 20000})
+	if body := w.Body.String(); w.Code != http.StatusServiceUnavailable || !strings.Contains(body, "stopped at step 0 of the 20000 asked for") ||
+		!strings.Contains(body, "took longer than the 30s a measure may take") || !strings.Contains(body, "?step=0 or below") {
+		t.Fatalf("%d %q", w.Code, body)
+	}
+	w = httptest.NewRecorder()
+	a.costs(w, request("/api/sessions/x/metrics", "192.0.2.1:1000"), job{rec: rec, step: 50})
+	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"step":50`) {
+		t.Fatalf("within the limit: %d %.200s", w.Code, w.Body.String())
 	}
 }

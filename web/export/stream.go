@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"time"
 
 	"github.com/teach-dist/playground/runtime/session"
@@ -34,8 +35,17 @@ func (a *API) budget(ctx context.Context, out *lazyHeader, asked int) *budget {
 		out: out, asked: asked}
 }
 
+// yieldEvery is how many steps an export replays before it lets the other goroutines
+// of its processor run (runtime.Gosched): a few exports that keep every core busy
+// would otherwise make a visitor's page, socket and snapshot wait the scheduler's
+// 10 ms time slice at each of their turns.
+const yieldEvery = 32
+
 // spent reports whether a bound is reached, and notes which.
 func (b *budget) spent(steps int) bool {
+	if steps%yieldEvery == yieldEvery-1 {
+		runtime.Gosched()
+	}
 	switch {
 	case b.ctx.Err() != nil:
 		b.reason = fmt.Sprintf("it took longer than the %s an export may take", b.timeout)

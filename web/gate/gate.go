@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-chi/chi/v5/middleware"
+	"github.com/teach-dist/playground/web/ratelimit"
 )
 
 // Limits bound the requests a Gate lets through. Zero values take the defaults.
@@ -59,19 +59,9 @@ func New(lim Limits) *Gate {
 // Limits are the gate's limits, defaults applied.
 func (g *Gate) Limits() Limits { return g.lim }
 
-// Client is the key of r's client: its address, an IPv6 one as its /64.
-func Client(r *http.Request) netip.Prefix {
-	a := middleware.GetClientIPAddr(r.Context()).Unmap()
-	bits := a.BitLen()
-	if a.Is6() {
-		bits = 64
-	}
-	p, err := a.Prefix(bits)
-	if err != nil { // no address found (a handler called without ClientIP): one shared key
-		return netip.Prefix{}
-	}
-	return p
-}
+// Client is the key of r's client (ratelimit.ClientOf): its address, an IPv6 one as
+// its /64; one shared key when no address was found.
+func Client(r *http.Request) netip.Prefix { return ratelimit.ClientOfRequest(r) }
 
 // shared is the key of work done for everyone (Shared): it has no per-client share.
 var shared = netip.PrefixFrom(netip.IPv6Unspecified(), 1)

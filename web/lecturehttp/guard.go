@@ -2,11 +2,9 @@ package lecturehttp
 
 import (
 	"net/http"
-	"net/netip"
 	"sync"
 	"time"
 
-	"github.com/go-chi/chi/v5/middleware"
 	"golang.org/x/time/rate"
 
 	"github.com/teach-dist/playground/web/ratelimit"
@@ -20,21 +18,9 @@ import (
 // other address) still joins and answers. docs/security.md, "Lectures, viewers and
 // seeks".
 
-// ClientKey is the client a request counts for: its IPv4 address, or its IPv6 /64.
-func ClientKey(r *http.Request) string {
-	a := middleware.GetClientIPAddr(r.Context())
-	if !a.IsValid() {
-		if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
-			a = ap.Addr()
-		}
-	}
-	a = a.Unmap()
-	if a.Is6() {
-		p, _ := a.Prefix(64)
-		return p.String()
-	}
-	return a.String()
-}
+// ClientKey is the client a request counts for (ratelimit.ClientOf): its IPv4
+// address, or its IPv6 /64, as every other share and rate limit counts it.
+func ClientKey(r *http.Request) string { return ratelimit.ClientOfRequest(r).String() }
 
 // shares counts what each client holds of each lecture (follower places, or answers
 // to one question) against a share.

@@ -11,7 +11,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -49,6 +51,13 @@ type Options struct {
 	// it answers the request itself and reports false when it cannot. Nil: a fork is
 	// only a redirect to its link.
 	StartLink func(w http.ResponseWriter, r *http.Request, path string, b session.Bound) bool
+	// PublicURL is the base of join links and QR codes (ParsePublicURL; joinurl.go);
+	// nil: the address the presenter's browser used, or this machine's network
+	// addresses when that one is a loopback address.
+	PublicURL *url.URL
+	// Interfaces lists this machine's addresses (default net.InterfaceAddrs); tests
+	// give their own.
+	Interfaces func() ([]net.Addr, error)
 }
 
 // Handlers serve lecture mode's pages and sockets.
@@ -123,7 +132,7 @@ func (h *Handlers) Start(w http.ResponseWriter, r *http.Request) {
 			"A lecture starts from a live run. Open the playground again and press “Start lecture” there."))
 		return
 	}
-	_, token, err := h.Lectures.Start(sess)
+	_, token, err := h.Lectures.Start(sess, ClientKey(r))
 	switch {
 	case errors.Is(err, lecture.ErrFull):
 		w.Header().Set("Retry-After", "60")
@@ -175,6 +184,9 @@ func (h *Handlers) PresenterPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.WS = "/ws/present/" + token
+	if info, ok := h.joinInfo(r); ok {
+		p.Join = info.JSON()
+	}
 	p.Title = "Lecture " + lecture.DisplayCode(l.Code())
 	p.About = "You drive this run; your students follow it. PageDown and PageUp step forward and back (a clicker sends them), Q makes questions, J shows the join code large."
 	l.Session().Touch()
@@ -272,20 +284,6 @@ func randomID() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// joinURL is the absolute URL a student's phone opens from the QR code, or false when
-// the request's Host cannot be part of one (a QR code holds a few hundred bytes; a
-// host name at most 253, and only the characters a host and port may have).
-func joinURL(r *http.Request, code string) (string, bool) {
-	scheme := "http"
-	if ratelimit.HTTPS(r) {
-		scheme = "https"
-	}
-	if !validHost(r.Host) {
-		return "", false
-	}
-	return scheme + "://" + r.Host + "/l/" + code, true
-}
-
 // maxHost is a DNS name (253) with a port; an IPv6 literal in brackets is shorter.
 const maxHost = 253 + len(":65535")
 
@@ -316,12 +314,12 @@ func (h *Handlers) QR(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	u, ok := joinURL(r, code)
-	if !ok {
-		http.Error(w, "the Host header is not a host name", http.StatusBadRequest)
+	base, err := h.joinBase(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	svg, err := lecture.QRSVG(u)
+	svg, err := lecture.QRSVG(base + "/l/" + code)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return

@@ -28,6 +28,7 @@ type Metrics struct {
 	rateLimitedN  *prometheus.CounterVec
 	refusedN      *prometheus.CounterVec
 	evictedN      *prometheus.CounterVec
+	lecEvictedN   prometheus.Counter
 	explorerRuns  *prometheus.CounterVec
 	followers     prometheus.Gauge
 	restingN      prometheus.Gauge
@@ -62,6 +63,7 @@ func NewMetrics(g Gauges) *Metrics {
 	o.sockets = f.gaugeVec("playground_websockets", "Open WebSocket connections, by socket (session, presenter, follower).", "socket")
 	o.panics = f.counterVec("playground_panics_total", "Panics contained: in a session's run (that session ended) or in an HTTP handler (that request failed).", "where")
 	o.rateLimitedN = f.counterVec("playground_rate_limited_total", "Requests and WebSocket frames refused by a per-client rate limit, by limit.", "limit")
+	o.lecEvictedN = f.counter("playground_lectures_evicted_total", "Lectures ended on a full server to make room for another client's (--lecture-share).")
 	o.evictedN = f.counterVec("playground_sessions_evicted_total", "Sessions ended on a full server to make room for another client's, by whether one was watched.", "watched")
 	o.refusedN = f.counterVec("playground_capacity_refusals_total", "Requests refused at a cap (sessions, viewers, lectures, followers).", "cap")
 	o.explorerRuns = f.counterVec("playground_explorer_runs_total", "Explorer searches run from the browser, by outcome.", "outcome")
@@ -184,6 +186,14 @@ func (o *Metrics) RateLimited(limit string) {
 func (o *Metrics) Refused(cap string) {
 	if o != nil {
 		o.refusedN.WithLabelValues(cap).Inc()
+	}
+}
+
+// LectureEvicted counts a lecture ended on a full server to make room for another
+// client's.
+func (o *Metrics) LectureEvicted() {
+	if o != nil {
+		o.lecEvictedN.Inc()
 	}
 }
 

@@ -75,12 +75,7 @@ func RequestLog(log *slog.Logger, m *Metrics, quiet func(*http.Request) bool) fu
 			default:
 				status = http.StatusOK // nothing written: net/http answers 200
 			}
-			route := "unmatched"
-			if rc := chi.RouteContext(r.Context()); rc != nil {
-				if p := rc.RoutePattern(); p != "" {
-					route = p
-				}
-			}
+			route := routeOf(r)
 			socket := strings.HasPrefix(r.URL.Path, "/ws/")
 			m.request(route, status, d.Seconds(), socket)
 			level := slog.LevelInfo
@@ -92,6 +87,18 @@ func RequestLog(log *slog.Logger, m *Metrics, quiet func(*http.Request) bool) fu
 				slog.Duration("duration", d), slog.String("client", middleware.GetClientIP(r.Context())))
 		})
 	}
+}
+
+// routeOf is the route pattern r matched ("/ws/{id}"), "unmatched" before or without
+// one. Logs and metrics name requests by it, never by path: a path carries session ids
+// and presenter tokens.
+func routeOf(r *http.Request) string {
+	if rc := chi.RouteContext(r.Context()); rc != nil {
+		if p := rc.RoutePattern(); p != "" {
+			return p
+		}
+	}
+	return "unmatched"
 }
 
 // Recoverer turns a panic in a handler into a 500 for that request, logged with its
@@ -109,7 +116,9 @@ func Recoverer(log *slog.Logger, m *Metrics) func(http.Handler) http.Handler {
 					panic(v)
 				}
 				m.Panicked("http")
-				log.Error("a handler panicked; that request failed", "method", r.Method, "path", r.URL.Path,
+				// The route pattern, not the path: a path carries session ids and
+				// presenter tokens, and the logs hold only their hashes.
+				log.Error("a handler panicked; that request failed", "method", r.Method, "route", routeOf(r),
 					"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 				if r.Header.Get("Connection") != "Upgrade" {
 					w.WriteHeader(http.StatusInternalServerError)

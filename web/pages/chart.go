@@ -36,6 +36,35 @@ func dash(k int) string {
 // dashClasses is how many dash patterns dash cycles through.
 const dashClasses = 3
 
+// The empty chart's message: characters per line (13 px italic in a plot 568 units
+// wide, with room to spare) and the height of a line.
+const (
+	emptyChars = 52
+	emptyLineH = 18.0
+)
+
+// wrapWords breaks s into lines of at most width characters, at spaces (a longer word
+// has a line of its own).
+func wrapWords(s string, width int) []string {
+	var lines []string
+	cur := ""
+	for _, w := range strings.Fields(s) {
+		switch {
+		case cur == "":
+			cur = w
+		case len([]rune(cur))+1+len([]rune(w)) <= width:
+			cur += " " + w
+		default:
+			lines = append(lines, cur)
+			cur = w
+		}
+	}
+	if cur != "" {
+		lines = append(lines, cur)
+	}
+	return lines
+}
+
 func f1(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) }
 
 func buildChart(id, title, ylabel, key string, specs []*sim.Spec, ns []int, res *compare.Result) chart {
@@ -126,7 +155,14 @@ func buildChart(id, title, ylabel, key string, specs []*sim.Spec, ns []int, res 
 		xx := f1(x(float64(n)))
 		ch.XTicks = append(ch.XTicks, tick{Label: strconv.Itoa(n), X1: xx, Y1: f1(plotY1), X2: xx, Y2: f1(plotY1 + 5), TX: xx, TY: f1(plotY1 + 18)})
 	}
-	ch.EmptyX, ch.EmptyY = f1(chartXLabelX), f1((plotY0+plotY1)/2)
+	// The message stays inside the plot, clear of the axes' labels: wrapped to the
+	// plot's width, its lines centred on the plot's middle.
+	ch.EmptyX = f1(chartXLabelX)
+	lines := wrapWords(ch.Empty, emptyChars)
+	for k, l := range lines {
+		y := (plotY0+plotY1)/2 + emptyLineH*(float64(k)-float64(len(lines)-1)/2)
+		ch.EmptyLines = append(ch.EmptyLines, textLine{Text: l, Y: f1(y)})
+	}
 	ch.Axis = axis{X0: f1(plotX0), Y0: f1(plotY1), X1: f1(plotX1), Y1: f1(plotY1),
 		XLabelX: f1(chartXLabelX), XLabelY: f1(chartXLabelY), YLabelX: f1(chartYLabelX), YLabelY: f1(chartYLabelY)}
 	points := func(l line, dots bool) series {

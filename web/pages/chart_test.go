@@ -1,6 +1,10 @@
 package pages
 
-import "testing"
+import (
+	"slices"
+	"strings"
+	"testing"
+)
 
 func TestShortFormula(t *testing.T) {
 	for in, want := range map[string]string{
@@ -27,6 +31,32 @@ func TestNiceScale(t *testing.T) {
 		step, top := niceScale(tc.ymax)
 		if step != tc.step || top != tc.top || top < tc.ymax {
 			t.Errorf("niceScale(%v) = %v, %v; want %v, %v", tc.ymax, step, top, tc.step, tc.top)
+		}
+	}
+}
+
+// The empty chart's message is wrapped to fit the plot (issue 16: it ran past both
+// edges and over the axis label).
+func TestWrapWords(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		width int
+		want  []string
+	}{
+		{"", 10, nil},
+		{"Nothing to measure", 40, []string{"Nothing to measure"}},
+		{"Nothing to measure in these runs: it needs a process waiting when another leaves (try the heavy workload)", emptyChars,
+			[]string{"Nothing to measure in these runs: it needs a process", "waiting when another leaves (try the heavy workload)"}},
+		{"a verylongwordindeed b", 5, []string{"a", "verylongwordindeed", "b"}},
+	} {
+		got := wrapWords(tc.in, tc.width)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%q at %d: %q, want %q", tc.in, tc.width, got, tc.want)
+		}
+		for _, l := range got {
+			if len([]rune(l)) > tc.width && strings.Contains(l, " ") {
+				t.Errorf("%q is longer than %d", l, tc.width)
+			}
 		}
 	}
 }

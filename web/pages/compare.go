@@ -76,8 +76,13 @@ type chart struct {
 	Theory          []series
 	Legend          []legendItem
 	Empty           string // said in the plot when nothing was measured
-	EmptyX, EmptyY  string
+	// EmptyLines is Empty wrapped to fit the plot, each line with its y; EmptyX is
+	// their centre.
+	EmptyLines []textLine
+	EmptyX     string
 }
+
+type textLine struct{ Text, Y string }
 
 type axis struct{ X0, Y0, X1, Y1, XLabelX, XLabelY, YLabelX, YLabelY string }
 

@@ -1,6 +1,7 @@
 package pages
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,7 +22,7 @@ func newRuleView(r sim.Rule, legend string) ruleView {
 		return ruleView{Rule: r, Ours: true,
 			LabelTitle: r.Label + " is not in the notes: a label of this playground. " + legend}
 	}
-	return ruleView{Rule: r, LabelTitle: r.Label + " is the notes' label (" + r.Notes + "), with their meaning. " + legend}
+	return ruleView{Rule: r, LabelTitle: r.Label + " is the notes' label (" + notesList(r.Notes) + "), with their meaning. " + legend}
 }
 
 // NotesLegend says which notes give which labels, from every registered algorithm's
@@ -29,19 +30,21 @@ func newRuleView(r sim.Rule, legend string) ruleView {
 func NotesLegend() string {
 	var parts []string
 	for _, s := range algorithms.All() {
-		var labels []string
-		notes := ""
+		var labels, notes []string
 		for _, r := range s.Rules {
 			if r.Notes == "" {
 				continue
 			}
 			labels = append(labels, r.Label)
-			if !strings.Contains(notes, r.Notes) {
-				notes = strings.TrimSpace(notes + " " + r.Notes)
+			for _, n := range strings.Fields(r.Notes) {
+				if !slices.Contains(notes, n) {
+					notes = append(notes, n)
+				}
 			}
 		}
 		if len(labels) > 0 {
-			parts = append(parts, s.Title+" ("+notes+") "+strings.Join(labelRanges(labels), " "))
+			slices.Sort(notes)
+			parts = append(parts, s.Title+" ("+strings.Join(notes, ", ")+") "+strings.Join(labelRanges(labels), " "))
 		}
 	}
 	if len(parts) == 0 {
@@ -49,6 +52,9 @@ func NotesLegend() string {
 	}
 	return "Labels from the notes: " + strings.Join(parts, "; ") + "."
 }
+
+// notesList writes a rule's Notes ("000 004") as a reader expects a list: "000, 004".
+func notesList(notes string) string { return strings.Join(strings.Fields(notes), ", ") }
 
 // labelRanges writes runs of labels with one prefix and consecutive numbers as a range,
 // as the notes do: RA1 RA2 RA3 -> RA1-RA3. A pair stays two labels.

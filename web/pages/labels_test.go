@@ -26,7 +26,7 @@ func TestLabelRanges(t *testing.T) {
 // which notes give which labels.
 func TestPseudocodeMarksInventedLabels(t *testing.T) {
 	legend := NotesLegend()
-	for _, want := range []string{"Ricart-Agrawala (000) RI1 RA1-RA3 RE1 RH1 RR1", "Ricart-Agrawala token algorithm (000) RI1 RI2 RA1 RH1 RH2 RR1 RR2"} {
+	for _, want := range []string{"Ricart-Agrawala (000) RI1 RA1-RA3 RE1 RH1 RR1", "Ricart-Agrawala token algorithm (000, 004) RI1 RI2 RA1 RH1 RH2 RR1 RR2"} {
 		if !strings.Contains(legend, want) {
 			t.Errorf("the legend %q does not say %q", legend, want)
 		}
@@ -35,10 +35,11 @@ func TestPseudocodeMarksInventedLabels(t *testing.T) {
 		slug     string
 		ours     []string // the rules marked ours, in order
 		wantsKey bool
+		notes    string // the notes a notes' label's tooltip names
 	}{
-		{"ricart-agrawala", nil, false},
-		{"ricart-agrawala-token", nil, false},
-		{"central", []string{"CI-1", "CA-1", "CG-1", "CD-1", "CE-1", "CR-1", "CG-2"}, true},
+		{"ricart-agrawala", nil, false, "000"},
+		{"ricart-agrawala-token", nil, false, "000, 004"},
+		{"central", []string{"CI-1", "CA-1", "CG-1", "CD-1", "CE-1", "CR-1", "CG-2"}, true, ""},
 	} {
 		spec, _ := algorithms.Lookup(tc.slug)
 		p := BuildPlay(spec, "")
@@ -47,6 +48,8 @@ func TestPseudocodeMarksInventedLabels(t *testing.T) {
 			for _, r := range g.Rules {
 				if r.Ours {
 					ours = append(ours, r.Label)
+				} else if want := r.Label + " is the notes' label (" + tc.notes + ")"; !strings.HasPrefix(r.LabelTitle, want) {
+					t.Errorf("%s %s: tooltip %q, want it to start %q", tc.slug, r.Label, r.LabelTitle, want)
 				}
 				if !strings.HasSuffix(r.LabelTitle, legend) {
 					t.Errorf("%s %s: tooltip %q does not name the notes' labels", tc.slug, r.Label, r.LabelTitle)

@@ -84,9 +84,9 @@ func LinkErrorPage(v LinkErrorView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var5 templ.SafeURL
-				templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinURLErrs(templ.URL("/play/" + v.Slug))
+				templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinURLErrs(freshURL("/play/" + v.Slug))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/links.templ`, Line: 14, Col: 101}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/links.templ`, Line: 14, Col: 100}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
 				if templ_7745c5c3_Err != nil {
@@ -99,7 +99,7 @@ func LinkErrorPage(v LinkErrorView) templ.Component {
 				var templ_7745c5c3_Var6 string
 				templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(v.Title)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/links.templ`, Line: 14, Col: 113}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/links.templ`, Line: 14, Col: 112}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 				if templ_7745c5c3_Err != nil {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/a-h/templ"
+	"github.com/go-chi/chi/v5"
 )
 
 // Renderer writes pages as HTML responses. Cat is the catalogue a page that sends
@@ -20,7 +21,13 @@ func (p Renderer) Render(w http.ResponseWriter, r *http.Request, status int, c t
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	if err := c.Render(r.Context(), w); err != nil {
-		p.Log.Warn("render", "path", r.URL.Path, "err", err)
+		// The route pattern, not the path: a path carries session ids and presenter
+		// tokens, and the logs hold only their hashes.
+		route := "unmatched"
+		if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
+			route = rc.RoutePattern()
+		}
+		p.Log.Warn("render", "route", route, "err", err)
 	}
 }
 

@@ -3,6 +3,8 @@ package pages
 import (
 	"strconv"
 
+	"github.com/a-h/templ"
+
 	"github.com/teach-dist/playground/algorithms"
 	"github.com/teach-dist/playground/runtime/sim"
 	"github.com/teach-dist/playground/scenarios"
@@ -84,6 +86,15 @@ func CuratedFor(slug string) []ScenarioLink {
 	return out
 }
 
+// The bounds of Run setup's number of processes: the scenario's own (sim.MinNodes,
+// sim.MaxNodes), the same as a /play address's n.
+var nodesMin, nodesMax = strconv.Itoa(sim.MinNodes), strconv.Itoa(sim.MaxNodes)
+
+// freshURL is a link that opens a fresh run at path (the catalogue's, the scenario
+// menu's): the server starts one whatever this browser had there, then sends it to
+// path, where a reload resumes that run (web/play.go, ?fresh).
+func freshURL(path string) templ.SafeURL { return templ.URL(path + "?fresh=1") }
+
 type Play struct {
 	Spec     *sim.Spec
 	Groups   []ruleGroup
@@ -105,6 +116,10 @@ type Play struct {
 	// OursKey, when some label of the algorithm is the project's own, explains the
 	// "ours" mark of the pseudocode panel (docs/labels.md).
 	OursKey string
+	// Join, on a presenter's page, is where students join, as JSON
+	// (lecturehttp.JoinInfo): the base of join links, and this machine's addresses
+	// when the presenter's is a loopback one.
+	Join string
 }
 
 type ruleGroup struct {
@@ -131,6 +146,18 @@ type clientSpec struct {
 	// process's group on hover and selection.
 	Group      string `json:"group,omitempty"`
 	GroupLabel string `json:"groupLabel,omitempty"`
+	// GroupAbout is Stage.GroupAbout: the variable whose sentence the note adds.
+	GroupAbout string `json:"groupAbout,omitempty"`
+	// The other decorations of sim.Stage, each a variable the page reads from every
+	// process at every step: a role mark, tree edges, a pointer arrow.
+	Mark         string `json:"mark,omitempty"`
+	MarkLabel    string `json:"markLabel,omitempty"`
+	Edges        string `json:"edges,omitempty"`
+	EdgesLabel   string `json:"edgesLabel,omitempty"`
+	Pointer      string `json:"pointer,omitempty"`
+	PointerLabel string `json:"pointerLabel,omitempty"`
+	// Token: the processes say who holds a token (sim.Spec.HasToken).
+	Token bool `json:"token,omitempty"`
 }
 
 type clientRule struct {
@@ -172,8 +199,11 @@ func BuildPlay(spec *sim.Spec, session string) Play {
 			p.Groups = append(p.Groups, ruleGroup{Name: r.Group, Rules: []ruleView{rv}})
 		}
 	}
+	st := spec.Stage
 	p.Data = clientSpec{Slug: spec.Slug, Title: spec.Title, Family: string(spec.Family), Ring: p.Ring,
-		Group: spec.Stage.Group, GroupLabel: spec.Stage.GroupLabel}
+		Group: st.Group, GroupLabel: st.GroupLabel, GroupAbout: st.GroupAbout, Mark: st.Mark, MarkLabel: st.MarkLabel,
+		Edges: st.Edges, EdgesLabel: st.EdgesLabel, Pointer: st.Pointer, PointerLabel: st.PointerLabel,
+		Token: spec.HasToken()}
 	for _, r := range spec.Rules {
 		p.Data.Rules = append(p.Data.Rules, clientRule{Label: r.Label, Says: r.Says, Why: r.Why})
 	}

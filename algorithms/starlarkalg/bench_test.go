@@ -1,0 +1,80 @@
+//go:build unix
+
+package starlarkalg
+
+import (
+	"fmt"
+	"syscall"
+	"testing"
+
+	"github.com/teach-dist/playground/algorithms/ricartagrawala"
+	"github.com/teach-dist/playground/runtime/sim"
+	"github.com/teach-dist/playground/runtime/sim/simtest"
+)
+
+// benchConfig is runtime/sim's BenchmarkKernel workload: every node asks for the CS 40
+// times, delays uniform in [1,5], CS time 1.
+func benchConfig(spec *sim.Spec, n int) sim.Config {
+	return sim.Config{
+		Spec: spec, IDs: simtest.IDs(n), Seed: 1,
+		Network: sim.Network{DelayMin: 1, DelayMax: 5},
+		CS:      1, Until: sim.MaxTime, Pending: sim.MaxTime,
+		Actions:   simtest.RandomActions(1, n, sim.Mutex, simtest.Workload{Requests: 40 * n, Span: 40 * n * 4}),
+		MaxEvents: 100_000_000,
+	}
+}
+
+// BenchmarkKernelRicartAgrawala runs the same workload with the Go algorithm and with
+// its Starlark template, side by side, with and without encoding the trace as JSON
+// lines (as runtime/sim's BenchmarkKernel does), and reports kernel events per second of wall
+// clock and of the process's CPU time (which a busy machine does not inflate):
+//
+//	go test -run '^$' -bench KernelRicartAgrawala -cpu 1 ./algorithms/starlarkalg/
+func BenchmarkKernelRicartAgrawala(b *testing.B) {
+	star := loadTemplate(b, "ricart-agrawala")
+	for _, n := range []int{5, 16} {
+		for _, v := range []struct {
+			name string
+			spec *sim.Spec
+		}{{"go", &ricartagrawala.Spec}, {"starlark", star}} {
+			for _, mode := range []string{"no-trace", "json-trace"} {
+				b.Run(fmt.Sprintf("N=%d/%s/%s", n, mode, v.name), func(b *testing.B) {
+					cfg := benchConfig(v.spec, n)
+					var steps int64
+					var buf []byte
+					cpu0 := cpuTime()
+					for i := 0; i < b.N; i++ {
+						var sink sim.Sink
+						if mode == "json-trace" {
+							enc := sim.NewEncoder(cfg.Spec, cfg.IDs)
+							sink = func(ev *sim.Event) { buf = enc.AppendLine(buf[:0], ev) }
+						}
+						s, err := sim.New(cfg, sink)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if err := s.Run(); err != nil {
+							b.Fatal(err)
+						}
+						steps += int64(s.Steps())
+					}
+					cpu := cpuTime() - cpu0
+					sec := b.Elapsed().Seconds()
+					b.ReportMetric(float64(steps)/sec, "events/s")
+					b.ReportMetric(float64(steps)/cpu, "events/cpu-s")
+					b.ReportMetric(cpu*1e9/float64(steps), "cpu-ns/event")
+				})
+			}
+		}
+	}
+}
+
+// cpuTime is the process's CPU time in seconds, user and system.
+func cpuTime() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return tv(ru.Utime) + tv(ru.Stime)
+}

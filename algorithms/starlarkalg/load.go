@@ -1,0 +1,418 @@
+// Package starlarkalg runs algorithms written in Starlark (go.starlark.net, a
+// deterministic, hermetic dialect of Python) as ordinary algorithms: Load turns a source
+// into a sim.Spec whose nodes are sim.Nodes, so the kernel, sessions, monitors and the
+// explorer run them unchanged. docs/authoring.md is the API a source is written in.
+//
+// A source declares what a Go algorithm declares on its Spec (rules with labels and
+// pseudocode, messages, inspector variables, params, defaults) and gives handlers: a
+// function per input (on_start, on_request, on_message ...) that reads and changes the
+// process's state and acts through ctx, the script's view of sim.Context.
+//
+// Scripts are student code run on the server, so everything is bounded: no load, no
+// I/O, no clock, no randomness (Starlark has none and nothing is predeclared that
+// would give them); a handler runs at most Limits.Steps Starlark steps; state and
+// messages are checked for their size after every step. A bound hit or an error in a
+// handler is an *Error naming the handler, the last rule fired and the line, recorded
+// with sim.Context.Fail: the run stops with it, the server goes on.
+//
+// Purity: this package starts no goroutine and imports no clock, randomness or I/O
+// (algorithms/purity_test.go reads it as it reads every algorithm); go.starlark.net,
+// its one outside import (internal/importrules), uses sync/atomic for thread
+// cancellation and reads no clock on the paths a script can reach.
+package starlarkalg
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"go.starlark.net/resolve"
+	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
+
+	"github.com/teach-dist/playground/runtime/sim"
+)
+
+// Limits bound what one script may do.
+type Limits struct {
+	Source      int // bytes of source
+	LoadSteps   uint64
+	Steps       uint64 // Starlark steps per handler call
+	StateValues int    // values in one process's state, counting every element of a container
+	StringBytes int    // bytes of one string in state or a message
+	MessageInts int    // ints in a message's vec or queue
+	Effects     int    // effects (rules, sends, timers ...) of one step
+}
+
+// DefaultLimits are generous for the templates (the largest handler of the four runs
+// in a few hundred steps) and small enough that a runaway loop costs milliseconds.
+var DefaultLimits = Limits{
+	Source:      64 << 10,
+	LoadSteps:   200_000,
+	Steps:       100_000,
+	StateValues: 4096,
+	StringBytes: 4096,
+	MessageInts: 1024,
+	Effects:     4096,
+}
+
+// Error is what goes wrong in a script: at load, or in a handler during a run. Line
+// and Col locate it in the source (0 when it has no place, e.g. a missing handler);
+// the editor shows it there.
+type Error struct {
+	Algorithm string // the name given to Load
+	Handler   string // the handler that ran ("on_request"); "" at load
+	Node      int    // the node's id, when Handler is set
+	Rule      string // the last rule the step fired before the error ("" if none)
+	Line, Col int
+	Msg       string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Algorithm)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Col)
+	}
+	if e.Handler != "" {
+		fmt.Fprintf(&b, ": P%d %s", e.Node, e.Handler)
+		if e.Rule != "" {
+			fmt.Fprintf(&b, " (after rule %s)", e.Rule)
+		} else {
+			b.WriteString(" (before any rule)")
+		}
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// fileOptions: while loops are allowed (the step bound stops them), recursion is not
+// (it would grow the Go stack before the step bound is reached); no
+// global reassignment, so a module reads like a declaration.
+var fileOptions = &syntax.FileOptions{Set: true, While: true, TopLevelControl: true}
+
+// handler names, by input kind; a message type T is handled by on_T, else on_message.
+var inputHandlers = [...]string{
+	sim.Init:    "on_start",
+	sim.Recover: "on_recover",
+	sim.Request: "on_request",
+	sim.Release: "on_release",
+	sim.Elect:   "on_elect",
+	sim.Timer:   "on_timer",
+}
+
+// typeHandler is the handler of one message type, and its name for errors.
+type typeHandler struct {
+	name string
+	fn   starlark.Callable
+}
+
+// program is a loaded source: the Spec's declarations and the callables its nodes use.
+type program struct {
+	name     string
+	limits   Limits
+	rules    map[string]bool
+	messages map[string]bool
+	params   *paramSet
+
+	init      starlark.Callable
+	handlers  [len(inputHandlers)]starlark.Callable // by input kind; nil: none
+	byType    map[string]typeHandler
+	onMessage starlark.Callable
+	encode    starlark.Callable
+	waiting   starlark.Callable
+	token     starlark.Callable
+	varOrder  map[string]int // inspector variables' declared order, for the default encoding
+}
+
+// Load compiles source (named name in errors) with the default limits.
+func Load(name, source string) (*sim.Spec, error) {
+	return LoadLimits(name, source, DefaultLimits)
+}
+
+// LoadLimits compiles source under lim and returns its Spec; the Spec's slug is name.
+// Errors are *Error, with the line of a syntax error.
+func LoadLimits(name, source string, lim Limits) (*sim.Spec, error) {
+	fail := func(line, col int, format string, args ...any) error {
+		return &Error{Algorithm: name, Line: line, Col: col, Msg: fmt.Sprintf(format, args...)}
+	}
+	if len(source) > lim.Source {
+		return nil, fail(0, 0, "the source is %d bytes, more than the %d allowed", len(source), lim.Source)
+	}
+	thread := &starlark.Thread{Name: name, Print: func(*starlark.Thread, string) {}}
+	thread.SetMaxExecutionSteps(lim.LoadSteps)
+	globals, err := starlark.ExecFileOptions(fileOptions, thread, name+".star", source, declarations)
+	if err != nil {
+		return nil, sourceError(name, err, lim)
+	}
+	p := &program{name: name, limits: lim, rules: map[string]bool{}, messages: map[string]bool{},
+		byType: map[string]typeHandler{}}
+	spec, err := p.buildSpec(globals)
+	if err != nil {
+		var pe *posError
+		if errors.As(err, &pe) {
+			return nil, fail(int(pe.pos.Line), int(pe.pos.Col), "%s", pe.msg)
+		}
+		return nil, fail(0, 0, "%v", err)
+	}
+	return spec, nil
+}
+
+// posError is a declaration's error at its place in the source.
+type posError struct {
+	pos syntax.Position
+	msg string
+}
+
+func (e *posError) Error() string { return e.msg }
+
+// sourceError turns a Starlark load error into an *Error at its line.
+func sourceError(name string, err error, lim Limits) error {
+	e := &Error{Algorithm: name, Msg: err.Error()}
+	var se syntax.Error
+	var re resolve.ErrorList
+	var ee *starlark.EvalError
+	switch {
+	case errors.As(err, &se):
+		e.Line, e.Col, e.Msg = int(se.Pos.Line), int(se.Pos.Col), se.Msg
+	case errors.As(err, &re) && len(re) > 0:
+		e.Line, e.Col, e.Msg = int(re[0].Pos.Line), int(re[0].Pos.Col), re[0].Msg
+	case errors.As(err, &ee):
+		e.Line, e.Col = innermost(ee)
+		e.Msg = stepsMessage(ee.Msg, lim.LoadSteps)
+	}
+	return e
+}
+
+// stepsMessage words the step bound for a student.
+func stepsMessage(msg string, limit uint64) string {
+	if msg == "Starlark computation cancelled: too many steps" {
+		return fmt.Sprintf("more than %d steps (an endless loop?)", limit)
+	}
+	return msg
+}
+
+// innermost is the position of the deepest Starlark frame of an evaluation error.
+func innermost(ee *starlark.EvalError) (line, col int) {
+	for k := len(ee.CallStack) - 1; k >= 0; k-- {
+		if pos := ee.CallStack[k].Pos; pos.Line > 0 {
+			return int(pos.Line), int(pos.Col)
+		}
+	}
+	return 0, 0
+}
+
+func (p *program) buildSpec(g starlark.StringDict) (*sim.Spec, error) {
+	s := &sim.Spec{Slug: p.name, New: p.newNode}
+	var err error
+	get := func(key string, dst *string, required bool) {
+		if err != nil {
+			return
+		}
+		*dst, err = optString(g, key, required)
+	}
+	var family string
+	get("title", &s.Title, true)
+	get("summary", &s.Summary, false)
+	get("family", &family, true)
+	if err != nil {
+		return nil, err
+	}
+	switch sim.Family(family) {
+	case sim.Mutex, sim.Election:
+		s.Family = sim.Family(family)
+	default:
+		return nil, fmt.Errorf("family: %q is unknown (allowed: \"mutex\", \"election\")", family)
+	}
+	if s.Rules, err = listOf(g, "rules", "rule", toRule); err != nil {
+		return nil, err
+	}
+	if s.Messages, err = listOf(g, "messages", "message", toMessage); err != nil {
+		return nil, err
+	}
+	if s.Vars, err = listOf(g, "vars", "var", toVar); err != nil {
+		return nil, err
+	}
+	if len(s.Rules) == 0 || len(s.Messages) == 0 {
+		return nil, errors.New("rules and messages: a source declares at least one rule and one message")
+	}
+	for _, r := range s.Rules {
+		if p.rules[r.Label] {
+			return nil, fmt.Errorf("rules: %s is declared twice", r.Label)
+		}
+		p.rules[r.Label] = true
+	}
+	for _, m := range s.Messages {
+		if p.messages[m.Name] || m.Name == sim.AppMessage {
+			return nil, fmt.Errorf("messages: %s is declared twice or reserved", m.Name)
+		}
+		p.messages[m.Name] = true
+	}
+	p.varOrder = map[string]int{}
+	for k, v := range s.Vars {
+		p.varOrder[v.Name] = k
+	}
+	if p.params, err = newParamSet(g); err != nil {
+		return nil, err
+	}
+	s.Params = p.params.fields
+	if len(s.Params) > 0 {
+		s.ParseParams = p.params.parse
+	}
+	if s.Defaults, err = toDefaults(g); err != nil {
+		return nil, err
+	}
+	if s.Stage, err = toStage(g); err != nil {
+		return nil, err
+	}
+	if s.BackgroundTimers, err = stringList(g, "background_timers"); err != nil {
+		return nil, err
+	}
+	if s.BackgroundMessages, err = stringList(g, "background_messages"); err != nil {
+		return nil, err
+	}
+	if v, ok := g["crash_leader_first"]; ok {
+		b, isBool := v.(starlark.Bool)
+		if !isBool {
+			return nil, fmt.Errorf("crash_leader_first: got %s, want True or False", v.Type())
+		}
+		s.CrashLeaderFirst = bool(b)
+	}
+	return s, p.bindHandlers(g)
+}
+
+// bindHandlers finds init and the handlers among the globals.
+func (p *program) bindHandlers(g starlark.StringDict) error {
+	fn := func(name string, arity int) (starlark.Callable, error) {
+		v, ok := g[name]
+		if !ok {
+			return nil, nil
+		}
+		f, isFn := v.(*starlark.Function)
+		if !isFn {
+			return nil, fmt.Errorf("%s: got %s, want a function", name, v.Type())
+		}
+		if f.NumParams() != arity || f.HasVarargs() || f.HasKwargs() {
+			return nil, &posError{pos: f.Position(), msg: fmt.Sprintf("%s: takes %d parameters, want %d", name, f.NumParams(), arity)}
+		}
+		return f, nil
+	}
+	var err error
+	if p.init, err = fn("init", 1); err != nil {
+		return err
+	}
+	if p.init == nil {
+		return errors.New("init: missing: def init(setup) returns a process's first state, a dict")
+	}
+	for kind, name := range inputHandlers {
+		if name == "" {
+			continue // Deliver: by message type
+		}
+		arity := 2
+		if sim.InputKind(kind) == sim.Timer {
+			arity = 3
+		}
+		if p.handlers[kind], err = fn(name, arity); err != nil {
+			return err
+		}
+	}
+	if p.onMessage, err = fn("on_message", 3); err != nil {
+		return err
+	}
+	for _, name := range sortedKeys(p.messages) {
+		h := typeHandler{name: "on_" + name}
+		if h.fn, err = fn(h.name, 3); err != nil {
+			return err
+		}
+		p.byType[name] = h
+	}
+	if p.encode, err = fn("encode", 2); err != nil {
+		return err
+	}
+	if p.waiting, err = fn("waiting_for", 2); err != nil {
+		return err
+	}
+	p.token, err = fn("holds_token", 1)
+	return err
+}
+
+func optString(g starlark.StringDict, key string, required bool) (string, error) {
+	v, ok := g[key]
+	if !ok {
+		if required {
+			return "", fmt.Errorf("%s: missing", key)
+		}
+		return "", nil
+	}
+	s, ok := starlark.AsString(v)
+	if !ok {
+		return "", fmt.Errorf("%s: got %s, want a string", key, v.Type())
+	}
+	return s, nil
+}
+
+func stringList(g starlark.StringDict, key string) ([]string, error) {
+	v, ok := g[key]
+	if !ok {
+		return nil, nil
+	}
+	return stringsOf(key, v)
+}
+
+func stringsOf(key string, v starlark.Value) ([]string, error) {
+	it, ok := v.(starlark.Indexable)
+	if !ok {
+		return nil, fmt.Errorf("%s: got %s, want a list of strings", key, v.Type())
+	}
+	out := make([]string, it.Len())
+	for k := range out {
+		s, ok := starlark.AsString(it.Index(k))
+		if !ok {
+			return nil, fmt.Errorf("%s[%d]: got %s, want a string", key, k, it.Index(k).Type())
+		}
+		out[k] = s
+	}
+	return out, nil
+}
+
+// listOf reads a global list of declarations made with the builtin kind.
+func listOf[T any](g starlark.StringDict, key, kind string, conv func(*decl) (T, error)) ([]T, error) {
+	v, ok := g[key]
+	if !ok {
+		return nil, nil
+	}
+	it, ok := v.(starlark.Indexable)
+	if !ok {
+		return nil, fmt.Errorf("%s: got %s, want a list of %s(...)", key, v.Type(), kind)
+	}
+	out := make([]T, 0, it.Len())
+	for k := 0; k < it.Len(); k++ {
+		d, ok := it.Index(k).(*decl)
+		if !ok || d.kind != kind {
+			return nil, fmt.Errorf("%s[%d]: got %s, want %s(...)", key, k, it.Index(k).String(), kind)
+		}
+		t, err := conv(d)
+		if err != nil {
+			var pe *posError
+			if errors.As(err, &pe) {
+				return nil, &posError{pos: pe.pos, msg: fmt.Sprintf("%s[%d]: %s", key, k, pe.msg)}
+			}
+			return nil, &posError{pos: d.pos, msg: fmt.Sprintf("%s[%d]: %v", key, k, err)}
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// sortedKeys returns a map's keys in order, so that errors and encodings never depend
+// on map iteration.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,230 @@
+package starlarkalg
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/teach-dist/playground/algorithms"
+	"github.com/teach-dist/playground/runtime/sim"
+	"github.com/teach-dist/playground/runtime/sim/simtest"
+	"github.com/teach-dist/playground/scenarios"
+)
+
+// loadTemplate loads the template of a Go algorithm under the Go algorithm's slug, so
+// that the two traces can be compared byte for byte.
+func loadTemplate(t testing.TB, slug string) *sim.Spec {
+	t.Helper()
+	src, ok := Template(slug)
+	if !ok {
+		t.Fatalf("no template for %s", slug)
+	}
+	spec, err := Load(slug, src)
+	if err != nil {
+		t.Fatalf("template %s: %v", slug, err)
+	}
+	return spec
+}
+
+// withSpec is cfg run by spec instead, its params parsed from raw by spec.
+func withSpec(t testing.TB, cfg sim.Config, spec *sim.Spec, raw string) sim.Config {
+	t.Helper()
+	cfg.Spec = spec
+	cfg.Params = nil
+	if spec.ParseParams != nil {
+		p, err := spec.ParseParams([]byte(raw), cfg.IDs)
+		if err != nil {
+			t.Fatalf("%s params %s: %v", spec.Slug, raw, err)
+		}
+		cfg.Params = p
+	}
+	return cfg
+}
+
+// sameRun runs the Go and the Starlark configuration side by side: after every step
+// the two inspectors must show the same thing (states, token, CS, leaders, messages in
+// flight), and at the end the two traces must be the same bytes.
+func sameRun(t *testing.T, what string, goCfg, starCfg sim.Config, everyStep bool) {
+	t.Helper()
+	var goTrace, starTrace []byte
+	gs, err := sim.New(goCfg, sim.NewEncoder(goCfg.Spec, goCfg.IDs).Lines(&goTrace))
+	if err != nil {
+		t.Fatalf("%s: go: %v", what, err)
+	}
+	ss, err := sim.New(starCfg, sim.NewEncoder(starCfg.Spec, starCfg.IDs).Lines(&starTrace))
+	if err != nil {
+		t.Fatalf("%s: starlark: %v", what, err)
+	}
+	for step := 0; ; step++ {
+		gok, gerr := gs.Step()
+		sok, serr := ss.Step()
+		if gerr != nil || serr != nil {
+			if fmt.Sprint(gerr) != fmt.Sprint(serr) {
+				t.Fatalf("%s step %d: go error %v, starlark error %v", what, step, gerr, serr)
+			}
+			break
+		}
+		if gok != sok {
+			t.Fatalf("%s step %d: go goes on %v, starlark %v", what, step, gok, sok)
+		}
+		if !gok {
+			break
+		}
+		if everyStep || step%16 == 0 {
+			if g, s := gs.Snapshot(), ss.Snapshot(); !reflect.DeepEqual(g, s) {
+				t.Fatalf("%s step %d: inspectors differ\n  go       %s\n  starlark %s", what, step, views(g), views(s))
+			}
+		}
+	}
+	if err := gs.Run(); err != nil {
+		t.Fatalf("%s: go: %v", what, err)
+	}
+	if err := ss.Run(); err != nil {
+		t.Fatalf("%s: starlark: %v", what, err)
+	}
+	if !bytes.Equal(goTrace, starTrace) {
+		t.Fatalf("%s: traces differ\n%s", what, firstDiff(goTrace, starTrace))
+	}
+	if bytes.Count(goTrace, []byte("\n")) < 3 {
+		t.Fatalf("%s: a trace of %q proves nothing", what, goTrace)
+	}
+}
+
+func views(s sim.Snapshot) string {
+	var b strings.Builder
+	for _, n := range s.Nodes {
+		fmt.Fprintf(&b, "P%d alive=%v cs=%v token=%v leader=%d %s; ", n.ID, n.Alive, n.InCS, n.Token, n.Leader, n.State)
+	}
+	return b.String()
+}
+
+func firstDiff(got, want []byte) string {
+	g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+	for i := 0; i < len(g) && i < len(w); i++ {
+		if g[i] != w[i] {
+			return fmt.Sprintf("line %d:\n       go %s\n starlark %s", i+1, g[i], w[i])
+		}
+	}
+	return fmt.Sprintf("lengths differ: %d vs %d lines", len(g), len(w))
+}
+
+// The four templates, each beside the Go algorithm it must match.
+var templated = []string{"central", "ricart-agrawala", "token-ring", "bully"}
+
+func TestTemplates_AreTheGoAlgorithmsOnEveryCuratedScenario(t *testing.T) {
+	for _, slug := range templated {
+		spec := loadTemplate(t, slug)
+		ran := 0
+		for _, e := range scenarios.Curated() {
+			if e.Scenario.Algorithm != slug {
+				continue
+			}
+			cfg, err := e.Scenario.Config()
+			if err != nil {
+				t.Fatalf("%s: %v", e.Name, err)
+			}
+			sameRun(t, e.Name, cfg, withSpec(t, cfg, spec, string(e.Scenario.Params)), true)
+			ran++
+		}
+		if ran == 0 {
+			t.Errorf("%s: no curated scenario", slug)
+		}
+	}
+}
+
+// generated draws a scenario for slug from seed: nodes, ids (a shuffled ring order),
+// delays, FIFO or not, a workload with crashes and recoveries, and params the
+// algorithm allows; raw is its params JSON.
+func generated(slug string, seed uint64) (cfg sim.Config, raw string) {
+	goSpec, _ := algorithms.Lookup(slug)
+	r := rand.New(rand.NewPCG(seed, 19))
+	n := 2 + r.IntN(6)
+	ids := r.Perm(n + 4)[:n]
+	w := simtest.Workload{Requests: 1 + r.IntN(3*n), Span: 150, Crashes: r.IntN(n), Recover: r.IntN(2) == 0}
+	acts := simtest.RandomActions(seed, n, goSpec.Family, w)
+	for k := range acts {
+		acts[k].From, acts[k].To = -1, -1
+	}
+	dmin := r.IntN(3)
+	params := map[string]any{}
+	switch slug {
+	case "central":
+		params["coordinator"] = ids[r.IntN(n)]
+		params["denied"] = r.IntN(2) == 0
+	case "token-ring":
+		params["holder"] = ids[r.IntN(n)]
+		params["hop"] = 1 + r.IntN(3)
+		if r.IntN(3) > 0 {
+			params["regenerate"] = 20 + r.IntN(80)
+		}
+		for k := r.IntN(3); k > 0; k-- {
+			acts = append(acts, sim.Action{At: r.IntN(150), Do: sim.ActDrop, From: -1, To: -1, Type: "TOKEN"})
+		}
+	case "bully":
+		if r.IntN(2) == 0 {
+			params["answerTimeout"] = 1 + r.IntN(12)
+		}
+		if r.IntN(2) == 0 {
+			params["heartbeat"] = map[string]any{"period": 5 + r.IntN(20), "delay": r.IntN(6)}
+		}
+	}
+	b, _ := json.Marshal(params)
+	cfg = sim.Config{
+		Spec: goSpec, IDs: ids, Seed: seed, CS: 1 + r.IntN(4), Until: 400, Actions: acts,
+		Network: sim.Network{DelayMin: dmin, DelayMax: dmin + r.IntN(5), FIFO: r.IntN(2) == 0},
+	}
+	if slug == "bully" {
+		cfg.CS = 0
+	}
+	return cfg, string(b)
+}
+
+func TestTemplates_AreTheGoAlgorithmsOnASeedSweep(t *testing.T) {
+	const seeds = 50
+	for _, slug := range templated {
+		spec := loadTemplate(t, slug)
+		for seed := uint64(1); seed <= seeds; seed++ {
+			cfg, raw := generated(slug, seed)
+			goCfg := withSpec(t, cfg, cfg.Spec, raw)
+			sameRun(t, fmt.Sprintf("%s seed %d %s", slug, seed, raw), goCfg, withSpec(t, cfg, spec, raw), false)
+		}
+	}
+}
+
+// A template describes itself as its Go algorithm does: the same rules (labels, notes,
+// groups, pseudocode, narration), variables, messages, params, defaults and stage, so
+// the page shows the same thing whichever runs.
+func TestTemplates_DeclareWhatTheGoAlgorithmsDeclare(t *testing.T) {
+	for _, slug := range templated {
+		goSpec, _ := algorithms.Lookup(slug)
+		spec := loadTemplate(t, slug)
+		for _, f := range []struct {
+			name      string
+			got, want any
+		}{
+			{"title", spec.Title, goSpec.Title},
+			{"family", spec.Family, goSpec.Family},
+			{"summary", spec.Summary, goSpec.Summary},
+			{"rules", spec.Rules, goSpec.Rules},
+			{"vars", spec.Vars, goSpec.Vars},
+			{"messages", spec.Messages, goSpec.Messages},
+			{"params", spec.Params, goSpec.Params},
+			{"defaults", spec.Defaults, goSpec.Defaults},
+			{"stage", spec.Stage, goSpec.Stage},
+			{"background timers", spec.BackgroundTimers, goSpec.BackgroundTimers},
+			{"background messages", spec.BackgroundMessages, goSpec.BackgroundMessages},
+			{"crash leader first", spec.CrashLeaderFirst, goSpec.CrashLeaderFirst},
+		} {
+			if !reflect.DeepEqual(f.got, f.want) {
+				t.Errorf("%s %s:\n got %+v\nwant %+v", slug, f.name, f.got, f.want)
+			}
+		}
+	}
+	if got := Templates(); !reflect.DeepEqual(got, []string{"bully", "central", "ricart-agrawala", "token-ring"}) {
+		t.Errorf("Templates() = %v", got)
+	}
+}

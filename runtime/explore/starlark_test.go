@@ -1,0 +1,142 @@
+//go:build unix
+
+package explore
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/teach-dist/playground/algorithms/starlarkalg"
+	"github.com/teach-dist/playground/runtime/sim"
+)
+
+// starlarkConfig is a testdata scenario run by the Starlark template of its algorithm
+// (algorithms/starlarkalg) instead of the Go algorithm.
+func starlarkConfig(t testing.TB, file string) (goCfg, starCfg sim.Config) {
+	t.Helper()
+	sc := load(t, file)
+	goCfg, err := sc.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, ok := starlarkalg.Template(sc.Algorithm)
+	if !ok {
+		t.Fatalf("no Starlark template for %s", sc.Algorithm)
+	}
+	spec, err := starlarkalg.Load(sc.Algorithm, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	starCfg = goCfg
+	starCfg.Spec, starCfg.Params = spec, nil
+	if spec.ParseParams != nil {
+		if starCfg.Params, err = spec.ParseParams(sc.Params, goCfg.IDs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return goCfg, starCfg
+}
+
+// The explorer takes a Starlark algorithm as it is: on the same configuration, the
+// Ricart-Agrawala and Bully templates give the very state space of the Go algorithms
+// (same states, transitions, depth and verdict, and every node state met in the same
+// order), liveness pass included.
+func TestExplore_StarlarkTemplatesGiveTheGoStateSpace(t *testing.T) {
+	for _, c := range []struct {
+		file  string
+		timed bool
+	}{
+		{"ricart-agrawala-3.json", false},
+		{"ricart-agrawala-3-anytime.json", false},
+		{"bully-synchronous-4.json", true},
+		{"bully-short-timeout-4.json", true},
+	} {
+		goCfg, starCfg := starlarkConfig(t, c.file)
+		type summary struct {
+			states, transitions, depth int
+			property, bound            string
+			entryBound                 int
+			nodeStates                 string // every node state met, in the order met
+		}
+		var got [2]summary
+		for k, cfg := range []sim.Config{goCfg, starCfg} {
+			x, err := newSearch(cfg, c.timed, &Options{MaxStates: 1 << 24, MaxMemory: 1 << 30})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := x.run(context.Background())
+			if err != nil {
+				t.Fatalf("%s: %v", c.file, err)
+			}
+			if out.found == nil && out.bound == "" && !x.m.election {
+				var bound int
+				if out, bound, err = x.liveness(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				got[k].entryBound = bound
+			}
+			got[k].states, got[k].transitions, got[k].depth, got[k].bound = x.st.count, int(x.transitions), x.depth, out.bound
+			if out.found != nil {
+				got[k].property = out.found.property
+			}
+			for i := range x.it.encs {
+				got[k].nodeStates += strings.Join(x.it.encs[i], "\n") + "\n\n"
+			}
+		}
+		if got[0] != got[1] || got[0].states < 10 {
+			g, s := got[0], got[1]
+			g.nodeStates, s.nodeStates = "", ""
+			t.Errorf("%s: go %+v, starlark %+v (node states alike: %v)", c.file, g, s, got[0].nodeStates == got[1].nodeStates)
+		}
+	}
+}
+
+// The explorer's figures for a Starlark algorithm beside BenchmarkRicartAgrawala3 and
+// the others (docs/benchmarks.md, "Algorithms in Starlark").
+func BenchmarkStarlarkRicartAgrawala3(b *testing.B) {
+	_, cfg := starlarkConfig(b, "ricart-agrawala-3.json")
+	benchExploreConfig(b, cfg, false)
+}
+
+func BenchmarkStarlarkRicartAgrawala3Anytime(b *testing.B) {
+	_, cfg := starlarkConfig(b, "ricart-agrawala-3-anytime.json")
+	benchExploreConfig(b, cfg, false)
+}
+
+func BenchmarkStarlarkRicartAgrawala3Twice(b *testing.B) {
+	_, cfg := starlarkConfig(b, "ricart-agrawala-3-twice.json")
+	benchExploreConfig(b, cfg, false)
+}
+
+func BenchmarkStarlarkBully4Synchronous(b *testing.B) {
+	_, cfg := starlarkConfig(b, "bully-synchronous-4.json")
+	benchExploreConfig(b, cfg, true)
+}
+
+// A student's change that breaks the algorithm is found: Ricart-Agrawala without the id
+// to break ties lets two processes that ask with the same timestamp both enter.
+func TestExplore_FindsTheBugInAnEditedTemplate(t *testing.T) {
+	_, cfg := starlarkConfig(t, "ricart-agrawala-3.json")
+	src, _ := starlarkalg.Template("ricart-agrawala")
+	edited := strings.Replace(src, "return s.ts < tj or (s.ts == tj and ctx.self_id < idj)", "return s.ts < tj", 1)
+	if edited == src {
+		t.Fatal("the template no longer has the line this test edits")
+	}
+	spec, err := starlarkalg.Load("ra-without-ids", edited)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Spec = spec
+	x, err := newSearch(cfg, false, &Options{MaxStates: 1 << 20, MaxMemory: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := x.run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.found == nil || out.found.property != sim.PropMutex {
+		t.Fatalf("found %+v, want a mutual exclusion violation", out.found)
+	}
+}
