@@ -109,9 +109,12 @@ function takeError(st, f) {
   if (f.code === "gone") {
     end(st.conn);
     setStatus("offline", "This run has ended");
-    // A fresh page gets a fresh session; do not loop if that fails too.
+    // A fresh page gets a fresh session; do not loop if that fails too. The page says
+    // what it chose (data-on-gone: reload or stay), so a test need not wait to see.
     const last = Number(sessionStorage.getItem("reloaded") || 0);
-    if (Date.now() - last > 10000) {
+    const reload = Date.now() - last > 10000;
+    st.app.dataset.onGone = reload ? "reload" : "stay";
+    if (reload) {
       sessionStorage.setItem("reloaded", String(Date.now()));
       setTimeout(() => location.reload(), 800);
     }

@@ -2,7 +2,7 @@
 // without the page's CSS (every style resolved to presentation attributes, in the light
 // theme), and saved as a download.
 
-import { SVG_NS } from "./dom.js";
+import { SVG_NS, htmlEl, svgEl } from "./dom.js";
 
 const STYLE_PROPS = ["fill", "fill-opacity", "stroke", "stroke-width", "stroke-opacity", "stroke-dasharray",
   "stroke-linecap", "stroke-linejoin", "opacity", "font-family", "font-size", "font-weight", "font-style",
@@ -70,13 +70,8 @@ export function flatten(src, width, height) {
     out.setAttribute("xmlns", SVG_NS);
     out.setAttribute("width", String(Math.round(width)));
     out.setAttribute("height", String(Math.round(height)));
-    const bg = document.createElementNS(SVG_NS, "rect");
     const vb = (out.getAttribute("viewBox") || `0 0 ${width} ${height}`).split(/[\s,]+/).map(Number);
-    bg.setAttribute("x", String(vb[0]));
-    bg.setAttribute("y", String(vb[1]));
-    bg.setAttribute("width", String(vb[2]));
-    bg.setAttribute("height", String(vb[3]));
-    bg.setAttribute("fill", "#ffffff");
+    const bg = svgEl("rect", { x: String(vb[0]), y: String(vb[1]), width: String(vb[2]), height: String(vb[3]), fill: "#ffffff" });
     out.insertBefore(bg, out.firstChild);
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + new XMLSerializer().serializeToString(out) + "\n";
   } finally {
@@ -89,9 +84,6 @@ export function flatten(src, width, height) {
 export function download(name, text) {
   const blob = new Blob([text], { type: "image/svg+xml" });
   const url = URL.createObjectURL(blob);
-  const a = document.createElement("a");
-  a.href = url;
-  a.download = name;
-  a.click();
+  htmlEl("a", { href: url, download: name }).click();
   setTimeout(() => URL.revokeObjectURL(url), 10000);
 }

@@ -49,11 +49,10 @@ func (s *Server) handlePlay(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	doc, err := scenarioFromQuery(slug, r.URL.Query())
-	if err != nil {
-		s.badRun(w, r, "Bad link", "This link does not describe a run", err)
-		return
+	var sc *scenarios.Scenario
+	if err == nil {
+		sc, err = scenarios.Parse(doc)
 	}
-	sc, err := scenarios.Parse(doc)
 	if err != nil {
 		s.badRun(w, r, "Bad link", "This link does not describe a run", err)
 		return
@@ -77,6 +76,12 @@ func (s *Server) handleCurated(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	s.renderRun(w, r, sc, name, sess)
+}
+
+// renderRun serves the playground page of sess, a run of sc: a curated scenario's
+// (name) or a share link's, with its title and paragraph.
+func (s *Server) renderRun(w http.ResponseWriter, r *http.Request, sc *scenarios.Scenario, name string, sess *session.Session) {
 	p := pages.BuildPlay(sc.Spec(), sess.ID())
 	p.Title, p.About, p.Current = sc.Title, sc.About, name
 	s.pages.Render(w, r, http.StatusOK, pages.PlayPage(p))
@@ -100,10 +105,7 @@ func (s *Server) handleLink(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	sc := lr.Link.Scenario
-	p := pages.BuildPlay(sc.Spec(), sess.ID())
-	p.Title, p.About, p.Current = sc.Title, sc.About, lr.Setup.Name
-	s.pages.Render(w, r, http.StatusOK, pages.PlayPage(p))
+	s.renderRun(w, r, lr.Link.Scenario, lr.Setup.Name, sess)
 }
 
 // startLink starts the run of the share link at path (a lecture's fork) for this

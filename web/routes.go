@@ -48,17 +48,19 @@ func (s *Server) routes() chi.Router {
 
 		// What a run can be read as (web/export): a live session's, a lecture's as its
 		// followers see it (read-only, at the presenter's step), a share link's.
-		r.Get("/api/sessions/{id}/trace", ex.SessionTrace)
-		r.Get("/api/sessions/{id}/metrics", ex.SessionCosts)
-		r.Get("/api/sessions/{id}/timeline", ex.SessionTimeline)
-		r.Get("/api/sessions/{id}/shiviz", ex.SessionShiViz)
-		r.Get("/api/sessions/{id}/link", ex.SessionLink)
-		r.Route("/api/lectures/{code}", func(r chi.Router) {
-			r.Use(lec.GuardCode) // a code costs a join guess here too
+		reads := func(r chi.Router) {
 			r.Get("/trace", ex.SessionTrace)
 			r.Get("/metrics", ex.SessionCosts)
 			r.Get("/timeline", ex.SessionTimeline)
 			r.Get("/shiviz", ex.SessionShiViz)
+		}
+		r.Route("/api/sessions/{id}", func(r chi.Router) {
+			reads(r)
+			r.Get("/link", ex.SessionLink)
+		})
+		r.Route("/api/lectures/{code}", func(r chi.Router) {
+			r.Use(lec.GuardCode) // a code costs a join guess here too
+			reads(r)
 		})
 		r.Get("/r/{code}/trace.jsonl", ex.LinkTrace)
 		r.Get("/r/{code}/shiviz", ex.LinkShiViz)

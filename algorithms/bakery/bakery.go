@@ -395,13 +395,7 @@ func (n *node) Clone() sim.Node {
 
 // idsAt lists the ids of the processes whose check is at this stage.
 func (n *node) idsAt(stage uint8) []int {
-	out := []int{}
-	for j, st := range n.stage {
-		if st == stage {
-			out = append(out, n.ids[j])
-		}
-	}
-	return out
+	return nodeid.Filter(n.ids, func(j int) bool { return n.stage[j] == stage })
 }
 
 func (n *node) Encode(w *sim.StateWriter) {

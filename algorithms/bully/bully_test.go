@@ -415,15 +415,8 @@ type runResult struct {
 // run runs cfg to the end, failing with the seed on an error.
 func run(t *testing.T, cfg sim.Config) runResult {
 	t.Helper()
-	var rec sim.Recorder
-	s, err := sim.New(cfg, rec.Sink())
-	if err != nil {
-		t.Fatalf("seed %d: %v", cfg.Seed, err)
-	}
-	if err := s.Run(); err != nil {
-		t.Fatalf("seed %d: %v", cfg.Seed, err)
-	}
-	return runResult{evs: rec.Events, quiescent: s.Quiescent()}
+	s, evs := simtest.RunSim(t, cfg)
+	return runResult{evs: evs, quiescent: s.Quiescent()}
 }
 
 func config(n int, seed uint64, acts ...sim.Action) sim.Config {

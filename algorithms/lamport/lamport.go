@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/teach-dist/playground/algorithms/cs"
+	"github.com/teach-dist/playground/algorithms/nodeid"
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
@@ -255,19 +256,7 @@ func (n *node) Encode(w *sim.StateWriter) {
 	w.Str("state", n.state)
 	w.Int("clock", n.clock)
 	w.Int("ts", n.ts)
-	queue := make([][2]int, len(n.queue))
-	for k, e := range n.queue {
-		queue[k] = [2]int{e.ts, n.ids[e.j]}
-	}
-	w.Pairs("queue", queue)
+	w.Pairs("queue", nodeid.Stamped(n.ids, n.queue, func(e *entry) (int, int) { return e.ts, e.j }))
 	w.Ints("latest", n.latest)
-	heard := []int{}
-	if n.ts > 0 {
-		for j := range n.latest {
-			if j != n.self && n.heardFrom(j) {
-				heard = append(heard, n.ids[j])
-			}
-		}
-	}
-	w.Ints("heard", heard)
+	w.Ints("heard", nodeid.Filter(n.ids, func(j int) bool { return n.ts > 0 && j != n.self && n.heardFrom(j) }))
 }

@@ -558,11 +558,7 @@ func (n *node) Encode(w *sim.StateWriter) {
 	w.Bool("voted", n.voted)
 	w.Int("candidate", nodeid.Of(n.ids, n.cand))
 	w.Int("candidateTs", n.candTS)
-	queue := make([][2]int, len(n.queue))
-	for k, e := range n.queue {
-		queue[k] = [2]int{e.ts, n.ids[e.from]}
-	}
-	w.Pairs("queue", queue)
+	w.Pairs("queue", nodeid.Stamped(n.ids, n.queue, func(e *entry) (int, int) { return e.ts, e.from }))
 	if !n.df {
 		return
 	}

@@ -30,3 +30,25 @@ func Where(ids []int, flags []bool) []int {
 	}
 	return out
 }
+
+// Filter lists, in index order, the ids of the nodes i for which keep(i) holds.
+func Filter(ids []int, keep func(i int) bool) []int {
+	out := []int{}
+	for i, id := range ids {
+		if keep(i) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// Stamped writes a queue of requests as the inspector shows one, [timestamp, id]
+// pairs in the queue's order; of gives an entry's timestamp and node index.
+func Stamped[E any](ids []int, queue []E, of func(e *E) (ts, i int)) [][2]int {
+	out := make([][2]int, len(queue))
+	for k := range queue {
+		ts, i := of(&queue[k])
+		out[k] = [2]int{ts, ids[i]}
+	}
+	return out
+}

@@ -16,6 +16,8 @@ func TestMapping(t *testing.T) {
 		{"All of nothing is empty, not nil", All(ids, nil), []int{}},
 		{"Where in index order", Where(ids, []bool{true, false, true}), []int{30, 20}},
 		{"Where of nothing is empty, not nil", Where(ids, []bool{false, false, false}), []int{}},
+		{"Filter in index order", Filter(ids, func(i int) bool { return i != 1 }), []int{30, 20}},
+		{"Filter of nothing is empty, not nil", Filter(ids, func(int) bool { return false }), []int{}},
 	} {
 		if tc.got == nil || !slices.Equal(tc.got, tc.want) {
 			t.Errorf("%s: %#v, want %#v", tc.name, tc.got, tc.want)

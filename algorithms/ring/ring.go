@@ -126,19 +126,18 @@ func DefaultParams([]int) Params { return Params{Ring: ringnext.DefaultParams()}
 var ParseParams = params.Parser(ringnext.Fields, DefaultParams)
 
 type node struct {
-	ids         []int // shared, never written
-	highest     int   // the highest id, the initial leader
-	participant bool
-	leader      int // id, -1: unknown
-	link        ringnext.Link
-	restart     int // restart time-out; 0: never
+	ringnext.Participation
+	ids     []int // shared, never written
+	highest int   // the highest id, the initial leader
+	leader  int   // id, -1: unknown
+	link    ringnext.Link
 }
 
 func newNode(self int, setup *sim.Setup) sim.Node {
 	p := params.Of(setup, DefaultParams(nil))
 	return &node{ids: setup.IDs, highest: slices.Max(setup.IDs), leader: -1,
-		link:    ringnext.NewLink(p.Ring, setup.MaxDelay, owner),
-		restart: ringnext.RestartAfter(p.Ring, len(setup.IDs), setup.MaxDelay)}
+		link:          ringnext.NewLink(p.Ring, setup.MaxDelay, owner),
+		Participation: ringnext.NewParticipation(ringnext.RestartAfter(p.Ring, len(setup.IDs), setup.MaxDelay))}
 }
 
 // owner is the id a ring message must end at: its candidate or its leader.
@@ -148,27 +147,25 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 	switch in.Kind {
 	case sim.Init:
 		ctx.Rule("CR-1")
-		n.participant, n.leader = false, n.highest
+		n.Participant, n.leader = false, n.highest
 		ctx.Leader(n.highest)
 	case sim.Recover:
 		// The kernel built a fresh state and already forgot this node's leader.
 		ctx.Rule("CR-9")
-		n.participant, n.leader = false, -1
+		n.Participant, n.leader = false, -1
 		n.elect(ctx)
 	case sim.Elect:
-		if !n.participant {
+		if !n.Participant {
 			n.elect(ctx)
 		}
 	case sim.Timer:
-		if in.Timer == ringnext.TimerRestart {
-			if n.participant {
-				ctx.Rule("CR-10")
-				n.participant = false
-				n.elect(ctx)
-			}
-			return
+		switch restart, died := n.Expired(in.Timer); {
+		case died:
+			ctx.Rule("CR-10")
+			n.elect(ctx)
+		case !restart:
+			n.link.Timer(ctx, in.Timer)
 		}
-		n.link.Timer(ctx, in.Timer)
 	case sim.Deliver:
 		m := &in.Msg
 		if !n.link.Receive(ctx, m) {
@@ -185,7 +182,7 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 
 func (n *node) elect(ctx *sim.Context) {
 	ctx.Rule("CR-2")
-	n.join(ctx)
+	n.Join(ctx)
 	n.link.Send(ctx, sim.Message{Type: MsgElection, Arg: ctx.SelfID()})
 }
 
@@ -194,17 +191,17 @@ func (n *node) onElection(ctx *sim.Context, k int) {
 	switch {
 	case k > me:
 		ctx.Rule("CR-3")
-		n.join(ctx)
+		n.Join(ctx)
 		n.link.Send(ctx, sim.Message{Type: MsgElection, Arg: k})
-	case k < me && !n.participant:
+	case k < me && !n.Participant:
 		ctx.Rule("CR-4")
-		n.join(ctx)
+		n.Join(ctx)
 		n.link.Send(ctx, sim.Message{Type: MsgElection, Arg: me})
 	case k < me:
 		ctx.Rule("CR-5")
 	default:
 		ctx.Rule("CR-6")
-		n.leave(ctx)
+		n.Leave(ctx)
 		n.leader = me
 		ctx.Leader(me)
 		n.link.Send(ctx, sim.Message{Type: MsgElected, Arg: me})
@@ -217,27 +214,10 @@ func (n *node) onElected(ctx *sim.Context, k int) {
 		return
 	}
 	ctx.Rule("CR-7")
-	n.leave(ctx)
+	n.Leave(ctx)
 	n.leader = k
 	ctx.Leader(k)
 	n.link.Send(ctx, sim.Message{Type: MsgElected, Arg: k})
-}
-
-// join makes this process a participant and (re)starts its wait for the outcome:
-// every ELECTION it sends on is a sign the election is alive.
-func (n *node) join(ctx *sim.Context) {
-	n.participant = true
-	if n.restart > 0 {
-		ctx.SetTimer(ringnext.TimerRestart, n.restart)
-	}
-}
-
-// leave ends this process's part in the election: it knows the outcome.
-func (n *node) leave(ctx *sim.Context) {
-	n.participant = false
-	if n.restart > 0 {
-		ctx.CancelTimer(ringnext.TimerRestart)
-	}
 }
 
 func (n *node) Clone() sim.Node {
@@ -247,7 +227,7 @@ func (n *node) Clone() sim.Node {
 }
 
 func (n *node) Encode(w *sim.StateWriter) {
-	w.Bool("participant", n.participant)
+	w.Bool("participant", n.Participant)
 	w.Int("leader", n.leader)
 	n.link.Encode(w, n.ids)
 }

@@ -205,22 +205,21 @@ func listVariant(p any) bool {
 var ParseParams = params.Parser(paramList, DefaultParams)
 
 type node struct {
-	ids         []int // shared, never written
-	highest     int   // the highest id, the initial leader
-	idsVariant  bool  // the ids variant
-	announce    bool  // the ids variant sends ELECTED
-	restart     int   // restart time-out; 0: never
-	participant bool
-	active      []int // ids
-	leader      int   // id, -1: unknown
-	link        ringnext.Link
+	ringnext.Participation
+	ids        []int // shared, never written
+	highest    int   // the highest id, the initial leader
+	idsVariant bool  // the ids variant
+	announce   bool  // the ids variant sends ELECTED
+	active     []int // ids
+	leader     int   // id, -1: unknown
+	link       ringnext.Link
 }
 
 func newNode(self int, setup *sim.Setup) sim.Node {
 	p := params.Of(setup, DefaultParams(nil))
 	return &node{ids: setup.IDs, highest: slices.Max(setup.IDs), idsVariant: p.Variant == VariantIDs,
 		announce: p.Announce, leader: -1, link: ringnext.NewLink(p.Ring, setup.MaxDelay, ownerOf(p.Variant == VariantIDs)),
-		restart: restartAfter(p, len(setup.IDs), setup.MaxDelay)}
+		Participation: ringnext.NewParticipation(restartAfter(p, len(setup.IDs), setup.MaxDelay))}
 }
 
 // restartAfter is ringnext's restart time-out, N times longer in the ids variant: every
@@ -250,25 +249,23 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 	switch in.Kind {
 	case sim.Init:
 		ctx.Rule("AL-1")
-		n.participant, n.active, n.leader = false, n.active[:0], n.highest
+		n.Participant, n.active, n.leader = false, n.active[:0], n.highest
 		ctx.Leader(n.highest)
 	case sim.Recover:
 		// The kernel built a fresh state and already forgot this node's leader.
 		ctx.Rule("AL-11")
-		n.participant, n.active, n.leader = false, n.active[:0], -1
+		n.Participant, n.active, n.leader = false, n.active[:0], -1
 		n.elect(ctx)
 	case sim.Elect:
 		n.elect(ctx)
 	case sim.Timer:
-		if in.Timer == ringnext.TimerRestart {
-			if n.participant {
-				ctx.Rule("AL-13")
-				n.participant = false
-				n.elect(ctx)
-			}
-			return
+		switch restart, died := n.Expired(in.Timer); {
+		case died:
+			ctx.Rule("AL-13")
+			n.elect(ctx)
+		case !restart:
+			n.link.Timer(ctx, in.Timer)
 		}
-		n.link.Timer(ctx, in.Timer)
 	case sim.Deliver:
 		m := &in.Msg
 		if !n.link.Receive(ctx, m) {
@@ -292,14 +289,14 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 func (n *node) elect(ctx *sim.Context) {
 	me := ctx.SelfID()
 	if n.idsVariant {
-		if n.participant {
+		if n.Participant {
 			return
 		}
 		ctx.Rule("AL-7")
 	} else {
 		ctx.Rule("AL-2")
 	}
-	n.join(ctx)
+	n.Join(ctx)
 	n.active = append(n.active[:0], me)
 	n.link.Send(ctx, sim.Message{Type: MsgElect, Vec: []int{me}})
 }
@@ -309,7 +306,7 @@ func (n *node) onElectList(ctx *sim.Context, list []int) {
 	k := slices.Index(list, me)
 	if k < 0 {
 		ctx.Rule("AL-3")
-		n.join(ctx)
+		n.Join(ctx)
 		n.active = append(append(n.active[:0], list...), me)
 		n.link.Send(ctx, sim.Message{Type: MsgElect, Vec: slices.Clone(n.active)})
 		return
@@ -319,7 +316,7 @@ func (n *node) onElectList(ctx *sim.Context, list []int) {
 	// were passed over on the way back, so they are down (in ack mode; without ACKs a
 	// message to a crashed process is lost and cannot come back at all).
 	n.active = append(n.active[:0], list[k:]...)
-	n.leave(ctx)
+	n.Leave(ctx)
 	n.leader = slices.Max(n.active)
 	ctx.Leader(n.leader)
 	n.link.Send(ctx, sim.Message{Type: MsgElected, Arg: n.leader, Vec: slices.Clone(n.active)})
@@ -331,7 +328,7 @@ func (n *node) onElected(ctx *sim.Context, k int, list []int) {
 		return
 	}
 	ctx.Rule("AL-5")
-	n.leave(ctx)
+	n.Leave(ctx)
 	n.leader = k
 	n.active = append(n.active[:0], list...)
 	ctx.Leader(k)
@@ -341,25 +338,25 @@ func (n *node) onElected(ctx *sim.Context, k int, list []int) {
 func (n *node) onElectID(ctx *sim.Context, j int) {
 	me := ctx.SelfID()
 	switch {
-	case j != me && !n.participant:
+	case j != me && !n.Participant:
 		ctx.Rule("AL-8")
-		n.join(ctx)
+		n.Join(ctx)
 		n.active = append(n.active[:0], j, me)
 		n.link.Send(ctx, sim.Message{Type: MsgElect, Vec: []int{me}})
 		n.link.Send(ctx, sim.Message{Type: MsgElect, Vec: []int{j}})
 	case j != me:
 		ctx.Rule("AL-9")
-		n.join(ctx)
+		n.Join(ctx)
 		if !slices.Contains(n.active, j) {
 			n.active = append(n.active, j)
 		}
 		n.link.Send(ctx, sim.Message{Type: MsgElect, Vec: []int{j}})
 	default:
 		ctx.Rule("AL-10")
-		if !n.participant {
+		if !n.Participant {
 			return
 		}
-		n.leave(ctx)
+		n.Leave(ctx)
 		n.leader = slices.Max(n.active)
 		ctx.Leader(n.leader)
 		if n.announce {
@@ -370,30 +367,13 @@ func (n *node) onElectID(ctx *sim.Context, j int) {
 
 func (n *node) onElectedID(ctx *sim.Context, k int) {
 	ctx.Rule("AL-12")
-	if !n.participant || n.leader == k {
+	if !n.Participant || n.leader == k {
 		return
 	}
 	// It stays a participant: leaving now would make the ids still going round look
 	// like a new election (AL-8) and start rounds that chase each other for ever.
 	n.leader = k
 	ctx.Leader(k)
-}
-
-// join makes this process a participant and (re)starts its wait for the outcome:
-// every ELECT it sends on is a sign the election is alive.
-func (n *node) join(ctx *sim.Context) {
-	n.participant = true
-	if n.restart > 0 {
-		ctx.SetTimer(ringnext.TimerRestart, n.restart)
-	}
-}
-
-// leave ends this process's part in the election: it knows the leader.
-func (n *node) leave(ctx *sim.Context) {
-	n.participant = false
-	if n.restart > 0 {
-		ctx.CancelTimer(ringnext.TimerRestart)
-	}
 }
 
 func (n *node) Clone() sim.Node {
@@ -404,7 +384,7 @@ func (n *node) Clone() sim.Node {
 }
 
 func (n *node) Encode(w *sim.StateWriter) {
-	w.Bool("participant", n.participant)
+	w.Bool("participant", n.Participant)
 	w.Ints("active", n.active)
 	w.Int("leader", n.leader)
 	n.link.Encode(w, n.ids)

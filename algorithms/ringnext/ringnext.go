@@ -164,6 +164,46 @@ func RestartAfter(p Params, n, maxDelay int) int {
 	return 3*n*hop + 1
 }
 
+// Participation is a process's part in the election under way: the notes' participant
+// flag, and the process's wait for the outcome (TimerRestart), restarted by every
+// message it sends on, each a sign that the election is alive. Both ring elections
+// embed it.
+type Participation struct {
+	Participant bool
+	restart     int // the restart time-out; 0: never
+}
+
+// NewParticipation waits restart for an election's outcome (RestartAfter; 0: never).
+func NewParticipation(restart int) Participation { return Participation{restart: restart} }
+
+// Join makes the process a participant and (re)starts its wait for the outcome.
+func (p *Participation) Join(ctx *sim.Context) {
+	p.Participant = true
+	if p.restart > 0 {
+		ctx.SetTimer(TimerRestart, p.restart)
+	}
+}
+
+// Leave ends the process's part in the election: it knows the outcome.
+func (p *Participation) Leave(ctx *sim.Context) {
+	p.Participant = false
+	if p.restart > 0 {
+		ctx.CancelTimer(TimerRestart)
+	}
+}
+
+// Expired reads a timer: restart when it is the restart time-out (no other timer's
+// business), died when the process was still a participant, so the election it waited
+// for died: it stops taking part, and the caller starts a new election.
+func (p *Participation) Expired(timer string) (restart, died bool) {
+	if timer != TimerRestart {
+		return false, false
+	}
+	died = p.Participant
+	p.Participant = false
+	return true, died
+}
+
 // Timeout is the ack time-out for a network whose delays are at most maxDelay: a ring
 // message and its ACK take at most 2*maxDelay, and a timer due at the same time as a
 // delivery may fire first, so one more unit keeps a live successor from being skipped.

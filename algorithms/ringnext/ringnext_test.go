@@ -109,3 +109,41 @@ func (n linkNode) Step(*sim.Context, *sim.Input) {}
 func (n linkNode) Clone() sim.Node               { return n }
 func (n linkNode) Encode(w *sim.StateWriter)     { n.l.Encode(w, []int{10, 20, 30}) }
 func nodeOf(l *Link) sim.Node                    { return linkNode{l} }
+
+// A participant waits for the outcome: joining (re)starts the restart time-out,
+// leaving stops it, and the time-out tells a participant that its election died; with
+// no restart (0) no timer is ever set.
+func TestParticipationWaitsForTheOutcome(t *testing.T) {
+	effects := func(ctx *sim.Context) []sim.Effect {
+		out := slices.Clone(ctx.Effects())
+		ctx.Reset(0)
+		return out
+	}
+	ctx := sim.NewContext(0, []int{10, 20, 30})
+	p := NewParticipation(40)
+	p.Join(ctx)
+	if got := effects(ctx); !p.Participant || len(got) != 1 || got[0].Kind != sim.SetTimer || got[0].Timer != TimerRestart || got[0].After != 40 {
+		t.Fatalf("join: participant=%v effects %+v, want the restart time-out set to 40", p.Participant, got)
+	}
+	if restart, died := p.Expired("ack"); restart || died || !p.Participant {
+		t.Fatalf("another timer: restart=%v died=%v participant=%v", restart, died, p.Participant)
+	}
+	if restart, died := p.Expired(TimerRestart); !restart || !died || p.Participant {
+		t.Fatalf("the time-out of a participant: restart=%v died=%v participant=%v, want the election dead", restart, died, p.Participant)
+	}
+	if restart, died := p.Expired(TimerRestart); !restart || died {
+		t.Fatalf("a stale time-out: restart=%v died=%v, want it ignored", restart, died)
+	}
+	p.Join(ctx)
+	effects(ctx)
+	p.Leave(ctx)
+	if got := effects(ctx); p.Participant || len(got) != 1 || got[0].Kind != sim.CancelTimer || got[0].Timer != TimerRestart {
+		t.Fatalf("leave: participant=%v effects %+v, want the time-out cancelled", p.Participant, got)
+	}
+	never := NewParticipation(0)
+	never.Join(ctx)
+	never.Leave(ctx)
+	if got := effects(ctx); len(got) != 0 {
+		t.Fatalf("no restart: effects %+v, want none", got)
+	}
+}

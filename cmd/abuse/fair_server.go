@@ -14,6 +14,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/web"
 	"github.com/teach-dist/playground/web/ratelimit"
 )
@@ -94,7 +95,7 @@ func (c *fairClient) socketAt(base, path string) (*websocket.Conn, error) {
 			conn.Close()
 			return nil, fmt.Errorf("before the snapshot: %w", err)
 		}
-		if strings.Contains(string(b[:min(len(b), 40)]), `"snapshot"`) {
+		if fr, err := protocol.Decode(b); err == nil && fr.Type() == "snapshot" {
 			_ = conn.SetReadDeadline(time.Time{})
 			return conn, nil
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/scenarios"
 )
 
@@ -194,10 +195,13 @@ func seeksAttack(ctx context.Context, args []string) error {
 			if err != nil {
 				return "", err
 			}
-			for _, typ := range []string{"events", "state", "error"} {
-				if strings.HasPrefix(string(b), `{"type":"`+typ+`"`) {
-					return typ, nil
-				}
+			fr, err := protocol.Decode(b)
+			if err != nil {
+				return "", err
+			}
+			switch typ := fr.Type(); typ {
+			case "events", "state", "error":
+				return typ, nil
 			}
 		}
 	}

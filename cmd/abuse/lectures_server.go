@@ -13,6 +13,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/web"
 	"github.com/teach-dist/playground/web/ratelimit"
 )
@@ -109,8 +110,10 @@ func (t *target) lecture(addr, path string) (*websocket.Conn, string, error) {
 			p.Close()
 			return nil, "", err
 		}
-		if m := regexp.MustCompile(`"type":"lecture".*"code":"([A-Z0-9]+)"`).FindSubmatch(b); m != nil {
-			return p, string(m[1]), nil
+		if fr, err := protocol.Decode(b); err == nil {
+			if l, ok := fr.(*protocol.PresenterLecture); ok && l.Code != "" {
+				return p, l.Code, nil
+			}
 		}
 	}
 }

@@ -32,7 +32,7 @@ func TestCompactFramesAreCountedByType(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: not read", tt.frame)
 		}
-		if n, _ := field(b, "lseq"); n != tt.lseq {
+		if n, _ := protocol.StampOf(b); int64(n) != tt.lseq {
 			t.Errorf("%s: lseq %d, want %d", tt.frame, n, tt.lseq)
 		}
 		light.tally([]byte(tt.frame), b)

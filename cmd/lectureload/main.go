@@ -155,19 +155,12 @@ func peakRSS(pid int) string {
 
 var sessionRE = regexp.MustCompile(`data-session="([^"]+)"`)
 
-// field reads the integer value of the first "name": in a frame, without decoding it.
-func field(b []byte, name string) (int64, bool) {
-	k := bytes.Index(b, []byte(`"`+name+`":`))
-	if k < 0 {
-		return 0, false
-	}
-	rest := b[k+len(name)+3:]
-	n := 0
-	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
-		n++
-	}
-	v, err := strconv.ParseInt(string(rest[:n]), 10, 64)
-	return v, err == nil
+// head is what a follower reads of each frame (docs/protocol.md): its type and, for an
+// events frame, the step it leads to. Decoding only these fields keeps the tool's own
+// work small beside the server's; the stamp (lseq) is read by protocol.StampOf.
+type head struct {
+	Type string `json:"type"`
+	Step int64  `json:"step"`
 }
 
 type follower struct {
@@ -255,22 +248,19 @@ func load(c config, out io.Writer) error {
 			if err != nil {
 				return
 			}
-			switch {
-			case bytes.HasPrefix(b, []byte(`{"type":"lecture"`)):
-				var f struct {
-					Code      string
-					Followers int
-				}
-				_ = json.Unmarshal(b, &f)
+			fr, err := protocol.Decode(b)
+			if err != nil {
+				continue // a frame of a newer protocol: not this tool's concern
+			}
+			switch f := fr.(type) {
+			case *protocol.PresenterLecture:
 				select {
 				case codeC <- f.Code:
 				default:
 				}
 				followersNow <- f.Followers
-			case bytes.HasPrefix(b, []byte(`{"type":"events"`)):
-				if s, ok := field(b, "step"); ok {
-					steps.Store(s)
-				}
+			case *protocol.Events:
+				steps.Store(int64(f.Step))
 			}
 		}
 	}()
@@ -441,7 +431,7 @@ func load(c config, out io.Writer) error {
 				slowCut[i] = !errors.As(err, &ne) || !ne.Timeout()
 				break
 			}
-			if _, ok := field(b, "lseq"); ok {
+			if _, ok := protocol.StampOf(b); ok {
 				slowFrames[i]++
 			}
 		}
@@ -556,10 +546,11 @@ func (f *follower) read(sent []atomic.Int64) {
 		if !ok {
 			continue
 		}
-		seq, ok := field(b, "lseq")
+		stamp, ok := protocol.StampOf(b)
 		if !ok {
 			continue
 		}
+		seq := int64(stamp)
 		if f.last == 0 || seq == f.first && f.last == f.first {
 			// The catch-up on joining is not a step's: leave it out of the bytes.
 			f.wire.Add(-int64(len(raw) + wsHeader(len(raw))))
@@ -579,10 +570,11 @@ func (f *follower) read(sent []atomic.Int64) {
 		}
 		f.last = max(f.last, seq)
 		f.seen.Store(f.last)
-		if !bytes.Contains(b[:min(len(b), 40)], []byte(`"type":"events"`)) {
+		var h head
+		if json.Unmarshal(b, &h) != nil || h.Type != "events" {
 			continue
 		}
-		if step, ok := field(b, "step"); ok && step-f.step0 > 0 && step-f.step0 < int64(len(sent)) {
+		if step := h.Step; step-f.step0 > 0 && step-f.step0 < int64(len(sent)) {
 			if t := sent[step-f.step0].Load(); t > 0 {
 				f.latencies = append(f.latencies, time.Duration(now-t))
 			}

@@ -421,28 +421,21 @@ func abs(x int) int {
 
 // nodeChoices lists the processes of set by node order; it returns the answer's index.
 func (w *watcher) nodeChoices(set map[int]bool, answer int) ([]string, int) {
-	idx := make([]int, 0, len(set))
-	for i := range set {
-		idx = append(idx, i)
-	}
-	slices.Sort(idx)
+	idx := slices.Sorted(maps.Keys(set))
+	return w.namesOf(idx), slices.Index(idx, answer)
+}
+
+// namesOf names the processes idx, in that order.
+func (w *watcher) namesOf(idx []int) []string {
 	out := make([]string, len(idx))
 	for k, i := range idx {
 		out[k] = w.name(i)
 	}
-	return out, slices.Index(idx, answer)
+	return out
 }
 
 func (w *watcher) names(set map[int]bool) string {
-	idx := make([]int, 0, len(set))
-	for i := range set {
-		idx = append(idx, i)
-	}
-	slices.Sort(idx)
-	parts := make([]string, len(idx))
-	for k, i := range idx {
-		parts[k] = w.name(i)
-	}
+	parts := w.namesOf(slices.Sorted(maps.Keys(set)))
 	switch len(parts) {
 	case 1:
 		return parts[0]

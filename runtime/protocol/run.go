@@ -157,6 +157,24 @@ func appendString(b []byte, v string) []byte {
 	return append(b, q...)
 }
 
+// appendList writes the elements of xs, comma-separated, each by each; the brackets
+// around them are the caller's (with the field's name).
+func appendList[T any](b []byte, xs []T, each func(x *T, b []byte) []byte) []byte {
+	for i := range xs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = each(&xs[i], b)
+	}
+	return b
+}
+
+func appendIntElem(v *int, b []byte) []byte { return appendInt(b, *v) }
+
+func appendStringElem(v *string, b []byte) []byte { return appendString(b, *v) }
+
+func appendRawElem(v *json.RawMessage, b []byte) []byte { return append(b, *v...) }
+
 func appendRaw(b []byte, v json.RawMessage) []byte {
 	if len(v) == 0 {
 		return append(b, "null"...)
@@ -177,12 +195,7 @@ func (f *Hello) AppendJSON(b []byte) []byte {
 	b = append(b, `,"scenario":`...)
 	b = appendRaw(b, f.Scenario)
 	b = append(b, `,"ids":[`...)
-	for i, id := range f.IDs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendInt(b, id)
-	}
+	b = appendList(b, f.IDs, appendIntElem)
 	b = append(b, `],"network":`...)
 	b = f.Network.appendJSON(b)
 	b = append(b, `,"seed":`...)
@@ -260,12 +273,7 @@ func (f *Events) AppendJSON(b []byte) []byte {
 	b = append(b, `{"type":"events",`...)
 	b = f.Clock.appendJSON(b)
 	b = append(b, `,"batches":[`...)
-	for i := range f.Batches {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = f.Batches[i].appendJSON(b)
-	}
+	b = appendList(b, f.Batches, (*Batch).appendJSON)
 	return append(b, "]}"...)
 }
 
@@ -281,12 +289,7 @@ func (x *Batch) appendJSON(b []byte) []byte {
 		b = append(b, x.Events...)
 	}
 	b = append(b, `,"nodes":[`...)
-	for i := range x.Nodes {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = x.Nodes[i].appendJSON(b)
-	}
+	b = appendList(b, x.Nodes, (*Node).appendJSON)
 	b = append(b, `],"arrive":`...)
 	b = x.Arrive.appendJSON(b)
 	if x.Network != nil {
@@ -317,12 +320,7 @@ func (v *Node) appendJSON(b []byte) []byte {
 	b = appendRaw(b, v.State)
 	if v.Rules != nil {
 		b = append(b, `,"rules":[`...)
-		for i, r := range v.Rules {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, r)
-		}
+		b = appendList(b, v.Rules, appendStringElem)
 		b = append(b, ']')
 	}
 	return append(b, '}')
@@ -330,16 +328,16 @@ func (v *Node) appendJSON(b []byte) []byte {
 
 func (a Arrivals) appendJSON(b []byte) []byte {
 	b = append(b, '{')
-	for i, x := range a {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, '"')
-		b = strconv.AppendInt(b, x.Msg, 10)
-		b = append(b, `":`...)
-		b = appendInt(b, x.At)
-	}
+	b = appendList(b, a, (*Arrival).appendJSON)
 	return append(b, '}')
+}
+
+// appendJSON writes the arrival as a member of the Arrivals object: "msg":at.
+func (x *Arrival) appendJSON(b []byte) []byte {
+	b = append(b, '"')
+	b = strconv.AppendInt(b, x.Msg, 10)
+	b = append(b, `":`...)
+	return appendInt(b, x.At)
 }
 
 // UnmarshalJSON reads the object back in its order (a map would lose it).
@@ -390,44 +388,32 @@ func (f *Snapshot) AppendJSON(b []byte) []byte {
 	b = append(b, `,"network":`...)
 	b = f.Network.appendJSON(b)
 	b = append(b, `,"nodes":[`...)
-	for i := range f.Nodes {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = f.Nodes[i].appendJSON(b)
-	}
+	b = appendList(b, f.Nodes, (*Node).appendJSON)
 	b = append(b, `],"inflight":[`...)
-	for i, m := range f.InFlight {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"msg":`...)
-		b = appendRaw(b, m.Msg)
-		b = append(b, `,"sent":`...)
-		b = appendInt(b, m.Sent)
-		b = append(b, `,"at":`...)
-		b = appendInt(b, m.At)
-		b = append(b, '}')
-	}
+	b = appendList(b, f.InFlight, (*InFlight).appendJSON)
 	b = append(b, `],"lit":[`...)
-	for i, l := range f.Lit {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"node":`...)
-		b = appendInt(b, l.Node)
-		b = append(b, `,"rule":`...)
-		b = appendString(b, l.Rule)
-		b = append(b, '}')
-	}
+	b = appendList(b, f.Lit, (*Lit).appendJSON)
 	b = append(b, `],"recent":[`...)
-	for i, ev := range f.Recent {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, ev...)
-	}
+	b = appendList(b, f.Recent, appendRawElem)
 	return append(b, "]}"...)
+}
+
+func (m *InFlight) appendJSON(b []byte) []byte {
+	b = append(b, `{"msg":`...)
+	b = appendRaw(b, m.Msg)
+	b = append(b, `,"sent":`...)
+	b = appendInt(b, m.Sent)
+	b = append(b, `,"at":`...)
+	b = appendInt(b, m.At)
+	return append(b, '}')
+}
+
+func (l *Lit) appendJSON(b []byte) []byte {
+	b = append(b, `{"node":`...)
+	b = appendInt(b, l.Node)
+	b = append(b, `,"rule":`...)
+	b = appendString(b, l.Rule)
+	return append(b, '}')
 }
 
 // AppendJSON implements Frame.

@@ -15,8 +15,9 @@ import (
 // clock its length is only a number.
 const restAfter = 10 * time.Second
 
-// restRig is a manager whose runs rest after restAfter and one whose runs never rest,
-// to compare with, on one fake clock; it keeps each session's reports of rest.
+// restRig is a manager whose runs rest after restAfter and one whose runs never rest
+// (HibernateAfter zero, as --hibernate-after 0), to compare with, on one fake clock; it
+// keeps each session's reports of rest, from both.
 type restRig struct {
 	*clocked
 	rested, awake *Manager
@@ -35,7 +36,7 @@ func newRestRig(t *testing.T, opts Options) *restRig {
 		r.resting[s] = resting
 		r.reports++
 	}
-	r.clocked = newClocked(t, opts, Options{})
+	r.clocked = newClocked(t, opts, Options{OnHibernate: opts.OnHibernate})
 	r.rested, r.awake = r.ms[0], r.ms[1]
 	return r
 }
@@ -174,7 +175,11 @@ func TestUnwatchedRunRests(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.pass(t, restAfter)
-	r.want(t, s, true)
+	if reports := r.want(t, s, true); reports != 1 {
+		t.Fatalf("%d reports of rest, want the rested run's alone: zero must mean never", reports)
+	}
+	r.pass(t, 5*restAfter) // well past any delay, short of the idle end (10 min)
+	r.want(t, ctl, false)
 	got, want := viewOf(t, s), viewOf(t, ctl)
 	if !bytes.Equal(got.raw, want.raw) {
 		t.Fatalf("first viewer after rest:\n rested %s\n  awake %s", got.raw, want.raw)

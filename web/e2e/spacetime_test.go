@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
@@ -218,6 +217,17 @@ func parseSVG(t *testing.T, text string) *svgNode {
 	}
 	if strings.Contains(text, "var(") || strings.Contains(text, "style=") {
 		t.Fatalf("the file still depends on the page's CSS:\n%s", clip(text, 800))
+	}
+	// Under everything a white background the size of the view box: a slide shows the
+	// drawing on white whatever the page's theme was.
+	vb := strings.Fields(strings.ReplaceAll(root.attr("viewBox"), ",", " "))
+	if len(root.Children) == 0 || len(vb) != 4 {
+		t.Fatalf("the file has no view box or no content:\n%s", clip(text, 500))
+	}
+	bg := root.Children[0]
+	if bg.XMLName.Local != "rect" || bg.attr("fill") != "#ffffff" ||
+		[4]string{bg.attr("x"), bg.attr("y"), bg.attr("width"), bg.attr("height")} != [4]string(vb) {
+		t.Fatalf("the file does not start with a white background over its view box %v:\n%s", vb, clip(text, 500))
 	}
 	return &root
 }
@@ -730,12 +740,7 @@ func TestSpacetimeManyEvents(t *testing.T) {
 		cmd({ type: "play" });
 	})()`))
 	playing := eval[[]float64](t, ctx, frames, chromedp.EvalAwaitPromise)
-	for try := 0; !eval[bool](t, ctx, `document.getElementById("status").dataset.state === "quiet"`); try++ {
-		if try > 120 {
-			t.Fatal("the run did not go quiet")
-		}
-		run(t, ctx, chromedp.Sleep(250*time.Millisecond))
-	}
+	waitFor(t, ctx, `document.getElementById("status").dataset.state === "quiet"`)
 	step := eval[int](t, ctx, `Number(document.getElementById("main").dataset.step)`)
 	c := countTrace(t, httpGet(t, ts.URL+"/api/sessions/"+id+"/trace"))
 	synced(t, ctx, c, step)

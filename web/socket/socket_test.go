@@ -2,7 +2,6 @@ package socket
 
 import (
 	"bytes"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/teach-dist/playground/internal/testwait"
+	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/scenarios"
 	"github.com/teach-dist/playground/web/ops"
@@ -205,39 +205,61 @@ func TestQueueIsBoundedInBytes(t *testing.T) {
 }
 
 // A snapshot replaces an older one nobody has read, with the events and state frames
-// between them (the new snapshot is their outcome); other frames keep their order.
+// between them (the new snapshot is their outcome); other frames keep their order. What
+// counts is the type the session delivered each frame with, never its bytes: a frame
+// sent as bytes (an error, a lecture's stamped frame) is never superseded.
 func TestSnapshotIsNotQueuedTwice(t *testing.T) {
-	snap := func(step int) []byte { return fmt.Appendf(nil, `{"type":"snapshot","step":%d}`, step) }
-	events := func(step int) []byte { return fmt.Appendf(nil, `{"type":"events","step":%d}`, step) }
-	state := []byte(`{"type":"state","step":9}`)
-	errf := []byte(`{"type":"error","code":"refused"}`)
-	hello := []byte(`{"type":"hello"}`)
-	snapshotX := []byte(`{"type":"snapshotx"}`) // not a snapshot: only the exact type counts
+	type in struct {
+		frame protocol.Frame
+		bytes []byte // sent as bytes (Send) rather than delivered by the session
+	}
+	snap := func(step int) in { return in{frame: &protocol.Snapshot{Clock: protocol.Clock{Step: step}}} }
+	events := func(step int) in { return in{frame: &protocol.Events{Clock: protocol.Clock{Step: step}}} }
+	state := in{frame: &protocol.State{Clock: protocol.Clock{Step: 9}}}
+	errf := in{frame: &protocol.Error{Code: protocol.CodeRefused, Error: "no"}}
+	hello := in{frame: &protocol.Hello{Session: "s"}}
+	stamped := in{bytes: protocol.Stamp(7, protocol.Encode(&protocol.Snapshot{}).JSON)} // a follower's: not the session's own
 	tests := []struct {
-		name string
-		in   [][]byte
-		want [][]byte
+		name     string
+		in, want []in
 	}{
-		{"two snapshots", [][]byte{snap(1), snap(2)}, [][]byte{snap(2)}},
-		{"events before the first stay", [][]byte{events(1), snap(5), events(6), snap(9)}, [][]byte{events(1), snap(9)}},
-		{"other frames stay in order", [][]byte{snap(1), errf, events(2), state, hello, snap(3)}, [][]byte{errf, hello, snap(3)}},
-		{"seeking twelve times", [][]byte{snap(1), snap(2), snap(3), snap(4), snap(5), snap(6), snap(7), snap(8), snap(9), snap(10), snap(11), snap(12)}, [][]byte{snap(12)}},
-		{"a type that only starts the same", [][]byte{snapshotX, snap(1)}, [][]byte{snapshotX, snap(1)}},
+		{"two snapshots", []in{snap(1), snap(2)}, []in{snap(2)}},
+		{"events before the first stay", []in{events(1), snap(5), events(6), snap(9)}, []in{events(1), snap(9)}},
+		{"other frames stay in order", []in{snap(1), errf, events(2), state, hello, snap(3)}, []in{errf, hello, snap(3)}},
+		{"seeking twelve times", []in{snap(1), snap(2), snap(3), snap(4), snap(5), snap(6), snap(7), snap(8), snap(9), snap(10), snap(11), snap(12)}, []in{snap(12)}},
+		{"a snapshot sent as bytes is not the session's", []in{stamped, snap(1), snap(2)}, []in{stamped, snap(2)}},
+	}
+	wire := func(f in) []byte {
+		if f.frame == nil {
+			return f.bytes
+		}
+		return protocol.Encode(f.frame).JSON
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newClient(nil, 256, 1<<20, time.Minute, time.Second) // never started: nothing is read
 			for _, f := range tt.in {
-				if !c.Send(f) {
-					t.Fatalf("refused %s", f)
+				ok := false
+				if f.frame == nil {
+					ok = c.Send(f.bytes)
+				} else {
+					ok = c.Deliver(protocol.Encode(f.frame))
+				}
+				if !ok {
+					t.Fatalf("refused %s", wire(f))
 				}
 			}
+			var want, got [][]byte
 			wantBytes := 0
 			for _, f := range tt.want {
-				wantBytes += len(f)
+				want = append(want, wire(f))
+				wantBytes += len(wire(f))
 			}
-			if got := bytes.Join(c.queue, []byte("\n")); !bytes.Equal(got, bytes.Join(tt.want, []byte("\n"))) || c.bytes != wantBytes {
-				t.Fatalf("queue (%d bytes):\n%s\nwant (%d bytes):\n%s", c.bytes, got, wantBytes, bytes.Join(tt.want, []byte("\n")))
+			for _, q := range c.queue {
+				got = append(got, q.frame)
+			}
+			if g, w := bytes.Join(got, []byte("\n")), bytes.Join(want, []byte("\n")); !bytes.Equal(g, w) || c.bytes != wantBytes {
+				t.Fatalf("queue (%d bytes):\n%s\nwant (%d bytes):\n%s", c.bytes, g, wantBytes, w)
 			}
 		})
 	}

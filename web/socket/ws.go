@@ -63,7 +63,7 @@ type Client struct {
 	slowOnce   sync.Once // a client is counted slow once, however it was found out
 
 	mu        sync.Mutex
-	queue     [][]byte
+	queue     []queued
 	bytes     int  // of the frames queued and of those the writer holds, until written
 	started   bool // Start was called: writes may begin
 	writing   bool // the writing goroutine runs (it stays true once the connection is closed)
@@ -118,14 +118,36 @@ func (c *Client) closing() bool {
 	}
 }
 
-// Send implements session.Subscriber.
-func (c *Client) Send(frame []byte) bool {
+// queued is a frame waiting to be written, with its type when the session delivered
+// it (protocol.Frame's Type): what supersede goes by. Frames sent as bytes (errors,
+// a lecture's stamped frames) have none and are never superseded.
+type queued struct {
+	frame []byte
+	typ   string
+}
+
+// Send queues an encoded frame for the client; false when the client is gone or was
+// just dropped as too slow.
+func (c *Client) Send(frame []byte) bool { return c.enqueue(queued{frame: frame}) }
+
+// Deliver implements session.Subscriber: a page takes the frame's bytes, and its type
+// says whether a newer snapshot makes it moot.
+func (c *Client) Deliver(f protocol.Encoded) bool {
+	q := queued{frame: f.JSON}
+	if f.Frame != nil {
+		q.typ = f.Frame.Type()
+	}
+	return c.enqueue(q)
+}
+
+func (c *Client) enqueue(q queued) bool {
+	frame := q.frame
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closing() {
 		return false
 	}
-	if isFrame(frame, "snapshot") {
+	if q.typ == "snapshot" {
 		c.supersede()
 	}
 	// One frame always fits an empty queue, however large: the bound is on what
@@ -135,7 +157,7 @@ func (c *Client) Send(frame []byte) bool {
 		c.closeLocked(websocket.CloseTryAgainLater, protocol.CloseSlow, false)
 		return false
 	}
-	c.queue = append(c.queue, frame)
+	c.queue = append(c.queue, q)
 	c.bytes += len(frame)
 	c.kick()
 	return true
@@ -147,8 +169,8 @@ func (c *Client) Send(frame []byte) bool {
 // Call with c.mu held.
 func (c *Client) supersede() {
 	last := -1
-	for k, f := range c.queue {
-		if isFrame(f, "snapshot") {
+	for k, q := range c.queue {
+		if q.typ == "snapshot" {
 			last = k
 		}
 	}
@@ -156,32 +178,22 @@ func (c *Client) supersede() {
 		return
 	}
 	kept := c.queue[:last]
-	for _, f := range c.queue[last:] {
-		if isFrame(f, "snapshot") || isFrame(f, "events") || isFrame(f, "state") {
-			c.bytes -= len(f)
+	for _, q := range c.queue[last:] {
+		switch q.typ {
+		case "snapshot", "events", "state":
+			c.bytes -= len(q.frame)
 			continue
 		}
-		kept = append(kept, f)
+		kept = append(kept, q)
 	}
 	clear(c.queue[len(kept):])
 	c.queue = kept
-}
-
-// isFrame reports whether an encoded frame is of this type: every frame the server
-// writes starts with its type (runtime/protocol).
-func isFrame(frame []byte, typ string) bool {
-	const head = `{"type":"`
-	return len(frame) > len(head)+len(typ) && string(frame[:len(head)]) == head &&
-		string(frame[len(head):len(head)+len(typ)]) == typ && frame[len(head)+len(typ)] == '"'
 }
 
 // slow counts the client in playground_slow_clients_dropped_total: its queue passed a
 // bound, or a write to it reached its deadline (after a full queue the writer may
 // still be blocked on the same socket).
 func (c *Client) slow() { c.slowOnce.Do(func() { c.obs.SlowClient() }) }
-
-// Deliver implements session.Subscriber: a page takes the frame's bytes.
-func (c *Client) Deliver(f protocol.Encoded) bool { return c.Send(f.JSON) }
 
 // Close implements session.Subscriber: the session dropped us or ended.
 func (c *Client) Close() { c.CloseWith(websocket.CloseGoingAway, protocol.CloseSessionEnded, true) }
@@ -223,7 +235,8 @@ func (c *Client) flush() {
 			c.finish(frames)
 			return
 		}
-		for _, frame := range frames {
+		for _, q := range frames {
+			frame := q.frame
 			_ = c.conn.SetWriteDeadline(time.Now().Add(c.wait))
 			if err := c.conn.WriteMessage(websocket.TextMessage, frame); err != nil {
 				// gorilla hides the deadline behind its own net.Error: ask for the timeout.
@@ -249,7 +262,7 @@ func (c *Client) flush() {
 }
 
 // finish writes what is left (when draining) and the close frame, then ends.
-func (c *Client) finish(frames [][]byte) {
+func (c *Client) finish(frames []queued) {
 	defer c.end()
 	c.mu.Lock()
 	msg := websocket.FormatCloseMessage(c.closeCode, c.closeText)
@@ -258,8 +271,8 @@ func (c *Client) finish(frames [][]byte) {
 	deadline := time.Now().Add(c.wait)
 	_ = c.conn.SetWriteDeadline(deadline)
 	if drain {
-		for _, frame := range frames {
-			if err := c.conn.WriteMessage(websocket.TextMessage, frame); err != nil {
+		for _, q := range frames {
+			if err := c.conn.WriteMessage(websocket.TextMessage, q.frame); err != nil {
 				return
 			}
 		}

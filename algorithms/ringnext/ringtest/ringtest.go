@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/teach-dist/playground/runtime/sim"
+	"github.com/teach-dist/playground/runtime/sim/simtest"
 )
 
 // scenario is the part of scenario v1 (docs/scenario.md) the ring scenarios use.
@@ -215,15 +216,7 @@ func HighestUp(ids []int, up []bool) int {
 // states) and its events.
 func Run(t testing.TB, cfg sim.Config) (*sim.Sim, []sim.Event) {
 	t.Helper()
-	var rec sim.Recorder
-	s, err := sim.New(cfg, rec.Sink())
-	if err != nil {
-		t.Fatalf("seed %d: %v", cfg.Seed, err)
-	}
-	if err := s.Run(); err != nil {
-		t.Fatalf("seed %d: %v", cfg.Seed, err)
-	}
-	return s, rec.Events
+	return simtest.RunSim(t, cfg)
 }
 
 // RuleParams adds "restart": false to a params object that does not set it: a test of

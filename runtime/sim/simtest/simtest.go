@@ -14,6 +14,14 @@ import (
 // if the run returns an error.
 func Run(t testing.TB, cfg sim.Config) []sim.Event {
 	t.Helper()
+	_, evs := RunSim(t, cfg)
+	return evs
+}
+
+// RunSim is Run that also returns the run, for what is asked of its end (Quiescent,
+// the nodes' final states).
+func RunSim(t testing.TB, cfg sim.Config) (*sim.Sim, []sim.Event) {
+	t.Helper()
 	var rec sim.Recorder
 	s, err := sim.New(cfg, rec.Sink())
 	if err != nil {
@@ -22,7 +30,7 @@ func Run(t testing.TB, cfg sim.Config) []sim.Event {
 	if err := s.Run(); err != nil {
 		t.Fatalf("seed %d: %v", cfg.Seed, err)
 	}
-	return rec.Events
+	return s, rec.Events
 }
 
 // Trace runs cfg and returns its trace v1 JSON lines.
