@@ -240,8 +240,8 @@ func TestDecodeLink_Errors(t *testing.T) {
 		slug       string
 		want       string
 	}{
-		{"newer format", "v3.bully.AAAA", LinkNewer, "bully", "link: this link was made by a newer version of the playground (format 3); this server reads format 2"},
-		{"newer format, new algorithm", "v3.paxos.xyz", LinkNewer, "paxos", "format 3"},
+		{"newer format", "v4.bully.AAAA", LinkNewer, "bully", "link: this link was made by a newer version of the playground (format 4); this server reads format 3"},
+		{"newer format, new algorithm", "v4.paxos.xyz", LinkNewer, "paxos", "format 4"},
 		{"empty", "", LinkTruncated, "", "link: the link is cut short: copy it again whole"},
 		{"only the version", "v1", LinkTruncated, "", "cut short"},
 		{"half the slug", "v1.ricart", LinkTruncated, "", "cut short"},
