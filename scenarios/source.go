@@ -74,4 +74,3 @@ func sourceErr(err error) *Error {
 	}
 	return e
 }
-
