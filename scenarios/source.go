@@ -61,6 +61,23 @@ func loadSource(slug, source string) (*sim.Spec, error) {
 	return spec, err
 }
 
+// SourceLine is the line of a scenario's source that err is about (a load error, a
+// link's, or a handler's error during a run), or 0: the editor shows the error there.
+func SourceLine(err error) int {
+	var se *starlarkalg.Error
+	var e *Error
+	var le *LinkError
+	switch {
+	case errors.As(err, &se):
+		return se.Line
+	case errors.As(err, &e):
+		return e.Line
+	case errors.As(err, &le):
+		return le.Line
+	}
+	return 0
+}
+
 // sourceErr words a source that does not load as an *Error on the field "source",
 // with the line and column in the source when the error has one.
 func sourceErr(err error) *Error {

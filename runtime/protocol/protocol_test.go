@@ -23,7 +23,7 @@ var wireCases = []struct {
 		Network: Network{Delay: [2]int{1, 3}, Loss: 0.1}, Seed: 1, CS: 2, Rate: 2, MinSpeed: 0.25, MaxSpeed: 16,
 		RecentMax: 100, MaxEvents: 250000},
 		`{"type":"hello","proto":1,"session":"Q-yp","algorithm":"ricart-agrawala","name":"","scenario":{"version":1,"algorithm":"ricart-agrawala","seed":1},"ids":[0,1,2],"network":{"delay":[1,3],"fifo":false,"loss":0.1,"hold":false},"seed":1,"cs":2,"rate":2,"minSpeed":0.25,"maxSpeed":16,"recentMax":100,"maxEvents":250000}`},
-	{"state", &State{Clock{Step: 3, T: 2, Seq: -1, Horizon: 9, Playing: true, Speed: 0.25, Quiet: true, Interventions: 1, Stopped: "the run reached 250000 events"}},
+	{"state", &State{Clock{Step: 3, T: 2, Seq: -1, Horizon: 9, Playing: true, Speed: 0.25, Quiet: true, Interventions: 1, Stopped: "the run reached 250000 events", StoppedLine: 12}},
 		`{"type":"state","step":3,"t":2,"seq":-1,"horizon":9,"playing":true,"speed":0.25,"quiet":true,"interventions":1,"stopped":"the run reached 250000 events"}`},
 	{"events", &Events{Clock: Clock{Step: 12, T: 7, Seq: 42, Horizon: 12, Playing: true, Speed: 1, Interventions: 2},
 		Batches: []Batch{

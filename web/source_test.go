@@ -1,0 +1,80 @@
+package web
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/teach-dist/playground/algorithms/starlarkalg"
+)
+
+// resetWithSource is a reset frame whose scenario runs source on three processes, two
+// of which ask for the CS at once.
+func resetWithSource(t *testing.T, source string) string {
+	t.Helper()
+	sc := map[string]any{"version": 1, "algorithm": "ricart-agrawala", "nodes": 3, "seed": 1, "source": source,
+		"events": []map[string]any{{"at": 1, "do": "request", "node": 0}, {"at": 1, "do": "request", "node": 1}}}
+	b, err := json.Marshal(map[string]any{"type": "reset", "ref": 7, "scenario": sc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func lineIn(src, needle string) int {
+	return strings.Count(src[:strings.Index(src, needle)], "\n") + 1
+}
+
+// Edited rules reach the session through the reset frame: a source that does not load
+// gets an error at its line and the run goes on with the rules it had; one that loads
+// runs (the hello carries it, for links); one that fails during the run stops it with
+// the line, which the state frame carries for the editor.
+func TestWSEditedRulesRunOrSayTheirLine(t *testing.T) {
+	_, ts := newTestServer(t, Options{})
+	c := dial(t, ts, openSession(t, ts, "/play/ricart-agrawala"))
+	c.next("snapshot")
+	template, ok := starlarkalg.Template("ricart-agrawala")
+	if !ok {
+		t.Fatal("no template")
+	}
+
+	bad := strings.Replace(template, `ctx.rule("RR1")`, `ctx.rule("RR1"))`, 1)
+	c.send(resetWithSource(t, bad))
+	f := c.next("error")
+	var e struct {
+		Code string
+		Line int
+		Ref  int64
+	}
+	_ = json.Unmarshal([]byte(f.raw), &e)
+	if e.Code != "bad-scenario" || e.Ref != 7 || e.Line != lineIn(bad, `ctx.rule("RR1"))`) || !strings.Contains(f.Error, "source: line") {
+		t.Fatalf("a syntax error: %s, want bad-scenario at line %d", f.raw, lineIn(bad, `ctx.rule("RR1"))`))
+	}
+	c.send(`{"type":"step"}`) // the session carries on with the Go algorithm
+	if f := c.next("events", "state", "error"); f.Type == "error" {
+		t.Fatalf("after a refused source, step: %s", f.raw)
+	}
+
+	failing := strings.Replace(template, "    s.ts = s.clock\n", "    s.ts = s.clock // (ctx.n - ctx.n)\n", 1)
+	c.send(resetWithSource(t, failing))
+	if h := c.next("hello"); !strings.Contains(h.raw, `s.ts = s.clock // (ctx.n - ctx.n)`) {
+		t.Fatalf("the hello does not carry the source: %.300s", h.raw)
+	}
+	c.next("snapshot")
+	c.send(`{"type":"play"}`)
+	for {
+		f := c.next("state", "events", "snapshot", "error")
+		var st struct {
+			Stopped     string
+			StoppedLine int
+		}
+		_ = json.Unmarshal([]byte(f.raw), &st)
+		if st.Stopped == "" {
+			continue
+		}
+		if want := lineIn(failing, "s.ts = s.clock //"); st.StoppedLine != want || !strings.Contains(st.Stopped, "division by zero") {
+			t.Fatalf("stopped: %s, want division by zero at line %d", f.raw, want)
+		}
+		break
+	}
+}
