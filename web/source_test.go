@@ -78,3 +78,43 @@ func TestWSEditedRulesRunOrSayTheirLine(t *testing.T) {
 		break
 	}
 }
+
+// A challenge on the page: Check (the explore endpoint) on the starting rules finds the
+// broken property and says the goal is not met, its counterexample link carries the
+// rules; after Run with the fix (the template), Check says the goal is met.
+func TestExploreJudgesTheChallenge(t *testing.T) {
+	_, ts := newTestServer(t, Options{})
+	id := openSession(t, ts, "/s/challenge-ra-tie-break")
+	_, lines, msg := postExplore(t, ts, id)
+	if len(lines) == 0 {
+		t.Fatal(msg)
+	}
+	last := lines[len(lines)-1]
+	if last.Type != "result" || last.Result.Property != "mutual-exclusion" || last.Challenge == nil || last.Challenge.Met {
+		t.Fatalf("starting rules: %+v, challenge %+v", last, last.Challenge)
+	}
+	cx := last.Result.Counterexample
+	if cx == nil || !strings.HasPrefix(cx.Link, "/r/v3.ricart-agrawala.") {
+		t.Fatalf("the counterexample's link does not carry the rules: %+v", cx)
+	}
+
+	c := dial(t, ts, id)
+	h := c.next("hello")
+	var hello struct{ Scenario map[string]any }
+	if err := json.Unmarshal([]byte(h.raw), &hello); err != nil || hello.Scenario["challenge"] == nil {
+		t.Fatalf("the hello has no challenge: %.300s", h.raw)
+	}
+	fixed, _ := starlarkalg.Template("ricart-agrawala")
+	hello.Scenario["source"] = fixed
+	frame, _ := json.Marshal(map[string]any{"type": "reset", "scenario": hello.Scenario})
+	c.send(string(frame))
+	c.next("hello")
+	_, lines, msg = postExplore(t, ts, id)
+	if len(lines) == 0 {
+		t.Fatal(msg)
+	}
+	last = lines[len(lines)-1]
+	if last.Type != "result" || last.Result.Result != "ok" || last.Challenge == nil || !last.Challenge.Met {
+		t.Fatalf("fixed rules: %+v, challenge %+v", last, last.Challenge)
+	}
+}
