@@ -323,6 +323,9 @@ func (r *rewriter) stmt(s syntax.Stmt) {
 	case *syntax.AssignStmt:
 		r.expr(&s.RHS)
 		if op, aug := augOps[s.Op]; aug {
+			if cannotGrow(op, nil, s.RHS) {
+				return
+			}
 			if !plainTarget(s.LHS) {
 				r.fail(s.OpPos, "write this as t = t %s y: an augmented assignment's target here computes", op)
 				return
@@ -369,6 +372,26 @@ func (r *rewriter) params(ps []syntax.Expr) {
 			r.expr(&b.Y)
 		}
 	}
+}
+
+// cannotGrow: x op y cannot build a large value, so it needs no check (and costs no
+// builtin call: clock + 1 is most of an algorithm's arithmetic). An int literal added
+// to anything is an int or an error (Starlark adds no int to a string or list), and
+// formatting an int literal adds a few bytes per directive of the format, which is no
+// longer than the format itself. A repetition is always checked: x * 3 in a loop
+// grows as fast as x + x.
+func cannotGrow(op syntax.Token, x, y syntax.Expr) bool {
+	isInt := func(e syntax.Expr) bool {
+		l, ok := e.(*syntax.Literal)
+		return ok && l.Token == syntax.INT
+	}
+	switch op {
+	case syntax.PLUS:
+		return (x != nil && isInt(x)) || isInt(y)
+	case syntax.PERCENT:
+		return isInt(y)
+	}
+	return false
 }
 
 // plainTarget is a target that reads the same every time: a name, a field of one, an
@@ -431,7 +454,7 @@ func (r *rewriter) expr(p *syntax.Expr) {
 	case *syntax.BinaryExpr:
 		r.expr(&e.X)
 		r.expr(&e.Y)
-		if name, ok := growOps[e.Op]; ok {
+		if name, ok := growOps[e.Op]; ok && !cannotGrow(e.Op, e.X, e.Y) {
 			_, end := e.Y.Span()
 			*p = &syntax.CallExpr{Fn: &syntax.Ident{NamePos: syntax.Start(e.X), Name: name}, Lparen: e.OpPos,
 				Args: []syntax.Expr{e.X, e.Y}, Rparen: end}

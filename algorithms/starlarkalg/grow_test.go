@@ -79,7 +79,7 @@ func TestGrow_OrdinaryCodeRunsAsBefore(t *testing.T) {
 // TestGrow_AugmentedAssignmentToAComputedTargetIsRefused: the check reads the target a
 // second time, so a target that calls a function is refused at load, at its line.
 func TestGrow_AugmentedAssignmentToAComputedTargetIsRefused(t *testing.T) {
-	src := header + strings.Replace(body, "    s.seen.append(m.sender)", "    s.seen[len(s.seen) - 1] += 1", 1)
+	src := header + strings.Replace(body, "    s.seen.append(m.sender)", "    s.seen[len(s.seen) - 1] += m.sender", 1)
 	_, err := Load("test", src)
 	var e *Error
 	if !errors.As(err, &e) || e.Line != strings.Count(src[:strings.Index(src, "s.seen[len")], "\n")+1 || !strings.Contains(e.Msg, "t = t + y") {
