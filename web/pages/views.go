@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/teach-dist/playground/algorithms"
+	"github.com/teach-dist/playground/algorithms/starlarkalg"
 	"github.com/teach-dist/playground/runtime/sim"
 	"github.com/teach-dist/playground/scenarios"
 )
@@ -105,6 +106,9 @@ type Play struct {
 	// OursKey, when some label of the algorithm is the project's own, explains the
 	// "ours" mark of the pseudocode panel (docs/labels.md).
 	OursKey string
+	// Template is the Starlark source of the algorithm's template ("" when it has
+	// none): what "Edit rules" starts from when the run carries no source of its own.
+	Template string
 }
 
 type ruleGroup struct {
@@ -172,6 +176,7 @@ func BuildPlay(spec *sim.Spec, session string) Play {
 		p.API = "/api/sessions/" + session
 	}
 	p.Params = paramControls(spec.Params)
+	p.Template, _ = starlarkalg.Template(spec.Slug)
 	legend := NotesLegend()
 	for _, r := range spec.Rules {
 		rv := newRuleView(r, legend)

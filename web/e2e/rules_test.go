@@ -1,0 +1,63 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// The issue's target: from the catalogue, a student changes Ricart-Agrawala's
+// tie-break in the editor, runs it, checks it, and opens the shortest run that breaks
+// mutual exclusion, all by clicking and typing in the page.
+func TestEditedRicartAgrawalaBreaksMutualExclusion(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := tab(t, ts.URL, 1280, 800)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`a[href="/play/ricart-agrawala"]`)),
+		chromedp.Click(chromedp.CSS(`a[href="/play/ricart-agrawala"]`)))
+	ready(t, ctx)
+	// Three processes, so that the explorer may run in the browser (Run setup).
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`(() => {
+		document.querySelector(".setup details").open = true;
+		document.getElementById("setup-form").elements.nodes.value = "3";
+		document.querySelector("#setup-form button[type=submit]").click();
+	})()`))
+	waitFor(t, ctx, `document.querySelectorAll("#view g.node").length === 3`)
+
+	run(t, ctx, chromedp.Click(chromedp.CSS(`#rules-edit`)))
+	waitFor(t, ctx, `!document.getElementById("rules-editor").hidden && document.getElementById("rules-source").value.includes("def older(")`)
+	if n := eval[int](t, ctx, `document.querySelectorAll("#code-hl .t-kw").length`); n < 50 {
+		t.Fatalf("the source is not highlighted: %d keywords marked", n)
+	}
+	// Select the tie-break and type over it.
+	const tie = " or (s.ts == tj and ctx.self_id < idj)"
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`(() => {
+		const ta = document.getElementById("rules-source");
+		const at = ta.value.indexOf(`+"`"+tie+"`"+`);
+		ta.focus();
+		ta.setSelectionRange(at, at + `+"`"+tie+"`"+`.length);
+	})()`), chromedp.SendKeys(`#rules-source`, "  # ties: nobody wins"))
+	src := eval[string](t, ctx, `document.getElementById("rules-source").value`)
+	if strings.Contains(src, tie) || !strings.Contains(src, "return s.ts < tj  # ties: nobody wins") {
+		t.Fatalf("the edit did not take: %q", src[strings.Index(src, "def older("):][:160])
+	}
+	run(t, ctx, chromedp.Click(chromedp.CSS(`#rules-run`)))
+	waitFor(t, ctx, `document.getElementById("rules-status").textContent === "Running your rules."`)
+
+	run(t, ctx, chromedp.Click(chromedp.CSS(`#rules-check`)))
+	waitFor(t, ctx, `document.getElementById("explore-dialog").open && document.getElementById("explore-dialog").dataset.state !== "running"`)
+	verdict := eval[string](t, ctx, `document.getElementById("explore-verdict").textContent`)
+	if state := eval[string](t, ctx, `document.getElementById("explore-dialog").dataset.state`); state != "violation" || !strings.Contains(verdict, "Mutual exclusion is broken") {
+		t.Fatalf("check: %s: %s", state, verdict)
+	}
+	run(t, ctx, chromedp.Click(chromedp.CSS(`#explore-open-cx`)))
+	waitFor(t, ctx, `location.pathname.startsWith("/r/v3.ricart-agrawala.")`)
+	ready(t, ctx)
+	waitFor(t, ctx, `[...document.querySelectorAll("#log li.violation")].some((li) => li.textContent.includes("mutual-exclusion: P1 entered the CS while P0 is in it"))`)
+	// The counterexample runs the edited rules, and the editor there starts from them.
+	run(t, ctx, chromedp.Click(chromedp.CSS(`#rules-edit`)))
+	waitFor(t, ctx, `document.getElementById("rules-source").value.includes("return s.ts < tj  # ties: nobody wins")`)
+	screenshot(t, ctx, "rules-counterexample.png")
+}
