@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/teach-dist/playground/algorithms/starlarkalg"
+	"github.com/teach-dist/playground/scenarios"
 )
 
 // resetWithSource is a reset frame whose scenario runs source on three processes, two
@@ -109,6 +110,14 @@ func TestExploreJudgesTheChallenge(t *testing.T) {
 	frame, _ := json.Marshal(map[string]any{"type": "reset", "scenario": hello.Scenario})
 	c.send(string(frame))
 	c.next("hello")
+	// Copy link: the run's link carries the rules it runs now, and opens them.
+	var link struct{ Path string }
+	if p := get(t, browser(t), ts.URL+"/api/sessions/"+id+"/link"); json.Unmarshal([]byte(p.body), &link) != nil || !strings.HasPrefix(link.Path, "/r/v3.ricart-agrawala.") {
+		t.Fatalf("the run's link: %s", p.body)
+	}
+	if l, err := scenarios.DecodeLink(strings.TrimPrefix(link.Path, "/r/")); err != nil || l.Scenario.Source != fixed || l.Scenario.Challenge == nil {
+		t.Fatalf("the link does not carry the rules and the challenge: %v", err)
+	}
 	_, lines, msg = postExplore(t, ts, id)
 	if len(lines) == 0 {
 		t.Fatal(msg)

@@ -27,16 +27,16 @@ func Meets(c *scenarios.Challenge, res *Result) Verdict {
 	switch res.Result {
 	case ResultViolation:
 		if slices.Contains(c.Prove, res.Property) {
-			return Verdict{Why: fmt.Sprintf("not yet: %s is broken (the counterexample shows how)", PropertyWords(res.Property))}
+			return Verdict{Why: fmt.Sprintf("%s is broken (the counterexample shows how)", PropertyWords(res.Property))}
 		}
-		return Verdict{Why: fmt.Sprintf("not yet: %s is broken, so the search stopped before it could prove %s", PropertyWords(res.Property), words(c.Prove))}
+		return Verdict{Why: fmt.Sprintf("%s is broken, so the search stopped before it could prove %s", PropertyWords(res.Property), words(c.Prove))}
 	case ResultOK:
 		for _, p := range c.Prove {
 			if !slices.Contains(res.Checked, p) {
 				return Verdict{Why: fmt.Sprintf("the search does not check %s for this algorithm", PropertyWords(p))}
 			}
 		}
-		return Verdict{Met: true, Why: fmt.Sprintf("met: every run of this configuration keeps %s (%d states)", words(c.Prove), res.States)}
+		return Verdict{Met: true, Why: fmt.Sprintf("every run of this configuration keeps %s (%d states)", words(c.Prove), res.States)}
 	}
-	return Verdict{Why: "not proved: the search stopped at a bound (" + res.Bound + ") before it covered every run"}
+	return Verdict{Why: "the search stopped at a bound (" + res.Bound + ") before it covered every run"}
 }

@@ -61,3 +61,44 @@ func TestEditedRicartAgrawalaBreaksMutualExclusion(t *testing.T) {
 	waitFor(t, ctx, `document.getElementById("rules-source").value.includes("return s.ts < tj  # ties: nobody wins")`)
 	screenshot(t, ctx, "rules-counterexample.png")
 }
+
+// A challenge in the page: its goal shows, a syntax error is shown at its line while
+// the run keeps its rules, and Check on the fixed rules says the goal is met.
+func TestChallengeShowsGoalErrorsAndVerdict(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := tab(t, ts.URL, 1280, 800)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/s/challenge-ra-tie-break"))
+	ready(t, ctx)
+	run(t, ctx, chromedp.Click(chromedp.CSS(`#rules-edit`)))
+	waitFor(t, ctx, `!document.getElementById("challenge").hidden && document.getElementById("challenge-goal").textContent.includes("fix RH1")`)
+	if src := eval[string](t, ctx, `document.getElementById("rules-source").value`); !strings.Contains(src, "return s.ts < tj\n") {
+		t.Fatal("the editor does not start from the challenge's rules")
+	}
+	// A colon too few: refused at its line, the run goes on with the rules it had.
+	line := eval[int](t, ctx, `(() => {
+		const ta = document.getElementById("rules-source");
+		const at = ta.value.indexOf("def on_release(ctx, s):") + "def on_release(ctx, s)".length;
+		ta.focus();
+		ta.setSelectionRange(at, at + 1);
+		return ta.value.slice(0, at).split("\n").length;
+	})()`)
+	run(t, ctx, chromedp.SendKeys(`#rules-source`, " "), chromedp.Click(chromedp.CSS(`#rules-run`)))
+	waitFor(t, ctx, `!document.getElementById("rules-error").hidden`)
+	errText := eval[string](t, ctx, `document.getElementById("rules-error").textContent`)
+	marked := eval[int](t, ctx, `[...document.querySelectorAll("#code-hl .hl-line")].findIndex((d) => d.classList.contains("hl-error")) + 1`)
+	if !strings.HasPrefix(errText, "Line ") || marked == 0 || marked < line-1 || marked > line+1 {
+		t.Fatalf("error %q marked at line %d, the edit is at line %d", errText, marked, line)
+	}
+	if status := eval[string](t, ctx, `document.getElementById("rules-status").textContent`); !strings.Contains(status, "keeps its rules") {
+		t.Fatalf("status %q", status)
+	}
+	// The fix (the template), then Check: the goal is met.
+	run(t, ctx, chromedp.Click(chromedp.CSS(`#rules-reset`)), chromedp.Click(chromedp.CSS(`#rules-check`)))
+	waitFor(t, ctx, `document.getElementById("explore-dialog").open && document.getElementById("explore-dialog").dataset.state !== "running"`)
+	run(t, ctx, chromedp.Click(chromedp.CSS(`#explore-cancel`)))
+	waitFor(t, ctx, `document.getElementById("challenge-verdict").dataset.met === "yes"`)
+	if v := eval[string](t, ctx, `document.getElementById("challenge-verdict").textContent`); !strings.HasPrefix(v, "Goal met: every run") {
+		t.Fatalf("verdict %q", v)
+	}
+}
