@@ -127,3 +127,28 @@ func TestExploreJudgesTheChallenge(t *testing.T) {
 		t.Fatalf("fixed rules: %+v, challenge %+v", last, last.Challenge)
 	}
 }
+
+// Exports of a link run its source: the trace of a link whose rules forget the
+// tie-break shows the mutual-exclusion violation the Go algorithm never has.
+func TestLinkExportRunsTheSource(t *testing.T) {
+	_, ts := newTestServer(t, Options{})
+	template, _ := starlarkalg.Template("ricart-agrawala")
+	broken := strings.Replace(template, "return s.ts < tj or (s.ts == tj and ctx.self_id < idj)", "return s.ts < tj", 1)
+	for _, c := range []struct {
+		source    string
+		violation bool
+	}{{"", false}, {template, false}, {broken, true}} {
+		zero, one := 0, 1
+		sc := &scenarios.Scenario{Version: 1, Algorithm: "ricart-agrawala", Nodes: 3, Seed: 1, Source: c.source,
+			Network: &scenarios.Network{Delay: scenarios.Delay{1}}, Until: 40,
+			Events: []scenarios.Event{{At: 1, Do: "request", Node: &zero}, {At: 1, Do: "request", Node: &one}}}
+		p, err := (scenarios.Link{Scenario: sc}).Path()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := get(t, browser(t), ts.URL+p+"/trace.jsonl?step=30")
+		if got := strings.Contains(tr.body, `"property":"mutual-exclusion"`); tr.status != 200 || got != c.violation {
+			t.Errorf("source of %d bytes: status %d, violation %v, want %v", len(c.source), tr.status, got, c.violation)
+		}
+	}
+}
