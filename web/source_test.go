@@ -152,3 +152,22 @@ func TestLinkExportRunsTheSource(t *testing.T) {
 		}
 	}
 }
+
+// Edit rules is offered where the run can take rules: on the four algorithms with a
+// template, to whoever drives the run, not to a lecture's followers.
+func TestEditRulesIsOfferedWhereItCanRun(t *testing.T) {
+	rig := startLecture(t, Options{}, "/play/ricart-agrawala?n=4")
+	for _, c := range []struct {
+		path string
+		want bool
+	}{
+		{"/play/ricart-agrawala", true}, {"/play/bully", true}, {"/s/challenge-central-no-queue", true},
+		{"/play/maekawa", false}, {"/l/" + rig.code, false},
+	} {
+		p := get(t, browser(t), rig.ts.URL+c.path)
+		has := strings.Contains(p.body, `id="rules-edit"`) && strings.Contains(p.body, `id="rules-template"`)
+		if p.status != 200 || has != c.want {
+			t.Errorf("%s: status %d, Edit rules %v, want %v", c.path, p.status, has, c.want)
+		}
+	}
+}
