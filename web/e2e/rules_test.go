@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -93,6 +94,25 @@ func TestChallengeShowsGoalErrorsAndVerdict(t *testing.T) {
 	if status := eval[string](t, ctx, `document.getElementById("rules-status").textContent`); !strings.Contains(status, "keeps its rules") {
 		t.Fatalf("status %q", status)
 	}
+	// A source that fails while it runs: shown at its line, the rules before come back.
+	failLine := eval[int](t, ctx, `(() => {
+		const ta = document.getElementById("rules-source");
+		ta.value = document.getElementById("rules-source").value.replace("def on_release(ctx, s) \n", "def on_release(ctx, s):\n")
+			.replace("    s.ts = s.clock\n", "    s.ts = s.clock // (ctx.n - ctx.n)\n");
+		ta.dispatchEvent(new Event("input"));
+		return ta.value.slice(0, ta.value.indexOf("s.ts = s.clock //")).split("\n").length;
+	})()`)
+	run(t, ctx, chromedp.Click(chromedp.CSS(`#rules-run`)))
+	waitFor(t, ctx, `document.getElementById("rules-status").textContent === "Running your rules."`)
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`document.dispatchEvent(new CustomEvent("pg:command", {detail: {type: "play"}}))`))
+	waitFor(t, ctx, `document.getElementById("rules-status").textContent.includes("back on the rules before them")`)
+	if e := eval[string](t, ctx, `document.getElementById("rules-error").textContent`); !strings.HasPrefix(e, fmt.Sprintf("Line %d: ", failLine)) || !strings.Contains(e, "division by zero") {
+		t.Fatalf("runtime error shown as %q, want it at line %d", e, failLine)
+	}
+	// The run is back on the challenge's rules (no stop), and the editor keeps the text.
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`document.dispatchEvent(new CustomEvent("pg:command", {detail: {type: "play"}}))`))
+	waitFor(t, ctx, `Number(document.getElementById("main").dataset.step) > 5`)
+
 	// The fix (the template), then Check: the goal is met.
 	run(t, ctx, chromedp.Click(chromedp.CSS(`#rules-reset`)), chromedp.Click(chromedp.CSS(`#rules-check`)))
 	waitFor(t, ctx, `document.getElementById("explore-dialog").open && document.getElementById("explore-dialog").dataset.state !== "running"`)
