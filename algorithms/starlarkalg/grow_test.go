@@ -86,3 +86,36 @@ func TestGrow_AugmentedAssignmentToAComputedTargetIsRefused(t *testing.T) {
 		t.Fatalf("got %v, want a load error at the += naming the rewrite", err)
 	}
 }
+
+// TestGrow_EveryPlaceAnOperationCanBeIsChecked: the rewrite reaches + * % wherever the
+// grammar puts them (a lambda, a comprehension, a default value, a dict entry, a
+// slice, a conditional, a call's keyword argument, a nested function), computing what
+// Starlark computes, and a repetition in each of them is checked.
+func TestGrow_EveryPlaceAnOperationCanBeIsChecked(t *testing.T) {
+	places := []struct{ name, code string }{
+		{"lambda", "f = lambda a: a * K\n    v = f(\"ab\")"},
+		{"comprehension", "v = [c * K for c in [\"ab\"]][0]"},
+		{"comprehension condition", "v = [c for c in [\"ab\"] if len(c * K) > 0][0] * K"},
+		{"default value", "def g(a = \"ab\" * K):\n        return a\n    v = g()"},
+		{"dict entry", "v = {\"k\": \"ab\" * K}[\"k\"]"},
+		{"slice bound", "v = (\"ab\" * K)[0:2 * K]"},
+		{"conditional", "v = \"ab\" * K if True else \"\""},
+		{"keyword argument", "v = dict(k = \"ab\" * K)[\"k\"]"},
+		{"nested function", "def g():\n        return \"ab\" * K\n    v = g()"},
+	}
+	for _, p := range places {
+		t.Run(p.name, func(t *testing.T) {
+			for _, c := range []struct {
+				k       string
+				wantErr bool
+			}{{"2", false}, {"(1 << 20)", true}} {
+				code := "K = " + c.k + "\n    " + p.code + "\n    if len(v) != 2 * K:\n        fail(\"got %d\" % len(v))\n    s.seen.append(m.sender)"
+				src := header + strings.Replace(body, "    s.seen.append(m.sender)", "    "+code, 1)
+				err := runErr(t, mustLoad(t, src))
+				if got := err != nil; got != c.wantErr || (err != nil && !strings.Contains(err.Error(), "one step may build at most")) {
+					t.Errorf("K = %s: %v, want an error: %v", c.k, err, c.wantErr)
+				}
+			}
+		})
+	}
+}
