@@ -1,14 +1,19 @@
 package scenarios
 
 import (
+	"bytes"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"path"
 	"slices"
 	"strings"
 )
 
-//go:embed library/*.json
+// A curated scenario name.json may have a companion name.star: its source (a
+// challenge's starting rules), kept in its own file so that it reads as code.
+//
+//go:embed library/*.json library/*.star
 var libraryFS embed.FS
 
 // Entry is one curated scenario.
@@ -28,9 +33,15 @@ func mustLoadLibrary() []Entry {
 	}
 	var out []Entry
 	for _, f := range files {
+		if path.Ext(f.Name()) != ".json" {
+			continue
+		}
 		data, err := libraryFS.ReadFile(path.Join("library", f.Name()))
 		if err != nil {
 			panic(err)
+		}
+		if src, err := libraryFS.ReadFile(path.Join("library", strings.TrimSuffix(f.Name(), ".json")+".star")); err == nil {
+			data = withSource(data, string(src))
 		}
 		s, err := Parse(data)
 		if err != nil {
@@ -40,6 +51,20 @@ func mustLoadLibrary() []Entry {
 	}
 	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+// withSource adds "source" to a scenario document: the last } of the object becomes
+// ,"source":"..."}. A document that already has a source is refused by Parse (a key
+// given twice).
+func withSource(doc []byte, src string) []byte {
+	end := bytes.LastIndexByte(doc, '}')
+	if end < 0 {
+		return doc // not an object: Parse says so
+	}
+	q, _ := json.Marshal(src) // a string always encodes
+	out := append(bytes.Clone(doc[:end]), `,"source":`...)
+	out = append(out, q...)
+	return append(out, doc[end:]...)
 }
 
 // Curated returns the curated scenarios by name. Callers must not modify them.

@@ -17,10 +17,22 @@ import (
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
-// LinkFormat is the share-link format this package writes. It reads formats
+// LinkFormat is the newest share-link format this package writes. It reads formats
 // 1..LinkFormat; a code from a newer playground gets a *LinkError saying so. Format 2
 // adds the defaults epoch the link was made under (format 1 links are epoch 1).
-const LinkFormat = 2
+// Format 3 is format 2 whose scenario carries a source (a student's rules in
+// Starlark): only such links are written as format 3, so that a link without one
+// stays what earlier builds read, and a build that cannot run sources says the link
+// is newer instead of calling it altered.
+const LinkFormat = 3
+
+// linkFormatOf is the format a link is written in.
+func linkFormatOf(sc *Scenario) int {
+	if sc.Source != "" {
+		return 3
+	}
+	return 2
+}
 
 // Limits of a link. A code is part of a URL, so it is small, but it decompresses:
 // the caps keep a crafted code (a zip bomb, a million interventions) from costing
@@ -66,6 +78,7 @@ type LinkError struct {
 	Slug   string // the algorithm named by the code, when it could be read (even if newer)
 	Field  string // the culprit inside the code (e.g. "interventions[3].node"), if any
 	Reason string
+	Line   int // for scenario.source: the line in the source, if any
 }
 
 func (e *LinkError) Error() string {
@@ -128,7 +141,7 @@ func EncodeLink(l Link) (string, error) {
 	_, _ = zw.Write(data) // a bytes.Buffer does not fail
 	_ = zw.Close()
 	deflaters.Put(zw)
-	return codePrefix + strconv.Itoa(LinkFormat) + "." + l.Scenario.Algorithm + "." +
+	return codePrefix + strconv.Itoa(linkFormatOf(l.Scenario)) + "." + l.Scenario.Algorithm + "." +
 		base64.RawURLEncoding.EncodeToString(buf.Bytes()), nil
 }
 
@@ -205,6 +218,10 @@ func DecodeLink(code string) (Link, error) {
 	}
 	if w.Scenario == nil {
 		return Link{}, &LinkError{Kind: LinkInvalid, Format: LinkFormat, Slug: slug, Field: "scenario", Reason: "missing"}
+	}
+	if w.Scenario.Source != "" && format < 3 {
+		return Link{}, &LinkError{Kind: LinkInvalid, Format: format, Slug: slug, Field: "scenario.source",
+			Reason: fmt.Sprintf("the link was altered: format %d carries no source", format)}
 	}
 	epoch, lerr := linkEpoch(format, w.Defaults)
 	if lerr != nil {
@@ -343,7 +360,7 @@ func (l Link) Validate() error {
 		le := &LinkError{Field: "scenario", Reason: err.Error()}
 		var se *Error
 		if errors.As(err, &se) {
-			le.Reason = se.Reason
+			le.Reason, le.Line = se.Reason, se.Line
 			if se.Field != "" {
 				le.Field = "scenario." + se.Field
 			}

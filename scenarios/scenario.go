@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/teach-dist/playground/algorithms"
+	"github.com/teach-dist/playground/algorithms/starlarkalg"
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
@@ -42,6 +43,11 @@ type Scenario struct {
 	Until     int             `json:"until,omitempty"`
 	Monitors  *Monitors       `json:"monitors,omitempty"`
 	Captions  []Caption       `json:"captions,omitempty"` // curated scenarios
+	// Source is an algorithm in Starlark that runs instead of Algorithm's Go one
+	// (source.go); Algorithm must have a template (starlarkalg.Templates).
+	Source string `json:"source,omitempty"`
+	// Challenge is what a curated scenario asks of a student's source (challenge.go).
+	Challenge *Challenge `json:"challenge,omitempty"`
 }
 
 // Caption explains a key step; the playground shows it when the run reaches the trace
@@ -79,6 +85,8 @@ type Event = sim.ActionJSON
 type Error struct {
 	Field  string
 	Reason string
+	// Line and Col place an error of the field "source" in the source (0: nowhere).
+	Line, Col int
 }
 
 func (e *Error) Error() string {
@@ -92,10 +100,31 @@ func fieldErr(field, format string, args ...any) error {
 	return &Error{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
 
-// Spec returns the scenario's algorithm (valid after Validate).
+// Spec returns the scenario's algorithm (valid after Validate): its source when it
+// has one, else the Go algorithm.
 func (s *Scenario) Spec() *sim.Spec {
+	if s.Source != "" {
+		spec, err := loadSource(s.Algorithm, s.Source)
+		if err != nil {
+			return nil
+		}
+		return spec
+	}
 	spec, _ := algorithms.Lookup(s.Algorithm)
 	return spec
+}
+
+// sourceSpec checks Source and returns the Spec it loads to.
+func (s *Scenario) sourceSpec() (*sim.Spec, error) {
+	if !slices.Contains(starlarkalg.Templates(), s.Algorithm) {
+		return nil, fieldErr("source", "%s has no Starlark template, so no editable rules (these have: %s)",
+			s.Algorithm, strings.Join(starlarkalg.Templates(), ", "))
+	}
+	spec, err := loadSource(s.Algorithm, s.Source)
+	if err != nil {
+		return nil, sourceErr(err)
+	}
+	return spec, nil
 }
 
 // Validate checks every field and fills nothing in; Config applies the defaults.
@@ -106,6 +135,15 @@ func (s *Scenario) Validate() error {
 	spec, ok := algorithms.Lookup(s.Algorithm)
 	if !ok {
 		return fieldErr("algorithm", "%q is unknown (allowed: %s)", s.Algorithm, strings.Join(algorithms.Slugs(), ", "))
+	}
+	if s.Source != "" {
+		var err error
+		if spec, err = s.sourceSpec(); err != nil {
+			return err
+		}
+	}
+	if err := s.Challenge.validate(s.Source != ""); err != nil {
+		return err
 	}
 	n := s.nodeCount(spec)
 	if n < sim.MinNodes || n > sim.MaxNodes {

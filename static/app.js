@@ -17,6 +17,7 @@ import { createSpacetime } from "./spacetime.js";
 import { createMetrics } from "./metrics.js";
 import { createLecture } from "./lecture.js";
 import { createExplore } from "./explore.js";
+import { createEditor } from "./editor.js";
 import { wireTopMenu } from "./topmenu.js";
 
 const root = byId("main");
@@ -51,6 +52,7 @@ const panels = [
   createMetrics(page), // measured against the notes' formulas
   createLecture(page), // lecture mode: presenter and followers
   createExplore(page), // Explore: every interleaving checked on the server
+  createEditor(page), // Edit rules: the algorithm in Starlark, Run and Check
 ].filter(Boolean);
 
 const stage = createStage(page);

@@ -112,9 +112,14 @@ function handle(dialog, line, family) {
     case "result":
       showProgress("");
       showResult(dialog, line.result);
+      if (line.challenge) { // the run is a challenge (scenarios.Challenge): the editor shows the verdict
+        part("explore-details").prepend(htmlEl("p", { class: "explore-challenge", "data-met": line.challenge.met ? "yes" : "no" },
+          `${line.challenge.met ? "Goal met" : "Goal not met"}: ${line.challenge.why}`));
+        document.dispatchEvent(new CustomEvent("pg:challenge", { detail: line.challenge }));
+      }
       break;
     case "error":
-      fail(dialog, line.error);
+      fail(dialog, line.line ? `line ${line.line} of the rules: ${line.error}` : line.error);
       break;
   }
 }

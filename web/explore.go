@@ -123,7 +123,10 @@ type exploreLine struct {
 	StatesPerSecond float64 `json:"statesPerSecond,omitempty"`
 
 	Result *explore.Result `json:"result,omitempty"`
-	Error  string          `json:"error,omitempty"`
+	// Challenge: whether the result meets the run's challenge, when it has one.
+	Challenge *explore.Verdict `json:"challenge,omitempty"`
+	Error     string           `json:"error,omitempty"`
+	Line      int              `json:"line,omitempty"` // of the run's source, for an error in it
 }
 
 func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) {
@@ -214,7 +217,7 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) {
 			s.opts.Logger.Warn("explore", "session", logID(id), "err", err)
 		}
 		s.metrics.ExplorerRun("error")
-		send(exploreLine{Type: "error", Error: msg})
+		send(exploreLine{Type: "error", Error: msg, Line: scenarios.SourceLine(err)})
 		return
 	}
 	if res.Bound == explore.BoundCancelled {
@@ -222,7 +225,12 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) {
 		return // nobody is listening any more
 	}
 	s.metrics.ExplorerRun(res.Result) // ok, violation or bounded
-	send(exploreLine{Type: "result", Result: res})
+	line := exploreLine{Type: "result", Result: res}
+	if sc.Challenge != nil {
+		v := explore.Meets(sc.Challenge, res)
+		line.Challenge = &v
+	}
+	send(line)
 }
 
 // searchBudget is the memory one search may hold by its own accounting. The bound is

@@ -171,8 +171,8 @@ func TestBadLinksSayWhyAndOfferTheClosestRun(t *testing.T) {
 		want       []string
 		offers     string // the /play link offered, if any
 	}{
-		{"newer format", "/r/v3.bully." + code[len("v2.ricart-agrawala."):], []string{"comes from a newer playground", "newer version of the playground (format 3); this server reads format 2"}, "/play/bully"},
-		{"newer format, unknown algorithm", "/r/v3.paxos.abcd", []string{"newer version of the playground (format 3)"}, ""},
+		{"newer format", "/r/v4.bully." + code[len("v2.ricart-agrawala."):], []string{"comes from a newer playground", "newer version of the playground (format 4); this server reads format 3"}, "/play/bully"},
+		{"newer format, unknown algorithm", "/r/v4.paxos.abcd", []string{"newer version of the playground (format 4)"}, ""},
 		{"truncated", good[:len(good)-15], []string{"This link is cut short", "copy it again whole"}, "/play/ricart-agrawala"},
 		{"truncated in the slug", "/r/v1.ricart", []string{"cut short"}, ""},
 		{"tampered character", good[:40] + "*" + good[41:], []string{"This link was altered", "characters a link never has"}, "/play/ricart-agrawala"},

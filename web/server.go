@@ -53,7 +53,7 @@ type Options struct {
 	// SendQueueBytes bounds the bytes queued per connection before it counts as too
 	// slow and is dropped (default 8 MiB: five snapshots of 128 processes).
 	SendQueueBytes int
-	ReadLimit      int64 // largest frame accepted from a client (default 64 KiB)
+	ReadLimit      int64 // largest frame accepted from a client (default DefaultReadLimit)
 
 	Lecture lecture.Options // lecture mode (runtime/lecture); zero values take its defaults
 	// Broker carries lectures' frames to their followers (default: in memory, this
@@ -114,7 +114,7 @@ func (o Options) withDefaults() Options {
 		o.SendQueueBytes = DefaultSendQueueBytes
 	}
 	if o.ReadLimit <= 0 {
-		o.ReadLimit = 64 << 10
+		o.ReadLimit = DefaultReadLimit
 	}
 	if o.MaxViewers <= 0 {
 		o.MaxViewers = 64
@@ -132,6 +132,11 @@ func (o Options) withDefaults() Options {
 // DefaultSendQueueBytes is Options.SendQueueBytes unless set: room for five snapshots
 // of the largest run (128 processes, about 1.5 MB each) behind a viewer's reading.
 const DefaultSendQueueBytes = 8 << 20
+
+// DefaultReadLimit is the largest frame a client may send: a reset frame carries a
+// scenario whose source (a student's rules) may be starlarkalg's 64 KiB, and JSON may
+// escape it to several times that; the rest of a scenario is small.
+const DefaultReadLimit = 4*64<<10 + 64<<10
 
 // Server serves the playground. Close it to end every session and connection.
 type Server struct {

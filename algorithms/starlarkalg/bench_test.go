@@ -1,6 +1,6 @@
 //go:build unix
 
-package starlarkalg
+package starlarkalg_test
 
 import (
 	"fmt"

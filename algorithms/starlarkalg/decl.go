@@ -67,6 +67,7 @@ var declarations = func() starlark.StringDict {
 	d["range"] = starlark.NewBuiltin("range", boundedRange)
 	d["max"] = starlark.NewBuiltin("max", fastMinMax(starlark.Universe["max"], 1))
 	d["min"] = starlark.NewBuiltin("min", fastMinMax(starlark.Universe["min"], -1))
+	growBuiltins(d)
 	return d
 }()
 

@@ -43,6 +43,7 @@ type Limits struct {
 	StringBytes int    // bytes of one string in state or a message
 	MessageInts int    // ints in a message's vec or queue
 	Effects     int    // effects (rules, sends, timers ...) of one step
+	Grow        int    // elements or bytes one handler call may build with + * % join ... (grow.go)
 }
 
 // DefaultLimits are generous for the templates (the largest handler of the four runs
@@ -55,6 +56,7 @@ var DefaultLimits = Limits{
 	StringBytes: 4096,
 	MessageInts: 1024,
 	Effects:     4096,
+	Grow:        1 << 20,
 }
 
 // Error is what goes wrong in a script: at load, or in a handler during a run. Line
@@ -143,7 +145,8 @@ func LoadLimits(name, source string, lim Limits) (*sim.Spec, error) {
 	}
 	thread := &starlark.Thread{Name: name, Print: func(*starlark.Thread, string) {}}
 	thread.SetMaxExecutionSteps(lim.LoadSteps)
-	globals, err := starlark.ExecFileOptions(fileOptions, thread, name+".star", source, declarations)
+	resetGrow(thread, lim.Grow)
+	globals, err := compile(thread, name, source)
 	if err != nil {
 		return nil, sourceError(name, err, lim)
 	}
@@ -158,6 +161,25 @@ func LoadLimits(name, source string, lim Limits) (*sim.Spec, error) {
 		return nil, fail(0, 0, "%v", err)
 	}
 	return spec, nil
+}
+
+// compile parses source, puts the checking builtins in place of the operations that
+// grow values (grow.go), compiles and runs it, and freezes its globals.
+func compile(thread *starlark.Thread, name, source string) (starlark.StringDict, error) {
+	f, err := fileOptions.Parse(name+".star", source, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := rewriteGrowth(f); err != nil {
+		return nil, err
+	}
+	prog, err := starlark.FileProgram(f, declarations.Has)
+	if err != nil {
+		return nil, err
+	}
+	g, err := prog.Init(thread, declarations)
+	g.Freeze()
+	return g, err
 }
 
 // posError is a declaration's error at its place in the source.

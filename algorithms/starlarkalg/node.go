@@ -41,8 +41,9 @@ func (n *node) runner() *runner {
 		n.run = r
 	}
 	r := n.run
-	r.thread.Steps = 0 // the bound is per call
+	r.thread.Steps = 0 // the bounds are per call
 	r.thread.Uncancel()
+	resetGrow(r.thread, n.p.limits.Grow)
 	return r
 }
 
@@ -107,6 +108,7 @@ func (n *node) initState() (*state, error) {
 func (p *program) thread() *starlark.Thread {
 	t := &starlark.Thread{Name: p.name, Print: func(*starlark.Thread, string) {}}
 	t.SetMaxExecutionSteps(p.limits.Steps)
+	resetGrow(t, p.limits.Grow)
 	return t
 }
 

@@ -322,6 +322,7 @@ func (x *search) scenarioOf(sc *scenarios.Scenario, f *finding, evs []scenarios.
 		Params:  slices.Clone(sc.Params),
 		Events:  evs,
 		Until:   until,
+		Source:  sc.Source, // the rules the search ran, when they are a student's
 	}
 	if sc.Monitors != nil {
 		mon := *sc.Monitors

@@ -43,6 +43,11 @@ func ErrorFrame(ref int64, code, msg string) []byte {
 	return (&Error{Code: code, Error: msg, Ref: ref}).AppendJSON(nil)
 }
 
+// ErrorFrameAt is ErrorFrame for an error at a line of a scenario's source.
+func ErrorFrameAt(ref int64, code, msg string, line int) []byte {
+	return (&Error{Code: code, Error: msg, Ref: ref, Line: line}).AppendJSON(nil)
+}
+
 // frames makes an empty frame of each type, by its "type" (a presenter's lecture frame
 // is "lecture" with "role":"presenter"): what Decode reads, and what the round-trip
 // test covers.

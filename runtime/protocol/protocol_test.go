@@ -23,8 +23,8 @@ var wireCases = []struct {
 		Network: Network{Delay: [2]int{1, 3}, Loss: 0.1}, Seed: 1, CS: 2, Rate: 2, MinSpeed: 0.25, MaxSpeed: 16,
 		RecentMax: 100, MaxEvents: 250000},
 		`{"type":"hello","proto":1,"session":"Q-yp","algorithm":"ricart-agrawala","name":"","scenario":{"version":1,"algorithm":"ricart-agrawala","seed":1},"ids":[0,1,2],"network":{"delay":[1,3],"fifo":false,"loss":0.1,"hold":false},"seed":1,"cs":2,"rate":2,"minSpeed":0.25,"maxSpeed":16,"recentMax":100,"maxEvents":250000}`},
-	{"state", &State{Clock{Step: 3, T: 2, Seq: -1, Horizon: 9, Playing: true, Speed: 0.25, Quiet: true, Interventions: 1, Stopped: "the run reached 250000 events"}},
-		`{"type":"state","step":3,"t":2,"seq":-1,"horizon":9,"playing":true,"speed":0.25,"quiet":true,"interventions":1,"stopped":"the run reached 250000 events"}`},
+	{"state", &State{Clock{Step: 3, T: 2, Seq: -1, Horizon: 9, Playing: true, Speed: 0.25, Quiet: true, Interventions: 1, Stopped: "the run reached 250000 events", StoppedLine: 12}},
+		`{"type":"state","step":3,"t":2,"seq":-1,"horizon":9,"playing":true,"speed":0.25,"quiet":true,"interventions":1,"stopped":"the run reached 250000 events","stoppedLine":12}`},
 	{"events", &Events{Clock: Clock{Step: 12, T: 7, Seq: 42, Horizon: 12, Playing: true, Speed: 1, Interventions: 2},
 		Batches: []Batch{
 			{Step: 11, T: 6, Events: json.RawMessage(`[]`), Nodes: []Node{}, Arrive: Arrivals{}},
@@ -50,8 +50,8 @@ var wireCases = []struct {
 			`"nodes":[{"id":0,"alive":true,"cs":true,"token":false,"leader":-1,"group":0,"state":{},"rules":["RA3","RE1"]},{"id":1,"alive":false,"cs":false,"token":true,"leader":1,"group":1,"state":{},"rules":[]}],` +
 			`"inflight":[{"msg":{"id":13,"type":"REPLY","from":2,"to":1,"ts":8},"sent":7,"at":9}],"lit":[{"node":2,"rule":"RH1"}],` +
 			`"recent":[{"seq":42,"t":7,"type":"request","node":0}]}`},
-	{"error", &Error{Code: CodeRefused, Error: `release: P1 is not in the CS <"quoted">`, Ref: 7},
-		`{"type":"error","code":"refused","error":"release: P1 is not in the CS \u003c\"quoted\"\u003e","ref":7}`},
+	{"error", &Error{Code: CodeRefused, Error: `release: P1 is not in the CS <"quoted">`, Ref: 7, Line: 4},
+		`{"type":"error","code":"refused","error":"release: P1 is not in the CS \u003c\"quoted\"\u003e","ref":7,"line":4}`},
 	{"lecture", &Lecture{Code: "KXT49P", Display: "KXT 49P", State: "ended", Link: "/r/v1.x", Reason: "the presenter ended it"},
 		`{"type":"lecture","code":"KXT49P","display":"KXT 49P","state":"ended","link":"/r/v1.x","reason":"the presenter ended it"}`},
 	{"lecture/presenter", &PresenterLecture{Role: "presenter", Code: "KXT49P", Display: "KXT 49P", State: "live", Link: "/r/v1.x", LinkStep: 12, Followers: 42},

@@ -58,6 +58,9 @@ type Clock struct {
 	Quiet         bool    `json:"quiet"`
 	Interventions int     `json:"interventions"`
 	Stopped       string  `json:"stopped,omitempty"` // why the run stopped at its event limit
+	// StoppedLine: the line of the algorithm's source (a student's Starlark rules) where
+	// the error that stopped the run is, for the editor; 0 when there is none.
+	StoppedLine int `json:"stoppedLine,omitempty"`
 }
 
 // State carries only the clock: after play, pause, speed, or a step with nothing to do.
@@ -138,6 +141,8 @@ type Error struct {
 	Code  string `json:"code"` // codes.go
 	Error string `json:"error"`
 	Ref   int64  `json:"ref,omitempty"` // the client's ref
+	// Line: for an error in a scenario's source (a student's Starlark rules), its line.
+	Line int `json:"line,omitempty"`
 }
 
 func (*Hello) Type() string    { return "hello" }
@@ -250,6 +255,10 @@ func (c *Clock) appendJSON(b []byte) []byte {
 	if c.Stopped != "" {
 		b = append(b, `,"stopped":`...)
 		b = appendString(b, c.Stopped)
+	}
+	if c.StoppedLine != 0 {
+		b = append(b, `,"stoppedLine":`...)
+		b = appendInt(b, c.StoppedLine)
 	}
 	return b
 }
@@ -425,6 +434,10 @@ func (f *Error) AppendJSON(b []byte) []byte {
 	if f.Ref != 0 {
 		b = append(b, `,"ref":`...)
 		b = strconv.AppendInt(b, f.Ref, 10)
+	}
+	if f.Line != 0 {
+		b = append(b, `,"line":`...)
+		b = appendInt(b, f.Line)
 	}
 	return append(b, '}')
 }

@@ -55,7 +55,7 @@ func (s *Session) stopHeld(err error) {
 	s.broadcast(s.stateFrame())
 	var ce *cmdError
 	if errors.As(err, &ce) {
-		s.broadcast(errorFrame(0, ce.code, ce.msg))
+		s.broadcast(errorFrame(0, ce.code, ce.msg, ce.line))
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/sim"
+	"github.com/teach-dist/playground/scenarios"
 )
 
 // Kind is what a command asks for.
@@ -37,6 +38,7 @@ type Command struct {
 
 type cmdError struct {
 	code, msg string
+	line      int // of the scenario's source, when the error is in it
 }
 
 func (e *cmdError) Error() string { return e.code + ": " + e.msg }
@@ -105,7 +107,7 @@ func (s *Session) command(c Command) error {
 		}
 		s.playing = false
 		if err := s.load(setup); err != nil {
-			return &cmdError{code: protocol.CodeBadScenario, msg: err.Error()}
+			return &cmdError{code: protocol.CodeBadScenario, msg: err.Error(), line: scenarios.SourceLine(err)}
 		}
 		s.broadcast(s.helloFrame())
 		s.broadcast(s.snapshotFrame())

@@ -1,6 +1,9 @@
 package session
 
-import "github.com/teach-dist/playground/runtime/protocol"
+import (
+	"github.com/teach-dist/playground/runtime/protocol"
+	"github.com/teach-dist/playground/scenarios"
+)
 
 // The session's frames as values of runtime/protocol, which encodes each once for every
 // subscriber.
@@ -12,6 +15,7 @@ func (s *Session) clockFrame(step, t int, seq int64) protocol.Clock {
 		Speed: s.speed, Quiet: s.quiet && s.pending == nil, Interventions: s.applied}
 	if s.failed != nil {
 		c.Stopped = s.failed.Error()
+		c.StoppedLine = scenarios.SourceLine(s.failed)
 	}
 	return c
 }
@@ -71,6 +75,6 @@ func (s *Session) snapshotFrame() protocol.Encoded {
 }
 
 // errorFrame is an error frame to one client; ref is the client's ref (0: none).
-func errorFrame(ref int64, code, msg string) protocol.Encoded {
-	return protocol.Encode(&protocol.Error{Code: code, Error: msg, Ref: ref})
+func errorFrame(ref int64, code, msg string, line int) protocol.Encoded {
+	return protocol.Encode(&protocol.Error{Code: code, Error: msg, Ref: ref, Line: line})
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/teach-dist/playground/runtime/protocol"
+	"github.com/teach-dist/playground/scenarios"
 )
 
 // advance publishes every step that is due by now, stepping the run as needed; the
@@ -24,7 +25,7 @@ func (s *Session) advance(now time.Time) {
 			if err != nil {
 				s.publish(out)
 				_ = s.fail(err)
-				s.broadcast(errorFrame(0, protocol.CodeStopped, err.Error()+"; seek back or reset"))
+				s.broadcast(errorFrame(0, protocol.CodeStopped, err.Error()+"; seek back or reset", scenarios.SourceLine(err)))
 				return
 			}
 			if !ok {

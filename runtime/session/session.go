@@ -328,7 +328,7 @@ func (s *Session) contained(f func()) (ok bool) {
 			if s.opts.OnPanic != nil {
 				s.opts.OnPanic(s.algorithm, v, debug.Stack())
 			}
-			s.broadcast(errorFrame(0, protocol.CodeInternal, fmt.Sprintf("this run stopped on an internal error (%v); reload the page for a fresh run, or use a shared link to rebuild it", v)))
+			s.broadcast(errorFrame(0, protocol.CodeInternal, fmt.Sprintf("this run stopped on an internal error (%v); reload the page for a fresh run, or use a shared link to rebuild it", v), 0))
 		}
 	}()
 	f()
@@ -367,6 +367,6 @@ func (s *Session) handle(e *envelope) {
 		if !errors.As(err, &ce) {
 			ce = &cmdError{code: protocol.CodeRefused, msg: err.Error()}
 		}
-		s.sendTo(e.sub, errorFrame(e.cmd.Ref, ce.code, ce.msg))
+		s.sendTo(e.sub, errorFrame(e.cmd.Ref, ce.code, ce.msg, ce.line))
 	}
 }

@@ -274,6 +274,7 @@ func (h *Handlers) FollowerPage(w http.ResponseWriter, r *http.Request) {
 	}
 	// proto=2: the page reads compact frames (static/compact.js, docs/protocol.md).
 	p.WS, p.API = "/ws/lecture/"+l.Code()+"?proto=2", "/api/lectures/"+l.Code()
+	p.Template = "" // a follower cannot restart the run: no Edit rules (a fork can)
 	p.Title = "Following lecture " + lecture.DisplayCode(l.Code())
 	p.About = "The instructor drives this run and you see every step as it happens. Fork it to try your own moves in a tab of your own."
 	h.Pages.Render(w, r, http.StatusOK, pages.PlayPage(p))

@@ -6,6 +6,7 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/teach-dist/playground/algorithms"
+	"github.com/teach-dist/playground/algorithms/starlarkalg"
 	"github.com/teach-dist/playground/runtime/sim"
 	"github.com/teach-dist/playground/scenarios"
 )
@@ -120,6 +121,9 @@ type Play struct {
 	// (lecturehttp.JoinInfo): the base of join links, and this machine's addresses
 	// when the presenter's is a loopback one.
 	Join string
+	// Template is the Starlark source of the algorithm's template ("" when it has
+	// none): what "Edit rules" starts from when the run carries no source of its own.
+	Template string
 }
 
 type ruleGroup struct {
@@ -187,6 +191,7 @@ func BuildPlay(spec *sim.Spec, session string) Play {
 		p.API = "/api/sessions/" + session
 	}
 	p.Params = paramControls(spec.Params)
+	p.Template, _ = starlarkalg.Template(spec.Slug)
 	legend := NotesLegend()
 	for _, r := range spec.Rules {
 		rv := newRuleView(r, legend)

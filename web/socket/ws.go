@@ -460,10 +460,11 @@ func RunCommand(c *Client, sess *session.Session, data []byte) (session.Command,
 type FrameError struct {
 	ref       int64
 	code, msg string
+	line      int // of the scenario's source, when the error is in it
 }
 
 // Frame is the error frame that tells the client.
-func (e *FrameError) Frame() []byte { return protocol.ErrorFrame(e.ref, e.code, e.msg) }
+func (e *FrameError) Frame() []byte { return protocol.ErrorFrameAt(e.ref, e.code, e.msg, e.line) }
 
 // simpleKind is the command of a frame that carries nothing but its type.
 func simpleKind(typ string) (session.Kind, bool) {
@@ -524,11 +525,11 @@ func ParseFrame(data []byte) (session.Command, *FrameError) {
 		if len(f.Scenario) > 0 && string(f.Scenario) != "null" {
 			sc, err := scenarios.Parse(f.Scenario)
 			if err != nil {
-				return session.Command{}, &FrameError{ref: f.Ref, code: protocol.CodeBadScenario, msg: err.Error()}
+				return session.Command{}, &FrameError{ref: f.Ref, code: protocol.CodeBadScenario, msg: err.Error(), line: scenarios.SourceLine(err)}
 			}
 			setup, err := runs.SetupOf(sc, "")
 			if err != nil {
-				return session.Command{}, &FrameError{ref: f.Ref, code: protocol.CodeBadScenario, msg: err.Error()}
+				return session.Command{}, &FrameError{ref: f.Ref, code: protocol.CodeBadScenario, msg: err.Error(), line: scenarios.SourceLine(err)}
 			}
 			cmd.Setup = &setup
 		}

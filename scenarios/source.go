@@ -1,0 +1,93 @@
+package scenarios
+
+import (
+	"container/list"
+	"errors"
+	"strconv"
+	"sync"
+
+	"github.com/teach-dist/playground/algorithms/starlarkalg"
+	"github.com/teach-dist/playground/runtime/sim"
+)
+
+// A scenario's "source" is an algorithm written in Starlark (docs/authoring.md) that
+// runs instead of the Go algorithm its "algorithm" names: the rules a student edited
+// from that algorithm's template. "algorithm" still names the page it belongs to and
+// stays the slug of links and of the spec (so traces, exports and counterexamples read
+// as the algorithm's). Everything that runs a scenario reaches the algorithm through
+// Scenario.Spec, so the kernel, sessions, the explorer and exports run the source.
+
+// MaxSources is how many loaded sources are kept: loading is the costly part (the
+// explorer and a session's restarts take the same scenario again and again), and one
+// student edits one source at a time.
+const MaxSources = 256
+
+// sources caches loads by (algorithm, source), errors included, least recently used
+// first out. A loaded Spec is shared: its program holds frozen values only, and each
+// run makes its own nodes and interpreter threads.
+var sources = struct {
+	sync.Mutex
+	byKey map[[2]string]*list.Element
+	order *list.List // of *loaded, most recent first
+}{byKey: map[[2]string]*list.Element{}, order: list.New()}
+
+type loaded struct {
+	key  [2]string
+	spec *sim.Spec
+	err  error
+}
+
+// loadSource compiles a scenario's source (cached).
+func loadSource(slug, source string) (*sim.Spec, error) {
+	key := [2]string{slug, source}
+	sources.Lock()
+	if e, ok := sources.byKey[key]; ok {
+		sources.order.MoveToFront(e)
+		l := e.Value.(*loaded)
+		sources.Unlock()
+		return l.spec, l.err
+	}
+	sources.Unlock()
+	spec, err := starlarkalg.Load(slug, source) // outside the lock: it may take 200 000 steps
+	sources.Lock()
+	defer sources.Unlock()
+	if _, ok := sources.byKey[key]; !ok {
+		sources.byKey[key] = sources.order.PushFront(&loaded{key: key, spec: spec, err: err})
+		if sources.order.Len() > MaxSources {
+			last := sources.order.Remove(sources.order.Back()).(*loaded)
+			delete(sources.byKey, last.key)
+		}
+	}
+	return spec, err
+}
+
+// SourceLine is the line of a scenario's source that err is about (a load error, a
+// link's, or a handler's error during a run), or 0: the editor shows the error there.
+func SourceLine(err error) int {
+	var se *starlarkalg.Error
+	var e *Error
+	var le *LinkError
+	switch {
+	case errors.As(err, &se):
+		return se.Line
+	case errors.As(err, &e):
+		return e.Line
+	case errors.As(err, &le):
+		return le.Line
+	}
+	return 0
+}
+
+// sourceErr words a source that does not load as an *Error on the field "source",
+// with the line and column in the source when the error has one.
+func sourceErr(err error) *Error {
+	e := &Error{Field: "source", Reason: err.Error()}
+	var se *starlarkalg.Error
+	if errors.As(err, &se) {
+		e.Line, e.Col, e.Reason = se.Line, se.Col, se.Msg
+		if se.Line > 0 {
+			e.Reason = "line " + strconv.Itoa(se.Line) + ": " + se.Msg
+		}
+	}
+	return e
+}

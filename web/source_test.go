@@ -1,0 +1,173 @@
+package web
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/teach-dist/playground/algorithms/starlarkalg"
+	"github.com/teach-dist/playground/scenarios"
+)
+
+// resetWithSource is a reset frame whose scenario runs source on three processes, two
+// of which ask for the CS at once.
+func resetWithSource(t *testing.T, source string) string {
+	t.Helper()
+	sc := map[string]any{"version": 1, "algorithm": "ricart-agrawala", "nodes": 3, "seed": 1, "source": source,
+		"events": []map[string]any{{"at": 1, "do": "request", "node": 0}, {"at": 1, "do": "request", "node": 1}}}
+	b, err := json.Marshal(map[string]any{"type": "reset", "ref": 7, "scenario": sc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func lineIn(src, needle string) int {
+	return strings.Count(src[:strings.Index(src, needle)], "\n") + 1
+}
+
+// Edited rules reach the session through the reset frame: a source that does not load
+// gets an error at its line and the run goes on with the rules it had; one that loads
+// runs (the hello carries it, for links); one that fails during the run stops it with
+// the line, which the state frame carries for the editor.
+func TestWSEditedRulesRunOrSayTheirLine(t *testing.T) {
+	_, ts := newTestServer(t, Options{})
+	c := dial(t, ts, openSession(t, ts, "/play/ricart-agrawala"))
+	c.next("snapshot")
+	template, ok := starlarkalg.Template("ricart-agrawala")
+	if !ok {
+		t.Fatal("no template")
+	}
+
+	bad := strings.Replace(template, `ctx.rule("RR1")`, `ctx.rule("RR1"))`, 1)
+	c.send(resetWithSource(t, bad))
+	f := c.next("error")
+	var e struct {
+		Code string
+		Line int
+		Ref  int64
+	}
+	_ = json.Unmarshal([]byte(f.raw), &e)
+	if e.Code != "bad-scenario" || e.Ref != 7 || e.Line != lineIn(bad, `ctx.rule("RR1"))`) || !strings.Contains(f.Error, "source: line") {
+		t.Fatalf("a syntax error: %s, want bad-scenario at line %d", f.raw, lineIn(bad, `ctx.rule("RR1"))`))
+	}
+	c.send(`{"type":"step"}`) // the session carries on with the Go algorithm
+	if f := c.next("events", "state", "error"); f.Type == "error" {
+		t.Fatalf("after a refused source, step: %s", f.raw)
+	}
+
+	failing := strings.Replace(template, "    s.ts = s.clock\n", "    s.ts = s.clock // (ctx.n - ctx.n)\n", 1)
+	c.send(resetWithSource(t, failing))
+	if h := c.next("hello"); !strings.Contains(h.raw, `s.ts = s.clock // (ctx.n - ctx.n)`) {
+		t.Fatalf("the hello does not carry the source: %.300s", h.raw)
+	}
+	c.next("snapshot")
+	c.send(`{"type":"play"}`)
+	for {
+		f := c.next("state", "events", "snapshot", "error")
+		var st struct {
+			Stopped     string
+			StoppedLine int
+		}
+		_ = json.Unmarshal([]byte(f.raw), &st)
+		if st.Stopped == "" {
+			continue
+		}
+		if want := lineIn(failing, "s.ts = s.clock //"); st.StoppedLine != want || !strings.Contains(st.Stopped, "division by zero") {
+			t.Fatalf("stopped: %s, want division by zero at line %d", f.raw, want)
+		}
+		break
+	}
+}
+
+// A challenge on the page: Check (the explore endpoint) on the starting rules finds the
+// broken property and says the goal is not met, its counterexample link carries the
+// rules; after Run with the fix (the template), Check says the goal is met.
+func TestExploreJudgesTheChallenge(t *testing.T) {
+	_, ts := newTestServer(t, Options{})
+	id := openSession(t, ts, "/s/challenge-ra-tie-break")
+	_, lines, msg := postExplore(t, ts, id)
+	if len(lines) == 0 {
+		t.Fatal(msg)
+	}
+	last := lines[len(lines)-1]
+	if last.Type != "result" || last.Result.Property != "mutual-exclusion" || last.Challenge == nil || last.Challenge.Met {
+		t.Fatalf("starting rules: %+v, challenge %+v", last, last.Challenge)
+	}
+	cx := last.Result.Counterexample
+	if cx == nil || !strings.HasPrefix(cx.Link, "/r/v3.ricart-agrawala.") {
+		t.Fatalf("the counterexample's link does not carry the rules: %+v", cx)
+	}
+
+	c := dial(t, ts, id)
+	h := c.next("hello")
+	var hello struct{ Scenario map[string]any }
+	if err := json.Unmarshal([]byte(h.raw), &hello); err != nil || hello.Scenario["challenge"] == nil {
+		t.Fatalf("the hello has no challenge: %.300s", h.raw)
+	}
+	fixed, _ := starlarkalg.Template("ricart-agrawala")
+	hello.Scenario["source"] = fixed
+	frame, _ := json.Marshal(map[string]any{"type": "reset", "scenario": hello.Scenario})
+	c.send(string(frame))
+	c.next("hello")
+	// Copy link: the run's link carries the rules it runs now, and opens them.
+	var link struct{ Path string }
+	if p := get(t, browser(t), ts.URL+"/api/sessions/"+id+"/link"); json.Unmarshal([]byte(p.body), &link) != nil || !strings.HasPrefix(link.Path, "/r/v3.ricart-agrawala.") {
+		t.Fatalf("the run's link: %s", p.body)
+	}
+	if l, err := scenarios.DecodeLink(strings.TrimPrefix(link.Path, "/r/")); err != nil || l.Scenario.Source != fixed || l.Scenario.Challenge == nil {
+		t.Fatalf("the link does not carry the rules and the challenge: %v", err)
+	}
+	_, lines, msg = postExplore(t, ts, id)
+	if len(lines) == 0 {
+		t.Fatal(msg)
+	}
+	last = lines[len(lines)-1]
+	if last.Type != "result" || last.Result.Result != "ok" || last.Challenge == nil || !last.Challenge.Met {
+		t.Fatalf("fixed rules: %+v, challenge %+v", last, last.Challenge)
+	}
+}
+
+// Exports of a link run its source: the trace of a link whose rules forget the
+// tie-break shows the mutual-exclusion violation the Go algorithm never has.
+func TestLinkExportRunsTheSource(t *testing.T) {
+	_, ts := newTestServer(t, Options{})
+	template, _ := starlarkalg.Template("ricart-agrawala")
+	broken := strings.Replace(template, "return s.ts < tj or (s.ts == tj and ctx.self_id < idj)", "return s.ts < tj", 1)
+	for _, c := range []struct {
+		source    string
+		violation bool
+	}{{"", false}, {template, false}, {broken, true}} {
+		zero, one := 0, 1
+		sc := &scenarios.Scenario{Version: 1, Algorithm: "ricart-agrawala", Nodes: 3, Seed: 1, Source: c.source,
+			Network: &scenarios.Network{Delay: scenarios.Delay{1}}, Until: 40,
+			Events: []scenarios.Event{{At: 1, Do: "request", Node: &zero}, {At: 1, Do: "request", Node: &one}}}
+		p, err := (scenarios.Link{Scenario: sc}).Path()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := get(t, browser(t), ts.URL+p+"/trace.jsonl?step=30")
+		if got := strings.Contains(tr.body, `"property":"mutual-exclusion"`); tr.status != 200 || got != c.violation {
+			t.Errorf("source of %d bytes: status %d, violation %v, want %v", len(c.source), tr.status, got, c.violation)
+		}
+	}
+}
+
+// Edit rules is offered where the run can take rules: on the four algorithms with a
+// template, to whoever drives the run, not to a lecture's followers.
+func TestEditRulesIsOfferedWhereItCanRun(t *testing.T) {
+	rig := startLecture(t, Options{}, "/play/ricart-agrawala?n=4")
+	for _, c := range []struct {
+		path string
+		want bool
+	}{
+		{"/play/ricart-agrawala", true}, {"/play/bully", true}, {"/s/challenge-central-no-queue", true},
+		{"/play/maekawa", false}, {"/l/" + rig.code, false},
+	} {
+		p := get(t, browser(t), rig.ts.URL+c.path)
+		has := strings.Contains(p.body, `id="rules-edit"`) && strings.Contains(p.body, `id="rules-template"`)
+		if p.status != 200 || has != c.want {
+			t.Errorf("%s: status %d, Edit rules %v, want %v", c.path, p.status, has, c.want)
+		}
+	}
+}
