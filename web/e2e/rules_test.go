@@ -16,8 +16,8 @@ func TestEditedRicartAgrawalaBreaksMutualExclusion(t *testing.T) {
 	ts := server(t)
 	ctx := tab(t, ts.URL, 1280, 800)
 	run(t, ctx, chromedp.Navigate(ts.URL+"/"),
-		chromedp.WaitVisible(chromedp.CSS(`a[href="/play/ricart-agrawala"]`)),
-		chromedp.Click(chromedp.CSS(`a[href="/play/ricart-agrawala"]`)))
+		chromedp.WaitVisible(chromedp.CSS(`a[href="/play/ricart-agrawala?fresh=1"]`)),
+		chromedp.Click(chromedp.CSS(`a[href="/play/ricart-agrawala?fresh=1"]`)))
 	ready(t, ctx)
 	// Three processes, so that the explorer may run in the browser (Run setup).
 	run(t, ctx, chromedp.Evaluate[chromedp.Void](`(() => {
