@@ -168,8 +168,10 @@ func TestExplorePageSaysTheServersBounds(t *testing.T) {
 // (the page's Cancel aborts the request) stops the search and frees its slot: with
 // one slot on the server, a second session's search, queued behind it, starts.
 func TestExploreProgressThenCancelFreesTheSlot(t *testing.T) {
-	srv, ts := newTestServer(t, Options{Explore: ExploreLimits{AtOnce: 1, Share: 1, Progress: time.Millisecond, MaxStates: 1 << 40, Timeout: time.Hour}})
-	// Five processes asking at any time: far more states than the test waits for.
+	// No bound the first search reaches before the test cancels it (a GiB: some ten
+	// seconds of search; it is cancelled at its first progress line).
+	srv, ts := newTestServer(t, Options{Explore: ExploreLimits{AtOnce: 1, Share: 1, Progress: time.Millisecond, MaxStates: 1 << 40, MaxMemory: 1 << 30, Timeout: time.Hour}})
+	// Five processes asking at the start: far more states than the test waits for.
 	big := openSession(t, ts, fmt.Sprintf("/play/ricart-agrawala?n=%d", ExploreNodes))
 	small := openSession(t, ts, "/play/ricart-agrawala?n=2")
 
