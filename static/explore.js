@@ -29,6 +29,7 @@ function reset(dialog) {
   setState(dialog, "running");
   delete dialog.dataset.states;
   delete dialog.dataset.depth;
+  delete dialog.dataset.maxStates;
   part("explore-verdict").textContent = "Exploring every order of events…";
   part("explore-workload").textContent = "";
   showProgress("starting");
@@ -66,11 +67,13 @@ function showResult(dialog, r) {
     }
   } else {
     setState(dialog, "bounded");
-    const limit = { "max-states": `${num(r.states)} states`, "max-memory": "memory", timeout: "time" }[r.bound];
+    // The budget from the start line: the search counts a state or so past it.
+    const maxStates = num(dialog.dataset.maxStates || r.states);
+    const limit = { "max-states": `${maxStates} states`, "max-memory": "memory", timeout: "time" }[r.bound];
     part("explore-verdict").textContent = limit
       ? `Not proved: the search hit the server's ${limit} limit before it had seen every state.`
       : "Not proved: the search stopped before the end.";
-    const why = { "max-states": `it reached the limit of ${num(r.states)} states`, "max-memory": "it reached its memory limit", timeout: "it ran out of time" }[r.bound] || "it was stopped";
+    const why = { "max-states": `it reached the limit of ${maxStates} states`, "max-memory": "it reached its memory limit", timeout: "it ran out of time" }[r.bound] || "it was stopped";
     details.append(htmlEl("p", {}, `No property broke in what it saw, but ${why}, so nothing is proved. Fewer processes or fewer requests make the search smaller; the command line (playground explore) has no such limits.`), facts);
   }
   part("explore-cancel").textContent = "Close";
@@ -109,6 +112,7 @@ function handle(dialog, line, family) {
       showProgress(line.position === 1 ? "waiting for a free explorer slot: you are next" : `waiting for a free explorer slot: number ${line.position} in the queue`);
       break;
     case "start":
+      dialog.dataset.maxStates = String(line.maxStates);
       part("explore-workload").textContent = addedWorkload(family, line.workload);
       showProgress(`${line.nodes} processes; limits: ${num(line.maxStates)} states, ${mib(line.maxMemory)}, ${line.timeout} s`);
       break;
