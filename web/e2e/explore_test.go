@@ -153,6 +153,29 @@ func TestExploreFiveProcessesShowsProgressAndCancels(t *testing.T) {
 	}
 }
 
+// Issue 17: a five-process search that the server's budget stops says so plainly in
+// its verdict, naming the limit it hit.
+func TestExploreSaysWhenTheBudgetStoppedIt(t *testing.T) {
+	needBrowser(t)
+	srv := web.New(web.Options{Explore: web.ExploreLimits{MaxStates: 5000}})
+	ts := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		srv.Close()
+		ts.Close()
+	})
+	c := tab(t, ts.URL, 1280, 800)
+	run(t, c, chromedp.Navigate(ts.URL+"/play/ricart-agrawala"))
+	ready(t, c)
+	waitFor(t, c, `!document.getElementById("explore-open").disabled`)
+	run(t, c, chromedp.Click(chromedp.CSS(`#explore-open`)))
+	waitFor(t, c, `document.getElementById("explore-dialog").dataset.state !== "running"`)
+	state := eval[string](t, c, `document.getElementById("explore-dialog").dataset.state`)
+	verdict := eval[string](t, c, `document.getElementById("explore-verdict").textContent`)
+	if state != "bounded" || verdict != "Not proved: the search hit the server's 5,000 states limit before it had seen every state." {
+		t.Fatalf("state %q, verdict %q", state, verdict)
+	}
+}
+
 // Issue 16: on an election without an election of its own, Explore says what it added
 // in an election's terms (it said "No requests in this scenario").
 func TestExploreSaysWhatItAddsToAnElection(t *testing.T) {
