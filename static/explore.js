@@ -1,11 +1,10 @@
 // Explore: asks the server to check every interleaving of this page's scenario
 // (POST /api/sessions/{id}/explore, docs/protocol.md) and shows its progress, then the
 // verdict: the properties hold (with the number of states and the depth), or a
-// counterexample to open step by step. Closing the dialog cancels the search.
+// counterexample to open step by step. Cancel (or closing the dialog) stops the
+// search on the server, which frees its slot for the next one.
 
 import { byId as part, htmlEl } from "./dom.js";
-
-const MAX_NODES = 4; // the server's bound for the browser (web/explore.go)
 
 const words = {
   "mutual-exclusion": "mutual exclusion",
@@ -17,7 +16,7 @@ const words = {
 const num = (n) => Number(n).toLocaleString("en");
 
 // setState records the dialog's state for styling and tests: running, ok, violation,
-// bounded, error.
+// bounded, cancelled, error.
 function setState(dialog, state) {
   dialog.dataset.state = state;
 }
@@ -30,6 +29,7 @@ function reset(dialog) {
   setState(dialog, "running");
   delete dialog.dataset.states;
   delete dialog.dataset.depth;
+  delete dialog.dataset.maxStates;
   part("explore-verdict").textContent = "Exploring every order of events…";
   part("explore-workload").textContent = "";
   showProgress("starting");
@@ -67,11 +67,20 @@ function showResult(dialog, r) {
     }
   } else {
     setState(dialog, "bounded");
-    part("explore-verdict").textContent = "Not proved: the search stopped before the end.";
-    const why = { "max-states": `it reached the limit of ${num(r.states)} states`, "max-memory": "it reached its memory limit", timeout: "it ran out of time" }[r.bound] || "it was stopped";
+    // The budget from the start line: the search counts a state or so past it.
+    const maxStates = num(dialog.dataset.maxStates || r.states);
+    const limit = { "max-states": `${maxStates} states`, "max-memory": "memory", timeout: "time" }[r.bound];
+    part("explore-verdict").textContent = limit
+      ? `Not proved: the search hit the server's ${limit} limit before it had seen every state.`
+      : "Not proved: the search stopped before the end.";
+    const why = { "max-states": `it reached the limit of ${maxStates} states`, "max-memory": "it reached its memory limit", timeout: "it ran out of time" }[r.bound] || "it was stopped";
     details.append(htmlEl("p", {}, `No property broke in what it saw, but ${why}, so nothing is proved. Fewer processes or fewer requests make the search smaller; the command line (playground explore) has no such limits.`), facts);
   }
   part("explore-cancel").textContent = "Close";
+}
+
+function mib(bytes) {
+  return `${Math.round((bytes || 0) / (1 << 20))} MiB of memory`;
 }
 
 function duration(s) {
@@ -103,8 +112,9 @@ function handle(dialog, line, family) {
       showProgress(line.position === 1 ? "waiting for a free explorer slot: you are next" : `waiting for a free explorer slot: number ${line.position} in the queue`);
       break;
     case "start":
+      dialog.dataset.maxStates = String(line.maxStates);
       part("explore-workload").textContent = addedWorkload(family, line.workload);
-      showProgress(`${line.nodes} processes; limits: ${num(line.maxStates)} states, ${line.timeout} s`);
+      showProgress(`${line.nodes} processes; limits: ${num(line.maxStates)} states, ${mib(line.maxMemory)}, ${line.timeout} s`);
       break;
     case "progress":
       showProgress(`${num(line.states)} states, depth ${line.depth}, ${num(Math.round(line.statesPerSecond))} states/s`);
@@ -168,20 +178,33 @@ function stop(st) {
   st.controller = null;
 }
 
+// cancel stops a running search and says so in the dialog, which stays open; once the
+// search has ended the same button closes the dialog.
+function cancel(st) {
+  if (st.dialog.dataset.state !== "running") {
+    st.dialog.close();
+    return;
+  }
+  stop(st);
+  setState(st.dialog, "cancelled");
+  part("explore-verdict").textContent = "Cancelled: the search was stopped before the end, so nothing is proved.";
+  part("explore-cancel").textContent = "Close";
+}
+
 // The action is for small configurations only: say why when it is off, in the tooltip
 // and in words beside the button (a greyed-out button alone does not say it).
 function update(st, model) {
-  const { button, why } = st;
+  const { button, why, maxNodes } = st;
   const n = model.ids.length;
   if (n === 0) return;
-  const ok = n <= MAX_NODES;
+  const ok = n <= maxNodes;
   button.disabled = !ok;
   button.title = ok
     ? "Check every order of events of this setup for broken properties"
-    : `Explore checks every order of events, whose number grows exponentially: at most ${MAX_NODES} processes here (this run has ${n}; Run setup changes it)`;
+    : `Explore checks every order of events, whose number grows exponentially: at most ${maxNodes} processes here (this run has ${n}; Run setup changes it)`;
   button.dataset.reason = ok ? "" : "too many processes";
   // Two short lines, so that the header keeps its width.
-  why.replaceChildren(...(ok ? [] : [`at most ${MAX_NODES}`, htmlEl("br"), "processes"]));
+  why.replaceChildren(...(ok ? [] : [`at most ${maxNodes}`, htmlEl("br"), "processes"]));
   why.hidden = ok;
 }
 
@@ -191,11 +214,12 @@ export function createExplore(page) {
   const st = { session: page.root.dataset.session || "", button: part("explore-open"), dialog: part("explore-dialog"), controller: null,
     family: page.root.dataset.family || "" };
   if (!st.button || !st.dialog || !st.session) return null;
+  st.maxNodes = Number(st.button.dataset.maxNodes) || 0; // the server's bound (web/explore.go ExploreNodes)
   st.why = htmlEl("span", { class: "explore-why", id: "explore-why", hidden: true });
   st.button.after(st.why);
   st.button.setAttribute("aria-describedby", "explore-why");
   st.button.addEventListener("click", () => search(st));
-  part("explore-cancel").addEventListener("click", () => st.dialog.close());
+  part("explore-cancel").addEventListener("click", () => cancel(st));
   st.dialog.addEventListener("close", () => stop(st));
   // Keys typed in the dialog are not the page's shortcuts.
   st.dialog.addEventListener("keydown", (e) => { if (e.key !== "Escape" && e.key !== "Tab") e.stopPropagation(); });

@@ -15,6 +15,7 @@ import (
 	"github.com/teach-dist/playground/runtime/explore"
 	"github.com/teach-dist/playground/runtime/fairq"
 	"github.com/teach-dist/playground/scenarios"
+	"github.com/teach-dist/playground/web/pages"
 )
 
 // The Explore action (docs/protocol.md, "Explore"): POST /api/sessions/{id}/explore
@@ -28,7 +29,7 @@ import (
 // ExploreLimits bound a search started from the browser (Options.Explore). Zero
 // values take the defaults.
 type ExploreLimits struct {
-	MaxNodes  int           // processes at most (default 4)
+	MaxNodes  int           // processes at most (default ExploreNodes)
 	MaxStates int64         // states at most (default 3,000,000)
 	MaxMemory int64         // bytes at most, all searches together (default 256 MiB): each of AtOnce gets its part
 	Timeout   time.Duration // one search at most, once it runs (default 20 s)
@@ -46,7 +47,7 @@ type ExploreLimits struct {
 
 func (l ExploreLimits) withDefaults() ExploreLimits {
 	if l.MaxNodes <= 0 {
-		l.MaxNodes = 4
+		l.MaxNodes = ExploreNodes
 	}
 	if l.MaxStates <= 0 {
 		l.MaxStates = 3_000_000
@@ -70,6 +71,19 @@ func (l ExploreLimits) withDefaults() ExploreLimits {
 		l.Progress = 250 * time.Millisecond
 	}
 	return l
+}
+
+// ExploreNodes is the most processes the browser's Explore takes by default: the
+// server refuses more (handleExplore) and the page turns its button off above it
+// (pages.Explore.MaxNodes, static/explore.js), the same figure from this constant.
+// At five the reductions keep every mutual exclusion algorithm and election under
+// the states budget or make it stop there plainly ("bounded", docs/explorer.md).
+const ExploreNodes = 5
+
+// page is what the playground page says of the bounds: the Explore button's limit
+// and the budgets the dialog shows before a search starts.
+func (l ExploreLimits) page() pages.Explore {
+	return pages.Explore{MaxNodes: l.MaxNodes, MaxStates: l.MaxStates, MaxMemory: l.MaxMemory, Timeout: int(l.Timeout / time.Second)}
 }
 
 // explorations tracks the searches: one per session, waiting or running, and the
@@ -112,7 +126,8 @@ type exploreLine struct {
 	Nodes     int    `json:"nodes,omitempty"`
 	Workload  string `json:"workload,omitempty"` // what was added to a scenario without one
 	MaxStates int64  `json:"maxStates,omitempty"`
-	Timeout   int    `json:"timeout,omitempty"` // seconds
+	MaxMemory int64  `json:"maxMemory,omitempty"` // bytes, the server's (all searches together)
+	Timeout   int    `json:"timeout,omitempty"`   // seconds
 
 	// queued: the search waits for a slot; 1 is next
 	Position int `json:"position,omitempty"`
@@ -187,7 +202,7 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release()
 	send(exploreLine{Type: "start", Algorithm: sc.Algorithm, Nodes: len(rec.Setup.Config.IDs), Workload: added,
-		MaxStates: lim.MaxStates, Timeout: int(lim.Timeout / time.Second)})
+		MaxStates: lim.MaxStates, MaxMemory: lim.MaxMemory, Timeout: int(lim.Timeout / time.Second)})
 
 	ctx, cancel := context.WithTimeout(r.Context(), lim.Timeout)
 	defer cancel()

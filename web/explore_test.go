@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -87,9 +88,9 @@ func TestExploreProvesRicartAgrawalaForThePage(t *testing.T) {
 
 func TestExploreRefusesWhatItCannotDo(t *testing.T) {
 	_, ts := newTestServer(t, Options{})
-	big := openSession(t, ts, "/play/ricart-agrawala?n=5")
+	big := openSession(t, ts, fmt.Sprintf("/play/ricart-agrawala?n=%d", ExploreNodes+1))
 	if status, _, msg := postExplore(t, ts, big); status != http.StatusUnprocessableEntity || !strings.HasPrefix(msg, "nodes:") {
-		t.Errorf("5 processes: %d %q", status, msg)
+		t.Errorf("%d processes: %d %q", ExploreNodes+1, status, msg)
 	}
 	if status, _, _ := postExplore(t, ts, "nope"); status != http.StatusNotFound {
 		t.Errorf("unknown session: %d", status)
@@ -144,5 +145,78 @@ func TestExploreStopsWhenTheClientGoesAway(t *testing.T) {
 		srv.exploring.mu.Lock()
 		defer srv.exploring.mu.Unlock()
 		return !srv.exploring.running[id]
+	})
+}
+
+// The page takes its Explore bound and budgets from the server's limits: the button
+// carries the most processes (static/explore.js turns it off above) and the dialog
+// states the budgets before a search starts.
+func TestExplorePageSaysTheServersBounds(t *testing.T) {
+	_, ts := newTestServer(t, Options{Explore: ExploreLimits{MaxStates: 1_234_567, MaxMemory: 64 << 20, Timeout: 7 * time.Second}})
+	page := get(t, browser(t), ts.URL+"/play/ricart-agrawala?n=5")
+	for _, want := range []string{
+		fmt.Sprintf(`data-max-nodes="%d"`, ExploreNodes),
+		"The server&#39;s budget for one search: 1,234,567 states, 64 MiB of memory (shared by the searches running at once), 7 s.",
+	} {
+		if !strings.Contains(page.body, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+}
+
+// A search streams its progress (states, depth, rate) while it runs; cancelling it
+// (the page's Cancel aborts the request) stops the search and frees its slot: with
+// one slot on the server, a second session's search, queued behind it, starts.
+func TestExploreProgressThenCancelFreesTheSlot(t *testing.T) {
+	// No bound the first search reaches before the test cancels it (a GiB: some ten
+	// seconds of search; it is cancelled at its first progress line).
+	srv, ts := newTestServer(t, Options{Explore: ExploreLimits{AtOnce: 1, Share: 1, Progress: time.Millisecond, MaxStates: 1 << 40, MaxMemory: 1 << 30, Timeout: time.Hour}})
+	// Five processes asking at the start: far more states than the test waits for.
+	big := openSession(t, ts, fmt.Sprintf("/play/ricart-agrawala?n=%d", ExploreNodes))
+	small := openSession(t, ts, "/play/ricart-agrawala?n=2")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL+"/api/sessions/"+big+"/explore", nil)
+	req.Header.Set("X-Real-IP", "192.0.2.1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	dec := json.NewDecoder(resp.Body)
+	var start, progress exploreLine
+	for progress.Type != "progress" {
+		var l exploreLine
+		if err := dec.Decode(&l); err != nil {
+			t.Fatalf("the stream ended before a progress line: %v", err)
+		}
+		switch l.Type {
+		case "start":
+			start = l
+		case "progress":
+			progress = l
+		}
+	}
+	if start.Nodes != ExploreNodes || start.MaxStates != 1<<40 || start.MaxMemory != srv.opts.Explore.MaxMemory || start.Timeout != 3600 {
+		t.Errorf("start line %+v does not carry the budgets", start)
+	}
+	if progress.States <= 0 || progress.Depth <= 0 || progress.StatesPerSecond <= 0 {
+		t.Errorf("progress line %+v", progress)
+	}
+
+	// Another client's search waits for the one slot.
+	second := streamExplore(t, ts, small, "198.51.100.1")
+	if l := nextLine(t, second, "queued", "start"); l.Type != "queued" || l.Position != 1 {
+		t.Fatalf("the second search did not wait for the slot: %+v", l)
+	}
+	cancel()
+	// The slot is freed: the second search starts and finishes.
+	nextLine(t, second, "start")
+	if l := nextLine(t, second, "result", "error"); l.Type != "result" || l.Result.Result != "ok" {
+		t.Fatalf("the second search after the cancel: %+v", l)
+	}
+	testwait.For(t, "the cancelled search counted", func() bool {
+		return strings.Contains(get(t, browser(t), ts.URL+"/metrics").body, `playground_explorer_runs_total{outcome="cancelled"} 1`)
 	})
 }

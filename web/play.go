@@ -61,7 +61,9 @@ func (s *Server) handlePlay(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	s.pages.Render(w, r, http.StatusOK, pages.PlayPage(pages.BuildPlay(spec, sess.ID())))
+	p := pages.BuildPlay(spec, sess.ID())
+	p.Explore = s.opts.Explore.page()
+	s.pages.Render(w, r, http.StatusOK, pages.PlayPage(p))
 }
 
 // handleCurated serves /s/{name}: the playground on a curated scenario.
@@ -84,6 +86,7 @@ func (s *Server) handleCurated(w http.ResponseWriter, r *http.Request) {
 func (s *Server) renderRun(w http.ResponseWriter, r *http.Request, sc *scenarios.Scenario, name string, sess *session.Session) {
 	p := pages.BuildPlay(sc.Spec(), sess.ID())
 	p.Title, p.About, p.Current = sc.Title, sc.About, name
+	p.Explore = s.opts.Explore.page()
 	s.pages.Render(w, r, http.StatusOK, pages.PlayPage(p))
 }
 

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -85,13 +86,13 @@ func TestExploreIsOffForLargeN(t *testing.T) {
 	needBrowser(t)
 	ts := server(t)
 	ctx := tab(t, ts.URL, 1280, 800)
-	run(t, ctx, chromedp.Navigate(ts.URL+"/play/ricart-agrawala?n=6"))
+	run(t, ctx, chromedp.Navigate(ts.URL+fmt.Sprintf("/play/ricart-agrawala?n=%d", web.ExploreNodes+1)))
 	ready(t, ctx)
 	waitFor(t, ctx, `document.getElementById("explore-open").dataset.reason === "too many processes"`)
 	if !eval[bool](t, ctx, `document.getElementById("explore-open").disabled`) {
-		t.Fatal("Explore is on for 6 processes")
+		t.Fatalf("Explore is on for %d processes", web.ExploreNodes+1)
 	}
-	if title := eval[string](t, ctx, `document.getElementById("explore-open").title`); !strings.Contains(title, "at most 4") {
+	if title := eval[string](t, ctx, `document.getElementById("explore-open").title`); !strings.Contains(title, fmt.Sprintf("at most %d", web.ExploreNodes)) {
 		t.Fatalf("title %q does not say why", title)
 	}
 	// Issue 16: the reason is written beside the button too, not only in its tooltip.
@@ -100,10 +101,79 @@ func TestExploreIsOffForLargeN(t *testing.T) {
 		const r = w.getBoundingClientRect();
 		return r.width > 0 && r.right <= innerWidth && Math.abs((r.top + r.bottom) / 2 - (b.top + b.bottom) / 2) < b.height ? w.textContent : "not beside the button";
 	})()`)
-	if why != "at most 4processes" { // two lines: "at most 4", "processes"
+	if why != fmt.Sprintf("at most %dprocesses", web.ExploreNodes) { // two lines: "at most 5", "processes"
 		t.Fatalf("beside the button: %q", why)
 	}
 	screenshot(t, ctx, "explore-off-reason.png")
+}
+
+// Issue 17: on a five-process page of a mutual exclusion algorithm (Ricart-Agrawala's
+// default) and of an election, Explore is on, the dialog states the server's budgets,
+// shows the search's progress, and Cancel stops it: the dialog says so and stays open.
+func TestExploreFiveProcessesShowsProgressAndCancels(t *testing.T) {
+	needBrowser(t)
+	// No bound the search can reach before the click: only Cancel ends it (a bound of
+	// states or time would, on a slow machine, race the click).
+	srv := web.New(web.Options{Explore: web.ExploreLimits{MaxStates: 1 << 40, MaxMemory: 1 << 30, Timeout: time.Hour, Progress: time.Millisecond}})
+	ts := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		srv.Close()
+		ts.Close()
+	})
+	// Ricart-Agrawala has five processes by default; bully eight, so the link says five.
+	for _, path := range []string{"/play/ricart-agrawala", "/play/bully?n=5"} {
+		t.Run(path, func(t *testing.T) {
+			c := tab(t, ts.URL, 1280, 800)
+			run(t, c, chromedp.Navigate(ts.URL+path))
+			ready(t, c)
+			waitFor(t, c, `!document.getElementById("explore-open").disabled`)
+			run(t, c, chromedp.Click(chromedp.CSS(`#explore-open`)))
+			if budget := eval[string](t, c, `document.getElementById("explore-budget").textContent`); !strings.Contains(budget, "1,099,511,627,776 states, 1024 MiB of memory") || !strings.Contains(budget, "3600 s") {
+				t.Errorf("the dialog states the budget as %q", budget)
+			}
+			// Cancel is clicked in the same task that sees the progress line.
+			waitFor(t, c, `(() => {
+				const p = document.getElementById("explore-progress").textContent;
+				if (!/^[\d,]+ states, depth \d+, [\d,]+ states\/s$/.test(p)) return false;
+				window.seenProgress = p;
+				document.getElementById("explore-cancel").click();
+				return true;
+			})()`)
+			if state := eval[string](t, c, `document.getElementById("explore-dialog").dataset.state`); state != "cancelled" {
+				t.Fatalf("after Cancel the dialog is %q (progress seen: %s)", state, eval[string](t, c, `window.seenProgress`))
+			}
+			verdict := eval[string](t, c, `document.getElementById("explore-verdict").textContent`)
+			button := eval[string](t, c, `document.getElementById("explore-cancel").textContent`)
+			if !strings.HasPrefix(verdict, "Cancelled") || button != "Close" || !eval[bool](t, c, `document.getElementById("explore-dialog").open`) {
+				t.Fatalf("after Cancel: verdict %q, button %q", verdict, button)
+			}
+			run(t, c, chromedp.Click(chromedp.CSS(`#explore-cancel`)))
+			waitFor(t, c, `!document.getElementById("explore-dialog").open`)
+		})
+	}
+}
+
+// Issue 17: a five-process search that the server's budget stops says so plainly in
+// its verdict, naming the limit it hit.
+func TestExploreSaysWhenTheBudgetStoppedIt(t *testing.T) {
+	needBrowser(t)
+	srv := web.New(web.Options{Explore: web.ExploreLimits{MaxStates: 5000}})
+	ts := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		srv.Close()
+		ts.Close()
+	})
+	c := tab(t, ts.URL, 1280, 800)
+	run(t, c, chromedp.Navigate(ts.URL+"/play/ricart-agrawala"))
+	ready(t, c)
+	waitFor(t, c, `!document.getElementById("explore-open").disabled`)
+	run(t, c, chromedp.Click(chromedp.CSS(`#explore-open`)))
+	waitFor(t, c, `document.getElementById("explore-dialog").dataset.state !== "running"`)
+	state := eval[string](t, c, `document.getElementById("explore-dialog").dataset.state`)
+	verdict := eval[string](t, c, `document.getElementById("explore-verdict").textContent`)
+	if state != "bounded" || verdict != "Not proved: the search hit the server's 5,000 states limit before it had seen every state." {
+		t.Fatalf("state %q, verdict %q", state, verdict)
+	}
 }
 
 // Issue 16: on an election without an election of its own, Explore says what it added

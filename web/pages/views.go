@@ -1,6 +1,7 @@
 package pages
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/a-h/templ"
@@ -124,6 +125,36 @@ type Play struct {
 	// Template is the Starlark source of the algorithm's template ("" when it has
 	// none): what "Edit rules" starts from when the run carries no source of its own.
 	Template string
+	// Explore is the server's bounds of the Explore action (web.ExploreLimits).
+	Explore Explore
+}
+
+// Explore is what the page says of the server's Explore bounds: the most processes
+// its button takes (data-max-nodes, static/explore.js) and the budgets of one
+// search, shown in the dialog before it starts.
+type Explore struct {
+	MaxNodes  int
+	MaxStates int64
+	MaxMemory int64 // bytes, all searches together
+	Timeout   int   // seconds
+}
+
+// Budget is the dialog's sentence of the budgets; "" when the server gave none.
+func (e Explore) Budget() string {
+	if e.MaxStates == 0 {
+		return ""
+	}
+	return fmt.Sprintf("The server's budget for one search: %s states, %d MiB of memory (shared by the searches running at once), %d s.",
+		thousands(e.MaxStates), e.MaxMemory>>20, e.Timeout)
+}
+
+// thousands writes n with commas, as the page's figures are (toLocaleString("en")).
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 type ruleGroup struct {
