@@ -444,7 +444,7 @@ func (h *Handlers) FollowerSocket(w http.ResponseWriter, r *http.Request) {
 	h.Hub.ReadLoop(conn, c, func(data []byte) bool {
 		var f protocol.LectureCommand
 		if strictJSON(data, &f) != nil || f.Type != "lecture" {
-			c.Send(readOnly(data))
+			c.Send(readOnly(c, data))
 			return true
 		}
 		if f.Op != "answer" || f.Question == nil || f.Choice == nil {
@@ -486,8 +486,8 @@ func follow(l lecture.Followed, compact bool, after uint64, f lecture.Follower) 
 
 // readOnly answers a follower's frame that is not an answer: a command that would
 // drive the run is refused with a reason, anything else as a bad frame.
-func readOnly(data []byte) []byte {
-	cmd, ferr := socket.ParseFrame(data)
+func readOnly(c *socket.Client, data []byte) []byte {
+	cmd, ferr := c.ParseFrame(data) // a reset's source loads at the follower's cost too
 	if ferr != nil {
 		return ferr.Frame()
 	}
