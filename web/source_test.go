@@ -260,3 +260,36 @@ func relabel(t *testing.T, p, from, to string) string {
 	_ = zw.Close()
 	return p[:dot+1] + base64.RawURLEncoding.EncodeToString(buf.Bytes())
 }
+
+// A lecture started on a run with edited rules shows those rules' pseudocode to its
+// presenter and its followers, not the Go algorithm's.
+func TestLecturePagesShowTheRunsOwnRules(t *testing.T) {
+	template, _ := starlarkalg.Template("ricart-agrawala")
+	const goLine, edited = `"send REPLY to every queued request"`, "send REPLY to every queued request, as edited for the hall"
+	source := strings.Replace(template, goLine, `"`+edited+`"`, 1)
+	if source == template {
+		t.Fatal("the template's RR1 line moved: update the test")
+	}
+	sc := &scenarios.Scenario{Version: 1, Algorithm: "ricart-agrawala", Nodes: 3, Seed: 1, Source: source}
+	link, err := (scenarios.Link{Scenario: sc}).Path()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rig := startLecture(t, Options{}, link)
+	for _, c := range []struct {
+		page   string
+		edited bool
+	}{
+		{"/lecture/present/" + rig.token, true},
+		{"/l/" + rig.code, true},
+		{"/play/ricart-agrawala", false}, // the Go algorithm's page keeps its own
+	} {
+		p := get(t, browser(t), rig.ts.URL+c.page)
+		if got := strings.Contains(p.body, edited); p.status != 200 || got != c.edited {
+			t.Errorf("%s: status %d, shows the edited RR1 %v, want %v", c.page, p.status, got, c.edited)
+		}
+		if !strings.Contains(p.body, `data-rule="RR1"`) {
+			t.Errorf("%s: no RR1 in the pseudocode", c.page)
+		}
+	}
+}
