@@ -25,7 +25,6 @@ import (
 	"github.com/teach-dist/playground/runtime/lecture"
 	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/session"
-	"github.com/teach-dist/playground/runtime/sim"
 	"github.com/teach-dist/playground/scenarios"
 	"github.com/teach-dist/playground/web/ops"
 	"github.com/teach-dist/playground/web/pages"
@@ -174,22 +173,6 @@ func (h *Handlers) lecturePlay(w http.ResponseWriter, r *http.Request, l lecture
 		}
 	}
 	return pages.BuildPlay(spec, session), true
-}
-
-// runSpec is the algorithm a lecture's run runs now, when the lecture is this
-// server's: the rules loaded from the run's source if the presenter runs edited rules
-// (a challenge, Edit rules), so the pseudocode the hall reads is the one that runs. It
-// is nil for a lecture another server hosts, whose page shows the algorithm's own.
-func runSpec(ctx context.Context, l lecture.Followed) *sim.Spec {
-	local, ok := l.(interface{ Session() *session.Session })
-	if !ok || local.Session() == nil {
-		return nil
-	}
-	rec, err := local.Session().Recipe(ctx)
-	if err != nil || rec.Config.Spec == nil || rec.Config.Spec.Slug != l.Algorithm() {
-		return nil
-	}
-	return rec.Config.Spec
 }
 
 func (h *Handlers) PresenterPage(w http.ResponseWriter, r *http.Request) {
