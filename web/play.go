@@ -287,7 +287,7 @@ func (s *Server) linkError(w http.ResponseWriter, r *http.Request, err error) {
 	if loadErr := (*ratelimit.LoadError)(nil); errors.As(err, &loadErr) {
 		// Over the client's loads: the link is fine, the network must wait.
 		v.Heading = "Too many different rules at once"
-		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(loadErr.Wait.Seconds())))))
+		w.Header().Set("Retry-After", loadErr.RetryAfter())
 		s.pages.Render(w, r, http.StatusTooManyRequests, pages.LinkErrorPage(v))
 		return
 	}

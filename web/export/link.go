@@ -3,9 +3,7 @@ package export
 import (
 	"encoding/json"
 	"errors"
-	"math"
 	"net/http"
-	"strconv"
 
 	"github.com/go-chi/chi/v5"
 
@@ -62,7 +60,7 @@ func (a *API) linkExport(w http.ResponseWriter, r *http.Request) (runs.Link, int
 	}
 	lr, err := runs.DecodeLinkCharged(chi.URLParam(r, "code"), charge)
 	if le := (*ratelimit.LoadError)(nil); errors.As(err, &le) {
-		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(le.Wait.Seconds())))))
+		w.Header().Set("Retry-After", le.RetryAfter())
 		http.Error(w, err.Error(), http.StatusTooManyRequests)
 		return runs.Link{}, 0, false
 	}

@@ -264,7 +264,7 @@ func (l *Limiter) Middleware(next http.Handler) http.Handler {
 // page (or a line of text for the API and sockets) that says what happened.
 func (l *Limiter) limited(w http.ResponseWriter, r *http.Request, name string, wait time.Duration) {
 	l.hooks.Limited(name)
-	secs := max(1, int(math.Ceil(wait.Seconds())))
+	secs := wholeSeconds(wait)
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
 	msg := fmt.Sprintf("Too many requests from your network; try again in %d second%s.", secs, pluralS(secs))
 	if name == "sessions" {
@@ -291,8 +291,13 @@ func pluralS(n int) string {
 // share (Limits.Loads). Its message is the one the page and the editor show.
 type LoadError struct{ Wait time.Duration }
 
+// RetryAfter is the Retry-After header's value: the wait in whole seconds, at least 1.
+func (e *LoadError) RetryAfter() string { return strconv.Itoa(wholeSeconds(e.Wait)) }
+
+func wholeSeconds(wait time.Duration) int { return max(1, int(math.Ceil(wait.Seconds()))) }
+
 func (e *LoadError) Error() string {
-	secs := max(1, int(math.Ceil(e.Wait.Seconds())))
+	secs := wholeSeconds(e.Wait)
 	return fmt.Sprintf("your network has loaded many different rule sources in a short time: these rules are not loaded; "+
 		"rules already running keep working, and new ones can load in %d second%s", secs, pluralS(secs))
 }
