@@ -28,7 +28,10 @@ func Decode(r io.Reader) (*Scenario, error) {
 }
 
 // Parse is Decode on bytes.
-func Parse(data []byte) (*Scenario, error) {
+func Parse(data []byte) (*Scenario, error) { return ParseCharged(data, nil) }
+
+// ParseCharged is Parse that asks charge before loading a source not yet cached.
+func ParseCharged(data []byte, charge LoadCharge) (*Scenario, error) {
 	if len(data) > MaxBytes {
 		return nil, &Error{Reason: fmt.Sprintf("larger than %d bytes", MaxBytes)}
 	}
@@ -48,6 +51,9 @@ func Parse(data []byte) (*Scenario, error) {
 		return nil, errDuplicate(f)
 	}
 	if err := explicitZero(data); err != nil {
+		return nil, err
+	}
+	if err := s.charge(charge); err != nil {
 		return nil, err
 	}
 	if err := s.Validate(); err != nil {

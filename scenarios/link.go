@@ -157,7 +157,11 @@ func (l Link) Path() (string, error) {
 // DecodeLink reads a code. Every failure is a *LinkError that says what is wrong:
 // a newer format, a code cut short, or one that was altered or names a run that
 // cannot be.
-func DecodeLink(code string) (Link, error) {
+func DecodeLink(code string) (Link, error) { return DecodeLinkCharged(code, nil) }
+
+// DecodeLinkCharged is DecodeLink that asks charge before loading the link's source
+// when it is not yet cached; charge's error is returned as it is.
+func DecodeLinkCharged(code string, charge LoadCharge) (Link, error) {
 	format, slug, payload, err := splitCode(code)
 	if err != nil {
 		return Link{}, err
@@ -239,6 +243,9 @@ func DecodeLink(code string) (Link, error) {
 				Field: fmt.Sprintf("interventions[%d].at", k), Reason: "an intervention has a step, not a time"}
 		}
 		l.Interventions = append(l.Interventions, Intervention{Step: iv.Step, Event: iv.Event})
+	}
+	if err := l.Scenario.charge(charge); err != nil { // before anything loads the source
+		return Link{}, err
 	}
 	if err := l.Scenario.pinDefaults(epoch); err != nil {
 		return Link{}, &LinkError{Kind: LinkInvalid, Format: format, Slug: slug, Field: "scenario.params", Reason: err.Error()}

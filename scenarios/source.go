@@ -37,6 +37,29 @@ type loaded struct {
 	err  error
 }
 
+// LoadCharge is asked before a source that is not cached is loaded: a server charges
+// it to the client that sent the source (web/ratelimit Limits.Loads) and returns an
+// error, which the parse returns as it is, when that client is past its bound. nil
+// charges nothing.
+type LoadCharge func() error
+
+// SourceCached reports whether (algorithm, source) is already loaded: taking it again
+// costs a map lookup, not a load.
+func SourceCached(algorithm, source string) bool {
+	sources.Lock()
+	defer sources.Unlock()
+	_, ok := sources.byKey[[2]string{algorithm, source}]
+	return ok
+}
+
+// charge asks charge for s's source when loading it would cost a load.
+func (s *Scenario) charge(charge LoadCharge) error {
+	if charge == nil || s == nil || s.Source == "" || SourceCached(s.Algorithm, s.Source) {
+		return nil
+	}
+	return charge()
+}
+
 // loadSource compiles a scenario's source (cached).
 func loadSource(slug, source string) (*sim.Spec, error) {
 	key := [2]string{slug, source}

@@ -92,7 +92,7 @@ func (s *Server) renderRun(w http.ResponseWriter, r *http.Request, sc *scenarios
 
 // handleLink serves /r/{code}: the playground on the link's run, paused at its step.
 func (s *Server) handleLink(w http.ResponseWriter, r *http.Request) {
-	lr, err := runs.DecodeLink(chi.URLParam(r, "code"))
+	lr, err := runs.DecodeLinkCharged(chi.URLParam(r, "code"), s.limits.LoadOf(r))
 	if err != nil {
 		s.linkError(w, r, err)
 		return
@@ -121,7 +121,7 @@ func (s *Server) startLink(w http.ResponseWriter, r *http.Request, path string, 
 		s.pages.Message(w, r, http.StatusInternalServerError, "Fork", "This run cannot be forked", fmt.Sprintf("%q is not a share link", path))
 		return false
 	}
-	lr, err := runs.DecodeLink(strings.TrimPrefix(u.Path, "/r/"))
+	lr, err := runs.DecodeLinkCharged(strings.TrimPrefix(u.Path, "/r/"), s.limits.LoadOf(r))
 	if err != nil {
 		s.linkError(w, r, err)
 		return false
@@ -287,6 +287,13 @@ func (s *Server) startsSession(r *http.Request) bool {
 // catalogue.
 func (s *Server) linkError(w http.ResponseWriter, r *http.Request, err error) {
 	v := pages.LinkErrorView{Heading: "This link cannot open a run", Reason: err.Error(), Cat: s.pages.Cat}
+	if loadErr := (*ratelimit.LoadError)(nil); errors.As(err, &loadErr) {
+		// Over the client's loads: the link is fine, the network must wait.
+		v.Heading = "Too many different rules at once"
+		w.Header().Set("Retry-After", loadErr.RetryAfter())
+		s.pages.Render(w, r, http.StatusTooManyRequests, pages.LinkErrorPage(v))
+		return
+	}
 	var le *scenarios.LinkError
 	if errors.As(err, &le) {
 		switch le.Kind {

@@ -183,6 +183,7 @@ func New(opts Options) *Server {
 			s.metrics.Refused("exports")
 		}
 	}
+	exp.Load = s.limits.LoadOf
 	s.exports = export.New(s.runs, exp)
 	s.lecture = lecturehttp.New(lecturehttp.Options{Sessions: s.sessions, Lectures: s.lectures, Hub: s.sockets,
 		Pages: s.pages, Metrics: s.metrics, Refresh: opts.Lecture.Refresh,

@@ -1,12 +1,20 @@
 package web
 
 import (
+	"bytes"
+	"compress/flate"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/teach-dist/playground/algorithms/starlarkalg"
 	"github.com/teach-dist/playground/scenarios"
+	"github.com/teach-dist/playground/web/ratelimit"
 )
 
 // resetWithSource is a reset frame whose scenario runs source on three processes, two
@@ -168,6 +176,120 @@ func TestEditRulesIsOfferedWhereItCanRun(t *testing.T) {
 		has := strings.Contains(p.body, `id="rules-edit"`) && strings.Contains(p.body, `id="rules-template"`)
 		if p.status != 200 || has != c.want {
 			t.Errorf("%s: status %d, Edit rules %v, want %v", c.path, p.status, has, c.want)
+		}
+	}
+}
+
+// Starlark loads are bounded per client (ratelimit.Limits.Loads): a reset frame or a
+// share link whose source is not cached costs one load; past the client's bound the
+// frame gets a rate-limited error and the link a 429 page, while sources already
+// loaded (by anyone) cost nothing and keep opening.
+func TestStarlarkLoadsAreBoundedPerClient(t *testing.T) {
+	_, ts := newTestServer(t, Options{Limits: ratelimit.Limits{Loads: ratelimit.Rate{Per: 1, Every: time.Hour, Burst: 2}}})
+	template, _ := starlarkalg.Template("ricart-agrawala")
+	variant := func(k int) string { // a source no other test loads: a cache miss
+		return template + fmt.Sprintf("\n# %s variant %d\n", t.Name(), k)
+	}
+	c := dial(t, ts, openSession(t, ts, "/play/ricart-agrawala"))
+	c.next("snapshot")
+	for k, want := range []string{"hello", "hello", "error", "hello"} {
+		src := variant(k)
+		if k == 3 {
+			src = variant(0) // loaded already: not charged
+		}
+		c.send(resetWithSource(t, src))
+		f := c.next("hello", "error")
+		if f.Type != want {
+			t.Fatalf("reset %d: %s, want %s", k, f.raw, want)
+		}
+		if f.Type == "error" {
+			var e struct {
+				Code string
+				Ref  int64
+			}
+			_ = json.Unmarshal([]byte(f.raw), &e)
+			if e.Code != "rate-limited" || e.Ref != 7 || !strings.Contains(f.Error, "many different rule sources") {
+				t.Fatalf("the refused load: %s", f.raw)
+			}
+		}
+	}
+
+	path := func(src string) string {
+		sc := &scenarios.Scenario{Version: 1, Algorithm: "ricart-agrawala", Nodes: 3, Seed: 1, Source: src}
+		p, err := (scenarios.Link{Scenario: sc}).Path()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// Encoding a link validates, so loads, its source in this process; a link with
+	// rules nobody loaded is made by rewriting a loaded link's payload.
+	unloaded := relabel(t, path(variant(1)), "variant 1", "variant 4")
+	for _, c := range []struct {
+		name, url string
+		status    int
+		says      string
+	}{
+		{"a link with new rules", unloaded, http.StatusTooManyRequests, "Too many different rules"},
+		{"its export", unloaded + "/trace.jsonl", http.StatusTooManyRequests, "many different rule sources"},
+		{"a link with loaded rules", path(variant(1)), http.StatusOK, `id="rules-edit"`},
+	} {
+		p := get(t, browser(t), ts.URL+c.url)
+		if p.status != c.status || !strings.Contains(p.body, c.says) {
+			t.Errorf("%s: status %d, want %d saying %q: %.300s", c.name, p.status, c.status, c.says, p.body)
+		}
+	}
+}
+
+// relabel returns the link path p with from replaced by to in its payload (the JSON
+// under deflate and base64url, scenarios.EncodeLink), without loading anything.
+func relabel(t *testing.T, p, from, to string) string {
+	t.Helper()
+	dot := strings.LastIndex(p, ".")
+	raw, err := base64.RawURLEncoding.DecodeString(p[dot+1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(flate.NewReader(bytes.NewReader(raw)))
+	if err != nil || !bytes.Contains(data, []byte(from)) {
+		t.Fatalf("payload %q: %v", data, err)
+	}
+	var buf bytes.Buffer
+	zw, _ := flate.NewWriter(&buf, flate.BestCompression)
+	_, _ = zw.Write(bytes.Replace(data, []byte(from), []byte(to), 1))
+	_ = zw.Close()
+	return p[:dot+1] + base64.RawURLEncoding.EncodeToString(buf.Bytes())
+}
+
+// A lecture started on a run with edited rules shows those rules' pseudocode to its
+// presenter and its followers, not the Go algorithm's.
+func TestLecturePagesShowTheRunsOwnRules(t *testing.T) {
+	template, _ := starlarkalg.Template("ricart-agrawala")
+	const goLine, edited = `"send REPLY to every queued request"`, "send REPLY to every queued request, as edited for the hall"
+	source := strings.Replace(template, goLine, `"`+edited+`"`, 1)
+	if source == template {
+		t.Fatal("the template's RR1 line moved: update the test")
+	}
+	sc := &scenarios.Scenario{Version: 1, Algorithm: "ricart-agrawala", Nodes: 3, Seed: 1, Source: source}
+	link, err := (scenarios.Link{Scenario: sc}).Path()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rig := startLecture(t, Options{}, link)
+	for _, c := range []struct {
+		page   string
+		edited bool
+	}{
+		{"/lecture/present/" + rig.token, true},
+		{"/l/" + rig.code, true},
+		{"/play/ricart-agrawala", false}, // the Go algorithm's page keeps its own
+	} {
+		p := get(t, browser(t), rig.ts.URL+c.page)
+		if got := strings.Contains(p.body, edited); p.status != 200 || got != c.edited {
+			t.Errorf("%s: status %d, shows the edited RR1 %v, want %v", c.page, p.status, got, c.edited)
+		}
+		if !strings.Contains(p.body, `data-rule="RR1"`) {
+			t.Errorf("%s: no RR1 in the pseudocode", c.page)
 		}
 	}
 }

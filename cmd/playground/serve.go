@@ -97,6 +97,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Var(rateFlag{&limits.CommandsPerIP}, "rate-commands-ip", "WebSocket frames per client address, all its connections together")
 	fs.Var(rateFlag{&limits.Strikes}, "rate-strikes", "refused frames a connection may send before it is closed with 1008")
 	fs.Var(rateFlag{&limits.JoinGuesses}, "rate-join-guesses", "lecture codes that name no lecture, per client address (IPv6: per /64); past it every lookup is refused until one refills")
+	fs.Var(rateFlag{&limits.Loads}, "rate-loads", "Starlark sources (edited rules) loaded because a client sent one not yet loaded, per client address (IPv6: per /64)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, serveUsage)
 		fs.PrintDefaults()

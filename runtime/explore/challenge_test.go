@@ -46,7 +46,7 @@ func TestChallenges_StartBrokenAndTheTemplateMeetsThem(t *testing.T) {
 			}
 		})
 	}
-	if found < 5 {
-		t.Fatalf("%d curated challenges, want at least 5", found)
+	if found < 6 {
+		t.Fatalf("%d curated challenges, want at least 6", found)
 	}
 }

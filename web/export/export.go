@@ -35,6 +35,9 @@ type Options struct {
 	LectureCache int64
 	// Refused, if set, is told each export refused at the gate: "client" or "server".
 	Refused func(which string)
+	// Load, if set, is the charge of a Starlark load to r's client
+	// (ratelimit.Limiter.LoadOf): a link whose source is not cached loads at its cost.
+	Load func(r *http.Request) func() error
 }
 
 func (o Options) withDefaults() Options {

@@ -2,6 +2,7 @@ package export
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
@@ -9,6 +10,7 @@ import (
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/runtime/sim"
 	"github.com/teach-dist/playground/scenarios"
+	"github.com/teach-dist/playground/web/ratelimit"
 	"github.com/teach-dist/playground/web/runs"
 )
 
@@ -51,8 +53,17 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // linkExport decodes the link of an export URL and its ?step= (default: the link's
 // timeline), answering 400 itself when it cannot.
-func linkExport(w http.ResponseWriter, r *http.Request) (runs.Link, int, bool) {
-	lr, err := runs.DecodeLink(chi.URLParam(r, "code"))
+func (a *API) linkExport(w http.ResponseWriter, r *http.Request) (runs.Link, int, bool) {
+	var charge scenarios.LoadCharge
+	if a.opts.Load != nil {
+		charge = a.opts.Load(r)
+	}
+	lr, err := runs.DecodeLinkCharged(chi.URLParam(r, "code"), charge)
+	if le := (*ratelimit.LoadError)(nil); errors.As(err, &le) {
+		w.Header().Set("Retry-After", le.RetryAfter())
+		http.Error(w, err.Error(), http.StatusTooManyRequests)
+		return runs.Link{}, 0, false
+	}
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return runs.Link{}, 0, false
@@ -68,7 +79,7 @@ func linkExport(w http.ResponseWriter, r *http.Request) (runs.Link, int, bool) {
 // fromLink serves one kind of export of the link the URL names, behind the gate.
 func (a *API) fromLink(write writer) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		lr, step, ok := linkExport(w, r)
+		lr, step, ok := a.linkExport(w, r)
 		if !ok {
 			return
 		}

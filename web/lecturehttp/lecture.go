@@ -164,10 +164,13 @@ func (h *Handlers) lecturePlay(w http.ResponseWriter, r *http.Request, l lecture
 		h.endedPage(w, r, l)
 		return pages.Play{}, false
 	}
-	spec, ok := algorithms.Lookup(l.Algorithm())
-	if !ok {
-		h.Pages.NotFound(w, r, "This lecture's algorithm is not available.")
-		return pages.Play{}, false
+	spec := runSpec(r.Context(), l)
+	if spec == nil {
+		var ok bool
+		if spec, ok = algorithms.Lookup(l.Algorithm()); !ok {
+			h.Pages.NotFound(w, r, "This lecture's algorithm is not available.")
+			return pages.Play{}, false
+		}
 	}
 	return pages.BuildPlay(spec, session), true
 }
@@ -444,7 +447,7 @@ func (h *Handlers) FollowerSocket(w http.ResponseWriter, r *http.Request) {
 	h.Hub.ReadLoop(conn, c, func(data []byte) bool {
 		var f protocol.LectureCommand
 		if strictJSON(data, &f) != nil || f.Type != "lecture" {
-			c.Send(readOnly(data))
+			c.Send(readOnly(c, data))
 			return true
 		}
 		if f.Op != "answer" || f.Question == nil || f.Choice == nil {
@@ -486,8 +489,8 @@ func follow(l lecture.Followed, compact bool, after uint64, f lecture.Follower) 
 
 // readOnly answers a follower's frame that is not an answer: a command that would
 // drive the run is refused with a reason, anything else as a bad frame.
-func readOnly(data []byte) []byte {
-	cmd, ferr := socket.ParseFrame(data)
+func readOnly(c *socket.Client, data []byte) []byte {
+	cmd, ferr := c.ParseFrame(data) // a reset's source loads at the follower's cost too
 	if ferr != nil {
 		return ferr.Frame()
 	}

@@ -1,7 +1,9 @@
 package ratelimit
 
 import (
+	"errors"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 )
@@ -121,5 +123,40 @@ func TestLimiterKeysIPv6ByPrefix64(t *testing.T) {
 				t.Fatalf("same client %v; want %v", got, want)
 			}
 		})
+	}
+}
+
+// Starlark loads are counted per client: past its burst a client's load is refused
+// with a *LoadError that says when the next one can load, an IPv6 /64 counts as one
+// client, another client still loads, and a zero rate refuses nothing.
+func TestLoadsAreChargedPerClient(t *testing.T) {
+	clock := time.Unix(1000, 0)
+	var limited []string
+	l := New(Limits{Loads: Rate{Per: 1, Every: 10 * time.Second, Burst: 2}}, Hooks{Limited: func(n string) { limited = append(limited, n) }})
+	l.loads.now = func() time.Time { return clock }
+	v6a, v6b := netip.MustParseAddr("2001:db8::1"), netip.MustParseAddr("2001:db8::2") // one /64
+	for k, c := range []struct {
+		addr    netip.Addr
+		refused bool
+	}{
+		{v6a, false}, {v6b, false}, {v6a, true}, {netip.MustParseAddr("192.0.2.7"), false},
+	} {
+		err := l.Load(c.addr)()
+		var le *LoadError
+		if got := errors.As(err, &le); got != c.refused {
+			t.Fatalf("load %d from %s: %v, want refused %v", k, c.addr, err, c.refused)
+		}
+		if c.refused && (le.Wait != 10*time.Second || !strings.Contains(err.Error(), "new ones can load in 10 seconds")) {
+			t.Fatalf("the refusal: wait %v, %q", le.Wait, err)
+		}
+	}
+	if len(limited) != 1 || limited[0] != "loads" {
+		t.Fatalf("metrics told %v, want one loads refusal", limited)
+	}
+	if err := New(Limits{}, Hooks{}).Load(v6a)(); err != nil {
+		t.Fatalf("a zero rate refused a load: %v", err)
+	}
+	if err := (*Conn)(nil).Load(); err != nil {
+		t.Fatalf("a nil Conn refused a load: %v", err)
 	}
 }

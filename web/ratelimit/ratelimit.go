@@ -40,6 +40,12 @@ type Limits struct {
 	// JoinGuesses are lookups of lecture codes that name no lecture (web/lecturehttp):
 	// a client out of them is refused every lookup until one refills.
 	JoinGuesses Rate
+	// Loads are Starlark sources (a scenario's "source", docs/security.md) the server
+	// loads because a client sent one it had not loaded yet, in a run's reset frame or
+	// a share link. Loading is the costly step of student code (up to the top level's
+	// step bound) and the cache of loaded sources is shared by everyone, so one client
+	// sending source after source would cost CPU and evict the hall's entries.
+	Loads Rate
 }
 
 // DefaultLimits are the rates `playground serve` applies unless told otherwise; the
@@ -56,6 +62,10 @@ func DefaultLimits() Limits {
 		// 60 typos from a hall at once, then one every 5 s: docs/security.md sets this
 		// against the code space.
 		JoinGuesses: Rate{Per: 12, Every: time.Minute, Burst: 60},
+		// A hall of 300 each pressing Run on fresh edits every 30 s is 10 loads a
+		// second; a burst of 300 lets all of them open a challenge's different
+		// variants at once. docs/security.md sets this against a load's cost.
+		Loads: Rate{Per: 10, Every: time.Second, Burst: 300},
 	}
 }
 
@@ -181,13 +191,14 @@ type Limiter struct {
 	cfg                           Limits
 	hooks                         Hooks
 	pages, sessions, api, sockets *limiter
-	commandsPerIP                 *limiter
+	commandsPerIP, loads          *limiter
 }
 
 // New returns the limiter of cfg.
 func New(cfg Limits, hooks Hooks) *Limiter {
 	return &Limiter{cfg: cfg, hooks: hooks, pages: newLimiter(cfg.Pages), sessions: newLimiter(cfg.Sessions),
-		api: newLimiter(cfg.API), sockets: newLimiter(cfg.Sockets), commandsPerIP: newLimiter(cfg.CommandsPerIP)}
+		api: newLimiter(cfg.API), sockets: newLimiter(cfg.Sockets), commandsPerIP: newLimiter(cfg.CommandsPerIP),
+		loads: newLimiter(cfg.Loads)}
 }
 
 // class is what a request costs.
@@ -253,7 +264,7 @@ func (l *Limiter) Middleware(next http.Handler) http.Handler {
 // page (or a line of text for the API and sockets) that says what happened.
 func (l *Limiter) limited(w http.ResponseWriter, r *http.Request, name string, wait time.Duration) {
 	l.hooks.Limited(name)
-	secs := max(1, int(math.Ceil(wait.Seconds())))
+	secs := wholeSeconds(wait)
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
 	msg := fmt.Sprintf("Too many requests from your network; try again in %d second%s.", secs, pluralS(secs))
 	if name == "sessions" {
@@ -276,6 +287,43 @@ func pluralS(n int) string {
 	return "s"
 }
 
+// LoadError is a load of a Starlark source refused because the client has loaded its
+// share (Limits.Loads). Its message is the one the page and the editor show.
+type LoadError struct{ Wait time.Duration }
+
+// RetryAfter is the Retry-After header's value: the wait in whole seconds, at least 1.
+func (e *LoadError) RetryAfter() string { return strconv.Itoa(wholeSeconds(e.Wait)) }
+
+func wholeSeconds(wait time.Duration) int { return max(1, int(math.Ceil(wait.Seconds()))) }
+
+func (e *LoadError) Error() string {
+	secs := wholeSeconds(e.Wait)
+	return fmt.Sprintf("your network has loaded many different rule sources in a short time: these rules are not loaded; "+
+		"rules already running keep working, and new ones can load in %d second%s", secs, pluralS(secs))
+}
+
+// Load returns the charge of one Starlark load to the client at addr (a
+// scenarios.LoadCharge): nil while it has loads left, else a *LoadError.
+func (l *Limiter) Load(addr netip.Addr) func() error {
+	return func() error {
+		if l == nil {
+			return nil
+		}
+		if ok, wait := l.loads.allow(addr); !ok {
+			if l.hooks.Limited != nil {
+				l.hooks.Limited("loads")
+			}
+			return &LoadError{Wait: wait}
+		}
+		return nil
+	}
+}
+
+// LoadOf is Load for the client of r.
+func (l *Limiter) LoadOf(r *http.Request) func() error {
+	return l.Load(middleware.GetClientIPAddr(r.Context()))
+}
+
 // Conn is one WebSocket connection's share: its own bucket of frames, its address's
 // bucket, and its strikes. A connection's own buckets are its alone: no map, no lock
 // of the server.
@@ -285,16 +333,18 @@ type Conn struct {
 	commands *rate.Limiter
 	strikes  *rate.Limiter
 	limited  func(string)
+	load     func() error
 }
 
 // Conn returns the limits of the WebSocket connection r opens, or nil when frames
 // are not limited.
 func (l *Limiter) Conn(r *http.Request) *Conn {
-	if l.cfg.Commands.Per <= 0 && l.cfg.CommandsPerIP.Per <= 0 {
+	if l.cfg.Commands.Per <= 0 && l.cfg.CommandsPerIP.Per <= 0 && l.cfg.Loads.Per <= 0 {
 		return nil
 	}
 	return &Conn{addr: middleware.GetClientIPAddr(r.Context()), perIP: l.commandsPerIP,
-		commands: l.cfg.Commands.bucket(), strikes: l.cfg.Strikes.bucket(), limited: l.hooks.Limited}
+		commands: l.cfg.Commands.bucket(), strikes: l.cfg.Strikes.bucket(), limited: l.hooks.Limited,
+		load: l.LoadOf(r)}
 }
 
 // Verdict is what becomes of a frame a connection sent.
@@ -322,4 +372,13 @@ func (c *Conn) Frame() Verdict {
 		return Abusive
 	}
 	return Dropped
+}
+
+// Load charges one Starlark load to the connection's client (Limiter.Load). A nil
+// Conn charges nothing.
+func (c *Conn) Load() error {
+	if c == nil {
+		return nil
+	}
+	return c.load()
 }

@@ -43,8 +43,13 @@ type Link struct {
 }
 
 // DecodeLink decodes a code into a run, or returns the error to show.
-func DecodeLink(code string) (Link, error) {
-	l, err := scenarios.DecodeLink(code)
+func DecodeLink(code string) (Link, error) { return DecodeLinkCharged(code, nil) }
+
+// DecodeLinkCharged is DecodeLink that asks charge before loading the link's source
+// when it is not cached (scenarios.LoadCharge): the share link a client opens loads
+// at its cost.
+func DecodeLinkCharged(code string, charge scenarios.LoadCharge) (Link, error) {
+	l, err := scenarios.DecodeLinkCharged(code, charge)
 	if err != nil {
 		return Link{}, err
 	}

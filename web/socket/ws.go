@@ -444,7 +444,7 @@ func (h *Hub) Attach(c *Client, sess *session.Session) bool {
 // RunCommand parses one client frame and hands it to the session; errors go back to
 // the client as error frames. It reports false once the session has ended.
 func RunCommand(c *Client, sess *session.Session, data []byte) (session.Command, bool) {
-	cmd, ferr := ParseFrame(data)
+	cmd, ferr := c.ParseFrame(data)
 	if ferr != nil {
 		c.Send(ferr.Frame())
 		return cmd, true
@@ -483,7 +483,18 @@ func simpleKind(typ string) (session.Kind, bool) {
 
 // ParseFrame decodes one client frame strictly into a session command. An act frame's
 // action decodes through the same code as a scenario event (sim.ActionJSON).
-func ParseFrame(data []byte) (session.Command, *FrameError) {
+func ParseFrame(data []byte) (session.Command, *FrameError) { return ParseFrameCharged(data, nil) }
+
+// ParseFrame is ParseFrame (the function) with the Starlark loads a reset frame
+// causes charged to the connection's client (ratelimit.Limits.Loads).
+func (c *Client) ParseFrame(data []byte) (session.Command, *FrameError) {
+	return ParseFrameCharged(data, c.limit.Load)
+}
+
+// ParseFrameCharged is ParseFrame that asks charge before loading a reset frame's
+// source not yet cached (scenarios.LoadCharge): a refused load is a rate-limited
+// error frame, and the run keeps its rules.
+func ParseFrameCharged(data []byte, charge scenarios.LoadCharge) (session.Command, *FrameError) {
 	var f protocol.Command
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -523,7 +534,10 @@ func ParseFrame(data []byte) (session.Command, *FrameError) {
 	case "reset":
 		cmd.Kind = session.Reset
 		if len(f.Scenario) > 0 && string(f.Scenario) != "null" {
-			sc, err := scenarios.Parse(f.Scenario)
+			sc, err := scenarios.ParseCharged(f.Scenario, charge)
+			if le := (*ratelimit.LoadError)(nil); errors.As(err, &le) {
+				return session.Command{}, &FrameError{ref: f.Ref, code: protocol.CodeRateLimited, msg: le.Error()}
+			}
 			if err != nil {
 				return session.Command{}, &FrameError{ref: f.Ref, code: protocol.CodeBadScenario, msg: err.Error(), line: scenarios.SourceLine(err)}
 			}
