@@ -139,19 +139,23 @@ func compactEvents(w *view, f *Events) ([]byte, error) {
 	return append(b, ']'), nil
 }
 
+// appendDeltaKey writes the key k of a delta's field: the delta opens with open before
+// its first field (nothing was written since start), the others follow a comma.
+func appendDeltaKey(b []byte, start int, open, k string) []byte {
+	if len(b) == start {
+		b = append(b, open...)
+	} else {
+		b = append(b, ',')
+	}
+	b = append(b, '"')
+	b = append(b, k...)
+	return append(b, `":`...)
+}
+
 // The clock's fields in a delta, by short name.
 func appendClockDelta(b []byte, pred, c *Clock) []byte {
 	start := len(b)
-	field := func(k string) {
-		if len(b) == start {
-			b = append(b, '{')
-		} else {
-			b = append(b, ',')
-		}
-		b = append(b, '"')
-		b = append(b, k...)
-		b = append(b, `":`...)
-	}
+	field := func(k string) { b = appendDeltaKey(b, start, "{", k) }
 	if c.Step != pred.Step {
 		field("s")
 		b = appendInt(b, c.Step)
@@ -487,16 +491,7 @@ func compactNode(b []byte, w *view, old, nv *nodeView, n *Node) []byte {
 		b = appendRaw(b, n.State)
 	}
 	start := len(b)
-	field := func(k string) {
-		if len(b) == start {
-			b = append(b, ",{"...)
-		} else {
-			b = append(b, ',')
-		}
-		b = append(b, '"')
-		b = append(b, k...)
-		b = append(b, `":`...)
-	}
+	field := func(k string) { b = appendDeltaKey(b, start, ",{", k) }
 	if n.Alive != old.Alive {
 		field("a")
 		b = appendBool(b, n.Alive)
