@@ -79,25 +79,11 @@ func forksAttack(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	at := -1
-	for at < 0 {
-		_ = presenter.SetReadDeadline(time.Now().Add(10 * time.Second))
-		_, b, err := presenter.ReadMessage()
-		if err != nil {
-			return fmt.Errorf("waiting for the question: %w", err)
-		}
-		var f struct {
-			Type, State, Error string
-			Step               int
-		}
-		_ = json.Unmarshal(b, &f)
-		switch {
-		case f.Type == "question" && f.State == "open":
-			at = f.Step
-		case f.Type == "questions" && f.Error != "":
-			return fmt.Errorf("no questions: %s", f.Error)
-		}
+	q, err := openQuestion(presenter)
+	if err != nil {
+		return err
 	}
+	at := q.Step
 	drain(presenter)
 
 	// The fork steps and seeks ahead while the question is open; then what it was

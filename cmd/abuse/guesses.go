@@ -106,25 +106,11 @@ func answersAttack(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	id := -1
-	for id < 0 {
-		_ = presenter.SetReadDeadline(time.Now().Add(10 * time.Second))
-		_, b, err := presenter.ReadMessage()
-		if err != nil {
-			return fmt.Errorf("waiting for the question: %w", err)
-		}
-		var f struct {
-			Type, State, Error string
-			ID                 int
-		}
-		_ = json.Unmarshal(b, &f)
-		switch {
-		case f.Type == "question" && f.State == "open":
-			id = f.ID
-		case f.Type == "questions" && f.Error != "":
-			return fmt.Errorf("no questions: %s", f.Error)
-		}
+	q, err := openQuestion(presenter)
+	if err != nil {
+		return err
 	}
+	id := q.ID
 	drain(presenter)
 	answer := func(addr string) string {
 		conn, err := t.dial(addr, "/ws/lecture/"+code)

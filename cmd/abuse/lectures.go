@@ -247,3 +247,29 @@ func seeksAttack(ctx context.Context, args []string) error {
 		q(0.99).Round(10*time.Microsecond), lat[len(lat)-1].Round(10*time.Microsecond))
 	return nil
 }
+
+// openedQuestion is what a presenter's socket says of the question it just opened.
+type openedQuestion struct {
+	Type, State, Error string
+	ID, Step           int
+}
+
+// openQuestion reads the presenter's socket until the question it asked is open, or
+// the lecture says it has none to ask.
+func openQuestion(presenter *websocket.Conn) (openedQuestion, error) {
+	for {
+		_ = presenter.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, b, err := presenter.ReadMessage()
+		if err != nil {
+			return openedQuestion{}, fmt.Errorf("waiting for the question: %w", err)
+		}
+		var f openedQuestion
+		_ = json.Unmarshal(b, &f)
+		switch {
+		case f.Type == "question" && f.State == "open":
+			return f, nil
+		case f.Type == "questions" && f.Error != "":
+			return openedQuestion{}, fmt.Errorf("no questions: %s", f.Error)
+		}
+	}
+}
