@@ -169,14 +169,19 @@ func Explore(ctx context.Context, sc *scenarios.Scenario, opt Options) (*Result,
 	}
 	start := time.Now()
 	timed := opt.Time == TimeOn
+	untimed := untimedApplies(cfg, &opt) // answer without time first (untimed.go)
 	for {
 		x, err := newSearch(cfg, timed, &opt)
 		if err != nil {
 			return nil, err
 		}
 		x.start = start
+		if !timed && untimed {
+			// The untimed graph must be the whole one for its waiting components.
+			x.untimed, x.por = true, false
+		}
 		res, err := x.explore(ctx, sc)
-		if errors.Is(err, errRestartTimed) {
+		if errors.Is(err, errRestartTimed) || errors.Is(err, errUntimedInconclusive) {
 			timed = true
 			continue
 		}
@@ -234,6 +239,9 @@ func (x *search) explore(ctx context.Context, sc *scenarios.Scenario) (res *Resu
 	if err != nil {
 		return nil, err
 	}
+	if x.timeless() && (out.found != nil || out.bound != "") {
+		return nil, errUntimedInconclusive
+	}
 	res = &Result{
 		Algorithm: x.m.spec.Slug, Nodes: x.m.n, Timed: x.m.timed,
 		// Depth counts from the very start, so the events at time 0 (folded into the
@@ -244,7 +252,19 @@ func (x *search) explore(ctx context.Context, sc *scenarios.Scenario) (res *Resu
 	if x.canon != nil {
 		res.Reduction = append(res.Reduction, "canonical")
 	}
-	if out.found == nil && out.bound == "" && !x.m.election {
+	switch {
+	case out.found != nil || out.bound != "":
+	case x.timeless():
+		// Proved without time: the waiting states are checked for cycles that time
+		// allows, and there is no entry bound (untimed.go).
+		if out, err = x.fairWaits(ctx); err != nil {
+			return nil, err
+		}
+		if out.bound != "" {
+			return nil, errUntimedInconclusive
+		}
+		res.Reduction = append(res.Reduction, ReductionUntimed)
+	case !x.m.election:
 		out, res.EntryBound, err = x.liveness(ctx)
 		if err != nil {
 			return nil, err
