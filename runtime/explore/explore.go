@@ -153,6 +153,12 @@ func Explore(ctx context.Context, sc *scenarios.Scenario, opt Options) (*Result,
 	if err != nil {
 		return nil, err
 	}
+	return exploreConfig(ctx, sc, cfg, opt)
+}
+
+// exploreConfig is Explore on the scenario's configuration (tests give one with an
+// algorithm of their own).
+func exploreConfig(ctx context.Context, sc *scenarios.Scenario, cfg sim.Config, opt Options) (*Result, error) {
 	for k, a := range cfg.Actions {
 		if a.Do == sim.ActNetwork {
 			return nil, &InputError{Field: fmt.Sprintf("events[%d].do", k), Reason: `"network" changes are not explored (explore each network model on its own)`}
