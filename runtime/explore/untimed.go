@@ -3,6 +3,7 @@ package explore
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/teach-dist/playground/runtime/sim"
 )
@@ -219,9 +220,15 @@ func (x *search) selfLoop(k uint32) bool {
 // obligation is something time forces to end: a message in flight (by its interned
 // number), an armed timer (node, name) or a process in the CS.
 type obligation struct {
-	kind uint8 // 0 message, 1 timer, 2 in the CS
+	kind uint8 // obMsg, obTimer, obCS
 	a, b uint32
 }
+
+const (
+	obMsg uint8 = iota
+	obTimer
+	obCS
+)
 
 // timeAllows reports whether a component (members, numbered comp[members[0]]) may hold
 // a cycle that a timed run could follow for ever: nothing stays pending throughout it
@@ -229,36 +236,28 @@ type obligation struct {
 func (x *search) timeAllows(members []uint32, comp []uint32) bool {
 	id := comp[members[0]]
 	s := newState(x.m)
-	// What stays throughout: start from the first member and keep what every other
-	// member has too.
-	throughout := map[obligation]bool{}
+	// What stays throughout: what the first member has, less what another lacks.
+	var throughout []obligation
 	for j, k := range members {
 		if err := x.m.decode(x.st.key(int(k)), s); err != nil {
 			return true
 		}
-		here := x.obligations(s)
 		if j == 0 {
-			for o := range here {
-				throughout[o] = true
-			}
+			throughout = x.obligations(s, throughout)
 			continue
 		}
-		for o := range throughout {
-			if !here[o] {
-				delete(throughout, o)
-			}
-		}
+		throughout = slices.DeleteFunc(throughout, func(o obligation) bool { return !x.holds(s, o) })
 		if len(throughout) == 0 {
 			return true
 		}
 	}
 	// What the steps inside the component end.
-	next := newState(x.m)
+	var trs []trans
 	for _, k := range members {
 		if err := x.m.decode(x.st.key(int(k)), s); err != nil {
 			return true
 		}
-		trs := x.enumerate(s, nil)
+		trs = x.enumerate(s, trs)
 		lo, hi := x.st.succ(int(k))
 		if hi-lo != len(trs) {
 			return true // not the graph this search stored: prove nothing
@@ -267,10 +266,7 @@ func (x *search) timeAllows(members []uint32, comp []uint32) bool {
 			if comp[x.st.edge(e)] != id {
 				continue
 			}
-			t := trs[e-lo]
-			for _, o := range x.ends(s, next, t) {
-				delete(throughout, o)
-			}
+			throughout = slices.DeleteFunc(throughout, func(o obligation) bool { return x.ends(s, trs[e-lo], o) })
 			if len(throughout) == 0 {
 				return true
 			}
@@ -279,56 +275,71 @@ func (x *search) timeAllows(members []uint32, comp []uint32) bool {
 	return false
 }
 
-// obligations lists what time forces to end in s.
-func (x *search) obligations(s *state) map[obligation]bool {
-	out := map[obligation]bool{}
+// obligations appends what time forces to end in s.
+func (x *search) obligations(s *state, out []obligation) []obligation {
 	for _, f := range s.msgs {
-		out[obligation{kind: 0, a: f.msg}] = true
+		out = append(out, obligation{kind: obMsg, a: f.msg})
 	}
 	for _, t := range s.timers {
-		out[obligation{kind: 1, a: uint32(t.node), b: uint32(t.name)}] = true
+		out = append(out, obligation{kind: obTimer, a: uint32(t.node), b: uint32(t.name)})
 	}
 	if x.m.cs > 0 {
 		for i := range s.nodes {
 			if s.nodes[i].alive && s.nodes[i].inCS {
-				out[obligation{kind: 2, a: uint32(i)}] = true
+				out = append(out, obligation{kind: obCS, a: uint32(i)})
 			}
 		}
 	}
 	return out
 }
 
-// ends lists what step t from s ends: the message it delivers or loses, the timer it
-// fires, the timers its process sets or cancels, a process leaving the CS.
-func (x *search) ends(s, next *state, t trans) []obligation {
-	var out []obligation
-	switch t.kind {
-	case tDeliver, tLose:
-		out = append(out, obligation{kind: 0, a: s.msgs[t.a].msg})
-	case tDrop:
-		out = append(out, obligation{kind: 0, a: s.msgs[t.b].msg})
-	case tTimer:
-		tm := s.timers[t.a]
-		out = append(out, obligation{kind: 1, a: uint32(tm.node), b: uint32(tm.name)})
+// holds reports whether obligation o is pending in s.
+func (x *search) holds(s *state, o obligation) bool {
+	switch o.kind {
+	case obMsg:
+		return slices.ContainsFunc(s.msgs, func(f flight) bool { return f.msg == o.a })
+	case obTimer:
+		return slices.ContainsFunc(s.timers, func(t timerSt) bool { return uint32(t.node) == o.a && uint32(t.name) == o.b })
 	}
-	// The timers set or cancelled by the step, from its memoised effects.
-	if i, kind, arg, ok := x.nodeStep(s, t); ok {
-		x.it.setUp(func(k int) bool { return s.nodes[k].alive })
-		r := x.it.step(i, s.nodes[i].id, kind, arg)
-		for _, e := range x.it.effs[r.from:r.to] {
-			if e.kind == effSetTimer || e.kind == effCancelTimer {
-				out = append(out, obligation{kind: 1, a: uint32(i), b: e.a})
-			}
+	nd := &s.nodes[o.a]
+	return nd.alive && nd.inCS
+}
+
+// ends reports whether step t from s ends obligation o: delivers or loses that
+// message, fires that timer or sets or cancels it, lets that process leave the CS.
+func (x *search) ends(s *state, t trans, o obligation) bool {
+	switch {
+	case o.kind == obMsg && (t.kind == tDeliver || t.kind == tLose):
+		if s.msgs[t.a].msg == o.a {
+			return true
+		}
+	case o.kind == obMsg && t.kind == tDrop:
+		if s.msgs[t.b].msg == o.a {
+			return true
+		}
+	case o.kind == obTimer && t.kind == tTimer:
+		if tm := s.timers[t.a]; uint32(tm.node) == o.a && uint32(tm.name) == o.b {
+			return true
 		}
 	}
-	next.copyFrom(s)
-	x.apply(next, t)
-	for i := range s.nodes {
-		if s.nodes[i].inCS && !next.nodes[i].inCS {
-			out = append(out, obligation{kind: 2, a: uint32(i)})
+	if o.kind == obMsg {
+		return false // a step removes no message but the one it delivers or loses
+	}
+	i, kind, arg, ok := x.nodeStep(s, t)
+	if !ok || uint32(i) != o.a {
+		return false
+	}
+	x.it.setUp(func(k int) bool { return s.nodes[k].alive })
+	r := x.it.step(i, s.nodes[i].id, kind, arg)
+	for _, e := range x.it.effs[r.from:r.to] {
+		switch {
+		case o.kind == obTimer && (e.kind == effSetTimer || e.kind == effCancelTimer) && e.a == o.b:
+			return true
+		case o.kind == obCS && e.kind == effExit:
+			return true
 		}
 	}
-	return out
+	return false
 }
 
 // nodeStep says which process steps in t, with what input, as applyRaw does; ok is
