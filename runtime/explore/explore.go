@@ -301,6 +301,9 @@ func (x *search) explore(ctx context.Context, sc *scenarios.Scenario) (res *Resu
 		if res.EntryBound > 0 {
 			res.Message += fmt.Sprintf("; every request is served within %d steps", res.EntryBound)
 		}
+		if x.timeless() {
+			res.Message += " without time, which covers every timed run; every cycle in which a process could wait for ever keeps a message in flight, a timer armed or a process in the CS for ever, which time forbids, so every request is served"
+		}
 	}
 	return res, nil
 }
