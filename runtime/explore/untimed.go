@@ -251,22 +251,28 @@ func (x *search) timeAllows(members []uint32, comp []uint32) bool {
 			return true
 		}
 	}
-	// What the steps inside the component end.
+	// What the steps inside the component end: each step of each member is taken
+	// again, and counts when it leads into the component (this does not rest on the
+	// order in which the search stored the edges).
 	var trs []trans
+	next := newState(x.m)
+	var key []byte
 	for _, k := range members {
 		if err := x.m.decode(x.st.key(int(k)), s); err != nil {
 			return true
 		}
 		trs = x.enumerate(s, trs)
-		lo, hi := x.st.succ(int(k))
-		if hi-lo != len(trs) {
-			return true // not the graph this search stored: prove nothing
-		}
-		for e := lo; e < hi; e++ {
-			if comp[x.st.edge(e)] != id {
+		for _, t := range trs {
+			if !slices.ContainsFunc(throughout, func(o obligation) bool { return x.ends(s, t, o) }) {
 				continue
 			}
-			throughout = slices.DeleteFunc(throughout, func(o obligation) bool { return x.ends(s, trs[e-lo], o) })
+			next.copyFrom(s)
+			x.apply(next, t)
+			key = x.m.encode(key[:0], next)
+			if to, ok := x.st.lookup(key); !ok || comp[to] != id {
+				continue
+			}
+			throughout = slices.DeleteFunc(throughout, func(o obligation) bool { return x.ends(s, t, o) })
 			if len(throughout) == 0 {
 				return true
 			}
