@@ -42,8 +42,8 @@ func configOf(t *testing.T, file string) sim.Config {
 }
 
 // Bakery without time has cycles in which a process waits for ever: the plain check
-// finds one (a process in the CS that never leaves, or a read that never arrives,
-// while another polls). Time forbids every one of them, and the check of the waiting
+// finds one (P2 re-reading P0 on every poll while the answer P0 waits for stays in
+// flight). Time forbids every one of them, and the check of the waiting
 // components says so.
 func TestUntimedWaitsRuledOutByTime(t *testing.T) {
 	for _, file := range []string{"bakery-3-two.json", "bakery-3-two-fifo.json"} {
