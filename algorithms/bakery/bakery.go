@@ -118,7 +118,8 @@ var Spec = sim.Spec{
 	Params:      paramList,
 	ParseParams: ParseParams,
 	New:         newNode,
-	Canon:       &sim.Canon{Node: canonNode},
+	// Safety rests on the reads alone; the poll timer only spaces out re-reads.
+	Canon: &sim.Canon{Node: canonNode, Asynchronous: true},
 }
 
 // canonNode is what the explorer may store instead of a node. rereads is a count for

@@ -26,7 +26,7 @@ func exploreCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	maxStates := fs.Int64("max-states", explore.DefaultMaxStates, "stop after this many states (the result is then \"bounded\")")
 	maxMemory := fs.String("max-memory", "4GB", "stop when the search holds this much memory, e.g. 512MB or 4GB")
 	timeout := fs.Duration("timeout", 0, "stop after this long, e.g. 30s or 5m (0: no limit)")
-	timeMode := fs.String("time", "auto", "auto (keep time for algorithms that set timers), on, or off")
+	timeMode := fs.String("time", "auto", "auto (keep time for algorithms that set timers, unless one whose timers only pace retries is proved without time), on (always keep time), or off")
 	requests := fs.Int("requests", 0, fmt.Sprintf("replace the scenario's requests: every process asks this many times, 1 to %d (the first at the start, the others whenever it is free)", explore.MaxRequests))
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
 	full := fs.Bool("full", false, "search the full graph: none of the reductions the algorithm declares (same verdict, more states)")

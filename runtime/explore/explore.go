@@ -153,6 +153,12 @@ func Explore(ctx context.Context, sc *scenarios.Scenario, opt Options) (*Result,
 	if err != nil {
 		return nil, err
 	}
+	return exploreConfig(ctx, sc, cfg, opt)
+}
+
+// exploreConfig is Explore on the scenario's configuration (tests give one with an
+// algorithm of their own).
+func exploreConfig(ctx context.Context, sc *scenarios.Scenario, cfg sim.Config, opt Options) (*Result, error) {
 	for k, a := range cfg.Actions {
 		if a.Do == sim.ActNetwork {
 			return nil, &InputError{Field: fmt.Sprintf("events[%d].do", k), Reason: `"network" changes are not explored (explore each network model on its own)`}
@@ -169,14 +175,19 @@ func Explore(ctx context.Context, sc *scenarios.Scenario, opt Options) (*Result,
 	}
 	start := time.Now()
 	timed := opt.Time == TimeOn
+	untimed := untimedApplies(cfg, &opt) // answer without time first (untimed.go)
 	for {
 		x, err := newSearch(cfg, timed, &opt)
 		if err != nil {
 			return nil, err
 		}
 		x.start = start
+		if !timed && untimed {
+			// The untimed graph must be the whole one for its waiting components.
+			x.untimed, x.por = true, false
+		}
 		res, err := x.explore(ctx, sc)
-		if errors.Is(err, errRestartTimed) {
+		if errors.Is(err, errRestartTimed) || errors.Is(err, errUntimedInconclusive) {
 			timed = true
 			continue
 		}
@@ -234,6 +245,9 @@ func (x *search) explore(ctx context.Context, sc *scenarios.Scenario) (res *Resu
 	if err != nil {
 		return nil, err
 	}
+	if x.timeless() && (out.found != nil || out.bound != "") {
+		return nil, errUntimedInconclusive
+	}
 	res = &Result{
 		Algorithm: x.m.spec.Slug, Nodes: x.m.n, Timed: x.m.timed,
 		// Depth counts from the very start, so the events at time 0 (folded into the
@@ -244,7 +258,19 @@ func (x *search) explore(ctx context.Context, sc *scenarios.Scenario) (res *Resu
 	if x.canon != nil {
 		res.Reduction = append(res.Reduction, "canonical")
 	}
-	if out.found == nil && out.bound == "" && !x.m.election {
+	switch {
+	case out.found != nil || out.bound != "":
+	case x.timeless():
+		// Proved without time: the waiting states are checked for cycles that time
+		// allows, and there is no entry bound (untimed.go).
+		if out, err = x.fairWaits(ctx); err != nil {
+			return nil, err
+		}
+		if out.bound != "" {
+			return nil, errUntimedInconclusive
+		}
+		res.Reduction = append(res.Reduction, ReductionUntimed)
+	case !x.m.election:
 		out, res.EntryBound, err = x.liveness(ctx)
 		if err != nil {
 			return nil, err
@@ -274,6 +300,9 @@ func (x *search) explore(ctx context.Context, sc *scenarios.Scenario) (res *Resu
 		res.Message = fmt.Sprintf("every property holds in all %d reachable states (deepest at %d steps)", res.States, res.Depth)
 		if res.EntryBound > 0 {
 			res.Message += fmt.Sprintf("; every request is served within %d steps", res.EntryBound)
+		}
+		if x.timeless() {
+			res.Message += " without time, which covers every timed run; every cycle in which a process could wait for ever keeps a message in flight, a timer armed or a process in the CS for ever, which time forbids, so every request is served"
 		}
 	}
 	return res, nil

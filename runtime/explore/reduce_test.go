@@ -95,12 +95,21 @@ func TestReductionIsSound(t *testing.T) {
 			// the longest run while a process waits: paths map both ways, so it stays.
 			// Partial-order reduction keeps neither lengths: it drops runs, so the
 			// deepest state may be found later, and the entry bound is not reported.
+			// A timed question answered without time (untimed.go) has the untimed
+			// graph's depth, and no entry bound; only an "ok" is answered so.
 			por := slices.ContainsFunc(red.Reduction, func(r string) bool { return strings.HasPrefix(r, "partial-order") })
+			untimed := slices.Contains(red.Reduction, ReductionUntimed)
+			if untimed {
+				if red.Result != ResultOK || red.Timed || !full.Timed {
+					t.Errorf("answered without time: %s, timed %v (full timed %v)", red.Result, red.Timed, full.Timed)
+				}
+				por = true
+			}
 			if (red.Depth > full.Depth && !por) || (red.Result == ResultViolation && red.Depth != full.Depth) {
 				t.Errorf("reduced depth %d, full %d", red.Depth, full.Depth)
 			}
 			if por && red.EntryBound != 0 {
-				t.Errorf("an entry bound (%d) from a search with partial-order reduction", red.EntryBound)
+				t.Errorf("an entry bound (%d) from a search with partial-order reduction or without time", red.EntryBound)
 			} else if !por && red.EntryBound != full.EntryBound {
 				t.Errorf("reduced entry bound %d, full %d", red.EntryBound, full.EntryBound)
 			}
@@ -147,6 +156,9 @@ func TestReducedPinned(t *testing.T) {
 		{file: "maekawa-deadlock-free-3-twice.json", states: 910, depth: 31, reduction: []string{"canonical"}},
 		{file: "maekawa-7.json", property: sim.PropDeadlock, states: 77998, depth: 21, reduction: []string{"canonical"}},
 		{file: "lamport-fifo-3.json", states: 47212, depth: 24}, // Lamport declares nothing
+		// Bakery's timed questions, answered without time (full: 26 892 and 9 354 states).
+		{file: "bakery-3-two.json", states: 3445, depth: 28, reduction: []string{"canonical", ReductionUntimed}},
+		{file: "bakery-3-two-fifo.json", states: 1308, depth: 31, reduction: []string{"canonical", ReductionUntimed}},
 	} {
 		t.Run(strings.TrimSuffix(c.file, ".json"), func(t *testing.T) {
 			res := explore(t, load(t, c.file), Options{})

@@ -45,6 +45,9 @@ type search struct {
 	por      bool       // partial-order reduction (see ample)
 	reduced  int64      // states expanded by one transition only
 	terminal bool       // the violation found is a dead end (its length survives the reduction)
+	// untimed: an untimed search that goes on past timers, answering a timed question
+	// (untimed.go).
+	untimed bool
 
 	cur, next *state
 	trs       []trans
@@ -109,7 +112,7 @@ func (x *search) run(ctx context.Context) (outcome, error) {
 	m := x.m
 	x.cur, x.next = newState(m), newState(m)
 	found := x.initial(x.cur, nil)
-	if !m.timed && x.it.sawTimer && x.opt.Time == TimeAuto {
+	if x.restartTimed() {
 		return outcome{}, errRestartTimed
 	}
 	x.key = m.encode(x.key[:0], x.cur)
@@ -148,7 +151,7 @@ func (x *search) run(ctx context.Context) (outcome, error) {
 		for ord, t := range x.trs {
 			x.next.copyFrom(x.cur)
 			f := x.apply(x.next, t)
-			if !m.timed && x.it.sawTimer && x.opt.Time == TimeAuto {
+			if x.restartTimed() {
 				return outcome{}, errRestartTimed
 			}
 			x.transitions++
@@ -194,6 +197,11 @@ func (x *search) run(ctx context.Context) (outcome, error) {
 	}
 	x.st.startEdges(x.st.count) // close the last state's edges
 	return outcome{}, nil
+}
+
+// restartTimed reports whether an untimed search met a timer and must be redone timed.
+func (x *search) restartTimed() bool {
+	return !x.m.timed && x.it.sawTimer && x.opt.Time == TimeAuto && !x.untimed
 }
 
 // limits reports which bound, if any, stops the search now.

@@ -157,6 +157,13 @@ type Canon struct {
 	// sets a timer or declares a leader). Deliveries to such a process then commute with every other step, which
 	// lets the explorer take one of them alone (partial-order reduction). Nil: never.
 	Inert func(n Node) bool
+	// Asynchronous says that the algorithm's properties are meant to hold without any
+	// timing assumption: its timers only pace retries (a poll), never stand in for a
+	// failure detector. The explorer then answers a timed question first without time,
+	// which every timed run is a run of, and keeps that answer only when it proves every
+	// property (runtime/explore/untimed.go); otherwise it searches with time as always.
+	// The declaration only chooses the order of the two searches: no verdict rests on it.
+	Asynchronous bool
 }
 
 // Setup is what every node of a run is built from.
