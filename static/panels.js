@@ -12,6 +12,21 @@ export class Code {
     this.follow = follow;
     this.rules = new Map([...root.querySelectorAll(".rule")].map((e) => [e.dataset.rule, e]));
     this.key = "";
+    this.shown = ""; // the rules hello gave (JSON), "" while the page's own show
+    this.drawn = null; // the page's own rules, kept while others show
+  }
+
+  // setRules shows the run's own rules (hello.rules: a Starlark source's, after Run or
+  // on a lecture's page), or, without them, those the page was drawn with.
+  setRules(rules) {
+    const key = rules ? JSON.stringify(rules) : "";
+    if (key === this.shown) return;
+    this.shown = key;
+    this.drawn ??= [...this.root.childNodes];
+    this.root.replaceChildren(...(rules ? ruleGroups(rules) : this.drawn));
+    this.root.dataset.rules = rules ? "run" : "page";
+    this.rules = new Map([...this.root.querySelectorAll(".rule")].map((e) => [e.dataset.rule, e]));
+    this.key = ""; // light them again at the next show
   }
 
   // show lights the rules of the latest batch, or, when a process is selected, the
@@ -59,6 +74,40 @@ export class Code {
     this.visible = null;
     pinAll(lit, this.root.clientHeight);
   }
+}
+
+// ruleGroups draws rules as the page's template does (web/pages/play.templ): a
+// heading per run of rules of one group, each rule its label and pseudocode lines.
+function ruleGroups(rules) {
+  const groups = [];
+  for (const r of rules) {
+    let g = groups.at(-1);
+    if (!g || g.name !== r.group) groups.push((g = { name: r.group, rules: [] }));
+    g.rules.push(r);
+  }
+  return groups.map((g) =>
+    htmlEl("div", { class: "rule-group" }, htmlEl("h3", { text: g.name }), htmlEl("ol", { class: "rules" }, ...g.rules.map(ruleItem))),
+  );
+}
+
+function ruleItem(r) {
+  const ours = !r.notes;
+  const title = ours
+    ? `${r.label} is not in the notes: a label of this playground.`
+    : `${r.label} is the notes' label (${r.notes.split(/\s+/).join(", ")}), with their meaning.`;
+  const li = htmlEl(
+    "li",
+    { class: ours ? "rule ours" : "rule", "data-rule": r.label, "data-notes": r.notes || "", title: r.says },
+    htmlEl(
+      "div",
+      { class: "rule-head" },
+      htmlEl("span", { class: "label", title, text: r.label }),
+      ours ? htmlEl("span", { class: "ours-tag", title, text: "ours" }) : "",
+      htmlEl("span", { class: "tags" }),
+    ),
+    htmlEl("div", { class: "lines" }, ...(r.lines || []).map((line) => htmlEl("code", { class: "ln", text: line }))),
+  );
+  return li;
 }
 
 // pinAll stacks the lit rules (in listing order) against the panel's top and foot: each
@@ -162,10 +211,17 @@ export class Inspector {
 export class Narrator {
   constructor(list, spec) {
     this.list = list;
-    this.says = new Map(spec.rules.map((r) => [r.label, r.says]));
-    this.why = new Map(spec.rules.map((r) => [r.label, r.why || {}]));
+    this.pageRules = spec.rules;
+    this.setRules(null);
     this.lastFrom = new Map(); // node id -> sender of the message it is handling
     this.family = spec.family;
+  }
+
+  // setRules takes the run's own rules' texts (hello.rules), or the page's without them.
+  setRules(rules) {
+    const list = rules || this.pageRules;
+    this.says = new Map(list.map((r) => [r.label, r.says]));
+    this.why = new Map(list.map((r) => [r.label, r.why || {}]));
   }
 
   line(ev, model) {

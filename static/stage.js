@@ -72,6 +72,8 @@ export function takeFrame(st, f) {
   switch (f.type) {
     case "hello":
       applyHello(model, f);
+      st.code.setRules(f.rules); // a Starlark source's rules, or the page's own
+      st.narrator.setRules(f.rules);
       setupTaken(st);
       fillSetup(st);
       break;
