@@ -18,19 +18,20 @@ type stepCtx struct {
 	view     bool
 	lastRule string
 	effects  int
-	methods  map[string]starlark.Value // ctxMethods bound to this ctx
+	methods  [len(methodNames)]starlark.Value // ctxMethods bound to this ctx, as methodNames
 }
 
 // bind binds the methods once for the node's life.
 func (c *stepCtx) bind() {
-	c.methods = make(map[string]starlark.Value, len(ctxMethods))
-	for name, b := range ctxMethods {
-		c.methods[name] = b.BindReceiver(c)
+	for k, name := range methodNames {
+		c.methods[k] = ctxMethods[name].BindReceiver(c)
 	}
 }
 
-var ctxFields = []string{"self", "n", "self_id", "ids", "params", "max_delay",
-	"id", "index", "up", "rule", "send", "set_timer", "cancel_timer", "enter", "exit", "leader"}
+// methodNames are ctx's methods, in the order of stepCtx.methods.
+var methodNames = [...]string{"id", "index", "up", "rule", "send", "set_timer", "cancel_timer", "enter", "exit", "leader"}
+
+var ctxFields = append([]string{"self", "n", "self_id", "ids", "params", "max_delay"}, methodNames[:]...)
 
 func (c *stepCtx) String() string        { return "ctx" }
 func (c *stepCtx) Type() string          { return "ctx" }
@@ -69,9 +70,28 @@ func (c *stepCtx) Attr(name string) (starlark.Value, error) {
 		return c.n.pv, nil
 	case "max_delay":
 		return starlark.MakeInt(c.n.setup.MaxDelay), nil
-	}
-	if b, ok := c.methods[name]; ok {
-		return b, nil
+	// The methods, by a switch rather than a map: ctx.rule and ctx.send are read in
+	// nearly every step.
+	case "id":
+		return c.methods[0], nil
+	case "index":
+		return c.methods[1], nil
+	case "up":
+		return c.methods[2], nil
+	case "rule":
+		return c.methods[3], nil
+	case "send":
+		return c.methods[4], nil
+	case "set_timer":
+		return c.methods[5], nil
+	case "cancel_timer":
+		return c.methods[6], nil
+	case "enter":
+		return c.methods[7], nil
+	case "exit":
+		return c.methods[8], nil
+	case "leader":
+		return c.methods[9], nil
 	}
 	return nil, fmt.Errorf("ctx has no field %q (fields: %v)", name, ctxFields)
 }

@@ -149,3 +149,18 @@ func TestKeywordCall_AsTheMethodCall(t *testing.T) {
 		})
 	}
 }
+
+// Every method of ctx reads as itself: Attr's switch and methodNames agree.
+func TestCtx_EveryMethodIsItself(t *testing.T) {
+	c := &stepCtx{n: &node{setup: &sim.Setup{IDs: []int{0}}}}
+	c.bind()
+	for _, name := range methodNames {
+		v, err := c.Attr(name)
+		if err != nil {
+			t.Fatalf("ctx.%s: %v", name, err)
+		}
+		if b, ok := v.(interface{ Name() string }); !ok || b.Name() != "ctx."+name {
+			t.Errorf("ctx.%s reads as %v", name, v)
+		}
+	}
+}
