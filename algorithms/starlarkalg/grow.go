@@ -475,7 +475,9 @@ func (r *rewriter) expr(p *syntax.Expr) {
 			e.Lparen = dot.Dot
 			e.Args = append([]syntax.Expr{dot.X, name}, e.Args...)
 		}
-		rewriteKeywordCall(e) // kwcall.go
+		if !asWritten {
+			rewriteKeywordCall(e) // kwcall.go
+		}
 	case *syntax.Comprehension:
 		r.expr(&e.Body)
 		for _, c := range e.Clauses {
