@@ -151,9 +151,21 @@ export class Inspector {
     this.body = table.querySelector("tbody");
     this.list = list;
     this.count = count;
+    this.head = table.querySelector("thead tr");
     this.spec = spec;
+    this.vars = spec.vars;
     this.msgClass = messageClasses(spec);
     this.onDrop = onDrop;
+  }
+
+  // setVars takes the run's own variables (hello.vars: a Starlark source's) as the
+  // columns, or the page's without them.
+  setVars(vars) {
+    const next = vars || this.spec.vars;
+    if (JSON.stringify(next) === JSON.stringify(this.vars)) return;
+    this.vars = next;
+    const cols = next.map((v) => htmlEl("th", { scope: "col", title: v.doc, text: v.name }));
+    this.head.replaceChildren(this.head.firstElementChild, ...cols);
   }
 
   show(model, selected) {
@@ -173,7 +185,7 @@ export class Inspector {
       if (holdsToken(n)) cell.append(htmlEl("span", { class: "flag lead" }, "◆ token"));
       th.append(cell);
       tr.append(th);
-      for (const v of this.spec.vars) {
+      for (const v of this.vars) {
         const val = n.state[v.name];
         const td = htmlEl("td", {}, valueText(val));
         if (typeof val === "string" && /^[A-Z-]+$/.test(val)) td.classList.add(`v-${val}`);

@@ -74,6 +74,7 @@ export function takeFrame(st, f) {
       applyHello(model, f);
       st.code.setRules(f.rules); // a Starlark source's rules, or the page's own
       st.narrator.setRules(f.rules);
+      st.inspector.setVars(f.vars);
       setupTaken(st);
       fillSetup(st);
       break;

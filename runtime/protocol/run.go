@@ -37,6 +37,24 @@ type Hello struct {
 	// algorithm's, or with the rules before a Run, and draws these instead. Absent
 	// when the run is the Go algorithm's own.
 	Rules []RuleText `json:"rules,omitempty"`
+	// Vars are that source's inspector variables, with Rules: an edited source may
+	// declare others than the page's.
+	Vars []VarText `json:"vars,omitempty"`
+}
+
+// VarText is one variable of the inspector: sim.Var as a page reads it.
+type VarText struct {
+	Name string `json:"name"`
+	Doc  string `json:"doc"`
+}
+
+// VarsOf is a spec's variables as hello carries them.
+func VarsOf(vars []sim.Var) []VarText {
+	out := make([]VarText, len(vars))
+	for i, v := range vars {
+		out[i] = VarText{Name: v.Name, Doc: v.Doc}
+	}
+	return out
 }
 
 // RuleText is one rule of the pseudocode panel and the narration: sim.Rule as a page
@@ -250,6 +268,11 @@ func (f *Hello) AppendJSON(b []byte) []byte {
 		rules, _ := json.Marshal(f.Rules) // strings, slices and maps of strings: cannot fail
 		b = append(b, `,"rules":`...)
 		b = append(b, rules...)
+	}
+	if len(f.Vars) > 0 {
+		vars, _ := json.Marshal(f.Vars) // strings: cannot fail
+		b = append(b, `,"vars":`...)
+		b = append(b, vars...)
 	}
 	return append(b, '}')
 }

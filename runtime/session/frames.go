@@ -42,6 +42,7 @@ func (s *Session) helloFrame() protocol.Encoded {
 	}
 	if s.setup.Source && s.cfg.Spec != nil {
 		h.Rules = protocol.RulesOf(s.cfg.Spec.Rules)
+		h.Vars = protocol.VarsOf(s.cfg.Spec.Vars)
 	}
 	return protocol.Encode(h)
 }

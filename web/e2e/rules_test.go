@@ -125,7 +125,8 @@ func TestChallengeShowsGoalErrorsAndVerdict(t *testing.T) {
 
 // After Run, the pseudocode panel shows the edited rules, not those the page was
 // drawn with: a renamed rule with its new pseudocode, lit when the edited run fires
-// it, and a rule's edited line; the narration says the edited rule's words.
+// it, and a rule's edited line; the narration says the edited rule's words, and the
+// inspector shows a variable the edit added.
 func TestEditedRulesShowInThePseudocodePanel(t *testing.T) {
 	needBrowser(t)
 	ts := server(t)
@@ -144,11 +145,15 @@ func TestEditedRulesShowInThePseudocodePanel(t *testing.T) {
 		ta.value = ta.value
 			.replace('rule("RA1", notes = "000", group = "Asking for the CS",\n         lines = ["state := REQUESTED", "T := clock   // the timestamp of this request"],\n         says = "wants the CS and stamps its request with its clock")',
 				'rule("AS-1", group = "Asking, edited",\n         lines = ["state := REQUESTED   // edited in the browser"],\n         says = "asks for the CS in edited words")')
-			.replace('ctx.rule("RA1")', 'ctx.rule("AS-1")')
-			.replace('"    queue j\'s request, do not answer yet"', '"    keep j waiting (edited)"');
+			.replace('ctx.rule("RA1")', 'ctx.rule("AS-1")\n    s.asked += 1')
+			.replace('"    queue j\'s request, do not answer yet"', '"    keep j waiting (edited)"')
+			.replace('    var("deferred", "ids whose requests wait for this process to leave the CS"),', '    var("deferred", "ids whose requests wait for this process to leave the CS"),\n    var("asked", "times it asked (edited)"),')
+			.replace('"replies": 0, "deferred": []}', '"replies": 0, "deferred": [], "asked": 0}')
+			.replace('        ("deferred", [ctx.id(j) for j in s.deferred]),', '        ("deferred", [ctx.id(j) for j in s.deferred]),\n        ("asked", s.asked),');
 		ta.dispatchEvent(new Event("input"));
 	})()`))
-	if src := eval[string](t, ctx, `document.getElementById("rules-source").value`); !strings.Contains(src, `ctx.rule("AS-1")`) || !strings.Contains(src, "keep j waiting (edited)") || !strings.Contains(src, `rule("AS-1"`) {
+	if src := eval[string](t, ctx, `document.getElementById("rules-source").value`); !strings.Contains(src, `ctx.rule("AS-1")`) || !strings.Contains(src, "keep j waiting (edited)") ||
+		!strings.Contains(src, `rule("AS-1"`) || strings.Count(src, "asked") != 6 {
 		t.Fatal("the edit did not take")
 	}
 	run(t, ctx, chromedp.Click(chromedp.CSS(`#rules-run`)))
@@ -180,5 +185,8 @@ func TestEditedRulesShowInThePseudocodePanel(t *testing.T) {
 		t.Fatalf("the lit rule's tag is %q, want P0", tag)
 	}
 	waitFor(t, ctx, `[...document.querySelectorAll("#log li")].some((li) => li.textContent.includes("asks for the CS in edited words"))`)
+	// The edited source's new variable is a column of the inspector, P0's counting 1.
+	waitFor(t, ctx, `[...document.querySelectorAll("#vars thead th")].map((th) => th.textContent).join(",") === "process,state,clock,ts,replied,deferred,asked"`)
+	waitFor(t, ctx, `document.querySelector('#vars tbody tr[data-id="0"] td:last-child')?.textContent === "1"`)
 	screenshot(t, ctx, "rules-edited-panel.png")
 }
