@@ -39,9 +39,15 @@ import (
 // must not grow much.
 const maxInlineBody = 60
 
+// maxInlined bounds the syntax nodes inlining adds to a file in all: a 64 KiB source
+// of short calls of a large helper must not compile to sixty times its size. The
+// calls past it are left as calls.
+const maxInlined = 20_000
+
 // helper is a top-level def that can be inlined.
 type helper struct {
 	def   *syntax.DefStmt
+	size  int             // its body's syntax nodes
 	free  map[string]bool // the names its body reads that are not its own (globals)
 	local map[string]bool // its parameters and the names its body binds
 }
@@ -126,6 +132,7 @@ func asHelper(d *syntax.DefStmt, defs map[string]*syntax.DefStmt) *helper {
 	if !ok || size > maxInlineBody {
 		return nil
 	}
+	h.size = size
 	for _, name := range used {
 		if !h.local[name] {
 			h.free[name] = true
@@ -189,6 +196,7 @@ type inliner struct {
 	helpers map[string]*helper
 	bound   map[string]bool // the names the caller binds
 	count   int             // inlined calls so far: each gets its own names
+	added   int             // syntax nodes inlined so far (maxInlined)
 }
 
 func (in *inliner) stmts(list []syntax.Stmt) []syntax.Stmt {
@@ -260,6 +268,10 @@ func (in *inliner) call(s *syntax.ExprStmt) []syntax.Stmt {
 			return nil
 		}
 	}
+	if in.added+h.size > maxInlined {
+		return nil
+	}
+	in.added += h.size
 	in.count++
 	prefix := "$i" + strconv.Itoa(in.count) + "$"
 	rename := func(name string) string {

@@ -164,3 +164,27 @@ func TestCtx_EveryMethodIsItself(t *testing.T) {
 		}
 	}
 }
+
+// Inlining adds at most maxInlined syntax nodes to a file: a source of many short calls
+// of a large helper keeps the calls past that as calls.
+func TestInline_IsBoundedPerFile(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("def h(s):\n")
+	for k := 0; k < 5; k++ {
+		b.WriteString("    s.count = s.count + 1\n")
+	}
+	b.WriteString("def on_request(ctx, s):\n")
+	const calls = 2000
+	for k := 0; k < calls; k++ {
+		b.WriteString("    h(s)\n")
+	}
+	left := 0
+	for _, name := range callsAfterInlining(t, b.String())["on_request"] {
+		if name == "h" {
+			left++
+		}
+	}
+	if left == 0 || left == calls {
+		t.Fatalf("%d of %d calls left: want some inlined and the rest left as calls", left, calls)
+	}
+}
