@@ -28,7 +28,8 @@ import (
 // change (the templates' traces are compared byte for byte with the Go algorithms').
 //
 // A helper is inlined only when nothing can tell the difference: it is a top-level
-// def with plain parameters; its body has no return, no def, lambda or comprehension
+// def with plain parameters, defined before any top-level statement that may run the
+// source's own functions; its body has no return, no def, lambda or comprehension
 // and calls no top-level def (so no recursion); the call passes exactly its
 // parameters, by position; and the caller, a top-level def, binds none of the names
 // the helper reads as globals (nor the helper's own name). Everything else is called
@@ -56,13 +57,38 @@ type helper struct {
 // top-level defs of f.
 func inlineHelpers(f *syntax.File) {
 	defs := map[string]*syntax.DefStmt{}
+	top := map[string]bool{} // every name the file binds at its top level
 	for _, s := range f.Stmts {
 		if d, ok := s.(*syntax.DefStmt); ok {
 			defs[d.Name.Name] = d
+			top[d.Name.Name] = true
+			continue
+		}
+		syntax.Walk(s, func(n syntax.Node) bool {
+			switch n := n.(type) {
+			case *syntax.AssignStmt:
+				bindTargets(n.LHS, top)
+			case *syntax.ForStmt:
+				bindTargets(n.Vars, top)
+			}
+			return true
+		})
+	}
+	// A def after a top-level statement that may run the source's own functions could
+	// be called, through them, before it exists: an error inlining would hide.
+	early := map[string]bool{}
+	for _, s := range f.Stmts {
+		if d, ok := s.(*syntax.DefStmt); ok {
+			early[d.Name.Name] = true
+		} else if mayRunSource(s, top) {
+			break
 		}
 	}
 	helpers := map[string]*helper{}
 	for name, d := range defs {
+		if !early[name] {
+			continue
+		}
 		if h := asHelper(d, defs); h != nil {
 			helpers[name] = h
 		}
@@ -77,6 +103,31 @@ func inlineHelpers(f *syntax.File) {
 			d.Body = in.stmts(d.Body)
 		}
 	}
+}
+
+// mayRunSource reports whether a top-level statement may call a function of the
+// source: it calls something, and it names something the file binds or makes a
+// lambda (a declaration such as rules = [rule("RA1", ...)] calls only builtins on
+// constants).
+func mayRunSource(s syntax.Stmt, top map[string]bool) bool {
+	calls, names := false, false
+	targets := map[*syntax.Ident]bool{} // what an assignment binds, which it does not read
+	syntax.Walk(s, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.AssignStmt:
+			if id, ok := n.LHS.(*syntax.Ident); ok && n.Op == syntax.EQ {
+				targets[id] = true
+			}
+		case *syntax.CallExpr:
+			calls = true
+		case *syntax.LambdaExpr:
+			names = true
+		case *syntax.Ident:
+			names = names || (top[n.Name] && !targets[n])
+		}
+		return true
+	})
+	return calls && names
 }
 
 // asHelper is d as an inlinable helper, or nil.

@@ -53,6 +53,8 @@ func TestInline_OnlyWhereNothingCanTell(t *testing.T) {
 		{"a comprehension", "def h(s):\n    s.seen = [j for j in range(2)]\ndef on_request(ctx, s):\n    h(s)\n", false},
 		{"caller shadows a global it reads", "LIMIT = 3\ndef h(s):\n    s.count = LIMIT\ndef on_request(ctx, s):\n    LIMIT = 4\n    h(s)\n", false},
 		{"caller shadows the helper", "def h(s):\n    s.count = 1\ndef on_request(ctx, s):\n    h = 3\n    h(s)\n", false},
+		{"after declarations", "rules2 = [rule(\"X-1\", lines = [\"a\"], says = \"b\")]\ndef h(s):\n    s.count = 1\ndef on_request(ctx, s):\n    h(s)\n", true},
+		{"after top-level code that may call it", "def on_request(ctx, s):\n    h(s)\nx = [on_request(None, None)]\ndef h(s):\n    s.count = 1\n", false},
 		{"used as a value", "def h(s):\n    s.count = 1\ndef on_request(ctx, s):\n    x = h(s)\n", false},
 	}
 	for _, c := range cases {
