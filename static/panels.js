@@ -12,6 +12,21 @@ export class Code {
     this.follow = follow;
     this.rules = new Map([...root.querySelectorAll(".rule")].map((e) => [e.dataset.rule, e]));
     this.key = "";
+    this.shown = ""; // the rules hello gave (JSON), "" while the page's own show
+    this.drawn = null; // the page's own rules, kept while others show
+  }
+
+  // setRules shows the run's own rules (hello.rules: a Starlark source's, after Run or
+  // on a lecture's page), or, without them, those the page was drawn with.
+  setRules(rules) {
+    const key = rules ? JSON.stringify(rules) : "";
+    if (key === this.shown) return;
+    this.shown = key;
+    this.drawn ??= [...this.root.childNodes];
+    this.root.replaceChildren(...(rules ? ruleGroups(rules) : this.drawn));
+    this.root.dataset.rules = rules ? "run" : "page";
+    this.rules = new Map([...this.root.querySelectorAll(".rule")].map((e) => [e.dataset.rule, e]));
+    this.key = ""; // light them again at the next show
   }
 
   // show lights the rules of the latest batch, or, when a process is selected, the
@@ -61,6 +76,40 @@ export class Code {
   }
 }
 
+// ruleGroups draws rules as the page's template does (web/pages/play.templ): a
+// heading per run of rules of one group, each rule its label and pseudocode lines.
+function ruleGroups(rules) {
+  const groups = [];
+  for (const r of rules) {
+    let g = groups.at(-1);
+    if (!g || g.name !== r.group) groups.push((g = { name: r.group, rules: [] }));
+    g.rules.push(r);
+  }
+  return groups.map((g) =>
+    htmlEl("div", { class: "rule-group" }, htmlEl("h3", { text: g.name }), htmlEl("ol", { class: "rules" }, ...g.rules.map(ruleItem))),
+  );
+}
+
+function ruleItem(r) {
+  const ours = !r.notes;
+  const title = ours
+    ? `${r.label} is not in the notes: a label of this playground.`
+    : `${r.label} is the notes' label (${r.notes.split(/\s+/).join(", ")}), with their meaning.`;
+  const li = htmlEl(
+    "li",
+    { class: ours ? "rule ours" : "rule", "data-rule": r.label, "data-notes": r.notes || "", title: r.says },
+    htmlEl(
+      "div",
+      { class: "rule-head" },
+      htmlEl("span", { class: "label", title, text: r.label }),
+      ours ? htmlEl("span", { class: "ours-tag", title, text: "ours" }) : "",
+      htmlEl("span", { class: "tags" }),
+    ),
+    htmlEl("div", { class: "lines" }, ...(r.lines || []).map((line) => htmlEl("code", { class: "ln", text: line }))),
+  );
+  return li;
+}
+
 // pinAll stacks the lit rules (in listing order) against the panel's top and foot: each
 // sticks below the ones before it and above the ones after it. When they cannot all
 // show whole, each gets an equal share of the height, its label and first lines.
@@ -102,9 +151,21 @@ export class Inspector {
     this.body = table.querySelector("tbody");
     this.list = list;
     this.count = count;
+    this.head = table.querySelector("thead tr");
     this.spec = spec;
+    this.vars = spec.vars;
     this.msgClass = messageClasses(spec);
     this.onDrop = onDrop;
+  }
+
+  // setVars takes the run's own variables (hello.vars: a Starlark source's) as the
+  // columns, or the page's without them.
+  setVars(vars) {
+    const next = vars || this.spec.vars;
+    if (JSON.stringify(next) === JSON.stringify(this.vars)) return;
+    this.vars = next;
+    const cols = next.map((v) => htmlEl("th", { scope: "col", title: v.doc, text: v.name }));
+    this.head.replaceChildren(this.head.firstElementChild, ...cols);
   }
 
   show(model, selected) {
@@ -124,7 +185,7 @@ export class Inspector {
       if (holdsToken(n)) cell.append(htmlEl("span", { class: "flag lead" }, "◆ token"));
       th.append(cell);
       tr.append(th);
-      for (const v of this.spec.vars) {
+      for (const v of this.vars) {
         const val = n.state[v.name];
         const td = htmlEl("td", {}, valueText(val));
         if (typeof val === "string" && /^[A-Z-]+$/.test(val)) td.classList.add(`v-${val}`);
@@ -162,10 +223,17 @@ export class Inspector {
 export class Narrator {
   constructor(list, spec) {
     this.list = list;
-    this.says = new Map(spec.rules.map((r) => [r.label, r.says]));
-    this.why = new Map(spec.rules.map((r) => [r.label, r.why || {}]));
+    this.pageRules = spec.rules;
+    this.setRules(null);
     this.lastFrom = new Map(); // node id -> sender of the message it is handling
     this.family = spec.family;
+  }
+
+  // setRules takes the run's own rules' texts (hello.rules), or the page's without them.
+  setRules(rules) {
+    const list = rules || this.pageRules;
+    this.says = new Map(list.map((r) => [r.label, r.says]));
+    this.why = new Map(list.map((r) => [r.label, r.why || {}]));
   }
 
   line(ev, model) {

@@ -72,6 +72,9 @@ export function takeFrame(st, f) {
   switch (f.type) {
     case "hello":
       applyHello(model, f);
+      st.code.setRules(f.rules); // a Starlark source's rules, or the page's own
+      st.narrator.setRules(f.rules);
+      st.inspector.setVars(f.vars);
       setupTaken(st);
       fillSetup(st);
       break;

@@ -4,10 +4,10 @@ package starlarkalg_test
 
 import (
 	"fmt"
-	"syscall"
 	"testing"
 
 	"github.com/teach-dist/playground/algorithms/ricartagrawala"
+	"github.com/teach-dist/playground/algorithms/starlarkalg"
 	"github.com/teach-dist/playground/runtime/sim"
 	"github.com/teach-dist/playground/runtime/sim/simtest"
 )
@@ -42,7 +42,7 @@ func BenchmarkKernelRicartAgrawala(b *testing.B) {
 					cfg := benchConfig(v.spec, n)
 					var steps int64
 					var buf []byte
-					cpu0 := cpuTime()
+					cpu0 := starlarkalg.ProcessCPU()
 					for i := 0; i < b.N; i++ {
 						var sink sim.Sink
 						if mode == "json-trace" {
@@ -58,7 +58,7 @@ func BenchmarkKernelRicartAgrawala(b *testing.B) {
 						}
 						steps += int64(s.Steps())
 					}
-					cpu := cpuTime() - cpu0
+					cpu := starlarkalg.ProcessCPU() - cpu0
 					sec := b.Elapsed().Seconds()
 					b.ReportMetric(float64(steps)/sec, "events/s")
 					b.ReportMetric(float64(steps)/cpu, "events/cpu-s")
@@ -69,12 +69,41 @@ func BenchmarkKernelRicartAgrawala(b *testing.B) {
 	}
 }
 
-// cpuTime is the process's CPU time in seconds, user and system.
-func cpuTime() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
+// BenchmarkKernelRicartAgrawalaRatio runs the workload of BenchmarkKernelRicartAgrawala
+// (no trace) with the Go algorithm and with the template in turn, each iteration one
+// run of each, and reports both rates and their ratio. On a loaded machine the load
+// changes from second to second, and the sub-benchmarks above run one side for seconds
+// before the other; alternating run by run lets both sides see the same load:
+//
+//	go test -run '^$' -bench KernelRicartAgrawalaRatio -benchtime 20x -count 3 -cpu 1 ./algorithms/starlarkalg/
+func BenchmarkKernelRicartAgrawalaRatio(b *testing.B) {
+	star := loadTemplate(b, "ricart-agrawala")
+	for _, n := range []int{5, 16} {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			sides := []struct {
+				cfg    sim.Config
+				events int64
+				cpu    float64
+			}{{cfg: benchConfig(&ricartagrawala.Spec, n)}, {cfg: benchConfig(star, n)}}
+			for b.Loop() {
+				for k := range sides {
+					side := &sides[k]
+					cpu0 := starlarkalg.ProcessCPU()
+					s, err := sim.New(side.cfg, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := s.Run(); err != nil {
+						b.Fatal(err)
+					}
+					side.cpu += starlarkalg.ProcessCPU() - cpu0
+					side.events += int64(s.Steps())
+				}
+			}
+			goRate, starRate := float64(sides[0].events)/sides[0].cpu, float64(sides[1].events)/sides[1].cpu
+			b.ReportMetric(goRate, "go-events/cpu-s")
+			b.ReportMetric(starRate, "starlark-events/cpu-s")
+			b.ReportMetric(goRate/starRate, "go/starlark")
+		})
 	}
-	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
-	return tv(ru.Utime) + tv(ru.Stime)
 }

@@ -18,19 +18,20 @@ type stepCtx struct {
 	view     bool
 	lastRule string
 	effects  int
-	methods  map[string]starlark.Value // ctxMethods bound to this ctx
+	methods  [len(methodNames)]starlark.Value // ctxMethods bound to this ctx, as methodNames
 }
 
 // bind binds the methods once for the node's life.
 func (c *stepCtx) bind() {
-	c.methods = make(map[string]starlark.Value, len(ctxMethods))
-	for name, b := range ctxMethods {
-		c.methods[name] = b.BindReceiver(c)
+	for k, name := range methodNames {
+		c.methods[k] = ctxMethods[name].BindReceiver(c)
 	}
 }
 
-var ctxFields = []string{"self", "n", "self_id", "ids", "params", "max_delay",
-	"id", "index", "up", "rule", "send", "set_timer", "cancel_timer", "enter", "exit", "leader"}
+// methodNames are ctx's methods, in the order of stepCtx.methods.
+var methodNames = [...]string{"id", "index", "up", "rule", "send", "set_timer", "cancel_timer", "enter", "exit", "leader"}
+
+var ctxFields = append([]string{"self", "n", "self_id", "ids", "params", "max_delay"}, methodNames[:]...)
 
 func (c *stepCtx) String() string        { return "ctx" }
 func (c *stepCtx) Type() string          { return "ctx" }
@@ -69,9 +70,28 @@ func (c *stepCtx) Attr(name string) (starlark.Value, error) {
 		return c.n.pv, nil
 	case "max_delay":
 		return starlark.MakeInt(c.n.setup.MaxDelay), nil
-	}
-	if b, ok := c.methods[name]; ok {
-		return b, nil
+	// The methods, by a switch rather than a map: ctx.rule and ctx.send are read in
+	// nearly every step.
+	case "id":
+		return c.methods[0], nil
+	case "index":
+		return c.methods[1], nil
+	case "up":
+		return c.methods[2], nil
+	case "rule":
+		return c.methods[3], nil
+	case "send":
+		return c.methods[4], nil
+	case "set_timer":
+		return c.methods[5], nil
+	case "cancel_timer":
+		return c.methods[6], nil
+	case "enter":
+		return c.methods[7], nil
+	case "exit":
+		return c.methods[8], nil
+	case "leader":
+		return c.methods[9], nil
 	}
 	return nil, fmt.Errorf("ctx has no field %q (fields: %v)", name, ctxFields)
 }
@@ -89,8 +109,8 @@ func (c *stepCtx) nodeIndex(fn string, v starlark.Value) (int, error) {
 }
 
 func (c *stepCtx) id(args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var v starlark.Value
-	if err := starlark.UnpackPositionalArgs("ctx.id", args, kwargs, 1, &v); err != nil {
+	v, err := oneArg("ctx.id", args, kwargs)
+	if err != nil {
 		return nil, err
 	}
 	i, err := c.nodeIndex("ctx.id", v)
@@ -98,6 +118,17 @@ func (c *stepCtx) id(args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Val
 		return nil, err
 	}
 	return starlark.MakeInt(c.n.setup.IDs[i]), nil
+}
+
+// oneArg is the one positional argument of a call; starlark.UnpackPositionalArgs
+// would allocate a variable for it, and ctx.id runs in every Ricart-Agrawala step that
+// compares requests.
+func oneArg(fn string, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if len(args) == 1 && len(kwargs) == 0 {
+		return args[0], nil
+	}
+	var v starlark.Value
+	return v, starlark.UnpackPositionalArgs(fn, args, kwargs, 1, &v) // its error
 }
 
 // index returns the index of the node with an id, or None.
@@ -116,8 +147,8 @@ func (c *stepCtx) index(args starlark.Tuple, kwargs []starlark.Tuple) (starlark.
 
 // up is the perfect failure detector of sim.Context.Up; in a view everybody is up.
 func (c *stepCtx) up(args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var v starlark.Value
-	if err := starlark.UnpackPositionalArgs("ctx.up", args, kwargs, 1, &v); err != nil {
+	v, err := oneArg("ctx.up", args, kwargs)
+	if err != nil {
 		return nil, err
 	}
 	i, err := c.nodeIndex("ctx.up", v)
@@ -144,21 +175,55 @@ func (c *stepCtx) act(fn string) error {
 // starlark.UnpackArgs without its per-argument allocations: rule and send run in
 // every step of every algorithm.
 func unpack(fn string, args starlark.Tuple, kwargs []starlark.Tuple, names []string, required int, out []starlark.Value) error {
+	if err := positional(fn, args, names, out); err != nil {
+		return err
+	}
+	for _, kv := range kwargs {
+		key, _ := starlark.AsString(kv[0])
+		if err := keyword(fn, key, kv[1], names, out); err != nil {
+			return err
+		}
+	}
+	return present(fn, names, required, out)
+}
+
+// unpackKeys is unpack for a call $kw rewrote (kwcall.go): the keywords' names are
+// keys, separated by spaces, their values vals.
+func unpackKeys(fn string, args starlark.Tuple, keys string, vals []starlark.Value, names []string, required int, out []starlark.Value) error {
+	if err := positional(fn, args, names, out); err != nil {
+		return err
+	}
+	for _, v := range vals {
+		var key string
+		key, keys, _ = strings.Cut(keys, " ")
+		if err := keyword(fn, key, v, names, out); err != nil {
+			return err
+		}
+	}
+	return present(fn, names, required, out)
+}
+
+func positional(fn string, args starlark.Tuple, names []string, out []starlark.Value) error {
 	if len(args) > len(names) {
 		return fmt.Errorf("%s: got %d arguments, want at most %d", fn, len(args), len(names))
 	}
 	copy(out, args)
-	for _, kv := range kwargs {
-		key, _ := starlark.AsString(kv[0])
-		k := slices.Index(names, key)
-		if k < 0 {
-			return fmt.Errorf("%s: unexpected keyword argument %q (allowed: %s)", fn, key, strings.Join(names, ", "))
-		}
-		if out[k] != nil {
-			return fmt.Errorf("%s: got multiple values for %s", fn, key)
-		}
-		out[k] = kv[1]
+	return nil
+}
+
+func keyword(fn, key string, v starlark.Value, names []string, out []starlark.Value) error {
+	k := slices.Index(names, key)
+	if k < 0 {
+		return fmt.Errorf("%s: unexpected keyword argument %q (allowed: %s)", fn, key, strings.Join(names, ", "))
 	}
+	if out[k] != nil {
+		return fmt.Errorf("%s: got multiple values for %s", fn, key)
+	}
+	out[k] = v
+	return nil
+}
+
+func present(fn string, names []string, required int, out []starlark.Value) error {
 	for k := 0; k < required; k++ {
 		if out[k] == nil {
 			return fmt.Errorf("%s: missing argument %s", fn, names[k])
@@ -197,6 +262,11 @@ func (c *stepCtx) rule(args starlark.Tuple, kwargs []starlark.Tuple) (starlark.V
 	if err := unpack("ctx.rule", args, kwargs, ruleArgs, 1, a[:]); err != nil {
 		return nil, err
 	}
+	return c.ruleOf(&a)
+}
+
+// ruleOf is ctx.rule with its arguments in place (label, why).
+func (c *stepCtx) ruleOf(a *[2]starlark.Value) (starlark.Value, error) {
 	label, err := str("ctx.rule", "label", a[0])
 	if err != nil {
 		return nil, err
@@ -227,6 +297,11 @@ func (c *stepCtx) send(args starlark.Tuple, kwargs []starlark.Tuple) (starlark.V
 	if err := unpack("ctx.send", args, kwargs, sendArgs, 2, a[:]); err != nil {
 		return nil, err
 	}
+	return c.sendOf(&a)
+}
+
+// sendOf is ctx.send with its arguments in place (to, type, ts, arg, vec, queue).
+func (c *stepCtx) sendOf(a *[6]starlark.Value) (starlark.Value, error) {
 	if err := c.act("ctx.send"); err != nil {
 		return nil, err
 	}

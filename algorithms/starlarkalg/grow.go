@@ -66,6 +66,7 @@ func growBuiltins(d starlark.StringDict) {
 	d[growMul] = starlark.NewBuiltin("*", checkedMul)
 	d[growMod] = starlark.NewBuiltin("%", checkedMod)
 	d[growCall] = starlark.NewBuiltin("call", checkedCall)
+	d[kwCall] = starlark.NewBuiltin("call", keywordCall)
 	for _, name := range []string{"str", "repr"} {
 		general := starlark.Universe[name]
 		d[name] = starlark.NewBuiltin(name, func(t *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -473,6 +474,9 @@ func (r *rewriter) expr(p *syntax.Expr) {
 			e.Fn = &syntax.Ident{NamePos: dot.Dot, Name: growCall}
 			e.Lparen = dot.Dot
 			e.Args = append([]syntax.Expr{dot.X, name}, e.Args...)
+		}
+		if !asWritten {
+			rewriteKeywordCall(e) // kwcall.go
 		}
 	case *syntax.Comprehension:
 		r.expr(&e.Body)

@@ -115,11 +115,11 @@ func (p *program) thread() *starlark.Thread {
 // callError words an error from a handler: which handler, which node, the last rule,
 // the line.
 func (p *program) callError(err error, handler string, id int, rule string) *Error {
-	e := &Error{Algorithm: p.name, Handler: handler, Node: id, Rule: rule, Msg: err.Error()}
+	e := &Error{Algorithm: p.name, Handler: handler, Node: id, Rule: rule, Msg: demangle(err.Error())}
 	var ee *starlark.EvalError
 	if errors.As(err, &ee) {
 		e.Line, e.Col = innermost(ee)
-		e.Msg = stepsMessage(ee.Msg, p.limits.Steps)
+		e.Msg = stepsMessage(demangle(ee.Msg), p.limits.Steps)
 	}
 	return e
 }

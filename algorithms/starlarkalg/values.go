@@ -181,6 +181,18 @@ func isFrozen(v starlark.Value) bool {
 	return false
 }
 
+// scalar is a value checkValue accepts as it is: None, a bool, an int of 64 bits.
+func scalar(v starlark.Value) bool {
+	switch v := v.(type) {
+	case starlark.Bool, starlark.NoneType:
+		return true
+	case starlark.Int:
+		_, ok := v.Int64()
+		return ok
+	}
+	return false
+}
+
 // checkValue says what is wrong with v ("" when nothing), counting its values.
 func (p *program) checkValue(v starlark.Value, depth int, count *int, frozen *bool) string {
 	*count++
@@ -203,7 +215,12 @@ func (p *program) checkValue(v starlark.Value, depth int, count *int, frozen *bo
 	case *starlark.List:
 		*frozen = *frozen || isFrozen(v)
 		for k := 0; k < v.Len(); k++ {
-			if why := p.checkValue(v.Index(k), depth+1, count, frozen); why != "" {
+			e := v.Index(k)
+			if scalar(e) && *count < p.limits.StateValues {
+				*count++ // a list of flags or small numbers, the common case, without a call each
+				continue
+			}
+			if why := p.checkValue(e, depth+1, count, frozen); why != "" {
 				return why
 			}
 		}

@@ -23,6 +23,13 @@ var wireCases = []struct {
 		Network: Network{Delay: [2]int{1, 3}, Loss: 0.1}, Seed: 1, CS: 2, Rate: 2, MinSpeed: 0.25, MaxSpeed: 16,
 		RecentMax: 100, MaxEvents: 250000},
 		`{"type":"hello","proto":1,"session":"Q-yp","algorithm":"ricart-agrawala","name":"","scenario":{"version":1,"algorithm":"ricart-agrawala","seed":1},"ids":[0,1,2],"network":{"delay":[1,3],"fifo":false,"loss":0.1,"hold":false},"seed":1,"cs":2,"rate":2,"minSpeed":0.25,"maxSpeed":16,"recentMax":100,"maxEvents":250000}`},
+	{"hello/source", &Hello{Proto: 1, Algorithm: "ricart-agrawala", Scenario: json.RawMessage(`{"version":1,"algorithm":"ricart-agrawala","source":"..."}`),
+		IDs: []int{0}, Rules: []RuleText{
+			{Label: "RH1", Notes: "000", Group: "Receiving REQUEST(Tj, j)", Lines: []string{"defer j"}, Says: "decides", Why: map[string]string{"held": "defers {from}"}},
+			{Label: "AS-1", Group: "Asking", Lines: []string{}, Says: "asks"}},
+		Vars: []VarText{{Name: "state", Doc: "RELEASED or HELD"}}},
+		`{"type":"hello","proto":1,"session":"","algorithm":"ricart-agrawala","name":"","scenario":{"version":1,"algorithm":"ricart-agrawala","source":"..."},"ids":[0],"network":{"delay":[0,0],"fifo":false,"loss":0,"hold":false},"seed":0,"cs":0,"rate":0,"minSpeed":0,"maxSpeed":0,"recentMax":0,"maxEvents":0,` +
+			`"rules":[{"label":"RH1","notes":"000","group":"Receiving REQUEST(Tj, j)","lines":["defer j"],"says":"decides","why":{"held":"defers {from}"}},{"label":"AS-1","group":"Asking","lines":[],"says":"asks"}],"vars":[{"name":"state","doc":"RELEASED or HELD"}]}`},
 	{"state", &State{Clock{Step: 3, T: 2, Seq: -1, Horizon: 9, Playing: true, Speed: 0.25, Quiet: true, Interventions: 1, Stopped: "the run reached 250000 events", StoppedLine: 12}},
 		`{"type":"state","step":3,"t":2,"seq":-1,"horizon":9,"playing":true,"speed":0.25,"quiet":true,"interventions":1,"stopped":"the run reached 250000 events","stoppedLine":12}`},
 	{"events", &Events{Clock: Clock{Step: 12, T: 7, Seq: 42, Horizon: 12, Playing: true, Speed: 1, Interventions: 2},

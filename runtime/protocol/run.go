@@ -32,6 +32,52 @@ type Hello struct {
 	MaxSpeed  float64         `json:"maxSpeed"`
 	RecentMax int             `json:"recentMax"`
 	MaxEvents int             `json:"maxEvents"`
+	// Rules are the run's rules when its algorithm is the scenario's Starlark source
+	// (rules a student edited, a challenge's): the page was drawn with the Go
+	// algorithm's, or with the rules before a Run, and draws these instead. Absent
+	// when the run is the Go algorithm's own.
+	Rules []RuleText `json:"rules,omitempty"`
+	// Vars are that source's inspector variables, with Rules: an edited source may
+	// declare others than the page's.
+	Vars []VarText `json:"vars,omitempty"`
+}
+
+// VarText is one variable of the inspector: sim.Var as a page reads it.
+type VarText struct {
+	Name string `json:"name"`
+	Doc  string `json:"doc"`
+}
+
+// VarsOf is a spec's variables as hello carries them.
+func VarsOf(vars []sim.Var) []VarText {
+	out := make([]VarText, len(vars))
+	for i, v := range vars {
+		out[i] = VarText{Name: v.Name, Doc: v.Doc}
+	}
+	return out
+}
+
+// RuleText is one rule of the pseudocode panel and the narration: sim.Rule as a page
+// reads it.
+type RuleText struct {
+	Label string            `json:"label"`
+	Notes string            `json:"notes,omitempty"`
+	Group string            `json:"group"`
+	Lines []string          `json:"lines"`
+	Says  string            `json:"says"`
+	Why   map[string]string `json:"why,omitempty"`
+}
+
+// RulesOf is a spec's rules as hello carries them.
+func RulesOf(rules []sim.Rule) []RuleText {
+	out := make([]RuleText, len(rules))
+	for i, r := range rules {
+		out[i] = RuleText{Label: r.Label, Notes: r.Notes, Group: r.Group, Lines: r.Lines, Says: r.Says, Why: r.Why}
+		if out[i].Lines == nil {
+			out[i].Lines = []string{}
+		}
+	}
+	return out
 }
 
 // Network is a network model: {"delay":[min,max],"fifo":..,"loss":..,"hold":..}.
@@ -217,6 +263,17 @@ func (f *Hello) AppendJSON(b []byte) []byte {
 	b = appendInt(b, f.RecentMax)
 	b = append(b, `,"maxEvents":`...)
 	b = appendInt(b, f.MaxEvents)
+	if len(f.Rules) > 0 {
+		// Once per run, not per step: encoding/json is fast enough.
+		rules, _ := json.Marshal(f.Rules) // strings, slices and maps of strings: cannot fail
+		b = append(b, `,"rules":`...)
+		b = append(b, rules...)
+	}
+	if len(f.Vars) > 0 {
+		vars, _ := json.Marshal(f.Vars) // strings: cannot fail
+		b = append(b, `,"vars":`...)
+		b = append(b, vars...)
+	}
 	return append(b, '}')
 }
 

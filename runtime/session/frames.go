@@ -34,12 +34,17 @@ func (s *Session) stateFrame() protocol.Encoded {
 }
 
 func (s *Session) helloFrame() protocol.Encoded {
-	return protocol.Encode(&protocol.Hello{
+	h := &protocol.Hello{
 		Proto: protocol.Proto, Session: s.id, Algorithm: s.algorithm, Name: s.setup.Name,
 		Scenario: s.setup.Scenario, IDs: s.cfg.IDs, Network: protocol.NetworkOf(&s.cfg.Network),
 		Seed: s.cfg.Seed, CS: s.cfg.CS, Rate: Rate, MinSpeed: MinSpeed, MaxSpeed: MaxSpeed,
 		RecentMax: Recent, MaxEvents: s.opts.MaxEvents,
-	})
+	}
+	if s.setup.Source && s.cfg.Spec != nil {
+		h.Rules = protocol.RulesOf(s.cfg.Spec.Rules)
+		h.Vars = protocol.VarsOf(s.cfg.Spec.Vars)
+	}
+	return protocol.Encode(h)
 }
 
 func (s *Session) snapshotFrame() protocol.Encoded {

@@ -59,6 +59,9 @@ type Setup struct {
 	Config   sim.Config
 	Scenario json.RawMessage // scenario v1
 	Name     string          // curated scenario name, if any
+	// Source: the run's algorithm is the scenario's Starlark source, so hello carries
+	// its rules (the page shows the Go algorithm's otherwise).
+	Source bool
 }
 
 // Options tune a session. Zero values take the defaults.

@@ -122,3 +122,71 @@ func TestChallengeShowsGoalErrorsAndVerdict(t *testing.T) {
 		t.Fatalf("verdict %q", v)
 	}
 }
+
+// After Run, the pseudocode panel shows the edited rules, not those the page was
+// drawn with: a renamed rule with its new pseudocode, lit when the edited run fires
+// it, and a rule's edited line; the narration says the edited rule's words, and the
+// inspector shows a variable the edit added.
+func TestEditedRulesShowInThePseudocodePanel(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := tab(t, ts.URL, 1280, 800)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/play/ricart-agrawala?fresh=1"))
+	ready(t, ctx)
+	if n := eval[int](t, ctx, `document.querySelectorAll('#code-scroll .rule[data-rule="RA1"]').length`); n != 1 {
+		t.Fatalf("the page's own panel has %d RA1 rules", n)
+	}
+	run(t, ctx, chromedp.Click(chromedp.CSS(`#rules-edit`)))
+	waitFor(t, ctx, `document.getElementById("rules-source").value.includes("def on_request(")`)
+	// RA1 becomes "AS-1" (the project's form: not in the notes), with its own line and
+	// words; RH1 keeps its label with an edited line.
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`(() => {
+		const ta = document.getElementById("rules-source");
+		ta.value = ta.value
+			.replace('rule("RA1", notes = "000", group = "Asking for the CS",\n         lines = ["state := REQUESTED", "T := clock   // the timestamp of this request"],\n         says = "wants the CS and stamps its request with its clock")',
+				'rule("AS-1", group = "Asking, edited",\n         lines = ["state := REQUESTED   // edited in the browser"],\n         says = "asks for the CS in edited words")')
+			.replace('ctx.rule("RA1")', 'ctx.rule("AS-1")\n    s.asked += 1')
+			.replace('"    queue j\'s request, do not answer yet"', '"    keep j waiting (edited)"')
+			.replace('    var("deferred", "ids whose requests wait for this process to leave the CS"),', '    var("deferred", "ids whose requests wait for this process to leave the CS"),\n    var("asked", "times it asked (edited)"),')
+			.replace('"replies": 0, "deferred": []}', '"replies": 0, "deferred": [], "asked": 0}')
+			.replace('        ("deferred", [ctx.id(j) for j in s.deferred]),', '        ("deferred", [ctx.id(j) for j in s.deferred]),\n        ("asked", s.asked),');
+		ta.dispatchEvent(new Event("input"));
+	})()`))
+	if src := eval[string](t, ctx, `document.getElementById("rules-source").value`); !strings.Contains(src, `ctx.rule("AS-1")`) || !strings.Contains(src, "keep j waiting (edited)") ||
+		!strings.Contains(src, `rule("AS-1"`) || strings.Count(src, "asked") != 6 {
+		t.Fatal("the edit did not take")
+	}
+	run(t, ctx, chromedp.Click(chromedp.CSS(`#rules-run`)))
+	waitFor(t, ctx, `document.getElementById("rules-status").textContent === "Running your rules."`)
+	waitFor(t, ctx, `document.getElementById("code-scroll").dataset.rules === "run"`)
+	run(t, ctx, chromedp.Click(chromedp.CSS(`#rules-close`)))
+
+	panel := eval[map[string]any](t, ctx, `(() => {
+		const p = document.getElementById("code-scroll");
+		const as = p.querySelector('.rule[data-rule="AS-1"]');
+		const rh = p.querySelector('.rule[data-rule="RH1"]');
+		return {
+			ra1: p.querySelectorAll('.rule[data-rule="RA1"]').length,
+			asLines: as ? [...as.querySelectorAll(".ln")].map((l) => l.textContent).join("|") : "",
+			asOurs: as ? as.classList.contains("ours") : false,
+			asGroup: as ? as.closest(".rule-group").querySelector("h3").textContent : "",
+			rhLines: rh ? [...rh.querySelectorAll(".ln")].map((l) => l.textContent).join("|") : "",
+			visible: p.offsetParent !== null,
+		};
+	})()`)
+	if panel["ra1"].(float64) != 0 || panel["asLines"] != "state := REQUESTED   // edited in the browser" || panel["asOurs"] != true ||
+		panel["asGroup"] != "Asking, edited" || !strings.Contains(panel["rhLines"].(string), "keep j waiting (edited)") || panel["visible"] != true {
+		t.Fatalf("the panel after Run: %v", panel)
+	}
+	// A request: P0 fires the edited rule, which the panel lights and the log words.
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`document.dispatchEvent(new CustomEvent("pg:command", {detail: {type: "act", do: "request", node: 0}}))`))
+	waitFor(t, ctx, `document.querySelector('#code-scroll .rule[data-rule="AS-1"]').classList.contains("lit")`)
+	if tag := eval[string](t, ctx, `document.querySelector('#code-scroll .rule[data-rule="AS-1"] .tags').textContent`); tag != "P0" {
+		t.Fatalf("the lit rule's tag is %q, want P0", tag)
+	}
+	waitFor(t, ctx, `[...document.querySelectorAll("#log li")].some((li) => li.textContent.includes("asks for the CS in edited words"))`)
+	// The edited source's new variable is a column of the inspector, P0's counting 1.
+	waitFor(t, ctx, `[...document.querySelectorAll("#vars thead th")].map((th) => th.textContent).join(",") === "process,state,clock,ts,replied,deferred,asked"`)
+	waitFor(t, ctx, `document.querySelector('#vars tbody tr[data-id="0"] td:last-child')?.textContent === "1"`)
+	screenshot(t, ctx, "rules-edited-panel.png")
+}

@@ -31,7 +31,7 @@ func SetupOf(sc *scenarios.Scenario, name string) (session.Setup, error) {
 	if err != nil {
 		return session.Setup{}, err
 	}
-	return session.Setup{Config: cfg, Scenario: doc, Name: name}, nil
+	return session.Setup{Config: cfg, Scenario: doc, Name: name, Source: sc.Source != ""}, nil
 }
 
 // Link is a decoded share link ready to run: the setup a session takes, the recorded
@@ -61,7 +61,7 @@ func DecodeLinkCharged(code string, charge scenarios.LoadCharge) (Link, error) {
 	if err != nil {
 		return Link{}, err
 	}
-	return Link{Link: l, Setup: session.Setup{Config: cfg, Scenario: doc, Name: curatedName(doc)}, IVs: ivs}, nil
+	return Link{Link: l, Setup: session.Setup{Config: cfg, Scenario: doc, Name: curatedName(doc), Source: l.Scenario.Source != ""}, IVs: ivs}, nil
 }
 
 // curatedName is the name of the curated scenario this document is, if it is one
