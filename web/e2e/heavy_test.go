@@ -13,6 +13,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/performance"
 	"github.com/chromedp/chromedp"
 	"github.com/gorilla/websocket"
 )
@@ -70,11 +71,12 @@ func TestHeavyTrafficAB(t *testing.T) {
 type heavyResult struct {
 	stats []float64
 	step  int
+	busy  [5]float64 // the renderer's main thread over those 3 s, ms: CPU time, then the wall time of its tasks, script, style, layout
 }
 
 func (r heavyResult) String() string {
-	return fmt.Sprintf("%d steps: frame time p50 %.1f ms, p95 %.1f ms, worst %.1f ms, %d of %d frames over 25 ms",
-		r.step, r.stats[0], r.stats[1], r.stats[2], int(r.stats[3]), int(r.stats[4]))
+	return fmt.Sprintf("%d steps: frame time p50 %.1f ms, p95 %.1f ms, worst %.1f ms, %d of %d frames over 25 ms; main thread CPU %.0f ms, busy %.0f ms (script %.0f, style %.0f, layout %.0f)",
+		r.step, r.stats[0], r.stats[1], r.stats[2], int(r.stats[3]), int(r.stats[4]), r.busy[0], r.busy[1], r.busy[2], r.busy[3], r.busy[4])
 }
 
 // medianOf is each figure's median over the runs (each taken on its own).
@@ -94,6 +96,14 @@ func medianOf(rs []heavyResult) heavyResult {
 	}
 	slices.Sort(steps)
 	m.step = steps[len(steps)/2]
+	for k := range m.busy {
+		xs := make([]float64, len(rs))
+		for i, r := range rs {
+			xs[i] = r.busy[k]
+		}
+		slices.Sort(xs)
+		m.busy[k] = xs[len(xs)/2]
+	}
 	return m
 }
 
@@ -135,12 +145,18 @@ func heavyRun(t *testing.T, ts *httptest.Server, trace bool) heavyResult {
 		conn.WriteMessage(websocket.TextMessage, fmt.Appendf(nil, `{"type":"act","do":"request","node":%d}`, i))
 	}
 	conn.WriteMessage(websocket.TextMessage, []byte(`{"type":"speed","speed":4}`))
+	if _, err := chromedp.Call(ctx, performance.Enable, performance.EnableParams{}); err != nil {
+		t.Fatal(err)
+	}
 	run(t, ctx, chromedp.Click(chromedp.CSS("#btn-play")))
 	var tr *tracer
 	if trace {
 		tr = startTrace(t, ctx)
 	}
+	before := mainThread(t, ctx)
 	stats := eval[[]float64](t, ctx, frameTimesJS, chromedp.EvalAwaitPromise)
+
+	after := mainThread(t, ctx)
 	if tr != nil {
 		tr.stop(t, ctx)
 	}
@@ -158,5 +174,27 @@ func heavyRun(t *testing.T, ts *httptest.Server, trace bool) heavyResult {
 			t.Fatalf("the log skips from seq %d to %d", seqs[k-1], seqs[k])
 		}
 	}
-	return heavyResult{stats: stats, step: step}
+	r := heavyResult{stats: stats, step: step}
+	for k := range r.busy {
+		r.busy[k] = after[k] - before[k]
+	}
+	return r
+}
+
+// mainThread reads the renderer's counters of its main thread (Performance domain), in
+// ms: its CPU time, then the wall time of its tasks, script, style recalculation and
+// layout (which a busy machine stretches: the CPU time is the steadier figure).
+func mainThread(t *testing.T, ctx context.Context) [5]float64 {
+	t.Helper()
+	res, err := chromedp.Call(ctx, performance.GetMetrics, cdp.Empty{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [5]float64
+	for _, m := range res.Metrics {
+		if k := slices.Index([]string{"ThreadTime", "TaskDuration", "ScriptDuration", "RecalcStyleDuration", "LayoutDuration"}, m.Name); k >= 0 {
+			out[k] = m.Value * 1000
+		}
+	}
+	return out
 }

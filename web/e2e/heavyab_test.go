@@ -18,6 +18,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/tracing"
 	"github.com/chromedp/chromedp"
 
@@ -127,10 +128,11 @@ func startTrace(t *testing.T, ctx context.Context) *tracer {
 }
 
 // stop ends the trace and logs, per thread of the renderer, the events that took the
-// most time in all (nested events count in each of their parents too).
+// most CPU time in all (nested events count in each of their parents too), and the
+// layouts and script calls that did.
 func (tr *tracer) stop(t *testing.T, ctx context.Context) {
 	t.Helper()
-	if _, err := chromedp.Call(ctx, tracing.End, struct{}{}); err != nil {
+	if _, err := chromedp.Call(ctx, tracing.End, cdp.Empty{}); err != nil {
 		t.Fatal(err)
 	}
 	<-tr.done
@@ -140,6 +142,7 @@ func (tr *tracer) stop(t *testing.T, ctx context.Context) {
 		Pid  int             `json:"pid"`
 		Tid  int             `json:"tid"`
 		Dur  float64         `json:"dur"`
+		Tdur float64         `json:"tdur"` // thread time: CPU, which a busy machine does not stretch
 		Args json.RawMessage `json:"args"`
 	}
 	threads := map[[2]int]string{}
@@ -158,6 +161,48 @@ func (tr *tracer) stop(t *testing.T, ctx context.Context) {
 			threads[[2]int{e.Pid, e.Tid}] = a.Name
 		}
 		all = append(all, e)
+	}
+	detail := map[string]float64{}
+	for i, e := range all {
+		if e.Tdur > 0 {
+			all[i].Dur = e.Tdur
+			e.Dur = e.Tdur
+		}
+		if e.Ph != "X" || e.Dur == 0 {
+			continue
+		}
+		var a struct {
+			BeginData struct {
+				DirtyObjects, TotalObjects int
+				StackTrace                 []struct {
+					FunctionName, URL string
+					LineNumber        int
+				}
+			}
+			Data struct {
+				FunctionName, URL string
+				LineNumber        int
+			}
+		}
+		json.Unmarshal(e.Args, &a)
+		switch e.Name {
+		case "Layout":
+			where := "frame"
+			if st := a.BeginData.StackTrace; len(st) > 0 {
+				where = fmt.Sprintf("forced by %s %s:%d", st[0].FunctionName, path.Base(st[0].URL), st[0].LineNumber)
+			}
+			detail[fmt.Sprintf("Layout %s, %d of %d objects", where, a.BeginData.DirtyObjects, a.BeginData.TotalObjects)] += e.Dur / 1000
+		case "FunctionCall":
+			detail[fmt.Sprintf("call %s %s:%d", a.Data.FunctionName, path.Base(a.Data.URL), a.Data.LineNumber)] += e.Dur / 1000
+		}
+	}
+	keys := make([]string, 0, len(detail))
+	for k := range detail {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Compare(detail[b], detail[a]) })
+	for _, k := range keys[:min(25, len(keys))] {
+		t.Logf("trace: %s: %.0f ms", k, detail[k])
 	}
 	for _, e := range all {
 		if e.Ph != "X" || e.Dur == 0 {
