@@ -1,7 +1,7 @@
 // clock.js: the virtual time messages are drawn at.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { newClock, clockTo, clockNow, nextSpeed } from "../clock.js";
+import { newClock, clockTo, clockNow, nextSpeed, panelsDue, PANELS_MS, logLimit, LOG_FAST } from "../clock.js";
 
 const run = (playing, arrivals) => ({
   playing, rate: 2, speed: 1,
@@ -55,4 +55,33 @@ test("paused, a step glides when smooth and near, else jumps", () => {
 test("speeds step along the offered ones", () => {
   const cases = [[1, 1, 2], [1, -1, 0.5], [16, 1, 16], [0.25, -1, 0.25], [3, 1, 2], [3, -1, 0.5]];
   for (const [speed, d, want] of cases) assert.equal(nextSpeed(speed, d), want, `${speed} ${d}`);
+});
+
+test("the panels follow at once when paused, and at most every PANELS_MS while playing", () => {
+  const cases = [
+    // playing, now, last followed: due
+    [false, 1000, 999, true],
+    [false, 0, 0, true],
+    [true, 1000, 1000 - PANELS_MS, true],
+    [true, 1000, 1000 - PANELS_MS + 1, false],
+    [true, 1000, 990, false],
+    [true, 1000, -Infinity, true], // never followed yet
+  ];
+  for (const [playing, now, last, want] of cases) {
+    assert.equal(panelsDue(playing, now, last), want, `playing ${playing}, ${now - last} ms after`);
+  }
+});
+
+test("the log keeps LOG_FAST lines while playing at 2x or faster, else the model's", () => {
+  const cases = [
+    // playing, speed, the model's: lines kept
+    [true, 4, 100, LOG_FAST],
+    [true, 2, 100, LOG_FAST],
+    [true, 1, 100, 100],
+    [false, 16, 100, 100],
+    [true, 8, 10, 10], // never more than the model keeps
+  ];
+  for (const [playing, speed, full, want] of cases) {
+    assert.equal(logLimit(playing, speed, full), want, `playing ${playing} at ${speed}x`);
+  }
 });
