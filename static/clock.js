@@ -68,8 +68,8 @@ export const PANELS_MS = 200;
 // model's latest events in full again.
 export const LOG_FAST = 24;
 
-// logLimit is how many lines the log keeps for a run playing at speed (paused: not
-// playing), the model keeping full of them.
+// logLimit is how many lines the log keeps for a run playing at speed (playing: not
+// paused, not waiting for the user), the model keeping full of them.
 export function logLimit(playing, speed, full) {
   return playing && speed >= 2 ? Math.min(LOG_FAST, full) : full;
 }

@@ -177,7 +177,7 @@ function paint(st, now = performance.now()) {
   inspector.show(model, st.selected);
   // model.recent has every event queued too: a snapshot, or a pause after a fast run
   // that kept the log short, shows all of them.
-  const limit = logLimit(model.playing, model.speed, model.recentMax);
+  const limit = logLimit(model.playing && !model.quiet, model.speed, model.recentMax); // waiting: read it whole
   if (st.dirtyFull || (st.logShort && limit === model.recentMax)) {
     narrator.rebuild(model);
     st.logShort = false;
