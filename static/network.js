@@ -43,6 +43,7 @@ export function createNetwork(page) {
   let draft = null; // the user's groups not applied yet (null: none)
   let formDirty = false;
   let heldKey = "";
+  let anyHeld = false; // messages wait for the user (renderHeld)
   let formKey = ""; // the network the form shows
   let rowsKey = "";
 
@@ -134,6 +135,7 @@ export function createNetwork(page) {
 
   function renderHeld() {
     const held = heldQueue(model.inflight, net.fifo);
+    anyHeld = held.length > 0;
     setText(count, String(held.length));
     if (net.hold) setText(hint, held.length ? "Pick the message that arrives next: each delivery is one step." : "Nothing is held: act on a process, and its messages wait here.");
     else setText(hint, held.length ? "Hold mode is off: these still wait for you." : "Switch “Be the network” on to hold every message until you deliver it.");
@@ -367,7 +369,13 @@ export function createNetwork(page) {
     });
   }
   // The view rebuilds its processes and messages on its own (resize, new messages).
-  new MutationObserver(schedule).observe(svg, { childList: true, subtree: true });
+  // Messages coming and going matter only while some are held (their queue's fan);
+  // a fast run adds and removes them every frame.
+  new MutationObserver((records) => {
+    const onlyMessages = records.every((r) => r.target.id === "msgs" || r.target.id === "trails");
+    if (onlyMessages && !anyHeld && !parked.size) return;
+    schedule();
+  }).observe(svg, { childList: true, subtree: true });
 
   let drawnKey = "";
   function draw() {
