@@ -7,7 +7,7 @@
 import { byId as $, htmlEl, svgEl } from "./dom.js";
 import { messageClasses } from "./layout.js";
 import { payloadText } from "./text.js";
-import { LETTERS, sameList as same, groupLetters, describeGroups, partitionOf, dropGroup, heldQueue, queueRanks } from "./netmodel.js";
+import { LETTERS, sameList as same, groupLetters, describeGroups, partitionOf, dropGroup, heldQueue, queueRanks, parkOffset } from "./netmodel.js";
 
 const DRAG_PX = 8; // a press that moves less than this is a click (the process menu)
 
@@ -422,7 +422,7 @@ export function createNetwork(page) {
       const g = svg.querySelector(`#msgs .msg[data-id="${id}"]`);
       if (!g) continue;
       const k = rank.get(id) || 0;
-      const dy = k * ((Number(g.querySelector("rect")?.getAttribute("height")) || 18) + 3);
+      const dy = parkOffset(k, Number(g.querySelector("rect")?.getAttribute("height")) || 18);
       const want = dy ? `translate(0 ${dy})` : null;
       for (const c of g.querySelectorAll("rect, text")) {
         if (want) {

@@ -8,6 +8,7 @@ import { r2, labelChars, ellipse, labelAt, curve, progress, pointOn, messageLabe
 import { describeInflight } from "./text.js";
 import { Decor, drawMarks } from "./decor.js";
 import { MessageLayer } from "./msglayer.js";
+import { queueRanks, parkOffset } from "./netmodel.js";
 
 const TRAILS_MAX = 24; // beyond this many messages in flight, their paths are clutter
 
@@ -230,6 +231,9 @@ export class View {
     const flip = trails !== this.trailsShown; // only then does every trail change
     this.trailsShown = trails;
     const onCanvas = crowded(model.inflight.size);
+    // Held messages on the canvas fan out in their channel's queue, as network.js fans
+    // out their SVG pills.
+    this.ranks = onCanvas ? queueRanks(model.inflight) : null;
     if (onCanvas !== this.layer.on) {
       this.msgsG.classList.toggle("on-canvas", onCanvas);
       this.layer.show(onCanvas);
@@ -329,7 +333,7 @@ export class View {
       const pills = [];
       for (const [id, m] of this.msgEls) {
         const { x, y } = pointOn(m.geo, progress(m.f.sent, m.f.at, vt));
-        pills.push({ id, x, y, look: `${m.cls}${m.f.at < 0 ? " held" : ""}\n${m.label}`, dy: m.f.at < 0 ? parkedBy(m.g) : 0 });
+        pills.push({ id, x, y, look: `${m.cls}${m.f.at < 0 ? " held" : ""}\n${m.label}`, dy: parkOffset(this.ranks?.get(id) || 0, this.pill) });
       }
       this.layer.draw(pills);
       return;
@@ -388,10 +392,3 @@ export class View {
   select(i) { this.selected = i; }
 }
 
-// parkedBy is how far down the Network panel moved a held pill in its channel's queue
-// (network.js, parkHeld: a translate on the pill's shapes).
-function parkedBy(g) {
-  const t = g.firstChild?.getAttribute("transform");
-  const m = t && /translate\(\s*[-\d.]+[ ,]+([-\d.]+)\)/.exec(t);
-  return m ? Number(m[1]) : 0;
-}
