@@ -63,17 +63,6 @@ export function nextSpeed(speed, d) {
 // (docs/benchmarks.md, "Heavy traffic at 4x").
 export const PANELS_MS = 200;
 
-// LOG_FAST is how many lines the log keeps while the run plays at 2x or faster: the
-// log sticks to its newest line then, and a few lines show; paused, it shows the
-// model's latest events in full again.
-export const LOG_FAST = 24;
-
-// logLimit is how many lines the log keeps for a run playing at speed (playing: not
-// paused, not waiting for the user), the model keeping full of them.
-export function logLimit(playing, speed, full) {
-  return playing && speed >= 2 ? Math.min(LOG_FAST, full) : full;
-}
-
 // panelsDue says whether the panels follow now (wall time, ms), last followed at last:
 // at once when the run is paused or they have not followed for PANELS_MS.
 export function panelsDue(playing, now, last) {

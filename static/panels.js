@@ -292,10 +292,11 @@ export class Narrator {
     this.stick = true;
   }
 
-  // append adds the lines of new events and trims to limit lines (default the
-  // model's). Only the lines that stay are made; each still reads the events before
-  // it, for the sender a rule answers.
-  append(events, model, limit = model.recentMax) {
+  // append adds the lines of new events and trims to the model's limit. Only the
+  // lines that stay are made (the panels follow a fast run in batches of more events
+  // than that); each still reads the events before it, for the sender a rule answers.
+  append(events, model) {
+    const limit = model.recentMax;
     const from = Math.max(0, events.length - limit);
     for (let k = 0; k < from; k++) if (events[k].type === "deliver") this.lastFrom.set(events[k].msg.to, events[k].msg.from);
     for (let k = from; k < events.length; k++) this.list.appendChild(this.line(events[k], model));

@@ -8,7 +8,7 @@ import { applyHello, applySnapshot, applyEvents, applyState, standingViolation }
 import { violationText } from "./text.js";
 import { View } from "./view.js";
 import { Code, Inspector, Narrator } from "./panels.js";
-import { newClock, clockTo, clockNow, nextSpeed, panelsDue, logLimit } from "./clock.js";
+import { newClock, clockTo, clockNow, nextSpeed, panelsDue } from "./clock.js";
 import { end } from "./connection.js";
 import { readParams, controlState, errorParam, playQuery } from "./setupform.js";
 
@@ -35,7 +35,6 @@ export function createStage(page) {
     dirtyFull: false, // ... by a snapshot: the log is rebuilt from the model
     panelsDirty: false, // the view follows the model, the panels not yet (clock.js, panelsDue)
     panelsAt: -Infinity, // when the panels last followed (performance.now())
-    logShort: false, // the log holds fewer lines than the model's latest events (clock.js, logLimit)
     logQueue: [], // events for the log since the last paint
     seekBusy: false,
     seekWanted: null,
@@ -175,16 +174,8 @@ function paint(st, now = performance.now()) {
   st.panelsAt = now;
   code.show(model, st.selected);
   inspector.show(model, st.selected);
-  // model.recent has every event queued too: a snapshot, or a pause after a fast run
-  // that kept the log short, shows all of them.
-  const limit = logLimit(model.playing && !model.quiet, model.speed, model.recentMax); // waiting: read it whole
-  if (st.dirtyFull || (st.logShort && limit === model.recentMax)) {
-    narrator.rebuild(model);
-    st.logShort = false;
-  } else if (st.logQueue.length) {
-    narrator.append(st.logQueue, model, limit);
-    st.logShort ||= limit < model.recentMax;
-  }
+  if (st.dirtyFull) narrator.rebuild(model); // model.recent has every event queued too
+  else if (st.logQueue.length) narrator.append(st.logQueue, model);
   st.logQueue = [];
   updateControls(st);
   if (st.dirtyFull && st.conn.ws) st.app.dataset.ready = "true";

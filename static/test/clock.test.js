@@ -1,7 +1,7 @@
 // clock.js: the virtual time messages are drawn at.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { newClock, clockTo, clockNow, nextSpeed, panelsDue, PANELS_MS, logLimit, LOG_FAST } from "../clock.js";
+import { newClock, clockTo, clockNow, nextSpeed, panelsDue, PANELS_MS } from "../clock.js";
 
 const run = (playing, arrivals) => ({
   playing, rate: 2, speed: 1,
@@ -69,19 +69,5 @@ test("the panels follow at once when paused, and at most every PANELS_MS while p
   ];
   for (const [playing, now, last, want] of cases) {
     assert.equal(panelsDue(playing, now, last), want, `playing ${playing}, ${now - last} ms after`);
-  }
-});
-
-test("the log keeps LOG_FAST lines while playing at 2x or faster, else the model's", () => {
-  const cases = [
-    // playing, speed, the model's: lines kept
-    [true, 4, 100, LOG_FAST],
-    [true, 2, 100, LOG_FAST],
-    [true, 1, 100, 100],
-    [false, 16, 100, 100],
-    [true, 8, 10, 10], // never more than the model keeps
-  ];
-  for (const [playing, speed, full, want] of cases) {
-    assert.equal(logLimit(playing, speed, full), want, `playing ${playing} at ${speed}x`);
   }
 });
