@@ -55,3 +55,16 @@ export function nextSpeed(speed, d) {
   const i = SPEEDS.indexOf(speed);
   return SPEEDS[Math.max(0, Math.min(SPEEDS.length - 1, (i < 0 ? 2 : i) + d))];
 }
+
+// PANELS_MS: while the run plays, the panels beside the view (pseudocode, inspector,
+// log, the step readout) follow the model at most this often; the view follows every
+// frame. At 4x a run makes hundreds of steps a second, more lines than anyone reads,
+// and rebuilding the panels each frame cost the page its frame rate
+// (docs/benchmarks.md, "Heavy traffic at 4x").
+export const PANELS_MS = 200;
+
+// panelsDue says whether the panels follow now (wall time, ms), last followed at last:
+// at once when the run is paused or they have not followed for PANELS_MS.
+export function panelsDue(playing, now, last) {
+  return !playing || now - last >= PANELS_MS;
+}

@@ -126,7 +126,8 @@ export class Decor {
     const { view } = this;
     const about = new Set(ev?.nodes || []);
     model.nodes.forEach((n, i) => view.nodeEls[i]?.g.classList.toggle("violating", about.has(n.id)));
-    view.svg.dataset.violation = ev ? ev.property : "";
+    const property = ev ? ev.property : "";
+    if (view.svg.dataset.violation !== property) view.svg.dataset.violation = property;
     const cycle = ev?.cycle || [];
     const key = cycle.join(",");
     if (key === this.waitKey) return;

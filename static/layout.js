@@ -114,3 +114,37 @@ export function messageLabels(spec) {
 export function messageClasses(spec) {
   return new Map((spec.messages || []).map((m, i) => [m.name, "m" + (i % 7)]));
 }
+
+// pillSize is the width and height of a message's pill with its label, for pills of
+// height pill: the SVG pill and the canvas layer's are the same size.
+export function pillSize(label, pill) {
+  return { w: label.length * pill * 0.52 + pill * 0.8, h: pill };
+}
+
+// CROWD is how many messages in flight the view draws as SVG elements that move; above
+// it, the moving pills are painted on one canvas layer (view.js): a browser lays out
+// and paints hundreds of moving SVG elements again every frame (docs/benchmarks.md,
+// "Heavy traffic at 4x"), while one canvas is one image.
+export const CROWD = 48;
+
+// crowded says whether n messages in flight go on the canvas layer.
+export const crowded = (n) => n > CROWD;
+
+// fitBox is how the view's box (width x height CSS pixels) shows a viewBox of W x H
+// units centred on 0 (preserveAspectRatio meet): a unit's size in pixels and where the
+// origin is in the box.
+export function fitBox(width, height, W, H) {
+  const s = Math.min(width / W, height / H);
+  return { s, ox: width / 2, oy: height / 2 };
+}
+
+// pillAt is the id of the topmost pill (the last drawn) that covers the point x, y
+// (view units), or -1. placed is the list the canvas layer drew, in drawing order:
+// {id, x, y, w, h}, x and y the pill's centre.
+export function pillAt(placed, x, y) {
+  for (let k = placed.length - 1; k >= 0; k--) {
+    const p = placed[k];
+    if (Math.abs(x - p.x) <= p.w / 2 && Math.abs(y - p.y) <= p.h / 2) return p.id;
+  }
+  return -1;
+}

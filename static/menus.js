@@ -128,7 +128,7 @@ function wire(mn) {
   view.addEventListener("click", (e) => {
     const node = e.target.closest(".node");
     if (node) { openMenu(mn, Number(node.dataset.index)); e.stopPropagation(); return; }
-    const msg = e.target.closest(".msg");
+    const msg = e.target.closest(".msg") || st.view.messageAt(e.clientX, e.clientY);
     if (msg) {
       if (openMessageMenu(mn, msg)) e.stopPropagation();
       return;

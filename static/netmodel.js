@@ -64,6 +64,10 @@ export function heldQueue(inflight, fifo) {
   });
 }
 
+// parkOffset is how far down (view units) a held pill of height h goes at place k in
+// its channel's queue: one pill and a gap per place.
+export const parkOffset = (k, h) => k * (h + 3);
+
 // queueRanks gives each held message its place in its channel's queue (the first one,
 // at 0, is left out): the view fans a channel's held messages out by it.
 export function queueRanks(inflight) {

@@ -7,7 +7,7 @@
 import { byId as $, htmlEl, svgEl } from "./dom.js";
 import { messageClasses } from "./layout.js";
 import { payloadText } from "./text.js";
-import { LETTERS, sameList as same, groupLetters, describeGroups, partitionOf, dropGroup, heldQueue, queueRanks } from "./netmodel.js";
+import { LETTERS, sameList as same, groupLetters, describeGroups, partitionOf, dropGroup, heldQueue, queueRanks, parkOffset } from "./netmodel.js";
 
 const DRAG_PX = 8; // a press that moves less than this is a click (the process menu)
 
@@ -43,6 +43,8 @@ export function createNetwork(page) {
   let draft = null; // the user's groups not applied yet (null: none)
   let formDirty = false;
   let heldKey = "";
+  let anyHeld = false; // messages wait for the user (renderHeld)
+  let formKey = ""; // the network the form shows
   let rowsKey = "";
 
   // ---- marks on the view: groups behind the processes, a ghost while dragging ----
@@ -76,6 +78,7 @@ export function createNetwork(page) {
         net = f.network;
         draft = null;
         formDirty = false;
+        formKey = "";
         break;
       case "snapshot":
         if (f.network) net = f.network;
@@ -87,8 +90,12 @@ export function createNetwork(page) {
         }
         break;
     }
-    render();
+    // A fast run brings several frames per display frame: the panel follows the
+    // latest, once, with the marks (docs/benchmarks.md, "Heavy traffic at 4x").
+    renderWanted = true;
+    schedule();
   }
+  let renderWanted = false;
 
   // retime sets the arrival of messages already in flight when hold mode switched
   // (the model only learns arrivals from send events).
@@ -111,8 +118,9 @@ export function createNetwork(page) {
     const bits = [net.delay[0] === net.delay[1] ? `delay ${net.delay[0]}` : `delay ${net.delay[0]}–${net.delay[1]}`,
       net.fifo ? "FIFO" : "not FIFO", `loss ${Math.round(net.loss * 100)}%`];
     if (Math.max(...applied) > 0) bits.push(`${Math.max(...applied) + 1} groups`);
-    summary.textContent = bits.join(" · ");
-    if (!formDirty) {
+    setText(summary, bits.join(" · "));
+    if (!formDirty && formKey !== JSON.stringify(net)) {
+      formKey = JSON.stringify(net);
       fe.fifo.checked = net.fifo;
       fe.dmin.value = net.delay[0];
       fe.dmax.value = net.delay[1];
@@ -127,9 +135,10 @@ export function createNetwork(page) {
 
   function renderHeld() {
     const held = heldQueue(model.inflight, net.fifo);
-    count.textContent = String(held.length);
-    if (net.hold) hint.textContent = held.length ? "Pick the message that arrives next: each delivery is one step." : "Nothing is held: act on a process, and its messages wait here.";
-    else hint.textContent = held.length ? "Hold mode is off: these still wait for you." : "Switch “Be the network” on to hold every message until you deliver it.";
+    anyHeld = held.length > 0;
+    setText(count, String(held.length));
+    if (net.hold) setText(hint, held.length ? "Pick the message that arrives next: each delivery is one step." : "Nothing is held: act on a process, and its messages wait here.");
+    else setText(hint, held.length ? "Hold mode is off: these still wait for you." : "Switch “Be the network” on to hold every message until you deliver it.");
     const key = JSON.stringify(held.map((f) => [f.msg.id, f.behind])) + net.fifo;
     if (key === heldKey) return;
     heldKey = key;
@@ -186,6 +195,7 @@ export function createNetwork(page) {
     if (fe.fifo.checked !== net.fifo) frame.fifo = fe.fifo.checked;
     if (loss !== net.loss) frame.loss = loss;
     formDirty = false;
+    formKey = "";
     if (Object.keys(frame).length === 2) {
       $("net-form-note").textContent = "Nothing to change.";
       return;
@@ -225,7 +235,7 @@ export function createNetwork(page) {
     const parted = Math.max(...applied) > 0;
     partBtn.disabled = !draft;
     healBtn.disabled = !parted;
-    partNote.textContent = draft ? "Not applied yet." : parted ? "" : "All connected.";
+    setText(partNote, draft ? "Not applied yet." : parted ? "" : "All connected.");
     bar.hidden = !draft;
     if (draft) barText.textContent = describeGroups(draft, model.nodes.map((n) => n.id));
   }
@@ -351,11 +361,21 @@ export function createNetwork(page) {
     drawRequested = true;
     requestAnimationFrame(() => {
       drawRequested = false;
+      if (renderWanted) {
+        renderWanted = false;
+        render(); // asks for the next frame's draw: draw now as well
+      }
       draw();
     });
   }
   // The view rebuilds its processes and messages on its own (resize, new messages).
-  new MutationObserver(schedule).observe(svg, { childList: true, subtree: true });
+  // Messages coming and going matter only while some are held (their queue's fan);
+  // a fast run adds and removes them every frame.
+  new MutationObserver((records) => {
+    const onlyMessages = records.every((r) => r.target.id === "msgs" || r.target.id === "trails");
+    if (onlyMessages && !anyHeld && !parked.size) return;
+    schedule();
+  }).observe(svg, { childList: true, subtree: true });
 
   let drawnKey = "";
   function draw() {
@@ -388,7 +408,7 @@ export function createNetwork(page) {
     parkHeld();
     const held = [...model.inflight.values()].filter((f) => f.at < 0).length;
     badge.hidden = !net.hold;
-    badge.textContent = held ? `You are the network · ${held} held` : "You are the network";
+    setText(badge, held ? `You are the network · ${held} held` : "You are the network");
     badge.title = held ? "Pick the message that arrives next: in the Network panel, or click it in the view" : "Every message will wait for you to deliver it";
   }
 
@@ -402,7 +422,7 @@ export function createNetwork(page) {
       const g = svg.querySelector(`#msgs .msg[data-id="${id}"]`);
       if (!g) continue;
       const k = rank.get(id) || 0;
-      const dy = k * ((Number(g.querySelector("rect")?.getAttribute("height")) || 18) + 3);
+      const dy = parkOffset(k, Number(g.querySelector("rect")?.getAttribute("height")) || 18);
       const want = dy ? `translate(0 ${dy})` : null;
       for (const c of g.querySelectorAll("rect, text")) {
         if (want) {
@@ -414,4 +434,9 @@ export function createNetwork(page) {
   }
 
   return { frame: frameTaken };
+}
+
+// setText writes a text only when it changed: a text written again is laid out again.
+function setText(el, text) {
+  if (el.textContent !== text) el.textContent = text;
 }

@@ -164,58 +164,120 @@ export class Inspector {
     const next = vars || this.spec.vars;
     if (JSON.stringify(next) === JSON.stringify(this.vars)) return;
     this.vars = next;
+    this.ids = null; // the rows are made again with the new columns
     const cols = next.map((v) => htmlEl("th", { scope: "col", title: v.doc, text: v.name }));
     this.head.replaceChildren(this.head.firstElementChild, ...cols);
   }
 
+  // show follows the model. Only the cells and the messages that changed are drawn
+  // again: rebuilding the whole table and list made the browser lay them out again
+  // each time (docs/benchmarks.md, "Heavy traffic at 4x").
   show(model, selected) {
     const lead = leaders(model);
-    const rows = model.nodes.map((n, i) => {
-      const tr = htmlEl("tr", { class: `p${i % 8}` });
-      tr.classList.toggle("crashed", !n.alive);
-      tr.classList.toggle("selected", i === selected);
-      tr.dataset.id = n.id;
-      const th = htmlEl("th");
-      th.scope = "row";
-      const cell = htmlEl("span", { class: "pcell" });
-      cell.append(htmlEl("span", { class: "dot" }), htmlEl("span", {}, `P${n.id}`));
-      if (n.cs) cell.append(htmlEl("span", { class: "flag cs" }, "CS"));
-      if (!n.alive) cell.append(htmlEl("span", { class: "flag down" }, "crashed"));
-      if (lead.has(n.id) && n.alive) cell.append(htmlEl("span", { class: "flag lead" }, "★ leader"));
-      if (holdsToken(n)) cell.append(htmlEl("span", { class: "flag lead" }, "◆ token"));
-      th.append(cell);
-      tr.append(th);
-      for (const v of this.vars) {
-        const val = n.state[v.name];
-        const td = htmlEl("td", {}, valueText(val));
-        if (typeof val === "string" && /^[A-Z-]+$/.test(val)) td.classList.add(`v-${val}`);
-        // A sentence (Maekawa's construction) is cut to the column; the whole of it is
-        // its tooltip, and the stage's group note says it too.
-        if (typeof val === "string" && val.length > 24) {
-          td.classList.add("long");
-          td.title = val;
-        }
-        tr.append(td);
+    const ids = model.nodes.map((n) => n.id).join(",");
+    if (ids !== this.ids) {
+      this.ids = ids;
+      this.keys = []; // per row: [the row's key, its head's, each cell's]
+      this.body.replaceChildren(...model.nodes.map(() => htmlEl("tr")));
+    }
+    const trs = this.body.children;
+    model.nodes.forEach((n, i) => {
+      const rowKey = `${n.alive}/${i === selected}`;
+      const headKey = JSON.stringify([n.alive, n.cs, lead.has(n.id), holdsToken(n)]);
+      const cellKeys = this.vars.map((v) => JSON.stringify(n.state[v.name] ?? null));
+      const was = this.keys[i];
+      if (!was || was[0] !== rowKey) {
+        trs[i].replaceWith(this.row(n, i, selected, lead));
+      } else {
+        const tr = trs[i];
+        if (was[1] !== headKey) tr.firstElementChild.replaceWith(this.rowHead(n, lead));
+        cellKeys.forEach((k, c) => {
+          if (k !== was[2][c]) tr.children[c + 1].replaceWith(this.cell(n.state[this.vars[c].name]));
+        });
       }
-      return tr;
+      this.keys[i] = [rowKey, headKey, cellKeys];
     });
-    this.body.replaceChildren(...rows);
+    this.showInflight(model);
+  }
 
+  row(n, i, selected, lead) {
+    const tr = htmlEl("tr", { class: `p${i % 8}` });
+    tr.classList.toggle("crashed", !n.alive);
+    tr.classList.toggle("selected", i === selected);
+    tr.dataset.id = n.id;
+    tr.append(this.rowHead(n, lead));
+    for (const v of this.vars) tr.append(this.cell(n.state[v.name]));
+    return tr;
+  }
+
+  rowHead(n, lead) {
+    const th = htmlEl("th");
+    th.scope = "row";
+    const cell = htmlEl("span", { class: "pcell" });
+    cell.append(htmlEl("span", { class: "dot" }), htmlEl("span", {}, `P${n.id}`));
+    if (n.cs) cell.append(htmlEl("span", { class: "flag cs" }, "CS"));
+    if (!n.alive) cell.append(htmlEl("span", { class: "flag down" }, "crashed"));
+    if (lead.has(n.id) && n.alive) cell.append(htmlEl("span", { class: "flag lead" }, "★ leader"));
+    if (holdsToken(n)) cell.append(htmlEl("span", { class: "flag lead" }, "◆ token"));
+    th.append(cell);
+    return th;
+  }
+
+  cell(val) {
+    const td = htmlEl("td", {}, valueText(val));
+    if (typeof val === "string" && /^[A-Z-]+$/.test(val)) td.classList.add(`v-${val}`);
+    // A sentence (Maekawa's construction) is cut to the column; the whole of it is
+    // its tooltip, and the stage's group note says it too.
+    if (typeof val === "string" && val.length > 24) {
+      td.classList.add("long");
+      td.title = val;
+    }
+    return td;
+  }
+
+  // showInflight lists the first 60 messages in flight by id. A message keeps its line
+  // while its text stays the same; lines of messages gone are removed, new ones put in
+  // their place in the order.
+  showInflight(model) {
     const msgs = [...model.inflight.values()].sort((a, b) => a.msg.id - b.msg.id);
-    this.count.textContent = String(msgs.length);
-    const shown = msgs.slice(0, 60).map((f) => {
-      const li = htmlEl("li");
-      li.append(htmlEl("span", { class: `chip ${this.msgClass.get(f.msg.type) || "m6"}` }));
-      const when = f.at < 0 ? "held" : `arrives t=${f.at}`;
-      li.append(htmlEl("span", { class: "what" }, `#${f.msg.id} ${f.msg.type}${payloadText(f.msg)} P${f.msg.from}→P${f.msg.to} · ${when}`));
-      const b = htmlEl("button", { type: "button", title: "Drop this message (an intervention)" }, "drop");
-      b.addEventListener("click", () => this.onDrop(f.msg.id));
-      li.append(b);
-      return li;
+    if (this.count.textContent !== String(msgs.length)) this.count.textContent = String(msgs.length);
+    const shown = msgs.slice(0, 60);
+    const keys = shown.map((f) => `${f.msg.id} ${f.at}`);
+    const want = new Set(keys);
+    this.lines ??= new Map(); // key -> its li
+    for (const [key, li] of this.lines) {
+      if (want.has(key)) continue;
+      li.remove();
+      this.lines.delete(key);
+    }
+    this.tail?.remove();
+    // The lines left are in the order wanted: walk both, putting in the new ones.
+    let next = this.list.firstElementChild;
+    shown.forEach((f, k) => {
+      const li = this.lines.get(keys[k]);
+      if (li) {
+        next = li.nextElementSibling;
+        return;
+      }
+      const made = this.line(f);
+      this.lines.set(keys[k], made);
+      this.list.insertBefore(made, next);
     });
-    if (msgs.length > shown.length) shown.push(htmlEl("li", { class: "muted" }, `and ${msgs.length - shown.length} more`));
-    if (!msgs.length) shown.push(htmlEl("li", { class: "muted" }, "nothing in the network"));
-    this.list.replaceChildren(...shown);
+    this.tail = null;
+    if (msgs.length > shown.length) this.tail = htmlEl("li", { class: "muted" }, `and ${msgs.length - shown.length} more`);
+    if (!msgs.length) this.tail = htmlEl("li", { class: "muted" }, "nothing in the network");
+    if (this.tail) this.list.append(this.tail);
+  }
+
+  line(f) {
+    const li = htmlEl("li");
+    li.append(htmlEl("span", { class: `chip ${this.msgClass.get(f.msg.type) || "m6"}` }));
+    const when = f.at < 0 ? "held" : `arrives t=${f.at}`;
+    li.append(htmlEl("span", { class: "what" }, `#${f.msg.id} ${f.msg.type}${payloadText(f.msg)} P${f.msg.from}→P${f.msg.to} · ${when}`));
+    const b = htmlEl("button", { type: "button", title: "Drop this message (an intervention)" }, "drop");
+    b.addEventListener("click", () => this.onDrop(f.msg.id));
+    li.append(b);
+    return li;
   }
 }
 
@@ -299,10 +361,15 @@ export class Narrator {
     this.stick = true;
   }
 
-  // append adds the lines of new events and trims to the model's limit.
+  // append adds the lines of new events and trims to the model's limit. Only the
+  // lines that stay are made (the panels follow a fast run in batches of more events
+  // than that); each still reads the events before it, for the sender a rule answers.
   append(events, model) {
-    for (const ev of events) this.list.appendChild(this.line(ev, model));
-    while (this.list.children.length > model.recentMax) this.list.firstChild.remove();
+    const limit = model.recentMax;
+    const from = Math.max(0, events.length - limit);
+    for (let k = 0; k < from; k++) if (events[k].type === "deliver") this.lastFrom.set(events[k].msg.to, events[k].msg.from);
+    for (let k = from; k < events.length; k++) this.list.appendChild(this.line(events[k], model));
+    while (this.list.children.length > limit) this.list.firstChild.remove();
     this.stick = true;
   }
 

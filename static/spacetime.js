@@ -597,10 +597,17 @@ function diagramSVG(st, d = st.data) {
 }
 
 // viewSVG flattens the processes view as it is now.
+// A crowded view paints its moving messages on a canvas (msglayer.js): it puts them
+// back in the SVG, where they are, for the time of the copy.
 function viewSVG() {
   const v = $("view");
   const box = v.getBoundingClientRect();
-  return flatten(v, box.width, box.height);
+  v.dispatchEvent(new Event("pg:exporting"));
+  try {
+    return flatten(v, box.width, box.height);
+  } finally {
+    v.dispatchEvent(new Event("pg:exported"));
+  }
 }
 
 function wireExports(st) {

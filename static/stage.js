@@ -8,7 +8,7 @@ import { applyHello, applySnapshot, applyEvents, applyState, standingViolation }
 import { violationText } from "./text.js";
 import { View } from "./view.js";
 import { Code, Inspector, Narrator } from "./panels.js";
-import { newClock, clockTo, clockNow, nextSpeed } from "./clock.js";
+import { newClock, clockTo, clockNow, nextSpeed, panelsDue } from "./clock.js";
 import { end } from "./connection.js";
 import { readParams, controlState, errorParam, playQuery } from "./setupform.js";
 
@@ -33,6 +33,8 @@ export function createStage(page) {
     frameRequested: false,
     dirty: false, // the model changed since the last paint
     dirtyFull: false, // ... by a snapshot: the log is rebuilt from the model
+    panelsDirty: false, // the view follows the model, the panels not yet (clock.js, panelsDue)
+    panelsAt: -Infinity, // when the panels last followed (performance.now())
     logQueue: [], // events for the log since the last paint
     seekBusy: false,
     seekWanted: null,
@@ -151,21 +153,28 @@ function redraw(st, full) {
   kick(st);
 }
 
-function paint(st) {
+// paint makes the view follow the model, and the panels too unless they followed less
+// than PANELS_MS ago while the run plays (then a later frame does it).
+function paint(st, now = performance.now()) {
   const { model, view, code, inspector, narrator } = st;
   // Scrolls left by the last paint first, while the layout is still the one on screen.
   code.settle();
   narrator.settle();
-  if (!st.dirty) return;
-  st.dirty = false;
-  if (model.topology !== st.drawnTopology) {
-    view.build(model);
-    st.drawnTopology = model.topology;
-    if (st.selected >= model.nodes.length) st.selected = -1;
+  if (st.dirty) {
+    st.dirty = false;
+    st.panelsDirty = true;
+    if (model.topology !== st.drawnTopology) {
+      view.build(model);
+      st.drawnTopology = model.topology;
+      if (st.selected >= model.nodes.length) st.selected = -1;
+    }
+    view.select(st.selected);
+    view.update(model);
+    view.syncMessages(model, model.index);
   }
-  view.select(st.selected);
-  view.update(model);
-  view.syncMessages(model, model.index);
+  if (!st.panelsDirty || !(st.dirtyFull || panelsDue(model.playing, now, st.panelsAt))) return;
+  st.panelsDirty = false;
+  st.panelsAt = now;
   code.show(model, st.selected);
   inspector.show(model, st.selected);
   if (st.dirtyFull) narrator.rebuild(model); // model.recent has every event queued too
@@ -185,14 +194,15 @@ function kick(st) {
 
 function frame(st, now) {
   st.frameRequested = false;
-  paint(st);
+  paint(st, now);
   const vt = clockNow(st.clk, st.model, now);
   st.clk.last = vt;
   st.view.place(vt);
   const moving = (st.model.playing && !st.model.quiet) || st.clk.tween !== 0;
   const scrolling = st.code.visible || st.narrator.stick; // settle at the next frame
-  st.app.dataset.settled = moving || scrolling ? "false" : "true";
-  if (moving || scrolling) kick(st);
+  const busy = moving || scrolling || st.panelsDirty;
+  st.app.dataset.settled = busy ? "false" : "true";
+  if (busy) kick(st);
 }
 
 // select makes process position i (-1: none) the one the pseudocode, the inspector

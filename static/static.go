@@ -12,7 +12,8 @@
 //	connection.js  the WebSocket: (re)connection, command refs
 //	stage.js       drawing loop, controls, setup form (its params: setupform.js, pure);
 //	               menus.js and keys.js beside it
-//	view.js        the processes view
+//	view.js        the processes view; msglayer.js paints its moving messages on a
+//	               canvas when hundreds are in flight
 //	panels.js      pseudocode, inspector, log
 //	network.js     Be the network; spacetime.js, metrics.js, lecture.js, explore.js,
 //	               share.js, captions.js: the other panels
@@ -20,7 +21,7 @@
 //
 // Pure (no DOM), unit-tested in test/ with node --test (make test-js): model.js (the
 // client's copy of the run), causal.js (happened-before), layout.js (the view's
-// geometry), timeline.js (the space-time diagram's data), clock.js (virtual time),
+// geometry, the canvas layer's fit and hit test), timeline.js (the space-time diagram's data), clock.js (virtual time, how often the panels follow a fast run),
 // netmodel.js (held messages, partitions), text.js (the page's words), setupform.js
 // (Run setup's params and the /play query). The browser
 // tests (web/e2e) cover the rest. ESLint (make check) lints them all.

@@ -4,9 +4,11 @@
 
 import { leaders, holdsToken, standingViolation } from "./model.js";
 import { svgEl, htmlEl } from "./dom.js";
-import { r2, labelChars, ellipse, labelAt, curve, progress, pointOn, messageLabels, messageClasses } from "./layout.js";
+import { r2, labelChars, ellipse, labelAt, curve, progress, pointOn, messageLabels, messageClasses, pillSize, crowded } from "./layout.js";
 import { describeInflight } from "./text.js";
 import { Decor, drawMarks } from "./decor.js";
+import { MessageLayer } from "./msglayer.js";
+import { queueRanks, parkOffset } from "./netmodel.js";
 
 const TRAILS_MAX = 24; // beyond this many messages in flight, their paths are clutter
 
@@ -19,7 +21,12 @@ export class View {
     this.nodesG = svg.querySelector("#nodes");
     this.msgsG = svg.querySelector("#msgs");
     this.nodeEls = [];
-    this.msgEls = new Map(); // id -> {g, trail, geo}
+    this.msgEls = new Map(); // id -> {g, trail, geo, f, held}
+    this.trailsShown = true;
+    this.vt = 0; // the virtual time the messages were last placed at
+    this.layer = new MessageLayer(svg, (key) => this.pillLook(...key.split("\n"))); // the moving pills when the view is crowded
+    this.initExport();
+    this.initLayerPointer();
     this.msgClass = messageClasses(spec);
     this.short = messageLabels(spec);
     this.selected = -1;
@@ -88,6 +95,7 @@ export class View {
   layout(n) {
     const box = this.svg.getBoundingClientRect();
     const lay = ellipse(box.width, box.height, n, this.stateChars);
+    this.layer.fit(box, this.svg.parentElement.getBoundingClientRect(), lay.W, lay.H);
     this.lay = lay;
     this.W = lay.W; this.H = lay.H;
     this.svg.setAttribute("viewBox", `${-lay.W / 2} ${-lay.H / 2} ${lay.W} ${lay.H}`);
@@ -191,15 +199,20 @@ export class View {
       cls.toggle("selected", i === this.selected);
       e.label.classList.toggle("crashed", !n.alive);
       const st = !n.alive ? "crashed" : stateVar ? String(n.state[stateVar] ?? "") : "";
-      e.st.textContent = st;
       let sub = clockVar && n.alive ? `clock ${n.state[clockVar]}` : "";
       if (n.alive && n.leader >= 0 && this.spec.family === "election") sub = `leader P${n.leader}`;
-      e.ck.textContent = sub;
       const bits = [`P${n.id}`, st];
       if (n.cs) bits.push("in the critical section");
       if (lead.has(n.id)) bits.push("leader");
-      e.g.setAttribute("aria-label", bits.filter(Boolean).join(", "));
-      e.title.textContent = bits.filter(Boolean).join(" · ");
+      // Only what changed is written: a text written again is laid out again.
+      const said = bits.filter(Boolean);
+      const key = `${st}\n${sub}\n${said.join(", ")}`;
+      if (key === e.key) return;
+      e.key = key;
+      e.st.textContent = st;
+      e.ck.textContent = sub;
+      e.g.setAttribute("aria-label", said.join(", "));
+      e.title.textContent = said.join(" · ");
     });
     this.showGroup(model);
     this.decor.update(model, standingViolation(model));
@@ -209,14 +222,28 @@ export class View {
     this.trails.replaceChildren();
     this.msgsG.replaceChildren();
     this.msgEls = new Map();
+    this.layer.clear();
   }
 
   // syncMessages adds and removes message elements to match the model, in id order.
   syncMessages(model, ids) {
     const trails = model.inflight.size <= TRAILS_MAX;
+    const flip = trails !== this.trailsShown; // only then does every trail change
+    this.trailsShown = trails;
+    const onCanvas = crowded(model.inflight.size);
+    // Held messages on the canvas fan out in their channel's queue, as network.js fans
+    // out their SVG pills.
+    this.ranks = onCanvas ? queueRanks(model.inflight) : null;
+    if (onCanvas !== this.layer.on) {
+      this.msgsG.classList.toggle("on-canvas", onCanvas);
+      this.layer.show(onCanvas);
+      if (!onCanvas) for (const m of this.msgEls.values()) this.fillPill(m);
+    }
     for (const [id, m] of this.msgEls) {
-      if (trails) m.trail.removeAttribute("display");
-      else m.trail.setAttribute("display", "none");
+      if (flip) {
+        if (trails) m.trail.removeAttribute("display");
+        else m.trail.setAttribute("display", "none");
+      }
       if (!model.inflight.has(id)) {
         m.g.remove();
         m.trail.remove();
@@ -230,7 +257,10 @@ export class View {
         const m = this.msgEls.get(id);
         const f = model.inflight.get(id);
         m.f = f; // a retimed message (hold switched on or off) moves with its new timing
-        m.g.classList.toggle("held", f.at < 0);
+        if (m.held !== f.at < 0) {
+          m.held = f.at < 0;
+          m.g.classList.toggle("held", m.held);
+        }
         maxKept = Math.max(maxKept, id);
         continue;
       }
@@ -245,12 +275,11 @@ export class View {
       if (model.inflight.size > TRAILS_MAX) trail.setAttribute("display", "none");
       const g = svgEl("g", { class: `msg ${cls}${f.at < 0 ? " held" : ""}`, "data-id": id, "data-type": f.msg.type, tabindex: "-1" }, this.msgsG);
       const label = this.short.get(f.msg.type) || f.msg.type.slice(0, 3);
-      const h = this.pill, w = label.length * h * 0.52 + h * 0.8;
-      svgEl("rect", { x: r2(-w / 2), y: r2(-h / 2), width: r2(w), height: r2(h), rx: r2(h / 2) }, g);
-      const t = svgEl("text", {}, g);
-      t.textContent = label;
-      svgEl("title", {}, g).textContent = describeInflight(f);
-      this.msgEls.set(id, { g, trail, geo, f });
+      const m = { g, trail, geo, f, held: f.at < 0, cls, label, bare: true };
+      this.msgEls.set(id, m);
+      // On the canvas layer the pill's shapes wait until the SVG shows it (fewer
+      // messages, an export): a burst of hundreds of messages is hundreds of elements.
+      if (!onCanvas) this.fillPill(m);
     }
     // After a seek, older messages can appear next to newer ones already drawn: put the
     // elements back in id order, so the same step always gives the same markup.
@@ -264,13 +293,102 @@ export class View {
     }
   }
 
-  // place moves every message to where it is at virtual time vt.
+  // fillPill draws the shapes of a message's SVG pill (once): the pill, its label and
+  // its title.
+  fillPill(m) {
+    if (!m.bare) return;
+    m.bare = false;
+    const { w, h } = pillSize(m.label, this.pill);
+    svgEl("rect", { x: r2(-w / 2), y: r2(-h / 2), width: r2(w), height: r2(h), rx: r2(h / 2) }, m.g);
+    const t = svgEl("text", {}, m.g);
+    t.textContent = m.label;
+    svgEl("title", {}, m.g).textContent = describeInflight(m.f);
+  }
+
+  // pillLook is how a pill of colour class cls (with " held" when held) and label
+  // looks, as app.css says: the computed styles of a pill made for the purpose, in the
+  // hidden #msgs, and removed at once.
+  pillLook(cls, label) {
+    const g = svgEl("g", { class: `msg ${cls}` }, this.msgsG);
+    const { w, h } = pillSize(label, this.pill);
+    const rect = svgEl("rect", { width: r2(w), height: r2(h), rx: r2(h / 2) }, g);
+    const text = svgEl("text", {}, g);
+    text.textContent = label;
+    const rs = getComputedStyle(rect), ts = getComputedStyle(text);
+    const look = {
+      w, h, rx: h / 2, label,
+      fill: rs.fill, fillOpacity: rs.fillOpacity, stroke: rs.stroke, strokeOpacity: rs.strokeOpacity,
+      strokeWidth: rs.strokeWidth, strokeDasharray: rs.strokeDasharray,
+      font: `${ts.fontStyle} ${ts.fontWeight} ${ts.fontSize} ${ts.fontFamily}`, letterSpacing: ts.letterSpacing, color: ts.fill,
+    };
+    g.remove();
+    return look;
+  }
+
+  // place moves every message to where it is at virtual time vt: its SVG pill, or,
+  // when the view is crowded, its pill on the canvas layer.
   place(vt) {
+    this.vt = vt;
+    if (this.layer.on) {
+      const pills = [];
+      for (const [id, m] of this.msgEls) {
+        const { x, y } = pointOn(m.geo, progress(m.f.sent, m.f.at, vt));
+        pills.push({ id, x, y, look: `${m.cls}${m.f.at < 0 ? " held" : ""}\n${m.label}`, dy: parkOffset(this.ranks?.get(id) || 0, this.pill) });
+      }
+      this.layer.draw(pills);
+      return;
+    }
+    this.placeSVG(vt);
+  }
+
+  placeSVG(vt) {
     for (const m of this.msgEls.values()) {
       const { x, y } = pointOn(m.geo, progress(m.f.sent, m.f.at, vt));
       m.g.setAttribute("transform", `translate(${r2(x)} ${r2(y)})`);
     }
   }
 
+  // initExport shows the SVG pills, where the messages are, while the view is
+  // exported (svgexport.js reads the SVG; spacetime.js says when), then hands them
+  // back to the canvas layer.
+  initExport() {
+    this.svg.addEventListener("pg:exporting", () => {
+      if (!this.layer.on) return;
+      for (const m of this.msgEls.values()) this.fillPill(m);
+      this.placeSVG(this.vt);
+      this.msgsG.classList.remove("on-canvas");
+    });
+    this.svg.addEventListener("pg:exported", () => {
+      if (this.layer.on) this.msgsG.classList.add("on-canvas");
+    });
+  }
+
+  // initLayerPointer gives the canvas layer's pills what an SVG pill has: a tooltip
+  // (its title) and a pointer cursor.
+  initLayerPointer() {
+    const wrap = this.svg.parentElement;
+    let shown = -1;
+    this.svg.addEventListener("pointermove", (e) => {
+      const id = this.layer.on ? this.layer.at(e.clientX, e.clientY, this.svg.getBoundingClientRect()) : -1;
+      if (id === shown) return;
+      shown = id;
+      const m = this.msgEls.get(id);
+      if (m) wrap.title = describeInflight(m.f);
+      else wrap.removeAttribute("title");
+      this.svg.classList.toggle("over-pill", !!m);
+    });
+  }
+
+  // messageAt is the message drawn on the canvas layer at a point of the page (client
+  // pixels), as its menu needs it (data-id, a client rect), or null.
+  messageAt(clientX, clientY) {
+    const rect = this.svg.getBoundingClientRect();
+    const id = this.layer.at(clientX, clientY, rect);
+    const m = this.msgEls.get(id);
+    if (!m) return null;
+    return { dataset: m.g.dataset, getBoundingClientRect: () => this.layer.box(id, rect) };
+  }
+
   select(i) { this.selected = i; }
 }
+

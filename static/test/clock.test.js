@@ -1,7 +1,7 @@
 // clock.js: the virtual time messages are drawn at.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { newClock, clockTo, clockNow, nextSpeed } from "../clock.js";
+import { newClock, clockTo, clockNow, nextSpeed, panelsDue, PANELS_MS } from "../clock.js";
 
 const run = (playing, arrivals) => ({
   playing, rate: 2, speed: 1,
@@ -55,4 +55,19 @@ test("paused, a step glides when smooth and near, else jumps", () => {
 test("speeds step along the offered ones", () => {
   const cases = [[1, 1, 2], [1, -1, 0.5], [16, 1, 16], [0.25, -1, 0.25], [3, 1, 2], [3, -1, 0.5]];
   for (const [speed, d, want] of cases) assert.equal(nextSpeed(speed, d), want, `${speed} ${d}`);
+});
+
+test("the panels follow at once when paused, and at most every PANELS_MS while playing", () => {
+  const cases = [
+    // playing, now, last followed: due
+    [false, 1000, 999, true],
+    [false, 0, 0, true],
+    [true, 1000, 1000 - PANELS_MS, true],
+    [true, 1000, 1000 - PANELS_MS + 1, false],
+    [true, 1000, 990, false],
+    [true, 1000, -Infinity, true], // never followed yet
+  ];
+  for (const [playing, now, last, want] of cases) {
+    assert.equal(panelsDue(playing, now, last), want, `playing ${playing}, ${now - last} ms after`);
+  }
 });

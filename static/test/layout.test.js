@@ -1,7 +1,7 @@
 // layout.js: the processes view's geometry.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { labelChars, ellipse, closest, labelAt, curve, progress, pointOn, messageLabels, messageClasses } from "../layout.js";
+import { labelChars, ellipse, closest, labelAt, curve, progress, pointOn, messageLabels, messageClasses, pillSize, crowded, CROWD, fitBox, pillAt } from "../layout.js";
 
 const near = (a, b, msg) => assert.ok(Math.abs(a - b) < 1e-9, `${msg}: ${a} != ${b}`);
 
@@ -108,4 +108,59 @@ test("circles never touch, even on a short, wide view", () => {
   }
   assert.equal(closest([{ x: 0, y: 0 }]), Infinity);
   assert.equal(closest([{ x: 0, y: 0 }, { x: 3, y: 4 }, { x: 10, y: 0 }]), 5);
+});
+
+test("a pill is as wide as its label needs, as high as asked", () => {
+  const cases = [
+    // label, height: width
+    ["REQ", 16, 3 * 16 * 0.52 + 16 * 0.8],
+    ["OK", 19, 2 * 19 * 0.52 + 19 * 0.8],
+    ["", 16, 16 * 0.8],
+  ];
+  for (const [label, h, w] of cases) {
+    const got = pillSize(label, h);
+    near(got.w, w, `width of ${label}`);
+    assert.equal(got.h, h);
+  }
+  assert.ok(pillSize("RELEASE", 16).w > pillSize("REL", 16).w, "a longer label, a wider pill");
+});
+
+test("more than CROWD messages in flight go on the canvas layer", () => {
+  assert.equal(crowded(0), false);
+  assert.equal(crowded(CROWD), false);
+  assert.equal(crowded(CROWD + 1), true);
+  assert.equal(crowded(992), true);
+});
+
+test("fitBox shows the viewBox whole and centred, like preserveAspectRatio meet", () => {
+  const cases = [
+    // box w, h, viewBox W, H: scale
+    [800, 600, 800, 600, 1],
+    [400, 600, 800, 600, 0.5], // narrower box: the width decides
+    [1600, 600, 800, 600, 1], // wider box: the height decides
+  ];
+  for (const [w, h, W, H, s] of cases) {
+    const f = fitBox(w, h, W, H);
+    near(f.s, s, `scale in ${w}x${h}`);
+    near(f.ox, w / 2, "origin x at the centre");
+    near(f.oy, h / 2, "origin y at the centre");
+  }
+});
+
+test("pillAt finds the pill drawn last under a point, or none", () => {
+  const placed = [
+    { id: 1, x: 0, y: 0, w: 40, h: 16 },
+    { id: 2, x: 10, y: 0, w: 40, h: 16 }, // overlaps 1, drawn over it
+    { id: 3, x: 200, y: 100, w: 30, h: 16 },
+  ];
+  const cases = [
+    // x, y: id
+    [-15, 0, 1], // only 1 covers it
+    [5, 0, 2], // both do: 2 is on top
+    [200, 107, 3], // inside, near the bottom edge
+    [200, 109, -1], // just below
+    [100, 50, -1],
+  ];
+  for (const [x, y, want] of cases) assert.equal(pillAt(placed, x, y), want, `at ${x},${y}`);
+  assert.equal(pillAt([], 0, 0), -1);
 });

@@ -1,7 +1,7 @@
 // netmodel.js: the Network panel's reasoning.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { sameList, groupLetters, describeGroups, partitionOf, dropGroup, heldQueue, queueRanks } from "../netmodel.js";
+import { sameList, groupLetters, describeGroups, partitionOf, dropGroup, heldQueue, queueRanks, parkOffset } from "../netmodel.js";
 
 test("the kernel's groups read as letters in order of first appearance", () => {
   const cases = [
@@ -46,4 +46,14 @@ test("sameList", () => {
   for (const [a, b, want] of [[[1, 2], [1, 2], true], [[1, 2], [2, 1], false], [[1], [1, 1], false], [[], [], true]]) {
     assert.equal(sameList(a, b), want, `${a} ${b}`);
   }
+});
+
+test("a held pill goes one pill and a gap further down per place in its queue", () => {
+  const cases = [
+    // place, pill height: offset
+    [0, 16, 0],
+    [1, 16, 19],
+    [2, 19, 44],
+  ];
+  for (const [k, h, want] of cases) assert.equal(parkOffset(k, h), want, `place ${k}, height ${h}`);
 });
