@@ -14,10 +14,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -27,8 +23,6 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"os"
-	"os/exec"
-	"os/signal"
 	"regexp"
 	"slices"
 	"strconv"
@@ -40,9 +34,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/teach-dist/playground/runtime/lecture"
 	"github.com/teach-dist/playground/runtime/protocol"
-	"github.com/teach-dist/playground/web"
 )
 
 func main() {
@@ -87,120 +79,7 @@ func run(args []string, out io.Writer) error {
 	return load(c, out)
 }
 
-// serve is the child: the real playground server on a loopback port, printed on stdout.
-func serve(maxFollowers int) error {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	// Every follower of the tool comes from 127.0.0.1: one client, whose share is then
-	// the whole cap.
-	srv := web.New(web.Options{Lecture: lecture.Options{MaxFollowers: maxFollowers, FollowersPerClient: maxFollowers}})
-	return srv.ListenAndServe(ctx, "127.0.0.1:0", func(addr string) { fmt.Println(addr) })
-}
-
-// child starts the server process and returns its address.
-func child(maxFollowers int) (*exec.Cmd, string, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, "", err
-	}
-	cmd := exec.Command(exe, "-serve", "-max-followers", strconv.Itoa(maxFollowers))
-	cmd.Stderr = os.Stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, "", err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, "", err
-	}
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		return nil, "", fmt.Errorf("the server did not start: %w", err)
-	}
-	return cmd, strings.TrimSpace(line), nil
-}
-
-// cpuTicks is the child's user+system CPU time, in clock ticks, from /proc.
-func cpuTicks(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// The command name may hold spaces: the fields start after its closing parenthesis.
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, errors.New("cannot read /proc stat")
-	}
-	return utime + stime, nil
-}
-
-// clockTicks is USER_HZ: 100 on every Linux this runs on.
-const clockTicks = 100
-
-func peakRSS(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return "?"
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "VmHWM:") {
-			return strings.TrimSpace(strings.TrimPrefix(line, "VmHWM:"))
-		}
-	}
-	return "?"
-}
-
 var sessionRE = regexp.MustCompile(`data-session="([^"]+)"`)
-
-// head is what a follower reads of each frame (docs/protocol.md): its type and, for an
-// events frame, the step it leads to. Decoding only these fields keeps the tool's own
-// work small beside the server's; the stamp (lseq) is read by protocol.StampOf.
-type head struct {
-	Type string `json:"type"`
-	Step int64  `json:"step"`
-}
-
-type follower struct {
-	proto       int
-	x           *protocol.Expander // of a compact follower
-	wire        atomic.Int64
-	seen        atomic.Int64 // f.last, for the end of the run
-	timed       bool         // reads every frame whole: its latencies count
-	eventsBytes int64
-	eventsN     int
-	otherBytes  int64
-	otherN      int
-	bad         int
-	conn        *websocket.Conn
-	latencies   []time.Duration
-	frames      int
-	gaps        int
-	repeats     int
-	last        int64
-	first       int64 // the number of the catch-up frames, which all carry it
-	step0       int64
-	err         error
-}
-
-func dial(base, path string, readBuffer int, count *atomic.Int64) (*websocket.Conn, error) {
-	d := *websocket.DefaultDialer
-	d.HandshakeTimeout = 30 * time.Second
-	d.NetDialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		if err == nil && readBuffer > 0 {
-			_ = c.(*net.TCPConn).SetReadBuffer(readBuffer)
-		}
-		if err == nil && count != nil {
-			return countingConn{Conn: c, n: count}, nil
-		}
-		return c, err
-	}
-	conn, _, err := d.Dial("ws"+strings.TrimPrefix(base, "http")+path, http.Header{"Origin": {base}})
-	return conn, err
-}
 
 func load(c config, out io.Writer) error {
 	cmd, addr, err := child(c.max)
@@ -525,59 +404,3 @@ func nodes(path string) int {
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000) }
-
-// read takes every frame until the connection closes, checking the numbering and
-// timing the events frames against the command that made their step.
-func (f *follower) read(sent []atomic.Int64) {
-	var buf bytes.Buffer // reused: the tool's own garbage would show up as latency
-	for {
-		_, r, err := f.conn.NextReader()
-		if err == nil {
-			buf.Reset()
-			_, err = buf.ReadFrom(r)
-		}
-		now := time.Now().UnixNano()
-		if err != nil {
-			f.err = err
-			return
-		}
-		raw := buf.Bytes()
-		b, ok := f.protocol1(raw)
-		if !ok {
-			continue
-		}
-		stamp, ok := protocol.StampOf(b)
-		if !ok {
-			continue
-		}
-		seq := int64(stamp)
-		if f.last == 0 || seq == f.first && f.last == f.first {
-			// The catch-up on joining is not a step's: leave it out of the bytes.
-			f.wire.Add(-int64(len(raw) + wsHeader(len(raw))))
-		} else {
-			f.tally(raw, b)
-		}
-		f.frames++
-		switch {
-		case f.last == 0:
-			f.first = seq
-		case seq == f.last+1, seq == f.first && f.last == f.first:
-			// the next frame, or one more of the catch-up
-		case seq <= f.last:
-			f.repeats++
-		default:
-			f.gaps++
-		}
-		f.last = max(f.last, seq)
-		f.seen.Store(f.last)
-		var h head
-		if json.Unmarshal(b, &h) != nil || h.Type != "events" {
-			continue
-		}
-		if step := h.Step; step-f.step0 > 0 && step-f.step0 < int64(len(sent)) {
-			if t := sent[step-f.step0].Load(); t > 0 {
-				f.latencies = append(f.latencies, time.Duration(now-t))
-			}
-		}
-	}
-}
