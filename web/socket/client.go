@@ -18,11 +18,14 @@ import (
 // close), so a tab left open costs no goroutine and no stack for its writes; there is
 // never more than one, so writes stay in order. The session only ever queues frames,
 // and a full queue drops the client instead of slowing the session. The queue is a
-// slice that grows only while frames wait; it is bounded in frames and in bytes (a
-// snapshot of 128 processes is 1.5 MB, so 256 of them would be 400 MB for one tab
-// that never reads), and a snapshot replaces an older one nobody has read yet.
+// slice that grows only while frames wait (a short one is reused: recycle); it is
+// bounded in frames and in bytes (a snapshot of 128 processes is 1.5 MB, so 256 of
+// them would be 400 MB for one tab that never reads), and a snapshot replaces an
+// older one nobody has read yet. Frames found queued together go out in one write
+// (batch.go).
 type Client struct {
 	conn       *websocket.Conn
+	batch      *batchConn    // conn's network connection, when it can hold writes (batch.go)
 	maxQueue   int           // frames queued at once before the client counts as too slow
 	maxBytes   int           // bytes queued or being written before it counts as too slow
 	ping, wait time.Duration // between pings; deadline of each write
@@ -33,9 +36,10 @@ type Client struct {
 
 	mu        sync.Mutex
 	queue     []queued
-	bytes     int  // of the frames queued and of those the writer holds, until written
-	started   bool // Start was called: writes may begin
-	writing   bool // the writing goroutine runs (it stays true once the connection is closed)
+	spare     []queued // the queue last written, emptied, for the next frames (recycle)
+	bytes     int      // of the frames queued and of those the writer holds, until written
+	started   bool     // Start was called: writes may begin
+	writing   bool     // the writing goroutine runs (it stays true once the connection is closed)
 	pingDue   bool
 	pinger    *time.Timer
 	closeCode int
@@ -49,8 +53,12 @@ type Client struct {
 }
 
 func newClient(conn *websocket.Conn, queue, maxBytes int, ping, wait time.Duration) *Client {
-	return &Client{conn: conn, maxQueue: queue, maxBytes: maxBytes, ping: ping, wait: wait, quit: make(chan struct{}),
+	c := &Client{conn: conn, maxQueue: queue, maxBytes: maxBytes, ping: ping, wait: wait, quit: make(chan struct{}),
 		gone: make(chan struct{}), closeCode: websocket.CloseNormalClosure}
+	if conn != nil {
+		c.batch, _ = conn.UnderlyingConn().(*batchConn) // made by Hub.Upgrade
+	}
+	return c
 }
 
 // Start lets writes begin (what was queued or closed before goes out now) and pings
@@ -190,7 +198,7 @@ func (c *Client) flush() {
 	for {
 		c.mu.Lock()
 		frames := c.queue
-		c.queue = nil
+		c.queue, c.spare = c.spare, nil
 		ping := c.pingDue
 		c.pingDue = false
 		closing := c.closing()
@@ -204,30 +212,85 @@ func (c *Client) flush() {
 			c.finish(frames)
 			return
 		}
-		for _, q := range frames {
-			frame := q.frame
-			_ = c.conn.SetWriteDeadline(time.Now().Add(c.wait))
-			if err := c.conn.WriteMessage(websocket.TextMessage, frame); err != nil {
-				// gorilla hides the deadline behind its own net.Error: ask for the timeout.
-				if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
-					c.slow() // a viewer that stopped reading: as slow as a full queue
-				}
-				c.fail()
-				return
+		if err := c.write(frames, ping); err != nil {
+			// gorilla hides the deadline behind its own net.Error: ask for the timeout.
+			if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
+				c.slow() // a viewer that stopped reading: as slow as a full queue
 			}
-			c.mu.Lock()
-			c.bytes -= len(frame)
-			c.mu.Unlock()
+			c.fail()
+			return
 		}
 		if ping {
-			_ = c.conn.SetWriteDeadline(time.Now().Add(c.wait))
-			if err := c.conn.WriteMessage(websocket.PingMessage, nil); err != nil {
-				c.fail()
-				return
-			}
 			c.pinger.Reset(c.ping)
 		}
+		c.recycle(frames)
 	}
+}
+
+// write writes frames, then the ping when one is due, in batches of up to batchBytes
+// (batch.go): when the connection can hold its writes, each batch is one system call
+// under one deadline. A frame larger than a batch goes alone.
+func (c *Client) write(frames []queued, ping bool) error {
+	for i := 0; i < len(frames) || ping; {
+		j, size := i, 0
+		for j < len(frames) && (j == i || size+len(frames[j].frame) <= batchBytes) {
+			size += len(frames[j].frame)
+			j++
+		}
+		withPing := ping && j == len(frames)
+		writes := j - i
+		if withPing {
+			writes++
+		}
+		held := c.batch != nil && writes > 1 && size <= batchBytes
+		_ = c.conn.SetWriteDeadline(time.Now().Add(c.wait))
+		if held {
+			c.batch.hold()
+		}
+		err := c.writeEach(frames[i:j], withPing)
+		if held {
+			if rerr := c.batch.release(); err == nil {
+				err = rerr
+			}
+		}
+		if err != nil {
+			return err
+		}
+		c.mu.Lock()
+		c.bytes -= size
+		c.mu.Unlock()
+		i, ping = j, ping && !withPing
+	}
+	return nil
+}
+
+// writeEach writes frames as text messages, then a ping if ping.
+func (c *Client) writeEach(frames []queued, ping bool) error {
+	for _, q := range frames {
+		if err := c.conn.WriteMessage(websocket.TextMessage, q.frame); err != nil {
+			return err
+		}
+	}
+	if ping {
+		return c.conn.WriteMessage(websocket.PingMessage, nil)
+	}
+	return nil
+}
+
+// spareFrames bounds the queue kept for reuse: a follower that took a long catch-up
+// does not keep its length for the rest of the lecture.
+const spareFrames = 16
+
+// recycle keeps the queue just written, emptied, as the next one: a follower's steady
+// stream of frames then queues without allocating.
+func (c *Client) recycle(frames []queued) {
+	if cap(frames) > spareFrames {
+		return
+	}
+	clear(frames)
+	c.mu.Lock()
+	c.spare = frames[:0]
+	c.mu.Unlock()
 }
 
 // finish writes what is left (when draining) and the close frame, then ends.
