@@ -26,7 +26,9 @@ func serve(maxFollowers int) error {
 	defer stop()
 	// Every follower of the tool comes from 127.0.0.1: one client, whose share is then
 	// the whole cap.
-	srv := web.New(web.Options{Lecture: lecture.Options{MaxFollowers: maxFollowers, FollowersPerClient: maxFollowers}})
+	opts := lecture.Options{MaxFollowers: maxFollowers}
+	opts.FollowersPerClient = opts.FollowerCap()
+	srv := web.New(web.Options{Lecture: opts})
 	return srv.ListenAndServe(ctx, "127.0.0.1:0", func(addr string) { fmt.Println(addr) })
 }
 
@@ -73,15 +75,26 @@ func cpuTicks(pid int) (int64, error) {
 // clockTicks is USER_HZ: 100 on every Linux this runs on.
 const clockTicks = 100
 
-func peakRSS(pid int) string {
+// procStatus is one field of /proc/pid/status (VmRSS: the resident memory now; VmHWM:
+// its peak), as the kernel writes it ("299360 kB"), or "?".
+func procStatus(pid int, field string) string {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return "?"
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "VmHWM:") {
-			return strings.TrimSpace(strings.TrimPrefix(line, "VmHWM:"))
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return strings.TrimSpace(v)
 		}
+	}
+	return "?"
+}
+
+// loadAverage is the machine's load average over 1, 5 and 15 minutes (/proc/loadavg).
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
 	}
 	return "?"
 }

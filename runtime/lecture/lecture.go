@@ -73,6 +73,9 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// FollowerCap is MaxFollowers with the defaults applied.
+func (o Options) FollowerCap() int { return o.withDefaults().MaxFollowers }
+
 // ClientShare is FollowersPerClient with the defaults applied.
 func (o Options) ClientShare() int { return o.withDefaults().FollowersPerClient }
 
