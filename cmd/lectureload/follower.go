@@ -109,6 +109,9 @@ func (f *follower) read(sent []atomic.Int64) {
 		}
 		f.last = max(f.last, seq)
 		f.seen.Store(f.last)
+		if !f.timed {
+			continue // its frames carry no step to time (protocol1): spare the tool a decode
+		}
 		var h head
 		if json.Unmarshal(b, &h) != nil || h.Type != "events" {
 			continue
