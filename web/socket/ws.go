@@ -67,13 +67,18 @@ func (h *Hub) ServeSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := h.NewClient(r, conn, h.opts.SendQueue)
-	// The connection is served by a goroutine of its own and this handler returns:
-	// net/http's per-request state (its write buffers, the request, this goroutine's
-	// grown stack) is freed instead of being held for hours by a tab left open.
+	h.Go(c, done, func() { h.serveWS(conn, c, sess) })
+}
+
+// Go serves the connection of c on a goroutine of its own, and the handler that calls
+// it returns: net/http's per-request state (its buffers, the request, the handler's
+// grown stack) is freed instead of being held for hours by a tab left open or a
+// follower of a long lecture. done is the handler's Track; a panic in serve closes c.
+func (h *Hub) Go(c *Client, done func(), serve func()) {
 	go func() {
 		defer done()
 		defer h.containWS(c)
-		h.serveWS(conn, c, sess)
+		serve()
 	}()
 }
 
