@@ -19,6 +19,10 @@ import (
 // follower is a WebSocket client as a lecture follower.
 type follower struct{ *socket.Client }
 
+// Send implements lecture.Follower: the broker's frames are stamped once for every
+// follower of the stream, so they are framed once too (socket.Client.SendShared).
+func (f follower) Send(frame []byte) bool { return f.SendShared(frame) }
+
 // Close implements lecture.Follower.
 func (f follower) Close(why lecture.Reason) {
 	switch why {

@@ -125,13 +125,17 @@ func TestQueuedFramesAreWrittenInOneBatch(t *testing.T) {
 		size   int
 		ping   bool
 		writes int64 // to the network for the queued frames; -1: not counted (gorilla splits large messages)
+		shared bool  // sent as a lecture's frames are (SendShared: prepared once)
 	}{
-		{"five small frames", 5, 100, false, 1},
-		{"a catch-up of 200 frames", 200, 300, false, 1}, // 60 KB: under one batch
-		{"frames and a due ping", 3, 100, true, 1},
-		{"one frame alone", 1, 100, false, 1},
-		{"frames larger together than a batch", 6, 30 << 10, false, -1},
-		{"a frame larger than a batch between small ones", 3, 0, false, -1}, // sizes below
+		{"five small frames", 5, 100, false, 1, false},
+		{"five shared frames", 5, 100, false, 1, true},
+		{"a catch-up of 200 frames", 200, 300, false, 1, false}, // 60 KB: under one batch
+		{"a catch-up of 200 shared frames", 200, 300, false, 1, true},
+		{"frames and a due ping", 3, 100, true, 1, false},
+		{"one frame alone", 1, 100, false, 1, false},
+		{"frames larger together than a batch", 6, 30 << 10, false, -1, false},
+		{"shared frames larger together than a batch", 6, 12 << 10, false, -1, true},
+		{"a frame larger than a batch between small ones", 3, 0, false, -1, false}, // sizes below
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -144,7 +148,11 @@ func TestQueuedFramesAreWrittenInOneBatch(t *testing.T) {
 				}
 				f := stamped(k, size)
 				want = append(want, string(f))
-				if !rig.c.Send(f) {
+				send := rig.c.Send
+				if tt.shared {
+					send = rig.c.SendShared
+				}
+				if !send(f) {
 					t.Fatalf("frame %d refused", k)
 				}
 			}
@@ -209,5 +217,32 @@ func TestHeldBatchPastItsDeadlineFails(t *testing.T) {
 	// Nothing is held any more: the next write goes straight to the network.
 	if _, err := b.Write([]byte("x")); err == nil {
 		t.Fatal("a write after the failed batch did not reach the network")
+	}
+}
+
+// A frame sent to many clients as the same bytes is framed once: every client gets the
+// same prepared message for it; bytes equal to it but elsewhere in memory, or a frame
+// too large to keep, are not taken for it; the cache forgets a frame once
+// preparedSlots newer ones came.
+func TestSharedFramesArePreparedOnce(t *testing.T) {
+	var p preparedCache
+	frame := stamped(1, 100)
+	first := p.get(frame)
+	if first == nil || p.get(frame) != first {
+		t.Fatal("the same frame was prepared twice")
+	}
+	if twin := p.get(append([]byte(nil), frame...)); twin == nil || twin == first {
+		t.Fatal("a copy of the frame was taken for the frame itself")
+	}
+	if p.get(stamped(2, preparedMax+1)) != nil || p.get(nil) != nil {
+		t.Fatal("a frame larger than preparedMax, or an empty one, was prepared")
+	}
+	for k := range preparedSlots {
+		if p.get(stamped(k+3, 100)) == nil {
+			t.Fatalf("frame %d not prepared", k+3)
+		}
+	}
+	if again := p.get(frame); again == nil || again == first {
+		t.Fatal("a frame older than every slot was still remembered")
 	}
 }

@@ -26,6 +26,7 @@ import (
 type Client struct {
 	conn       *websocket.Conn
 	batch      *batchConn    // conn's network connection, when it can hold writes (batch.go)
+	flusher    func()        // c.flush, the writing goroutine's function
 	maxQueue   int           // frames queued at once before the client counts as too slow
 	maxBytes   int           // bytes queued or being written before it counts as too slow
 	ping, wait time.Duration // between pings; deadline of each write
@@ -58,6 +59,8 @@ func newClient(conn *websocket.Conn, queue, maxBytes int, ping, wait time.Durati
 	if conn != nil {
 		c.batch, _ = conn.UnderlyingConn().(*batchConn) // made by Hub.Upgrade
 	}
+	c.flusher = c.flush // once: "go c.flush()" would allocate its closure at every start
+
 	return c
 }
 
@@ -82,7 +85,7 @@ func (c *Client) Start() {
 func (c *Client) kick() {
 	if c.started && !c.writing {
 		c.writing = true
-		go c.flush()
+		go c.flusher()
 	}
 }
 
@@ -101,6 +104,7 @@ func (c *Client) closing() bool {
 type queued struct {
 	frame []byte
 	typ   string
+	pm    *websocket.PreparedMessage // frame, framed once for every client that shares it (SendShared); or nil
 }
 
 // Send queues an encoded frame for the client; false when the client is gone or was
@@ -267,7 +271,13 @@ func (c *Client) write(frames []queued, ping bool) error {
 // writeEach writes frames as text messages, then a ping if ping.
 func (c *Client) writeEach(frames []queued, ping bool) error {
 	for _, q := range frames {
-		if err := c.conn.WriteMessage(websocket.TextMessage, q.frame); err != nil {
+		var err error
+		if q.pm != nil {
+			err = c.conn.WritePreparedMessage(q.pm)
+		} else {
+			err = c.conn.WriteMessage(websocket.TextMessage, q.frame)
+		}
+		if err != nil {
 			return err
 		}
 	}

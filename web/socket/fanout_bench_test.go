@@ -20,23 +20,28 @@ import (
 // writer that fell behind), and waits until every reader has read them: what a
 // lecture's fan-out costs per follower, the readers' side included. "one write per
 // frame" is the writer before batching (each frame its own system call); "batched"
-// is Hub.Upgrade's connection (batch.go). cpu-ns/delivery is the process's user and
-// system CPU per frame per client, which a busy machine disturbs less than the time.
+// is Hub.Upgrade's connection (batch.go); "prepared" frames the shared frame once for
+// all (prepared.go). cpu-ns/delivery is the process's user and system CPU per frame
+// per client, which a busy machine disturbs less than the time.
 //
 //	go test -run '^$' -bench FanOut -count 3 ./web/socket/
 func BenchmarkFanOut(b *testing.B) {
+	modes := []struct {
+		name              string
+		batched, prepared bool
+	}{
+		{"one write per frame", false, false},
+		{"batched", true, false},
+		{"batched and prepared", true, true}, // what a lecture's follower does (SendShared)
+	}
 	for _, burst := range []int{1, 4} {
-		for _, batched := range []bool{false, true} {
-			mode := "one write per frame"
-			if batched {
-				mode = "batched"
-			}
-			b.Run(fmt.Sprintf("clients=500/frames=%d/%s", burst, mode), func(b *testing.B) { benchFanOut(b, 500, burst, batched) })
+		for _, m := range modes {
+			b.Run(fmt.Sprintf("clients=500/frames=%d/%s", burst, m.name), func(b *testing.B) { benchFanOut(b, 500, burst, m.batched, m.prepared) })
 		}
 	}
 }
 
-func benchFanOut(b *testing.B, n, burst int, batched bool) {
+func benchFanOut(b *testing.B, n, burst int, batched, prepared bool) {
 	h := NewHub(nil, Options{Logger: slog.New(slog.DiscardHandler)})
 	h.upgrader.CheckOrigin = func(*http.Request) bool { return true }
 	clients := make(chan *Client, n)
@@ -92,7 +97,11 @@ func benchFanOut(b *testing.B, n, burst int, batched bool) {
 		want.Store(int64((i + 1) * n * burst))
 		for _, c := range servers {
 			for range burst {
-				c.Send(frame)
+				if prepared {
+					c.SendShared(frame)
+				} else {
+					c.Send(frame)
+				}
 			}
 		}
 		<-done
