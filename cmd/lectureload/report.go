@@ -70,12 +70,12 @@ func (r *result) print(out io.Writer, c config) {
 	cores, own := r.serverCPU/secs, r.ownCPU/secs
 	if c.play == 0 {
 		fmt.Fprintf(out, "steps sent: %d (steps %d to %d) in %.2fs\n", r.total, r.step0+1, r.step0+int64(r.total), secs)
-		fmt.Fprintf(out, "frames delivered: %d of %d expected (%d timed followers x %d), gaps %d, repeats %d, behind at the end %d (every follower)\n",
+		fmt.Fprintf(out, "frames delivered: %d of %d expected (%d timed followers x %d), gaps %d, repeats %d, still behind 30 s after the last step %d (every follower)\n",
 			len(t.latencies), t.timed*r.total, t.timed, r.total, t.gaps, t.repeats, t.behind)
 		fmt.Fprintf(out, "delivery latency (step command sent -> follower read): p50 %s  p90 %s  p99 %s  max %s\n",
 			ms(t.pct(0.50)), ms(t.pct(0.90)), ms(t.pct(0.99)), ms(t.pct(1)))
 	} else {
-		fmt.Fprintf(out, "frames read: %d by %d followers, gaps %d, repeats %d, behind at the end %d\n", t.frames, c.followers, t.gaps, t.repeats, t.behind)
+		fmt.Fprintf(out, "frames read: %d by %d followers, gaps %d, repeats %d, still behind 30 s after the end %d\n", t.frames, c.followers, t.gaps, t.repeats, t.behind)
 	}
 	fmt.Fprintf(out, "server CPU: %.3f cores (%.2fs of CPU over %.2fs), RSS %s with the followers attached (peak %s); this tool's own CPU: %.3f cores (its followers' reading); load average %s\n",
 		cores, r.serverCPU, secs, r.rss, r.peakRSS, own, r.load)
