@@ -3,14 +3,18 @@
 // connects followers over real WebSockets, and has the presenter step the run at a
 // fixed rate. It reports the delivery latency of every frame to every follower (from
 // the presenter's step command to the follower's read), frames lost or repeated, the
-// server's CPU (from /proc of the child), when the followers that stop reading were
-// dropped, and the bytes per follower per step by frame type, for followers of
-// protocol 1 and of the compact frames (-proto both: half each, in one run). With -play
-// the presenter plays the run at a speed instead of stepping, and -asks keeps its
-// processes asking for the CS. docs/benchmarks.md records runs.
+// server's CPU and memory (from /proc of the child) beside the tool's own CPU and the
+// machine's load, when the followers that stop reading were dropped, and the bytes per
+// follower per step by frame type, for followers of protocol 1 and of the compact
+// frames (-proto both: half each, in one run). With -play the presenter plays the run
+// at a speed instead of stepping, and -asks keeps its processes asking for the CS.
+// -want-p99 and -want-cores set the verdict's targets. docs/benchmarks.md records runs.
+// Files: server.go (the child), follower.go (one follower's reading), bytes.go (the
+// bytes on the wire), report.go (the figures and the verdict).
 //
 //	go run ./cmd/lectureload -followers 500 -rate 30 -duration 30s
 //	go run ./cmd/lectureload -followers 200 -slow 0 -proto both -run '/play/ricart-agrawala?n=8' -play 4 -asks 2
+//	go run ./cmd/lectureload -followers 5000 -slow 0 -proto 2 -rate 10 -want-p99 100ms -want-cores 1.5
 package main
 
 import (
