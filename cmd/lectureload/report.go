@@ -99,7 +99,11 @@ func (r *result) print(out io.Writer, c config) {
 	}
 	reportWire(out, wire, r.steps)
 	intact := t.gaps == 0 && t.repeats == 0 && t.behind == 0
-	cpu := fmt.Sprintf("CPU <= %g cores: %s", c.wantCores, verdict(cores <= c.wantCores))
+	unit := "cores"
+	if c.wantCores == 1 {
+		unit = "core"
+	}
+	cpu := fmt.Sprintf("CPU <= %g %s: %s", c.wantCores, unit, verdict(cores <= c.wantCores))
 	if c.play > 0 {
 		fmt.Fprintf(out, "played at %gx: %d steps; no loss, no repeat: %s; %s\n", c.play, r.steps, verdict(intact), cpu)
 		return
