@@ -38,7 +38,7 @@ type Options struct {
 	OnEvict func(code string)
 	// MaxFollowers is the number of followers one lecture takes (default 5000: a
 	// webinar, or several sections of a course; a follower costs the server about
-	// 20 to 25 KiB of memory, 106 to 144 MiB resident for 5,000: docs/operations.md).
+	// 20 to 26 KiB of memory, 106 to 152 MiB resident for 5,000: docs/operations.md).
 	MaxFollowers int
 	// FollowersPerClient is how many of a lecture's places, and of the answers to one
 	// of its questions, one client (an IPv4 address or an IPv6 /64) may hold (default
