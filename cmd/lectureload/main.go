@@ -328,7 +328,7 @@ func load(c config, out io.Writer) error {
 
 	res := result{total: total, step0: step0, steps: steps.Load() - step0, wall: wall,
 		serverCPU: float64(cpu1-cpu0) / clockTicks, ownCPU: float64(own1-own0) / clockTicks,
-		rss: rss, peakRSS: procStatus(pid, "VmHWM"), load: load, fl: fl,
+		rss: rss, peakRSS: peakRSS(pid), load: load, fl: fl,
 		slowFrames: slowFrames, slowCut: slowCut, dropAt: dropAt}
 	res.print(out, c)
 	return nil

@@ -90,6 +90,9 @@ func procStatus(pid int, field string) string {
 	return "?"
 }
 
+// peakRSS is the peak of the resident memory of process pid (VmHWM).
+func peakRSS(pid int) string { return procStatus(pid, "VmHWM") }
+
 // loadAverage is the machine's load average over 1, 5 and 15 minutes (/proc/loadavg).
 func loadAverage() string {
 	b, err := os.ReadFile("/proc/loadavg")
