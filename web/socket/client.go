@@ -60,7 +60,6 @@ func newClient(conn *websocket.Conn, queue, maxBytes int, ping, wait time.Durati
 		c.batch, _ = conn.UnderlyingConn().(*batchConn) // made by Hub.Upgrade
 	}
 	c.flusher = c.flush // once: "go c.flush()" would allocate its closure at every start
-
 	return c
 }
 
