@@ -86,7 +86,7 @@ func guessesAttack(ctx context.Context, args []string) error {
 // second address answers (issue 15, defect 3: 300 sockets cast 300 answers).
 func answersAttack(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("answers", flag.ContinueOnError)
-	n := fs.Int("n", 600, "follower sockets (each a new follower) from the attacking address")
+	n := fs.Int("n", 2500, "follower sockets (each a new follower) from the attacking address (past the default share, 2,000)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -145,3 +145,14 @@ func caughtUp(fl []*follower, limit time.Duration) {
 // sampleEvery is how far apart the compact followers that expand every frame are: all
 // of them up to 200 followers, then about a hundred (two in every sampleEvery).
 func sampleEvery(followers int) int { return max(2, followers/50) }
+
+// wsHeader is the size of a server frame's WebSocket header for a payload of n bytes.
+func wsHeader(n int) int {
+	switch {
+	case n < 126:
+		return 2
+	case n < 1<<16:
+		return 4
+	}
+	return 10
+}

@@ -3,21 +3,21 @@
 // connects followers over real WebSockets, and has the presenter step the run at a
 // fixed rate. It reports the delivery latency of every frame to every follower (from
 // the presenter's step command to the follower's read), frames lost or repeated, the
-// server's CPU (from /proc of the child), when the followers that stop reading were
-// dropped, and the bytes per follower per step by frame type, for followers of
-// protocol 1 and of the compact frames (-proto both: half each, in one run). With -play
-// the presenter plays the run at a speed instead of stepping, and -asks keeps its
-// processes asking for the CS. docs/benchmarks.md records runs.
+// server's CPU and memory (from /proc of the child) beside the tool's own CPU and the
+// machine's load, when the followers that stop reading were dropped, and the bytes per
+// follower per step by frame type, for followers of protocol 1 and of the compact
+// frames (-proto both: half each, in one run). With -play the presenter plays the run
+// at a speed instead of stepping, and -asks keeps its processes asking for the CS.
+// -want-p99 and -want-cores set the verdict's targets. docs/benchmarks.md records runs.
+// Files: server.go (the child), follower.go (one follower's reading), bytes.go (the
+// bytes on the wire), report.go (the figures and the verdict).
 //
 //	go run ./cmd/lectureload -followers 500 -rate 30 -duration 30s
 //	go run ./cmd/lectureload -followers 200 -slow 0 -proto both -run '/play/ricart-agrawala?n=8' -play 4 -asks 2
+//	go run ./cmd/lectureload -followers 5000 -slow 0 -proto 2 -rate 10 -want-p99 100ms -want-cores 1.5
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -27,10 +27,7 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"os"
-	"os/exec"
-	"os/signal"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,9 +37,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/teach-dist/playground/runtime/lecture"
 	"github.com/teach-dist/playground/runtime/protocol"
-	"github.com/teach-dist/playground/web"
 )
 
 func main() {
@@ -63,6 +58,8 @@ type config struct {
 	play      float64 // > 0: the presenter plays at this speed instead of stepping
 	asks      float64 // requests per second the presenter makes (round robin), to keep the run busy
 	max       int     // the server's --max-followers (0: its default)
+	wantP99   time.Duration
+	wantCores float64
 }
 
 func run(args []string, out io.Writer) error {
@@ -77,7 +74,9 @@ func run(args []string, out io.Writer) error {
 	fs.StringVar(&c.proto, "proto", "1", "the followers' frames: 1 (JSON objects), 2 (compact) or both (half each, compared in one run)")
 	fs.Float64Var(&c.play, "play", 0, "play the run at this speed (0.25 to 16) for the duration instead of stepping at -rate")
 	fs.Float64Var(&c.asks, "asks", 0, "requests for the CS per second of virtual play, made by the presenter round robin (0: none)")
-	fs.IntVar(&c.max, "max-followers", 0, "the server's cap on followers of one lecture, and of one address's share (0: the defaults, 1000 and 40 %)")
+	fs.IntVar(&c.max, "max-followers", 0, "the server's cap on followers of one lecture, and of one address's share (0: the server's default cap)")
+	fs.DurationVar(&c.wantP99, "want-p99", 50*time.Millisecond, "the target for the p99 delivery latency (issue 18: 100ms for 5,000 followers)")
+	fs.Float64Var(&c.wantCores, "want-cores", 1, "the target for the server's CPU, in cores (issue 18: 1.5 for 5,000 followers)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -87,120 +86,7 @@ func run(args []string, out io.Writer) error {
 	return load(c, out)
 }
 
-// serve is the child: the real playground server on a loopback port, printed on stdout.
-func serve(maxFollowers int) error {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	// Every follower of the tool comes from 127.0.0.1: one client, whose share is then
-	// the whole cap.
-	srv := web.New(web.Options{Lecture: lecture.Options{MaxFollowers: maxFollowers, FollowersPerClient: maxFollowers}})
-	return srv.ListenAndServe(ctx, "127.0.0.1:0", func(addr string) { fmt.Println(addr) })
-}
-
-// child starts the server process and returns its address.
-func child(maxFollowers int) (*exec.Cmd, string, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, "", err
-	}
-	cmd := exec.Command(exe, "-serve", "-max-followers", strconv.Itoa(maxFollowers))
-	cmd.Stderr = os.Stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, "", err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, "", err
-	}
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		return nil, "", fmt.Errorf("the server did not start: %w", err)
-	}
-	return cmd, strings.TrimSpace(line), nil
-}
-
-// cpuTicks is the child's user+system CPU time, in clock ticks, from /proc.
-func cpuTicks(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// The command name may hold spaces: the fields start after its closing parenthesis.
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, errors.New("cannot read /proc stat")
-	}
-	return utime + stime, nil
-}
-
-// clockTicks is USER_HZ: 100 on every Linux this runs on.
-const clockTicks = 100
-
-func peakRSS(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return "?"
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "VmHWM:") {
-			return strings.TrimSpace(strings.TrimPrefix(line, "VmHWM:"))
-		}
-	}
-	return "?"
-}
-
 var sessionRE = regexp.MustCompile(`data-session="([^"]+)"`)
-
-// head is what a follower reads of each frame (docs/protocol.md): its type and, for an
-// events frame, the step it leads to. Decoding only these fields keeps the tool's own
-// work small beside the server's; the stamp (lseq) is read by protocol.StampOf.
-type head struct {
-	Type string `json:"type"`
-	Step int64  `json:"step"`
-}
-
-type follower struct {
-	proto       int
-	x           *protocol.Expander // of a compact follower
-	wire        atomic.Int64
-	seen        atomic.Int64 // f.last, for the end of the run
-	timed       bool         // reads every frame whole: its latencies count
-	eventsBytes int64
-	eventsN     int
-	otherBytes  int64
-	otherN      int
-	bad         int
-	conn        *websocket.Conn
-	latencies   []time.Duration
-	frames      int
-	gaps        int
-	repeats     int
-	last        int64
-	first       int64 // the number of the catch-up frames, which all carry it
-	step0       int64
-	err         error
-}
-
-func dial(base, path string, readBuffer int, count *atomic.Int64) (*websocket.Conn, error) {
-	d := *websocket.DefaultDialer
-	d.HandshakeTimeout = 30 * time.Second
-	d.NetDialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		if err == nil && readBuffer > 0 {
-			_ = c.(*net.TCPConn).SetReadBuffer(readBuffer)
-		}
-		if err == nil && count != nil {
-			return countingConn{Conn: c, n: count}, nil
-		}
-		return c, err
-	}
-	conn, _, err := d.Dial("ws"+strings.TrimPrefix(base, "http")+path, http.Header{"Origin": {base}})
-	return conn, err
-}
 
 func load(c config, out io.Writer) error {
 	cmd, addr, err := child(c.max)
@@ -316,7 +202,7 @@ func load(c config, out io.Writer) error {
 		slow = append(slow, conn)
 	}
 	want := c.followers + c.slow
-	deadline := time.After(30 * time.Second)
+	deadline := time.After(30*time.Second + time.Duration(want)*5*time.Millisecond) // 55 s for 5,000
 	for n := 0; n != want; {
 		select {
 		case n = <-followersNow:
@@ -405,6 +291,9 @@ func load(c config, out io.Writer) error {
 	wall := time.Since(start)
 	cpu1, _ := cpuTicks(pid)
 	own1, _ := cpuTicks(os.Getpid())
+	// The server's memory with every follower attached, and the machine's load (it is
+	// shared: the latencies depend on it).
+	rss, load := procStatus(pid, "VmRSS"), loadAverage()
 	// Let the last frames arrive, then close the readers.
 	time.Sleep(500 * time.Millisecond)
 	caughtUp(fl, 30*time.Second)
@@ -417,7 +306,6 @@ func load(c config, out io.Writer) error {
 		_ = f.conn.Close()
 	}
 	wg.Wait()
-	rss := peakRSS(pid)
 
 	// What the slow followers got before the server let them go.
 	slowFrames := make([]int, len(slow))
@@ -438,79 +326,12 @@ func load(c config, out io.Writer) error {
 		_ = conn.Close()
 	}
 
-	var all []time.Duration
-	frames, gaps, repeats, timed := 0, 0, 0, 0
-	for _, f := range fl {
-		if f.timed {
-			timed++
-		}
-		all = append(all, f.latencies...)
-		frames += f.frames
-		gaps += f.gaps
-		repeats += f.repeats
-	}
-	slices.Sort(all)
-	pct := func(p float64) time.Duration {
-		if len(all) == 0 {
-			return 0
-		}
-		return all[min(len(all)-1, int(p*float64(len(all))))]
-	}
-	cores := float64(cpu1-cpu0) / clockTicks / wall.Seconds()
-	if c.play == 0 {
-		fmt.Fprintf(out, "steps sent: %d (steps %d to %d) in %.2fs\n", total, step0+1, step0+int64(total), wall.Seconds())
-		fmt.Fprintf(out, "frames delivered: %d of %d expected (%d timed followers x %d), gaps %d, repeats %d (every follower)\n",
-			len(all), timed*total, timed, total, gaps, repeats)
-		fmt.Fprintf(out, "delivery latency (step command sent -> follower read): p50 %s  p90 %s  p99 %s  max %s\n",
-			ms(pct(0.50)), ms(pct(0.90)), ms(pct(0.99)), ms(pct(1)))
-	} else {
-		frames := 0
-		for _, f := range fl {
-			frames += f.frames
-		}
-		fmt.Fprintf(out, "frames read: %d by %d followers, gaps %d, repeats %d\n", frames, c.followers, gaps, repeats)
-	}
-	fmt.Fprintf(out, "server CPU: %.3f cores (%.2fs of CPU over %.2fs), peak RSS %s; this tool's own CPU: %.3f cores (its followers' reading)\n",
-		cores, float64(cpu1-cpu0)/clockTicks, wall.Seconds(), rss, float64(own1-own0)/clockTicks/wall.Seconds())
-	// The server's follower count says when it let the slow ones go; what the slow
-	// client itself sees depends on its socket (a tiny window may hide the close).
-	for i, n := range slowFrames {
-		fmt.Fprintf(out, "slow follower %d: read %d frames of %d at the end; ", i, n, total)
-		if dropAt > 0 {
-			fmt.Fprintf(out, "the server dropped it %.1fs into the run (follower count fell to %d)", dropAt.Seconds(), c.followers)
-		} else {
-			fmt.Fprint(out, "the server still counted it")
-		}
-		if slowCut[i] {
-			fmt.Fprint(out, "; its connection is closed")
-		}
-		fmt.Fprintln(out)
-	}
-	wire := map[int]*wireStats{1: {}, 2: {}}
-	for _, f := range fl {
-		wire[f.proto].add(f)
-	}
-	reportWire(out, wire, steps.Load()-step0)
-	if c.play > 0 {
-		fmt.Fprintf(out, "played at %gx: %d steps; no loss, no repeat: %s; CPU <= 1 core: %s\n", c.play, steps.Load()-step0,
-			verdict(gaps == 0 && repeats == 0), verdict(cores <= 1))
-		return nil
-	}
-	fmt.Fprintf(out, "p99 <= 50ms: %s; CPU <= 1 core: %s; no loss, no repeat: %s; slow follower dropped: %s\n",
-		verdict(pct(0.99) <= 50*time.Millisecond), verdict(cores <= 1), verdict(gaps == 0 && repeats == 0 && len(all) == timed*total),
-		verdict(c.slow == 0 || dropAt > 0))
+	res := result{total: total, step0: step0, steps: steps.Load() - step0, wall: wall,
+		serverCPU: float64(cpu1-cpu0) / clockTicks, ownCPU: float64(own1-own0) / clockTicks,
+		rss: rss, peakRSS: peakRSS(pid), load: load, fl: fl,
+		slowFrames: slowFrames, slowCut: slowCut, dropAt: dropAt}
+	res.print(out, c)
 	return nil
-}
-
-// wsHeader is the size of a server frame's WebSocket header for a payload of n bytes.
-func wsHeader(n int) int {
-	switch {
-	case n < 126:
-		return 2
-	case n < 1<<16:
-		return 4
-	}
-	return 10
 }
 
 // nodes is the n= of the run's path (the processes the presenter asks round robin).
@@ -522,62 +343,4 @@ func nodes(path string) int {
 		}
 	}
 	return 5
-}
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000) }
-
-// read takes every frame until the connection closes, checking the numbering and
-// timing the events frames against the command that made their step.
-func (f *follower) read(sent []atomic.Int64) {
-	var buf bytes.Buffer // reused: the tool's own garbage would show up as latency
-	for {
-		_, r, err := f.conn.NextReader()
-		if err == nil {
-			buf.Reset()
-			_, err = buf.ReadFrom(r)
-		}
-		now := time.Now().UnixNano()
-		if err != nil {
-			f.err = err
-			return
-		}
-		raw := buf.Bytes()
-		b, ok := f.protocol1(raw)
-		if !ok {
-			continue
-		}
-		stamp, ok := protocol.StampOf(b)
-		if !ok {
-			continue
-		}
-		seq := int64(stamp)
-		if f.last == 0 || seq == f.first && f.last == f.first {
-			// The catch-up on joining is not a step's: leave it out of the bytes.
-			f.wire.Add(-int64(len(raw) + wsHeader(len(raw))))
-		} else {
-			f.tally(raw, b)
-		}
-		f.frames++
-		switch {
-		case f.last == 0:
-			f.first = seq
-		case seq == f.last+1, seq == f.first && f.last == f.first:
-			// the next frame, or one more of the catch-up
-		case seq <= f.last:
-			f.repeats++
-		default:
-			f.gaps++
-		}
-		f.last = max(f.last, seq)
-		f.seen.Store(f.last)
-		var h head
-		if json.Unmarshal(b, &h) != nil || h.Type != "events" {
-			continue
-		}
-		if step := h.Step; step-f.step0 > 0 && step-f.step0 < int64(len(sent)) {
-			if t := sent[step-f.step0].Load(); t > 0 {
-				f.latencies = append(f.latencies, time.Duration(now-t))
-			}
-		}
-	}
 }

@@ -67,7 +67,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	maxViewers := fs.Int("max-viewers", 64, "WebSocket viewers of one run at once (tabs on the same URL); past it a socket is refused with 'busy'")
 	maxLectures := fs.Int("max-lectures", 50, "live lectures at once; past it 'No room for another lecture'")
 	lectureShare := fs.Int("lecture-share", 0, "live lectures one client (IPv4 address or IPv6 /64) keeps on a full server while another wants one; 0: half of --max-lectures")
-	maxFollowers := fs.Int("max-followers", 1000, "followers of one lecture; past it a follower's socket is refused with 'busy'")
+	maxFollowers := fs.Int("max-followers", lecture.Options{}.FollowerCap(), "followers of one lecture; past it a follower's socket is refused with 'busy'")
 	followersPerClient := fs.Int("followers-per-client", 0, "places of one lecture (and answers to one question) one client address or IPv6 /64 may hold; 0: 40% of --max-followers (a hall of 300 behind one NAT fits)")
 	sendBytes := fs.Int("send-queue-bytes", web.DefaultSendQueueBytes, "bytes queued for one WebSocket viewer that does not read; past it the viewer is dropped (1013) and counted in playground_slow_clients_dropped_total")
 	idle := fs.Duration("idle", 10*time.Minute, "end a run nobody has watched for this long")

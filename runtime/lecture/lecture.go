@@ -36,12 +36,14 @@ type Options struct {
 	// OnEvict hears of a lecture ended on a full server to make room for another
 	// client's (the server's log and metrics). It must not block.
 	OnEvict func(code string)
-	// MaxFollowers is the number of followers one lecture takes (default 1000).
+	// MaxFollowers is the number of followers one lecture takes (default 5000: a
+	// webinar, or several sections of a course; a follower costs the server about
+	// 20 to 26 KiB of memory, 106 to 152 MiB resident for 5,000: docs/operations.md).
 	MaxFollowers int
 	// FollowersPerClient is how many of a lecture's places, and of the answers to one
 	// of its questions, one client (an IPv4 address or an IPv6 /64) may hold (default
-	// 40 % of MaxFollowers: a hall of 300 behind one NAT fits, one address cannot take
-	// every place). The web layer counts them (web/lecturehttp, ClientShare).
+	// 40 % of MaxFollowers, 2,000 of 5,000: a campus behind one NAT fits, one address
+	// cannot take every place). The web layer counts them (web/lecturehttp, ClientShare).
 	FollowersPerClient int
 	// Link turns a run's recipe into the path of a link that replays it ("/r/...").
 	// Without it lectures have no link to the run.
@@ -62,7 +64,7 @@ func (o Options) withDefaults() Options {
 		o.Max = 50
 	}
 	if o.MaxFollowers <= 0 {
-		o.MaxFollowers = 1000
+		o.MaxFollowers = 5000
 	}
 	if o.Share <= 0 || o.Share > o.Max {
 		o.Share = max(1, o.Max/2)
@@ -72,6 +74,9 @@ func (o Options) withDefaults() Options {
 	}
 	return o
 }
+
+// FollowerCap is MaxFollowers with the defaults applied.
+func (o Options) FollowerCap() int { return o.withDefaults().MaxFollowers }
 
 // ClientShare is FollowersPerClient with the defaults applied.
 func (o Options) ClientShare() int { return o.withDefaults().FollowersPerClient }

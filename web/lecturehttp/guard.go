@@ -13,7 +13,7 @@ import (
 // What one client may hold of a lecture (issue 15): a client is an IPv4 address or an
 // IPv6 /64, as a router hands a home or a hall one of each. A lecture hall behind one
 // NAT is one client, so the share is sized for a hall of 300 and more (default: 40 %
-// of a lecture's places, 400 of 1000), not for one person: what it stops is one
+// of a lecture's places, 2,000 of 5,000), not for one person: what it stops is one
 // address taking every place or flooding the tally, while the rest of the room (any
 // other address) still joins and answers. docs/security.md, "Lectures, viewers and
 // seeks".

@@ -72,7 +72,7 @@ func (h *Hub) Wait() { h.conns.Wait() }
 // Upgrade accepts a same-origin WebSocket; the upgrader answers a refused handshake
 // (403 for a foreign origin, 400 for a bad one).
 func (h *Hub) Upgrade(w http.ResponseWriter, r *http.Request) (*websocket.Conn, bool) {
-	conn, err := h.upgrader.Upgrade(w, r, nil)
+	conn, err := h.upgrader.Upgrade(batchHijacker{w}, r, nil) // writes can be batched (batch.go)
 	return conn, err == nil
 }
 

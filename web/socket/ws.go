@@ -1,5 +1,5 @@
 // Package socket is the WebSocket endpoint of a live session (/ws/{id},
-// docs/protocol.md): the connection's writer, its read loop and limits, and the
+// docs/protocol.md): the connection's writer (client.go), its read loop and limits, and the
 // decoding of the commands a page sends. Lecture sockets (web/lecturehttp) are built
 // from the same pieces.
 package socket
@@ -9,12 +9,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -24,7 +22,6 @@ import (
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/runtime/sim"
 	"github.com/teach-dist/playground/scenarios"
-	"github.com/teach-dist/playground/web/ops"
 	"github.com/teach-dist/playground/web/ratelimit"
 	"github.com/teach-dist/playground/web/runs"
 )
@@ -42,265 +39,6 @@ func sameOrigin(r *http.Request) bool {
 		return false
 	}
 	return strings.EqualFold(u.Host, r.Host)
-}
-
-// Client is one WebSocket connection: a session subscriber. Writes happen on a
-// goroutine that runs only while something waits to be written (frames, a ping, the
-// close), so a tab left open costs no goroutine and no stack for its writes; there is
-// never more than one, so writes stay in order. The session only ever queues frames,
-// and a full queue drops the client instead of slowing the session. The queue is a
-// slice that grows only while frames wait; it is bounded in frames and in bytes (a
-// snapshot of 128 processes is 1.5 MB, so 256 of them would be 400 MB for one tab
-// that never reads), and a snapshot replaces an older one nobody has read yet.
-type Client struct {
-	conn       *websocket.Conn
-	maxQueue   int           // frames queued at once before the client counts as too slow
-	maxBytes   int           // bytes queued or being written before it counts as too slow
-	ping, wait time.Duration // between pings; deadline of each write
-	quit       chan struct{} // closed by CloseWith: nothing more is queued
-	gone       chan struct{} // closed once the connection is closed
-	once       sync.Once
-	slowOnce   sync.Once // a client is counted slow once, however it was found out
-
-	mu        sync.Mutex
-	queue     []queued
-	bytes     int  // of the frames queued and of those the writer holds, until written
-	started   bool // Start was called: writes may begin
-	writing   bool // the writing goroutine runs (it stays true once the connection is closed)
-	pingDue   bool
-	pinger    *time.Timer
-	closeCode int
-	closeText string
-	drain     bool // write what is queued before closing (not for a client too slow to take it)
-
-	// Set by Hub.NewClient (hub.go): metrics, rate limits, shutdown.
-	obs     *ops.Metrics
-	limit   *ratelimit.Conn
-	release func() // when the connection has ended
-}
-
-func newClient(conn *websocket.Conn, queue, maxBytes int, ping, wait time.Duration) *Client {
-	return &Client{conn: conn, maxQueue: queue, maxBytes: maxBytes, ping: ping, wait: wait, quit: make(chan struct{}),
-		gone: make(chan struct{}), closeCode: websocket.CloseNormalClosure}
-}
-
-// Start lets writes begin (what was queued or closed before goes out now) and pings
-// the client every c.ping: its pongs keep the read deadline alive.
-func (c *Client) Start() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.started = true
-	c.pinger = time.AfterFunc(c.ping, func() {
-		c.mu.Lock()
-		c.pingDue = true
-		c.kick()
-		c.mu.Unlock()
-	})
-	if len(c.queue) > 0 || c.closing() {
-		c.kick()
-	}
-}
-
-// kick starts the writing goroutine unless it runs. Call with c.mu held.
-func (c *Client) kick() {
-	if c.started && !c.writing {
-		c.writing = true
-		go c.flush()
-	}
-}
-
-func (c *Client) closing() bool {
-	select {
-	case <-c.quit:
-		return true
-	default:
-		return false
-	}
-}
-
-// queued is a frame waiting to be written, with its type when the session delivered
-// it (protocol.Frame's Type): what supersede goes by. Frames sent as bytes (errors,
-// a lecture's stamped frames) have none and are never superseded.
-type queued struct {
-	frame []byte
-	typ   string
-}
-
-// Send queues an encoded frame for the client; false when the client is gone or was
-// just dropped as too slow.
-func (c *Client) Send(frame []byte) bool { return c.enqueue(queued{frame: frame}) }
-
-// Deliver implements session.Subscriber: a page takes the frame's bytes, and its type
-// says whether a newer snapshot makes it moot.
-func (c *Client) Deliver(f protocol.Encoded) bool {
-	q := queued{frame: f.JSON}
-	if f.Frame != nil {
-		q.typ = f.Frame.Type()
-	}
-	return c.enqueue(q)
-}
-
-func (c *Client) enqueue(q queued) bool {
-	frame := q.frame
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closing() {
-		return false
-	}
-	if q.typ == "snapshot" {
-		c.supersede()
-	}
-	// One frame always fits an empty queue, however large: the bound is on what
-	// waits, not on what the session may send.
-	if len(c.queue) >= c.maxQueue || (c.bytes > 0 && c.maxBytes > 0 && c.bytes+len(frame) > c.maxBytes) {
-		c.slow()
-		c.closeLocked(websocket.CloseTryAgainLater, protocol.CloseSlow, false)
-		return false
-	}
-	c.queue = append(c.queue, q)
-	c.bytes += len(frame)
-	c.kick()
-	return true
-}
-
-// supersede drops, before a new snapshot is queued, the newest unsent snapshot and the
-// events and state frames queued after it: the new snapshot is the whole state they
-// led to. Other frames (errors, lecture and question frames, hello) stay, in order.
-// Call with c.mu held.
-func (c *Client) supersede() {
-	last := -1
-	for k, q := range c.queue {
-		if q.typ == "snapshot" {
-			last = k
-		}
-	}
-	if last < 0 {
-		return
-	}
-	kept := c.queue[:last]
-	for _, q := range c.queue[last:] {
-		switch q.typ {
-		case "snapshot", "events", "state":
-			c.bytes -= len(q.frame)
-			continue
-		}
-		kept = append(kept, q)
-	}
-	clear(c.queue[len(kept):])
-	c.queue = kept
-}
-
-// slow counts the client in playground_slow_clients_dropped_total: its queue passed a
-// bound, or a write to it reached its deadline (after a full queue the writer may
-// still be blocked on the same socket).
-func (c *Client) slow() { c.slowOnce.Do(func() { c.obs.SlowClient() }) }
-
-// Close implements session.Subscriber: the session dropped us or ended.
-func (c *Client) Close() { c.CloseWith(websocket.CloseGoingAway, protocol.CloseSessionEnded, true) }
-
-// CloseWith closes the connection with code and text, after what is queued if drain.
-// The first call decides; wait for c.gone to know the connection is closed.
-func (c *Client) CloseWith(code int, text string, drain bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.closeLocked(code, text, drain)
-}
-
-func (c *Client) closeLocked(code int, text string, drain bool) {
-	c.once.Do(func() {
-		c.closeCode, c.closeText, c.drain = code, text, drain
-		close(c.quit)
-		c.kick()
-	})
-}
-
-// flush is the writing goroutine: it writes what is queued, and the ping when due,
-// each under a deadline, until nothing waits; after CloseWith it sends the close
-// frame and closes the connection, which also ends the reader.
-func (c *Client) flush() {
-	for {
-		c.mu.Lock()
-		frames := c.queue
-		c.queue = nil
-		ping := c.pingDue
-		c.pingDue = false
-		closing := c.closing()
-		if len(frames) == 0 && !ping && !closing {
-			c.writing = false
-			c.mu.Unlock()
-			return
-		}
-		c.mu.Unlock()
-		if closing {
-			c.finish(frames)
-			return
-		}
-		for _, q := range frames {
-			frame := q.frame
-			_ = c.conn.SetWriteDeadline(time.Now().Add(c.wait))
-			if err := c.conn.WriteMessage(websocket.TextMessage, frame); err != nil {
-				// gorilla hides the deadline behind its own net.Error: ask for the timeout.
-				if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
-					c.slow() // a viewer that stopped reading: as slow as a full queue
-				}
-				c.fail()
-				return
-			}
-			c.mu.Lock()
-			c.bytes -= len(frame)
-			c.mu.Unlock()
-		}
-		if ping {
-			_ = c.conn.SetWriteDeadline(time.Now().Add(c.wait))
-			if err := c.conn.WriteMessage(websocket.PingMessage, nil); err != nil {
-				c.fail()
-				return
-			}
-			c.pinger.Reset(c.ping)
-		}
-	}
-}
-
-// finish writes what is left (when draining) and the close frame, then ends.
-func (c *Client) finish(frames []queued) {
-	defer c.end()
-	c.mu.Lock()
-	msg := websocket.FormatCloseMessage(c.closeCode, c.closeText)
-	drain := c.drain
-	c.mu.Unlock()
-	deadline := time.Now().Add(c.wait)
-	_ = c.conn.SetWriteDeadline(deadline)
-	if drain {
-		for _, q := range frames {
-			if err := c.conn.WriteMessage(websocket.TextMessage, q.frame); err != nil {
-				return
-			}
-		}
-	}
-	_ = c.conn.WriteControl(websocket.CloseMessage, msg, deadline)
-}
-
-// fail ends a connection that could not be written to: nothing more is queued (the
-// writing goroutine is this one, so CloseWith starts no other).
-func (c *Client) fail() {
-	c.CloseWith(websocket.CloseAbnormalClosure, "", false)
-	c.end()
-}
-
-// Stop closes the connection normally after what is queued and waits until it is
-// closed: the end of every socket handler.
-func (c *Client) Stop() {
-	c.CloseWith(websocket.CloseNormalClosure, "", true)
-	<-c.gone
-}
-
-func (c *Client) end() {
-	c.pinger.Stop()
-	c.conn.Close()
-	if c.release != nil {
-		c.release()
-	}
-	close(c.gone)
 }
 
 // ServeSession serves /ws/{id}: the socket of a page on its live session.
@@ -329,13 +67,18 @@ func (h *Hub) ServeSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := h.NewClient(r, conn, h.opts.SendQueue)
-	// The connection is served by a goroutine of its own and this handler returns:
-	// net/http's per-request state (its write buffers, the request, this goroutine's
-	// grown stack) is freed instead of being held for hours by a tab left open.
+	h.Go(c, done, func() { h.serveWS(conn, c, sess) })
+}
+
+// Go serves the connection of c on a goroutine of its own, and the handler that calls
+// it returns: net/http's per-request state (its buffers, the request, the handler's
+// grown stack) is freed instead of being held for hours by a tab left open or a
+// follower of a long lecture. done is the handler's Track; a panic in serve closes c.
+func (h *Hub) Go(c *Client, done func(), serve func()) {
 	go func() {
 		defer done()
 		defer h.containWS(c)
-		h.serveWS(conn, c, sess)
+		serve()
 	}()
 }
 
