@@ -78,8 +78,12 @@ func run(args []string, out io.Writer) error {
 	fs.Float64Var(&c.play, "play", 0, "play the run at this speed (0.25 to 16) for the duration instead of stepping at -rate")
 	fs.Float64Var(&c.asks, "asks", 0, "requests for the CS per second of virtual play, made by the presenter round robin (0: none)")
 	fs.IntVar(&c.max, "max-followers", 0, "the server's cap on followers of one lecture, and of one address's share (0: the defaults, 1000 and 40 %)")
+	cc := clusterFlags(fs) // cluster.go
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if cc.active() {
+		return cc.run(c, out)
 	}
 	if c.serve {
 		return serve(c.max)

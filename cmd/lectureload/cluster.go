@@ -1,0 +1,470 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/teach-dist/playground/runtime/protocol"
+)
+
+// Cluster mode (-cluster N): a real nats-server on a loopback port and N server child
+// processes joined through it (the NATS broker, as `playground serve --broker nats`), the
+// lecture's run on the first, its followers spread evenly over all N. One process cannot
+// hold 20,000 client sockets (the fd limit is 20,000 and the servers need theirs), so
+// the followers live in load child processes (-loaders, one per server by default); the
+// parent is the presenter and adds up what the children measured.
+//
+// Latency across processes needs one clock: each process's monotonic clock is its own,
+// so the parent records the wall clock (CLOCK_REALTIME, time.Now().UnixNano()) as it
+// sends each step command, and a load child records the wall clock as a follower reads
+// the step's events frame. All processes run on one machine and read the same system
+// clock, so the difference is the delivery time; a clock step during the run (an NTP
+// jump) would distort it, a slew of a few parts per million does not matter at 250 ms.
+// The children keep (step, read time) pairs and turn them into latencies once the
+// parent hands them the send times after the run.
+//
+//	go run ./cmd/lectureload -cluster 4 -followers 20000 -rate 5 -proto 2 -duration 30s
+
+// clusterConfig is cluster mode's flags; role and job are the children's.
+type clusterConfig struct {
+	servers int
+	loaders int
+	nats    string // nats-server's binary (parent), or URL (server child)
+	role    string // "server" or "load": an internal child
+	job     string // a load child's job, JSON
+}
+
+// clusterFlags adds cluster mode's flags to fs.
+func clusterFlags(fs *flag.FlagSet) *clusterConfig {
+	cc := &clusterConfig{}
+	fs.IntVar(&cc.servers, "cluster", 0, "servers of a NATS cluster on loopback (0: one server, no NATS); the presenter is on the first, followers spread over all")
+	fs.IntVar(&cc.loaders, "loaders", 0, "with -cluster: load child processes holding the followers (0: one per server)")
+	fs.StringVar(&cc.nats, "nats", "", "with -cluster: the nats-server binary (default: nats-server on PATH, /usr/sbin, /usr/bin)")
+	fs.StringVar(&cc.role, "cluster-role", "", "internal: be a child of cluster mode (server or load)")
+	fs.StringVar(&cc.job, "job", "", "internal: a load child's job")
+	return cc
+}
+
+// active reports whether cluster mode (or one of its children) was asked for.
+func (cc *clusterConfig) active() bool { return cc.servers > 0 || cc.role != "" }
+
+func (cc *clusterConfig) run(c config, out io.Writer) error {
+	switch cc.role {
+	case "server":
+		return clusterServe(cc.nats, c.max)
+	case "load":
+		return loadChild(cc.job, os.Stdin, os.Stdout)
+	case "":
+	default:
+		return fmt.Errorf("-cluster-role: %q is not server or load", cc.role)
+	}
+	if c.play > 0 || c.asks > 0 {
+		return errors.New("-cluster steps at -rate: -play and -asks are for one server")
+	}
+	if c.max == 0 {
+		// The cap is the lecture's, counted on the run's server over the whole cluster;
+		// the per-client share is each server's, and every follower here is 127.0.0.1.
+		c.max = c.followers + 16
+	}
+	return clusterLoad(c, cc, out)
+}
+
+// proc is a child process and its CPU time at the start of the measured window.
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	cpu0 int64
+	in   io.WriteCloser
+	out  *bufio.Reader
+}
+
+func (p *proc) stop() {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	_ = p.cmd.Wait()
+}
+
+// startNATS runs nats-server on a free loopback port and waits until it takes
+// connections.
+func startNATS(bin string) (*proc, string, error) {
+	if bin == "" {
+		for _, p := range []string{"nats-server", "/usr/sbin/nats-server", "/usr/bin/nats-server"} {
+			if path, err := exec.LookPath(p); err == nil {
+				bin = path
+				break
+			}
+		}
+		if bin == "" {
+			return nil, "", errors.New("nats-server is not installed (Debian: apt-get install nats-server); or give -nats")
+		}
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command(bin, "-a", "127.0.0.1", "-p", strconv.Itoa(port))
+	// Its log stays out of the report; a failure to start shows as no connection.
+	if err := cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	p := &proc{name: "nats-server", cmd: cmd}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return p, "nats://" + addr, nil
+		}
+		if time.Now().After(deadline) {
+			p.stop()
+			return nil, "", fmt.Errorf("nats-server did not take connections on %s", addr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// startChild runs this program with args and reads its first line of output.
+func startChild(name string, args ...string) (*proc, string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, "", err
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, "", err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, "", err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	p := &proc{name: name, cmd: cmd, in: in, out: bufio.NewReaderSize(stdout, 1<<16)}
+	line, err := p.out.ReadString('\n')
+	if err != nil {
+		p.stop()
+		return nil, "", fmt.Errorf("%s did not start: %w", name, err)
+	}
+	return p, strings.TrimSpace(line), nil
+}
+
+// startPresenter opens the run at path on base, starts a lecture from it and connects
+// the presenter's socket; it returns the socket and the join code.
+func startPresenter(base, path string) (*websocket.Conn, string, error) {
+	jar, _ := cookiejar.New(nil)
+	hc := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := hc.Get(base + path)
+	if err != nil {
+		return nil, "", err
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := sessionRE.FindSubmatch(page)
+	if m == nil {
+		return nil, "", fmt.Errorf("GET %s: no session in the page (%s)", path, resp.Status)
+	}
+	resp, err = hc.PostForm(base+"/lecture", url.Values{"session": {string(m[1])}})
+	if err != nil {
+		return nil, "", err
+	}
+	resp.Body.Close()
+	token := strings.TrimPrefix(resp.Header.Get("Location"), "/lecture/present/")
+	pres, err := dial(base, "/ws/present/"+token, 0, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	_ = pres.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for {
+		_, b, err := pres.ReadMessage()
+		if err != nil {
+			pres.Close()
+			return nil, "", fmt.Errorf("the presenter got no lecture frame: %w", err)
+		}
+		if f, err := protocol.Decode(b); err == nil {
+			if l, ok := f.(*protocol.PresenterLecture); ok {
+				_ = pres.SetReadDeadline(time.Time{})
+				return pres, l.Code, nil
+			}
+		}
+	}
+}
+
+// clusterLoad is the parent: NATS, the servers, the presenter, the load children; it
+// steps the run and reports what they all measured.
+func clusterLoad(c config, cc *clusterConfig, out io.Writer) error {
+	if c.proto != "1" && c.proto != "2" && c.proto != "both" {
+		return fmt.Errorf("-proto: %q is not 1, 2 or both", c.proto)
+	}
+	loaders := cc.loaders
+	if loaders <= 0 {
+		loaders = cc.servers
+	}
+	ns, natsURL, err := startNATS(cc.nats)
+	if err != nil {
+		return err
+	}
+	defer ns.stop() // last: the servers close their brokers first
+	servers := make([]*proc, cc.servers)
+	bases := make([]string, cc.servers)
+	defer func() {
+		for _, s := range servers {
+			if s != nil {
+				s.stop()
+			}
+		}
+	}()
+	for i := range servers {
+		p, addr, err := startChild(fmt.Sprintf("server %d", i+1), "-cluster-role", "server", "-nats", natsURL, "-max-followers", strconv.Itoa(c.max))
+		if err != nil {
+			return err
+		}
+		servers[i], bases[i] = p, "http://"+addr
+	}
+	pres, code, err := startPresenter(bases[0], c.path)
+	if err != nil {
+		return err
+	}
+	defer pres.Close()
+	var steps atomic.Int64 // the presenter's latest step
+	followersNow := make(chan int, 1024)
+	go func() {
+		for {
+			_, b, err := pres.ReadMessage()
+			if err != nil {
+				return
+			}
+			switch f := decodeOr(b).(type) {
+			case *protocol.PresenterLecture:
+				select {
+				case followersNow <- f.Followers:
+				default:
+				}
+			case *protocol.Events:
+				steps.Store(int64(f.Step))
+			}
+		}
+	}()
+
+	// Load children, loader i on server i mod N, the followers shared out evenly.
+	loads := make([]*proc, loaders)
+	defer func() {
+		for _, l := range loads {
+			if l != nil {
+				l.stop()
+			}
+		}
+	}()
+	errc := make(chan error, loaders)
+	for i := range loads {
+		n := c.followers / loaders
+		if i < c.followers%loaders {
+			n++
+		}
+		spec, _ := json.Marshal(job{Base: bases[i%cc.servers], Code: code, Followers: n, Proto: c.proto})
+		go func() {
+			p, line, err := startChild(fmt.Sprintf("load %d", i+1), "-cluster-role", "load", "-job", string(spec))
+			if err == nil && line != "joined" {
+				p.stop()
+				err = fmt.Errorf("load %d: %s", i+1, line)
+			}
+			loads[i] = p
+			errc <- err
+		}()
+	}
+	for range loads {
+		if err := <-errc; err != nil {
+			return err
+		}
+	}
+	// The run's server counts every server's followers (each reports every second).
+	deadline := time.After(60 * time.Second)
+	for n := 0; n != c.followers; {
+		select {
+		case n = <-followersNow:
+		case <-deadline:
+			return fmt.Errorf("the run's server counts %d of %d followers", n, c.followers)
+		}
+	}
+	step0 := steps.Load()
+	load0 := loadAvg()
+	fmt.Fprintf(out, "NATS %s; %d servers %v (run on the first); lecture %s; %d followers (protocol %s) over %d load processes; %.0f steps/s for %s; load average %s\n",
+		natsURL, cc.servers, bases, code, c.followers, c.proto, loaders, c.rate, c.duration, load0)
+
+	all := append(append([]*proc{ns}, servers...), loads...)
+	for _, p := range all {
+		if p.cpu0, err = cpuTicks(p.cmd.Process.Pid); err != nil {
+			return err
+		}
+	}
+	own0, _ := cpuTicks(os.Getpid())
+	total := int(c.rate*c.duration.Seconds()) + 1
+	sent := make([]int64, total)
+	start := time.Now()
+	tick := time.NewTicker(time.Duration(float64(time.Second) / c.rate))
+	for k := range total {
+		<-tick.C
+		sent[k] = time.Now().UnixNano() // the wall clock: see the top of this file
+		_ = pres.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		if err := pres.WriteMessage(websocket.TextMessage, []byte(`{"type":"step"}`)); err != nil {
+			return err
+		}
+	}
+	tick.Stop()
+	wall := time.Since(start)
+	cpu := make([]float64, len(all))
+	for i, p := range all {
+		t, _ := cpuTicks(p.cmd.Process.Pid)
+		cpu[i] = float64(t-p.cpu0) / clockTicks / wall.Seconds()
+	}
+	own1, _ := cpuTicks(os.Getpid())
+	load1 := loadAvg()
+
+	// The children take the send times, wait for their last frames and report.
+	times, _ := json.Marshal(sendTimes{Step0: step0, Sent: sent})
+	results := make([]childResult, loaders)
+	for i, l := range loads {
+		go func() {
+			_, err := l.in.Write(append(times, '\n'))
+			if err == nil {
+				var line []byte
+				if line, err = l.out.ReadBytes('\n'); err == nil {
+					err = json.Unmarshal(line, &results[i])
+				}
+			}
+			errc <- err
+		}()
+	}
+	for range loads {
+		if err := <-errc; err != nil {
+			return fmt.Errorf("a load process's result: %w", err)
+		}
+	}
+	return clusterReport(out, clusterRun{c: c, servers: servers, ns: ns, loads: loads, cpu: cpu, own: float64(own1-own0) / clockTicks / wall.Seconds(),
+		wall: wall, total: total, step0: step0, load: load0 + " -> " + load1, results: results})
+}
+
+// decodeOr decodes a protocol frame, nil when it cannot (a newer frame: not the tool's).
+func decodeOr(b []byte) protocol.Frame {
+	f, err := protocol.Decode(b)
+	if err != nil {
+		return nil
+	}
+	return f
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
+}
+
+type clusterRun struct {
+	c       config
+	ns      *proc
+	servers []*proc
+	loads   []*proc
+	cpu     []float64 // nats, servers, loads, in that order
+	own     float64
+	wall    time.Duration
+	total   int
+	step0   int64
+	load    string
+	results []childResult
+}
+
+func clusterReport(out io.Writer, r clusterRun) error {
+	var lat []int64
+	var sum childResult
+	lastMin, lastMax := [3]int64{-1, -1, -1}, [3]int64{}
+	wire := map[int]*wireStats{1: {}, 2: {}}
+	for _, x := range r.results {
+		lat = append(lat, x.Latencies...)
+		sum.Followers += x.Followers
+		sum.Timed += x.Timed
+		sum.Frames += x.Frames
+		sum.Gaps += x.Gaps
+		sum.Repeats += x.Repeats
+		sum.Missing += x.Missing
+		for p := 1; p <= 2; p++ {
+			if x.N[p] == 0 {
+				continue
+			}
+			if lastMin[p] < 0 || x.LastMin[p] < lastMin[p] {
+				lastMin[p] = x.LastMin[p]
+			}
+			lastMax[p] = max(lastMax[p], x.LastMax[p])
+			w := wire[p]
+			w.followers += x.N[p]
+			w.socket += x.Socket[p]
+			w.eventsBytes += x.EventsBytes[p]
+			w.eventsN += x.EventsN[p]
+			w.otherBytes += x.OtherByte[p]
+			w.otherN += x.OtherN[p]
+			w.bad += x.Bad[p]
+		}
+	}
+	slices.Sort(lat)
+	pct := func(p float64) time.Duration {
+		if len(lat) == 0 {
+			return 0
+		}
+		return time.Duration(lat[min(len(lat)-1, int(p*float64(len(lat))))]) * time.Microsecond
+	}
+	// Nobody lost the end: every follower of a protocol read up to the same last number.
+	sameEnd := true
+	for p := 1; p <= 2; p++ {
+		sameEnd = sameEnd && (wire[p].followers == 0 || lastMin[p] == lastMax[p])
+	}
+	fmt.Fprintf(out, "steps sent: %d (steps %d to %d) in %.2fs\n", r.total, r.step0+1, r.step0+int64(r.total), r.wall.Seconds())
+	fmt.Fprintf(out, "frames read: %d by %d followers; gaps %d, repeats %d; every follower read to the same last frame: %v",
+		sum.Frames, sum.Followers, sum.Gaps, sum.Repeats, sameEnd)
+	for p := 1; p <= 2; p++ {
+		if wire[p].followers > 0 {
+			fmt.Fprintf(out, " (protocol %d: %d..%d)", p, lastMin[p], lastMax[p])
+		}
+	}
+	fmt.Fprintln(out)
+	fmt.Fprintf(out, "timed followers: %d; steps they read: %d of %d (missing %d)\n", sum.Timed, len(lat), sum.Timed*r.total, sum.Missing)
+	fmt.Fprintf(out, "delivery latency (step command sent -> follower read, wall clock across processes): p50 %s  p90 %s  p99 %s  max %s\n",
+		ms(pct(0.50)), ms(pct(0.90)), ms(pct(0.99)), ms(pct(1)))
+	fmt.Fprintf(out, "CPU over %.2fs (cores), load average %s:\n", r.wall.Seconds(), r.load)
+	fmt.Fprintf(out, "  nats-server: %.3f, peak RSS %s\n", r.cpu[0], peakRSS(r.ns.cmd.Process.Pid))
+	srv := 0.0
+	for i, s := range r.servers {
+		srv += r.cpu[1+i]
+		fmt.Fprintf(out, "  %s: %.3f, peak RSS %s\n", s.name, r.cpu[1+i], peakRSS(s.cmd.Process.Pid))
+	}
+	tools := r.own
+	for i := range r.loads {
+		tools += r.cpu[1+len(r.servers)+i]
+	}
+	fmt.Fprintf(out, "  servers together: %.3f; load tools (the %d load processes and the presenter): %.3f\n", srv, len(r.loads), tools)
+	reportWire(out, wire, int64(r.total))
+	ok := sum.Gaps == 0 && sum.Repeats == 0 && sum.Missing == 0 && sameEnd
+	fmt.Fprintf(out, "no loss, no repeat: %s; p99 <= 250ms: %s\n", verdict(ok), verdict(pct(0.99) <= 250*time.Millisecond))
+	return nil
+}
