@@ -87,13 +87,14 @@ func (cc *clusterConfig) run(c config, out io.Writer) error {
 	return clusterLoad(c, cc, out)
 }
 
-// proc is a child process and its CPU time at the start of the measured window.
+// proc is a child process and its CPU time (clock ticks) at the first step, the last
+// step, and when every follower has read the last step.
 type proc struct {
-	name string
-	cmd  *exec.Cmd
-	cpu0 int64
-	in   io.WriteCloser
-	out  *bufio.Reader
+	name             string
+	cmd              *exec.Cmd
+	cpu0, cpu1, cpu2 int64
+	in               io.WriteCloser
+	out              *bufio.Reader
 }
 
 func (p *proc) stop() {
@@ -142,6 +143,10 @@ func startNATS(bin string) (*proc, string, error) {
 	}
 }
 
+// childEnv marks the environment of a child of cluster mode: a test binary (which
+// runs the tool in-process) knows from it that it is to be the child.
+const childEnv = "LECTURELOAD_CHILD"
+
 // startChild runs this program with args and reads its first line of output.
 func startChild(name string, args ...string) (*proc, string, error) {
 	exe, err := os.Executable()
@@ -149,6 +154,7 @@ func startChild(name string, args ...string) (*proc, string, error) {
 		return nil, "", err
 	}
 	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), childEnv+"=1")
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -333,10 +339,8 @@ func clusterLoad(c config, cc *clusterConfig, out io.Writer) error {
 	}
 	tick.Stop()
 	wall := time.Since(start)
-	cpu := make([]float64, len(all))
-	for i, p := range all {
-		t, _ := cpuTicks(p.cmd.Process.Pid)
-		cpu[i] = float64(t-p.cpu0) / clockTicks / wall.Seconds()
+	for _, p := range all {
+		p.cpu1, _ = cpuTicks(p.cmd.Process.Pid)
 	}
 	own1, _ := cpuTicks(os.Getpid())
 	load1 := loadAvg()
@@ -361,8 +365,16 @@ func clusterLoad(c config, cc *clusterConfig, out io.Writer) error {
 			return fmt.Errorf("a load process's result: %w", err)
 		}
 	}
-	return clusterReport(out, clusterRun{c: c, servers: servers, ns: ns, loads: loads, cpu: cpu, own: float64(own1-own0) / clockTicks / wall.Seconds(),
-		wall: wall, total: total, step0: step0, load: load0 + " -> " + load1, results: results})
+	// Work that fell behind the steps (the servers' writes, the followers' reads) is
+	// done by now: the CPU until here counts it. A child that has exited is not
+	// reaped yet, so its /proc entry still holds its time.
+	drained := time.Since(start)
+	for _, p := range all {
+		p.cpu2, _ = cpuTicks(p.cmd.Process.Pid)
+	}
+	own2, _ := cpuTicks(os.Getpid())
+	return clusterReport(out, clusterRun{c: c, servers: servers, ns: ns, loads: loads, own: [3]int64{own0, own1, own2},
+		wall: wall, drained: drained, total: total, step0: step0, load: load0 + " -> " + load1, results: results})
 }
 
 // decodeOr decodes a protocol frame, nil when it cannot (a newer frame: not the tool's).
@@ -387,37 +399,43 @@ type clusterRun struct {
 	ns      *proc
 	servers []*proc
 	loads   []*proc
-	cpu     []float64 // nats, servers, loads, in that order
-	own     float64
-	wall    time.Duration
+	own     [3]int64      // the presenter's (this process's) CPU ticks, as proc's
+	wall    time.Duration // the steps
+	drained time.Duration // from the first step until every load process reported
 	total   int
 	step0   int64
 	load    string
 	results []childResult
 }
 
-func clusterReport(out io.Writer, r clusterRun) error {
-	var lat []int64
-	var sum childResult
-	lastMin, lastMax := [3]int64{-1, -1, -1}, [3]int64{}
-	wire := map[int]*wireStats{1: {}, 2: {}}
-	for _, x := range r.results {
-		lat = append(lat, x.Latencies...)
-		sum.Followers += x.Followers
-		sum.Timed += x.Timed
-		sum.Frames += x.Frames
-		sum.Gaps += x.Gaps
-		sum.Repeats += x.Repeats
-		sum.Missing += x.Missing
+// clusterSummary is the load children's results added up.
+type clusterSummary struct {
+	sum              childResult // the counts, added up
+	lat              []int64     // every timed follower's latencies (µs), sorted
+	lastMin, lastMax [3]int64    // by protocol: the last frame read, lowest and highest
+	wire             map[int]*wireStats
+	sameEnd          bool // every follower of a protocol read up to the same last frame
+}
+
+func summarize(results []childResult) clusterSummary {
+	s := clusterSummary{lastMin: [3]int64{-1, -1, -1}, wire: map[int]*wireStats{1: {}, 2: {}}}
+	for _, x := range results {
+		s.lat = append(s.lat, x.Latencies...)
+		s.sum.Followers += x.Followers
+		s.sum.Timed += x.Timed
+		s.sum.Frames += x.Frames
+		s.sum.Gaps += x.Gaps
+		s.sum.Repeats += x.Repeats
+		s.sum.Missing += x.Missing
 		for p := 1; p <= 2; p++ {
 			if x.N[p] == 0 {
 				continue
 			}
-			if lastMin[p] < 0 || x.LastMin[p] < lastMin[p] {
-				lastMin[p] = x.LastMin[p]
+			if s.lastMin[p] < 0 || x.LastMin[p] < s.lastMin[p] {
+				s.lastMin[p] = x.LastMin[p]
 			}
-			lastMax[p] = max(lastMax[p], x.LastMax[p])
-			w := wire[p]
+			s.lastMax[p] = max(s.lastMax[p], x.LastMax[p])
+			w := s.wire[p]
 			w.followers += x.N[p]
 			w.socket += x.Socket[p]
 			w.eventsBytes += x.EventsBytes[p]
@@ -427,18 +445,33 @@ func clusterReport(out io.Writer, r clusterRun) error {
 			w.bad += x.Bad[p]
 		}
 	}
-	slices.Sort(lat)
-	pct := func(p float64) time.Duration {
-		if len(lat) == 0 {
-			return 0
-		}
-		return time.Duration(lat[min(len(lat)-1, int(p*float64(len(lat))))]) * time.Microsecond
-	}
-	// Nobody lost the end: every follower of a protocol read up to the same last number.
-	sameEnd := true
+	slices.Sort(s.lat)
+	// A follower that lost the last frames has no gap to show: it read to a lower
+	// number than the others of its protocol, in its process or another.
+	s.sameEnd = true
 	for p := 1; p <= 2; p++ {
-		sameEnd = sameEnd && (wire[p].followers == 0 || lastMin[p] == lastMax[p])
+		s.sameEnd = s.sameEnd && (s.wire[p].followers == 0 || s.lastMin[p] == s.lastMax[p])
 	}
+	return s
+}
+
+// noLoss: no gap, no repeat, no step a timed follower missed, nobody short of the end.
+func (s clusterSummary) noLoss() bool {
+	return s.sum.Gaps == 0 && s.sum.Repeats == 0 && s.sum.Missing == 0 && s.sameEnd
+}
+
+// pct is the p-th quantile of the latencies.
+func (s clusterSummary) pct(p float64) time.Duration {
+	if len(s.lat) == 0 {
+		return 0
+	}
+	return time.Duration(s.lat[min(len(s.lat)-1, int(p*float64(len(s.lat))))]) * time.Microsecond
+}
+
+func clusterReport(out io.Writer, r clusterRun) error {
+	s := summarize(r.results)
+	sum, lat, wire, pct := s.sum, s.lat, s.wire, s.pct
+	lastMin, lastMax, sameEnd := s.lastMin, s.lastMax, s.sameEnd
 	fmt.Fprintf(out, "steps sent: %d (steps %d to %d) in %.2fs\n", r.total, r.step0+1, r.step0+int64(r.total), r.wall.Seconds())
 	fmt.Fprintf(out, "frames read: %d by %d followers; gaps %d, repeats %d; every follower read to the same last frame: %v",
 		sum.Frames, sum.Followers, sum.Gaps, sum.Repeats, sameEnd)
@@ -451,20 +484,30 @@ func clusterReport(out io.Writer, r clusterRun) error {
 	fmt.Fprintf(out, "timed followers: %d; steps they read: %d of %d (missing %d)\n", sum.Timed, len(lat), sum.Timed*r.total, sum.Missing)
 	fmt.Fprintf(out, "delivery latency (step command sent -> follower read, wall clock across processes): p50 %s  p90 %s  p99 %s  max %s\n",
 		ms(pct(0.50)), ms(pct(0.90)), ms(pct(0.99)), ms(pct(1)))
-	fmt.Fprintf(out, "CPU over %.2fs (cores), load average %s:\n", r.wall.Seconds(), r.load)
-	fmt.Fprintf(out, "  nats-server: %.3f, peak RSS %s\n", r.cpu[0], peakRSS(r.ns.cmd.Process.Pid))
-	srv := 0.0
-	for i, s := range r.servers {
-		srv += r.cpu[1+i]
-		fmt.Fprintf(out, "  %s: %.3f, peak RSS %s\n", s.name, r.cpu[1+i], peakRSS(s.cmd.Process.Pid))
+	fmt.Fprintf(out, "CPU: cores during the %.2fs of steps; CPU seconds until every follower read the last step (%.2fs after the first); load average %s:\n",
+		r.wall.Seconds(), r.drained.Seconds(), r.load)
+	line := func(name string, t [3]int64, rss string) {
+		fmt.Fprintf(out, "  %-22s %.3f cores; %.2f s", name+":", float64(t[1]-t[0])/clockTicks/r.wall.Seconds(), float64(t[2]-t[0])/clockTicks)
+		if rss != "" {
+			fmt.Fprintf(out, "; peak RSS %s", rss)
+		}
+		fmt.Fprintln(out)
 	}
-	tools := r.own
-	for i := range r.loads {
-		tools += r.cpu[1+len(r.servers)+i]
+	ticks := func(p *proc) [3]int64 { return [3]int64{p.cpu0, p.cpu1, p.cpu2} }
+	add := func(a, b [3]int64) [3]int64 { return [3]int64{a[0] + b[0], a[1] + b[1], a[2] + b[2]} }
+	line("nats-server", ticks(r.ns), peakRSS(r.ns.cmd.Process.Pid))
+	var srv, tools [3]int64
+	for _, s := range r.servers {
+		srv = add(srv, ticks(s))
+		line(s.name, ticks(s), peakRSS(s.cmd.Process.Pid))
 	}
-	fmt.Fprintf(out, "  servers together: %.3f; load tools (the %d load processes and the presenter): %.3f\n", srv, len(r.loads), tools)
+	line("servers together", srv, "")
+	tools = r.own
+	for _, l := range r.loads {
+		tools = add(tools, ticks(l))
+	}
+	line(fmt.Sprintf("load tools (%d + presenter)", len(r.loads)), tools, "")
 	reportWire(out, wire, int64(r.total))
-	ok := sum.Gaps == 0 && sum.Repeats == 0 && sum.Missing == 0 && sameEnd
-	fmt.Fprintf(out, "no loss, no repeat: %s; p99 <= 250ms: %s\n", verdict(ok), verdict(pct(0.99) <= 250*time.Millisecond))
+	fmt.Fprintf(out, "no loss, no repeat: %s; p99 <= 250ms: %s\n", verdict(s.noLoss()), verdict(pct(0.99) <= 250*time.Millisecond))
 	return nil
 }

@@ -166,26 +166,36 @@ func loadChild(spec string, in io.Reader, out io.Writer) error {
 			continue
 		}
 		r.Timed++
-		got := make([]bool, len(st.Sent))
-		for _, s := range recv[i] {
-			k := s.step - st.Step0 - 1
-			if k < 0 || k >= int64(len(st.Sent)) || got[k] {
-				continue
-			}
-			got[k] = true
-			r.Latencies = append(r.Latencies, (s.at-st.Sent[k])/1000)
-		}
-		for _, g := range got {
-			if !g {
-				r.Missing++
-			}
-		}
+		lat, missing := timedLatencies(recv[i], st)
+		r.Latencies = append(r.Latencies, lat...)
+		r.Missing += missing
 	}
 	return json.NewEncoder(out).Encode(r)
 }
 
 // stepAt is when (wall clock, UnixNano) a follower read the events frame of a step.
 type stepAt struct{ step, at int64 }
+
+// timedLatencies turns one follower's reads into latencies (µs) against the send
+// times, one per step sent (a step read twice counts once: the numbering counts the
+// repeat), and counts the steps sent that it never read.
+func timedLatencies(recv []stepAt, st sendTimes) (lat []int64, missing int) {
+	got := make([]bool, len(st.Sent))
+	for _, s := range recv {
+		k := s.step - st.Step0 - 1
+		if k < 0 || k >= int64(len(st.Sent)) || got[k] {
+			continue
+		}
+		got[k] = true
+		lat = append(lat, (s.at-st.Sent[k])/1000)
+	}
+	for _, g := range got {
+		if !g {
+			missing++
+		}
+	}
+	return lat, missing
+}
 
 // readStamped reads every frame until the connection closes, checking the numbering
 // (every follower), and noting the step and read time of events frames (timed ones).
