@@ -127,16 +127,28 @@ func loadChild(spec string, in io.Reader, out io.Writer) error {
 	if err := json.Unmarshal(line, &st); err != nil {
 		return fmt.Errorf("the send times: %w", err)
 	}
-	// Every timed follower reads the last step (or gives up after 30 s), then all
-	// read what any follower here read.
+	// Every timed follower reads the last step, then all read what any follower here
+	// read. On a busy machine the followers may be far behind: they are waited for as
+	// long as they move on (a late frame is late, not lost), and given up after 10 s
+	// without progress.
 	last := st.Step0 + int64(len(st.Sent))
-	deadline := time.Now().Add(30 * time.Second)
-	for i, f := range fl {
-		for f.timed && steps[i].Load() < last && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
+	var moved int64
+	stalled := time.Now()
+	for {
+		done, sum := true, int64(0)
+		for i, f := range fl {
+			sum += f.seen.Load()
+			done = done && (!f.timed || steps[i].Load() >= last)
 		}
+		if sum != moved {
+			moved, stalled = sum, time.Now()
+		}
+		if done || time.Since(stalled) > 10*time.Second {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	caughtUp(fl, time.Until(deadline)+time.Second)
+	caughtUp(fl, 10*time.Second)
 	for _, f := range fl {
 		_ = f.conn.Close()
 	}
