@@ -427,6 +427,7 @@ func summarize(results []childResult) clusterSummary {
 		s.sum.Gaps += x.Gaps
 		s.sum.Repeats += x.Repeats
 		s.sum.Missing += x.Missing
+		s.sum.Dropped += x.Dropped
 		for p := 1; p <= 2; p++ {
 			if x.N[p] == 0 {
 				continue
@@ -455,9 +456,10 @@ func summarize(results []childResult) clusterSummary {
 	return s
 }
 
-// noLoss: no gap, no repeat, no step a timed follower missed, nobody short of the end.
+// noLoss: no gap, no repeat, no step a timed follower missed, no follower let go,
+// nobody short of the end.
 func (s clusterSummary) noLoss() bool {
-	return s.sum.Gaps == 0 && s.sum.Repeats == 0 && s.sum.Missing == 0 && s.sameEnd
+	return s.sum.Gaps == 0 && s.sum.Repeats == 0 && s.sum.Missing == 0 && s.sum.Dropped == 0 && s.sameEnd
 }
 
 // pct is the p-th quantile of the latencies.
@@ -481,6 +483,7 @@ func clusterReport(out io.Writer, r clusterRun) error {
 		}
 	}
 	fmt.Fprintln(out)
+	fmt.Fprintf(out, "followers their server let go during the run (too slow to take their frames): %d\n", sum.Dropped)
 	fmt.Fprintf(out, "timed followers: %d; steps they read: %d of %d (missing %d)\n", sum.Timed, len(lat), sum.Timed*r.total, sum.Missing)
 	fmt.Fprintf(out, "delivery latency (step command sent -> follower read, wall clock across processes): p50 %s  p90 %s  p99 %s  max %s\n",
 		ms(pct(0.50)), ms(pct(0.90)), ms(pct(0.99)), ms(pct(1)))

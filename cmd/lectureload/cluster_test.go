@@ -63,6 +63,7 @@ func TestSummaryFindsLossInAnyProcess(t *testing.T) {
 		{"a gap", func(r *childResult) { r.Gaps = 1 }, false},
 		{"a repeat", func(r *childResult) { r.Repeats = 1 }, false},
 		{"a missing step", func(r *childResult) { r.Missing = 1 }, false},
+		{"a follower let go", func(r *childResult) { r.Dropped = 1 }, false},
 		{"one process short of the end", func(r *childResult) { r.LastMin[2], r.LastMax[2] = 39, 39 }, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,6 +98,7 @@ func TestClusterModeDeliversEveryStep(t *testing.T) {
 	}
 	for _, want := range []string{
 		"gaps 0, repeats 0; every follower read to the same last frame: true",
+		"let go during the run (too slow to take their frames): 0",
 		"40 followers (protocol both) over 2 load processes",
 		"steps they read: 440 of 440 (missing 0)", // 11 steps, every follower timed at this size
 		"protocol 1 (20 followers)", "protocol 2 (20 followers)",

@@ -58,6 +58,7 @@ type childResult struct {
 	LastMin, LastMax       [3]int64 // by protocol (1, 2): the last number read
 	Latencies              []int64  // µs, every timed follower's every step
 	Missing                int      // steps a timed follower never read
+	Dropped                int      // followers whose server closed their connection during the run
 	Socket                 [3]int64 // bytes read, by protocol
 	EventsBytes, OtherByte [3]int64
 	EventsN, OtherN, Bad   [3]int
@@ -74,6 +75,7 @@ func loadChild(spec string, in io.Reader, out io.Writer) error {
 	}
 	fl := make([]*follower, j.Followers)
 	steps := make([]atomic.Int64, j.Followers) // the latest step a timed follower read
+	ended := make([]atomic.Bool, j.Followers)  // its server closed the connection
 	recv := make([][]stepAt, j.Followers)
 	var wg sync.WaitGroup
 	var joinErr error
@@ -115,6 +117,7 @@ func loadChild(spec string, in io.Reader, out io.Writer) error {
 		go func() {
 			defer wg.Done()
 			recv[i] = f.readStamped(&steps[i])
+			ended[i].Store(true)
 		}()
 	}
 	fmt.Fprintln(out, "joined")
@@ -149,12 +152,18 @@ func loadChild(spec string, in io.Reader, out io.Writer) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	caughtUp(fl, 10*time.Second)
+	dropped := 0
+	for i := range fl {
+		if ended[i].Load() {
+			dropped++ // let go by its server (too slow: a write waited past its deadline)
+		}
+	}
 	for _, f := range fl {
 		_ = f.conn.Close()
 	}
 	wg.Wait()
 
-	r := childResult{Followers: len(fl)}
+	r := childResult{Followers: len(fl), Dropped: dropped}
 	for p := range 3 {
 		r.LastMin[p] = -1
 	}
