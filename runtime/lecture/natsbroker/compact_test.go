@@ -177,7 +177,9 @@ func sameRun(t *testing.T, what string, got, want []string) {
 // no gap and no repeat, its page's view carried over.
 func TestCompactFollowerOnTheOtherServer(t *testing.T) {
 	ns := startNATS(t)
-	opts := web.Options{Lecture: lecture.Options{Refresh: 16}}
+	// No checkpoint refresh until frame 66 (2 + 64): a resume below that finds its
+	// frames in the log whenever the refresh lands.
+	opts := web.Options{Lecture: lecture.Options{Refresh: 64}}
 	a, b := newNode(t, ns, opts), newNode(t, ns, opts)
 	p := startLecture(t, a, "/play/token-ring?n=4")
 	code := p.code
@@ -212,14 +214,16 @@ func TestCompactFollowerOnTheOtherServer(t *testing.T) {
 		sameRun(t, fmt.Sprintf("resumed (%d) after %d", i, cb.last), cb.take(5), unstampedAll(onA.take(5)))
 	}
 
-	// Past a checkpoint refresh (every 16 frames) a late joiner on B starts from the
-	// refreshed checkpoint, carried to B; it may come before the refresh, so try again.
+	// Past the checkpoint refresh a late joiner on B starts from the refreshed
+	// checkpoint, carried to B; it may come before the refresh lands, so try again.
+	p.steps(40)
+	sameRun(t, "the compact follower on B, past the refresh", cb.take(40), unstampedAll(onA.take(40)))
 	var late *compactFollower
 	testwait.For(t, "a late joiner on B starting from a refreshed checkpoint", func() bool {
 		late = newCompactFollower(t)
 		late.connect(b, code)
 		late.catchUp()
-		if late.last > 16 {
+		if late.last > 64 {
 			return true
 		}
 		late.conn.Close()
