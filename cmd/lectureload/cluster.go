@@ -299,10 +299,15 @@ func clusterLoad(c config, cc *clusterConfig, out io.Writer) error {
 			errc <- err
 		}()
 	}
+	// Every start is waited for, so that the deferred stop sees every child.
+	var startErr error
 	for range loads {
-		if err := <-errc; err != nil {
-			return err
+		if err := <-errc; err != nil && startErr == nil {
+			startErr = err
 		}
+	}
+	if startErr != nil {
+		return startErr
 	}
 	// The run's server counts every server's followers (each reports every second).
 	deadline := time.After(60 * time.Second)
@@ -360,10 +365,14 @@ func clusterLoad(c config, cc *clusterConfig, out io.Writer) error {
 			errc <- err
 		}()
 	}
+	var resErr error
 	for range loads {
-		if err := <-errc; err != nil {
-			return fmt.Errorf("a load process's result: %w", err)
+		if err := <-errc; err != nil && resErr == nil {
+			resErr = fmt.Errorf("a load process's result: %w", err)
 		}
+	}
+	if resErr != nil {
+		return resErr
 	}
 	// Work that fell behind the steps (the servers' writes, the followers' reads) is
 	// done by now: the CPU until here counts it. A child that has exited is not
