@@ -9,10 +9,10 @@
 // takes the live frames after them, dropping the numbers it already has, so its followers
 // see the same bytes with the same gap-free numbers. A lecture's compact frames (protocol
 // 2, lecture.CompactID) are a second stream of their own, carried the same way: encoded
-// once on the presenter's server, their bytes go to every server and every follower. Join codes, the end of a lecture,
-// answers and forks are questions to the presenter's server (request/reply): nothing is
-// kept in NATS, so core NATS without JetStream is enough. docs/deploy.md has the whole
-// story and the deployment.
+// once on the presenter's server, their bytes go to every server and every follower.
+// Join codes, the end of a lecture, answers and forks are questions to the presenter's
+// server (request/reply): nothing is kept in NATS, so core NATS without JetStream is
+// enough. docs/deploy.md has the whole story and the deployment.
 package natsbroker
 
 import (
