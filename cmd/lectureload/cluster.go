@@ -30,7 +30,8 @@ import (
 // lecture's run on the first, its followers spread evenly over all N. One process cannot
 // hold 20,000 client sockets (the fd limit is 20,000 and the servers need theirs), so
 // the followers live in load child processes (-loaders, one per server by default); the
-// parent is the presenter and adds up what the children measured.
+// parent is the presenter and adds up what the children measured. The follower that
+// stops reading (-slow) is the one-server mode's check; cluster mode leaves it out.
 //
 // Latency across processes needs one clock: each process's monotonic clock is its own,
 // so the parent records the wall clock (CLOCK_REALTIME, time.Now().UnixNano()) as it
