@@ -468,15 +468,15 @@ func (h *Handlers) FollowerSocket(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// compactFollowed is a lecture that also streams compact frames: a lecture of this
-// server (runtime/lecture.Lecture) or of another server of a cluster (natsbroker).
+// compactFollowed is a lecture that also streams compact frames (a lecture of this
+// server: runtime/lecture.Lecture).
 type compactFollowed interface {
 	FollowCompact(after uint64, f lecture.Follower) (lecture.Subscription, error)
 }
 
 // follow attaches f to the stream of the protocol it asked for: compact frames when
 // it asked for them and the lecture has them, else protocol 1 (whose frames the page
-// reads as well, so a lecture whose server has no compact stream still works).
+// reads as well, so a lecture of another server still works).
 func follow(l lecture.Followed, compact bool, after uint64, f lecture.Follower) (lecture.Subscription, error) {
 	if cl, ok := l.(compactFollowed); ok && compact {
 		sub, err := cl.FollowCompact(after, f)
