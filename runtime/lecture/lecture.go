@@ -10,6 +10,7 @@ package lecture
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"time"
 
@@ -207,7 +208,7 @@ func (l *Lecture) Follow(after uint64, f Follower) (Subscription, error) {
 
 // FollowCompact attaches a follower of the compact frames (protocol 2), resuming
 // after their sequence number after. ErrNoStream: this lecture has no compact stream
-// (its broker spans servers), the follower is served protocol 1.
+// (its broker could not open one), the follower is served protocol 1.
 func (l *Lecture) FollowCompact(after uint64, f Follower) (Subscription, error) {
 	if l.compact == nil {
 		return nil, ErrNoStream
@@ -215,15 +216,26 @@ func (l *Lecture) FollowCompact(after uint64, f Follower) (Subscription, error) 
 	if err := l.Admit(); err != nil {
 		return nil, err
 	}
-	sub, err := l.reg.broker.Follow(compactID(l.code), after, f)
+	sub, err := l.reg.broker.Follow(CompactID(l.code), after, f)
 	if errors.Is(err, ErrNoStream) {
 		err = ErrEnded
 	}
 	return sub, err
 }
 
-// compactID names the compact stream of lecture code in the broker.
-func compactID(code string) string { return code + "~2" }
+// A lecture has two streams in its broker: its code names the protocol-1 frames,
+// CompactID(code) the compact ones. Both are numbered and kept for resuming apart; a
+// broker between servers carries each to the other servers once (natsbroker).
+const compactSuffix = "~2"
+
+// CompactID names the compact stream (protocol 2) of lecture code in the broker.
+func CompactID(code string) string { return code + compactSuffix }
+
+// StreamCode reads a broker's stream id: the lecture's code, and whether it names the
+// compact stream.
+func StreamCode(id string) (code string, compact bool) {
+	return strings.CutSuffix(id, compactSuffix)
+}
 
 // StateFrame is the lecture frame a follower receives (live or ended, the link), for
 // a follower who arrives after the end.

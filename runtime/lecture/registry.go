@@ -98,12 +98,11 @@ func (r *Registry) Start(sess *session.Session, client string) (*Lecture, string
 		return nil, "", err
 	}
 	l.stream = stream
-	if _, cluster := r.broker.(Cluster); !cluster {
-		// Compact frames for the followers that ask for them; a broker between servers
-		// carries protocol 1 only (docs/protocol.md).
-		if cs, err := r.broker.Open(compactID(code)); err == nil {
-			l.compact, l.compactor = cs, protocol.NewCompactor()
-		}
+	// Compact frames for the followers that ask for them, encoded here once per frame;
+	// a broker between servers carries them as they are (docs/protocol.md). A broker
+	// that cannot open the stream leaves its followers to protocol 1.
+	if cs, err := r.broker.Open(CompactID(code)); err == nil {
+		l.compact, l.compactor = cs, protocol.NewCompactor()
 	}
 	r.byCode[code] = l
 	r.byToken[tokenKey(token)] = l

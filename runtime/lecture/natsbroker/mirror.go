@@ -253,6 +253,26 @@ func (r *remote) Follow(after uint64, f lecture.Follower) (lecture.Subscription,
 	return sub, err
 }
 
+// FollowCompact attaches a follower of the lecture's compact frames (protocol 2), from
+// its own mirror on this server: the frames come encoded by the presenter's server.
+// ErrNoStream when that server has no compact stream: the follower gets protocol 1.
+func (r *remote) FollowCompact(after uint64, f lecture.Follower) (lecture.Subscription, error) {
+	if !r.info.Compact {
+		return nil, lecture.ErrNoStream
+	}
+	if _, err := r.b.call(context.Background(), r.code, "admit", request{}); err != nil {
+		if errors.Is(err, lecture.ErrNoStream) {
+			err = lecture.ErrEnded
+		}
+		return nil, err
+	}
+	sub, err := r.b.Follow(lecture.CompactID(r.code), after, f)
+	if errors.Is(err, lecture.ErrNoStream) {
+		err = lecture.ErrEnded
+	}
+	return sub, err
+}
+
 func (r *remote) Answer(fid string, id, choice int) error {
 	_, err := r.b.call(context.Background(), r.code, "answer", request{Fid: fid, Question: id, Choice: choice})
 	return err

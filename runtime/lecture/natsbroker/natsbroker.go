@@ -7,10 +7,12 @@
 // followers of the lecture subscribes to that subject and fans the frames out locally; it
 // first fetches the checkpoint and log from the presenter's server (request/reply), then
 // takes the live frames after them, dropping the numbers it already has, so its followers
-// see the same bytes with the same gap-free numbers. Join codes, the end of a lecture,
-// answers and forks are questions to the presenter's server (request/reply): nothing is
-// kept in NATS, so core NATS without JetStream is enough. docs/deploy.md has the whole
-// story and the deployment.
+// see the same bytes with the same gap-free numbers. A lecture's compact frames (protocol
+// 2, lecture.CompactID) are a second stream of their own, carried the same way: encoded
+// once on the presenter's server, their bytes go to every server and every follower.
+// Join codes, the end of a lecture, answers and forks are questions to the presenter's
+// server (request/reply): nothing is kept in NATS, so core NATS without JetStream is
+// enough. docs/deploy.md has the whole story and the deployment.
 package natsbroker
 
 import (
@@ -225,26 +227,48 @@ func (b *Broker) Serve(local func(code string) (lecture.Hosted, bool)) {
 	b.local = local
 }
 
-func (b *Broker) hosted(code string) (lecture.Hosted, bool) {
+// hosted finds the lecture of this server that stream id (its protocol-1 or its compact
+// stream) belongs to.
+func (b *Broker) hosted(id string) (lecture.Hosted, bool) {
 	b.mu.Lock()
 	local := b.local
 	b.mu.Unlock()
 	if local == nil {
 		return nil, false
 	}
+	code, _ := lecture.StreamCode(id)
 	return local(code)
 }
 
-func (b *Broker) subject(code, what string) string { return b.opts.Prefix + "." + code + "." + what }
+// subject is the subject of what for stream id: PREFIX.C.what for lecture C's
+// protocol-1 stream, PREFIX.C.p2.what for its compact stream (lecture.CompactID).
+func (b *Broker) subject(id, what string) string {
+	code, compact := lecture.StreamCode(id)
+	if compact {
+		return b.opts.Prefix + "." + code + ".p2." + what
+	}
+	return b.opts.Prefix + "." + code + "." + what
+}
 
-// validCode keeps anything that is not a join code out of subjects (no wildcards).
-func validCode(code string) bool {
+// validCode keeps anything that is not a lecture's stream (a join code, or its
+// compact stream's id) out of subjects (no wildcards).
+func validCode(id string) bool {
+	code, _ := lecture.StreamCode(id)
 	c, ok := lecture.NormalizeCode(code)
 	return ok && c == code
 }
 
-// Open implements lecture.Broker: this server runs the lecture. A code that another
-// server answers for is refused (lecture.ErrExists): the registry draws another.
+// hasCompact reports whether this server runs the compact stream of lecture code.
+func (b *Broker) hasCompact(code string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, ok := b.owned[lecture.CompactID(code)]
+	return ok
+}
+
+// Open implements lecture.Broker: this server runs the lecture (code: its protocol-1
+// stream, lecture.CompactID(code): its compact one). A code that another server
+// answers for is refused (lecture.ErrExists): the registry draws another.
 func (b *Broker) Open(code string) (lecture.Stream, error) {
 	if !validCode(code) {
 		return nil, fmt.Errorf("natsbroker: %q is not a join code", code)

@@ -154,7 +154,8 @@ func (s *stream) serve(m *nats.Msg) {
 	switch op {
 	case "info":
 		ended, why, link := l.Ended()
-		respond(m, reply{Algorithm: l.Algorithm(), Ended: ended, Why: why, Link: link, State: string(l.StateFrame())})
+		respond(m, reply{Algorithm: l.Algorithm(), Ended: ended, Why: why, Link: link, State: string(l.StateFrame()),
+			Compact: s.b.hasCompact(l.Code())})
 	case "admit":
 		respond(m, result(l.Admit()))
 	case "answer":

@@ -18,6 +18,8 @@ import (
 //	PREFIX.C.rpc.OP     the presenter's server answers: info, admit, answer, answered,
 //	                    fork (JSON), sync (the checkpoint and log, as a state message);
 //	                    count (published by the other servers: their followers).
+//	PREFIX.C.p2.frames  the same for the lecture's compact stream (protocol 2), with its
+//	PREFIX.C.p2.rpc.OP  own numbers: sync and count only.
 //
 // A state message (a checkpoint, or the answer to sync) carries frames, each a uvarint
 // length and the bytes, split in parts that fit the server's max_payload.
@@ -160,8 +162,9 @@ type reply struct {
 	Algorithm string `json:"algorithm,omitempty"` // info
 	Ended     bool   `json:"ended,omitempty"`
 	Why       string `json:"why,omitempty"`
-	Link      string `json:"link,omitempty"`  // info, fork
-	State     string `json:"state,omitempty"` // info: the lecture frame, as followers get it
+	Link      string `json:"link,omitempty"`    // info, fork
+	State     string `json:"state,omitempty"`   // info: the lecture frame, as followers get it
+	Compact   bool   `json:"compact,omitempty"` // info: the lecture has a compact stream (protocol 2)
 
 	Question int  `json:"question,omitempty"` // answered
 	Choice   int  `json:"choice,omitempty"`

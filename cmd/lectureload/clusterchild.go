@@ -1,0 +1,273 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/teach-dist/playground/runtime/lecture"
+	"github.com/teach-dist/playground/runtime/lecture/natsbroker"
+	"github.com/teach-dist/playground/runtime/protocol"
+	"github.com/teach-dist/playground/web"
+)
+
+// The children of cluster mode (cluster.go): a server of the cluster, and a load
+// process holding a share of the followers.
+
+// clusterServe is a server child: the playground server with the NATS broker.
+func clusterServe(natsURL string, maxFollowers int) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	nb, err := natsbroker.Connect(natsbroker.Options{URL: natsURL})
+	if err != nil {
+		return err
+	}
+	defer nb.Close() // after the server has ended its lectures
+	srv := web.New(web.Options{Broker: nb, Lecture: lecture.Options{MaxFollowers: maxFollowers, FollowersPerClient: maxFollowers}})
+	return srv.ListenAndServe(ctx, "127.0.0.1:0", func(addr string) { fmt.Println(addr) })
+}
+
+// job is what a load child does: followers on one server of the lecture.
+type job struct {
+	Base      string `json:"base"`
+	Code      string `json:"code"`
+	Followers int    `json:"followers"`
+	Proto     string `json:"proto"`
+}
+
+// sendTimes is what the parent hands the load children after the run: the wall-clock
+// time each step command left (UnixNano), steps Step0+1 .. Step0+len(Sent).
+type sendTimes struct {
+	Step0 int64   `json:"step0"`
+	Sent  []int64 `json:"sent"`
+}
+
+// childResult is what a load child measured.
+type childResult struct {
+	Followers, Timed       int
+	Frames, Gaps, Repeats  int
+	LastMin, LastMax       [3]int64 // by protocol (1, 2): the last number read
+	Latencies              []int64  // µs, every timed follower's every step
+	Missing                int      // steps a timed follower never read
+	Dropped                int      // followers whose server closed their connection during the run
+	Socket                 [3]int64 // bytes read, by protocol
+	EventsBytes, OtherByte [3]int64
+	EventsN, OtherN, Bad   [3]int
+	N                      [3]int // followers by protocol
+}
+
+// loadChild joins its followers, says "joined", and reads until the parent's send
+// times come (one JSON line) and every timed follower has read the last step; then it
+// writes its result (one JSON line).
+func loadChild(spec string, in io.Reader, out io.Writer) error {
+	var j job
+	if err := json.Unmarshal([]byte(spec), &j); err != nil {
+		return fmt.Errorf("-job: %w", err)
+	}
+	fl := make([]*follower, j.Followers)
+	steps := make([]atomic.Int64, j.Followers) // the latest step a timed follower read
+	ended := make([]atomic.Bool, j.Followers)  // its server closed the connection
+	recv := make([][]stepAt, j.Followers)
+	var wg sync.WaitGroup
+	var joinErr error
+	var mu sync.Mutex
+	sem := make(chan struct{}, 32)
+	every := sampleEvery(j.Followers)
+	for i := range fl {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			// Only a sample is timed (and, with protocol 2, expanded): the tool's
+			// work for thousands of followers would otherwise be the bottleneck.
+			f := &follower{proto: 1, timed: i%every < 2}
+			if j.Proto == "2" || j.Proto == "both" && i%2 == 1 {
+				f.proto = 2
+				if f.timed {
+					f.x = protocol.NewExpander()
+				}
+			}
+			conn, err := dial(j.Base, fmt.Sprintf("/ws/lecture/%s?proto=%d", j.Code, f.proto), 0, &f.wire)
+			if err != nil {
+				mu.Lock()
+				joinErr = err
+				mu.Unlock()
+				return
+			}
+			f.conn = conn
+			fl[i] = f
+		}()
+	}
+	wg.Wait()
+	if joinErr != nil {
+		return fmt.Errorf("a follower could not join %s: %w", j.Base, joinErr)
+	}
+	for i, f := range fl {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			recv[i] = f.readStamped(&steps[i])
+			ended[i].Store(true)
+		}()
+	}
+	fmt.Fprintln(out, "joined")
+
+	line, err := bufio.NewReaderSize(in, 1<<20).ReadBytes('\n')
+	if err != nil {
+		return fmt.Errorf("the send times: %w", err)
+	}
+	var st sendTimes
+	if err := json.Unmarshal(line, &st); err != nil {
+		return fmt.Errorf("the send times: %w", err)
+	}
+	// Every timed follower reads the last step, then all read what any follower here
+	// read. On a busy machine the followers may be far behind: they are waited for as
+	// long as they move on (a late frame is late, not lost), and given up after 10 s
+	// without progress.
+	last := st.Step0 + int64(len(st.Sent))
+	var moved int64
+	stalled := time.Now()
+	for {
+		done, sum := true, int64(0)
+		for i, f := range fl {
+			sum += f.seen.Load()
+			done = done && (!f.timed || steps[i].Load() >= last)
+		}
+		if sum != moved {
+			moved, stalled = sum, time.Now()
+		}
+		if done || time.Since(stalled) > 10*time.Second {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	caughtUp(fl, 10*time.Second)
+	dropped := 0
+	for i := range fl {
+		if ended[i].Load() {
+			dropped++ // let go by its server (too slow: a write waited past its deadline)
+		}
+	}
+	for _, f := range fl {
+		_ = f.conn.Close()
+	}
+	wg.Wait()
+
+	r := childResult{Followers: len(fl), Dropped: dropped}
+	for p := range 3 {
+		r.LastMin[p] = -1
+	}
+	for i, f := range fl {
+		p := f.proto
+		r.N[p]++
+		r.Frames += f.frames
+		r.Gaps += f.gaps
+		r.Repeats += f.repeats
+		if r.LastMin[p] < 0 || f.last < r.LastMin[p] {
+			r.LastMin[p] = f.last
+		}
+		r.LastMax[p] = max(r.LastMax[p], f.last)
+		r.Socket[p] += f.wire.Load()
+		r.EventsBytes[p] += f.eventsBytes
+		r.EventsN[p] += f.eventsN
+		r.OtherByte[p] += f.otherBytes
+		r.OtherN[p] += f.otherN
+		r.Bad[p] += f.bad
+		if !f.timed {
+			continue
+		}
+		r.Timed++
+		lat, missing := timedLatencies(recv[i], st)
+		r.Latencies = append(r.Latencies, lat...)
+		r.Missing += missing
+	}
+	return json.NewEncoder(out).Encode(r)
+}
+
+// stepAt is when (wall clock, UnixNano) a follower read the events frame of a step.
+type stepAt struct{ step, at int64 }
+
+// timedLatencies turns one follower's reads into latencies (µs) against the send
+// times, one per step sent (a step read twice counts once: the numbering counts the
+// repeat), and counts the steps sent that it never read.
+func timedLatencies(recv []stepAt, st sendTimes) (lat []int64, missing int) {
+	got := make([]bool, len(st.Sent))
+	for _, s := range recv {
+		k := s.step - st.Step0 - 1
+		if k < 0 || k >= int64(len(st.Sent)) || got[k] {
+			continue
+		}
+		got[k] = true
+		lat = append(lat, (s.at-st.Sent[k])/1000)
+	}
+	for _, g := range got {
+		if !g {
+			missing++
+		}
+	}
+	return lat, missing
+}
+
+// readStamped reads every frame until the connection closes, checking the numbering
+// (every follower), and noting the step and read time of events frames (timed ones).
+func (f *follower) readStamped(step *atomic.Int64) []stepAt {
+	var out []stepAt
+	var buf bytes.Buffer
+	for {
+		_, r, err := f.conn.NextReader()
+		if err == nil {
+			buf.Reset()
+			_, err = buf.ReadFrom(r)
+		}
+		now := time.Now().UnixNano() // the wall clock: see the top of this file
+		if err != nil {
+			f.err = err
+			return out
+		}
+		raw := buf.Bytes()
+		b, ok := f.protocol1(raw)
+		if !ok {
+			continue
+		}
+		stamp, ok := protocol.StampOf(b)
+		if !ok {
+			continue
+		}
+		seq := int64(stamp)
+		if f.last == 0 || seq == f.first && f.last == f.first {
+			f.wire.Add(-int64(len(raw) + wsHeader(len(raw)))) // the catch-up is no step's
+		} else {
+			f.tally(raw, b)
+		}
+		f.frames++
+		switch {
+		case f.last == 0:
+			f.first = seq
+		case seq == f.last+1, seq == f.first && f.last == f.first:
+		case seq <= f.last:
+			f.repeats++
+		default:
+			f.gaps++
+		}
+		f.last = max(f.last, seq)
+		f.seen.Store(f.last)
+		if !f.timed {
+			continue
+		}
+		var h head
+		if json.Unmarshal(b, &h) == nil && h.Type == "events" {
+			out = append(out, stepAt{h.Step, now})
+			step.Store(h.Step)
+		}
+	}
+}
