@@ -180,8 +180,9 @@ type compactFollowed interface {
 }
 
 // follow attaches f to the stream of the protocol it asked for: compact frames when
-// it asked for them and the lecture has them, else protocol 1 (whose frames the page
-// reads as well, so a lecture of another server still works).
+// it asked for them and the lecture has them (a lecture of another server of a NATS
+// cluster has them too), else protocol 1, whose frames the page reads as well (a run
+// on a server of an older build offers no compact stream).
 func follow(l lecture.Followed, compact bool, after uint64, f lecture.Follower) (lecture.Subscription, error) {
 	if cl, ok := l.(compactFollowed); ok && compact {
 		sub, err := cl.FollowCompact(after, f)
