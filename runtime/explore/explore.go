@@ -73,6 +73,9 @@ type Options struct {
 	// declares them (the soundness tests compare both).
 	NoReduce bool
 	noPOR    bool // the search again for a shortest counterexample (see reduce.go)
+	// Workers is how many goroutines expand states at once; 0: GOMAXPROCS. The result
+	// does not depend on it (see parallel.go), only how soon it comes.
+	Workers int
 
 	// Progress, when set, is called about every ProgressEvery (default 1 s).
 	Progress      func(Progress)

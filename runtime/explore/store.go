@@ -106,7 +106,12 @@ const MaxKey = 1<<16 - 1
 // insert adds key (as a successor of parent) unless it is there; it returns the
 // state's number and whether it is new. The key must be at most MaxKey bytes.
 func (st *store) insert(key []byte, parent uint32) (uint32, bool) {
-	h := maphash.Bytes(st.seed, key)
+	return st.insertHashed(key, maphash.Bytes(st.seed, key), parent)
+}
+
+// insertHashed is insert with the key's hash (maphash.Bytes with st.seed) already
+// worked out, as the workers of a parallel search do.
+func (st *store) insertHashed(key []byte, h uint64, parent uint32) (uint32, bool) {
 	tag := h >> 32
 	i := tag >> st.shift
 	for {
