@@ -66,12 +66,12 @@ type pool struct {
 	bytes   int64 // the buffers' capacity, for the memory bound
 }
 
-// Workers returns how many workers a search with these options runs.
+// workers returns how many workers a search with these options runs.
 func (o *Options) workers() int {
 	if o.Workers > 0 {
 		return o.Workers
 	}
-	return runtime.GOMAXPROCS(0)
+	return min(runtime.GOMAXPROCS(0), MaxWorkers)
 }
 
 func (x *search) newPool() *pool {
