@@ -10,26 +10,32 @@ import (
 	"time"
 )
 
-// The breadth-first search, on every core. It goes level by level, and each level in
-// batches of states: first the workers expand the batch's states in parallel (decode,
-// list the transitions, step the nodes, encode the successors: nearly all of the
-// work), each into its own buffer; then one goroutine merges the buffers, walking the
-// states in their order and each state's successors in theirs, into the visited set.
-// The store is only read while the workers run and only written while they do not.
+// The breadth-first search, on every core. It goes level by level, each level in
+// chunks of states. The workers expand the chunks (decode, list the transitions, step
+// the nodes, encode and hash the successors, check them: most of the work), each into
+// its own buffer, a few chunks ahead; meanwhile the search's own goroutine merges the
+// chunks, walking the states in their order and each state's successors in theirs,
+// into the visited set. The workers read the store (a state's key, the cycle
+// proviso's lookup) while the merge writes it, which the store allows (store.go).
+// With one worker there is no other goroutine: the search expands a chunk, then
+// merges it.
 //
 // The merge does exactly what a search by one worker does in the same order, so the
 // states get the same numbers, the same parents and the same edges whatever the
 // number of workers: the verdict, the counts, the depth, the counterexample and the
 // liveness check (which walks the stored graph) do not depend on it. What does is
 // only the numbering of the interner (node states, messages), which no result shows
-// (insertFlight), and how far a search stopped by memory or time got.
+// (insertFlight), and how far a search stopped by memory or time got. The cycle
+// proviso (reduce.go) asks whether a successor is stored one level up or less:
+// those levels are complete before the level's workers start, and a successor of the
+// next level, stored or not yet, gets the same answer.
 
-// chunkStates is how many states a worker takes at a time; a batch is batchChunks
-// chunks per worker, so that a worker that meets slow states does not hold up the
-// others long, while a batch's buffers stay small (a few MB).
+// chunkStates is how many states a worker takes at a time; the workers may be
+// aheadChunks chunks per worker ahead of the merge, so that one that meets slow
+// states does not hold up the others long, while the buffers stay small (a few MB).
 const (
 	chunkStates = 128
-	batchChunks = 4
+	aheadChunks = 4
 )
 
 // succ is one transition out of an expanded state, as the merge needs it.
@@ -59,11 +65,19 @@ type chunk struct {
 }
 
 // pool is the workers of a search: worker 0 is the search itself, the others have
-// their own scratch and share the model, the interner and the store.
+// their own scratch and share the model, the interner and the store. chunks is a
+// ring: chunk c of a level goes in chunks[c % len(chunks)].
 type pool struct {
 	workers []*search
 	chunks  []chunk
-	bytes   int64 // the buffers' capacity, for the memory bound
+	bytes   int64   // the buffers' capacity, for the memory bound
+	held    []int64 // per ring slot, as last merged
+
+	mu     sync.Mutex
+	cond   sync.Cond
+	merged int   // chunks of the level merged
+	filled []int // per ring slot: the chunk it holds + 1, once expanded
+	stop   bool  // the search is over: the workers leave
 }
 
 // workers returns how many workers a search with these options runs.
@@ -76,11 +90,18 @@ func (o *Options) workers() int {
 
 func (x *search) newPool() *pool {
 	p := &pool{workers: []*search{x}}
-	for range x.opt.workers() - 1 {
-		p.workers = append(p.workers, &search{m: x.m, it: x.it.stepper(), st: x.st, opt: x.opt,
-			canon: x.canon, por: x.por, cur: newState(x.m), next: newState(x.m)})
+	n := x.opt.workers()
+	if n > 1 {
+		for range n {
+			p.workers = append(p.workers, &search{m: x.m, it: x.it.stepper(), st: x.st, opt: x.opt,
+				canon: x.canon, por: x.por, cur: newState(x.m), next: newState(x.m)})
+		}
+		p.workers = p.workers[1:] // the search's goroutine merges
 	}
-	p.chunks = make([]chunk, batchChunks*len(p.workers))
+	p.chunks = make([]chunk, aheadChunks*len(p.workers))
+	p.filled = make([]int, len(p.chunks))
+	p.held = make([]int64, len(p.chunks))
+	p.cond.L = &p.mu
 	return p
 }
 
@@ -101,37 +122,126 @@ func (x *search) run(ctx context.Context) (outcome, error) {
 		return outcome{found: found, last: 0, via: -1}, nil
 	}
 	x.pool = x.newPool()
-	levelEnd := 1
 	lastCheck := time.Now()
 	checked := 0 // states when the limits were last checked
 	for lo := 0; lo < x.st.count; {
-		if lo == levelEnd {
+		if lo > 0 {
 			x.depth++
-			levelEnd = x.st.count
 		}
-		hi := x.pool.expand(lo, levelEnd)
-		for c := range x.pool.chunks {
-			ch := &x.pool.chunks[c]
-			for k := ch.lo; k < ch.hi; k++ {
-				out, err, stop := x.merge(ctx, ch, k, &checked)
-				if stop {
-					return out, err
-				}
-				if k&1023 == 1023 {
-					if b := x.limits(ctx); b != "" {
-						return outcome{bound: b}, nil
-					}
-					if x.opt.Progress != nil && time.Since(lastCheck) >= x.opt.ProgressEvery {
-						lastCheck = time.Now()
-						x.opt.Progress(x.progress())
-					}
-				}
-			}
+		hi := x.st.count
+		out, err, stop := x.level(ctx, lo, hi, &checked, &lastCheck)
+		if stop {
+			return out, err
 		}
 		lo = hi
 	}
 	x.st.startEdges(x.st.count) // close the last state's edges
 	return outcome{}, nil
+}
+
+// level expands and merges the states lo to hi (one level); stop says the search
+// ends here, with out or err.
+func (x *search) level(ctx context.Context, lo, hi int, checked *int, lastCheck *time.Time) (out outcome, err error, stop bool) {
+	p := x.pool
+	n := (hi - lo + chunkStates - 1) / chunkStates
+	span := func(c int) *chunk {
+		ch := &p.chunks[c%len(p.chunks)]
+		ch.lo, ch.hi = lo+c*chunkStates, min(lo+(c+1)*chunkStates, hi)
+		return ch
+	}
+	single := p.workers[0] == x
+	if !single {
+		p.merged, p.stop = 0, false
+		clear(p.filled)
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for _, w := range p.workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p.work(w, &next, n, span, hi)
+			}()
+		}
+		defer func() {
+			p.mu.Lock()
+			p.stop = true
+			p.cond.Broadcast()
+			p.mu.Unlock()
+			wg.Wait()
+		}()
+	}
+	for c := 0; c < n; c++ {
+		var ch *chunk
+		if single {
+			ch = span(c)
+			x.expandChunk(ch, hi)
+		} else {
+			ch = &p.chunks[c%len(p.chunks)]
+			p.mu.Lock()
+			for p.filled[c%len(p.chunks)] != c+1 {
+				p.cond.Wait()
+			}
+			p.mu.Unlock()
+		}
+		p.account(c)
+		for k := ch.lo; k < ch.hi; k++ {
+			if out, err, stop := x.merge(ctx, ch, k, checked); stop {
+				return out, err, true
+			}
+			if k&1023 == 1023 {
+				if b := x.limits(ctx); b != "" {
+					return outcome{bound: b}, nil, true
+				}
+				if x.opt.Progress != nil && time.Since(*lastCheck) >= x.opt.ProgressEvery {
+					*lastCheck = time.Now()
+					x.opt.Progress(x.progress())
+				}
+			}
+		}
+		if !single {
+			p.mu.Lock()
+			p.merged = c + 1
+			p.cond.Broadcast()
+			p.mu.Unlock()
+		}
+	}
+	return outcome{}, nil, false
+}
+
+// work is a worker's loop over a level's chunks: it takes the next one, waits until
+// its slot of the ring is merged, and expands it into the slot.
+func (p *pool) work(w *search, next *atomic.Int64, n int, span func(int) *chunk, levelEnd int) {
+	for {
+		c := int(next.Add(1)) - 1
+		if c >= n {
+			return
+		}
+		p.mu.Lock()
+		for !p.stop && p.merged < c-len(p.chunks)+1 {
+			p.cond.Wait()
+		}
+		stop := p.stop
+		p.mu.Unlock()
+		if stop {
+			return
+		}
+		w.expandChunk(span(c), levelEnd)
+		p.mu.Lock()
+		p.filled[c%len(p.chunks)] = c + 1
+		p.cond.Broadcast()
+		p.mu.Unlock()
+	}
+}
+
+// account records what chunk c's buffers hold, once the merge has it, and sums the
+// ring's figures, for the memory bound.
+func (p *pool) account(c int) {
+	ch := &p.chunks[c%len(p.chunks)]
+	p.held[c%len(p.chunks)] = int64(cap(ch.keys)) + int64(cap(ch.succs))*48 + int64(cap(ch.exps))*48
+	p.bytes = 0
+	for _, b := range p.held {
+		p.bytes += b
+	}
 }
 
 // merge adds state k's successors to the visited set, in order, as a search by one
@@ -180,44 +290,6 @@ func (x *search) merge(ctx context.Context, ch *chunk, k int, checked *int) (out
 		}
 	}
 	return outcome{}, nil, false
-}
-
-// expand has the workers expand the states from lo on, at most a batch and not past
-// levelEnd (the end of lo's level), and returns where the batch ends. The chunks
-// hold the results in order.
-func (p *pool) expand(lo, levelEnd int) int {
-	hi := lo
-	for c := range p.chunks {
-		ch := &p.chunks[c]
-		ch.lo, ch.hi = hi, min(hi+chunkStates, levelEnd)
-		hi = ch.hi
-	}
-	var next atomic.Int32
-	work := func(w *search) {
-		for {
-			c := int(next.Add(1)) - 1
-			if c >= len(p.chunks) {
-				return
-			}
-			w.expandChunk(&p.chunks[c], levelEnd)
-		}
-	}
-	var wg sync.WaitGroup
-	for _, w := range p.workers[1:] {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			work(w)
-		}()
-	}
-	work(p.workers[0])
-	wg.Wait()
-	p.bytes = 0
-	for c := range p.chunks {
-		ch := &p.chunks[c]
-		p.bytes += int64(cap(ch.keys)) + int64(cap(ch.succs))*48 + int64(cap(ch.exps))*48
-	}
-	return hi
 }
 
 // expandChunk expands the chunk's states, each into its own expansion.
