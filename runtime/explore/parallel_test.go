@@ -1,6 +1,8 @@
 package explore
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -81,4 +83,31 @@ func replayTrace(t *testing.T, sc *scenarios.Scenario) []sim.Event {
 		t.Fatal("the counterexample replays into an empty trace")
 	}
 	return rec.Events
+}
+
+// The arena's pages fill to the byte: keys of 254 bytes (256 with their length) fill
+// a page exactly, and the next key must start the next page, not skip one. Every key
+// reads back and is found.
+func TestStoreKeysAcrossFullPages(t *testing.T) {
+	st := newStore(false)
+	perPage := pageSize / 256
+	n := 3*perPage + 1
+	key := func(k int) []byte {
+		b := make([]byte, 254)
+		binary.LittleEndian.PutUint32(b, uint32(k))
+		return b
+	}
+	for k := range n {
+		if idx, isNew := st.insert(key(k), noParent); !isNew || int(idx) != k {
+			t.Fatalf("key %d: state %d, new %v", k, idx, isNew)
+		}
+	}
+	for _, k := range []int{0, perPage - 1, perPage, 2 * perPage, n - 1} {
+		if got := st.key(k); !bytes.Equal(got, key(k)) {
+			t.Fatalf("key %d reads back as %x...", k, got[:4])
+		}
+		if idx, ok := st.lookup(key(k)); !ok || int(idx) != k {
+			t.Fatalf("key %d: lookup %d %v", k, idx, ok)
+		}
+	}
 }

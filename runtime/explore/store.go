@@ -21,7 +21,8 @@ import (
 type store struct {
 	seed  maphash.Seed
 	pages paged[byte]   // the arena: pages of pageSize bytes, each filled up to fill
-	fill  int           // bytes used of the last page
+	page  int           // the page being filled
+	fill  int           // bytes used of it
 	offs  paged[uint64] // page<<pageBits | position
 	// parents, edgeStart and edges are only read once the search is over.
 	parents paged[uint32]
@@ -200,16 +201,14 @@ func (st *store) lookup(key []byte) (uint32, bool) {
 
 func (st *store) put(key []byte) uint64 {
 	need := len(key) + 2
-	if st.pages.n == 0 || st.fill+need > pageSize {
-		// A new page (the first one starts at 64 KiB: small searches stay small).
-		if st.pages.n > 0 {
-			st.pages.n = (st.pages.n/pageSize + 1) * pageSize
-		}
-		st.fill = 0
+	if st.fill+need > pageSize {
+		st.page, st.fill = st.page+1, 0 // a new page
 	}
+	st.pages.n = st.page*pageSize + st.fill
+	// The first page starts at 64 KiB (small searches stay small) and doubles.
 	st.pages.grow(st.pages.n, need, pageSize, 64<<10)
 	st.arenaBytes += int64(need)
-	page := st.pages.n / pageSize
+	page := st.page
 	off := uint64(page)<<pageBits | uint64(st.fill)
 	p := (*st.pages.dir.Load())[page][st.fill:]
 	p[0], p[1] = byte(len(key)), byte(len(key)>>8)
