@@ -272,32 +272,41 @@ func TestEventsAfterTimeZeroFloat(t *testing.T) {
 	}
 }
 
+// Every bound stops the search, with one worker or several (whose goroutines the
+// search waits for before it answers); "midway" cancels from the progress report,
+// while the workers are expanding.
 func TestBoundsAreNotOK(t *testing.T) {
 	sc := load(t, "ricart-agrawala-3-anytime.json")
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 	past, stop := context.WithDeadline(context.Background(), time.Unix(0, 0))
 	defer stop()
-	for _, c := range []struct {
-		name  string
-		ctx   context.Context
-		opt   Options
-		bound string
-	}{
-		{"states", context.Background(), Options{MaxStates: 2000}, BoundStates},
-		{"memory", context.Background(), Options{MaxMemory: 1}, BoundMemory},
-		{"timeout", past, Options{}, BoundTime},
-		{"cancelled", cancelled, Options{}, BoundCancelled},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			res, err := Explore(c.ctx, sc, c.opt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Result != ResultBounded || res.Bound != c.bound || !strings.Contains(res.Message, "bounded") {
-				t.Fatalf("%s %s: %s", res.Result, res.Bound, res.Message)
-			}
-		})
+	for _, workers := range []int{1, 4} {
+		midway, cancelMidway := context.WithCancel(context.Background())
+		defer cancelMidway()
+		for _, c := range []struct {
+			name  string
+			ctx   context.Context
+			opt   Options
+			bound string
+		}{
+			{"states", context.Background(), Options{MaxStates: 2000}, BoundStates},
+			{"memory", context.Background(), Options{MaxMemory: 1}, BoundMemory},
+			{"timeout", past, Options{}, BoundTime},
+			{"cancelled", cancelled, Options{}, BoundCancelled},
+			{"midway", midway, Options{NoReduce: true, ProgressEvery: time.Nanosecond, Progress: func(Progress) { cancelMidway() }}, BoundCancelled},
+		} {
+			t.Run(fmt.Sprintf("%s/workers=%d", c.name, workers), func(t *testing.T) {
+				c.opt.Workers = workers
+				res, err := Explore(c.ctx, sc, c.opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Result != ResultBounded || res.Bound != c.bound || !strings.Contains(res.Message, "bounded") {
+					t.Fatalf("%s %s: %s", res.Result, res.Bound, res.Message)
+				}
+			})
+		}
 	}
 }
 
