@@ -125,19 +125,8 @@ func checkReplays(t *testing.T, res *Result, property string) {
 	if sc.Network == nil || !sc.Network.Hold {
 		t.Errorf("the counterexample is not in hold mode")
 	}
-	cfg, err := sc.Config()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rec sim.Recorder
-	s, err := sim.New(cfg, rec.Sink())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Run(); err != nil {
-		t.Fatal(err)
-	}
-	if !reported(rec.Events, property) {
+	events := replayTrace(t, sc)
+	if !reported(events, property) {
 		t.Fatalf("the kernel does not report %s on the counterexample:\n%s", property, doc)
 	}
 	// Every scheduled event applied: a skipped deliver would mean the ids are wrong.
@@ -148,7 +137,7 @@ func checkReplays(t *testing.T, res *Result, property string) {
 		}
 	}
 	got := 0
-	for _, ev := range rec.Events {
+	for _, ev := range events {
 		// A message delivered to a crashed process is dropped on arrival.
 		if ev.Type == sim.EvDeliver || (ev.Type == sim.EvDrop && ev.Reason != sim.ReasonUser) {
 			got++

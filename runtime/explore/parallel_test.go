@@ -71,6 +71,12 @@ func replayTrace(t *testing.T, sc *scenarios.Scenario) []sim.Event {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return recordRun(t, cfg)
+}
+
+// recordRun runs a configuration through the kernel and returns its trace.
+func recordRun(t *testing.T, cfg sim.Config) []sim.Event {
+	t.Helper()
 	var rec sim.Recorder
 	s, err := sim.New(cfg, rec.Sink())
 	if err != nil {
@@ -80,7 +86,7 @@ func replayTrace(t *testing.T, sc *scenarios.Scenario) []sim.Event {
 		t.Fatal(err)
 	}
 	if len(rec.Events) == 0 {
-		t.Fatal("the counterexample replays into an empty trace")
+		t.Fatal("the run has an empty trace")
 	}
 	return rec.Events
 }
