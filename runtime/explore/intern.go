@@ -199,12 +199,14 @@ func (it *interner) encodings(i int) []string {
 	return out
 }
 
-// setUp records who is up in the state about to be stepped.
-func (st *stepper) setUp(up func(i int) bool) {
+// setUp records who is up in the state about to be stepped: the processes alive in
+// it (a loop, not a callback: this runs on every step of the search).
+func (st *stepper) setUp(nodes []nodeSt) {
 	st.up = 0
-	for i := range st.upNodes {
-		st.upNodes[i] = up(i)
-		if st.upNodes[i] {
+	for i := range nodes {
+		a := nodes[i].alive
+		st.upNodes[i] = a
+		if a {
 			st.up |= 1 << i
 		}
 	}

@@ -187,7 +187,7 @@ func (x *search) ample(s *state, trs []trans, next int) (int, error) {
 // checkInert checks the declaration on the delivery at hand: the process only answers
 // the sender and stays as it is.
 func (x *search) checkInert(s *state, i int, msg uint32) error {
-	x.it.setUp(func(k int) bool { return s.nodes[k].alive })
+	x.it.setUp(s.nodes)
 	id := s.nodes[i].id
 	r := x.it.step(i, id, sim.Deliver, msg)
 	from := x.it.message(msg).m.From

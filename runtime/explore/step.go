@@ -26,7 +26,7 @@ func (x *search) apply(s *state, t trans) *finding {
 
 func (x *search) applyRaw(s *state, t trans) *finding {
 	m := x.m
-	x.it.setUp(func(i int) bool { return s.nodes[i].alive })
+	x.it.setUp(s.nodes)
 	switch t.kind {
 	case tDeliver:
 		f := s.msgs[t.a]
@@ -103,7 +103,7 @@ func (x *search) event(s *state, k int32) *finding {
 // act carries out workload event k without moving past it.
 func (x *search) act(s *state, k int32) *finding {
 	m := x.m
-	x.it.setUp(func(i int) bool { return s.nodes[i].alive })
+	x.it.setUp(s.nodes)
 	a := &m.events[k].act
 	if !x.applies(s, a) {
 		return nil // skipped, as the kernel skips it

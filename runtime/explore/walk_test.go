@@ -171,7 +171,7 @@ func walk(t *testing.T, cfg sim.Config, seed uint64, steps int) {
 			case tTimer:
 				arg = uint32(s.timers[tr.a].name)
 			}
-			x.it.setUp(func(k int) bool { return s.nodes[k].alive })
+			x.it.setUp(s.nodes)
 			r = x.it.step(i, id, in.Kind, arg)
 		}
 		if x.apply(s, tr) != nil {
