@@ -202,13 +202,18 @@ func (it *interner) encodings(i int) []string {
 // setUp records who is up in the state about to be stepped: the processes alive in
 // it (a loop, not a callback: this runs on every step of the search).
 func (st *stepper) setUp(nodes []nodeSt) {
-	st.up = 0
+	var up uint16
 	for i := range nodes {
-		a := nodes[i].alive
-		st.upNodes[i] = a
-		if a {
-			st.up |= 1 << i
+		if nodes[i].alive {
+			up |= 1 << i
 		}
+	}
+	if up == st.up {
+		return // nearly always: crashes are rare
+	}
+	st.up = up
+	for i := range st.upNodes {
+		st.upNodes[i] = up&(1<<i) != 0
 	}
 }
 
