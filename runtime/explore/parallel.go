@@ -64,8 +64,9 @@ type chunk struct {
 	keys   []byte
 }
 
-// pool is the workers of a search: worker 0 is the search itself, the others have
-// their own scratch and share the model, the interner and the store. chunks is a
+// pool is the workers of a search. With one worker it is the search itself, on its
+// own goroutine; with more, each has a goroutine and scratch of its own, shares the
+// model, the interner and the store, and the search's goroutine merges. chunks is a
 // ring: chunk c of a level goes in chunks[c % len(chunks)].
 type pool struct {
 	workers []*search
