@@ -71,9 +71,27 @@ type memoShard struct {
 	_  [40]byte // a shard to a cache line: workers do not contend for a neighbour's
 }
 
-func (k memoK) shard() int {
-	return int((k.k ^ uint64(k.up)<<48) * 0x9E3779B97F4A7C15 >> 58)
+func (k memoK) mix() uint64 { return (k.k ^ uint64(k.up)<<48) * 0x9E3779B97F4A7C15 }
+
+func (k memoK) shard() int { return int(k.mix() >> 58) }
+
+// recentSize is the number of entries of a worker's own cache of recent steps, and
+// recentBytes what it takes (a key of 16 bytes, a result of 32).
+const (
+	recentSize  = 1 << 14
+	recentBytes = recentSize * (16 + 32)
+)
+
+// recent is a worker's own cache of the memo, direct-mapped: a step found here
+// takes no lock. Beside a second worker the shard locks are written by both cores
+// in turn, and each lock then costs a cache miss; most steps repeat a recent one.
+// A zero key is never a real one (the stepping process is up).
+type recent struct {
+	keys [recentSize]memoK
+	vals [recentSize]stepResult
 }
+
+func (r *recent) slot(k memoK) int { return int(k.mix() >> 32 & (recentSize - 1)) }
 
 type msgInfo struct {
 	m    sim.Message
@@ -135,8 +153,9 @@ type stepper struct {
 	w       sim.StateWriter
 	buf     []byte
 	effs    []eff
-	up      uint16 // who is up in the state being stepped (bit i: node i)
-	upNodes []bool // the same, for the context
+	up      uint16  // who is up in the state being stepped (bit i: node i)
+	upNodes []bool  // the same, for the context
+	recent  *recent // nil: every step asks the shared memo
 }
 
 func newInterner(m *model) *stepper {
@@ -287,6 +306,20 @@ func (st *stepper) timer(name string) uint32 {
 // step returns what node i in state id does with an input (memoised).
 func (st *stepper) step(i int, id uint32, kind sim.InputKind, arg uint32) stepResult {
 	k := memoK{memoKey(i, id, kind, arg), st.up}
+	if st.recent == nil {
+		return st.memoStep(k, i, id, kind, arg)
+	}
+	slot := st.recent.slot(k)
+	if st.recent.keys[slot] == k {
+		return st.recent.vals[slot]
+	}
+	r := st.memoStep(k, i, id, kind, arg)
+	st.recent.keys[slot], st.recent.vals[slot] = k, r
+	return r
+}
+
+// memoStep is step through the shared memo (k is the memo's key of the step).
+func (st *stepper) memoStep(k memoK, i int, id uint32, kind sim.InputKind, arg uint32) stepResult {
 	sh := &st.memo[k.shard()]
 	sh.mu.Lock()
 	r, ok := sh.m[k]

@@ -94,7 +94,10 @@ func (x *search) newPool() *pool {
 	n := x.opt.workers()
 	if n > 1 {
 		for range n {
-			p.workers = append(p.workers, &search{m: x.m, it: x.it.stepper(), st: x.st, opt: x.opt,
+			it := x.it.stepper()
+			it.recent = new(recent)
+			it.bytes.Add(recentBytes)
+			p.workers = append(p.workers, &search{m: x.m, it: it, st: x.st, opt: x.opt,
 				canon: x.canon, por: x.por, cur: newState(x.m), next: newState(x.m)})
 		}
 		p.workers = p.workers[1:] // the search's goroutine merges
