@@ -214,6 +214,12 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := s.exploring.run(ctx, sc, explore.Options{
 		MaxStates: lim.MaxStates, MaxMemory: lim.searchBudget(), ProgressEvery: lim.Progress,
+		// One worker: a search then takes one core, so the server's searches take
+		// at most lim.AtOnce cores together, whatever the machine, and the rest stay
+		// free for the runs of every other visitor (each a goroutine of its own).
+		// The answer is the same with any number of workers (runtime/explore,
+		// parallel.go); more would only make a bounded search fair to no one else.
+		Workers: 1,
 		Progress: func(p explore.Progress) {
 			send(exploreLine{Type: "progress", States: p.States, Depth: p.Depth, StatesPerSecond: p.StatesPerSecond})
 		},

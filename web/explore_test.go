@@ -83,6 +83,10 @@ func TestExploreProvesRicartAgrawalaForThePage(t *testing.T) {
 	// full, docs/explorer.md "Reductions").
 	if last.Type != "result" || last.Result.Result != "ok" || last.Result.States != 265 || last.Result.Counterexample != nil {
 		t.Fatalf("last line %+v", last)
+	} // One worker per search, whatever the machine: the server's searches take at
+	// most AtOnce cores together (web/explore.go).
+	if last.Result.Workers != 1 {
+		t.Errorf("the search ran %d workers, want 1", last.Result.Workers)
 	}
 }
 

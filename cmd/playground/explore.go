@@ -30,6 +30,7 @@ func exploreCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	requests := fs.Int("requests", 0, fmt.Sprintf("replace the scenario's requests: every process asks this many times, 1 to %d (the first at the start, the others whenever it is free)", explore.MaxRequests))
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
 	full := fs.Bool("full", false, "search the full graph: none of the reductions the algorithm declares (same verdict, more states)")
+	workers := fs.Int("workers", 0, fmt.Sprintf("goroutines that expand states at once, 1 to %d (0: one per core); the result is the same for any number", explore.MaxWorkers))
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `usage: playground explore [flags] SCENARIO
 
@@ -47,9 +48,12 @@ SCENARIO is a scenario file, a curated name (see 'playground list') or - for std
 	if fs.NArg() != 1 {
 		return errors.New("explore: expected exactly one SCENARIO (a file, a curated name, or -)")
 	}
-	opt := explore.Options{MaxStates: *maxStates, NoReduce: *full}
+	opt := explore.Options{MaxStates: *maxStates, NoReduce: *full, Workers: *workers}
 	if *maxStates <= 0 {
 		return fmt.Errorf("explore: --max-states: %d must be positive", *maxStates)
+	}
+	if *workers < 0 || *workers > explore.MaxWorkers {
+		return fmt.Errorf("explore: --workers: %d is not allowed (1 to %d, or 0 for one per core)", *workers, explore.MaxWorkers)
 	}
 	mem, err := parseBytes(*maxMemory)
 	if err != nil {

@@ -22,6 +22,7 @@ type exploreSummary struct {
 	Seconds        *float64 `json:"seconds"`
 	Bound          string   `json:"bound"`
 	Reduction      []string `json:"reduction"`
+	Workers        int      `json:"workers"`
 	Counterexample *struct {
 		Scenario map[string]any `json:"scenario"`
 		Link     string         `json:"link"`
@@ -79,6 +80,28 @@ func TestExploreReducesUnlessFull(t *testing.T) {
 	full, _, code := exploreArgs(t, "", "--quiet", "--full", exploreData+"ricart-agrawala-3.json")
 	if code != 0 || full.Result != "ok" || *full.States != 3074 || full.Reduction != nil {
 		t.Fatalf("--full: exit %d, %+v", code, full)
+	}
+}
+
+// Any number of workers gives the same answer; a number out of range is refused.
+func TestExploreWorkersGiveTheSameAnswer(t *testing.T) {
+	one, _, code := exploreArgs(t, "", "--quiet", "--workers", "1", exploreData+"lamport-non-fifo-3.json")
+	if code != exitViolation || one.Workers != 1 {
+		t.Fatalf("--workers 1: exit %d, %+v", code, one)
+	}
+	three, _, code := exploreArgs(t, "", "--quiet", "--workers", "3", exploreData+"lamport-non-fifo-3.json")
+	if code != exitViolation || three.Workers != 3 {
+		t.Fatalf("--workers 3: exit %d, %+v", code, three)
+	}
+	if *one.States != *three.States || *one.Transitions != *three.Transitions || *one.Depth != *three.Depth ||
+		one.Counterexample.Link != three.Counterexample.Link {
+		t.Fatalf("1 worker: %+v\n3 workers: %+v", one, three)
+	}
+	for _, bad := range []string{"-1", "257"} {
+		_, errOut, code := exploreArgs(t, "", "--quiet", "--workers", bad, exploreData+"lamport-non-fifo-3.json")
+		if code != 1 || !strings.Contains(errOut, "--workers: "+bad+" is not allowed") {
+			t.Errorf("--workers %s: exit %d, stderr %q", bad, code, errOut)
+		}
 	}
 }
 

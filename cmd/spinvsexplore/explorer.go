@@ -77,8 +77,9 @@ type exploreRun struct {
 }
 
 // runExplore writes scenario(n) to a file and runs `playground explore` on it: with the
-// reductions the algorithm declares, or with --full (full true), every state.
-func runExplore(ctx context.Context, bin, workDir string, n int, maxMemory string, timeout time.Duration, full bool) (*exploreRun, error) {
+// reductions the algorithm declares, or with --full (full true), every state; with
+// workers goroutines (0: one per core, the explorer's default).
+func runExplore(ctx context.Context, bin, workDir string, n int, maxMemory string, timeout time.Duration, full bool, workers int) (*exploreRun, error) {
 	b, err := scenarioJSON(n)
 	if err != nil {
 		return nil, err
@@ -89,7 +90,7 @@ func runExplore(ctx context.Context, bin, workDir string, n int, maxMemory strin
 	}
 	// The explorer's own --timeout ends the search with its figures; the kill a
 	// minute later is only a backstop.
-	args := []string{"explore", "--quiet", "--max-memory", maxMemory, "--timeout", timeout.String()}
+	args := []string{"explore", "--quiet", "--max-memory", maxMemory, "--timeout", timeout.String(), "--workers", strconv.Itoa(workers)}
 	if full {
 		args = append(args, "--full")
 	}

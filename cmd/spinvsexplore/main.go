@@ -32,6 +32,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/teach-dist/playground/runtime/explore"
 )
 
 func main() {
@@ -51,6 +53,7 @@ type config struct {
 	depth      int
 	memory     int64 // bytes, for both checkers
 	timeout    time.Duration
+	workers    int // explore --workers (0: one per core)
 	spinOnly   bool
 	skipSpin   bool
 	wrong      bool
@@ -69,6 +72,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&c.depth, "depth", 100000, "pan -m: SPIN's search depth bound")
 	memory := fs.Int64("memory-mb", 4096, "memory bound of each search, in MiB: pan's -DMEMLIM and explore's --max-memory")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "stop each search after this long (it is then reported as stopped, with where it was)")
+	fs.IntVar(&c.workers, "workers", 0, "the explorer's --workers: goroutines that expand states (0: one per core; the answer is the same for any number)")
 	fs.BoolVar(&c.spinOnly, "spin-only", false, "run only SPIN")
 	fs.BoolVar(&c.skipSpin, "explore-only", false, "run only the explorer")
 	fs.BoolVar(&c.wrong, "wrong", false, "also run SPIN on the twin's two wrong variants (no id tie-break; deferred requests never answered), which must be caught")
@@ -92,6 +96,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if *memory < 64 || c.depth < 1 || c.timeout <= 0 {
 		return errors.New("--memory-mb must be at least 64, --depth and --timeout positive")
+	}
+	if c.workers < 0 || c.workers > explore.MaxWorkers {
+		return fmt.Errorf("--workers: %d is not allowed (1 to %d, or 0 for one per core)", c.workers, explore.MaxWorkers)
 	}
 	if c.spinOnly && c.skipSpin {
 		return errors.New("--spin-only and --explore-only exclude each other")
@@ -179,7 +186,7 @@ func compare(ctx context.Context, c *config, stdout, stderr io.Writer) error {
 		if !c.spinOnly {
 			for _, full := range []bool{false, true} {
 				fmt.Fprintf(stderr, "N=%d: playground explore (full %v) ...\n", n, full)
-				r, err := runExplore(ctx, bin, work, n, strconv.FormatInt(c.memory>>20, 10)+"MB", c.timeout, full)
+				r, err := runExplore(ctx, bin, work, n, strconv.FormatInt(c.memory>>20, 10)+"MB", c.timeout, full, c.workers)
 				if err != nil {
 					return err
 				}
@@ -212,15 +219,19 @@ func spinRow(n int, v spinVariant, r *spinRun, timeout time.Duration) row {
 }
 
 func exploreRow(n int, r *exploreRun, timeout time.Duration, full bool) row {
-	checker := "playground explore (reductions the algorithm declares)"
+	checker := "playground explore (reductions the algorithm declares"
 	if full {
-		checker = "playground explore --full"
+		checker = "playground explore --full ("
+	} else {
+		checker += ", "
 	}
 	w := row{n: n, checker: checker, wall: r.run.wall, cpu: r.run.cpu, peakRSS: r.run.peakRSS}
 	if r.res == nil {
+		w.checker += "workers unknown)"
 		w.verdict = "killed after " + (timeout + time.Minute).String()
 		return w
 	}
+	w.checker += workersWords(r.res.Workers) + ")"
 	w.states, w.transitions, w.depth = r.res.States, r.res.Transitions, r.res.Depth
 	switch r.res.Result {
 	case "ok":
@@ -231,6 +242,13 @@ func exploreRow(n int, r *exploreRun, timeout time.Duration, full bool) row {
 		w.verdict = "stopped (" + r.res.Bound + ")"
 	}
 	return w
+}
+
+func workersWords(n int) string {
+	if n == 1 {
+		return "1 worker"
+	}
+	return strconv.Itoa(n) + " workers"
 }
 
 func printRow(w io.Writer, r row) {

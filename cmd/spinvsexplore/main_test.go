@@ -98,6 +98,24 @@ func TestParseNodes(t *testing.T) {
 	}
 }
 
+// The explorer's row says how many workers it ran, as its summary reports them.
+func TestExploreRowSaysTheWorkers(t *testing.T) {
+	tests := []struct {
+		full    bool
+		workers int
+		want    string
+	}{
+		{full: false, workers: 2, want: "playground explore (reductions the algorithm declares, 2 workers)"},
+		{full: true, workers: 1, want: "playground explore --full (1 worker)"},
+	}
+	for _, tt := range tests {
+		r := &exploreRun{res: &explore.Result{Result: "ok", States: 10, Workers: tt.workers}, run: &measured{}}
+		if got := exploreRow(4, r, time.Minute, tt.full); got.checker != tt.want || got.verdict != "ok" {
+			t.Errorf("full %v, %d workers: %q %q, want %q", tt.full, tt.workers, got.checker, got.verdict, tt.want)
+		}
+	}
+}
+
 // Pan's reports, cut to the lines the parser reads (SPIN 6.5.2).
 const (
 	panOK = `State-vector 176 byte, depth reached 32, errors: 0

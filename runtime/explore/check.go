@@ -14,12 +14,12 @@ import (
 func (x *search) quiescent(s *state) bool {
 	m := x.m
 	for _, f := range s.msgs {
-		if !x.it.msgs[f.msg].bg {
+		if !x.it.message(f.msg).bg {
 			return false
 		}
 	}
 	for _, t := range s.timers {
-		if !x.it.timerBG[t.name] {
+		if !x.it.timerBG(uint32(t.name)) {
 			return false
 		}
 	}
@@ -81,7 +81,7 @@ func (x *search) waitCycle(s *state) []int {
 		if !s.nodes[i].alive {
 			continue
 		}
-		if w, ok := x.it.nodes[i][s.nodes[i].id].(sim.WaitingFor); ok {
+		if w, ok := x.it.nodeState(i, s.nodes[i].id).(sim.WaitingFor); ok {
 			edges[i] = w.WaitingFor()
 		}
 	}

@@ -102,13 +102,13 @@ func (x *search) describe(s *state, t trans) pstep {
 		if t.kind == tDrop {
 			k = t.b
 		}
-		info := &x.it.msgs[s.msgs[k].msg]
+		info := x.it.message(s.msgs[k].msg)
 		p.msg = info.m.Clone()
 		verb := map[tkind]string{tDeliver: "deliver", tLose: "lose", tDrop: "drop"}[t.kind]
 		p.words = verb + " " + x.msgWords(&p.msg)
 	case tTimer:
 		tm := s.timers[t.a]
-		p.node, p.timer = int(tm.node), x.it.timers[tm.name]
+		p.node, p.timer = int(tm.node), x.it.timerName(uint32(tm.name))
 		p.words = fmt.Sprintf("%s's timer %q fires", x.m.name(p.node), p.timer)
 	case tRelease:
 		p.node = int(t.a)

@@ -26,6 +26,9 @@ const (
 	// usually within reach (the interleavings grow exponentially).
 	MaxNodes = 12
 
+	// MaxWorkers bounds Options.Workers: each worker holds its own buffers.
+	MaxWorkers = 256
+
 	DefaultMaxStates = 100_000_000
 	DefaultMaxMemory = 4 << 30
 )
@@ -73,6 +76,9 @@ type Options struct {
 	// declares them (the soundness tests compare both).
 	NoReduce bool
 	noPOR    bool // the search again for a shortest counterexample (see reduce.go)
+	// Workers is how many goroutines expand states at once; 0: GOMAXPROCS. The result
+	// does not depend on it (see parallel.go), only how soon it comes.
+	Workers int
 
 	// Progress, when set, is called about every ProgressEvery (default 1 s).
 	Progress      func(Progress)
@@ -116,8 +122,11 @@ type Result struct {
 	// Reduction lists the reductions the search used ("canonical": the algorithm's
 	// canonical forms); none for a full search.
 	Reduction []string `json:"reduction,omitempty"`
-	Message   string   `json:"message"`
-	Memory    int64    `json:"memory"` // bytes held by the search at the end
+	// Workers is how many goroutines expanded states (nothing else in the result
+	// depends on it).
+	Workers int    `json:"workers"`
+	Message string `json:"message"`
+	Memory  int64  `json:"memory"` // bytes held by the search at the end
 }
 
 // Counterexample is the shortest run found that breaks the property.
@@ -173,6 +182,9 @@ func exploreConfig(ctx context.Context, sc *scenarios.Scenario, cfg sim.Config, 
 	if opt.ProgressEvery <= 0 {
 		opt.ProgressEvery = time.Second
 	}
+	if opt.Workers < 0 || opt.Workers > MaxWorkers {
+		return nil, &InputError{Field: "workers", Reason: fmt.Sprintf("%d is not allowed (1 to %d, or 0 for one per core)", opt.Workers, MaxWorkers)}
+	}
 	start := time.Now()
 	timed := opt.Time == TimeOn
 	untimed := untimedApplies(cfg, &opt) // answer without time first (untimed.go)
@@ -216,6 +228,7 @@ func exploreConfig(ctx context.Context, sc *scenarios.Scenario, cfg sim.Config, 
 			}
 		}
 		res.Seconds = time.Since(start).Seconds()
+		res.Workers = opt.workers()
 		return res, nil
 	}
 }

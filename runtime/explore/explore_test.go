@@ -54,7 +54,7 @@ var cases = []struct {
 }{
 	// Must find.
 	{file: "maekawa-basic-3.json", result: ResultViolation, property: sim.PropDeadlock, states: 8, transitions: 10, depth: 6},
-	{file: "lamport-non-fifo-3.json", result: ResultViolation, property: sim.PropMutex, states: 271, transitions: 453, depth: 7},
+	{file: "lamport-non-fifo-3.json", result: ResultViolation, property: sim.PropMutex, states: 260, transitions: 435, depth: 7},
 	{file: "bully-short-timeout-4.json", result: ResultViolation, property: sim.PropLeader, states: 28338, transitions: 110545, depth: 21},
 	// Must prove.
 	{file: "ricart-agrawala-3.json", result: ResultOK, states: 3074, transitions: 6487, depth: 18, entryBound: 14},
@@ -125,19 +125,8 @@ func checkReplays(t *testing.T, res *Result, property string) {
 	if sc.Network == nil || !sc.Network.Hold {
 		t.Errorf("the counterexample is not in hold mode")
 	}
-	cfg, err := sc.Config()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rec sim.Recorder
-	s, err := sim.New(cfg, rec.Sink())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Run(); err != nil {
-		t.Fatal(err)
-	}
-	if !reported(rec.Events, property) {
+	events := replayTrace(t, sc)
+	if !reported(events, property) {
 		t.Fatalf("the kernel does not report %s on the counterexample:\n%s", property, doc)
 	}
 	// Every scheduled event applied: a skipped deliver would mean the ids are wrong.
@@ -148,7 +137,7 @@ func checkReplays(t *testing.T, res *Result, property string) {
 		}
 	}
 	got := 0
-	for _, ev := range rec.Events {
+	for _, ev := range events {
 		// A message delivered to a crashed process is dropped on arrival.
 		if ev.Type == sim.EvDeliver || (ev.Type == sim.EvDrop && ev.Reason != sim.ReasonUser) {
 			got++
@@ -272,32 +261,41 @@ func TestEventsAfterTimeZeroFloat(t *testing.T) {
 	}
 }
 
+// Every bound stops the search, with one worker or several (whose goroutines the
+// search waits for before it answers); "midway" cancels from the progress report,
+// while the workers are expanding.
 func TestBoundsAreNotOK(t *testing.T) {
 	sc := load(t, "ricart-agrawala-3-anytime.json")
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 	past, stop := context.WithDeadline(context.Background(), time.Unix(0, 0))
 	defer stop()
-	for _, c := range []struct {
-		name  string
-		ctx   context.Context
-		opt   Options
-		bound string
-	}{
-		{"states", context.Background(), Options{MaxStates: 2000}, BoundStates},
-		{"memory", context.Background(), Options{MaxMemory: 1}, BoundMemory},
-		{"timeout", past, Options{}, BoundTime},
-		{"cancelled", cancelled, Options{}, BoundCancelled},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			res, err := Explore(c.ctx, sc, c.opt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Result != ResultBounded || res.Bound != c.bound || !strings.Contains(res.Message, "bounded") {
-				t.Fatalf("%s %s: %s", res.Result, res.Bound, res.Message)
-			}
-		})
+	for _, workers := range []int{1, 4} {
+		midway, cancelMidway := context.WithCancel(context.Background())
+		defer cancelMidway()
+		for _, c := range []struct {
+			name  string
+			ctx   context.Context
+			opt   Options
+			bound string
+		}{
+			{"states", context.Background(), Options{MaxStates: 2000}, BoundStates},
+			{"memory", context.Background(), Options{MaxMemory: 1}, BoundMemory},
+			{"timeout", past, Options{}, BoundTime},
+			{"cancelled", cancelled, Options{}, BoundCancelled},
+			{"midway", midway, Options{NoReduce: true, ProgressEvery: time.Nanosecond, Progress: func(Progress) { cancelMidway() }}, BoundCancelled},
+		} {
+			t.Run(fmt.Sprintf("%s/workers=%d", c.name, workers), func(t *testing.T) {
+				c.opt.Workers = workers
+				res, err := Explore(c.ctx, sc, c.opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Result != ResultBounded || res.Bound != c.bound || !strings.Contains(res.Message, "bounded") {
+					t.Fatalf("%s %s: %s", res.Result, res.Bound, res.Message)
+				}
+			})
+		}
 	}
 }
 
@@ -338,7 +336,7 @@ func TestStatesAreCanonical(t *testing.T) {
 	var a, b int = -1, -1
 	for i, t1 := range trs {
 		for j, t2 := range trs {
-			m1, m2 := x.it.msgs[s0.msgs[t1.a].msg].m, x.it.msgs[s0.msgs[t2.a].msg].m
+			m1, m2 := x.it.message(s0.msgs[t1.a].msg).m, x.it.message(s0.msgs[t2.a].msg).m
 			if a < 0 && t1.kind == tDeliver && t2.kind == tDeliver && m1.To != m2.To {
 				a, b = i, j
 			}
@@ -350,11 +348,11 @@ func TestStatesAreCanonical(t *testing.T) {
 	order := func(first, second int) string {
 		s := newState(x.m)
 		s.copyFrom(s0)
-		m2 := x.it.msgs[s0.msgs[trs[second].a].msg]
+		m2 := x.it.message(s0.msgs[trs[second].a].msg)
 		x.apply(s, trs[first])
 		// Find the second message again: indexes move as messages come and go.
 		for _, t2 := range x.enumerate(s, nil) {
-			if t2.kind == tDeliver && x.it.msgs[s.msgs[t2.a].msg].desc == m2.desc {
+			if t2.kind == tDeliver && x.it.message(s.msgs[t2.a].msg).desc == m2.desc {
 				x.apply(s, t2)
 				return string(x.m.encode(nil, s))
 			}

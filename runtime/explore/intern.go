@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/teach-dist/playground/runtime/sim"
 )
@@ -14,6 +16,12 @@ import (
 // its time on the global states, which is where the interleavings multiply. This
 // relies on the contract that Step is deterministic and that Encode writes every
 // variable that matters (TestEncodeIsComplete checks the latter for the catalogue).
+//
+// The tables are shared by the workers of a parallel search (parallel.go): each is
+// append-only and guarded by its own lock (the memo by one of several shards), and a
+// worker steps nodes with its own scratch (stepper). Numbers are given in the order
+// things are first met, which varies from run to run when several workers meet them;
+// nothing the search reports depends on them (see insertFlight).
 
 // effKind is what a memoised step did, in order.
 type effKind uint8
@@ -34,8 +42,8 @@ type eff struct {
 }
 
 type stepResult struct {
-	next     uint32 // the node's state after the step
-	from, to uint32 // its effects: effs[from:to]
+	next uint32 // the node's state after the step
+	effs []eff  // what it did, in order (shared: read only)
 }
 
 // memoKey packs (node state, argument, input kind, node index) into one word: a map
@@ -53,108 +61,206 @@ func memoKey(i int, id uint32, kind sim.InputKind, arg uint32) uint64 {
 	return uint64(id)<<32 | uint64(arg)<<8 | uint64(kind)<<4 | uint64(i)
 }
 
+// memoShards is how many locks the memo is split over: enough that workers rarely
+// wait for one another.
+const memoShards = 64
+
+type memoShard struct {
+	mu sync.Mutex
+	m  map[memoK]stepResult
+	_  [40]byte // a shard to a cache line: workers do not contend for a neighbour's
+}
+
+func (k memoK) mix() uint64 { return (k.k ^ uint64(k.up)<<48) * 0x9E3779B97F4A7C15 }
+
+func (k memoK) shard() int { return int(k.mix() >> 58) }
+
+// recentSize is the number of entries of a worker's own cache of recent steps, and
+// recentBytes what it takes (a key of 16 bytes, a result of 32).
+const (
+	recentSize  = 1 << 14
+	recentBytes = recentSize * (16 + 32)
+)
+
+// recent is a worker's own cache of the memo, direct-mapped: a step found here
+// takes no lock. Beside a second worker the shard locks are written by both cores
+// in turn, and each lock then costs a cache miss; most steps repeat a recent one.
+// A zero key is never a real one (the stepping process is up).
+type recent struct {
+	keys [recentSize]memoK
+	vals [recentSize]stepResult
+}
+
+func (r *recent) slot(k memoK) int { return int(k.mix() >> 32 & (recentSize - 1)) }
+
 type msgInfo struct {
 	m    sim.Message
-	ch   int32 // channel from*n+to
+	key  string // its content, encoded: the canonical order of messages (msgLess)
+	ch   int32  // channel from*n+to
 	bg   bool
 	desc string // for details: "REQUEST P1 -> P2"
+	// canon[q] is its canonical form's number + 1 (q: quiet), 0 while unknown.
+	canon [2]atomic.Uint32
+}
+
+type nodeInfo struct {
+	nd  sim.Node
+	enc string // the canonical JSON
+	// canon[q] is its canonical form's number + 1 (q: quiet), 0 while unknown.
+	canon [2]atomic.Uint32
+}
+
+type timerInfo struct {
+	name string
+	bg   bool
+}
+
+// nodeTable holds the states met by one node index.
+type nodeTable struct {
+	mu  sync.Mutex
+	v   cvec[nodeInfo]
+	idx map[string]uint32
 }
 
 type interner struct {
-	m   *model
-	ctx *sim.Context
-	in  sim.Input
-	w   sim.StateWriter
-	buf []byte
+	m *model
 
-	nodes   [][]sim.Node // per node index, by id
-	encs    [][]string   // per node index, by id: the canonical JSON
-	nodeIdx []map[string]uint32
+	nodes []nodeTable // per node index
 
-	msgs   []msgInfo
+	msgMu  sync.Mutex
+	msgs   cvec[msgInfo]
 	msgIdx map[string]uint32
 
-	timers   []string
-	timerBG  []bool
+	timerMu  sync.Mutex
+	timers   cvec[timerInfo]
 	timerIdx map[string]uint32
 
-	memo    map[memoK]uint32
-	up      uint16 // who is up in the state being stepped (bit i: node i)
-	upNodes []bool // the same, for the context
-	results []stepResult
-	effs    []eff
+	memo [memoShards]memoShard
 
 	// fresh[i] is node i's state as spec.New makes it (before Init or Recover).
 	fresh []uint32
 
-	// The canonical forms (see reduce.go), memoised by quiet (0 or 1): canonNodes[q][i][id]
-	// and canonMsgs[q][msg] hold the canonical number + 1, or 0 when not yet known.
-	canonNodes [2][][]uint32
-	canonMsgs  [2][]uint32
-
-	sawTimer bool // some step set a timer: an untimed search must restart timed
-	bytes    int64
+	sawTimer atomic.Bool // some step set a timer: an untimed search must restart timed
+	// zeroTimeout: some step set a timer to fire less than one unit later (untimed.go's
+	// argument needs time to pass on every cycle).
+	zeroTimeout atomic.Bool
+	bytes       atomic.Int64
 }
 
-func newInterner(m *model) *interner {
+// stepper is one worker's way into the interner: the shared tables, and the scratch a
+// step needs.
+type stepper struct {
+	*interner
+	ctx     *sim.Context
+	in      sim.Input
+	w       sim.StateWriter
+	buf     []byte
+	effs    []eff
+	up      uint16  // who is up in the state being stepped (bit i: node i)
+	upNodes []bool  // the same, for the context
+	recent  *recent // nil: every step asks the shared memo
+}
+
+func newInterner(m *model) *stepper {
 	it := &interner{
 		m:        m,
-		ctx:      sim.NewContext(0, m.ids),
-		nodes:    make([][]sim.Node, m.n),
-		encs:     make([][]string, m.n),
-		nodeIdx:  make([]map[string]uint32, m.n),
+		nodes:    make([]nodeTable, m.n),
 		msgIdx:   map[string]uint32{},
 		timerIdx: map[string]uint32{},
-		memo:     map[memoK]uint32{},
 		fresh:    make([]uint32, m.n),
-		up:       1<<m.n - 1,
-		upNodes:  make([]bool, m.n),
 	}
-	for i := range it.upNodes {
-		it.upNodes[i] = true
+	for k := range it.memo {
+		it.memo[k].m = map[memoK]stepResult{}
 	}
-	for q := range it.canonNodes {
-		it.canonNodes[q] = make([][]uint32, m.n)
+	st := it.stepper()
+	for i := range it.nodes {
+		it.nodes[i].idx = map[string]uint32{}
+		it.fresh[i] = st.node(i, m.spec.New(i, &m.setup))
 	}
-	it.ctx.SetUp(it.upNodes)
-	for i := range it.nodeIdx {
-		it.nodeIdx[i] = map[string]uint32{}
-		it.fresh[i] = it.node(i, m.spec.New(i, &m.setup))
-	}
-	return it
+	return st
 }
 
-// setUp records who is up in the state about to be stepped.
-func (it *interner) setUp(up func(i int) bool) {
-	it.up = 0
-	for i := range it.upNodes {
-		it.upNodes[i] = up(i)
-		if it.upNodes[i] {
-			it.up |= 1 << i
+// stepper returns a new worker's scratch.
+func (it *interner) stepper() *stepper {
+	st := &stepper{
+		interner: it,
+		ctx:      sim.NewContext(0, it.m.ids),
+		up:       1<<it.m.n - 1,
+		upNodes:  make([]bool, it.m.n),
+	}
+	for i := range st.upNodes {
+		st.upNodes[i] = true
+	}
+	st.ctx.SetUp(st.upNodes)
+	return st
+}
+
+func (it *interner) message(id uint32) *msgInfo { return it.msgs.at(id) }
+
+func (it *interner) nodeState(i int, id uint32) sim.Node { return it.nodes[i].v.at(id).nd }
+
+func (it *interner) timerName(id uint32) string { return it.timers.at(id).name }
+
+func (it *interner) timerBG(id uint32) bool { return it.timers.at(id).bg }
+
+// msgLess orders messages by content, which does not depend on the order in which
+// they were numbered.
+func (it *interner) msgLess(a, b uint32) bool {
+	return a != b && it.msgs.at(a).key < it.msgs.at(b).key
+}
+
+// encodings lists node i's states met so far, by number (for tests).
+func (it *interner) encodings(i int) []string {
+	t := &it.nodes[i]
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]string, t.v.n)
+	for k := range out {
+		out[k] = t.v.at(uint32(k)).enc
+	}
+	return out
+}
+
+// setUp records who is up in the state about to be stepped: the processes alive in
+// it (a loop, not a callback: this runs on every step of the search).
+func (st *stepper) setUp(nodes []nodeSt) {
+	var up uint16
+	for i := range nodes {
+		if nodes[i].alive {
+			up |= 1 << i
 		}
+	}
+	if up == st.up {
+		return // nearly always: crashes are rare
+	}
+	st.up = up
+	for i := range st.upNodes {
+		st.upNodes[i] = up&(1<<i) != 0
 	}
 }
 
 // node interns node i's state nd (which it keeps: the caller must not change it).
-func (it *interner) node(i int, nd sim.Node) uint32 {
-	it.w.Reset()
-	nd.Encode(&it.w)
-	enc := it.w.Bytes()
-	if id, ok := it.nodeIdx[i][string(enc)]; ok {
+func (st *stepper) node(i int, nd sim.Node) uint32 {
+	st.w.Reset()
+	nd.Encode(&st.w)
+	enc := st.w.Bytes()
+	t := &st.nodes[i]
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if id, ok := t.idx[string(enc)]; ok {
 		return id
 	}
-	id := uint32(len(it.nodes[i]))
 	s := string(enc)
-	it.nodes[i] = append(it.nodes[i], nd)
-	it.encs[i] = append(it.encs[i], s)
-	it.nodeIdx[i][s] = id
-	it.bytes += int64(2*len(s)) + 160 // the map key, the copy and a small node value
+	id, info := t.v.add()
+	info.nd, info.enc = nd, s
+	t.idx[s] = id
+	st.bytes.Add(int64(2*len(s)) + 160) // the map key, the copy and a small node value
 	return id
 }
 
 // msg interns a message (its ID is ignored: content is what counts).
-func (it *interner) msg(m *sim.Message) uint32 {
-	b := it.buf[:0]
+func (st *stepper) msg(m *sim.Message) uint32 {
+	b := st.buf[:0]
 	b = append(b, m.Type...)
 	b = append(b, 0)
 	b = binary.AppendVarint(b, int64(m.From))
@@ -169,86 +275,116 @@ func (it *interner) msg(m *sim.Message) uint32 {
 	for _, v := range m.Queue {
 		b = binary.AppendVarint(b, int64(v))
 	}
-	it.buf = b
-	if id, ok := it.msgIdx[string(b)]; ok {
+	st.buf = b
+	st.msgMu.Lock()
+	defer st.msgMu.Unlock()
+	if id, ok := st.msgIdx[string(b)]; ok {
 		return id
 	}
-	id := uint32(len(it.msgs))
 	c := m.Clone()
 	c.ID = 0
-	it.msgs = append(it.msgs, msgInfo{
-		m:    c,
-		ch:   int32(m.From*it.m.n + m.To),
-		bg:   slices.Contains(it.m.bgMsgs, m.Type),
-		desc: fmt.Sprintf("%s %s -> %s", m.Type, it.m.name(m.From), it.m.name(m.To)),
-	})
-	it.msgIdx[string(b)] = id
-	it.bytes += int64(2*len(b)) + 128
+	key := string(b)
+	id, info := st.msgs.add()
+	info.m, info.key = c, key
+	info.ch = int32(m.From*st.m.n + m.To)
+	info.bg = slices.Contains(st.m.bgMsgs, m.Type)
+	info.desc = fmt.Sprintf("%s %s -> %s", m.Type, st.m.name(m.From), st.m.name(m.To))
+	st.msgIdx[key] = id
+	st.bytes.Add(int64(2*len(b)) + 160)
 	return id
 }
 
-func (it *interner) timer(name string) uint32 {
-	if id, ok := it.timerIdx[name]; ok {
+func (st *stepper) timer(name string) uint32 {
+	st.timerMu.Lock()
+	defer st.timerMu.Unlock()
+	if id, ok := st.timerIdx[name]; ok {
 		return id
 	}
-	id := uint32(len(it.timers))
-	it.timers = append(it.timers, name)
-	it.timerBG = append(it.timerBG, slices.Contains(it.m.bgTimers, name))
-	it.timerIdx[name] = id
+	id, info := st.timers.add()
+	info.name, info.bg = name, slices.Contains(st.m.bgTimers, name)
+	st.timerIdx[name] = id
 	return id
 }
 
 // step returns what node i in state id does with an input (memoised).
-func (it *interner) step(i int, id uint32, kind sim.InputKind, arg uint32) stepResult {
-	k := memoK{memoKey(i, id, kind, arg), it.up}
-	if r, ok := it.memo[k]; ok {
-		return it.results[r]
+func (st *stepper) step(i int, id uint32, kind sim.InputKind, arg uint32) stepResult {
+	k := memoK{memoKey(i, id, kind, arg), st.up}
+	if st.recent == nil {
+		return st.memoStep(k, i, id, kind, arg)
+	}
+	slot := st.recent.slot(k)
+	if st.recent.keys[slot] == k {
+		return st.recent.vals[slot]
+	}
+	r := st.memoStep(k, i, id, kind, arg)
+	st.recent.keys[slot], st.recent.vals[slot] = k, r
+	return r
+}
+
+// memoStep is step through the shared memo (k is the memo's key of the step).
+func (st *stepper) memoStep(k memoK, i int, id uint32, kind sim.InputKind, arg uint32) stepResult {
+	sh := &st.memo[k.shard()]
+	sh.mu.Lock()
+	r, ok := sh.m[k]
+	sh.mu.Unlock()
+	if ok {
+		return r
 	}
 	var nd sim.Node
 	if kind == sim.Recover {
-		nd = it.m.spec.New(i, &it.m.setup) // a recovered process starts afresh
+		nd = st.m.spec.New(i, &st.m.setup) // a recovered process starts afresh
 	} else {
-		nd = it.nodes[i][id].Clone()
+		nd = st.nodeState(i, id).Clone()
 	}
-	it.in = sim.Input{Kind: kind}
+	st.in = sim.Input{Kind: kind}
 	switch kind {
 	case sim.Deliver:
-		it.in.Msg = it.msgs[arg].m.Clone()
+		st.in.Msg = st.message(arg).m.Clone()
 	case sim.Timer:
-		it.in.Timer = it.timers[arg]
+		st.in.Timer = st.timerName(arg)
 	}
-	it.ctx.Reset(i)
-	nd.Step(it.ctx, &it.in)
-	if err := it.ctx.Err(); err != nil {
+	st.ctx.Reset(i)
+	nd.Step(st.ctx, &st.in)
+	if err := st.ctx.Err(); err != nil {
 		// A scripted algorithm's error: explore's recover words it as the algorithm's.
 		panic(err)
 	}
-	res := stepResult{from: uint32(len(it.effs))}
-	for _, e := range it.ctx.Effects() {
+	effs := st.effs[:0]
+	for _, e := range st.ctx.Effects() {
 		switch e.Kind {
 		case sim.Send:
-			if e.Msg.To < 0 || e.Msg.To >= it.m.n {
-				panic(fmt.Sprintf("%s: %s sent %s to node index %d, which does not exist", it.m.spec.Slug, it.m.name(i), e.Msg.Type, e.Msg.To))
+			if e.Msg.To < 0 || e.Msg.To >= st.m.n {
+				panic(fmt.Sprintf("%s: %s sent %s to node index %d, which does not exist", st.m.spec.Slug, st.m.name(i), e.Msg.Type, e.Msg.To))
 			}
-			it.effs = append(it.effs, eff{kind: effSend, a: it.msg(&e.Msg)})
+			effs = append(effs, eff{kind: effSend, a: st.msg(&e.Msg)})
 		case sim.SetTimer:
-			it.sawTimer = true
-			it.effs = append(it.effs, eff{kind: effSetTimer, a: it.timer(e.Timer), after: int32(max(e.After, 0))})
+			st.sawTimer.Store(true)
+			if e.After < 1 {
+				st.zeroTimeout.Store(true)
+			}
+			effs = append(effs, eff{kind: effSetTimer, a: st.timer(e.Timer), after: int32(max(e.After, 0))})
 		case sim.CancelTimer:
-			it.effs = append(it.effs, eff{kind: effCancelTimer, a: it.timer(e.Timer)})
+			effs = append(effs, eff{kind: effCancelTimer, a: st.timer(e.Timer)})
 		case sim.EnterCS:
-			it.effs = append(it.effs, eff{kind: effEnter})
+			effs = append(effs, eff{kind: effEnter})
 		case sim.ExitCS:
-			it.effs = append(it.effs, eff{kind: effExit})
+			effs = append(effs, eff{kind: effExit})
 		case sim.DeclareLeader:
-			it.effs = append(it.effs, eff{kind: effLeader, a: uint32(e.Leader)})
+			effs = append(effs, eff{kind: effLeader, a: uint32(e.Leader)})
 		}
 	}
-	it.ctx.Reset(i)
-	res.to = uint32(len(it.effs))
-	res.next = it.node(i, nd)
-	it.memo[k] = uint32(len(it.results))
-	it.results = append(it.results, res)
-	it.bytes += 64 + int64(res.to-res.from)*12
-	return res
+	st.effs = effs
+	st.ctx.Reset(i)
+	r = stepResult{next: st.node(i, nd)}
+	if len(effs) > 0 {
+		r.effs = slices.Clone(effs)
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if old, ok := sh.m[k]; ok {
+		return old // another worker took the same step meanwhile
+	}
+	sh.m[k] = r
+	st.bytes.Add(64 + int64(len(effs))*12)
+	return r
 }

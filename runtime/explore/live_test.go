@@ -141,15 +141,7 @@ func checkLassoReplays(t *testing.T, x *search, out outcome, path []pstep) {
 		last = e.At
 	}
 	cfg.Until, cfg.Pending = last+1, last-1 // P0 asked at time 1
-	var rec sim.Recorder
-	s, err := sim.New(cfg, rec.Sink())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Run(); err != nil {
-		t.Fatal(err)
-	}
-	if !reported(rec.Events, sim.PropPending) {
+	if !reported(recordRun(t, cfg), sim.PropPending) {
 		t.Fatalf("the kernel does not report P0 waiting on the lasso")
 	}
 }

@@ -42,9 +42,9 @@ func (x *search) canonical(s *state) {
 		if changed && !x.m.fifo {
 			slices.SortFunc(s.msgs, func(a, b flight) int {
 				switch {
-				case flightLess(a, b):
+				case x.it.flightLess(a, b):
 					return -1
-				case flightLess(b, a):
+				case x.it.flightLess(b, a):
 					return 1
 				}
 				return 0
@@ -79,39 +79,29 @@ func quietIndex(quiet bool) int {
 }
 
 // canonNode returns the number of node i's state id in canonical form (memoised).
-func (it *interner) canonNode(i int, id uint32, quiet bool) uint32 {
-	q := quietIndex(quiet)
-	tab := it.canonNodes[q][i]
-	if int(id) < len(tab) && tab[id] != 0 {
-		return tab[id] - 1
+func (st *stepper) canonNode(i int, id uint32, quiet bool) uint32 {
+	info := st.nodes[i].v.at(id)
+	c := &info.canon[quietIndex(quiet)]
+	if v := c.Load(); v != 0 {
+		return v - 1
 	}
-	c := it.node(i, it.m.spec.Canon.Node(it.nodes[i][id], quiet))
-	if grow := len(it.nodes[i]) - len(tab); grow > 0 {
-		it.bytes += int64(grow) * 4
-		tab = append(tab, make([]uint32, grow)...)
-	}
-	tab[id] = c + 1
-	it.canonNodes[q][i] = tab
-	return c
+	v := st.node(i, st.m.spec.Canon.Node(info.nd, quiet))
+	c.Store(v + 1) // another worker may store the same number meanwhile
+	return v
 }
 
 // canonMsg returns the number of message id in canonical form (memoised).
-func (it *interner) canonMsg(id uint32, quiet bool) uint32 {
-	q := quietIndex(quiet)
-	tab := it.canonMsgs[q]
-	if int(id) < len(tab) && tab[id] != 0 {
-		return tab[id] - 1
+func (st *stepper) canonMsg(id uint32, quiet bool) uint32 {
+	info := st.message(id)
+	c := &info.canon[quietIndex(quiet)]
+	if v := c.Load(); v != 0 {
+		return v - 1
 	}
-	m := it.msgs[id].m.Clone()
-	it.m.spec.Canon.Msg(&m, quiet)
-	c := it.msg(&m)
-	if grow := len(it.msgs) - len(tab); grow > 0 {
-		it.bytes += int64(grow) * 4
-		tab = append(tab, make([]uint32, grow)...)
-	}
-	tab[id] = c + 1
-	it.canonMsgs[q] = tab
-	return c
+	m := info.m.Clone()
+	st.m.spec.Canon.Msg(&m, quiet)
+	v := st.msg(&m)
+	c.Store(v + 1)
+	return v
 }
 
 // sameMessage reports whether a message the kernel holds is the one a path step
@@ -171,12 +161,12 @@ func (x *search) ample(s *state, trs []trans, next int) (int, error) {
 			continue
 		}
 		f := s.msgs[t.a]
-		info := &x.it.msgs[f.msg]
+		info := x.it.message(f.msg)
 		to := info.m.To
 		nd := &s.nodes[to]
 		// A message to a crashed process, or across the partition, is only lost.
 		if nd.alive && s.group(info.m.From) == s.group(to) {
-			if !x.canon.Inert(x.it.nodes[to][nd.id]) {
+			if !x.canon.Inert(x.it.nodeState(to, nd.id)) {
 				continue
 			}
 			if err := x.checkInert(s, to, f.msg); err != nil {
@@ -197,17 +187,17 @@ func (x *search) ample(s *state, trs []trans, next int) (int, error) {
 // checkInert checks the declaration on the delivery at hand: the process only answers
 // the sender and stays as it is.
 func (x *search) checkInert(s *state, i int, msg uint32) error {
-	x.it.setUp(func(k int) bool { return s.nodes[k].alive })
+	x.it.setUp(s.nodes)
 	id := s.nodes[i].id
 	r := x.it.step(i, id, sim.Deliver, msg)
-	from := x.it.msgs[msg].m.From
-	for _, e := range x.it.effs[r.from:r.to] {
-		if e.kind != effSend || x.it.msgs[e.a].m.To != from {
-			return fmt.Errorf("explore: %s: %s is declared inert but does more than answer %s", x.m.spec.Slug, x.m.name(i), x.it.msgs[msg].desc)
+	from := x.it.message(msg).m.From
+	for _, e := range r.effs {
+		if e.kind != effSend || x.it.message(e.a).m.To != from {
+			return fmt.Errorf("explore: %s: %s is declared inert but does more than answer %s", x.m.spec.Slug, x.m.name(i), x.it.message(msg).desc)
 		}
 	}
 	if x.it.canonNode(i, r.next, true) != id {
-		return fmt.Errorf("explore: %s: %s is declared inert but %s changes its state", x.m.spec.Slug, x.m.name(i), x.it.msgs[msg].desc)
+		return fmt.Errorf("explore: %s: %s is declared inert but %s changes its state", x.m.spec.Slug, x.m.name(i), x.it.message(msg).desc)
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package explore
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/teach-dist/playground/runtime/sim"
@@ -38,7 +37,7 @@ var errRestartTimed = errors.New("explore: the algorithm sets timers")
 
 type search struct {
 	m        *model
-	it       *interner
+	it       *stepper
 	st       *store
 	opt      *Options
 	canon    *sim.Canon // the algorithm's canonical forms, nil for a full search
@@ -49,11 +48,15 @@ type search struct {
 	// (untimed.go).
 	untimed bool
 
+	// A worker's scratch (parallel.go): the search itself is worker 0.
 	cur, next *state
 	trs       []trans
 	wl        []trans // quiescent's own buffer
 	key       []byte
 	tick      int32 // the last tick's length
+	timerSet  bool  // the last apply set a timer
+
+	pool *pool // the workers and their buffers
 
 	transitions int64
 	depth       int
@@ -107,101 +110,9 @@ type outcome struct {
 	kernel string // the property the kernel reports for it, if not the same
 }
 
-// run is the breadth-first search.
-func (x *search) run(ctx context.Context) (outcome, error) {
-	m := x.m
-	x.cur, x.next = newState(m), newState(m)
-	found := x.initial(x.cur, nil)
-	if x.restartTimed() {
-		return outcome{}, errRestartTimed
-	}
-	x.key = m.encode(x.key[:0], x.cur)
-	x.st.insert(x.key, noParent)
-	if found == nil {
-		found = x.checkState(x.cur)
-	}
-	if found != nil {
-		return outcome{found: found, last: 0, via: -1}, nil
-	}
-	levelEnd := 1
-	lastCheck := time.Now()
-	checked := 0 // states when the limits were last checked
-	for k := 0; k < x.st.count; k++ {
-		if k == levelEnd {
-			x.depth++
-			levelEnd = x.st.count
-		}
-		if err := m.decode(x.st.key(k), x.cur); err != nil {
-			return outcome{}, err
-		}
-		x.trs = x.enumerate(x.cur, x.trs)
-		if x.por {
-			t, err := x.ample(x.cur, x.trs, levelEnd)
-			if err != nil {
-				return outcome{}, err
-			}
-			if t >= 0 {
-				// The one transition stands for all; ord stays its number in the
-				// full list, which is how a path names it.
-				x.trs[0], x.trs = x.trs[t], x.trs[:1]
-				x.reduced++
-			}
-		}
-		x.st.startEdges(k)
-		for ord, t := range x.trs {
-			x.next.copyFrom(x.cur)
-			f := x.apply(x.next, t)
-			if x.restartTimed() {
-				return outcome{}, errRestartTimed
-			}
-			x.transitions++
-			if f != nil {
-				if x.por && len(x.trs) == 1 {
-					return outcome{}, fmt.Errorf("explore: %s: a delivery to an inert process broke a property (its Inert declaration is wrong)", m.spec.Slug)
-				}
-				return outcome{found: f, last: uint32(k), via: ord}, nil
-			}
-			x.key = m.encode(x.key[:0], x.next)
-			if len(x.key) > MaxKey {
-				return outcome{}, fmt.Errorf("explore: a state takes more than %d bytes to encode (too many messages in flight?)", MaxKey)
-			}
-			idx, isNew := x.st.insert(x.key, uint32(k))
-			x.st.addEdge(idx)
-			if !isNew {
-				continue
-			}
-			if int64(x.st.count) > x.opt.MaxStates {
-				return outcome{bound: BoundStates}, nil
-			}
-			// A state with many successors adds many states per expansion: check
-			// by states added too, not only every 1024 expansions.
-			if x.st.count-checked >= checkEvery {
-				checked = x.st.count
-				if b := x.limits(ctx); b != "" {
-					return outcome{bound: b}, nil
-				}
-			}
-			if f := x.checkState(x.next); f != nil {
-				return outcome{found: f, last: idx, via: -1}, nil
-			}
-		}
-		if k&1023 == 1023 {
-			if b := x.limits(ctx); b != "" {
-				return outcome{bound: b}, nil
-			}
-			if x.opt.Progress != nil && time.Since(lastCheck) >= x.opt.ProgressEvery {
-				lastCheck = time.Now()
-				x.opt.Progress(x.progress())
-			}
-		}
-	}
-	x.st.startEdges(x.st.count) // close the last state's edges
-	return outcome{}, nil
-}
-
 // restartTimed reports whether an untimed search met a timer and must be redone timed.
 func (x *search) restartTimed() bool {
-	return !x.m.timed && x.it.sawTimer && x.opt.Time == TimeAuto && !x.untimed
+	return !x.m.timed && x.it.sawTimer.Load() && x.opt.Time == TimeAuto && !x.untimed
 }
 
 // limits reports which bound, if any, stops the search now.
@@ -224,7 +135,13 @@ func (x *search) limits(ctx context.Context) string {
 // checkEvery is how many new states may be added between two checks of the limits.
 const checkEvery = 8192
 
-func (x *search) memory() int64 { return x.st.memory() + x.it.bytes }
+func (x *search) memory() int64 {
+	b := x.st.memory() + x.it.bytes.Load()
+	if x.pool != nil {
+		b += x.pool.bytes
+	}
+	return b
+}
 
 func (x *search) progress() Progress {
 	secs := time.Since(x.start).Seconds()

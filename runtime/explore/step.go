@@ -26,12 +26,12 @@ func (x *search) apply(s *state, t trans) *finding {
 
 func (x *search) applyRaw(s *state, t trans) *finding {
 	m := x.m
-	x.it.setUp(func(i int) bool { return s.nodes[i].alive })
+	x.it.setUp(s.nodes)
 	switch t.kind {
 	case tDeliver:
 		f := s.msgs[t.a]
 		s.removeMsg(int(t.a))
-		info := &x.it.msgs[f.msg]
+		info := x.it.message(f.msg)
 		to := info.m.To
 		if !s.nodes[to].alive || s.group(info.m.From) != s.group(to) {
 			return nil // lost on arrival, as the kernel drops it
@@ -103,7 +103,7 @@ func (x *search) event(s *state, k int32) *finding {
 // act carries out workload event k without moving past it.
 func (x *search) act(s *state, k int32) *finding {
 	m := x.m
-	x.it.setUp(func(i int) bool { return s.nodes[i].alive })
+	x.it.setUp(s.nodes)
 	a := &m.events[k].act
 	if !x.applies(s, a) {
 		return nil // skipped, as the kernel skips it
@@ -153,7 +153,7 @@ func (x *search) crash(s *state, i int) {
 	// Messages on their way to a crashed process are lost.
 	ms := s.msgs[:0]
 	for _, f := range s.msgs {
-		if x.it.msgs[f.msg].m.To != i {
+		if x.it.message(f.msg).m.To != i {
 			ms = append(ms, f)
 		}
 	}
@@ -173,10 +173,10 @@ func (x *search) effects(s *state, i int, r stepResult) *finding {
 		}
 	}
 	var found *finding
-	for _, e := range x.it.effs[r.from:r.to] {
+	for _, e := range r.effs {
 		switch e.kind {
 		case effSend:
-			info := &x.it.msgs[e.a]
+			info := x.it.message(e.a)
 			if s.group(info.m.From) != s.group(info.m.To) {
 				continue // the partition drops it as it leaves
 			}
@@ -189,12 +189,13 @@ func (x *search) effects(s *state, i int, r stepResult) *finding {
 			}
 			x.insertFlight(s, f)
 		case effSetTimer:
+			x.timerSet = true
 			s.removeTimer(i, e.a)
 			t := timerSt{node: uint16(i), name: uint16(e.a)}
 			if m.timed {
 				t.left = e.after
 			}
-			s.insertTimer(t)
+			x.it.insertTimer(s, t)
 		case effCancelTimer:
 			s.removeTimer(i, e.a)
 		case effEnter:
@@ -231,18 +232,20 @@ func (x *search) checkMutex(s *state, i int) *finding {
 		detail: fmt.Sprintf("%s entered the CS while %s is in it", x.m.name(i), strings.Join(others, ", "))}
 }
 
-// insertFlight puts a message in the canonical order: by content (its interned
-// number, then its arrival window) when channels are not FIFO; by channel, in send
-// order within a channel, when they are.
+// insertFlight puts a message in the canonical order: by content (its encoding, then
+// its arrival window) when channels are not FIFO; by channel, in send order within a
+// channel, when they are. Neither order depends on the numbers the interner gave, which
+// differ between runs with several workers: so the transitions of a state, listed in
+// this order, and the order in which the search finds states do not either.
 func (x *search) insertFlight(s *state, f flight) {
 	k := len(s.msgs)
 	if x.m.fifo {
-		ch := x.it.msgs[f.msg].ch
-		for k > 0 && x.it.msgs[s.msgs[k-1].msg].ch > ch {
+		ch := x.it.message(f.msg).ch
+		for k > 0 && x.it.message(s.msgs[k-1].msg).ch > ch {
 			k--
 		}
 	} else {
-		for k > 0 && flightLess(f, s.msgs[k-1]) {
+		for k > 0 && x.it.flightLess(f, s.msgs[k-1]) {
 			k--
 		}
 	}
@@ -251,9 +254,9 @@ func (x *search) insertFlight(s *state, f flight) {
 	s.msgs[k] = f
 }
 
-func flightLess(a, b flight) bool {
+func (it *interner) flightLess(a, b flight) bool {
 	if a.msg != b.msg {
-		return a.msg < b.msg
+		return it.msgLess(a.msg, b.msg)
 	}
 	if a.lo != b.lo {
 		return a.lo < b.lo
@@ -274,9 +277,12 @@ func (s *state) removeTimer(i int, name uint32) {
 	}
 }
 
-func (s *state) insertTimer(t timerSt) {
+// insertTimer keeps the timers in order of node, then name (not the name's number,
+// for the reason given at insertFlight).
+func (it *interner) insertTimer(s *state, t timerSt) {
 	k := len(s.timers)
-	for k > 0 && (s.timers[k-1].node > t.node || (s.timers[k-1].node == t.node && s.timers[k-1].name > t.name)) {
+	for k > 0 && (s.timers[k-1].node > t.node || (s.timers[k-1].node == t.node && s.timers[k-1].name != t.name &&
+		it.timerName(uint32(s.timers[k-1].name)) > it.timerName(uint32(t.name)))) {
 		k--
 	}
 	s.timers = append(s.timers, timerSt{})

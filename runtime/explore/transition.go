@@ -15,7 +15,7 @@ func (x *search) enumerate(s *state, out []trans) []trans {
 		if k > 0 && s.msgs[k-1] == f {
 			continue // the same message twice: delivering either gives the same state
 		}
-		if m.fifo && k > 0 && x.it.msgs[s.msgs[k-1].msg].ch == x.it.msgs[f.msg].ch {
+		if m.fifo && k > 0 && x.it.message(s.msgs[k-1].msg).ch == x.it.message(f.msg).ch {
 			continue // FIFO: only the oldest message of a channel can arrive
 		}
 		if m.timed && f.lo > 0 {
@@ -41,7 +41,7 @@ func (x *search) enumerate(s *state, out []trans) []trans {
 				if k > 0 && s.msgs[k-1] == s.msgs[k] {
 					continue
 				}
-				mm := &x.it.msgs[s.msgs[k].msg].m
+				mm := &x.it.message(s.msgs[k].msg).m
 				if (a.From < 0 || mm.From == a.From) && (a.To < 0 || mm.To == a.To) && (a.Type == "" || mm.Type == a.Type) {
 					out = append(out, trans{kind: tDrop, a: int32(t), b: int32(k)})
 				}

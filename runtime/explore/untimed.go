@@ -72,18 +72,11 @@ func untimedApplies(cfg sim.Config, opt *Options) bool {
 }
 
 // timeless reports whether this search answers a timed question without time.
-func (x *search) timeless() bool { return x.untimed && x.it.sawTimer }
+func (x *search) timeless() bool { return x.untimed && x.it.sawTimer.Load() }
 
 // timeoutsPositive reports whether every timer the algorithm set fires at least one
 // unit later: otherwise steps could follow each other for ever in one instant.
-func (x *search) timeoutsPositive() bool {
-	for _, e := range x.it.effs {
-		if e.kind == effSetTimer && e.after < 1 {
-			return false
-		}
-	}
-	return true
-}
+func (x *search) timeoutsPositive() bool { return !x.it.zeroTimeout.Load() }
 
 // fairWaits checks the waiting states of a complete untimed search: it returns
 // errUntimedInconclusive when some component of states in which a process waits is
@@ -335,9 +328,9 @@ func (x *search) ends(s *state, t trans, o obligation) bool {
 	if !ok || uint32(i) != o.a {
 		return false
 	}
-	x.it.setUp(func(k int) bool { return s.nodes[k].alive })
+	x.it.setUp(s.nodes)
 	r := x.it.step(i, s.nodes[i].id, kind, arg)
-	for _, e := range x.it.effs[r.from:r.to] {
+	for _, e := range r.effs {
 		switch {
 		case o.kind == obTimer && (e.kind == effSetTimer || e.kind == effCancelTimer) && e.a == o.b:
 			return true
@@ -354,7 +347,7 @@ func (x *search) nodeStep(s *state, t trans) (i int, kind sim.InputKind, arg uin
 	switch t.kind {
 	case tDeliver:
 		f := s.msgs[t.a]
-		info := &x.it.msgs[f.msg]
+		info := x.it.message(f.msg)
 		to := info.m.To
 		if !s.nodes[to].alive || s.group(info.m.From) != s.group(to) {
 			return 0, 0, 0, false

@@ -101,7 +101,7 @@ func walk(t *testing.T, cfg sim.Config, seed uint64, steps int) {
 		}
 		s := newState(x.m)
 		x.initial(s, nil)
-		if x.it.sawTimer && !timed {
+		if x.it.sawTimer.Load() && !timed {
 			timed = true
 			continue
 		}
@@ -129,7 +129,7 @@ func walk(t *testing.T, cfg sim.Config, seed uint64, steps int) {
 				continue
 			}
 			got := string(sim.EncodeState(real[i]))
-			if want := x.it.encs[i][s.nodes[i].id]; got != want {
+			if want := x.it.nodes[i].v.at(s.nodes[i].id).enc; got != want {
 				t.Fatalf("seed %d, step %d (%s): %s is\n  %s\nbut the explorer has\n  %s", seed, step, what, x.m.name(i), got, want)
 			}
 		}
@@ -171,14 +171,14 @@ func walk(t *testing.T, cfg sim.Config, seed uint64, steps int) {
 			case tTimer:
 				arg = uint32(s.timers[tr.a].name)
 			}
-			x.it.setUp(func(k int) bool { return s.nodes[k].alive })
+			x.it.setUp(s.nodes)
 			r = x.it.step(i, id, in.Kind, arg)
 		}
 		if x.apply(s, tr) != nil {
 			return // a violation: the walk has nothing more to check beyond it
 		}
 		if ok {
-			compareEffects(t, x, seed, step, p.words, want, x.it.effs[r.from:r.to])
+			compareEffects(t, x, seed, step, p.words, want, r.effs)
 		}
 		check(step, p.words)
 	}
@@ -201,14 +201,14 @@ func realAct(t *testing.T, x *search, real []sim.Node, a *sim.Action) {
 func inputOf(x *search, s *state, tr trans) (int, sim.Input, bool) {
 	switch tr.kind {
 	case tDeliver:
-		m := x.it.msgs[s.msgs[tr.a].msg].m
+		m := x.it.message(s.msgs[tr.a].msg).m
 		if !s.nodes[m.To].alive || s.group(m.From) != s.group(m.To) {
 			return 0, sim.Input{}, false
 		}
 		return m.To, sim.Input{Kind: sim.Deliver, Msg: m.Clone()}, true
 	case tTimer:
 		tm := s.timers[tr.a]
-		return int(tm.node), sim.Input{Kind: sim.Timer, Timer: x.it.timers[tm.name]}, true
+		return int(tm.node), sim.Input{Kind: sim.Timer, Timer: x.it.timerName(uint32(tm.name))}, true
 	case tRelease:
 		return int(tr.a), sim.Input{Kind: sim.Release}, true
 	case tEvent:
@@ -246,12 +246,12 @@ func compareEffects(t *testing.T, x *search, seed uint64, step int, what string,
 	for _, e := range got {
 		switch e.kind {
 		case effSend:
-			m := x.it.msgs[e.a].m
+			m := x.it.message(e.a).m
 			g = append(g, "send "+x.msgWords(&m))
 		case effSetTimer:
-			g = append(g, fmt.Sprintf("set %s %d", x.it.timers[e.a], e.after))
+			g = append(g, fmt.Sprintf("set %s %d", x.it.timerName(e.a), e.after))
 		case effCancelTimer:
-			g = append(g, "cancel "+x.it.timers[e.a])
+			g = append(g, "cancel "+x.it.timerName(e.a))
 		case effEnter:
 			g = append(g, "enter")
 		case effExit:
