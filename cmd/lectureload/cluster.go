@@ -198,7 +198,7 @@ func startPresenter(base, path string) (*websocket.Conn, string, error) {
 	}
 	resp.Body.Close()
 	token := strings.TrimPrefix(resp.Header.Get("Location"), "/lecture/present/")
-	pres, err := dial(base, "/ws/present/"+token, 0, nil)
+	pres, err := dial(base, "/ws/present/"+token, 0, nil, 0)
 	if err != nil {
 		return nil, "", err
 	}
@@ -289,7 +289,7 @@ func clusterLoad(c config, cc *clusterConfig, out io.Writer) error {
 		if i < c.followers%loaders {
 			n++
 		}
-		spec, _ := json.Marshal(job{Base: bases[i%cc.servers], Code: code, Followers: n, Proto: c.proto})
+		spec, _ := json.Marshal(job{Base: bases[i%cc.servers], Code: code, Followers: n, Proto: c.proto, Pace: c.pace})
 		go func() {
 			p, line, err := startChild(fmt.Sprintf("load %d", i+1), "-cluster-role", "load", "-job", string(spec))
 			if err == nil && line != "joined" {

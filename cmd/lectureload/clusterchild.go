@@ -38,10 +38,11 @@ func clusterServe(natsURL string, maxFollowers int) error {
 
 // job is what a load child does: followers on one server of the lecture.
 type job struct {
-	Base      string `json:"base"`
-	Code      string `json:"code"`
-	Followers int    `json:"followers"`
-	Proto     string `json:"proto"`
+	Base      string        `json:"base"`
+	Code      string        `json:"code"`
+	Followers int           `json:"followers"`
+	Proto     string        `json:"proto"`
+	Pace      time.Duration `json:"pace"`
 }
 
 // sendTimes is what the parent hands the load children after the run: the wall-clock
@@ -97,7 +98,7 @@ func loadChild(spec string, in io.Reader, out io.Writer) error {
 					f.x = protocol.NewExpander()
 				}
 			}
-			conn, err := dial(j.Base, fmt.Sprintf("/ws/lecture/%s?proto=%d", j.Code, f.proto), 0, &f.wire)
+			conn, err := dial(j.Base, fmt.Sprintf("/ws/lecture/%s?proto=%d", j.Code, f.proto), 0, &f.wire, f.pace(j.Pace))
 			if err != nil {
 				mu.Lock()
 				joinErr = err

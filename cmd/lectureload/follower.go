@@ -48,7 +48,18 @@ type follower struct {
 	err         error
 }
 
-func dial(base, path string, readBuffer int, count *atomic.Int64) (*websocket.Conn, error) {
+// pace is how often f reads its socket: a timed follower at once (its reads are
+// timed), the others at most once per pace.
+func (f *follower) pace(pace time.Duration) time.Duration {
+	if f.timed {
+		return 0
+	}
+	return pace
+}
+
+// dial opens a WebSocket to path; count, if not nil, counts the bytes read, and pace
+// (> 0) reads them at most once per pace (countingConn).
+func dial(base, path string, readBuffer int, count *atomic.Int64, pace time.Duration) (*websocket.Conn, error) {
 	d := *websocket.DefaultDialer
 	d.HandshakeTimeout = 30 * time.Second
 	d.NetDialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -57,7 +68,7 @@ func dial(base, path string, readBuffer int, count *atomic.Int64) (*websocket.Co
 			_ = c.(*net.TCPConn).SetReadBuffer(readBuffer)
 		}
 		if err == nil && count != nil {
-			return countingConn{Conn: c, n: count}, nil
+			return &countingConn{Conn: c, n: count, pace: pace}, nil
 		}
 		return c, err
 	}

@@ -54,10 +54,11 @@ type config struct {
 	duration  time.Duration
 	path      string
 	serve     bool
-	proto     string  // 1, 2 or both (half the followers each)
-	play      float64 // > 0: the presenter plays at this speed instead of stepping
-	asks      float64 // requests per second the presenter makes (round robin), to keep the run busy
-	max       int     // the server's --max-followers (0: its default)
+	proto     string        // 1, 2 or both (half the followers each)
+	play      float64       // > 0: the presenter plays at this speed instead of stepping
+	asks      float64       // requests per second the presenter makes (round robin), to keep the run busy
+	max       int           // the server's --max-followers (0: its default)
+	pace      time.Duration // an untimed follower's least time between two reads
 	wantP99   time.Duration
 	wantCores float64
 }
@@ -77,6 +78,7 @@ func run(args []string, out io.Writer) error {
 	fs.IntVar(&c.max, "max-followers", 0, "the server's cap on followers of one lecture, and of one address's share (0: the server's default cap)")
 	fs.DurationVar(&c.wantP99, "want-p99", 50*time.Millisecond, "the target for the p99 delivery latency (issue 18: 100ms for 5,000 followers)")
 	fs.Float64Var(&c.wantCores, "want-cores", 1, "the target for the server's CPU, in cores (issue 18: 1.5 for 5,000 followers)")
+	fs.DurationVar(&c.pace, "pace", 250*time.Millisecond, "an untimed follower reads its socket at most once per pace, taking the frames that came meanwhile together (0: at once, as a timed one does)")
 	cc := clusterFlags(fs) // cluster.go
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -123,7 +125,7 @@ func load(c config, out io.Writer) error {
 	}
 	resp.Body.Close()
 	token := strings.TrimPrefix(resp.Header.Get("Location"), "/lecture/present/")
-	pres, err := dial(base, "/ws/present/"+token, 0, nil)
+	pres, err := dial(base, "/ws/present/"+token, 0, nil, 0)
 	if err != nil {
 		return err
 	}
@@ -183,7 +185,7 @@ func load(c config, out io.Writer) error {
 					f.x = protocol.NewExpander()
 				}
 			}
-			conn, err := dial(base, fmt.Sprintf("/ws/lecture/%s?proto=%d", code, f.proto), 0, &f.wire)
+			conn, err := dial(base, fmt.Sprintf("/ws/lecture/%s?proto=%d", code, f.proto), 0, &f.wire, f.pace(c.pace))
 			if err != nil {
 				joinErr.Store(err)
 				return
@@ -199,7 +201,7 @@ func load(c config, out io.Writer) error {
 	var slow []*websocket.Conn
 	for range c.slow {
 		// A small receive buffer, and nobody reading: the server's socket fills fast.
-		conn, err := dial(base, "/ws/lecture/"+code, 4096, nil)
+		conn, err := dial(base, "/ws/lecture/"+code, 4096, nil, 0)
 		if err != nil {
 			return err
 		}
