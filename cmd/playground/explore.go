@@ -48,7 +48,7 @@ SCENARIO is a scenario file, a curated name (see 'playground list') or - for std
 	if fs.NArg() != 1 {
 		return errors.New("explore: expected exactly one SCENARIO (a file, a curated name, or -)")
 	}
-	opt := explore.Options{MaxStates: *maxStates, NoReduce: *full, Workers: *workers}
+	opt := explore.Options{MaxStates: *maxStates, NoReduce: *full, Workers: *workers, Go: func(fn func()) { go fn() }}
 	if *maxStates <= 0 {
 		return fmt.Errorf("explore: --max-states: %d must be positive", *maxStates)
 	}

@@ -41,7 +41,7 @@ func benchExploreConfig(b *testing.B, cfg sim.Config, timed, full bool) {
 		runtime.ReadMemStats(&before)
 		cpu0 := cpuTime()
 		start := time.Now()
-		x, err := newSearch(cfg, timed, &Options{MaxStates: 1 << 40, MaxMemory: 12 << 30, NoReduce: full})
+		x, err := newSearch(cfg, timed, &Options{MaxStates: 1 << 40, MaxMemory: 12 << 30, NoReduce: full, Go: goroutine})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -79,6 +79,10 @@ type Options struct {
 	// Workers is how many goroutines expand states at once; 0: GOMAXPROCS. The result
 	// does not depend on it (see parallel.go), only how soon it comes.
 	Workers int
+	// Go starts fn on a goroutine of the caller's. DESIGN.md keeps goroutines to
+	// runtime/session, runtime/lecture, web and cmd, so the search starts none of its
+	// own: without Go it runs on the caller's goroutine alone, whatever Workers says.
+	Go func(fn func())
 
 	// Progress, when set, is called about every ProgressEvery (default 1 s).
 	Progress      func(Progress)

@@ -286,7 +286,7 @@ func TestBoundsAreNotOK(t *testing.T) {
 			{"midway", midway, Options{NoReduce: true, ProgressEvery: time.Nanosecond, Progress: func(Progress) { cancelMidway() }}, BoundCancelled},
 		} {
 			t.Run(fmt.Sprintf("%s/workers=%d", c.name, workers), func(t *testing.T) {
-				c.opt.Workers = workers
+				c.opt.Workers, c.opt.Go = workers, goroutine
 				res, err := Explore(c.ctx, sc, c.opt)
 				if err != nil {
 					t.Fatal(err)

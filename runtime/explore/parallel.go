@@ -83,6 +83,9 @@ type pool struct {
 
 // workers returns how many workers a search with these options runs.
 func (o *Options) workers() int {
+	if o.Go == nil {
+		return 1
+	}
 	if o.Workers > 0 {
 		return o.Workers
 	}
@@ -161,10 +164,10 @@ func (x *search) level(ctx context.Context, lo, hi int, checked *int, lastCheck 
 		var wg sync.WaitGroup
 		for _, w := range p.workers {
 			wg.Add(1)
-			go func() {
+			x.opt.Go(func() {
 				defer wg.Done()
 				p.work(w, &next, n, span, hi)
-			}()
+			})
 		}
 		defer func() {
 			p.mu.Lock()

@@ -21,13 +21,16 @@ import (
 // parallelBound keeps each of the harness's searches short.
 const parallelBound = 40_000
 
+// goroutine is Options.Go as a command gives it: the tests start the workers.
+func goroutine(fn func()) { go fn() }
+
 func TestParallelSearchIsIndependentOfWorkers(t *testing.T) {
 	for _, c := range soundnessCases(t) {
 		for _, full := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/full=%v", c.name, full), func(t *testing.T) {
 				var want []byte
 				for _, workers := range []int{1, 2, 3, 8} {
-					res := explore(t, c.sc, Options{NoReduce: full, MaxStates: parallelBound, Workers: workers})
+					res := explore(t, c.sc, Options{NoReduce: full, MaxStates: parallelBound, Workers: workers, Go: goroutine})
 					got := workerIndependent(t, res)
 					if want == nil {
 						want = got
