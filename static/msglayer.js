@@ -25,7 +25,7 @@ export class MessageLayer {
     this.on = false;
     this.fitted = null;
     // A theme is other colours: draw the pills again from their new styles.
-    const forget = () => this.sprites.clear();
+    const forget = () => this.forget();
     new MutationObserver(forget).observe(document.documentElement, { attributes: true });
     matchMedia("(prefers-color-scheme: dark)").addEventListener("change", forget);
   }
@@ -43,8 +43,14 @@ export class MessageLayer {
     c.height = Math.max(1, Math.round(box.height * dpr));
     const f = fitBox(box.width, box.height, W, H);
     this.fitted = { ...f, dpr, W, H };
-    this.sprites.clear(); // drawn at the old scale
+    this.forget(); // drawn at the old scale
     this.placed = [];
+  }
+
+  // forget lets go of the sprites (their bitmaps at once: they are not small).
+  forget() {
+    for (const sp of this.sprites.values()) sp.img.close();
+    this.sprites.clear();
   }
 
   // show turns the layer on or off; off, it is blank.
@@ -63,25 +69,31 @@ export class MessageLayer {
 
   // draw paints each pill at its place. pills: {id, x, y, dy (its offset in a queue
   // of held messages), look (the key lookOf takes)} in drawing order, in view units.
-  draw(pills) {
+  // The list and its objects are the caller's to reuse: draw keeps only numbers.
+  // Each sprite lands on whole device pixels: a copy that needs no filtering is the
+  // cheap one for the browser's software rasterizer (docs/benchmarks.md).
+  draw(pills, n = pills.length) {
     const fit = this.fitted;
     if (!fit) return;
     const ctx = this.ctx;
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.clearRect(0, 0, this.canvas.width, this.canvas.height);
     const k = fit.dpr * fit.s;
-    ctx.setTransform(k, 0, 0, k, fit.dpr * fit.ox, fit.dpr * fit.oy);
-    const placed = [];
-    for (const p of pills) {
+    const ox = fit.dpr * fit.ox, oy = fit.dpr * fit.oy;
+    const placed = this.placed;
+    placed.length = n;
+    for (let i = 0; i < n; i++) {
+      const p = pills[i];
       const sp = this.sprite(p.look, k);
       const y = p.y + p.dy;
-      ctx.drawImage(sp.img, p.x - sp.cx, y - sp.cy, sp.dw, sp.dh);
-      placed.push({ id: p.id, x: p.x, y, w: sp.w, h: sp.h });
+      ctx.drawImage(sp.img, Math.round(ox + (p.x - sp.cx) * k), Math.round(oy + (y - sp.cy) * k));
+      const q = placed[i] || (placed[i] = { id: 0, x: 0, y: 0, w: 0, h: 0 });
+      q.id = p.id; q.x = p.x; q.y = y; q.w = sp.w; q.h = sp.h;
     }
-    this.placed = placed;
   }
 
-  // sprite is the pill of a look drawn once at scale k (device pixels per view unit).
+  // sprite is the pill of a look drawn once at scale k (device pixels per view unit),
+  // as an ImageBitmap: copying a canvas would snapshot it at every copy.
   sprite(key, k) {
     let sp = this.sprites.get(key);
     if (sp) return sp;
@@ -89,9 +101,7 @@ export class MessageLayer {
     const { w, h } = look;
     const lw = parseFloat(look.strokeWidth) || 0;
     const pad = lw + 1;
-    const img = document.createElement("canvas");
-    img.width = Math.ceil((w + 2 * pad) * k);
-    img.height = Math.ceil((h + 2 * pad) * k);
+    const img = new OffscreenCanvas(Math.ceil((w + 2 * pad) * k), Math.ceil((h + 2 * pad) * k));
     const c = img.getContext("2d");
     c.scale(k, k);
     c.beginPath();
@@ -116,7 +126,7 @@ export class MessageLayer {
     c.textBaseline = "middle";
     c.fillStyle = look.color;
     c.fillText(look.label, pad + w / 2, pad + h / 2);
-    sp = { img, w, h, cx: w / 2 + pad, cy: h / 2 + pad, dw: img.width / k, dh: img.height / k };
+    sp = { img: img.transferToImageBitmap(), w, h, cx: w / 2 + pad, cy: h / 2 + pad };
     this.sprites.set(key, sp);
     return sp;
   }

@@ -192,7 +192,7 @@ export class Inspector {
         const tr = trs[i];
         if (was[1] !== headKey) tr.firstElementChild.replaceWith(this.rowHead(n, lead));
         cellKeys.forEach((k, c) => {
-          if (k !== was[2][c]) tr.children[c + 1].replaceWith(this.cell(n.state[this.vars[c].name]));
+          if (k !== was[2][c]) this.cell(n.state[this.vars[c].name], tr.children[c + 1]);
         });
       }
       this.keys[i] = [rowKey, headKey, cellKeys];
@@ -223,15 +223,19 @@ export class Inspector {
     return th;
   }
 
-  cell(val) {
-    const td = htmlEl("td", {}, valueText(val));
-    if (typeof val === "string" && /^[A-Z-]+$/.test(val)) td.classList.add(`v-${val}`);
+  // cell shows a value in a cell: td, written over in place (a new cell is laid out
+  // whole again), or a new one.
+  cell(val, td = htmlEl("td")) {
+    const text = valueText(val);
+    if (td.textContent !== text) td.textContent = text;
+    const long = typeof val === "string" && val.length > 24;
+    const cls = [typeof val === "string" && /^[A-Z-]+$/.test(val) ? `v-${val}` : "", long ? "long" : ""].filter(Boolean).join(" ");
+    if (!cls) td.removeAttribute("class");
+    else if (td.className !== cls) td.className = cls;
     // A sentence (Maekawa's construction) is cut to the column; the whole of it is
     // its tooltip, and the stage's group note says it too.
-    if (typeof val === "string" && val.length > 24) {
-      td.classList.add("long");
-      td.title = val;
-    }
+    if (long) td.title = val;
+    else td.removeAttribute("title");
     return td;
   }
 

@@ -35,6 +35,7 @@ export function createStage(page) {
     dirtyFull: false, // ... by a snapshot: the log is rebuilt from the model
     panelsDirty: false, // the view follows the model, the panels not yet (clock.js, panelsDue)
     panelsAt: -Infinity, // when the panels last followed (performance.now())
+    panelsPart: 0, // the next part of a round of the panels begun (PANELS), 0: none
     logQueue: [], // events for the log since the last paint
     seekBusy: false,
     seekWanted: null,
@@ -156,7 +157,7 @@ function redraw(st, full) {
 // paint makes the view follow the model, and the panels too unless they followed less
 // than PANELS_MS ago while the run plays (then a later frame does it).
 function paint(st, now = performance.now()) {
-  const { model, view, code, inspector, narrator } = st;
+  const { model, view, code, narrator } = st;
   // Scrolls left by the last paint first, while the layout is still the one on screen.
   code.settle();
   narrator.settle();
@@ -172,17 +173,46 @@ function paint(st, now = performance.now()) {
     view.update(model);
     view.syncMessages(model, model.index);
   }
-  if (!st.panelsDirty || !(st.dirtyFull || panelsDue(model.playing, now, st.panelsAt))) return;
+  // Paused, or after a snapshot, all the panels follow in this frame; while the run
+  // plays, one a frame: the page lays each out and paints it in a frame of its own,
+  // and none of them makes a frame miss its vsync (docs/benchmarks.md, "Heavy
+  // traffic at 4x").
+  const all = st.dirtyFull || !model.playing;
+  if (st.panelsPart > 0) {
+    if (!all) { showPanels(st, 1); return; } // the next part of the round begun
+    st.panelsPart = 0; // the round begun gives way to a whole one, now
+    st.panelsDirty = true;
+  }
+  if (!st.panelsDirty || !(all || panelsDue(model.playing, now, st.panelsAt))) return;
   st.panelsDirty = false;
   st.panelsAt = now;
-  code.show(model, st.selected);
-  inspector.show(model, st.selected);
-  if (st.dirtyFull) narrator.rebuild(model); // model.recent has every event queued too
-  else if (st.logQueue.length) narrator.append(st.logQueue, model);
-  st.logQueue = [];
-  updateControls(st);
-  if (st.dirtyFull && st.conn.ws) st.app.dataset.ready = "true";
-  st.dirtyFull = false;
+  showPanels(st, all ? PANELS.length : 1);
+}
+
+// PANELS are the parts of a round of the panels, in order: the log, the inspector,
+// then the pseudocode and the controls.
+const PANELS = [
+  (st) => {
+    if (st.dirtyFull) st.narrator.rebuild(st.model); // model.recent has every event queued too
+    else if (st.logQueue.length) st.narrator.append(st.logQueue, st.model);
+    st.logQueue = [];
+  },
+  (st) => st.inspector.show(st.model, st.selected),
+  (st) => {
+    st.code.show(st.model, st.selected);
+    updateControls(st);
+    if (st.dirtyFull && st.conn.ws) st.app.dataset.ready = "true";
+    st.dirtyFull = false;
+  },
+];
+
+// showPanels shows at most count parts of the round of the panels, from
+// st.panelsPart on; st.panelsPart is 0 again when the round is over.
+function showPanels(st, count) {
+  const from = st.panelsPart;
+  const to = Math.min(PANELS.length, from + count);
+  for (let k = from; k < to; k++) PANELS[k](st);
+  st.panelsPart = to === PANELS.length ? 0 : to;
 }
 
 function kick(st) {
@@ -200,7 +230,7 @@ function frame(st, now) {
   st.view.place(vt);
   const moving = (st.model.playing && !st.model.quiet) || st.clk.tween !== 0;
   const scrolling = st.code.visible || st.narrator.stick; // settle at the next frame
-  const busy = moving || scrolling || st.panelsDirty;
+  const busy = moving || scrolling || st.panelsDirty || st.panelsPart > 0;
   st.app.dataset.settled = busy ? "false" : "true";
   if (busy) kick(st);
 }

@@ -275,7 +275,7 @@ export class View {
       if (model.inflight.size > TRAILS_MAX) trail.setAttribute("display", "none");
       const g = svgEl("g", { class: `msg ${cls}${f.at < 0 ? " held" : ""}`, "data-id": id, "data-type": f.msg.type, tabindex: "-1" }, this.msgsG);
       const label = this.short.get(f.msg.type) || f.msg.type.slice(0, 3);
-      const m = { g, trail, geo, f, held: f.at < 0, cls, label, bare: true };
+      const m = { g, trail, geo, f, held: f.at < 0, cls, label, bare: true, look: `${cls}\n${label}`, lookHeld: `${cls} held\n${label}` };
       this.msgEls.set(id, m);
       // On the canvas layer the pill's shapes wait until the SVG shows it (fewer
       // messages, an export): a burst of hundreds of messages is hundreds of elements.
@@ -330,12 +330,19 @@ export class View {
   place(vt) {
     this.vt = vt;
     if (this.layer.on) {
-      const pills = [];
+      // One list of pills, kept from frame to frame: a crowded view places about a
+      // thousand pills a frame, and new objects for each were garbage for each frame.
+      const pills = this.pills || (this.pills = []);
+      let n = 0;
       for (const [id, m] of this.msgEls) {
         const { x, y } = pointOn(m.geo, progress(m.f.sent, m.f.at, vt));
-        pills.push({ id, x, y, look: `${m.cls}${m.f.at < 0 ? " held" : ""}\n${m.label}`, dy: parkOffset(this.ranks?.get(id) || 0, this.pill) });
+        const p = pills[n] || (pills[n] = { id: 0, x: 0, y: 0, dy: 0, look: "" });
+        n++;
+        p.id = id; p.x = x; p.y = y;
+        p.look = m.f.at < 0 ? m.lookHeld : m.look;
+        p.dy = parkOffset(this.ranks?.get(id) || 0, this.pill);
       }
-      this.layer.draw(pills);
+      this.layer.draw(pills, n);
       return;
     }
     this.placeSVG(vt);

@@ -119,7 +119,7 @@ func startTrace(t *testing.T, ctx context.Context) *tracer {
 	if _, err := chromedp.Call(ctx, tracing.Start, tracing.StartParams{
 		TransferMode: tracing.StartTransferModeReportEvents,
 		TraceConfig: &tracing.TraceConfig{IncludedCategories: []string{
-			"devtools.timeline", "disabled-by-default-devtools.timeline", "blink", "cc", "v8.execute",
+			"devtools.timeline", "disabled-by-default-devtools.timeline", "disabled-by-default-devtools.timeline.frame", "blink", "cc", "gpu", "v8", "v8.execute",
 		}},
 	}); err != nil {
 		t.Fatal(err)
@@ -136,6 +136,15 @@ func (tr *tracer) stop(t *testing.T, ctx context.Context) {
 		t.Fatal(err)
 	}
 	<-tr.done
+	if out := os.Getenv("HEAVY_TRACE_OUT"); out != "" {
+		// The whole trace, as Chrome's DevTools (Performance, load profile) reads it.
+		tr.mu.Lock()
+		b, _ := json.Marshal(map[string]any{"traceEvents": tr.events})
+		tr.mu.Unlock()
+		if err := os.WriteFile(out, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	type ev struct {
 		Ph   string          `json:"ph"`
 		Name string          `json:"name"`
