@@ -66,6 +66,7 @@ type site struct {
 	fn     starlark.Value // the builtin
 	keys   string         // the keywords' names, separated by spaces
 	nkw    int
+	ctxFn  func(c *stepCtx, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) // the ctx method's
 }
 
 func (s *site) String() string        { return sitePrefix + strconv.Itoa(s.k) }
@@ -154,8 +155,8 @@ func (a *siteArgs) CallInternal(t *starlark.Thread, _ starlark.Tuple, _ []starla
 			}
 			return r.sendOf(&b)
 		}
-		if fn := ctxFuncs[s.method]; fn != nil && s.nkw == 0 {
-			return fn(r, pos, nil)
+		if s.ctxFn != nil && s.nkw == 0 {
+			return s.ctxFn(r, pos, nil)
 		}
 	case *starlark.List:
 		if s.method == "append" && s.nkw == 0 && len(pos) == 1 {
@@ -316,6 +317,7 @@ func rewriteSite(e *syntax.CallExpr, k int, other map[string]bool) *site {
 			return nil
 		}
 		s.method = fn.Name.Name
+		s.ctxFn = ctxFuncs[s.method]
 		vals = append(vals, fn.X)
 	case *syntax.Ident:
 		if !siteBuiltins[fn.Name] || other[fn.Name] {
