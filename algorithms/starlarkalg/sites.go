@@ -56,7 +56,8 @@ var siteMethods = map[string]bool{"id": true, "index": true, "up": true, "rule":
 	"set_timer": true, "cancel_timer": true, "leader": true, "append": true}
 
 // siteBuiltins are the builtins whose calls are rewritten: they keep none of their
-// arguments' slice.
+// arguments' slice. The call goes to the builtin the name stands for, so range keeps
+// its bound and max its shortcut (decl.go).
 var siteBuiltins = map[string]bool{"max": true, "min": true, "len": true, "abs": true, "range": true}
 
 // site is one rewritten call: $sK.
@@ -129,9 +130,6 @@ func (a *siteArgs) CallInternal(t *starlark.Thread, _ starlark.Tuple, _ []starla
 	args := starlark.Tuple(a.args[:a.n])
 	if s.method == "" {
 		pos, vals := args[:len(args)-s.nkw], args[len(args)-s.nkw:]
-		if s.nkw == 0 && len(pos) >= 2 && (s.fn == maxFn || s.fn == minFn) {
-			return extremum(s.fn == maxFn, pos)
-		}
 		if s.nkw == 0 {
 			return s.fn.(starlark.Callable).CallInternal(t, pos, nil)
 		}
@@ -177,29 +175,6 @@ func (a *siteArgs) CallInternal(t *starlark.Thread, _ starlark.Tuple, _ []starla
 		return nil, fmt.Errorf("%s has no .%s field or method", recv.Type(), s.method)
 	}
 	return starlark.Call(t, fn, slices.Clone(pos), kwargsOf(s.keys, vals))
-}
-
-var maxFn, minFn = starlark.Universe["max"], starlark.Universe["min"]
-
-// extremum is max(args...) or min(args...) of two or more values, without a key, as
-// the builtin computes it (the first of equal values wins) but without building an
-// iterator over its arguments.
-func extremum(isMax bool, args starlark.Tuple) (starlark.Value, error) {
-	op, name := syntax.LT, "min"
-	if isMax {
-		op, name = syntax.GT, "max"
-	}
-	best := args[0]
-	for _, x := range args[1:] {
-		ok, err := starlark.Compare(op, x, best)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", name, err)
-		}
-		if ok {
-			best = x
-		}
-	}
-	return best, nil
 }
 
 // kwargsOf pairs the keywords' names with their values.
@@ -263,6 +238,15 @@ func rewriteSites(f *syntax.File) starlark.StringDict {
 	return sites
 }
 
+// builtinNamed is the builtin a name not bound by the source stands for: the
+// declarations' (range and max bounded or quicker, decl.go), else Starlark's.
+func builtinNamed(name string) starlark.Value {
+	if v, ok := declarations[name]; ok {
+		return v
+	}
+	return starlark.Universe[name]
+}
+
 func isName(e syntax.Expr, name string) bool {
 	id, ok := e.(*syntax.Ident)
 	return ok && id.Name == name
@@ -323,7 +307,7 @@ func rewriteSite(e *syntax.CallExpr, k int, other map[string]bool) *site {
 		if !siteBuiltins[fn.Name] || other[fn.Name] {
 			return nil
 		}
-		s.fn = starlark.Universe[fn.Name]
+		s.fn = builtinNamed(fn.Name)
 	default:
 		return nil
 	}

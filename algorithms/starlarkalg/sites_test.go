@@ -27,6 +27,7 @@ func TestSites_BehaveAsTheCallsAsWritten(t *testing.T) {
 		{"max and min", "", `fail(repr([max(1, 2), max(2, 1), min(3, 1, 2), max([4, 5]), max(1, 2, key = lambda x: -x), min(1, 1.0), max(1.0, 1)]))`, "[2, 2, 1, 5, 1, 1, 1.0]"},
 		{"len abs range", "", `fail(repr([len([1, 2]), abs(-3), list(range(3)), list(range(1, 7, 2))]))`, "[2, 3, [0, 1, 2], [1, 3, 5]]"},
 		{"max of values that do not compare", "", `max(1, "a")`, `max: string > int not implemented`},
+		{"range keeps its bound", "", `range(100000)`, "more than the 65536 allowed"},
 		{"range of a string", "", `range("a")`, `range: for parameter 1: got string, want int`},
 		{"append to the state's list", "", "s.seen.append(3)\n    s.seen.append(ctx.id(1))\n    fail(repr(s.seen))", "[3, 1]"},
 		{"append to a frozen list", "FROZEN = []\n", "FROZEN.append(1)", "cannot append to frozen list"},
