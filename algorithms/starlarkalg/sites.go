@@ -21,13 +21,17 @@ import (
 // again), the loader rewrites such a call into indexing, which copies nothing, and a
 // call without arguments, which is not copied:
 //
-//	ctx.send(j, "REQUEST", ts = s.ts)   becomes   $s3[ctx][ctx][j]["REQUEST"][s.ts]()
+//	ctx.send(j, "REQUEST", ts = s.ts)   becomes   $s3[ctx][j][s.ts]()
 //	max(s.clock, m.ts)                  becomes   $s4[ctx][s.clock][m.ts]()
+//	ctx.rule("RH1", "held")             becomes   $s5[ctx]()
 //
-// $s3 is the call site (the program's third): it knows the method or builtin and the
-// keywords' names. $s3[ctx] is the site's argument buffer for this ctx, kept by ctx
-// for the node's life; each further [v] puts the next argument in it (the receiver
-// first, for a method); () makes the call with the buffer's arguments and empties it.
+// $s3 is the call site (the program's third): it knows the method or builtin, the
+// keywords' names and the constant arguments. $s3[ctx] is the site's argument buffer
+// for this ctx, kept by ctx for the node's life, with the constants in place (and the
+// receiver, when it is ctx itself); each further [v] puts the next of the other
+// values in it (the receiver first, for a method); () makes the call with the
+// buffer's values and lets go of them. A call of ctx's methods with constant
+// arguments thus runs fewer instructions than as written.
 // The arguments are evaluated once, in order, as before, and the call keeps its
 // position, so an error is reported at the same line. A buffer is never used by two
 // calls at once: a site is inside one def, and a def cannot run twice at once
@@ -68,6 +72,24 @@ type site struct {
 	keys   string         // the keywords' names, separated by spaces
 	nkw    int
 	ctxFn  func(c *stepCtx, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) // the ctx method's
+
+	// The values the call passes (receiver, arguments, keywords' values), of which the
+	// constants and a receiver that is the key itself (ctx.rule("RA1")) are in place
+	// from the start: the indexing passes only the others.
+	total     int
+	tmpl      [maxSiteArgs]starlark.Value
+	fixed     [maxSiteArgs]bool
+	recvIsKey bool
+}
+
+// fill starts a buffer for a call with key.
+func (s *site) fill(a *siteArgs, key starlark.Value) {
+	a.args = s.tmpl
+	if s.recvIsKey {
+		a.args[0] = key
+	}
+	a.next = 0
+	a.skip()
 }
 
 func (s *site) String() string        { return sitePrefix + strconv.Itoa(s.k) }
@@ -80,7 +102,9 @@ func (s *site) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: call s
 func (s *site) Get(key starlark.Value) (starlark.Value, bool, error) {
 	c, ok := key.(*stepCtx)
 	if !ok {
-		return &siteArgs{site: s}, true, nil
+		a := &siteArgs{site: s}
+		s.fill(a, key)
+		return a, true, nil
 	}
 	if s.k >= len(c.sites) {
 		c.sites = append(c.sites, make([]*siteArgs, s.k+1-len(c.sites))...)
@@ -90,7 +114,7 @@ func (s *site) Get(key starlark.Value) (starlark.Value, bool, error) {
 		a = &siteArgs{site: s}
 		c.sites[s.k] = a
 	}
-	a.reset()
+	s.fill(a, key)
 	return a, true, nil
 }
 
@@ -98,12 +122,19 @@ func (s *site) Get(key starlark.Value) (starlark.Value, bool, error) {
 type siteArgs struct {
 	site *site
 	args [maxSiteArgs]starlark.Value
-	n    int
+	next int // the next slot an index fills
 }
 
+// skip moves next past the slots that are in place.
+func (a *siteArgs) skip() {
+	for a.next < a.site.total && a.site.fixed[a.next] {
+		a.next++
+	}
+}
+
+// reset lets go of the arguments of the last call.
 func (a *siteArgs) reset() {
-	clear(a.args[:a.n])
-	a.n = 0
+	a.args = a.site.tmpl
 }
 
 func (a *siteArgs) String() string        { return a.site.String() }
@@ -115,11 +146,12 @@ func (a *siteArgs) Name() string          { return a.site.String() }
 
 // Get is [v]: v is the next argument.
 func (a *siteArgs) Get(v starlark.Value) (starlark.Value, bool, error) {
-	if a.n == maxSiteArgs {
-		return nil, false, fmt.Errorf("internal error: more than %d arguments at a call site", maxSiteArgs)
+	if a.next >= a.site.total {
+		return nil, false, fmt.Errorf("internal error: more than %d values at a call site", a.site.total)
 	}
-	a.args[a.n] = v
-	a.n++
+	a.args[a.next] = v
+	a.next++
+	a.skip()
 	return a, true, nil
 }
 
@@ -127,7 +159,7 @@ func (a *siteArgs) Get(v starlark.Value) (starlark.Value, bool, error) {
 func (a *siteArgs) CallInternal(t *starlark.Thread, _ starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
 	defer a.reset()
 	s := a.site
-	args := starlark.Tuple(a.args[:a.n])
+	args := starlark.Tuple(a.args[:s.total])
 	if s.method == "" {
 		pos, vals := args[:len(args)-s.nkw], args[len(args)-s.nkw:]
 		if s.nkw == 0 {
@@ -285,6 +317,23 @@ func bindsCtx(d *syntax.DefStmt) bool {
 	return found
 }
 
+// constant is the value of a string or small int literal.
+func constant(e syntax.Expr) (starlark.Value, bool) {
+	l, ok := e.(*syntax.Literal)
+	if !ok {
+		return nil, false
+	}
+	switch v := l.Value.(type) {
+	case string:
+		if l.Token == syntax.STRING {
+			return starlark.String(v), true
+		}
+	case int64:
+		return starlark.MakeInt64(v), true
+	}
+	return nil, false
+}
+
 func asExpr(n syntax.Node) syntax.Expr {
 	e, _ := n.(syntax.Expr)
 	return e
@@ -336,10 +385,19 @@ func rewriteSite(e *syntax.CallExpr, k int, other map[string]bool) *site {
 		return nil // no arguments: nothing is copied
 	}
 	s.keys = strings.TrimPrefix(s.keys, " ")
+	s.total = len(vals)
 	pos := e.Lparen
 	var x syntax.Expr = &syntax.IndexExpr{X: &syntax.Ident{NamePos: pos, Name: s.String()}, Lbrack: pos,
 		Y: &syntax.Ident{NamePos: pos, Name: "ctx"}, Rbrack: pos}
-	for _, v := range vals {
+	for k, v := range vals {
+		if c, ok := constant(v); ok {
+			s.tmpl[k], s.fixed[k] = c, true
+			continue
+		}
+		if k == 0 && s.method != "" && isName(v, "ctx") {
+			s.recvIsKey, s.fixed[k] = true, true
+			continue
+		}
 		x = &syntax.IndexExpr{X: x, Lbrack: pos, Y: v, Rbrack: pos}
 	}
 	e.Fn, e.Args = x, nil
