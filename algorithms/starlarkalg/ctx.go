@@ -19,7 +19,8 @@ type stepCtx struct {
 	lastRule string
 	effects  int
 	methods  [len(methodNames)]starlark.Value // ctxMethods bound to this ctx, as methodNames
-	sites    []*siteArgs                      // the argument buffers of the call sites, by number (sites.go)
+	sites    []*siteArgs                      // the call sites' argument buffers, a stack (sites.go)
+	depth    int                              // how many of them are taken
 }
 
 // bind binds the methods once for the node's life.

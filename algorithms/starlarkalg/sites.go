@@ -26,16 +26,18 @@ import (
 //	ctx.rule("RH1", "held")             becomes   $s5[ctx]()
 //
 // $s3 is the call site (the program's third): it knows the method or builtin, the
-// keywords' names and the constant arguments. $s3[ctx] is the site's argument buffer
-// for this ctx, kept by ctx for the node's life, with the constants in place (and the
-// receiver, when it is ctx itself); each further [v] puts the next of the other
-// values in it (the receiver first, for a method); () makes the call with the
-// buffer's values and lets go of them. A call of ctx's methods with constant
-// arguments thus runs fewer instructions than as written.
+// keywords' names and the constant arguments. $s3[ctx] is an argument buffer for the
+// call, taken from a stack of them that ctx keeps for the node's life, with the
+// constants in place (and the receiver, when it is ctx itself); each further [v] puts
+// the next of the other values in it (the receiver first, for a method); () makes the
+// call with the buffer's values, lets go of them and gives the buffer back. A call of
+// ctx's methods with constant arguments thus runs fewer instructions than as written.
 // The arguments are evaluated once, in order, as before, and the call keeps its
-// position, so an error is reported at the same line. A buffer is never used by two
-// calls at once: a site is inside one def, and a def cannot run twice at once
-// (recursion is refused). When the key is not a ctx (a helper called with something
+// position, so an error is reported at the same line. Calls are evaluated one inside
+// another, so their buffers are taken and given back last in, first out, and the
+// stack is as deep as the calls nest (ctx.send(j, "X", ts = max(a, b)): two); a call
+// interrupted by an error leaves its buffer taken, and the stack is emptied before
+// every handler call. When the key is not a ctx (a helper called with something
 // else), the buffer is a new one.
 //
 // What is rewritten: calls of ctx's methods that take arguments and of a list's
@@ -50,8 +52,8 @@ const sitePrefix = "$s"
 // call passes, the size of its buffer.
 const maxSiteArgs = 8
 
-// maxSites bounds the call sites rewritten in one source; the calls past it are left
-// as written. A node keeps one buffer (about 150 bytes) per site it has run.
+// maxSites bounds the call sites rewritten in one source (each is a predeclared
+// name); the calls past it are left as written.
 const maxSites = 2000
 
 // siteMethods are the methods whose calls are rewritten: ctx's that take arguments,
@@ -98,7 +100,7 @@ func (s *site) Freeze()               {}
 func (s *site) Truth() starlark.Bool  { return true }
 func (s *site) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: call site") }
 
-// Get is $sK[ctx]: the site's empty buffer for that ctx.
+// Get is $sK[ctx]: an empty buffer for the call, the next on ctx's stack of them.
 func (s *site) Get(key starlark.Value) (starlark.Value, bool, error) {
 	c, ok := key.(*stepCtx)
 	if !ok {
@@ -106,14 +108,12 @@ func (s *site) Get(key starlark.Value) (starlark.Value, bool, error) {
 		s.fill(a, key)
 		return a, true, nil
 	}
-	if s.k >= len(c.sites) {
-		c.sites = append(c.sites, make([]*siteArgs, s.k+1-len(c.sites))...)
+	if c.depth == len(c.sites) {
+		c.sites = append(c.sites, &siteArgs{c: c})
 	}
-	a := c.sites[s.k]
-	if a == nil {
-		a = &siteArgs{site: s}
-		c.sites[s.k] = a
-	}
+	a := c.sites[c.depth]
+	c.depth++
+	a.site = s
 	s.fill(a, key)
 	return a, true, nil
 }
@@ -121,6 +121,7 @@ func (s *site) Get(key starlark.Value) (starlark.Value, bool, error) {
 // siteArgs is a site's argument buffer.
 type siteArgs struct {
 	site *site
+	c    *stepCtx // whose stack it is on; nil: made for one call
 	args [maxSiteArgs]starlark.Value
 	next int // the next slot an index fills
 }
@@ -132,9 +133,12 @@ func (a *siteArgs) skip() {
 	}
 }
 
-// reset lets go of the arguments of the last call.
-func (a *siteArgs) reset() {
+// done lets go of the arguments of the call and takes the buffer off the stack.
+func (a *siteArgs) done() {
 	a.args = a.site.tmpl
+	if a.c != nil {
+		a.c.depth--
+	}
 }
 
 func (a *siteArgs) String() string        { return a.site.String() }
@@ -157,7 +161,7 @@ func (a *siteArgs) Get(v starlark.Value) (starlark.Value, bool, error) {
 
 // CallInternal makes the call the site stands for with the buffer's arguments.
 func (a *siteArgs) CallInternal(t *starlark.Thread, _ starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
-	defer a.reset()
+	defer a.done()
 	s := a.site
 	args := starlark.Tuple(a.args[:s.total])
 	if s.method == "" {

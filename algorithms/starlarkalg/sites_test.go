@@ -36,6 +36,7 @@ func TestSites_BehaveAsTheCallsAsWritten(t *testing.T) {
 		{"ctx method with a keyword it lacks", "", `ctx.rule("T-1", because = "x")`, `unexpected keyword argument "because"`},
 		{"a keyword the fast path does not take", "", "ctx.set_timer(\"t\", after = 2)\n    fail(\"set\")", "set"},
 		{"wrong argument", "", `ctx.id("x")`, "ctx.id: want a node index, got string"},
+		{"calls inside calls", "def h(ctx, s, v):\n    s.seen.append(ctx.id(v))\n    return max(v, 0)\n", "ctx.send(h(ctx, s, 1), \"PING\", ts = max(h(ctx, s, 2), len(s.seen)))\n    s.seen.append(max(len(s.seen), h(ctx, s, 0)))\n    fail(repr(s.seen))", "[1, 2, 0, 2]"},
 		{"shadowed builtin", "def max(a, b):\n    return 0\n", "fail(repr(max(3, 4)))", "0"},
 		{"arguments in order", "def note(s, v):\n    s.seen.append(v)\n    return v\n", "ctx.send(note(s, 1), \"PING\", ts = note(s, 2))\n    fail(repr(s.seen))", "[1, 2]"},
 	}
