@@ -182,7 +182,11 @@ func compile(thread *starlark.Thread, name, source string) (starlark.StringDict,
 		placeLoopHeads(f)
 		predeclared = maps.Clone(declarations)
 		predeclared[trueName] = starlark.True
-		maps.Copy(predeclared, rewriteSites(f)) // sites.go
+		if sites := rewriteSites(f); len(sites) > 0 { // sites.go
+			stmt, vals := siteGlobals(sites)
+			f.Stmts = append([]syntax.Stmt{stmt}, f.Stmts...)
+			predeclared[sitesName] = vals
+		}
 	}
 	if err := rewriteGrowth(f); err != nil {
 		return nil, err

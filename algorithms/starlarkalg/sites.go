@@ -52,8 +52,8 @@ const sitePrefix = "$s"
 // call passes, the size of its buffer.
 const maxSiteArgs = 8
 
-// maxSites bounds the call sites rewritten in one source (each is a predeclared
-// name); the calls past it are left as written.
+// maxSites bounds the call sites rewritten in one source (each is a global); the
+// calls past it are left as written.
 const maxSites = 2000
 
 // siteMethods are the methods whose calls are rewritten: ctx's that take arguments,
@@ -228,8 +228,8 @@ func kwargsOf(keys string, vals []starlark.Value) []starlark.Tuple {
 }
 
 // rewriteSites rewrites the calls of the top-level defs of f and returns the sites
-// it made, by name, to be predeclared.
-func rewriteSites(f *syntax.File) starlark.StringDict {
+// it made, in their order.
+func rewriteSites(f *syntax.File) []*site {
 	// A builtin is rewritten only if its name is never anything but called.
 	other := map[string]bool{}
 	called := map[*syntax.Ident]bool{}
@@ -246,7 +246,7 @@ func rewriteSites(f *syntax.File) starlark.StringDict {
 		}
 		return true
 	})
-	sites := starlark.StringDict{}
+	var sites []*site
 	for _, s := range f.Stmts {
 		d, ok := s.(*syntax.DefStmt)
 		if !ok || len(d.Params) == 0 || !isName(d.Params[0], "ctx") || bindsCtx(d) {
@@ -267,7 +267,7 @@ func rewriteSites(f *syntax.File) starlark.StringDict {
 		// Inner calls first: a call's arguments are rewritten before it.
 		for k := len(calls) - 1; k >= 0 && len(sites) < maxSites; k-- {
 			if st := rewriteSite(calls[k], len(sites)+1, other); st != nil {
-				sites[st.String()] = st
+				sites = append(sites, st)
 			}
 		}
 	}
@@ -281,6 +281,23 @@ func builtinNamed(name string) starlark.Value {
 		return v
 	}
 	return starlark.Universe[name]
+}
+
+// sitesName is the predeclared tuple of a source's sites.
+const sitesName = "$sites"
+
+// siteGlobals is the statement that makes the sites globals, $s1, $s2, ... = $sites,
+// to be put first in the file, and the tuple. A def reads a global by its index, a
+// predeclared name by a lookup in a map, and the sites are read in nearly every line
+// of a handler.
+func siteGlobals(sites []*site) (syntax.Stmt, starlark.Tuple) {
+	lhs := make([]syntax.Expr, len(sites))
+	vals := make(starlark.Tuple, len(sites))
+	for k, s := range sites {
+		lhs[k] = &syntax.Ident{Name: s.String()}
+		vals[k] = s
+	}
+	return &syntax.AssignStmt{Op: syntax.EQ, LHS: &syntax.TupleExpr{List: lhs}, RHS: &syntax.Ident{Name: sitesName}}, vals
 }
 
 func isName(e syntax.Expr, name string) bool {
