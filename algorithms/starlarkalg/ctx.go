@@ -19,6 +19,8 @@ type stepCtx struct {
 	lastRule string
 	effects  int
 	methods  [len(methodNames)]starlark.Value // ctxMethods bound to this ctx, as methodNames
+	sites    []*siteArgs                      // the call sites' argument buffers, a stack (sites.go)
+	depth    int                              // how many of them are taken
 }
 
 // bind binds the methods once for the node's life.
@@ -43,12 +45,15 @@ func (c *stepCtx) AttrNames() []string   { return ctxFields }
 // ctxMethods are the methods of ctx, built once and bound to each step's ctx.
 var ctxMethods = map[string]*starlark.Builtin{}
 
+// ctxFuncs are the Go functions of ctx's methods, which a call site calls directly.
+var ctxFuncs = map[string]func(c *stepCtx, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error){
+	"id": (*stepCtx).id, "index": (*stepCtx).index, "up": (*stepCtx).up, "rule": (*stepCtx).rule,
+	"send": (*stepCtx).send, "set_timer": (*stepCtx).setTimer, "cancel_timer": (*stepCtx).cancelTimer,
+	"enter": (*stepCtx).enter, "exit": (*stepCtx).exit, "leader": (*stepCtx).leader,
+}
+
 func init() {
-	for name, fn := range map[string]func(c *stepCtx, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error){
-		"id": (*stepCtx).id, "index": (*stepCtx).index, "up": (*stepCtx).up, "rule": (*stepCtx).rule,
-		"send": (*stepCtx).send, "set_timer": (*stepCtx).setTimer, "cancel_timer": (*stepCtx).cancelTimer,
-		"enter": (*stepCtx).enter, "exit": (*stepCtx).exit, "leader": (*stepCtx).leader,
-	} {
+	for name, fn := range ctxFuncs {
 		ctxMethods[name] = starlark.NewBuiltin("ctx."+name, func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 			return fn(b.Receiver().(*stepCtx), args, kwargs)
 		})

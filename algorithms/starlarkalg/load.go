@@ -24,6 +24,7 @@ package starlarkalg
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -175,17 +176,26 @@ func compile(thread *starlark.Thread, name, source string) (starlark.StringDict,
 	if err != nil {
 		return nil, err
 	}
+	predeclared := declarations
 	if !asWritten {
 		inlineHelpers(f)
+		placeLoopHeads(f)
+		predeclared = maps.Clone(declarations)
+		predeclared[trueName] = starlark.True
+		if sites := rewriteSites(f); len(sites) > 0 { // sites.go
+			stmt, vals := siteGlobals(sites)
+			f.Stmts = append([]syntax.Stmt{stmt}, f.Stmts...)
+			predeclared[sitesName] = vals
+		}
 	}
 	if err := rewriteGrowth(f); err != nil {
 		return nil, err
 	}
-	prog, err := starlark.FileProgram(f, declarations.Has)
+	prog, err := starlark.FileProgram(f, predeclared.Has)
 	if err != nil {
 		return nil, err
 	}
-	g, err := prog.Init(thread, declarations)
+	g, err := prog.Init(thread, predeclared)
 	g.Freeze()
 	return g, err
 }

@@ -65,7 +65,7 @@ func TestLoad_RejectsBadSourcesAtTheirLine(t *testing.T) {
 		{"undefined name", header + "def init(setup):\n    return foo\n", 7, "undefined: foo"},
 		{"load is not allowed", `load("x.star", "y")` + header, 1, "load"},
 		{"error while loading", header + "x = 1 // 0\n", 6, "division by zero"},
-		{"endless loop at load", header + "def f():\n    while True:\n        pass\nf()\n", 6, "more than 200000 steps"},
+		{"endless loop at load", header + "def f():\n    while True:\n        pass\nf()\n", 7, "more than 200000 steps"}, // the while's line
 		{"no init", header, 0, "init: missing"},
 		{"init takes setup", header + "def init():\n    return {}\n", 6, "init: takes 0 parameters, want 1"},
 		{"handler arity", header + body + "def on_timer(ctx, s):\n    pass\n", 19, "on_timer: takes 2 parameters, want 3"},
@@ -111,7 +111,9 @@ func TestRun_AScriptErrorFailsTheRunNamingRuleAndLine(t *testing.T) {
 		{"undeclared rule", strings.Replace(body, `ctx.rule("T-1")`, `ctx.rule("T-9")`, 1), `ctx.rule("T-9")`, `"T-9" is not one of the declared rules`, "", "on_request"},
 		{"undeclared message", strings.Replace(body, `"PING", ts`, `"PONG", ts`, 1), `"PONG", ts`, `"PONG" is not one of the declared messages`, "T-1", "on_request"},
 		{"send to nobody", strings.Replace(body, "ctx.send(j,", "ctx.send(j + 5,", 1), "ctx.send(j + 5", "node index 6 out of range", "T-1", "on_request"},
-		{"endless loop", strings.Replace(body, "    s.seen.append(m.sender)", "    while True:\n        s.seen.append(m.sender)\n        s.seen.pop()", 1), "s.seen.append(m.sender)", "more than 100000 steps", "", "on_PING"},
+		// The step bound is reported at the instruction that ran last: here the test at
+		// the loop's head, which carries the while's line (placeLoopHeads).
+		{"endless loop", strings.Replace(body, "    s.seen.append(m.sender)", "    while True:\n        s.seen.append(m.sender)\n        s.seen.pop()", 1), "while True", "more than 100000 steps", "", "on_PING"},
 		{"state too big", strings.Replace(body, "    s.seen.append(m.sender)", "    s.seen = list(range(5000))", 1), "", "more than 4096 values", "", "on_PING"},
 		{"not data in the state", strings.Replace(body, "    s.seen.append(m.sender)", "    s.seen = ctx", 1), "", "a ctx cannot be kept in the state", "", "on_PING"},
 		{"string too long", strings.Replace(body, "    s.seen.append(m.sender)", `    s.seen = "x" * 5000`, 1), "", "a string of 5000 bytes", "", "on_PING"},

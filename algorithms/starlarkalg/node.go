@@ -42,6 +42,7 @@ func (n *node) runner() *runner {
 	}
 	r := n.run
 	r.thread.Steps = 0 // the bounds are per call
+	r.ctx.depth = 0    // call sites left by an error (sites.go)
 	r.thread.Uncancel()
 	resetGrow(r.thread, n.p.limits.Grow)
 	return r
