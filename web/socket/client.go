@@ -23,6 +23,14 @@ import (
 // them would be 400 MB for one tab that never reads), and a snapshot replaces an
 // older one nobody has read yet. Frames found queued together go out in one write
 // (batch.go).
+//
+// A shared frame (SendShared) sent to a client with nothing queued and no writer
+// running is written at once by the sender, with one non-blocking system call
+// (batchConn.tryWrite): a lecture's fan-out to thousands of followers then starts no
+// goroutine, sets no deadline and wakes nobody per frame and per follower. What the
+// socket does not take at once is the writer's to finish, before anything queued
+// after it, under the write deadline as ever: a follower that stops reading fills its
+// socket buffer, then its queue, and is dropped as before.
 type Client struct {
 	conn       *websocket.Conn
 	batch      *batchConn    // conn's network connection, when it can hold writes (batch.go)
@@ -35,17 +43,18 @@ type Client struct {
 	once       sync.Once
 	slowOnce   sync.Once // a client is counted slow once, however it was found out
 
-	mu        sync.Mutex
-	queue     []queued
-	spare     []queued // the queue last written, emptied, for the next frames (recycle)
-	bytes     int      // of the frames queued and of those the writer holds, until written
-	started   bool     // Start was called: writes may begin
-	writing   bool     // the writing goroutine runs (it stays true once the connection is closed)
-	pingDue   bool
-	pinger    *time.Timer
-	closeCode int
-	closeText string
-	drain     bool // write what is queued before closing (not for a client too slow to take it)
+	mu         sync.Mutex
+	queue      []queued
+	spare      []queued // the queue last written, emptied, for the next frames (recycle)
+	bytes      int      // of the frames queued and of those the writer holds, until written
+	started    bool     // Start was called: writes may begin
+	writing    bool     // the writing goroutine runs (it stays true once the connection is closed)
+	pingDue    bool
+	pinger     *time.Timer
+	closeCode  int
+	closeText  string
+	peerClosed bool // the reader answered the peer's close frame: nothing more is written past gorilla
+	drain      bool // write what is queued before closing (not for a client too slow to take it)
 
 	// Set by Hub.NewClient (hub.go): metrics, rate limits, shutdown.
 	obs     *ops.Metrics
@@ -104,6 +113,7 @@ type queued struct {
 	frame []byte
 	typ   string
 	pm    *websocket.PreparedMessage // frame, framed once for every client that shares it (SendShared); or nil
+	wire  []byte                     // pm's bytes on the wire, for the fast path (prepared.go); or nil
 }
 
 // Send queues an encoded frame for the client; false when the client is gone or was
@@ -137,10 +147,30 @@ func (c *Client) enqueue(q queued) bool {
 		c.closeLocked(websocket.CloseTryAgainLater, protocol.CloseSlow, false)
 		return false
 	}
+	if q.wire != nil && c.started && !c.writing && len(c.queue) == 0 && !c.pingDue && !c.peerClosed && c.batch != nil {
+		if ok, rest := c.batch.tryWrite(q.wire); ok {
+			if rest {
+				c.kick() // the writer finishes the frame, under its deadline
+			}
+			return true
+		}
+	}
 	c.queue = append(c.queue, q)
 	c.bytes += len(frame)
 	c.kick()
 	return true
+}
+
+// peerClosing wraps the reader's close handler (ReadLoop): once the peer's close
+// frame is answered, the fast path writes nothing more past gorilla, which refuses
+// its own writes from then on.
+func (c *Client) peerClosing(answer func(int, string) error) func(int, string) error {
+	return func(code int, text string) error {
+		c.mu.Lock()
+		c.peerClosed = true
+		c.mu.Unlock()
+		return answer(code, text)
+	}
 }
 
 // supersede drops, before a new snapshot is queued, the newest unsent snapshot and the
@@ -205,7 +235,8 @@ func (c *Client) flush() {
 		ping := c.pingDue
 		c.pingDue = false
 		closing := c.closing()
-		if len(frames) == 0 && !ping && !closing {
+		rest := c.batch != nil && c.batch.hasRest.Load() // a frame the fast path began
+		if len(frames) == 0 && !ping && !closing && !rest {
 			c.writing = false
 			c.mu.Unlock()
 			return
@@ -234,6 +265,11 @@ func (c *Client) flush() {
 // (batch.go): when the connection can hold its writes, each batch is one system call
 // under one deadline. A frame larger than a batch goes alone.
 func (c *Client) write(frames []queued, ping bool) error {
+	if c.batch != nil && c.batch.hasRest.Load() {
+		if err := c.batch.flushPending(time.Now().Add(c.wait)); err != nil {
+			return err
+		}
+	}
 	for i := 0; i < len(frames) || ping; {
 		j, size := i, 0
 		for j < len(frames) && (j == i || size+len(frames[j].frame) <= batchBytes) {
