@@ -45,6 +45,9 @@ type batchConn struct {
 	deadline time.Time // asked for while held, set once at release
 	pending  []byte    // the unwritten end of the frame tryWrite began; written first
 	hasRest  atomic.Bool
+	rawBuf   []byte             // what rawWrite writes, for rawWriter
+	rawN     int                // what rawWriter wrote
+	rawFn    func(uintptr) bool // b.rawWriter, made once
 }
 
 // Write implements net.Conn: gathered while held, else written after what is pending.
@@ -124,20 +127,29 @@ func (b *batchConn) tryWrite(wire []byte) (ok, rest bool) {
 }
 
 // rawWrite makes one non-blocking write of p: the bytes written, 0 when the socket
-// buffer is full, -1 when the write was not tried at all.
+// buffer is full, -1 when the write was not tried at all. Call with b.mu held: the
+// callback, made once (rawWriter), takes p from b and leaves its count there, so a
+// write allocates nothing.
 func (b *batchConn) rawWrite(p []byte) (int, error) {
-	n := -1
-	err := b.raw.Write(func(fd uintptr) bool {
-		for {
-			k, err := syscall.Write(int(fd), p)
-			if err == syscall.EINTR {
-				continue
-			}
-			n = max(k, 0) // EAGAIN, or an error the blocking write will report
-			return true   // never wait for the socket
+	b.rawBuf, b.rawN = p, -1
+	if b.rawFn == nil {
+		b.rawFn = b.rawWriter
+	}
+	err := b.raw.Write(b.rawFn)
+	b.rawBuf = nil
+	return b.rawN, err
+}
+
+// rawWriter is the callback of rawWrite: one write, never a wait for the socket.
+func (b *batchConn) rawWriter(fd uintptr) bool {
+	for {
+		k, err := syscall.Write(int(fd), b.rawBuf)
+		if err == syscall.EINTR {
+			continue
 		}
-	})
-	return n, err
+		b.rawN = max(k, 0) // EAGAIN, or an error the blocking write will report
+		return true
+	}
 }
 
 // SetWriteBuffer sets the kernel send buffer of a TCP connection (web/lecturehttp

@@ -30,6 +30,13 @@ type fastRig struct {
 
 func newFastRig(t *testing.T, queue int, wait time.Duration) *fastRig {
 	t.Helper()
+	return newFastRigGap(t, queue, wait, 0)
+}
+
+// newFastRigGap is newFastRig whose client counts frames within gap of a fast write
+// as a burst (Client.fastGap; 0: never).
+func newFastRigGap(t *testing.T, queue int, wait, gap time.Duration) *fastRig {
+	t.Helper()
 	h := NewHub(nil, Options{Logger: slog.New(slog.DiscardHandler)})
 	h.upgrader.CheckOrigin = func(*http.Request) bool { return true }
 	clients := make(chan *Client, 1)
@@ -40,6 +47,7 @@ func newFastRig(t *testing.T, queue int, wait time.Duration) *fastRig {
 		}
 		_ = conn.UnderlyingConn().(*batchConn).SetWriteBuffer(4096)
 		c := newClient(conn, queue, 0, time.Hour, wait)
+		c.fastGap = gap
 		c.Start()
 		clients <- c
 		<-c.gone
@@ -227,5 +235,36 @@ func TestFastPathStillDropsAStalledClient(t *testing.T) {
 	rig.c.mu.Unlock()
 	if code != websocket.CloseTryAgainLater || text != protocol.CloseSlow {
 		t.Fatalf("closed with %d %q, want %d %q", code, text, websocket.CloseTryAgainLater, protocol.CloseSlow)
+	}
+}
+
+// Frames that come in a burst are not written one by one: after a fast write, the
+// frames that follow within the gap are queued and the writer takes them together.
+func TestBurstAfterAFastWriteIsQueued(t *testing.T) {
+	rig := newFastRigGap(t, 64, 10*time.Second, time.Hour) // every frame after the first is within the gap
+	lastFast := func() time.Time {
+		rig.c.mu.Lock()
+		defer rig.c.mu.Unlock()
+		return rig.c.lastFast
+	}
+	var want []string
+	var first time.Time
+	for k := 1; k <= 10; k++ {
+		f := stamped(k, 100)
+		want = append(want, string(f))
+		if !rig.c.SendShared(f) {
+			t.Fatalf("frame %d refused", k)
+		}
+		if k == 1 {
+			if first = lastFast(); first.IsZero() || writing(rig.c) {
+				t.Fatal("the first frame to an idle client was not written at once")
+			}
+		}
+	}
+	if !lastFast().Equal(first) {
+		t.Fatal("a frame within the gap of a fast write was written fast too")
+	}
+	if got := rig.readFrames(t, len(want)); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("read %q, want %q", got, want)
 	}
 }
