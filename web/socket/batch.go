@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // Batched writes. gorilla/websocket writes each message with a system call of its
@@ -140,14 +141,26 @@ func (b *batchConn) rawWrite(p []byte) (int, error) {
 	return b.rawN, err
 }
 
-// rawWriter is the callback of rawWrite: one write, never a wait for the socket.
+// rawWriter is the callback of rawWrite: one write, never a wait for the socket. The
+// socket does not block (the runtime's network poller made it so), so the call is
+// made without telling the scheduler (RawSyscall): syscall.Write would mark the
+// goroutine's P as in a system call for every follower, and a fan-out of thousands of
+// those in a row keeps the runtime's monitor handing Ps off and waking threads.
 func (b *batchConn) rawWriter(fd uintptr) bool {
+	p := b.rawBuf
+	if len(p) == 0 {
+		b.rawN = 0
+		return true
+	}
 	for {
-		k, err := syscall.Write(int(fd), b.rawBuf)
-		if err == syscall.EINTR {
+		k, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+		if errno == syscall.EINTR {
 			continue
 		}
-		b.rawN = max(k, 0) // EAGAIN, or an error the blocking write will report
+		if errno != 0 {
+			k = 0 // EAGAIN, or an error the blocking write will report
+		}
+		b.rawN = int(k)
 		return true
 	}
 }
