@@ -179,13 +179,11 @@ func (t *topic) Publish(frame []byte) uint64 {
 	fr := protocol.Stamp(t.seq, frame)
 	t.log = append(t.log, fr)
 	// A follower that cannot take the frame now is dropped: nobody waits for it.
-	for i := 0; i < len(t.subs); {
-		s := t.subs[i]
-		if s.f.Send(fr) {
-			i++
-			continue
-		}
-		t.remove(s) // swaps the last one into i
+	subs := t.subs
+	refused := FanOut(len(subs), func(i int) bool { return subs[i].f.Send(fr) })
+	for k := len(refused) - 1; k >= 0; k-- { // from the last: removing swaps a later one in
+		s := subs[refused[k]]
+		t.remove(s)
 		s.f.Close(Slow)
 	}
 	return t.seq

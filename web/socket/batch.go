@@ -2,10 +2,15 @@ package socket
 
 import (
 	"bufio"
+	"errors"
 	"net"
 	"net/http"
+	"os"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
+	"unsafe"
 )
 
 // Batched writes. gorilla/websocket writes each message with a system call of its
@@ -27,38 +32,137 @@ const batchBytes = 64 << 10
 // it writes, so an idle follower costs none.
 var batchBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
 
-// batchConn is a WebSocket's network connection, able to hold its writes.
+// batchConn is a WebSocket's network connection, able to hold its writes, and to
+// take a shared frame's bytes without blocking (tryWrite).
 type batchConn struct {
 	net.Conn
+	raw syscall.RawConn // of a TCP connection: non-blocking writes; nil for another kind
 
+	// mu is held through every write to Conn: a frame tryWrite left half written
+	// (pending) goes out whole before anything else, whoever writes next, and tryWrite,
+	// which only tries the lock, never waits behind a write that blocks.
 	mu       sync.Mutex
 	held     *[]byte   // the batch being gathered; nil when writes go straight through
 	deadline time.Time // asked for while held, set once at release
+	pending  []byte    // the unwritten end of the frame tryWrite began; written first
+	hasRest  atomic.Bool
+	rawBuf   []byte             // what rawWrite writes, for rawWriter
+	rawN     int                // what rawWriter wrote
+	rawFn    func(uintptr) bool // b.rawWriter, made once
 }
 
-// Write implements net.Conn: gathered while held, else written.
+// Write implements net.Conn: gathered while held, else written after what is pending.
 func (b *batchConn) Write(p []byte) (int, error) {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.held != nil {
 		*b.held = append(*b.held, p...)
-		b.mu.Unlock()
 		return len(p), nil
 	}
-	b.mu.Unlock()
+	if err := b.writePending(); err != nil {
+		return 0, err
+	}
 	return b.Conn.Write(p)
 }
 
-// SetWriteDeadline implements net.Conn: gorilla sets one before every write; while
-// held, only the last one counts, and release sets it.
-func (b *batchConn) SetWriteDeadline(t time.Time) error {
-	b.mu.Lock()
-	if b.held != nil {
-		b.deadline = t
-		b.mu.Unlock()
+// writePending writes the end of a frame tryWrite began, under the deadline set.
+// Call with b.mu held.
+func (b *batchConn) writePending() error {
+	if b.pending == nil {
 		return nil
 	}
-	b.mu.Unlock()
-	return b.Conn.SetWriteDeadline(t)
+	_, err := b.Conn.Write(b.pending)
+	b.pending = nil
+	b.hasRest.Store(false)
+	return err
+}
+
+// flushPending writes what tryWrite left unwritten, under deadline.
+func (b *batchConn) flushPending(deadline time.Time) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.pending == nil {
+		return nil
+	}
+	if err := b.Conn.SetWriteDeadline(deadline); err != nil {
+		return err
+	}
+	return b.writePending()
+}
+
+// tryWrite is the fan-out's fast path (client.go, Client.enqueue): it writes wire, a
+// whole WebSocket frame that does not change (prepared.go), with one non-blocking
+// system call on the caller's goroutine, without a deadline, a goroutine or a wake-up.
+// What the socket buffer cannot take now stays pending, to be written before anything
+// else (the client's writer sees rest and writes it). It reports false, having
+// written nothing, when it cannot try: not a TCP connection, or another write under
+// way (the reader answering a ping), or something pending already.
+func (b *batchConn) tryWrite(wire []byte) (ok, rest bool) {
+	if b.raw == nil || !b.mu.TryLock() {
+		return false, false
+	}
+	defer b.mu.Unlock()
+	if b.held != nil || b.pending != nil {
+		return false, false
+	}
+	n, err := b.rawWrite(wire)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		// The deadline of the writer's last write has passed: nobody is writing now,
+		// so clear it (the writer sets its own) and try once more.
+		if b.Conn.SetWriteDeadline(time.Time{}) != nil {
+			return false, false
+		}
+		n, _ = b.rawWrite(wire)
+	}
+	if n < 0 {
+		return false, false // not tried (the connection is closed): the writer finds out
+	}
+	if n == len(wire) {
+		return true, false
+	}
+	// A partial write, a full socket buffer, or an error the writer will meet on the
+	// rest: the frame is the writer's to finish, in its place.
+	b.pending = wire[n:]
+	b.hasRest.Store(true)
+	return true, true
+}
+
+// rawWrite makes one non-blocking write of p: the bytes written, 0 when the socket
+// buffer is full, -1 when the write was not tried at all. Call with b.mu held: the
+// callback, made once (rawWriter), takes p from b and leaves its count there, so a
+// write allocates nothing.
+func (b *batchConn) rawWrite(p []byte) (int, error) {
+	b.rawBuf, b.rawN = p, -1
+	if b.rawFn == nil {
+		b.rawFn = b.rawWriter
+	}
+	err := b.raw.Write(b.rawFn)
+	b.rawBuf = nil
+	return b.rawN, err
+}
+
+// rawWriter is the callback of rawWrite: one write, never a wait for the socket. The
+// socket does not block (the runtime's network poller made it so), so the call is
+// made without telling the scheduler (RawSyscall): syscall.Write would mark the
+// goroutine's P as in a system call for every follower, and a fan-out of thousands of
+// those in a row keeps the runtime's monitor handing Ps off and waking threads.
+func (b *batchConn) rawWriter(fd uintptr) bool {
+	p := b.rawBuf
+	if len(p) == 0 {
+		b.rawN = 0
+		return true
+	}
+	for {
+		k, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+		if errno == syscall.EINTR {
+			continue
+		}
+		if errno != 0 {
+			k = 0 // EAGAIN, or an error the blocking write will report
+		}
+		b.rawN = int(k)
+		return true
+	}
 }
 
 // SetWriteBuffer sets the kernel send buffer of a TCP connection (web/lecturehttp
@@ -81,12 +185,12 @@ func (b *batchConn) hold() {
 }
 
 // release ends the batch and writes what it gathered in one call, under the last
-// deadline asked for.
+// deadline asked for, after what is pending.
 func (b *batchConn) release() error {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	buf, deadline := b.held, b.deadline
 	b.held = nil
-	b.mu.Unlock()
 	if buf == nil {
 		return nil
 	}
@@ -94,6 +198,9 @@ func (b *batchConn) release() error {
 	if len(*buf) > 0 {
 		if !deadline.IsZero() {
 			err = b.Conn.SetWriteDeadline(deadline)
+		}
+		if err == nil {
+			err = b.writePending()
 		}
 		if err == nil {
 			_, err = b.Conn.Write(*buf)
@@ -115,5 +222,9 @@ func (h batchHijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return &batchConn{Conn: conn}, brw, nil
+	b := &batchConn{Conn: conn}
+	if sc, ok := conn.(syscall.Conn); ok {
+		b.raw, _ = sc.SyscallConn()
+	}
+	return b, brw, nil
 }

@@ -226,23 +226,30 @@ func TestHeldBatchPastItsDeadlineFails(t *testing.T) {
 // preparedSlots newer ones came.
 func TestSharedFramesArePreparedOnce(t *testing.T) {
 	var p preparedCache
+	get := func(frame []byte) *websocket.PreparedMessage {
+		pm, wire := p.get(frame)
+		if (pm == nil) != (wire == nil) {
+			t.Fatalf("a frame has a prepared message %v but wire bytes %v", pm != nil, wire != nil)
+		}
+		return pm
+	}
 	frame := stamped(1, 100)
-	first := p.get(frame)
-	if first == nil || p.get(frame) != first {
+	first := get(frame)
+	if first == nil || get(frame) != first {
 		t.Fatal("the same frame was prepared twice")
 	}
-	if twin := p.get(append([]byte(nil), frame...)); twin == nil || twin == first {
+	if twin := get(append([]byte(nil), frame...)); twin == nil || twin == first {
 		t.Fatal("a copy of the frame was taken for the frame itself")
 	}
-	if p.get(stamped(2, preparedMax+1)) != nil || p.get(nil) != nil {
+	if get(stamped(2, preparedMax+1)) != nil || get(nil) != nil {
 		t.Fatal("a frame larger than preparedMax, or an empty one, was prepared")
 	}
 	for k := range preparedSlots {
-		if p.get(stamped(k+3, 100)) == nil {
+		if get(stamped(k+3, 100)) == nil {
 			t.Fatalf("frame %d not prepared", k+3)
 		}
 	}
-	if again := p.get(frame); again == nil || again == first {
+	if again := get(frame); again == nil || again == first {
 		t.Fatal("a frame older than every slot was still remembered")
 	}
 }

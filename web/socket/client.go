@@ -23,6 +23,18 @@ import (
 // them would be 400 MB for one tab that never reads), and a snapshot replaces an
 // older one nobody has read yet. Frames found queued together go out in one write
 // (batch.go).
+//
+// A shared frame (SendShared) sent to a client with nothing queued and no writer
+// running is written at once by the sender, with one non-blocking system call
+// (batchConn.tryWrite): a lecture's fan-out to thousands of followers then starts no
+// goroutine, sets no deadline and wakes nobody per frame and per follower. What the
+// socket does not take at once is the writer's to finish, before anything queued
+// after it, under the write deadline as ever: a follower that stops reading fills its
+// socket buffer, then its queue, and is dropped as before. Frames that come in a burst
+// (a catch-up on joining, several in a row) are better written together: after a
+// fast write, the next one within fastGap is queued, and the writer takes it and
+// whatever follows in one write (batch.go). A fan-out's frames to one follower are a
+// whole fan-out apart.
 type Client struct {
 	conn       *websocket.Conn
 	batch      *batchConn    // conn's network connection, when it can hold writes (batch.go)
@@ -35,17 +47,20 @@ type Client struct {
 	once       sync.Once
 	slowOnce   sync.Once // a client is counted slow once, however it was found out
 
-	mu        sync.Mutex
-	queue     []queued
-	spare     []queued // the queue last written, emptied, for the next frames (recycle)
-	bytes     int      // of the frames queued and of those the writer holds, until written
-	started   bool     // Start was called: writes may begin
-	writing   bool     // the writing goroutine runs (it stays true once the connection is closed)
-	pingDue   bool
-	pinger    *time.Timer
-	closeCode int
-	closeText string
-	drain     bool // write what is queued before closing (not for a client too slow to take it)
+	mu         sync.Mutex
+	queue      []queued
+	spare      []queued // the queue last written, emptied, for the next frames (recycle)
+	bytes      int      // of the frames queued and of those the writer holds, until written
+	started    bool     // Start was called: writes may begin
+	writing    bool     // the writing goroutine runs (it stays true once the connection is closed)
+	pingDue    bool
+	pinger     *time.Timer
+	closeCode  int
+	closeText  string
+	peerClosed bool      // the reader answered the peer's close frame: nothing more is written past gorilla
+	lastFast   time.Time // of the last fast write
+	fastGap    time.Duration
+	drain      bool // write what is queued before closing (not for a client too slow to take it)
 
 	// Set by Hub.NewClient (hub.go): metrics, rate limits, shutdown.
 	obs     *ops.Metrics
@@ -55,7 +70,7 @@ type Client struct {
 
 func newClient(conn *websocket.Conn, queue, maxBytes int, ping, wait time.Duration) *Client {
 	c := &Client{conn: conn, maxQueue: queue, maxBytes: maxBytes, ping: ping, wait: wait, quit: make(chan struct{}),
-		gone: make(chan struct{}), closeCode: websocket.CloseNormalClosure}
+		gone: make(chan struct{}), closeCode: websocket.CloseNormalClosure, fastGap: fastGap}
 	if conn != nil {
 		c.batch, _ = conn.UnderlyingConn().(*batchConn) // made by Hub.Upgrade
 	}
@@ -104,6 +119,7 @@ type queued struct {
 	frame []byte
 	typ   string
 	pm    *websocket.PreparedMessage // frame, framed once for every client that shares it (SendShared); or nil
+	wire  []byte                     // pm's bytes on the wire, for the fast path (prepared.go); or nil
 }
 
 // Send queues an encoded frame for the client; false when the client is gone or was
@@ -137,10 +153,50 @@ func (c *Client) enqueue(q queued) bool {
 		c.closeLocked(websocket.CloseTryAgainLater, protocol.CloseSlow, false)
 		return false
 	}
+	if q.wire != nil && c.started && !c.writing && len(c.queue) == 0 && !c.pingDue && !c.peerClosed && c.batch != nil && c.apart() {
+		if ok, rest := c.batch.tryWrite(q.wire); ok {
+			if rest {
+				c.kick() // the writer finishes the frame, under its deadline
+			}
+			return true
+		}
+	}
 	c.queue = append(c.queue, q)
 	c.bytes += len(frame)
 	c.kick()
 	return true
+}
+
+// fastGap is how long after a fast write the next frame counts as part of a burst
+// and is queued (Client.fastGap; tests set their own). Sending one frame to each of
+// 5,000 followers takes tens of milliseconds; a catch-up's frames come microseconds
+// apart.
+const fastGap = time.Millisecond
+
+// apart reports whether the last fast write was at least c.fastGap ago, and if so
+// counts this one as the last. Call with c.mu held.
+func (c *Client) apart() bool {
+	if c.fastGap <= 0 {
+		return true
+	}
+	now := time.Now()
+	if now.Sub(c.lastFast) < c.fastGap {
+		return false
+	}
+	c.lastFast = now
+	return true
+}
+
+// peerClosing wraps the reader's close handler (ReadLoop): once the peer's close
+// frame is answered, the fast path writes nothing more past gorilla, which refuses
+// its own writes from then on.
+func (c *Client) peerClosing(answer func(int, string) error) func(int, string) error {
+	return func(code int, text string) error {
+		c.mu.Lock()
+		c.peerClosed = true
+		c.mu.Unlock()
+		return answer(code, text)
+	}
 }
 
 // supersede drops, before a new snapshot is queued, the newest unsent snapshot and the
@@ -205,7 +261,8 @@ func (c *Client) flush() {
 		ping := c.pingDue
 		c.pingDue = false
 		closing := c.closing()
-		if len(frames) == 0 && !ping && !closing {
+		rest := c.batch != nil && c.batch.hasRest.Load() // a frame the fast path began
+		if len(frames) == 0 && !ping && !closing && !rest {
 			c.writing = false
 			c.mu.Unlock()
 			return
@@ -234,6 +291,11 @@ func (c *Client) flush() {
 // (batch.go): when the connection can hold its writes, each batch is one system call
 // under one deadline. A frame larger than a batch goes alone.
 func (c *Client) write(frames []queued, ping bool) error {
+	if c.batch != nil && c.batch.hasRest.Load() {
+		if err := c.batch.flushPending(time.Now().Add(c.wait)); err != nil {
+			return err
+		}
+	}
 	for i := 0; i < len(frames) || ping; {
 		j, size := i, 0
 		for j < len(frames) && (j == i || size+len(frames[j].frame) <= batchBytes) {

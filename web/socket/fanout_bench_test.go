@@ -21,27 +21,29 @@ import (
 // lecture's fan-out costs per follower, the readers' side included. "one write per
 // frame" is the writer before batching (each frame its own system call); "batched"
 // is Hub.Upgrade's connection (batch.go); "prepared" frames the shared frame once for
-// all (prepared.go). cpu-ns/delivery is the process's user and system CPU per frame
+// all (prepared.go); "fast path" writes it from the sender's goroutine when the
+// client is idle (client.go, batch.go tryWrite). cpu-ns/delivery is the process's user and system CPU per frame
 // per client, which a busy machine disturbs less than the time.
 //
 //	go test -run '^$' -bench FanOut -count 3 ./web/socket/
 func BenchmarkFanOut(b *testing.B) {
 	modes := []struct {
-		name              string
-		batched, prepared bool
+		name                    string
+		batched, prepared, fast bool
 	}{
-		{"one write per frame", false, false},
-		{"batched", true, false},
-		{"batched and prepared", true, true}, // what a lecture's follower does (SendShared)
+		{"one write per frame", false, false, false},
+		{"batched", true, false, false},
+		{"batched and prepared", true, true, false},
+		{"fast path", true, true, true}, // what a lecture's follower does (SendShared)
 	}
 	for _, burst := range []int{1, 4} {
 		for _, m := range modes {
-			b.Run(fmt.Sprintf("clients=500/frames=%d/%s", burst, m.name), func(b *testing.B) { benchFanOut(b, 500, burst, m.batched, m.prepared) })
+			b.Run(fmt.Sprintf("clients=500/frames=%d/%s", burst, m.name), func(b *testing.B) { benchFanOut(b, 500, burst, m.batched, m.prepared, m.fast) })
 		}
 	}
 }
 
-func benchFanOut(b *testing.B, n, burst int, batched, prepared bool) {
+func benchFanOut(b *testing.B, n, burst int, batched, prepared, fast bool) {
 	h := NewHub(nil, Options{Logger: slog.New(slog.DiscardHandler)})
 	h.upgrader.CheckOrigin = func(*http.Request) bool { return true }
 	clients := make(chan *Client, n)
@@ -53,6 +55,9 @@ func benchFanOut(b *testing.B, n, burst int, batched, prepared bool) {
 		c := newClient(conn, 1024, 0, time.Hour, 10*time.Second)
 		if !batched {
 			c.batch = nil
+		}
+		if !fast && c.batch != nil {
+			c.batch.raw = nil // tryWrite declines: every frame goes through the writer
 		}
 		c.Start()
 		clients <- c

@@ -122,6 +122,7 @@ func (h *Hub) ReadLoop(conn *websocket.Conn, c *Client, handle func([]byte) bool
 	alive := func() { _ = conn.SetReadDeadline(time.Now().Add(h.opts.PongWait)) }
 	alive()
 	conn.SetPongHandler(func(string) error { alive(); return nil })
+	conn.SetCloseHandler(c.peerClosing(conn.CloseHandler()))
 	for {
 		kind, data, err := conn.ReadMessage()
 		if err != nil {

@@ -51,13 +51,11 @@ func (h *hub) put(seq uint64, frame []byte) {
 
 // fanOut offers frame to every follower. h.mu is held.
 func (h *hub) fanOut(frame []byte) {
-	for i := 0; i < len(h.subs); {
-		s := h.subs[i]
-		if s.f.Send(frame) {
-			i++
-			continue
-		}
-		h.remove(s) // swaps the last one into i
+	subs := h.subs
+	refused := lecture.FanOut(len(subs), func(i int) bool { return subs[i].f.Send(frame) })
+	for k := len(refused) - 1; k >= 0; k-- {
+		s := subs[refused[k]]
+		h.remove(s)
 		s.f.Close(lecture.Slow)
 	}
 }
