@@ -78,7 +78,7 @@ func run(args []string, out io.Writer) error {
 	fs.IntVar(&c.max, "max-followers", 0, "the server's cap on followers of one lecture, and of one address's share (0: the server's default cap)")
 	fs.DurationVar(&c.wantP99, "want-p99", 50*time.Millisecond, "the target for the p99 delivery latency (issue 18: 100ms for 5,000 followers)")
 	fs.Float64Var(&c.wantCores, "want-cores", 1, "the target for the server's CPU, in cores (issue 18: 1.5 for 5,000 followers)")
-	fs.DurationVar(&c.pace, "pace", 250*time.Millisecond, "an untimed follower reads its socket at most once per pace, taking the frames that came meanwhile together (0: at once, as a timed one does)")
+	fs.DurationVar(&c.pace, "pace", time.Second, "an untimed follower reads its socket at most once per pace, taking the frames that came meanwhile together (0: at once, as a timed one does)")
 	cc := clusterFlags(fs) // cluster.go
 	if err := fs.Parse(args); err != nil {
 		return err
