@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -219,56 +218,13 @@ func timedLatencies(recv []stepAt, st sendTimes) (lat []int64, missing int) {
 	return lat, missing
 }
 
-// readStamped reads every frame until the connection closes, checking the numbering
-// (every follower), and noting the step and read time of events frames (timed ones).
+// readStamped reads every frame until the connection closes (follower.read), noting
+// the step and the wall-clock read time of a timed follower's events frames.
 func (f *follower) readStamped(step *atomic.Int64) []stepAt {
 	var out []stepAt
-	var buf bytes.Buffer
-	for {
-		_, r, err := f.conn.NextReader()
-		if err == nil {
-			buf.Reset()
-			_, err = buf.ReadFrom(r)
-		}
-		now := time.Now().UnixNano() // the wall clock: see the top of this file
-		if err != nil {
-			f.err = err
-			return out
-		}
-		raw := buf.Bytes()
-		b, ok := f.protocol1(raw)
-		if !ok {
-			continue
-		}
-		stamp, ok := protocol.StampOf(b)
-		if !ok {
-			continue
-		}
-		seq := int64(stamp)
-		if f.last == 0 || seq == f.first && f.last == f.first {
-			f.wire.Add(-int64(len(raw) + wsHeader(len(raw)))) // the catch-up is no step's
-		} else {
-			f.tally(raw, b)
-		}
-		f.frames++
-		switch {
-		case f.last == 0:
-			f.first = seq
-		case seq == f.last+1, seq == f.first && f.last == f.first:
-		case seq <= f.last:
-			f.repeats++
-		default:
-			f.gaps++
-		}
-		f.last = max(f.last, seq)
-		f.seen.Store(f.last)
-		if !f.timed {
-			continue
-		}
-		var h head
-		if json.Unmarshal(b, &h) == nil && h.Type == "events" {
-			out = append(out, stepAt{h.Step, now})
-			step.Store(h.Step)
-		}
-	}
+	f.read(func(s, now int64) {
+		out = append(out, stepAt{s, now})
+		step.Store(s)
+	})
+	return out
 }

@@ -76,9 +76,10 @@ func dial(base, path string, readBuffer int, count *atomic.Int64, pace time.Dura
 	return conn, err
 }
 
-// read takes every frame until the connection closes, checking the numbering and
-// timing the events frames against the command that made their step.
-func (f *follower) read(sent []atomic.Int64) {
+// read takes every frame until the connection closes, checking the numbering (every
+// follower); a timed follower hands each events frame's step to stepped, with the wall
+// clock (UnixNano) at which it was read.
+func (f *follower) read(stepped func(step, now int64)) {
 	var buf bytes.Buffer // reused: the tool's own garbage would show up as latency
 	for {
 		_, r, err := f.conn.NextReader()
@@ -124,13 +125,20 @@ func (f *follower) read(sent []atomic.Int64) {
 			continue // its frames carry no step to time (protocol1): spare the tool a decode
 		}
 		var h head
-		if json.Unmarshal(b, &h) != nil || h.Type != "events" {
-			continue
+		if json.Unmarshal(b, &h) == nil && h.Type == "events" {
+			stepped(h.Step, now)
 		}
-		if step := h.Step; step-f.step0 > 0 && step-f.step0 < int64(len(sent)) {
+	}
+}
+
+// readTimed reads as read does, timing each events frame against the command that
+// made its step (sent: UnixNano per step after step0).
+func (f *follower) readTimed(sent []atomic.Int64) {
+	f.read(func(step, now int64) {
+		if step-f.step0 > 0 && step-f.step0 < int64(len(sent)) {
 			if t := sent[step-f.step0].Load(); t > 0 {
 				f.latencies = append(f.latencies, time.Duration(now-t))
 			}
 		}
-	}
+	})
 }

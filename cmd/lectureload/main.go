@@ -222,7 +222,7 @@ func load(c config, out io.Writer) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			f.read(sent)
+			f.readTimed(sent)
 		}()
 	}
 
