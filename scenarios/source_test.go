@@ -17,11 +17,11 @@ func raTemplate(t *testing.T) (template, noTieBreak string) {
 	if !ok {
 		t.Fatal("no ricart-agrawala template")
 	}
-	const tie = "return s.ts < tj or (s.ts == tj and ctx.self_id < idj)"
+	const tie = "return s.ts < m.ts or (s.ts == m.ts and ctx.self_id < ctx.id(m.sender))"
 	if !strings.Contains(src, tie) {
 		t.Fatalf("the template no longer has %q", tie)
 	}
-	return src, strings.Replace(src, tie, "return s.ts < tj", 1)
+	return src, strings.Replace(src, tie, "return s.ts < m.ts", 1)
 }
 
 // twoAtOnce is a scenario where P0 and P1 ask for the CS at the same time, so their

@@ -141,7 +141,7 @@ func TestExploreJudgesTheChallenge(t *testing.T) {
 func TestLinkExportRunsTheSource(t *testing.T) {
 	_, ts := newTestServer(t, Options{})
 	template, _ := starlarkalg.Template("ricart-agrawala")
-	broken := strings.Replace(template, "return s.ts < tj or (s.ts == tj and ctx.self_id < idj)", "return s.ts < tj", 1)
+	broken := strings.Replace(template, "return s.ts < m.ts or (s.ts == m.ts and ctx.self_id < ctx.id(m.sender))", "return s.ts < m.ts", 1)
 	for _, c := range []struct {
 		source    string
 		violation bool

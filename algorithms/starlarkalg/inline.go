@@ -47,10 +47,12 @@ const maxInlined = 20_000
 
 // helper is a top-level def that can be inlined.
 type helper struct {
-	def   *syntax.DefStmt
-	size  int             // its body's syntax nodes
-	free  map[string]bool // the names its body reads that are not its own (globals)
-	local map[string]bool // its parameters and the names its body binds
+	def      *syntax.DefStmt
+	size     int             // its body's syntax nodes
+	free     map[string]bool // the names its body reads that are not its own (globals)
+	local    map[string]bool // its parameters and the names its body binds
+	assigned map[string]bool // the names its body binds (a parameter among them is rebound)
+	result   syntax.Expr     // what it returns, for a helper whose body is one return (inlineexpr.go)
 }
 
 // inlineHelpers inlines the calls of helpers that stand as statements in the
@@ -84,25 +86,41 @@ func inlineHelpers(f *syntax.File) {
 			break
 		}
 	}
-	helpers := map[string]*helper{}
+	helpers, exprs := map[string]*helper{}, map[string]*helper{}
 	for name, d := range defs {
 		if !early[name] {
 			continue
 		}
 		if h := asHelper(d, defs); h != nil {
 			helpers[name] = h
+		} else if h := asExprHelper(d, defs); h != nil {
+			exprs[name] = h
 		}
 	}
-	if len(helpers) == 0 {
+	if len(helpers) == 0 && len(exprs) == 0 {
 		return
 	}
-	in := &inliner{helpers: helpers}
+	in := &inliner{helpers: helpers, exprs: exprs}
 	for _, s := range f.Stmts {
 		if d, ok := s.(*syntax.DefStmt); ok {
 			in.bound = boundNames(d)
+			in.params = paramNames(d)
 			d.Body = in.stmts(d.Body)
+			in.exprStmts(d.Body)
 		}
 	}
+}
+
+// paramNames is the plain parameters of a def: always bound in its body (Starlark has
+// no del), and reading one has no effect and cannot fail.
+func paramNames(d *syntax.DefStmt) map[string]bool {
+	params := map[string]bool{}
+	for _, p := range d.Params {
+		if id, ok := p.(*syntax.Ident); ok {
+			params[id.Name] = true
+		}
+	}
+	return params
 }
 
 // mayRunSource reports whether a top-level statement may call a function of the
@@ -132,7 +150,23 @@ func mayRunSource(s syntax.Stmt, top map[string]bool) bool {
 
 // asHelper is d as an inlinable helper, or nil.
 func asHelper(d *syntax.DefStmt, defs map[string]*syntax.DefStmt) *helper {
-	h := &helper{def: d, free: map[string]bool{}, local: map[string]bool{}}
+	h := newHelper(d)
+	if h == nil {
+		return nil
+	}
+	body := make([]syntax.Node, len(d.Body))
+	for k, s := range d.Body {
+		body[k] = s
+	}
+	if !h.scan(body, defs) {
+		return nil
+	}
+	return h
+}
+
+// newHelper is d with its parameters, or nil when one is not a plain name.
+func newHelper(d *syntax.DefStmt) *helper {
+	h := &helper{def: d, free: map[string]bool{}, local: map[string]bool{}, assigned: map[string]bool{}}
 	for _, p := range d.Params {
 		id, ok := p.(*syntax.Ident)
 		if !ok {
@@ -140,10 +174,16 @@ func asHelper(d *syntax.DefStmt, defs map[string]*syntax.DefStmt) *helper {
 		}
 		h.local[id.Name] = true
 	}
+	return h
+}
+
+// scan walks the nodes of a helper's body and says whether inlining copies them
+// faithfully, noting the body's size and names.
+func (h *helper) scan(body []syntax.Node, defs map[string]*syntax.DefStmt) bool {
 	size, ok := 0, true
 	var used []string
 	fields := map[*syntax.Ident]bool{}
-	for _, s := range d.Body {
+	for _, s := range body {
 		syntax.Walk(s, func(n syntax.Node) bool {
 			if n == nil { // Walk's mark of the end of a node's children
 				return true
@@ -168,8 +208,10 @@ func asHelper(d *syntax.DefStmt, defs map[string]*syntax.DefStmt) *helper {
 				}
 			case *syntax.AssignStmt:
 				bindTargets(n.LHS, h.local)
+				bindTargets(n.LHS, h.assigned)
 			case *syntax.ForStmt:
 				bindTargets(n.Vars, h.local)
+				bindTargets(n.Vars, h.assigned)
 			case *syntax.DotExpr:
 				fields[n.Name] = true // a field, not a name
 			case *syntax.Ident:
@@ -181,7 +223,7 @@ func asHelper(d *syntax.DefStmt, defs map[string]*syntax.DefStmt) *helper {
 		})
 	}
 	if !ok || size > maxInlineBody {
-		return nil
+		return false
 	}
 	h.size = size
 	for _, name := range used {
@@ -189,7 +231,7 @@ func asHelper(d *syntax.DefStmt, defs map[string]*syntax.DefStmt) *helper {
 			h.free[name] = true
 		}
 	}
-	return h
+	return true
 }
 
 // bindTargets adds the names an assignment or a for loop binds.
@@ -244,10 +286,12 @@ func boundNames(d *syntax.DefStmt) map[string]bool {
 }
 
 type inliner struct {
-	helpers map[string]*helper
-	bound   map[string]bool // the names the caller binds
-	count   int             // inlined calls so far: each gets its own names
-	added   int             // syntax nodes inlined so far (maxInlined)
+	helpers map[string]*helper // helpers called as statements
+	exprs   map[string]*helper // helpers that return an expression (inlineexpr.go)
+	bound   map[string]bool    // the names the caller binds
+	params  map[string]bool    // the caller's parameters
+	count   int                // inlined calls so far: each gets its own names
+	added   int                // syntax nodes inlined so far (maxInlined)
 }
 
 func (in *inliner) stmts(list []syntax.Stmt) []syntax.Stmt {
@@ -325,7 +369,20 @@ func (in *inliner) call(s *syntax.ExprStmt) []syntax.Stmt {
 	in.added += h.size
 	in.count++
 	prefix := "$i" + strconv.Itoa(in.count) + "$"
+	// A parameter that the body never rebinds, passed one of the caller's parameters,
+	// is that parameter: nothing runs between the call and the body that could rebind
+	// it, and reading it has no effect. Every other argument is copied first.
+	same := map[string]string{}
+	for k, a := range c.Args {
+		p := h.def.Params[k].(*syntax.Ident)
+		if id, ok := a.(*syntax.Ident); ok && in.params[id.Name] && !h.assigned[p.Name] {
+			same[p.Name] = id.Name
+		}
+	}
 	rename := func(name string) string {
+		if arg, ok := same[name]; ok {
+			return arg
+		}
 		if h.local[name] {
 			return prefix + name
 		}
@@ -334,6 +391,9 @@ func (in *inliner) call(s *syntax.ExprStmt) []syntax.Stmt {
 	out := make([]syntax.Stmt, 0, len(c.Args)+len(h.def.Body))
 	for k, a := range c.Args {
 		p := h.def.Params[k].(*syntax.Ident)
+		if _, ok := same[p.Name]; ok {
+			continue
+		}
 		start, _ := a.Span()
 		out = append(out, &syntax.AssignStmt{OpPos: start, Op: syntax.EQ,
 			LHS: &syntax.Ident{NamePos: p.NamePos, Name: rename(p.Name)}, RHS: a})

@@ -122,7 +122,7 @@ func BenchmarkStarlarkBully4Synchronous(b *testing.B) {
 func TestExplore_FindsTheBugInAnEditedTemplate(t *testing.T) {
 	_, cfg := starlarkConfig(t, "ricart-agrawala-3.json")
 	src, _ := starlarkalg.Template("ricart-agrawala")
-	edited := strings.Replace(src, "return s.ts < tj or (s.ts == tj and ctx.self_id < idj)", "return s.ts < tj", 1)
+	edited := strings.Replace(src, "return s.ts < m.ts or (s.ts == m.ts and ctx.self_id < ctx.id(m.sender))", "return s.ts < m.ts", 1)
 	if edited == src {
 		t.Fatal("the template no longer has the line this test edits")
 	}

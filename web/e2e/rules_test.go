@@ -33,7 +33,7 @@ func TestEditedRicartAgrawalaBreaksMutualExclusion(t *testing.T) {
 		t.Fatalf("the source is not highlighted: %d keywords marked", n)
 	}
 	// Select the tie-break and type over it.
-	const tie = " or (s.ts == tj and ctx.self_id < idj)"
+	const tie = " or (s.ts == m.ts and ctx.self_id < ctx.id(m.sender))"
 	run(t, ctx, chromedp.Evaluate[chromedp.Void](`(() => {
 		const ta = document.getElementById("rules-source");
 		const at = ta.value.indexOf(`+"`"+tie+"`"+`);
@@ -41,7 +41,7 @@ func TestEditedRicartAgrawalaBreaksMutualExclusion(t *testing.T) {
 		ta.setSelectionRange(at, at + `+"`"+tie+"`"+`.length);
 	})()`), chromedp.SendKeys(`#rules-source`, "  # ties: nobody wins"))
 	src := eval[string](t, ctx, `document.getElementById("rules-source").value`)
-	if strings.Contains(src, tie) || !strings.Contains(src, "return s.ts < tj  # ties: nobody wins") {
+	if strings.Contains(src, tie) || !strings.Contains(src, "return s.ts < m.ts  # ties: nobody wins") {
 		t.Fatalf("the edit did not take: %q", src[strings.Index(src, "def older("):][:160])
 	}
 	run(t, ctx, chromedp.Click(chromedp.CSS(`#rules-run`)))
@@ -59,7 +59,7 @@ func TestEditedRicartAgrawalaBreaksMutualExclusion(t *testing.T) {
 	waitFor(t, ctx, `[...document.querySelectorAll("#log li.violation")].some((li) => li.textContent.includes("mutual-exclusion: P1 entered the CS while P0 is in it"))`)
 	// The counterexample runs the edited rules, and the editor there starts from them.
 	run(t, ctx, chromedp.Click(chromedp.CSS(`#rules-edit`)))
-	waitFor(t, ctx, `document.getElementById("rules-source").value.includes("return s.ts < tj  # ties: nobody wins")`)
+	waitFor(t, ctx, `document.getElementById("rules-source").value.includes("return s.ts < m.ts  # ties: nobody wins")`)
 	screenshot(t, ctx, "rules-counterexample.png")
 }
 
