@@ -2,6 +2,7 @@ package starlarkalg
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -103,9 +104,11 @@ func (c *stepCtx) Attr(name string) (starlark.Value, error) {
 
 // node reads a node index argument.
 func (c *stepCtx) nodeIndex(fn string, v starlark.Value) (int, error) {
-	var i int
-	if err := starlark.AsInt(v, &i); err != nil {
-		return 0, fmt.Errorf("%s: want a node index, got %s", fn, v.Type())
+	i, ok := smallInt(v)
+	if !ok {
+		if err := starlark.AsInt(v, &i); err != nil {
+			return 0, fmt.Errorf("%s: want a node index, got %s", fn, v.Type())
+		}
 	}
 	if i < 0 || i >= len(c.n.setup.IDs) {
 		return 0, fmt.Errorf("%s: node index %d out of range (0 to %d)", fn, i, len(c.n.setup.IDs)-1)
@@ -253,11 +256,28 @@ func integer(fn, name string, v starlark.Value) (int, error) {
 	if v == nil {
 		return 0, nil
 	}
-	var n int
+	n, ok := smallInt(v)
+	if ok {
+		return n, nil
+	}
 	if err := starlark.AsInt(v, &n); err != nil {
 		return 0, fmt.Errorf("%s: %s must be an int, got %s", fn, name, v.Type())
 	}
 	return n, nil
+}
+
+// smallInt is v as an int when it is a Starlark int that fits, without AsInt's
+// conversions through an interface: ctx.send reads two ints in every step.
+func smallInt(v starlark.Value) (int, bool) {
+	x, ok := v.(starlark.Int)
+	if !ok {
+		return 0, false
+	}
+	n, ok := x.Int64()
+	if !ok || n < math.MinInt || n > math.MaxInt {
+		return 0, false
+	}
+	return int(n), true
 }
 
 var ruleArgs = []string{"label", "why"}

@@ -82,6 +82,49 @@ type site struct {
 	tmpl      [maxSiteArgs]starlark.Value
 	fixed     [maxSiteArgs]bool
 	recvIsKey bool
+
+	// For ctx.rule and ctx.send: where each value after the receiver goes among the
+	// method's parameters, when the call's shape is right (planned is false when
+	// unpackKeys would refuse it, and then it does, with its message).
+	planned bool
+	slot    [maxSiteArgs]int8
+}
+
+// plan works out, once, where ctx.rule's or ctx.send's arguments go, as unpackKeys
+// would on every call: the shape of a call (how many positional arguments, which
+// keywords) does not change from one call to the next.
+func (s *site) plan(names []string, required int) {
+	npos := s.total - 1 - s.nkw
+	if npos > len(names) {
+		return
+	}
+	var filled [maxSiteArgs]bool
+	for k := range npos {
+		s.slot[k], filled[k] = int8(k), true
+	}
+	keys := s.keys
+	for k := range s.nkw {
+		var key string
+		key, keys, _ = strings.Cut(keys, " ")
+		at := slices.Index(names, key)
+		if at < 0 || filled[at] {
+			return
+		}
+		s.slot[npos+k], filled[at] = int8(at), true
+	}
+	for k := range required {
+		if !filled[k] {
+			return
+		}
+	}
+	s.planned = true
+}
+
+// place puts a planned call's values (after the receiver) where plan said.
+func (s *site) place(vals []starlark.Value, out []starlark.Value) {
+	for k, v := range vals {
+		out[s.slot[k]] = v
+	}
 }
 
 // fill starts a buffer for a call with key.
@@ -178,13 +221,17 @@ func (a *siteArgs) CallInternal(t *starlark.Thread, _ starlark.Tuple, _ []starla
 		switch s.method {
 		case "rule":
 			var b [2]starlark.Value
-			if err := unpackKeys("ctx.rule", pos, s.keys, vals, ruleArgs, 1, b[:]); err != nil {
+			if s.planned {
+				s.place(rest, b[:])
+			} else if err := unpackKeys("ctx.rule", pos, s.keys, vals, ruleArgs, 1, b[:]); err != nil {
 				return nil, err
 			}
 			return r.ruleOf(&b)
 		case "send":
 			var b [6]starlark.Value
-			if err := unpackKeys("ctx.send", pos, s.keys, vals, sendArgs, 2, b[:]); err != nil {
+			if s.planned {
+				s.place(rest, b[:])
+			} else if err := unpackKeys("ctx.send", pos, s.keys, vals, sendArgs, 2, b[:]); err != nil {
 				return nil, err
 			}
 			return r.sendOf(&b)
@@ -422,6 +469,12 @@ func rewriteSite(e *syntax.CallExpr, k int, other map[string]bool) *site {
 		x = &syntax.IndexExpr{X: x, Lbrack: pos, Y: v, Rbrack: pos}
 	}
 	e.Fn, e.Args = x, nil
+	switch s.method {
+	case "rule":
+		s.plan(ruleArgs, 1)
+	case "send":
+		s.plan(sendArgs, 2)
+	}
 	return s
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 
 	"github.com/teach-dist/playground/runtime/sim"
@@ -105,5 +106,69 @@ func TestSites_ABuiltinCallAllocatesNothing(t *testing.T) {
 	})
 	if allocs > 1 {
 		t.Errorf("%.1f allocations per step, want at most 1 (the handler's frame)", allocs)
+	}
+}
+
+// ctx.rule's and ctx.send's sites place their values where unpackKeys would, worked
+// out once per site; a shape unpackKeys refuses is not planned, so every call of it
+// still goes through unpackKeys and its message.
+func TestSites_PlannedCallsPlaceAsUnpackKeys(t *testing.T) {
+	cases := []struct {
+		call    string
+		planned bool
+	}{
+		{`ctx.send(j, "X")`, true},
+		{`ctx.send(j, "X", ts = t)`, true},
+		{`ctx.send(j, type = "X", ts = t)`, true},
+		{`ctx.send(to = j, type = "X", queue = q)`, true},
+		{`ctx.send(j, "X", t, vec = q, arg = t)`, true},
+		{`ctx.send(j, "X", to = j)`, false},
+		{`ctx.send(j, ts = t)`, false},
+		{`ctx.send(j, "X", bogus = t)`, false},
+		{`ctx.send(j, "X", t, t, q, q, t)`, false},
+		{`ctx.rule("A")`, true},
+		{`ctx.rule("A", why = w)`, true},
+		{`ctx.rule(label = "A", why = w)`, true},
+		{`ctx.rule(why = w)`, false},
+	}
+	for _, c := range cases {
+		t.Run(c.call, func(t *testing.T) {
+			f, err := fileOptions.Parse("t.star", "def on_request(ctx, s, j, t, q, w):\n    "+c.call+"\n", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sites := rewriteSites(f)
+			if len(sites) != 1 {
+				t.Fatalf("%d sites, want 1", len(sites))
+			}
+			s := sites[0]
+			if s.planned != c.planned {
+				t.Fatalf("planned %v, want %v", s.planned, c.planned)
+			}
+			names, required := sendArgs, 2
+			if s.method == "rule" {
+				names, required = ruleArgs, 1
+			}
+			vals := make([]starlark.Value, s.total-1) // after the receiver
+			for k := range vals {
+				vals[k] = starlark.MakeInt(100 + k)
+			}
+			want := make([]starlark.Value, len(names))
+			npos := len(vals) - s.nkw
+			err = unpackKeys("ctx."+s.method, vals[:npos], s.keys, vals[npos:], names, required, want)
+			if c.planned != (err == nil) {
+				t.Fatalf("unpackKeys: %v, but planned is %v", err, c.planned)
+			}
+			if !c.planned {
+				return
+			}
+			got := make([]starlark.Value, len(names))
+			s.place(vals, got)
+			for k := range names {
+				if got[k] != want[k] {
+					t.Errorf("%s: placed %v, unpackKeys %v", names[k], got[k], want[k])
+				}
+			}
+		})
 	}
 }
