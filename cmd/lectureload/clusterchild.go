@@ -75,7 +75,6 @@ func loadChild(spec string, in io.Reader, out io.Writer) error {
 	}
 	fl := make([]*follower, j.Followers)
 	steps := make([]atomic.Int64, j.Followers) // the latest step a timed follower read
-	ended := make([]atomic.Bool, j.Followers)  // its server closed the connection
 	recv := make([][]stepAt, j.Followers)
 	var wg sync.WaitGroup
 	var joinErr error
@@ -97,14 +96,12 @@ func loadChild(spec string, in io.Reader, out io.Writer) error {
 					f.x = protocol.NewExpander()
 				}
 			}
-			conn, err := dial(j.Base, fmt.Sprintf("/ws/lecture/%s?proto=%d", j.Code, f.proto), 0, &f.wire, f.pace(j.Pace))
-			if err != nil {
+			if err := f.join(j.Base, fmt.Sprintf("/ws/lecture/%s?proto=%d", j.Code, f.proto), j.Pace); err != nil {
 				mu.Lock()
 				joinErr = err
 				mu.Unlock()
 				return
 			}
-			f.conn = conn
 			fl[i] = f
 		}()
 	}
@@ -113,13 +110,16 @@ func loadChild(spec string, in io.Reader, out io.Writer) error {
 		return fmt.Errorf("a follower could not join %s: %w", j.Base, joinErr)
 	}
 	for i, f := range fl {
+		if f.conn == nil {
+			continue // read by the sweeper
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			recv[i] = f.readStamped(&steps[i])
-			ended[i].Store(true)
 		}()
 	}
+	sweep := startSweeper(fl, j.Pace)
 	fmt.Fprintln(out, "joined")
 
 	line, err := bufio.NewReaderSize(in, 1<<20).ReadBytes('\n')
@@ -153,13 +153,14 @@ func loadChild(spec string, in io.Reader, out io.Writer) error {
 	}
 	caughtUp(fl, 10*time.Second)
 	dropped := 0
-	for i := range fl {
-		if ended[i].Load() {
+	for _, f := range fl {
+		if f.ended.Load() {
 			dropped++ // let go by its server (too slow: a write waited past its deadline)
 		}
 	}
+	sweep.close()
 	for _, f := range fl {
-		_ = f.conn.Close()
+		f.close()
 	}
 	wg.Wait()
 
