@@ -122,7 +122,9 @@ func loadChild(spec string, in io.Reader, out io.Writer) error {
 	sweep := startSweeper(fl, j.Pace)
 	fmt.Fprintln(out, "joined")
 
+	stopWatch := watchEnds(fl, j.Base, os.Stderr)
 	line, err := bufio.NewReaderSize(in, 1<<20).ReadBytes('\n')
+	stopWatch()
 	if err != nil {
 		return fmt.Errorf("the send times: %w", err)
 	}
@@ -193,6 +195,43 @@ func loadChild(spec string, in io.Reader, out io.Writer) error {
 		r.Missing += missing
 	}
 	return json.NewEncoder(out).Encode(r)
+}
+
+// watchEnds says on w, once a second until the returned func is called, how many
+// followers have ended since they joined and why the first did: a follower the server
+// let go before the steps is not counted there, so the parent waits for a count the
+// run's server never reaches, and this says why.
+func watchEnds(fl []*follower, base string, w io.Writer) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		said := 0
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			n, first := 0, error(nil)
+			for _, f := range fl {
+				if f.ended.Load() { // f.err was set before
+					n++
+					if first == nil {
+						first = f.err
+					}
+				}
+			}
+			if n > said {
+				fmt.Fprintf(w, "lectureload: %d of the %d followers on %s ended before the steps began (the first: %v)\n", n, len(fl), base, first)
+				said = n
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
 }
 
 // stepAt is when (wall clock, UnixNano) a follower read the events frame of a step.
