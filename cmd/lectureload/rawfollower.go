@@ -216,6 +216,14 @@ func (f *follower) end(err error) {
 // errClosed is a close frame from the server: it let the follower go.
 var errClosed = errors.New("the server closed the WebSocket")
 
+// closeError is errClosed with the close frame's code and reason (RFC 6455, 5.5.1).
+func closeError(payload []byte) error {
+	if len(payload) < 2 {
+		return errClosed
+	}
+	return fmt.Errorf("%w: %d %q", errClosed, binary.BigEndian.Uint16(payload), payload[2:])
+}
+
 // rawFrames takes bytes read from f's raw socket: whole frames are handled in order
 // (a message to follower.frame, a ping answered), the start of one is kept for the
 // next read. Server frames are not masked (RFC 6455, section 5.1), so a header is two
@@ -239,7 +247,7 @@ func (f *follower) rawFrames(p []byte) error {
 		op, fin, payload := p[0]&0x0f, p[0]&0x80 != 0, p[head:size]
 		switch {
 		case op == 0x8:
-			return errClosed
+			return closeError(payload)
 		case op == 0x9:
 			// A ping: the server lets a follower go that stays silent past its pong wait.
 			if _, err := syscall.Write(s.fd, maskedFrame(0x8a, payload)); err != nil && !errors.Is(err, syscall.EAGAIN) {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"encoding/binary"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -105,8 +106,8 @@ func TestRawFramesRefuseWhatNoServerSends(t *testing.T) {
 		})
 	}
 	f := &follower{proto: 1, raw: &rawSock{fd: -1}}
-	if err := f.rawFrames(serverFrame(0x8, true, []byte{0x03, 0xe8})); err != errClosed {
-		t.Fatalf("a close frame: %v, want errClosed", err)
+	if err := f.rawFrames(serverFrame(0x8, true, []byte{0x03, 0xe8, 's', 'l', 'o', 'w'})); !errors.Is(err, errClosed) || err.Error() != `the server closed the WebSocket: 1000 "slow"` {
+		t.Fatalf("a close frame: %v, want errClosed with its code and reason", err)
 	}
 }
 
@@ -165,7 +166,7 @@ func TestRawFollowerOverASocket(t *testing.T) {
 	next <- nil
 	testwait.For(t, "the follower to end at the server's close", f.ended.Load)
 	sw.close()
-	if f.frames != 3 || f.gaps != 0 || f.repeats != 0 || f.bad != 0 || f.err != errClosed {
+	if f.frames != 3 || f.gaps != 0 || f.repeats != 0 || f.bad != 0 || !errors.Is(f.err, errClosed) {
 		t.Fatalf("frames %d, gaps %d, repeats %d, bad %d, end %v; want 3, 0, 0, 0, the close", f.frames, f.gaps, f.repeats, f.bad, f.err)
 	}
 	// The catch-up is left out of the counts; the socket's bytes hold the handshake's
