@@ -76,11 +76,14 @@ func loadChild(spec string, in io.Reader, out io.Writer) error {
 	fl := make([]*follower, j.Followers)
 	steps := make([]atomic.Int64, j.Followers) // the latest step a timed follower read
 	recv := make([][]stepAt, j.Followers)
-	var wg sync.WaitGroup
+	var wg, readers sync.WaitGroup
 	var joinErr error
 	var mu sync.Mutex
 	sem := make(chan struct{}, 32)
 	every := sampleEvery(j.Followers)
+	// Each follower reads from the moment it joined, as a device does: one that waited
+	// for the last of thousands to join would miss the server's pings meanwhile.
+	sweep := newSweeper(j.Pace)
 	for i := range fl {
 		wg.Add(1)
 		sem <- struct{}{}
@@ -103,23 +106,27 @@ func loadChild(spec string, in io.Reader, out io.Writer) error {
 				return
 			}
 			fl[i] = f
+			if f.conn == nil {
+				sweep.add(f)
+				return
+			}
+			readers.Add(1)
+			go func() {
+				defer readers.Done()
+				recv[i] = f.readStamped(&steps[i])
+			}()
 		}()
 	}
 	wg.Wait()
 	if joinErr != nil {
+		sweep.close()
+		for _, f := range fl {
+			if f != nil {
+				f.close()
+			}
+		}
 		return fmt.Errorf("a follower could not join %s: %w", j.Base, joinErr)
 	}
-	for i, f := range fl {
-		if f.conn == nil {
-			continue // read by the sweeper
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			recv[i] = f.readStamped(&steps[i])
-		}()
-	}
-	sweep := startSweeper(fl, j.Pace)
 	fmt.Fprintln(out, "joined")
 
 	stopWatch := watchEnds(fl, j.Base, os.Stderr)
@@ -164,7 +171,7 @@ func loadChild(spec string, in io.Reader, out io.Writer) error {
 	for _, f := range fl {
 		f.close()
 	}
-	wg.Wait()
+	readers.Wait()
 
 	r := childResult{Followers: len(fl), Dropped: dropped}
 	for p := range 3 {

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -111,34 +112,57 @@ func dialRaw(base, path string, count interface{ Add(int64) int64 }) (*rawSock, 
 }
 
 // sweeper reads the raw sockets of its followers, every one once per pace, on one
-// goroutine, until close.
+// goroutine, until close. Followers join it as they connect (add), so that each is
+// read, and answers the server's pings, from its start.
 type sweeper struct {
-	fl   []*follower
-	stop chan struct{}
-	done chan struct{}
+	mu    sync.Mutex
+	added []*follower // not yet taken by run
+	stop  chan struct{}
+	done  chan struct{}
+	fl    []*follower // run's; close's once run has returned
 }
 
-// startSweeper sweeps the followers of fl that hold a raw socket.
-func startSweeper(fl []*follower, pace time.Duration) *sweeper {
+// newSweeper starts a sweeper with no follower.
+func newSweeper(pace time.Duration) *sweeper {
 	s := &sweeper{stop: make(chan struct{}), done: make(chan struct{})}
-	for _, f := range fl {
-		if f.raw != nil {
-			s.fl = append(s.fl, f)
-		}
-	}
 	go s.run(pace)
 	return s
 }
 
-func (s *sweeper) run(pace time.Duration) {
-	defer close(s.done)
-	if len(s.fl) == 0 {
+// startSweeper sweeps the followers of fl that hold a raw socket.
+func startSweeper(fl []*follower, pace time.Duration) *sweeper {
+	s := newSweeper(pace)
+	for _, f := range fl {
+		s.add(f)
+	}
+	return s
+}
+
+// add has s read f from its next sweep on, if f holds a raw socket.
+func (s *sweeper) add(f *follower) {
+	if f.raw == nil {
 		return
 	}
+	s.mu.Lock()
+	s.added = append(s.added, f)
+	s.mu.Unlock()
+}
+
+// take moves the followers added since into s.fl.
+func (s *sweeper) take() {
+	s.mu.Lock()
+	s.fl = append(s.fl, s.added...)
+	s.added = nil
+	s.mu.Unlock()
+}
+
+func (s *sweeper) run(pace time.Duration) {
+	defer close(s.done)
 	buf := make([]byte, 64<<10)
 	t := time.NewTicker(pace)
 	defer t.Stop()
 	for {
+		s.take()
 		for _, f := range s.fl {
 			if !f.ended.Load() {
 				f.sweep(buf)
@@ -156,6 +180,7 @@ func (s *sweeper) run(pace time.Duration) {
 func (s *sweeper) close() {
 	close(s.stop)
 	<-s.done
+	s.take()
 	for _, f := range s.fl {
 		_ = syscall.Close(f.raw.fd)
 	}
