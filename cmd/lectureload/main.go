@@ -9,8 +9,10 @@
 // frames (-proto both: half each, in one run). With -play the presenter plays the run
 // at a speed instead of stepping, and -asks keeps its processes asking for the CS.
 // -want-p99 and -want-cores set the verdict's targets. docs/benchmarks.md records runs.
-// Files: server.go (the child), follower.go (one follower's reading), bytes.go (the
-// bytes on the wire), report.go (the figures and the verdict).
+// Files: server.go (the child), follower.go (one follower's reading), rawfollower.go
+// (the untimed followers, read outside the network poller once per -pace), bytes.go
+// (the bytes on the wire), report.go (the figures and the verdict), cluster.go and
+// clusterchild.go (-cluster).
 //
 //	go run ./cmd/lectureload -followers 500 -rate 30 -duration 30s
 //	go run ./cmd/lectureload -followers 200 -slow 0 -proto both -run '/play/ricart-agrawala?n=8' -play 4 -asks 2
