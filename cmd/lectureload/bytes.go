@@ -16,25 +16,12 @@ import (
 // give half of its followers each, so one run compares them on the same steps.
 
 // countingConn counts the bytes read from a socket: the WebSocket framing included.
-// With pace > 0 it reads at most once per pace: an untimed follower then takes the
-// frames that arrived meanwhile in one read (gorilla reads only when its buffer is
-// empty), so the tool wakes once per pace and not once per frame. The server still
-// writes each frame as it comes; only the tool's own reading, which shares the
-// machine with the server as no hall's phones do, gets cheaper.
 type countingConn struct {
 	net.Conn
-	n    *atomic.Int64
-	pace time.Duration
-	last time.Time
+	n *atomic.Int64
 }
 
 func (c *countingConn) Read(p []byte) (int, error) {
-	if c.pace > 0 {
-		if d := c.pace - time.Since(c.last); d > 0 {
-			time.Sleep(d)
-		}
-		defer func() { c.last = time.Now() }()
-	}
 	k, err := c.Conn.Read(p)
 	c.n.Add(int64(k))
 	return k, err

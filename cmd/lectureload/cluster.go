@@ -198,7 +198,7 @@ func startPresenter(base, path string) (*websocket.Conn, string, error) {
 	}
 	resp.Body.Close()
 	token := strings.TrimPrefix(resp.Header.Get("Location"), "/lecture/present/")
-	pres, err := dial(base, "/ws/present/"+token, 0, nil, 0)
+	pres, err := dial(base, "/ws/present/"+token, 0, nil)
 	if err != nil {
 		return nil, "", err
 	}

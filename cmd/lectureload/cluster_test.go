@@ -80,32 +80,70 @@ func TestSummaryFindsLossInAnyProcess(t *testing.T) {
 	}
 }
 
-// Cluster mode end to end, small: a real nats-server, two servers, followers of both
-// protocols in two load processes; every step reaches every follower once.
-func TestClusterModeDeliversEveryStep(t *testing.T) {
+// The tool end to end, small, with a real nats-server for the cluster: every step
+// reaches every follower once, whether it reads through gorilla (timed) or is swept
+// outside the poller (the untimed ones past the sample: rawfollower.go).
+func TestLoadDeliversEveryStep(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		cluster bool
+		args    []string
+		want    []string
+	}{
+		{"cluster, every follower timed", true,
+			[]string{"-cluster", "2", "-followers", "40", "-rate", "20", "-duration", "500ms", "-proto", "both"},
+			[]string{
+				"gaps 0, repeats 0; every follower read to the same last frame: true",
+				"let go during the run (too slow to take their frames): 0",
+				"40 followers (protocol both) over 2 load processes",
+				"steps they read: 440 of 440 (missing 0)", // 11 steps, every follower timed at this size
+				"protocol 1 (20 followers)", "protocol 2 (20 followers)",
+				"no loss, no repeat: met",
+			}},
+		{"cluster, a sample timed and the others swept", true,
+			[]string{"-cluster", "2", "-followers", "400", "-rate", "20", "-duration", "500ms", "-proto", "2", "-pace", "100ms"},
+			[]string{
+				"by 400 followers; gaps 0, repeats 0; every follower read to the same last frame: true",
+				"let go during the run (too slow to take their frames): 0",
+				"timed followers: 200; steps they read: 2200 of 2200 (missing 0)", // two in every four of 200 per process
+				"protocol 2 (400 followers)",
+				"unreadable 0",
+				"no loss, no repeat: met",
+			}},
+		{"one server, a sample timed and the others swept", false,
+			[]string{"-followers", "300", "-slow", "0", "-rate", "20", "-duration", "500ms", "-proto", "2", "-pace", "100ms"},
+			[]string{
+				"frames delivered: 1100 of 1100 expected (100 timed followers x 11), gaps 0, repeats 0, still behind 30 s after the last step 0",
+				"protocol 2 (300 followers)",
+				"unreadable 0",
+				"no loss, no repeat: met",
+			}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.cluster {
+				needNATS(t)
+			}
+			var out bytes.Buffer
+			if err := run(tt.args, &out); err != nil {
+				t.Fatalf("%v\n%s", err, out.String())
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(out.String(), want) {
+					t.Fatalf("the report lacks %q:\n%s", want, out.String())
+				}
+			}
+		})
+	}
+}
+
+func needNATS(t *testing.T) {
+	t.Helper()
 	if _, err := exec.LookPath("nats-server"); err != nil {
 		if _, err := os.Stat("/usr/sbin/nats-server"); err != nil {
 			if os.Getenv("CI") != "" {
 				t.Fatal("nats-server is not installed")
 			}
 			t.Skip("nats-server is not installed (Debian: apt-get install nats-server)")
-		}
-	}
-	var out bytes.Buffer
-	err := run([]string{"-cluster", "2", "-followers", "40", "-rate", "20", "-duration", "500ms", "-proto", "both"}, &out)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
-	}
-	for _, want := range []string{
-		"gaps 0, repeats 0; every follower read to the same last frame: true",
-		"let go during the run (too slow to take their frames): 0",
-		"40 followers (protocol both) over 2 load processes",
-		"steps they read: 440 of 440 (missing 0)", // 11 steps, every follower timed at this size
-		"protocol 1 (20 followers)", "protocol 2 (20 followers)",
-		"no loss, no repeat: met",
-	} {
-		if !strings.Contains(out.String(), want) {
-			t.Fatalf("the report lacks %q:\n%s", want, out.String())
 		}
 	}
 }

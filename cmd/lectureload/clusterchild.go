@@ -75,13 +75,15 @@ func loadChild(spec string, in io.Reader, out io.Writer) error {
 	}
 	fl := make([]*follower, j.Followers)
 	steps := make([]atomic.Int64, j.Followers) // the latest step a timed follower read
-	ended := make([]atomic.Bool, j.Followers)  // its server closed the connection
 	recv := make([][]stepAt, j.Followers)
-	var wg sync.WaitGroup
+	var wg, readers sync.WaitGroup
 	var joinErr error
 	var mu sync.Mutex
 	sem := make(chan struct{}, 32)
 	every := sampleEvery(j.Followers)
+	// Each follower reads from the moment it joined, as a device does: one that waited
+	// for the last of thousands to join would miss the server's pings meanwhile.
+	sweep := newSweeper(j.Pace)
 	for i := range fl {
 		wg.Add(1)
 		sem <- struct{}{}
@@ -97,32 +99,39 @@ func loadChild(spec string, in io.Reader, out io.Writer) error {
 					f.x = protocol.NewExpander()
 				}
 			}
-			conn, err := dial(j.Base, fmt.Sprintf("/ws/lecture/%s?proto=%d", j.Code, f.proto), 0, &f.wire, f.pace(j.Pace))
-			if err != nil {
+			if err := f.join(j.Base, fmt.Sprintf("/ws/lecture/%s?proto=%d", j.Code, f.proto), j.Pace); err != nil {
 				mu.Lock()
 				joinErr = err
 				mu.Unlock()
 				return
 			}
-			f.conn = conn
 			fl[i] = f
+			if f.conn == nil {
+				sweep.add(f)
+				return
+			}
+			readers.Add(1)
+			go func() {
+				defer readers.Done()
+				recv[i] = f.readStamped(&steps[i])
+			}()
 		}()
 	}
 	wg.Wait()
 	if joinErr != nil {
+		sweep.close()
+		for _, f := range fl {
+			if f != nil {
+				f.close()
+			}
+		}
 		return fmt.Errorf("a follower could not join %s: %w", j.Base, joinErr)
-	}
-	for i, f := range fl {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			recv[i] = f.readStamped(&steps[i])
-			ended[i].Store(true)
-		}()
 	}
 	fmt.Fprintln(out, "joined")
 
+	stopWatch := watchEnds(fl, j.Base, os.Stderr)
 	line, err := bufio.NewReaderSize(in, 1<<20).ReadBytes('\n')
+	stopWatch()
 	if err != nil {
 		return fmt.Errorf("the send times: %w", err)
 	}
@@ -153,15 +162,16 @@ func loadChild(spec string, in io.Reader, out io.Writer) error {
 	}
 	caughtUp(fl, 10*time.Second)
 	dropped := 0
-	for i := range fl {
-		if ended[i].Load() {
+	for _, f := range fl {
+		if f.ended.Load() {
 			dropped++ // let go by its server (too slow: a write waited past its deadline)
 		}
 	}
+	sweep.close()
 	for _, f := range fl {
-		_ = f.conn.Close()
+		f.close()
 	}
-	wg.Wait()
+	readers.Wait()
 
 	r := childResult{Followers: len(fl), Dropped: dropped}
 	for p := range 3 {
@@ -192,6 +202,43 @@ func loadChild(spec string, in io.Reader, out io.Writer) error {
 		r.Missing += missing
 	}
 	return json.NewEncoder(out).Encode(r)
+}
+
+// watchEnds says on w, once a second until the returned func is called, how many
+// followers have ended since they joined and why the first did: a follower the server
+// let go before the steps is not counted there, so the parent waits for a count the
+// run's server never reaches, and this says why.
+func watchEnds(fl []*follower, base string, w io.Writer) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		said := 0
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			n, first := 0, error(nil)
+			for _, f := range fl {
+				if f.ended.Load() { // f.err was set before
+					n++
+					if first == nil {
+						first = f.err
+					}
+				}
+			}
+			if n > said {
+				fmt.Fprintf(w, "lectureload: %d of the %d followers on %s ended before the steps began (the first: %v)\n", n, len(fl), base, first)
+				said = n
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
 }
 
 // stepAt is when (wall clock, UnixNano) a follower read the events frame of a step.

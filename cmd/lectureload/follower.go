@@ -37,7 +37,9 @@ type follower struct {
 	otherBytes  int64
 	otherN      int
 	bad         int
-	conn        *websocket.Conn
+	conn        *websocket.Conn // a follower read through gorilla, or
+	raw         *rawSock        // an untimed one read by the sweeper (rawfollower.go)
+	ended       atomic.Bool     // its connection ended: the server let it go, or it broke
 	latencies   []time.Duration
 	frames      int
 	gaps        int
@@ -48,18 +50,29 @@ type follower struct {
 	err         error
 }
 
-// pace is how often f reads its socket: a timed follower at once (its reads are
-// timed), the others at most once per pace.
-func (f *follower) pace(pace time.Duration) time.Duration {
-	if f.timed {
-		return 0
+// join opens f's WebSocket to path on base. A timed follower, and any with pace 0,
+// reads through gorilla on a goroutine of its own (read); the others are read by the
+// sweeper once per pace, outside the network poller (rawfollower.go).
+func (f *follower) join(base, path string, pace time.Duration) error {
+	if f.timed || pace <= 0 {
+		conn, err := dial(base, path, 0, &f.wire)
+		f.conn = conn
+		return err
 	}
-	return pace
+	raw, err := dialRaw(base, path, &f.wire)
+	f.raw = raw
+	return err
 }
 
-// dial opens a WebSocket to path; count, if not nil, counts the bytes read, and pace
-// (> 0) reads them at most once per pace (countingConn).
-func dial(base, path string, readBuffer int, count *atomic.Int64, pace time.Duration) (*websocket.Conn, error) {
+// close closes a follower read through gorilla (the sweeper closes the others).
+func (f *follower) close() {
+	if f.conn != nil {
+		_ = f.conn.Close()
+	}
+}
+
+// dial opens a WebSocket to path; count, if not nil, counts the bytes read.
+func dial(base, path string, readBuffer int, count *atomic.Int64) (*websocket.Conn, error) {
 	d := *websocket.DefaultDialer
 	d.HandshakeTimeout = 30 * time.Second
 	d.NetDialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -68,7 +81,7 @@ func dial(base, path string, readBuffer int, count *atomic.Int64, pace time.Dura
 			_ = c.(*net.TCPConn).SetReadBuffer(readBuffer)
 		}
 		if err == nil && count != nil {
-			return &countingConn{Conn: c, n: count, pace: pace}, nil
+			return &countingConn{Conn: c, n: count}, nil
 		}
 		return c, err
 	}
@@ -76,9 +89,9 @@ func dial(base, path string, readBuffer int, count *atomic.Int64, pace time.Dura
 	return conn, err
 }
 
-// read takes every frame until the connection closes, checking the numbering (every
-// follower); a timed follower hands each events frame's step to stepped, with the wall
-// clock (UnixNano) at which it was read.
+// read takes every frame until the connection closes (follower.frame); a timed
+// follower hands each events frame's step to stepped, with the wall clock (UnixNano)
+// at which it was read.
 func (f *follower) read(stepped func(step, now int64)) {
 	var buf bytes.Buffer // reused: the tool's own garbage would show up as latency
 	for {
@@ -89,45 +102,50 @@ func (f *follower) read(stepped func(step, now int64)) {
 		}
 		now := time.Now().UnixNano()
 		if err != nil {
-			f.err = err
+			f.end(err)
 			return
 		}
-		raw := buf.Bytes()
-		b, ok := f.protocol1(raw)
-		if !ok {
-			continue
-		}
-		stamp, ok := protocol.StampOf(b)
-		if !ok {
-			continue
-		}
-		seq := int64(stamp)
-		if f.last == 0 || seq == f.first && f.last == f.first {
-			// The catch-up on joining is not a step's: leave it out of the bytes.
-			f.wire.Add(-int64(len(raw) + wsHeader(len(raw))))
-		} else {
-			f.tally(raw, b)
-		}
-		f.frames++
-		switch {
-		case f.last == 0:
-			f.first = seq
-		case seq == f.last+1, seq == f.first && f.last == f.first:
-			// the next frame, or one more of the catch-up
-		case seq <= f.last:
-			f.repeats++
-		default:
-			f.gaps++
-		}
-		f.last = max(f.last, seq)
-		f.seen.Store(f.last)
-		if !f.timed {
-			continue // its frames carry no step to time (protocol1): spare the tool a decode
-		}
-		var h head
-		if json.Unmarshal(b, &h) == nil && h.Type == "events" {
-			stepped(h.Step, now)
-		}
+		f.frame(buf.Bytes(), now, stepped)
+	}
+}
+
+// frame checks one frame's numbering (every follower) and counts its bytes; a timed
+// follower hands an events frame's step to stepped with now, when it was read.
+func (f *follower) frame(raw []byte, now int64, stepped func(step, now int64)) {
+	b, ok := f.protocol1(raw)
+	if !ok {
+		return
+	}
+	stamp, ok := protocol.StampOf(b)
+	if !ok {
+		return
+	}
+	seq := int64(stamp)
+	if f.last == 0 || seq == f.first && f.last == f.first {
+		// The catch-up on joining is not a step's: leave it out of the bytes.
+		f.wire.Add(-int64(len(raw) + wsHeader(len(raw))))
+	} else {
+		f.tally(raw, b)
+	}
+	f.frames++
+	switch {
+	case f.last == 0:
+		f.first = seq
+	case seq == f.last+1, seq == f.first && f.last == f.first:
+		// the next frame, or one more of the catch-up
+	case seq <= f.last:
+		f.repeats++
+	default:
+		f.gaps++
+	}
+	f.last = max(f.last, seq)
+	f.seen.Store(f.last)
+	if !f.timed {
+		return // its frames carry no step to time (protocol1): spare the tool a decode
+	}
+	var h head
+	if json.Unmarshal(b, &h) == nil && h.Type == "events" {
+		stepped(h.Step, now)
 	}
 }
 

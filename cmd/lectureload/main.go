@@ -9,8 +9,10 @@
 // frames (-proto both: half each, in one run). With -play the presenter plays the run
 // at a speed instead of stepping, and -asks keeps its processes asking for the CS.
 // -want-p99 and -want-cores set the verdict's targets. docs/benchmarks.md records runs.
-// Files: server.go (the child), follower.go (one follower's reading), bytes.go (the
-// bytes on the wire), report.go (the figures and the verdict).
+// Files: server.go (the child), follower.go (one follower's reading), rawfollower.go
+// (the untimed followers, read outside the network poller once per -pace), bytes.go
+// (the bytes on the wire), report.go (the figures and the verdict), cluster.go and
+// clusterchild.go (-cluster).
 //
 //	go run ./cmd/lectureload -followers 500 -rate 30 -duration 30s
 //	go run ./cmd/lectureload -followers 200 -slow 0 -proto both -run '/play/ricart-agrawala?n=8' -play 4 -asks 2
@@ -78,7 +80,7 @@ func run(args []string, out io.Writer) error {
 	fs.IntVar(&c.max, "max-followers", 0, "the server's cap on followers of one lecture, and of one address's share (0: the server's default cap)")
 	fs.DurationVar(&c.wantP99, "want-p99", 50*time.Millisecond, "the target for the p99 delivery latency (issue 18: 100ms for 5,000 followers)")
 	fs.Float64Var(&c.wantCores, "want-cores", 1, "the target for the server's CPU, in cores (issue 18: 1.5 for 5,000 followers)")
-	fs.DurationVar(&c.pace, "pace", time.Second, "an untimed follower reads its socket at most once per pace, taking the frames that came meanwhile together (0: at once, as a timed one does)")
+	fs.DurationVar(&c.pace, "pace", time.Second, "an untimed follower's socket is read once per pace, outside Go's network poller, taking the frames that came meanwhile together (0: at once through gorilla, as a timed one's)")
 	cc := clusterFlags(fs) // cluster.go
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -125,7 +127,7 @@ func load(c config, out io.Writer) error {
 	}
 	resp.Body.Close()
 	token := strings.TrimPrefix(resp.Header.Get("Location"), "/lecture/present/")
-	pres, err := dial(base, "/ws/present/"+token, 0, nil, 0)
+	pres, err := dial(base, "/ws/present/"+token, 0, nil)
 	if err != nil {
 		return err
 	}
@@ -185,12 +187,10 @@ func load(c config, out io.Writer) error {
 					f.x = protocol.NewExpander()
 				}
 			}
-			conn, err := dial(base, fmt.Sprintf("/ws/lecture/%s?proto=%d", code, f.proto), 0, &f.wire, f.pace(c.pace))
-			if err != nil {
+			if err := f.join(base, fmt.Sprintf("/ws/lecture/%s?proto=%d", code, f.proto), c.pace); err != nil {
 				joinErr.Store(err)
 				return
 			}
-			f.conn = conn
 			fl[i] = f
 		}()
 	}
@@ -201,7 +201,7 @@ func load(c config, out io.Writer) error {
 	var slow []*websocket.Conn
 	for range c.slow {
 		// A small receive buffer, and nobody reading: the server's socket fills fast.
-		conn, err := dial(base, "/ws/lecture/"+code, 4096, nil, 0)
+		conn, err := dial(base, "/ws/lecture/"+code, 4096, nil)
 		if err != nil {
 			return err
 		}
@@ -219,12 +219,16 @@ func load(c config, out io.Writer) error {
 	step0 := steps.Load()
 	for _, f := range fl {
 		f.step0 = step0
+		if f.conn == nil {
+			continue // read by the sweeper
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			f.readTimed(sent)
 		}()
 	}
+	sweep := startSweeper(fl, c.pace)
 
 	// The presenter steps at the rate; the server's CPU is read around it.
 	pace := fmt.Sprintf("%.0f steps/s", c.rate)
@@ -308,8 +312,9 @@ func load(c config, out io.Writer) error {
 			dropAt = time.Since(start)
 		}
 	}
+	sweep.close()
 	for _, f := range fl {
-		_ = f.conn.Close()
+		f.close()
 	}
 	wg.Wait()
 

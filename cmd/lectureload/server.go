@@ -39,6 +39,7 @@ func child(maxFollowers int) (*exec.Cmd, string, error) {
 		return nil, "", err
 	}
 	cmd := exec.Command(exe, "-serve", "-max-followers", strconv.Itoa(maxFollowers))
+	cmd.Env = append(os.Environ(), childEnv+"=1") // a test binary becomes the child (cluster_test.go)
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -42,12 +42,12 @@ type Client struct {
 	maxQueue   int           // frames queued at once before the client counts as too slow
 	maxBytes   int           // bytes queued or being written before it counts as too slow
 	ping, wait time.Duration // between pings; deadline of each write
-	quit       chan struct{} // closed by CloseWith: nothing more is queued
 	gone       chan struct{} // closed once the connection is closed
 	once       sync.Once
 	slowOnce   sync.Once // a client is counted slow once, however it was found out
 
 	mu         sync.Mutex
+	quit       bool // CloseWith was called: nothing more is queued
 	queue      []queued
 	spare      []queued // the queue last written, emptied, for the next frames (recycle)
 	bytes      int      // of the frames queued and of those the writer holds, until written
@@ -69,7 +69,7 @@ type Client struct {
 }
 
 func newClient(conn *websocket.Conn, queue, maxBytes int, ping, wait time.Duration) *Client {
-	c := &Client{conn: conn, maxQueue: queue, maxBytes: maxBytes, ping: ping, wait: wait, quit: make(chan struct{}),
+	c := &Client{conn: conn, maxQueue: queue, maxBytes: maxBytes, ping: ping, wait: wait,
 		gone: make(chan struct{}), closeCode: websocket.CloseNormalClosure, fastGap: fastGap}
 	if conn != nil {
 		c.batch, _ = conn.UnderlyingConn().(*batchConn) // made by Hub.Upgrade
@@ -103,14 +103,10 @@ func (c *Client) kick() {
 	}
 }
 
-func (c *Client) closing() bool {
-	select {
-	case <-c.quit:
-		return true
-	default:
-		return false
-	}
-}
+// closing reports whether CloseWith was called. Call with c.mu held. (A flag under the
+// lock the caller holds anyway: a channel's select cost 1 % of a server's CPU in a
+// 5,000-follower fan-out.)
+func (c *Client) closing() bool { return c.quit }
 
 // queued is a frame waiting to be written, with its type when the session delivered
 // it (protocol.Frame's Type): what supersede goes by. Frames sent as bytes (errors,
@@ -245,7 +241,7 @@ func (c *Client) CloseWith(code int, text string, drain bool) {
 func (c *Client) closeLocked(code int, text string, drain bool) {
 	c.once.Do(func() {
 		c.closeCode, c.closeText, c.drain = code, text, drain
-		close(c.quit)
+		c.quit = true
 		c.kick()
 	})
 }
