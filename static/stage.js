@@ -50,17 +50,18 @@ export function createStage(page) {
     setupURL: null, // the /play address of a setup sent, taken when the server accepts it
   };
   st.inspector = new Inspector($("vars"), $("inflight"), $("inflight-count"), page.spec, (id) => act(st, "drop", { msg: id }));
-  // The view is drawn in CSS pixels: a new size redraws it.
+  // The view is drawn in CSS pixels: a new size of its box (or of the SVG in it, which
+  // a caption shares the box with) redraws it.
   // (Observer callbacks come after layout and before paint: redrawing here never shows
   // a frame at the old size.)
-  new ResizeObserver(() => {
-    if (st.drawnTopology < 0) return;
-    const b = $("view").getBoundingClientRect();
-    if (Math.round(b.width) === st.view.W && Math.round(b.height) === st.view.H) return;
+  const resized = new ResizeObserver(() => {
+    if (st.drawnTopology < 0 || !st.view.fitToWrap()) return;
     st.drawnTopology = -1;
     redraw(st, false);
     paint(st); // now: before this frame is painted at the new size
-  }).observe($("view"));
+  });
+  resized.observe($("svg-wrap"));
+  resized.observe($("view"));
   $("svg-wrap").appendChild(st.toastEl);
   wireControls(st);
   wireSetup(st);

@@ -93,6 +93,7 @@ export class View {
   // layout fits the processes to the view's box (layout.js); one view unit is one
   // CSS pixel.
   layout(n) {
+    this.fitToWrap();
     const box = this.svg.getBoundingClientRect();
     const lay = ellipse(box.width, box.height, n, this.stateChars);
     this.layer.fit(box, this.svg.parentElement.getBoundingClientRect(), lay.W, lay.H);
@@ -101,6 +102,19 @@ export class View {
     this.svg.setAttribute("viewBox", `${-lay.W / 2} ${-lay.H / 2} ${lay.W} ${lay.H}`);
     this.r = lay.r;
     this.pos = lay.pos;
+  }
+
+  // fitToWrap sizes the SVG to its box in pixels (--view-w, --view-h on the box), and
+  // says whether the SVG is no longer the size it was drawn at. A length, not 100%: an
+  // SVG sized in percent is laid out whole, with every text in it, each time its box
+  // is (docs/benchmarks.md, "Heavy traffic at 4x").
+  fitToWrap() {
+    const wrap = this.svg.parentElement;
+    const w = `${wrap.clientWidth}px`, h = `${wrap.clientHeight}px`;
+    if (wrap.style.getPropertyValue("--view-w") !== w) wrap.style.setProperty("--view-w", w);
+    if (wrap.style.getPropertyValue("--view-h") !== h) wrap.style.setProperty("--view-h", h);
+    const b = this.svg.getBoundingClientRect();
+    return Math.round(b.width) !== this.W || Math.round(b.height) !== this.H;
   }
 
   // build redraws the processes (the set of processes changed, or the view's size).
