@@ -156,7 +156,8 @@ function redraw(st, full) {
 }
 
 // paint makes the view follow the model, and the panels too unless they followed less
-// than PANELS_MS ago while the run plays (then a later frame does it).
+// than PANELS_MS (PANELS_FAST_MS at 4x and faster) ago while the run plays (then a
+// later frame does it).
 function paint(st, now = performance.now()) {
   const { model, view, code, narrator } = st;
   // Scrolls left by the last paint first, while the layout is still the one on screen.
@@ -184,7 +185,7 @@ function paint(st, now = performance.now()) {
     st.panelsPart = 0; // the round begun gives way to a whole one, now
     st.panelsDirty = true;
   }
-  if (!st.panelsDirty || !(all || panelsDue(model.playing, now, st.panelsAt))) return;
+  if (!st.panelsDirty || !(all || panelsDue(model.playing, model.speed, now, st.panelsAt))) return;
   st.panelsDirty = false;
   st.panelsAt = now;
   showPanels(st, all ? PANELS.length : 1);
