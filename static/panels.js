@@ -377,6 +377,16 @@ export class Narrator {
     this.stick = true;
   }
 
+  // fast says whether the run plays fast (FAST_SPEED and up): the log then lays out
+  // only its latest lines (app.css, .log[data-fast]); it sticks to its end and takes a
+  // hundred new lines each round, of which a box of a hundred-odd pixels shows five,
+  // and laying out the hundred made the page's costliest frames (docs/benchmarks.md,
+  // "Heavy traffic at 4x"). Every line stays in the list, the hidden ones too.
+  fast(on) {
+    const v = on ? "true" : "false";
+    if (this.list.dataset.fast !== v) this.list.dataset.fast = v;
+  }
+
   // settle scrolls the log to its newest line. It reads the layout, so the page calls
   // it at the start of a frame, before changing anything: reading it right after the
   // panels changed forced the browser to lay the whole page out again, each frame.

@@ -8,7 +8,7 @@ import { applyHello, applySnapshot, applyEvents, applyState, standingViolation }
 import { violationText } from "./text.js";
 import { View } from "./view.js";
 import { Code, Inspector, Narrator } from "./panels.js";
-import { newClock, clockTo, clockNow, nextSpeed, panelsDue } from "./clock.js";
+import { newClock, clockTo, clockNow, nextSpeed, panelsDue, FAST_SPEED } from "./clock.js";
 import { end } from "./connection.js";
 import { readParams, controlState, errorParam, playQuery } from "./setupform.js";
 
@@ -195,6 +195,7 @@ function paint(st, now = performance.now()) {
 // then the pseudocode and the controls.
 const PANELS = [
   (st) => {
+    st.narrator.fast(st.model.playing && st.model.speed >= FAST_SPEED);
     if (st.dirtyFull) st.narrator.rebuild(st.model); // model.recent has every event queued too
     else if (st.logQueue.length) st.narrator.append(st.logQueue, st.model);
     st.logQueue = [];
