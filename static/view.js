@@ -4,7 +4,7 @@
 
 import { leaders, holdsToken, standingViolation } from "./model.js";
 import { svgEl, htmlEl } from "./dom.js";
-import { r2, labelChars, ellipse, labelAt, curve, progress, pointOn, messageLabels, messageClasses, pillSize, crowded } from "./layout.js";
+import { r2, labelChars, ellipse, labelAt, curve, progress, pointOn, messageLabels, messageClasses, pillSize, onCanvas as paintedOnCanvas } from "./layout.js";
 import { describeInflight } from "./text.js";
 import { Decor, drawMarks } from "./decor.js";
 import { MessageLayer } from "./msglayer.js";
@@ -240,7 +240,8 @@ export class View {
   }
 
   // syncMessages adds and removes message elements to match the model, in id order.
-  // While a crowded run plays (its pills on the canvas layer), a new message's hidden
+  // While a run plays with its pills on the canvas layer (layout.js, onCanvas), a new
+  // message's hidden
   // elements wait (m.g null): at 4x a burst brings hundreds a frame, most of them gone
   // again before anyone could look, and making and removing them cost the page its
   // frames (docs/benchmarks.md, "Heavy traffic at 4x"). Paused, leaving the canvas, for
@@ -249,7 +250,7 @@ export class View {
     const trails = model.inflight.size <= TRAILS_MAX;
     const flip = trails !== this.trailsShown; // only then does every trail change
     this.trailsShown = trails;
-    const onCanvas = crowded(model.inflight.size);
+    const onCanvas = paintedOnCanvas(model.inflight.size, model.playing, model.speed);
     // Held messages on the canvas fan out in their channel's queue, as network.js fans
     // out their SVG pills.
     this.ranks = onCanvas ? queueRanks(model.inflight) : null;
@@ -293,7 +294,8 @@ export class View {
       this.msgsG.classList.toggle("on-canvas", onCanvas);
       this.layer.show(onCanvas);
     }
-    if (!(onCanvas && model.playing)) this.materialize();
+    // A few messages show their trails: theirs are made at once.
+    if (!(onCanvas && model.playing) || trails) this.materialize();
     if (leaving) for (const m of this.msgEls.values()) this.fillPill(m);
   }
 
