@@ -63,8 +63,16 @@ export function nextSpeed(speed, d) {
 // (docs/benchmarks.md, "Heavy traffic at 4x").
 export const PANELS_MS = 200;
 
-// panelsDue says whether the panels follow now (wall time, ms), last followed at last:
-// at once when the run is paused or they have not followed for PANELS_MS.
-export function panelsDue(playing, now, last) {
-  return !playing || now - last >= PANELS_MS;
+// PANELS_FAST_MS: from FAST_SPEED on, the panels follow at most this often. A round
+// of the panels is a frame for each (stage.js), and at 200 ms a quarter of the frames
+// of a run at 4x were the panels'; at 500 ms, a tenth (docs/benchmarks.md, "Heavy
+// traffic at 4x"). Nobody reads a log that scrolls by hundreds of lines a second.
+export const PANELS_FAST_MS = 500;
+export const FAST_SPEED = 4;
+
+// panelsDue says whether the panels follow now (wall time, ms), last followed at last,
+// for a run playing (or not) at speed: at once when the run is paused or they have
+// not followed for PANELS_MS (PANELS_FAST_MS at FAST_SPEED and faster).
+export function panelsDue(playing, speed, now, last) {
+  return !playing || now - last >= (speed >= FAST_SPEED ? PANELS_FAST_MS : PANELS_MS);
 }

@@ -2,6 +2,8 @@
 // arc a message follows and where on it the message is at a virtual time. Pure: the
 // view (view.js) measures the box and draws; this only computes.
 
+import { FAST_SPEED } from "./clock.js";
+
 // r2 rounds to hundredths: coordinates written into the SVG.
 export const r2 = (x) => Math.round(x * 100) / 100;
 
@@ -127,8 +129,16 @@ export function pillSize(label, pill) {
 // "Heavy traffic at 4x"), while one canvas is one image.
 export const CROWD = 48;
 
-// crowded says whether n messages in flight go on the canvas layer.
+// crowded says whether n messages in flight are a crowd (more than CROWD).
 export const crowded = (n) => n > CROWD;
+
+// onCanvas says whether the moving pills of n messages in flight go on the canvas
+// layer: in a crowd, and while the run plays at FAST_SPEED or faster, whatever their
+// number. Each SVG pill moved in a frame is restyled and laid out again and the SVG
+// painted again (about 5 ms a frame for thirty pills in the heavy-traffic trace);
+// at 4x pills cross the view in a fraction of a second and nobody aims at one (a
+// painted pill still opens its menu). Paused, they are SVG again.
+export const onCanvas = (n, playing, speed) => crowded(n) || (playing && speed >= FAST_SPEED);
 
 // fitBox is how the view's box (width x height CSS pixels) shows a viewBox of W x H
 // units centred on 0 (preserveAspectRatio meet): a unit's size in pixels and where the

@@ -314,6 +314,7 @@ export function createNetwork(page) {
       svgEl("text", {}, g).textContent = `P${model.nodes[drag.i].id}`;
       drag.ghost = g;
       panel.dataset.dragging = "true";
+      svg.classList.add("dragging");
     }
     const p = toSvg(e);
     drag.ghost.setAttribute("transform", `translate(${p.x.toFixed(1)} ${p.y.toFixed(1)})`);
@@ -329,6 +330,7 @@ export function createNetwork(page) {
     if (!d.on) return;
     d.ghost.remove();
     delete panel.dataset.dragging;
+    svg.classList.remove("dragging");
     if (svg.hasPointerCapture(e.pointerId)) svg.releasePointerCapture(e.pointerId);
     // The click that follows a drag is not a click on a process.
     swallowClick = true;

@@ -5,6 +5,11 @@ import { leaders, holdsToken } from "./model.js";
 import { htmlEl } from "./dom.js";
 import { messageClasses } from "./layout.js";
 import { payloadText, valueText, groupsText, narration } from "./text.js";
+import { FAST_SPEED } from "./clock.js";
+
+// INFLIGHT_FAST is how many messages in flight the inspector lists while the run plays
+// fast (showInflight); paused, 60.
+const INFLIGHT_FAST = 12;
 
 export class Code {
   constructor(root, follow) {
@@ -239,13 +244,16 @@ export class Inspector {
     return td;
   }
 
-  // showInflight lists the first 60 messages in flight by id. A message keeps its line
-  // while its text stays the same; lines of messages gone are removed, new ones put in
-  // their place in the order.
+  // showInflight lists the first 60 messages in flight by id (INFLIGHT_FAST while the
+  // run plays at FAST_SPEED or faster: at 4x nearly all of them are new at each round of
+  // the panels, and laying out sixty new lines made the inspector's frame one of the
+  // page's costliest; docs/benchmarks.md, "Heavy traffic at 4x"). A message keeps its
+  // line while its text stays the same; lines of messages gone are removed, new ones
+  // put in their place in the order.
   showInflight(model) {
     const msgs = [...model.inflight.values()].sort((a, b) => a.msg.id - b.msg.id);
     if (this.count.textContent !== String(msgs.length)) this.count.textContent = String(msgs.length);
-    const shown = msgs.slice(0, 60);
+    const shown = msgs.slice(0, model.playing && model.speed >= FAST_SPEED ? INFLIGHT_FAST : 60);
     const keys = shown.map((f) => `${f.msg.id} ${f.at}`);
     const want = new Set(keys);
     this.lines ??= new Map(); // key -> its li
@@ -375,6 +383,16 @@ export class Narrator {
     for (let k = from; k < events.length; k++) this.list.appendChild(this.line(events[k], model));
     while (this.list.children.length > limit) this.list.firstChild.remove();
     this.stick = true;
+  }
+
+  // fast says whether the run plays fast (FAST_SPEED and up): the log then lays out
+  // only its latest lines (app.css, .log[data-fast]); it sticks to its end and takes a
+  // hundred new lines each round, of which a box of a hundred-odd pixels shows five,
+  // and laying out the hundred made the page's costliest frames (docs/benchmarks.md,
+  // "Heavy traffic at 4x"). Every line stays in the list, the hidden ones too.
+  fast(on) {
+    const v = on ? "true" : "false";
+    if (this.list.dataset.fast !== v) this.list.dataset.fast = v;
   }
 
   // settle scrolls the log to its newest line. It reads the layout, so the page calls

@@ -8,7 +8,7 @@ import { applyHello, applySnapshot, applyEvents, applyState, standingViolation }
 import { violationText } from "./text.js";
 import { View } from "./view.js";
 import { Code, Inspector, Narrator } from "./panels.js";
-import { newClock, clockTo, clockNow, nextSpeed, panelsDue } from "./clock.js";
+import { newClock, clockTo, clockNow, nextSpeed, panelsDue, FAST_SPEED } from "./clock.js";
 import { end } from "./connection.js";
 import { readParams, controlState, errorParam, playQuery } from "./setupform.js";
 
@@ -50,17 +50,18 @@ export function createStage(page) {
     setupURL: null, // the /play address of a setup sent, taken when the server accepts it
   };
   st.inspector = new Inspector($("vars"), $("inflight"), $("inflight-count"), page.spec, (id) => act(st, "drop", { msg: id }));
-  // The view is drawn in CSS pixels: a new size redraws it.
+  // The view is drawn in CSS pixels: a new size of its box (or of the SVG in it, which
+  // a caption shares the box with) redraws it.
   // (Observer callbacks come after layout and before paint: redrawing here never shows
   // a frame at the old size.)
-  new ResizeObserver(() => {
-    if (st.drawnTopology < 0) return;
-    const b = $("view").getBoundingClientRect();
-    if (Math.round(b.width) === st.view.W && Math.round(b.height) === st.view.H) return;
+  const resized = new ResizeObserver(() => {
+    if (st.drawnTopology < 0 || !st.view.fitToWrap()) return;
     st.drawnTopology = -1;
     redraw(st, false);
     paint(st); // now: before this frame is painted at the new size
-  }).observe($("view"));
+  });
+  resized.observe($("svg-wrap"));
+  resized.observe($("view"));
   $("svg-wrap").appendChild(st.toastEl);
   wireControls(st);
   wireSetup(st);
@@ -155,7 +156,8 @@ function redraw(st, full) {
 }
 
 // paint makes the view follow the model, and the panels too unless they followed less
-// than PANELS_MS ago while the run plays (then a later frame does it).
+// than PANELS_MS (PANELS_FAST_MS at 4x and faster) ago while the run plays (then a
+// later frame does it).
 function paint(st, now = performance.now()) {
   const { model, view, code, narrator } = st;
   // Scrolls left by the last paint first, while the layout is still the one on screen.
@@ -183,7 +185,7 @@ function paint(st, now = performance.now()) {
     st.panelsPart = 0; // the round begun gives way to a whole one, now
     st.panelsDirty = true;
   }
-  if (!st.panelsDirty || !(all || panelsDue(model.playing, now, st.panelsAt))) return;
+  if (!st.panelsDirty || !(all || panelsDue(model.playing, model.speed, now, st.panelsAt))) return;
   st.panelsDirty = false;
   st.panelsAt = now;
   showPanels(st, all ? PANELS.length : 1);
@@ -193,6 +195,7 @@ function paint(st, now = performance.now()) {
 // then the pseudocode and the controls.
 const PANELS = [
   (st) => {
+    st.narrator.fast(st.model.playing && st.model.speed >= FAST_SPEED);
     if (st.dirtyFull) st.narrator.rebuild(st.model); // model.recent has every event queued too
     else if (st.logQueue.length) st.narrator.append(st.logQueue, st.model);
     st.logQueue = [];

@@ -13,7 +13,7 @@
 //	stage.js       drawing loop, controls, setup form (its params: setupform.js, pure);
 //	               menus.js and keys.js beside it
 //	view.js        the processes view; msglayer.js paints its moving messages on a
-//	               canvas when hundreds are in flight
+//	               canvas when dozens are in flight or the run plays at 4x and up
 //	panels.js      pseudocode, inspector, log
 //	network.js     Be the network; spacetime.js, metrics.js, lecture.js, explore.js,
 //	               share.js, captions.js: the other panels

@@ -4,7 +4,7 @@
 
 import { leaders, holdsToken, standingViolation } from "./model.js";
 import { svgEl, htmlEl } from "./dom.js";
-import { r2, labelChars, ellipse, labelAt, curve, progress, pointOn, messageLabels, messageClasses, pillSize, crowded } from "./layout.js";
+import { r2, labelChars, ellipse, labelAt, curve, progress, pointOn, messageLabels, messageClasses, pillSize, onCanvas as paintedOnCanvas } from "./layout.js";
 import { describeInflight } from "./text.js";
 import { Decor, drawMarks } from "./decor.js";
 import { MessageLayer } from "./msglayer.js";
@@ -93,6 +93,7 @@ export class View {
   // layout fits the processes to the view's box (layout.js); one view unit is one
   // CSS pixel.
   layout(n) {
+    this.fitToWrap();
     const box = this.svg.getBoundingClientRect();
     const lay = ellipse(box.width, box.height, n, this.stateChars);
     this.layer.fit(box, this.svg.parentElement.getBoundingClientRect(), lay.W, lay.H);
@@ -101,6 +102,19 @@ export class View {
     this.svg.setAttribute("viewBox", `${-lay.W / 2} ${-lay.H / 2} ${lay.W} ${lay.H}`);
     this.r = lay.r;
     this.pos = lay.pos;
+  }
+
+  // fitToWrap sizes the SVG to its box in pixels (--view-w, --view-h on the box), and
+  // says whether the SVG is no longer the size it was drawn at. A length, not 100%: an
+  // SVG sized in percent is laid out whole, with every text in it, each time its box
+  // is (docs/benchmarks.md, "Heavy traffic at 4x").
+  fitToWrap() {
+    const wrap = this.svg.parentElement;
+    const w = `${wrap.clientWidth}px`, h = `${wrap.clientHeight}px`;
+    if (wrap.style.getPropertyValue("--view-w") !== w) wrap.style.setProperty("--view-w", w);
+    if (wrap.style.getPropertyValue("--view-h") !== h) wrap.style.setProperty("--view-h", h);
+    const b = this.svg.getBoundingClientRect();
+    return Math.round(b.width) !== this.W || Math.round(b.height) !== this.H;
   }
 
   // build redraws the processes (the set of processes changed, or the view's size).
@@ -226,71 +240,98 @@ export class View {
   }
 
   // syncMessages adds and removes message elements to match the model, in id order.
+  // While a run plays with its pills on the canvas layer (layout.js, onCanvas), a new
+  // message's hidden
+  // elements wait (m.g null): at 4x a burst brings hundreds a frame, most of them gone
+  // again before anyone could look, and making and removing them cost the page its
+  // frames (docs/benchmarks.md, "Heavy traffic at 4x"). Paused, leaving the canvas, for
+  // an export or a menu, every message has its element again (materialize).
   syncMessages(model, ids) {
     const trails = model.inflight.size <= TRAILS_MAX;
     const flip = trails !== this.trailsShown; // only then does every trail change
     this.trailsShown = trails;
-    const onCanvas = crowded(model.inflight.size);
+    const onCanvas = paintedOnCanvas(model.inflight.size, model.playing, model.speed);
     // Held messages on the canvas fan out in their channel's queue, as network.js fans
     // out their SVG pills.
     this.ranks = onCanvas ? queueRanks(model.inflight) : null;
-    if (onCanvas !== this.layer.on) {
-      this.msgsG.classList.toggle("on-canvas", onCanvas);
-      this.layer.show(onCanvas);
-      if (!onCanvas) for (const m of this.msgEls.values()) this.fillPill(m);
-    }
     for (const [id, m] of this.msgEls) {
-      if (flip) {
+      if (flip && m.trail) {
         if (trails) m.trail.removeAttribute("display");
         else m.trail.setAttribute("display", "none");
       }
       if (!model.inflight.has(id)) {
-        m.g.remove();
-        m.trail.remove();
+        m.g?.remove();
+        m.trail?.remove();
         this.msgEls.delete(id);
       }
     }
-    const sorted = [...model.inflight.keys()].sort((a, b) => a - b);
-    let maxKept = -Infinity, minAdded = Infinity;
-    for (const id of sorted) {
-      if (this.msgEls.has(id)) {
-        const m = this.msgEls.get(id);
-        const f = model.inflight.get(id);
-        m.f = f; // a retimed message (hold switched on or off) moves with its new timing
-        if (m.held !== f.at < 0) {
-          m.held = f.at < 0;
-          m.g.classList.toggle("held", m.held);
-        }
-        maxKept = Math.max(maxKept, id);
+    const added = [];
+    for (const [id, f] of model.inflight) {
+      const m = this.msgEls.get(id);
+      if (!m) {
+        added.push(id);
         continue;
       }
-      minAdded = Math.min(minAdded, id);
+      m.f = f; // a retimed message (hold switched on or off) moves with its new timing
+      if (m.held !== f.at < 0) {
+        m.held = f.at < 0;
+        m.g?.classList.toggle("held", m.held);
+      }
+    }
+    // In id order: the canvas layer draws them in this order, the newest over the rest.
+    for (const id of added.sort((a, b) => a - b)) {
       const f = model.inflight.get(id);
       const from = ids.get(f.msg.from), to = ids.get(f.msg.to);
       if (from === undefined || to === undefined) continue;
       const geo = curve(this.pos[from], this.pos[to], this.r, this.pill);
       // An application message (a tell) is not the algorithm's: a neutral, hollow pill.
       const cls = f.msg.type === "APP" ? "app" : this.msgClass.get(f.msg.type) || "m6";
-      const trail = svgEl("path", { class: `trail ${cls}`, d: geo.d }, this.trails);
-      if (model.inflight.size > TRAILS_MAX) trail.setAttribute("display", "none");
-      const g = svgEl("g", { class: `msg ${cls}${f.at < 0 ? " held" : ""}`, "data-id": id, "data-type": f.msg.type, tabindex: "-1" }, this.msgsG);
       const label = this.short.get(f.msg.type) || f.msg.type.slice(0, 3);
-      const m = { g, trail, geo, f, held: f.at < 0, cls, label, bare: true, look: `${cls}\n${label}`, lookHeld: `${cls} held\n${label}` };
-      this.msgEls.set(id, m);
-      // On the canvas layer the pill's shapes wait until the SVG shows it (fewer
-      // messages, an export): a burst of hundreds of messages is hundreds of elements.
-      if (!onCanvas) this.fillPill(m);
+      this.msgEls.set(id, { id, g: null, trail: null, geo, f, held: f.at < 0, cls, label, bare: true, look: `${cls}\n${label}`, lookHeld: `${cls} held\n${label}` });
     }
-    // After a seek, older messages can appear next to newer ones already drawn: put the
-    // elements back in id order, so the same step always gives the same markup.
+    const leaving = this.layer.on && !onCanvas;
+    if (onCanvas !== this.layer.on) {
+      this.msgsG.classList.toggle("on-canvas", onCanvas);
+      this.layer.show(onCanvas);
+    }
+    // A few messages show their trails: theirs are made at once.
+    if (!(onCanvas && model.playing) || trails) this.materialize();
+    if (leaving) for (const m of this.msgEls.values()) this.fillPill(m);
+  }
+
+  // materialize makes the elements of the messages that have none (syncMessages), and
+  // keeps the elements in id order: after a seek, or once a crowded run pauses, older
+  // messages appear next to newer ones already drawn, and the same step must always
+  // give the same markup.
+  materialize() {
+    let maxKept = -Infinity, minAdded = Infinity;
+    for (const [id, m] of this.msgEls) {
+      if (m.g) maxKept = Math.max(maxKept, id);
+      else minAdded = Math.min(minAdded, id);
+    }
+    if (minAdded === Infinity) return;
+    const sorted = [...this.msgEls.keys()].sort((a, b) => a - b);
+    for (const id of sorted) this.makeEls(this.msgEls.get(id));
     if (minAdded < maxKept) {
       for (const id of sorted) {
         const m = this.msgEls.get(id);
-        if (!m) continue;
         this.trails.appendChild(m.trail);
         this.msgsG.appendChild(m.g);
       }
     }
+  }
+
+  // makeEls makes a message's trail and (hidden while on the canvas layer) element,
+  // unless it has them. On the canvas layer the pill's shapes wait until the SVG shows
+  // it (fewer messages, an export): a burst is hundreds of messages.
+  makeEls(m) {
+    if (m.g) return;
+    const f = m.f;
+    m.trail = svgEl("path", { class: `trail ${m.cls}`, d: m.geo.d }, this.trails);
+    if (!this.trailsShown) m.trail.setAttribute("display", "none");
+    m.g = svgEl("g", { class: `msg ${m.cls}${f.at < 0 ? " held" : ""}`, "data-id": m.id, "data-type": f.msg.type, tabindex: "-1" }, this.msgsG);
+    m.held = f.at < 0;
+    if (!this.layer.on) this.fillPill(m);
   }
 
   // fillPill draws the shapes of a message's SVG pill (once): the pill, its label and
@@ -350,6 +391,7 @@ export class View {
 
   placeSVG(vt) {
     for (const m of this.msgEls.values()) {
+      if (!m.g) continue;
       const { x, y } = pointOn(m.geo, progress(m.f.sent, m.f.at, vt));
       m.g.setAttribute("transform", `translate(${r2(x)} ${r2(y)})`);
     }
@@ -361,6 +403,7 @@ export class View {
   initExport() {
     this.svg.addEventListener("pg:exporting", () => {
       if (!this.layer.on) return;
+      this.materialize();
       for (const m of this.msgEls.values()) this.fillPill(m);
       this.placeSVG(this.vt);
       this.msgsG.classList.remove("on-canvas");
@@ -393,6 +436,7 @@ export class View {
     const id = this.layer.at(clientX, clientY, rect);
     const m = this.msgEls.get(id);
     if (!m) return null;
+    this.materialize();
     return { dataset: m.g.dataset, getBoundingClientRect: () => this.layer.box(id, rect) };
   }
 

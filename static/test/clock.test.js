@@ -1,7 +1,7 @@
 // clock.js: the virtual time messages are drawn at.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { newClock, clockTo, clockNow, nextSpeed, panelsDue, PANELS_MS } from "../clock.js";
+import { newClock, clockTo, clockNow, nextSpeed, panelsDue, PANELS_MS, PANELS_FAST_MS, FAST_SPEED } from "../clock.js";
 
 const run = (playing, arrivals) => ({
   playing, rate: 2, speed: 1,
@@ -57,17 +57,24 @@ test("speeds step along the offered ones", () => {
   for (const [speed, d, want] of cases) assert.equal(nextSpeed(speed, d), want, `${speed} ${d}`);
 });
 
-test("the panels follow at once when paused, and at most every PANELS_MS while playing", () => {
+test("the panels follow at once when paused, and at most every PANELS_MS while playing (PANELS_FAST_MS when fast)", () => {
   const cases = [
-    // playing, now, last followed: due
-    [false, 1000, 999, true],
-    [false, 0, 0, true],
-    [true, 1000, 1000 - PANELS_MS, true],
-    [true, 1000, 1000 - PANELS_MS + 1, false],
-    [true, 1000, 990, false],
-    [true, 1000, -Infinity, true], // never followed yet
+    // playing, speed, now, last followed: due
+    [false, 1, 1000, 999, true],
+    [false, 1, 0, 0, true],
+    [false, 16, 1000, 999, true], // paused: at once whatever the speed
+    [true, 1, 1000, 1000 - PANELS_MS, true],
+    [true, 1, 1000, 1000 - PANELS_MS + 1, false],
+    [true, 1, 1000, 990, false],
+    [true, 1, 1000, -Infinity, true], // never followed yet
+    [true, FAST_SPEED / 2, 1000, 1000 - PANELS_MS, true],
+    [true, FAST_SPEED, 1000, 1000 - PANELS_MS, false],
+    [true, FAST_SPEED, 1000, 1000 - PANELS_FAST_MS + 1, false],
+    [true, FAST_SPEED, 1000, 1000 - PANELS_FAST_MS, true],
+    [true, 16, 1000, 1000 - PANELS_FAST_MS, true],
+    [true, 16, 1000, -Infinity, true],
   ];
-  for (const [playing, now, last, want] of cases) {
-    assert.equal(panelsDue(playing, now, last), want, `playing ${playing}, ${now - last} ms after`);
+  for (const [playing, speed, now, last, want] of cases) {
+    assert.equal(panelsDue(playing, speed, now, last), want, `playing ${playing} at ${speed}x, ${now - last} ms after`);
   }
 });

@@ -1,7 +1,8 @@
 // layout.js: the processes view's geometry.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { labelChars, ellipse, closest, labelAt, curve, progress, pointOn, messageLabels, messageClasses, pillSize, crowded, CROWD, fitBox, pillAt } from "../layout.js";
+import { labelChars, ellipse, closest, labelAt, curve, progress, pointOn, messageLabels, messageClasses, pillSize, crowded, onCanvas, CROWD, fitBox, pillAt } from "../layout.js";
+import { FAST_SPEED } from "../clock.js";
 
 const near = (a, b, msg) => assert.ok(Math.abs(a - b) < 1e-9, `${msg}: ${a} != ${b}`);
 
@@ -130,6 +131,23 @@ test("more than CROWD messages in flight go on the canvas layer", () => {
   assert.equal(crowded(CROWD), false);
   assert.equal(crowded(CROWD + 1), true);
   assert.equal(crowded(992), true);
+});
+
+test("pills go on the canvas layer in a crowd, and while the run plays fast", () => {
+  const cases = [
+    // in flight, playing, speed: on the canvas
+    [3, false, 1, false],
+    [3, true, 1, false],
+    [3, false, FAST_SPEED, false], // paused: SVG pills at any speed
+    [3, true, FAST_SPEED, true],
+    [0, true, 16, true],
+    [CROWD, true, FAST_SPEED / 2, false],
+    [CROWD + 1, false, 1, true],
+    [CROWD + 1, true, 1, true],
+  ];
+  for (const [n, playing, speed, want] of cases) {
+    assert.equal(onCanvas(n, playing, speed), want, `${n} in flight, playing ${playing} at ${speed}x`);
+  }
 });
 
 test("fitBox shows the viewBox whole and centred, like preserveAspectRatio meet", () => {

@@ -116,11 +116,17 @@ func startTrace(t *testing.T, ctx context.Context) *tracer {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	cats := []string{
+		"devtools.timeline", "disabled-by-default-devtools.timeline", "disabled-by-default-devtools.timeline.frame", "blink", "cc", "gpu", "v8", "v8.execute",
+	}
+	if os.Getenv("HEAVY_TRACE") == "invalidations" {
+		// Why each element was restyled or laid out again, with the script that asked
+		// (slows the page down several times: for the why, not the how much).
+		cats = append(cats, "disabled-by-default-devtools.timeline.invalidationTracking", "disabled-by-default-devtools.timeline.stack")
+	}
 	if _, err := chromedp.Call(ctx, tracing.Start, tracing.StartParams{
 		TransferMode: tracing.StartTransferModeReportEvents,
-		TraceConfig: &tracing.TraceConfig{IncludedCategories: []string{
-			"devtools.timeline", "disabled-by-default-devtools.timeline", "disabled-by-default-devtools.timeline.frame", "blink", "cc", "gpu", "v8", "v8.execute",
-		}},
+		TraceConfig:  &tracing.TraceConfig{IncludedCategories: cats},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -128,8 +134,9 @@ func startTrace(t *testing.T, ctx context.Context) *tracer {
 }
 
 // stop ends the trace and logs, per thread of the renderer, the events that took the
-// most CPU time in all (nested events count in each of their parents too), and the
-// layouts and script calls that did.
+// most CPU time in all (nested events count in each of their parents too), the
+// layouts and script calls that did, and with HEAVY_TRACE=invalidations the most
+// frequent reasons elements were restyled or laid out again.
 func (tr *tracer) stop(t *testing.T, ctx context.Context) {
 	t.Helper()
 	if _, err := chromedp.Call(ctx, tracing.End, cdp.Empty{}); err != nil {
@@ -172,7 +179,25 @@ func (tr *tracer) stop(t *testing.T, ctx context.Context) {
 		all = append(all, e)
 	}
 	detail := map[string]float64{}
+	invalid := map[string]int{} // HEAVY_TRACE=invalidations: reason, element, script line
 	for i, e := range all {
+		if strings.HasSuffix(e.Name, "InvalidationTracking") {
+			var a struct {
+				Data struct {
+					Reason, NodeName string
+					StackTrace       []struct {
+						FunctionName, URL string
+						LineNumber        int
+					}
+				}
+			}
+			json.Unmarshal(e.Args, &a)
+			where := ""
+			if st := a.Data.StackTrace; len(st) > 0 {
+				where = fmt.Sprintf(" by %s %s:%d", st[0].FunctionName, path.Base(st[0].URL), st[0].LineNumber)
+			}
+			invalid[fmt.Sprintf("%s: %s, %s%s", strings.TrimSuffix(e.Name, "InvalidationTracking"), a.Data.Reason, a.Data.NodeName, where)]++
+		}
 		if e.Tdur > 0 {
 			all[i].Dur = e.Tdur
 			e.Dur = e.Tdur
@@ -212,6 +237,14 @@ func (tr *tracer) stop(t *testing.T, ctx context.Context) {
 	slices.SortFunc(keys, func(a, b string) int { return cmp.Compare(detail[b], detail[a]) })
 	for _, k := range keys[:min(25, len(keys))] {
 		t.Logf("trace: %s: %.0f ms", k, detail[k])
+	}
+	reasons := make([]string, 0, len(invalid))
+	for k := range invalid {
+		reasons = append(reasons, k)
+	}
+	slices.SortFunc(reasons, func(a, b string) int { return cmp.Or(cmp.Compare(invalid[b], invalid[a]), strings.Compare(a, b)) })
+	for _, k := range reasons[:min(25, len(reasons))] {
+		t.Logf("trace, invalidated: %s: %d times", k, invalid[k])
 	}
 	for _, e := range all {
 		if e.Ph != "X" || e.Dur == 0 {
