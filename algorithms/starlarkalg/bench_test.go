@@ -71,37 +71,40 @@ func BenchmarkKernelRicartAgrawala(b *testing.B) {
 }
 
 // BenchmarkKernelRicartAgrawalaRatio runs the workload of BenchmarkKernelRicartAgrawala
-// (no trace) with the Go algorithm and with the template in turn, each iteration one
-// run of each, and reports both rates and their ratio. On a loaded machine the load
-// changes from second to second, and the sub-benchmarks above run one side for seconds
-// before the other; alternating run by run lets both sides see the same load:
+// (no trace) with the Go algorithm and with the template in turn, and reports both
+// rates and their ratio. On a loaded machine the load changes from second to second,
+// and the sub-benchmarks above run one side for seconds before the other; alternating
+// lets both sides see the same load. Each turn starts on a collected heap (so neither
+// side's garbage is collected in the other's time) and runs the workload reps times
+// in a row, enough for the template's allocations to trigger about ten collections:
+// each side pays for the collections its own garbage causes, all but the last one's.
 //
-//	go test -run '^$' -bench KernelRicartAgrawalaRatio -benchtime 20x -count 3 -cpu 1 ./algorithms/starlarkalg/
+//	go test -run '^$' -bench KernelRicartAgrawalaRatio -benchtime 5x -count 4 -cpu 1 ./algorithms/starlarkalg/
 func BenchmarkKernelRicartAgrawalaRatio(b *testing.B) {
 	star := loadTemplate(b, "ricart-agrawala")
-	for _, n := range []int{5, 16} {
-		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+	for _, c := range []struct{ n, reps int }{{5, 150}, {16, 20}} {
+		b.Run(fmt.Sprintf("N=%d", c.n), func(b *testing.B) {
 			sides := []struct {
 				cfg    sim.Config
 				events int64
 				cpu    float64
-			}{{cfg: benchConfig(&ricartagrawala.Spec, n)}, {cfg: benchConfig(star, n)}}
+			}{{cfg: benchConfig(&ricartagrawala.Spec, c.n)}, {cfg: benchConfig(star, c.n)}}
 			for b.Loop() {
 				for k := range sides {
 					side := &sides[k]
-					// Each side starts on a collected heap: a collection the other side's
-					// garbage made due would otherwise run in this side's time.
 					runtime.GC()
 					cpu0 := starlarkalg.ProcessCPU()
-					s, err := sim.New(side.cfg, nil)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if err := s.Run(); err != nil {
-						b.Fatal(err)
+					for range c.reps {
+						s, err := sim.New(side.cfg, nil)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if err := s.Run(); err != nil {
+							b.Fatal(err)
+						}
+						side.events += int64(s.Steps())
 					}
 					side.cpu += starlarkalg.ProcessCPU() - cpu0
-					side.events += int64(s.Steps())
 				}
 			}
 			goRate, starRate := float64(sides[0].events)/sides[0].cpu, float64(sides[1].events)/sides[1].cpu

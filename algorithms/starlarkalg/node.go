@@ -31,11 +31,13 @@ type runner struct {
 	ctx    stepCtx
 	msg    msgValue
 	args   [3]starlark.Value
+	grow   *growBudget // the thread's memory budget (grow.go)
 }
 
 func (n *node) runner() *runner {
 	if n.run == nil {
 		r := &runner{thread: n.p.thread()}
+		r.grow, _ = r.thread.Local(growKey).(*growBudget) // put there by thread()
 		r.ctx.n = n
 		r.ctx.bind()
 		n.run = r
@@ -44,7 +46,7 @@ func (n *node) runner() *runner {
 	r.thread.Steps = 0 // the bounds are per call
 	r.ctx.depth = 0    // call sites left by an error (sites.go)
 	r.thread.Uncancel()
-	resetGrow(r.thread, n.p.limits.Grow)
+	r.grow.limit, r.grow.left = n.p.limits.Grow, n.p.limits.Grow // resetGrow without its map lookup
 	return r
 }
 

@@ -129,7 +129,7 @@ func (s *site) place(vals []starlark.Value, out []starlark.Value) {
 
 // fill starts a buffer for a call with key.
 func (s *site) fill(a *siteArgs, key starlark.Value) {
-	a.args = s.tmpl
+	copy(a.args[:s.total], s.tmpl[:s.total]) // the slots past total stay nil
 	if s.recvIsKey {
 		a.args[0] = key
 	}
@@ -178,7 +178,7 @@ func (a *siteArgs) skip() {
 
 // done lets go of the arguments of the call and takes the buffer off the stack.
 func (a *siteArgs) done() {
-	a.args = a.site.tmpl
+	clear(a.args[:a.site.total]) // fill puts the constants back
 	if a.c != nil {
 		a.c.depth--
 	}
