@@ -33,7 +33,8 @@ type current struct {
 	events   []byte // encoded events, comma separated
 	count    int
 	hasRules bool
-	sends    []int64
+	sends    []int64 // the messages sent in the batch, ascending
+	due      []int   // when each of sends is due (sim.Due), reused
 }
 
 type litRule struct {
@@ -128,7 +129,7 @@ func (s *Session) end() batch {
 	if !s.capture {
 		return b
 	}
-	snap := s.sim.Snapshot()
+	snap := s.sim.NodesSnapshot()
 	w := &protocol.Batch{Step: b.step, T: b.t}
 	// The events are copied: the buffer they were collected in serves the next batch.
 	w.Events = make([]byte, 0, len(s.cur.events)+2)
@@ -142,14 +143,13 @@ func (s *Session) end() batch {
 	}
 	s.nodes = views
 	w.Arrive = make(protocol.Arrivals, 0, len(s.cur.sends))
-	for _, id := range s.cur.sends {
-		k, found := slices.BinarySearchFunc(snap.InFlight, id, func(f sim.InFlight, id int64) int {
-			return int(f.Msg.ID - id)
-		})
-		if !found {
-			continue // lost on the way: its drop event is in the batch
+	s.cur.due = slices.Grow(s.cur.due[:0], len(s.cur.sends))[:len(s.cur.sends)]
+	s.sim.Due(s.cur.sends, s.cur.due)
+	for k, id := range s.cur.sends {
+		if s.cur.due[k] == sim.NotInFlight {
+			continue // lost on the way (its drop event is in the batch), or delivered already
 		}
-		w.Arrive = append(w.Arrive, protocol.Arrival{Msg: id, At: snap.InFlight[k].At})
+		w.Arrive = append(w.Arrive, protocol.Arrival{Msg: id, At: s.cur.due[k]})
 	}
 	if netChanged {
 		v := protocol.NetworkOf(&nw)
@@ -157,8 +157,9 @@ func (s *Session) end() batch {
 	}
 	if holdChanged {
 		// Hold mode switched: every message in flight got held, or an arrival time.
-		w.Retime = make(protocol.Arrivals, len(snap.InFlight))
-		for k, f := range snap.InFlight {
+		inFlight := s.sim.InFlight()
+		w.Retime = make(protocol.Arrivals, len(inFlight))
+		for k, f := range inFlight {
 			w.Retime[k] = protocol.Arrival{Msg: f.Msg.ID, At: f.At}
 		}
 	}

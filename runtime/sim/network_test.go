@@ -520,3 +520,66 @@ func TestNetwork_HoldOffForgetsDeliveredMessages(t *testing.T) {
 		t.Fatalf("seed %d: node 2 got %v, want [2 4]", h.seed, got)
 	}
 }
+
+// Due answers as InFlight does, message by message: the arrival time of a message in
+// the network, -1 while it is held, NotInFlight once it was delivered or dropped, or
+// for an id never sent.
+func TestNetwork_DueAgreesWithInFlight(t *testing.T) {
+	check := func(t *testing.T, h *harness, ids []int64) {
+		t.Helper()
+		want := map[int64]int{}
+		for _, f := range h.s.InFlight() {
+			want[f.Msg.ID] = f.At
+		}
+		due := make([]int, len(ids))
+		h.s.Due(ids, due)
+		for k, id := range ids {
+			w, ok := want[id]
+			if !ok {
+				w = sim.NotInFlight
+			}
+			if due[k] != w {
+				t.Errorf("seed %d: message #%d due %d, InFlight says %d", h.seed, id, due[k], w)
+			}
+		}
+	}
+	all := func(n int64) []int64 {
+		ids := make([]int64, 0, n)
+		for id := int64(1); id <= n; id++ {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	t.Run("timed", func(t *testing.T) {
+		cfg := cfgOf(&pingSpec, []int{10, 20, 30}, &params{Burst: 3}, 2)
+		cfg.Network.DelayMax = 6
+		h := start(t, cfg)
+		h.apply(request(0))
+		h.apply(request(1))
+		sent := len(h.s.InFlight())
+		if sent < 4 {
+			t.Fatalf("seed %d: %d messages in flight, want a few", h.seed, sent)
+		}
+		for range 3 {
+			check(t, h, all(8))
+			if _, err := h.s.Step(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if f := h.s.InFlight(); len(f) == 0 || f[len(f)-1].Msg.ID-f[0].Msg.ID+1 == int64(len(f)) {
+			t.Fatalf("seed %d: in flight %v, want some delivered among those still on their way", h.seed, f)
+		}
+		check(t, h, all(8))
+		check(t, h, []int64{2, 5, 6})
+		check(t, h, nil)
+	})
+	t.Run("held", func(t *testing.T) {
+		cfg := cfgOf(&pingSpec, []int{10, 20, 30}, &params{Burst: 3}, 1)
+		cfg.Network.Hold = true
+		h := start(t, cfg)
+		h.apply(request(0)) // #1 #2 #3, held
+		h.apply(deliver(2))
+		h.apply(dropMsg(3))
+		check(t, h, all(4))
+	})
+}
