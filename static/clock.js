@@ -70,9 +70,19 @@ export const PANELS_MS = 200;
 export const PANELS_FAST_MS = 500;
 export const FAST_SPEED = 4;
 
+// PANELS_CROWD_MS: fast and crowded (more messages in flight than layout.js's CROWD,
+// the burst of a large run), the panels follow at most once a second: there their
+// rounds were most of the frames that missed their vsync (N=32 all asking at 4x: 9 to
+// 15 of about 165 frames missed at 500 ms, 3 to 9 of about 175 at 1 s;
+// docs/benchmarks.md, "Heavy traffic at 4x"). Paused, they follow at once as always.
+export const PANELS_CROWD_MS = 1000;
+
 // panelsDue says whether the panels follow now (wall time, ms), last followed at last,
-// for a run playing (or not) at speed: at once when the run is paused or they have
-// not followed for PANELS_MS (PANELS_FAST_MS at FAST_SPEED and faster).
-export function panelsDue(playing, speed, now, last) {
-  return !playing || now - last >= (speed >= FAST_SPEED ? PANELS_FAST_MS : PANELS_MS);
+// for a run playing (or not) at speed, with a crowd of messages in flight or not: at
+// once when the run is paused or they have not followed for PANELS_MS (PANELS_FAST_MS
+// at FAST_SPEED and faster, PANELS_CROWD_MS when also crowded).
+export function panelsDue(playing, speed, now, last, crowd = false) {
+  if (!playing) return true;
+  const every = speed < FAST_SPEED ? PANELS_MS : crowd ? PANELS_CROWD_MS : PANELS_FAST_MS;
+  return now - last >= every;
 }

@@ -11,6 +11,7 @@ import { Code, Inspector, Narrator } from "./panels.js";
 import { newClock, clockTo, clockNow, nextSpeed, panelsDue, FAST_SPEED } from "./clock.js";
 import { end } from "./connection.js";
 import { readParams, controlState, errorParam, playQuery } from "./setupform.js";
+import { crowded } from "./layout.js";
 
 // createStage builds the stage of the page: page.root is the main element, page.spec
 // the algorithm, page.model the run, page.conn the socket, page.send(frame) sends a
@@ -156,8 +157,8 @@ function redraw(st, full) {
 }
 
 // paint makes the view follow the model, and the panels too unless they followed less
-// than PANELS_MS (PANELS_FAST_MS at 4x and faster) ago while the run plays (then a
-// later frame does it).
+// than PANELS_MS (PANELS_FAST_MS at 4x and faster, PANELS_CROWD_MS in a crowd) ago
+// while the run plays (then a later frame does it).
 function paint(st, now = performance.now()) {
   const { model, view, code, narrator } = st;
   // Scrolls left by the last paint first, while the layout is still the one on screen.
@@ -185,7 +186,7 @@ function paint(st, now = performance.now()) {
     st.panelsPart = 0; // the round begun gives way to a whole one, now
     st.panelsDirty = true;
   }
-  if (!st.panelsDirty || !(all || panelsDue(model.playing, model.speed, now, st.panelsAt))) return;
+  if (!st.panelsDirty || !(all || panelsDue(model.playing, model.speed, now, st.panelsAt, crowded(model.inflight.size)))) return;
   st.panelsDirty = false;
   st.panelsAt = now;
   showPanels(st, all ? PANELS.length : 1);

@@ -1,7 +1,7 @@
 // clock.js: the virtual time messages are drawn at.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { newClock, clockTo, clockNow, nextSpeed, panelsDue, PANELS_MS, PANELS_FAST_MS, FAST_SPEED } from "../clock.js";
+import { newClock, clockTo, clockNow, nextSpeed, panelsDue, PANELS_MS, PANELS_FAST_MS, PANELS_CROWD_MS, FAST_SPEED } from "../clock.js";
 
 const run = (playing, arrivals) => ({
   playing, rate: 2, speed: 1,
@@ -73,8 +73,14 @@ test("the panels follow at once when paused, and at most every PANELS_MS while p
     [true, FAST_SPEED, 1000, 1000 - PANELS_FAST_MS, true],
     [true, 16, 1000, 1000 - PANELS_FAST_MS, true],
     [true, 16, 1000, -Infinity, true],
+    // crowded: once a second at FAST_SPEED and faster, as before below it
+    [true, FAST_SPEED, 2000, 2000 - PANELS_FAST_MS, false, true],
+    [true, FAST_SPEED, 2000, 2000 - PANELS_CROWD_MS + 1, false, true],
+    [true, FAST_SPEED, 2000, 2000 - PANELS_CROWD_MS, true, true],
+    [true, 1, 2000, 2000 - PANELS_MS, true, true],
+    [false, 16, 2000, 1999, true, true],
   ];
-  for (const [playing, speed, now, last, want] of cases) {
-    assert.equal(panelsDue(playing, speed, now, last), want, `playing ${playing} at ${speed}x, ${now - last} ms after`);
+  for (const [playing, speed, now, last, want, crowd] of cases) {
+    assert.equal(panelsDue(playing, speed, now, last, crowd), want, `playing ${playing} at ${speed}x, ${now - last} ms after, crowd ${crowd}`);
   }
 });
