@@ -338,12 +338,8 @@ func (in *inliner) call(s *syntax.ExprStmt) []syntax.Stmt {
 	if !ok {
 		return nil
 	}
-	id, ok := c.Fn.(*syntax.Ident)
-	if !ok || in.bound[id.Name] {
-		return nil
-	}
-	h := in.helpers[id.Name]
-	if h == nil || len(c.Args) != len(h.def.Params) {
+	h := in.callee(c, in.helpers)
+	if h == nil {
 		return nil
 	}
 	for _, a := range c.Args {
@@ -358,15 +354,9 @@ func (in *inliner) call(s *syntax.ExprStmt) []syntax.Stmt {
 			}
 		}
 	}
-	for name := range h.free {
-		if in.bound[name] {
-			return nil
-		}
-	}
-	if in.added+h.size > maxInlined {
+	if !in.take(h) {
 		return nil
 	}
-	in.added += h.size
 	in.count++
 	prefix := "$i" + strconv.Itoa(in.count) + "$"
 	// A parameter that the body never rebinds, passed one of the caller's parameters,
@@ -402,6 +392,35 @@ func (in *inliner) call(s *syntax.ExprStmt) []syntax.Stmt {
 		out = append(out, cloneStmt(b, rename))
 	}
 	return out
+}
+
+// callee is the helper of table that c calls with as many arguments as it has
+// parameters, or nil (the caller may have bound the helper's name to something else).
+func (in *inliner) callee(c *syntax.CallExpr, table map[string]*helper) *helper {
+	id, ok := c.Fn.(*syntax.Ident)
+	if !ok || in.bound[id.Name] {
+		return nil
+	}
+	h := table[id.Name]
+	if h == nil || len(c.Args) != len(h.def.Params) {
+		return nil
+	}
+	return h
+}
+
+// take says whether h may be inlined in the caller, and counts its body against
+// maxInlined when it may: the caller must bind none of the names h reads as globals.
+func (in *inliner) take(h *helper) bool {
+	for name := range h.free {
+		if in.bound[name] {
+			return false
+		}
+	}
+	if in.added+h.size > maxInlined {
+		return false
+	}
+	in.added += h.size
+	return true
 }
 
 // inlinedName matches the prefix inlining gives a helper's names, which an error

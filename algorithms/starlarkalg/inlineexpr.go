@@ -116,12 +116,8 @@ func (in *inliner) expr(e syntax.Expr) syntax.Expr {
 
 // exprCall is the inlined body of a call of an expression helper, or nil.
 func (in *inliner) exprCall(c *syntax.CallExpr) syntax.Expr {
-	id, ok := c.Fn.(*syntax.Ident)
-	if !ok || in.bound[id.Name] {
-		return nil
-	}
-	h := in.exprs[id.Name]
-	if h == nil || len(c.Args) != len(h.def.Params) {
+	h := in.callee(c, in.exprs)
+	if h == nil {
 		return nil
 	}
 	same := map[string]string{}
@@ -132,15 +128,9 @@ func (in *inliner) exprCall(c *syntax.CallExpr) syntax.Expr {
 		}
 		same[h.def.Params[k].(*syntax.Ident).Name] = arg.Name
 	}
-	for name := range h.free {
-		if in.bound[name] {
-			return nil
-		}
-	}
-	if in.added+h.size > maxInlined {
+	if !in.take(h) {
 		return nil
 	}
-	in.added += h.size
 	body := cloneExpr(h.result, func(name string) string {
 		if arg, ok := same[name]; ok {
 			return arg
