@@ -41,7 +41,10 @@ type batchRig struct {
 	msgRead int
 }
 
-func newBatchRig(t *testing.T) *batchRig {
+// serveClients is a test server whose handler upgrades each request through a Hub,
+// makes its Client with makeClient (nil: the connection is refused and closed), hands
+// it over on the channel and holds the request until the client is gone.
+func serveClients(t *testing.T, makeClient func(conn *websocket.Conn) *Client) (*httptest.Server, chan *Client) {
 	t.Helper()
 	h := NewHub(nil, Options{Logger: slog.New(slog.DiscardHandler)})
 	h.upgrader.CheckOrigin = func(*http.Request) bool { return true }
@@ -51,11 +54,24 @@ func newBatchRig(t *testing.T) *batchRig {
 		if !ok {
 			return
 		}
+		c := makeClient(conn)
+		if c == nil {
+			conn.Close()
+			return
+		}
+		clients <- c
+		<-c.gone
+	}))
+	return ts, clients
+}
+
+func newBatchRig(t *testing.T) *batchRig {
+	t.Helper()
+	ts, clients := serveClients(t, func(conn *websocket.Conn) *Client {
 		bc, ok := conn.UnderlyingConn().(*batchConn)
 		if !ok {
 			t.Errorf("Hub.Upgrade made a connection of type %T, not a batchConn", conn.UnderlyingConn())
-			conn.Close()
-			return
+			return nil
 		}
 		wc := &writeCounter{Conn: bc.Conn}
 		bc.Conn = wc // before the first write
@@ -63,9 +79,8 @@ func newBatchRig(t *testing.T) *batchRig {
 		if c.batch != bc {
 			t.Error("the client does not batch through its batchConn")
 		}
-		clients <- c
-		<-c.gone
-	}))
+		return c
+	})
 	reader, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(ts.URL, "http"), nil)
 	if err != nil {
 		t.Fatal(err)

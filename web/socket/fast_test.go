@@ -3,10 +3,7 @@ package socket
 import (
 	"bytes"
 	"context"
-	"log/slog"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -37,21 +34,13 @@ func newFastRig(t *testing.T, queue int, wait time.Duration) *fastRig {
 // as a burst (Client.fastGap; 0: never).
 func newFastRigGap(t *testing.T, queue int, wait, gap time.Duration) *fastRig {
 	t.Helper()
-	h := NewHub(nil, Options{Logger: slog.New(slog.DiscardHandler)})
-	h.upgrader.CheckOrigin = func(*http.Request) bool { return true }
-	clients := make(chan *Client, 1)
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		conn, ok := h.Upgrade(w, r)
-		if !ok {
-			return
-		}
+	ts, clients := serveClients(t, func(conn *websocket.Conn) *Client {
 		_ = conn.UnderlyingConn().(*batchConn).SetWriteBuffer(4096)
 		c := newClient(conn, queue, 0, time.Hour, wait)
 		c.fastGap = gap
 		c.Start()
-		clients <- c
-		<-c.gone
-	}))
+		return c
+	})
 	d := *websocket.DefaultDialer
 	d.NetDialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		conn, err := (&net.Dialer{}).DialContext(ctx, network, addr)
