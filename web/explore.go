@@ -14,6 +14,7 @@ import (
 
 	"github.com/teach-dist/playground/runtime/explore"
 	"github.com/teach-dist/playground/runtime/fairq"
+	"github.com/teach-dist/playground/runtime/sandbox"
 	"github.com/teach-dist/playground/scenarios"
 	"github.com/teach-dist/playground/web/pages"
 )
@@ -96,9 +97,20 @@ type explorations struct {
 	running map[string]bool
 }
 
-func newExplorations(l ExploreLimits) explorations {
+func newExplorations(l ExploreLimits, box *sandbox.Pool) explorations {
 	return explorations{queue: fairq.New(fairq.Options{Slots: l.AtOnce, Share: l.Share, PerClient: l.Queue}),
-		run: explore.Explore, running: map[string]bool{}}
+		run: sandboxed(box), running: map[string]bool{}}
+}
+
+// sandboxed is explore.Explore, but a search of a student's source runs in a sandbox
+// worker of its own, which its time limit or its client's leaving kills at once.
+func sandboxed(box *sandbox.Pool) func(context.Context, *scenarios.Scenario, explore.Options) (*explore.Result, error) {
+	return func(ctx context.Context, sc *scenarios.Scenario, opt explore.Options) (*explore.Result, error) {
+		if sc.Source != "" {
+			return box.Explore(ctx, sc, opt)
+		}
+		return explore.Explore(ctx, sc, opt)
+	}
 }
 
 func (e *explorations) start(session string) bool {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/teach-dist/playground/internal/testwait"
+	"github.com/teach-dist/playground/runtime/sandbox"
 )
 
 // postExplore starts the Explore action of a session and reads every line it streams.
@@ -110,7 +111,7 @@ func TestExploreRefusesWhatItCannotDo(t *testing.T) {
 }
 
 func TestExploreOneAtATimePerSession(t *testing.T) {
-	e := newExplorations(ExploreLimits{}.withDefaults())
+	e := newExplorations(ExploreLimits{}.withDefaults(), sandbox.Default())
 	if !e.start("a") {
 		t.Fatal("first refused")
 	}

@@ -22,7 +22,9 @@ import (
 
 	"github.com/teach-dist/playground/runtime/compare"
 	"github.com/teach-dist/playground/runtime/lecture"
+	"github.com/teach-dist/playground/runtime/sandbox"
 	"github.com/teach-dist/playground/runtime/session"
+	"github.com/teach-dist/playground/scenarios"
 	"github.com/teach-dist/playground/web/export"
 	"github.com/teach-dist/playground/web/lecturehttp"
 	"github.com/teach-dist/playground/web/ops"
@@ -86,6 +88,9 @@ type Options struct {
 	// Interfaces lists this machine's addresses for those join links (default
 	// net.InterfaceAddrs).
 	Interfaces func() ([]net.Addr, error)
+	// Sandbox runs students' sources (runtime/sandbox): the server process never runs
+	// one itself. Default: the process's pool, sandbox.Default().
+	Sandbox *sandbox.Pool
 	// ShutdownTimeout bounds a graceful shutdown: requests in progress and the closing
 	// handshakes of WebSockets get this long (default 10 s).
 	ShutdownTimeout time.Duration
@@ -123,6 +128,9 @@ func (o Options) withDefaults() Options {
 		o.ClientIP = middleware.ClientIPFromRemoteAddr
 	}
 	o.Explore = o.Explore.withDefaults()
+	if o.Sandbox == nil {
+		o.Sandbox = sandbox.Default()
+	}
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = 10 * time.Second
 	}
@@ -158,8 +166,9 @@ type Server struct {
 // New returns a server with its own session manager.
 func New(opts Options) *Server {
 	opts = opts.withDefaults()
+	scenarios.UseSourceLoader(opts.Sandbox) // every source of every run goes to the sandbox
 	s := &Server{opts: opts, pages: pages.Renderer{Log: opts.Logger, Cat: pages.BuildCatalogue()},
-		compare: compare.New(opts.Compare), exploring: newExplorations(opts.Explore)}
+		compare: compare.New(opts.Compare), exploring: newExplorations(opts.Explore, opts.Sandbox)}
 	s.sessions = session.NewManager(opts.MaxSessions, s.sessionOptions())
 	lec := opts.Lecture
 	lec.OnEvict = func(code string) {

@@ -3,10 +3,12 @@ package web
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -14,11 +16,22 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/teach-dist/playground/algorithms"
+	"github.com/teach-dist/playground/runtime/sandbox"
 	"github.com/teach-dist/playground/scenarios"
 	"github.com/teach-dist/playground/static"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	code := m.Run()
+	sandbox.Default().Close() // the process's workers, and the goroutines that wait for them
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
 
 // newTestServer runs a Server on loopback; everything ends with the test.
 func newTestServer(t *testing.T, opts Options) (*Server, *httptest.Server) {

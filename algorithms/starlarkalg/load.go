@@ -143,18 +143,24 @@ func Load(name, source string) (*sim.Spec, error) {
 // LoadLimits compiles source under lim and returns its Spec; the Spec's slug is name.
 // Errors are *Error, with the line of a syntax error.
 func LoadLimits(name, source string, lim Limits) (*sim.Spec, error) {
+	_, spec, err := loadProgram(name, source, lim)
+	return spec, err
+}
+
+// loadProgram is LoadLimits, with the program its Spec's nodes run.
+func loadProgram(name, source string, lim Limits) (*program, *sim.Spec, error) {
 	fail := func(line, col int, format string, args ...any) error {
 		return &Error{Algorithm: name, Line: line, Col: col, Msg: fmt.Sprintf(format, args...)}
 	}
 	if len(source) > lim.Source {
-		return nil, fail(0, 0, "the source is %d bytes, more than the %d allowed", len(source), lim.Source)
+		return nil, nil, fail(0, 0, "the source is %d bytes, more than the %d allowed", len(source), lim.Source)
 	}
 	thread := &starlark.Thread{Name: name, Print: func(*starlark.Thread, string) {}}
 	thread.SetMaxExecutionSteps(lim.LoadSteps)
 	resetGrow(thread, lim.Grow)
 	globals, err := compile(thread, name, source)
 	if err != nil {
-		return nil, sourceError(name, err, lim)
+		return nil, nil, sourceError(name, err, lim)
 	}
 	p := &program{name: name, limits: lim, rules: map[string]bool{}, messages: map[string]bool{},
 		byType: map[string]typeHandler{}}
@@ -162,11 +168,11 @@ func LoadLimits(name, source string, lim Limits) (*sim.Spec, error) {
 	if err != nil {
 		var pe *posError
 		if errors.As(err, &pe) {
-			return nil, fail(int(pe.pos.Line), int(pe.pos.Col), "%s", pe.msg)
+			return nil, nil, fail(int(pe.pos.Line), int(pe.pos.Col), "%s", pe.msg)
 		}
-		return nil, fail(0, 0, "%v", err)
+		return nil, nil, fail(0, 0, "%v", err)
 	}
-	return spec, nil
+	return p, spec, nil
 }
 
 // compile parses source, puts the checking builtins in place of the operations that

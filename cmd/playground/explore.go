@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/teach-dist/playground/runtime/explore"
+	"github.com/teach-dist/playground/runtime/sandbox"
+	"github.com/teach-dist/playground/scenarios"
 )
 
 // Exit statuses of explore (CONTRACT: 0 every property holds, 3 one breaks; 1 bad
@@ -73,6 +75,12 @@ SCENARIO is a scenario file, a curated name (see 'playground list') or - for std
 	if *timeout < 0 {
 		return fmt.Errorf("explore: --timeout: %v must not be negative", *timeout)
 	}
+	// A source is a student's code: it loads, runs and is searched in sandbox workers
+	// under a memory limit a little above the search's own (runtime/sandbox).
+	box := sandbox.New(sandbox.Options{Workers: 1, Memory: max(2*mem+256<<20, 512<<20)})
+	defer box.Close()
+	scenarios.UseSourceLoader(box)
+	defer scenarios.UseSourceLoader(scenarios.InProcess)
 	sc, err := loadScenario(fs.Arg(0), stdin)
 	if err != nil {
 		return err
@@ -99,7 +107,11 @@ SCENARIO is a scenario file, a curated name (see 'playground list') or - for std
 	// there (this process does nothing else).
 	defer debug.SetGCPercent(debug.SetGCPercent(20))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(mem + mem/4))
-	res, err := explore.Explore(ctx, sc, opt)
+	search := explore.Explore
+	if sc.Source != "" {
+		search = box.Explore
+	}
+	res, err := search(ctx, sc, opt)
 	if err != nil {
 		return err
 	}

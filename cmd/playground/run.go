@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/teach-dist/playground/algorithms"
+	"github.com/teach-dist/playground/runtime/sandbox"
 	"github.com/teach-dist/playground/runtime/sim"
 	"github.com/teach-dist/playground/scenarios"
 )
@@ -46,6 +47,10 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if fs.NArg() != 1 {
 		return errors.New("run: expected exactly one SCENARIO (a file, a curated name, or -)")
 	}
+	box := sandbox.New(sandbox.Options{Workers: 1}) // a source runs in a sandbox worker
+	defer box.Close()
+	scenarios.UseSourceLoader(box)
+	defer scenarios.UseSourceLoader(scenarios.InProcess)
 	sc, err := loadScenario(fs.Arg(0), stdin)
 	if err != nil {
 		return err

@@ -65,6 +65,9 @@ var rules = []rule{
 	// The compare engine runs many seeds at once: its worker pool is the one goroutine
 	// owner outside the live layers, bounded by the server's slots.
 	{pattern: "runtime/compare", may: append([]string{"runtime/cost", "runtime/fairq"}, analyses...), stdOnly: true, goroutines: true},
+	// The sandbox starts and feeds the worker processes that run students' sources,
+	// and is that worker in them: it runs the explorer for a source's search.
+	{pattern: "runtime/sandbox", may: append([]string{"runtime/explore", "runtime/fairq"}, analyses...), stdOnly: true, goroutines: true},
 	{pattern: "runtime/session", may: append([]string{"runtime/protocol"}, analyses...), stdOnly: true, goroutines: true},
 	{pattern: "runtime/lecture", may: append([]string{"runtime/session", "runtime/protocol"}, analyses...),
 		thirdParty: []string{"rsc.io/qr"}, goroutines: true},

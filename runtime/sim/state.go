@@ -62,6 +62,21 @@ func (w *StateWriter) Pairs(k string, v [][2]int) {
 	w.b = append(w.b, ']')
 }
 
+// Object writes the variables of obj, an object another StateWriter encoded (a node
+// whose variables were encoded in another process writes them back so).
+func (w *StateWriter) Object(obj []byte) {
+	if len(obj) <= 2 { // "{}": nothing
+		return
+	}
+	if w.count == 0 {
+		w.b = append(w.b, '{')
+	} else {
+		w.b = append(w.b, ',')
+	}
+	w.count++
+	w.b = append(w.b, obj[1:len(obj)-1]...)
+}
+
 // Bytes closes the object and returns it; the writer may be reused after Reset.
 func (w *StateWriter) Bytes() []byte {
 	if w.count == 0 {

@@ -1,0 +1,151 @@
+package sandbox
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/teach-dist/playground/algorithms"
+	"github.com/teach-dist/playground/algorithms/starlarkalg"
+	"github.com/teach-dist/playground/runtime/sim"
+	"github.com/teach-dist/playground/scenarios"
+)
+
+// testPool is one pool for the package's tests; its workers are this test binary
+// started again (the package's init serves them).
+var testPool = New(Options{Workers: 2})
+
+func loadRemote(t testing.TB, p *Pool, slug, source string) *sim.Spec {
+	t.Helper()
+	spec, err := p.Load(slug, source)
+	if err != nil {
+		t.Fatalf("load %s in the sandbox: %v", slug, err)
+	}
+	return spec
+}
+
+func withSpec(t testing.TB, cfg sim.Config, spec *sim.Spec, raw []byte) sim.Config {
+	t.Helper()
+	cfg.Spec, cfg.Params = spec, nil
+	if spec.ParseParams != nil {
+		p, err := spec.ParseParams(raw, cfg.IDs)
+		if err != nil {
+			t.Fatalf("%s params %s: %v", spec.Slug, raw, err)
+		}
+		cfg.Params = p
+	}
+	return cfg
+}
+
+// sameRun steps the two configurations side by side: the inspectors agree after every
+// step and the traces are the same bytes.
+func sameRun(t *testing.T, what string, want, got sim.Config) {
+	t.Helper()
+	var wantTrace, gotTrace []byte
+	ws, err := sim.New(want, sim.NewEncoder(want.Spec, want.IDs).Lines(&wantTrace))
+	if err != nil {
+		t.Fatalf("%s: in process: %v", what, err)
+	}
+	gs, err := sim.New(got, sim.NewEncoder(got.Spec, got.IDs).Lines(&gotTrace))
+	if err != nil {
+		t.Fatalf("%s: sandbox: %v", what, err)
+	}
+	for step := 0; ; step++ {
+		wok, werr := ws.Step()
+		gok, gerr := gs.Step()
+		if fmt.Sprint(werr) != fmt.Sprint(gerr) || wok != gok {
+			t.Fatalf("%s step %d: in process (%v, %v), sandbox (%v, %v)", what, step, wok, werr, gok, gerr)
+		}
+		if !wok || werr != nil {
+			break
+		}
+		if w, g := ws.Snapshot(), gs.Snapshot(); !reflect.DeepEqual(w, g) {
+			t.Fatalf("%s step %d: inspectors differ\n in process %+v\n sandbox    %+v", what, step, w.Nodes, g.Nodes)
+		}
+	}
+	if !bytes.Equal(wantTrace, gotTrace) {
+		t.Fatalf("%s: traces differ:\n%s\n---\n%s", what, wantTrace, gotTrace)
+	}
+	if bytes.Count(wantTrace, []byte("\n")) < 3 {
+		t.Fatalf("%s: a trace of %q proves nothing", what, wantTrace)
+	}
+}
+
+// Every template, run by the sandbox, is the template run in process: on every curated
+// scenario of its algorithm, step by step.
+func TestSandbox_RunsTheTemplatesAsInProcess(t *testing.T) {
+	for _, slug := range starlarkalg.Templates() {
+		src, _ := starlarkalg.Template(slug)
+		local, err := starlarkalg.Load(slug, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		remote := loadRemote(t, testPool, slug, src)
+		ran := 0
+		for _, e := range scenarios.Curated() {
+			if e.Scenario.Algorithm != slug || e.Scenario.Source != "" {
+				continue
+			}
+			cfg, err := e.Scenario.Config()
+			if err != nil {
+				t.Fatalf("%s: %v", e.Name, err)
+			}
+			sameRun(t, e.Name, withSpec(t, cfg, local, e.Scenario.Params), withSpec(t, cfg, remote, e.Scenario.Params))
+			ran++
+		}
+		if ran == 0 {
+			t.Errorf("%s: no curated scenario to compare on", slug)
+		}
+	}
+}
+
+// A source's declarations reach the server as the source gives them, and a load error
+// keeps its line.
+func TestSandbox_LoadGivesTheDeclarationsAndPlacedErrors(t *testing.T) {
+	src, _ := starlarkalg.Template("ricart-agrawala")
+	local, _ := starlarkalg.Load("ricart-agrawala", src)
+	remote := loadRemote(t, testPool, "ricart-agrawala", src)
+	if !reflect.DeepEqual(local.Rules, remote.Rules) || !reflect.DeepEqual(local.Messages, remote.Messages) ||
+		local.Title != remote.Title || local.Defaults != remote.Defaults || !reflect.DeepEqual(local.Params, remote.Params) {
+		t.Fatalf("declarations differ:\n in process %+v\n sandbox    %+v", local, remote)
+	}
+	broken := strings.Replace(src, "def init(setup):", "def init(setup)", 1)
+	_, err := testPool.Load("ricart-agrawala", broken)
+	var se *starlarkalg.Error
+	if !asError(err, &se) || se.Line == 0 {
+		t.Fatalf("a syntax error: %v, want a *starlarkalg.Error with its line", err)
+	}
+	if _, lerr := starlarkalg.Load("ricart-agrawala", broken); lerr.Error() != err.Error() {
+		t.Fatalf("sandbox says %q, in process %q", err, lerr)
+	}
+}
+
+func asError(err error, se **starlarkalg.Error) bool {
+	e, ok := err.(*starlarkalg.Error)
+	*se = e
+	return ok
+}
+
+// The kernel's Go algorithm agrees with the sandboxed template too (the template
+// tests' claim, through the sandbox).
+func TestSandbox_TemplateIsTheGoAlgorithm(t *testing.T) {
+	src, _ := starlarkalg.Template("central")
+	remote := loadRemote(t, testPool, "central", src)
+	goSpec, _ := algorithms.Lookup("central")
+	sc, ok := scenarios.Lookup("central-basic")
+	if !ok {
+		for _, e := range scenarios.Curated() {
+			if e.Scenario.Algorithm == "central" && e.Scenario.Source == "" {
+				sc = e.Scenario
+				break
+			}
+		}
+	}
+	cfg, err := sc.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameRun(t, "central", withSpec(t, cfg, goSpec, sc.Params), withSpec(t, cfg, remote, sc.Params))
+}
