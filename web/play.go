@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -135,7 +136,11 @@ func (s *Server) startLink(w http.ResponseWriter, r *http.Request, path string, 
 // startLinkRun starts the run of a decoded link, bound to b if not nil, and gives
 // this browser the cookie of page's URL for it; it answers r itself when it cannot.
 func (s *Server) startLinkRun(w http.ResponseWriter, r, page *http.Request, lr runs.Link, b session.Bound) (*session.Session, bool) {
-	sess, err := s.sessions.StartAtFor(clientOf(r), lr.Setup, lr.IVs, lr.Link.Step)
+	// The replay is bounded as an export is (the gate's deadline), and stops when the
+	// client goes away: a source's steps each cost a call to a sandbox worker.
+	ctx, cancel := context.WithTimeout(r.Context(), s.linkReplayTimeout())
+	defer cancel()
+	sess, err := s.sessions.StartAtWithin(ctx, clientOf(r), lr.Setup, lr.IVs, lr.Link.Step)
 	if err == nil && b != nil {
 		sess.Bind(b) // before the page can connect: its first step is already held
 	}
@@ -431,4 +436,13 @@ func scenarioFromQuery(slug string, q url.Values) ([]byte, error) {
 		doc["params"] = params
 	}
 	return json.Marshal(doc)
+}
+
+// linkReplayTimeout is how long opening a share link may replay its run: an export's
+// deadline (--export-timeout).
+func (s *Server) linkReplayTimeout() time.Duration {
+	if t := s.opts.Exports.Gate.Timeout; t > 0 {
+		return t
+	}
+	return 30 * time.Second
 }

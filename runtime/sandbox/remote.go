@@ -71,7 +71,7 @@ func (rp *remoteProgram) loadRequest() *request {
 
 func (rp *remoteProgram) newNode(self int, setup *sim.Setup) sim.Node {
 	raw, _ := setup.Params.(rawParams)
-	n := &remoteNode{prog: rp, self: self, setup: setupWire{IDs: setup.IDs, Params: raw, MaxDelay: setup.MaxDelay}}
+	n := &remoteNode{prog: rp, self: self, owner: setup.Owner, setup: setupWire{IDs: setup.IDs, Params: raw, MaxDelay: setup.MaxDelay}}
 	if rp.token {
 		return remoteTokenNode{n}
 	}
@@ -84,6 +84,7 @@ func (rp *remoteProgram) newNode(self int, setup *sim.Setup) sim.Node {
 type remoteNode struct {
 	prog  *remoteProgram
 	self  int
+	owner string // the client whose share of the workers its steps take
 	setup setupWire
 	res   *starlarkalg.Result // nil until the first state is made
 }
@@ -104,7 +105,7 @@ func (n *remoteNode) result() *starlarkalg.Result {
 // call asks a worker and returns its result, a sandbox error as the result's error.
 func (n *remoteNode) call(req *request, handler string) *starlarkalg.Result {
 	req.Key, req.Self, req.Setup = n.prog.key, n.self, n.setup
-	resp, err := n.prog.pool.call("", req, n.prog.loadRequest())
+	resp, err := n.prog.pool.call(n.owner, req, n.prog.loadRequest())
 	if err == nil && resp.LoadErr != nil {
 		err = resp.LoadErr
 	}

@@ -48,6 +48,7 @@ func (m *Manager) start(owner, id string, setup Setup, prepare func(*Session) er
 	if err := m.room(owner); err != nil {
 		return nil, err
 	}
+	setup.Config.Owner = owner // a source's steps share the sandbox's workers by it
 	s, err := newSession(id, setup, m.opts)
 	if err != nil {
 		return nil, err

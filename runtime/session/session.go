@@ -187,6 +187,9 @@ type Session struct {
 
 	track
 	shares shareOf // the manager's view of it: owner, viewers, last use (share.go)
+	// replay, while a link's run is rebuilt before the session starts, bounds the
+	// rebuild (StartAtWithin); nil otherwise.
+	replay context.Context
 }
 
 // ID is the session's id, an unguessable capability.
@@ -227,6 +230,9 @@ func (s *Session) load(setup Setup) error {
 	// wakes up again when the user intervenes.
 	cfg.Until = 0
 	cfg.MaxEvents = s.opts.MaxEvents
+	if cfg.Owner == "" {
+		cfg.Owner = s.shares.owner // a reset keeps the run's client
+	}
 	// Try it first: a setup that cannot run leaves the current run as it is.
 	if _, err := sim.New(cfg, nil); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -20,13 +21,25 @@ func (m *Manager) StartAt(setup Setup, ivs []sim.Intervention, step int) (*Sessi
 
 // StartAtFor is StartAt on behalf of owner, a client key (share.go).
 func (m *Manager) StartAtFor(owner string, setup Setup, ivs []sim.Intervention, step int) (*Session, error) {
+	return m.StartAtWithin(context.Background(), owner, setup, ivs, step)
+}
+
+// StartAtWithin is StartAtFor with the replay bounded by ctx: when ctx ends (its
+// deadline, or the client that asked went away) the replay stops between two steps
+// and the session is not started. A source's steps run in sandbox workers, one call
+// each: a long link costs real time, which the caller bounds so.
+func (m *Manager) StartAtWithin(ctx context.Context, owner string, setup Setup, ivs []sim.Intervention, step int) (*Session, error) {
 	if step < 0 {
 		return nil, fmt.Errorf("session: step %d is negative", step)
 	}
 	if !slices.IsSortedFunc(ivs, func(a, b sim.Intervention) int { return a.Step - b.Step }) {
 		return nil, fmt.Errorf("session: interventions are not in step order")
 	}
-	return m.start(owner, newID(), setup, func(s *Session) error { return s.restore(ivs, step) })
+	return m.start(owner, newID(), setup, func(s *Session) error {
+		s.replay = ctx
+		defer func() { s.replay = nil }()
+		return s.restore(ivs, step)
+	})
 }
 
 // restore replays the recorded interventions up to step. Called before the session's

@@ -1,7 +1,9 @@
 package session
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"runtime"
 
 	"github.com/teach-dist/playground/runtime/sim"
@@ -96,6 +98,9 @@ func (s *Session) rebuild(step int) error {
 			// other sessions' goroutines on this processor (another user's step)
 			// run between, rather than wait out Go's 10 ms time slice.
 			runtime.Gosched()
+			if s.replay != nil && s.replay.Err() != nil {
+				return fmt.Errorf("the replay stopped at step %d of %d: %w", s.sim.Steps(), step, context.Cause(s.replay))
+			}
 		}
 		s.saves.replayed.Add(1)
 		_, ok, err := s.forward()

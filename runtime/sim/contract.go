@@ -168,9 +168,10 @@ type Canon struct {
 
 // Setup is what every node of a run is built from.
 type Setup struct {
-	IDs      []int // node index -> id; for ring algorithms, the ring order
-	Params   any   // what ParseParams returned
-	MaxDelay int   // the network's largest delay, for algorithms that size time-outs by it
+	IDs      []int  // node index -> id; for ring algorithms, the ring order
+	Params   any    // what ParseParams returned
+	MaxDelay int    // the network's largest delay, for algorithms that size time-outs by it
+	Owner    string // Config.Owner: no algorithm's behaviour may depend on it
 }
 
 // Rule is one labelled rule of the pseudocode.

@@ -41,6 +41,10 @@ type Config struct {
 	// (0: a default derived from N, the delays and CS).
 	Pending   int
 	MaxEvents int // 0: DefaultMaxEvents
+	// Owner is who the run is done for (a client key), passed to the nodes' Setup: an
+	// algorithm that runs elsewhere (a student's source in a sandbox worker) shares its
+	// workers fairly by it. It changes nothing in the run.
+	Owner string
 }
 
 // Sink receives each trace event. The event is only valid during the call.
@@ -89,7 +93,7 @@ func New(cfg Config, sink Sink) (*Sim, error) {
 		cfg:   cfg,
 		spec:  cfg.Spec,
 		n:     n,
-		setup: Setup{IDs: cfg.IDs, Params: cfg.Params, MaxDelay: cfg.Network.DelayMax},
+		setup: Setup{IDs: cfg.IDs, Params: cfg.Params, MaxDelay: cfg.Network.DelayMax, Owner: cfg.Owner},
 		sink:  sink,
 		nodes: make([]Node, n),
 		alive: make([]bool, n),
