@@ -44,7 +44,11 @@ type Limits struct {
 	StringBytes int    // bytes of one string in state or a message
 	MessageInts int    // ints in a message's vec or queue
 	Effects     int    // effects (rules, sends, timers ...) of one step
-	Grow        int    // elements or bytes one handler call may build with + * % join ... (grow.go)
+	Grow        int    // elements or bytes one handler call may build (grow.go, charges.go)
+
+	// Interrupt, when set, is asked every interruptEvery units of work whether to stop
+	// the running call (interrupt.go). It is how a caller that times handlers stops one.
+	Interrupt func() bool
 }
 
 // DefaultLimits are generous for the templates (the largest handler of the four runs
@@ -150,8 +154,7 @@ func LoadLimits(name, source string, lim Limits) (*sim.Spec, error) {
 		return nil, fail(0, 0, "the source is %d bytes, more than the %d allowed", len(source), lim.Source)
 	}
 	thread := &starlark.Thread{Name: name, Print: func(*starlark.Thread, string) {}}
-	thread.SetMaxExecutionSteps(lim.LoadSteps)
-	resetGrow(thread, lim.Grow)
+	newBudget(thread, lim, lim.LoadSteps, "the top level")
 	globals, err := compile(thread, name, source)
 	if err != nil {
 		return nil, sourceError(name, err, lim)
@@ -221,17 +224,9 @@ func sourceError(name string, err error, lim Limits) error {
 		e.Line, e.Col, e.Msg = int(re[0].Pos.Line), int(re[0].Pos.Col), demangle(re[0].Msg)
 	case errors.As(err, &ee):
 		e.Line, e.Col = innermost(ee)
-		e.Msg = stepsMessage(demangle(ee.Msg), lim.LoadSteps)
+		e.Msg = stepsMessage(demangle(ee.Msg), lim.LoadSteps, "the top level")
 	}
 	return e
-}
-
-// stepsMessage words the step bound for a student.
-func stepsMessage(msg string, limit uint64) string {
-	if msg == "Starlark computation cancelled: too many steps" {
-		return fmt.Sprintf("more than %d steps (an endless loop?)", limit)
-	}
-	return msg
 }
 
 // innermost is the position of the deepest Starlark frame of an evaluation error.
