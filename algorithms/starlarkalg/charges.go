@@ -204,7 +204,7 @@ func spend(t *starlark.Thread, n int, op string) error {
 		return fmt.Errorf("%s: no work budget (an internal error)", op)
 	}
 	if uint64(n) > b.steps-min(t.Steps, b.steps) {
-		return fmt.Errorf("%s: %s did more than %d units of work (this call would do %d more: a unit is a step, an element a builtin visits, %d it copies or %d bytes it scans)", op, b.who, b.steps, n, copyPerUnit, bytesPerUnit)
+		return fmt.Errorf("%s: %s did more than %d units of work (this call would add at least %d: a unit is a step, an element a builtin visits, %d it copies or %d bytes it scans)", op, b.who, b.steps, n, copyPerUnit, bytesPerUnit)
 	}
 	t.Steps += uint64(n)
 	return nil
@@ -284,7 +284,7 @@ func weight(v starlark.Value, limit int) int {
 func elemsWeight(v starlark.Value, limit int) int {
 	switch v := v.(type) {
 	case *starlark.List, starlark.Tuple, *starlark.Dict, *starlark.Set:
-		return max(weight(v, limit)-1, 0)
+		return max(weight(v, limit+1)-1, 0) // the container itself is not compared
 	case starlark.Sequence:
 		return v.Len()
 	}

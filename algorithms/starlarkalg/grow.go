@@ -68,7 +68,7 @@ func charge(t *starlark.Thread, n int, op string) error {
 		return fmt.Errorf("%s: no memory budget (an internal error)", op)
 	}
 	if n > b.left {
-		return fmt.Errorf("%s: %s built more than %d elements or bytes (this call would build %d more: values that keep growing?)", op, b.who, b.limit, n)
+		return fmt.Errorf("%s: %s built more than %d elements or bytes (this call would add at least %d: values that keep growing?)", op, b.who, b.limit, n)
 	}
 	b.left -= n
 	return nil
