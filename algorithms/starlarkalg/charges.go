@@ -777,6 +777,67 @@ func cmpHolds(op syntax.Token, c int) bool {
 	return c >= 0 // GE
 }
 
+// sliceName is the check of a slice's operand.
+const sliceName = "$slice"
+
+// checkedSlice is $slice(x) in x[lo:hi:step]: the slice copies at most all of x.
+func checkedSlice(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
+	x := args[0]
+	switch x.(type) {
+	case starlark.String, starlark.Bytes:
+		n := strLen(x)
+		if err := pay(t, n/bytesPerUnit, n, "[:]"); err != nil {
+			return nil, err
+		}
+	case *starlark.List, starlark.Tuple:
+		n := shallow(x)
+		if err := pay(t, n/copyPerUnit, n, "[:]"); err != nil {
+			return nil, err
+		}
+	} // a range's slice is a range
+	return x, nil
+}
+
+// checkedBinary is the check of x - y, x | y, x & y, x ^ y and x << y (and their
+// augmented forms, which pass a third argument and get y back): on ints, a shift must
+// not make an int longer than maxIntBits; on sets and dicts, the operation hashes the
+// elements of both and builds at most all of them.
+func checkedBinary(op syntax.Token) func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
+	name := op.String()
+	return func(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
+		x, y := args[0], args[1]
+		xi, xInt := x.(starlark.Int)
+		yi, yInt := y.(starlark.Int)
+		switch {
+		case xInt && yInt:
+			if op == syntax.LTLT {
+				k, ok := yi.Int64()
+				if !ok || k > 0 && int64(intBits(xi))+k > maxIntBits {
+					return nil, fmt.Errorf("%s: the int would have more than %d bits", name, maxIntBits)
+				}
+			}
+		case xInt || yInt:
+		default:
+			limit := workLeft(t)
+			if err := pay(t, elemsWeight(x, limit)+elemsWeight(y, limit), shallow(x)+shallow(y), name); err != nil {
+				return nil, err
+			}
+		}
+		return result(args, op)
+	}
+}
+
+// intBits is the length of an int in bits.
+func intBits(i starlark.Int) int {
+	if v, ok := i.Int64(); ok {
+		if v < 0 {
+			v = -v
+		}
+		return bits.Len64(uint64(v))
+	}
+	return i.BigInt().BitLen()
+}
+
 // checkedStar is f(*x)'s x: the call copies every element of x into its arguments.
 func checkedStar(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
 	n := iterLen(args[0], workLeft(t))

@@ -114,6 +114,9 @@ var attacks = []struct {
 	{"int of a huge string", `x = int("9" * 100000)`, "int(", "int", "ints have at most 4096 bits"},
 	{"a comprehension over a big range, in a loop", "for i in range(100):\n        y = [j for j in range(65536)]", "y = [j", "", "did more than"},
 	{"set of a big list, in a loop", "x = list(range(65536))\n    for i in range(100):\n        y = set(x)", "set(x)", "set()", "did more than"},
+	{"copying a big list by slicing, in a loop", "x = [0] * 600000\n    for i in range(100):\n        y = x[1:]", "x[1:]", "[:]", "built more than"},
+	{"union of big sets, in a loop", "x = set(range(30000))\n    for i in range(100):\n        y = x | x", "x | x", "|", "did more than"},
+	{"an int shifted again and again", "x = 1\n    for i in range(10000):\n        x = x << 500", "x << 500", "<<", "the int would have more than 4096 bits"},
 	{"list.index over a big list, in a loop", "x = [0] * 1000000\n    for i in range(100):\n        y = x.index(0)", ".index(", ".index()", "did more than"},
 }
 
@@ -233,8 +236,15 @@ func TestCharges_OrdinaryCodeRunsAsBefore(t *testing.T) {
         ("{}:{}".format(*["a", "b"]), "a:b"), (int("0x1f", 16), 31), (str(10), "10"), (len(set(x)), 3),
         (hash("a"), 97), (list(reversed(x)), [2, 1, 3]), (tuple(enumerate("ab".elems())), ((0, "a"), (1, "b"))),
         ({"a": 1}.get("a"), 1), ("  a ".strip(), "a"), ("a\nb".splitlines(), ["a", "b"]),
+        ([1, 2, 3][1:], [2, 3]), ("abc"[::-1], "cba"), (range(5)[1:3], range(1, 3)), (7 - 2, 5), (6 | 1, 7), (6 & 3, 2), (6 ^ 3, 5), (3 << 2, 12),
+        (sorted(set([1, 2]) | set([3])), [1, 2, 3]), (sorted(set([1, 2]) - set([1])), [2]), ({"a": 1} | {"b": 2}, {"a": 1, "b": 2}),
         (s.count, 0), (any([0, 1]), True), (all([]), True), (bytes("ab"), b"ab"), (sorted(set([2, 1]).union([3])), [1, 2, 3]),
     ]
+    n = 5
+    n -= 2
+    n |= 8
+    n <<= 1
+    checks.append((n, 22))
     for k, (got, want) in enumerate(checks):
         if got != want:
             fail("check %d: got %s, want %s" % (k, got, want))

@@ -82,6 +82,10 @@ func growBuiltins(d starlark.StringDict) {
 	d[growMul] = starlark.NewBuiltin("*", checkedMul)
 	d[growMod] = starlark.NewBuiltin("%", checkedMod)
 	d[growCall] = starlark.NewBuiltin("call", checkedCall)
+	for _, op := range []syntax.Token{syntax.MINUS, syntax.PIPE, syntax.AMP, syntax.CIRCUMFLEX, syntax.LTLT} {
+		d[growOps[op]] = starlark.NewBuiltin(op.String(), checkedBinary(op))
+	}
+	d[sliceName] = starlark.NewBuiltin("[:]", checkedSlice)
 	d[kwCall] = starlark.NewBuiltin("call", keywordCall)
 	for name := range builtinMethods {
 		d[attrPrefix+name] = &attrReader{name: name}
@@ -292,8 +296,10 @@ type rewriter struct {
 	flat bool // the file uses $flat
 }
 
-var growOps = map[syntax.Token]string{syntax.PLUS: growAdd, syntax.STAR: growMul, syntax.PERCENT: growMod}
-var augOps = map[syntax.Token]syntax.Token{syntax.PLUS_EQ: syntax.PLUS, syntax.STAR_EQ: syntax.STAR, syntax.PERCENT_EQ: syntax.PERCENT}
+var growOps = map[syntax.Token]string{syntax.PLUS: growAdd, syntax.STAR: growMul, syntax.PERCENT: growMod,
+	syntax.MINUS: "$sub", syntax.PIPE: "$or", syntax.AMP: "$and", syntax.CIRCUMFLEX: "$xor", syntax.LTLT: "$lsh"}
+var augOps = map[syntax.Token]syntax.Token{syntax.PLUS_EQ: syntax.PLUS, syntax.STAR_EQ: syntax.STAR, syntax.PERCENT_EQ: syntax.PERCENT,
+	syntax.MINUS_EQ: syntax.MINUS, syntax.PIPE_EQ: syntax.PIPE, syntax.AMP_EQ: syntax.AMP, syntax.CIRCUMFLEX_EQ: syntax.CIRCUMFLEX, syntax.LTLT_EQ: syntax.LTLT}
 
 func (r *rewriter) stmts(list []syntax.Stmt) {
 	for _, s := range list {
@@ -359,7 +365,8 @@ func (r *rewriter) params(ps []syntax.Expr) {
 
 // cannotGrow: x op y cannot build a large value, so it needs no check (and costs no
 // builtin call: clock + 1 is most of an algorithm's arithmetic). An int literal added
-// to anything is an int or an error (Starlark adds no int to a string or list), and
+// to anything, or subtracted, or-ed, and-ed or xor-ed with it, is an int or an error
+// (Starlark has no such operation of an int with a string, list, set or dict), and
 // formatting an int literal adds a few bytes per directive of the format, which is no
 // longer than the format itself. A repetition is always checked: x * 3 in a loop
 // grows as fast as x + x.
@@ -369,10 +376,12 @@ func cannotGrow(op syntax.Token, x, y syntax.Expr) bool {
 		return ok && l.Token == syntax.INT
 	}
 	switch op {
-	case syntax.PLUS:
+	case syntax.PLUS, syntax.MINUS, syntax.PIPE, syntax.AMP, syntax.CIRCUMFLEX:
 		return (x != nil && isInt(x)) || isInt(y)
 	case syntax.PERCENT:
 		return isInt(y)
+	case syntax.LTLT:
+		return x != nil && isInt(x) && isInt(y) // a constant: at most 512 bits
 	}
 	return false
 }
@@ -633,6 +642,9 @@ func (r *rewriter) expr(p *syntax.Expr) {
 				r.expr(q)
 			}
 		}
+		// x[lo:hi] copies up to all of x: $slice(x) charges that and returns x
+		e.X = &syntax.CallExpr{Fn: &syntax.Ident{NamePos: e.Lbrack, Name: sliceName}, Lparen: e.Lbrack,
+			Args: []syntax.Expr{e.X}, Rparen: e.Lbrack}
 	case *syntax.TupleExpr:
 		r.exprs(e.List)
 	case *syntax.UnaryExpr:
