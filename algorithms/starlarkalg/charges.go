@@ -677,6 +677,37 @@ var compareNames = map[syntax.Token]string{
 	syntax.IN: "$in", syntax.NOT_IN: "$notin",
 }
 
+// keyName is the global that holds the predeclared keyValue, a keyProbe.
+const (
+	keyName  = "$key"
+	keyValue = "$keyv"
+)
+
+// maxKeyWeight bounds the weight of a dict key or an index: hashing or comparing a
+// key happens in the instruction that indexes, which no charge can reach, so a key
+// weighing more is refused. Keys are small in an algorithm ((ts, id) weighs 3).
+const maxKeyWeight = 256
+
+// keyProbe is $key: the loader writes d[k] (and {k: v}) as d[$key[k]] when k is not a
+// literal, and $key[k] is k when it weighs at most maxKeyWeight, else an error. A
+// tuple that holds itself twice at every level (t = (t, t), forty times) weighs 2^40:
+// hashing it would never end.
+type keyProbe struct{}
+
+func (keyProbe) String() string        { return keyName }
+func (keyProbe) Type() string          { return "probe" }
+func (keyProbe) Freeze()               {}
+func (keyProbe) Truth() starlark.Bool  { return true }
+func (keyProbe) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: probe") }
+func (keyProbe) Get(k starlark.Value) (starlark.Value, bool, error) {
+	if !flat(k) {
+		if w := weight(k, maxKeyWeight+1); w > maxKeyWeight {
+			return nil, false, fmt.Errorf("a key or index of more than %d values", maxKeyWeight)
+		}
+	}
+	return k, true, nil
+}
+
 // flatName is the global that holds the predeclared flatValue, a flatProbe.
 const (
 	flatName  = "$flat"

@@ -117,6 +117,9 @@ var attacks = []struct {
 	{"copying a big list by slicing, in a loop", "x = [0] * 600000\n    for i in range(100):\n        y = x[1:]", "x[1:]", "[:]", "built more than"},
 	{"union of big sets, in a loop", "x = set(range(30000))\n    for i in range(100):\n        y = x | x", "x | x", "|", "did more than"},
 	{"an int shifted again and again", "x = 1\n    for i in range(10000):\n        x = x << 500", "x << 500", "<<", "the int would have more than 4096 bits"},
+	{"a dict literal's key nested by sharing", "t = (0,)\n    for i in range(60):\n        t = (t, t)\n    d = {t: 1}", "d = {t", "a key", "a key or index of more than 256 values"},
+	{"an index nested by sharing", "t = (0,)\n    for i in range(60):\n        t = (t, t)\n    d = {}\n    d[t] = 1", "d[t] = 1", "a key", "a key or index of more than 256 values"},
+	{"a comprehension's key nested by sharing", "t = (0,)\n    for i in range(60):\n        t = (t, t)\n    d = {t: i for i in range(2)}", "d = {t", "a key", "a key or index of more than 256 values"},
 	{"list.index over a big list, in a loop", "x = [0] * 1000000\n    for i in range(100):\n        y = x.index(0)", ".index(", ".index()", "did more than"},
 }
 
@@ -238,6 +241,7 @@ func TestCharges_OrdinaryCodeRunsAsBefore(t *testing.T) {
         ({"a": 1}.get("a"), 1), ("  a ".strip(), "a"), ("a\nb".splitlines(), ["a", "b"]),
         ([1, 2, 3][1:], [2, 3]), ("abc"[::-1], "cba"), (range(5)[1:3], range(1, 3)), (7 - 2, 5), (6 | 1, 7), (6 & 3, 2), (6 ^ 3, 5), (3 << 2, 12),
         (sorted(set([1, 2]) | set([3])), [1, 2, 3]), (sorted(set([1, 2]) - set([1])), [2]), ({"a": 1} | {"b": 2}, {"a": 1, "b": 2}),
+        ({(1, 2): 3}[(1, 2)], 3), ({k: 1 for k in [(1, "a")]}, {(1, "a"): 1}), ([5, 6][-1], 6),
         (s.count, 0), (any([0, 1]), True), (all([]), True), (bytes("ab"), b"ab"), (sorted(set([2, 1]).union([3])), [1, 2, 3]),
     ]
     n = 5
@@ -245,6 +249,11 @@ func TestCharges_OrdinaryCodeRunsAsBefore(t *testing.T) {
     n |= 8
     n <<= 1
     checks.append((n, 22))
+    d = {(1, 2): 1}
+    k = (1, 2)
+    d[k] += 1
+    d[k] += n
+    checks.append((d[k], 24))
     for k, (got, want) in enumerate(checks):
         if got != want:
             fail("check %d: got %s, want %s" % (k, got, want))
@@ -312,3 +321,4 @@ func TestCharges_NoCostTableNameIsStale(t *testing.T) {
 		}
 	}
 }
+

@@ -93,6 +93,7 @@ func growBuiltins(d starlark.StringDict) {
 	d[starName] = starlark.NewBuiltin("*", checkedStar)
 	d[starStarName] = starlark.NewBuiltin("**", checkedStarStar)
 	d[flatValue] = flatProbe{}
+	d[keyValue] = keyProbe{}
 	for op, name := range compareNames {
 		d[name] = starlark.NewBuiltin(op.String(), checkedCompare(op))
 	}
@@ -139,6 +140,11 @@ func deepSize(v starlark.Value, t *starlark.Thread) int {
 	if b, _ := t.Local(growKey).(*growBudget); b != nil {
 		limit = b.left + 1
 	}
+	return textSize(v, limit)
+}
+
+// textSize is about the length of v's text, counted no further than limit.
+func textSize(v starlark.Value, limit int) int {
 	n := 0
 	var walk func(v starlark.Value)
 	walk = func(v starlark.Value) {
@@ -283,17 +289,49 @@ func checkedCall(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, k
 func rewriteGrowth(f *syntax.File) error {
 	r := &rewriter{}
 	r.stmts(f.Stmts)
-	if r.flat {
-		// $flat is a global, which a def reads by its index, not by a lookup in a map
-		f.Stmts = append([]syntax.Stmt{&syntax.AssignStmt{Op: syntax.EQ, LHS: &syntax.Ident{Name: flatName},
-			RHS: &syntax.Ident{Name: flatValue}}}, f.Stmts...)
+	// $flat and $key are globals, which a def reads by their index, not by a lookup in
+	// a map
+	for _, g := range []struct {
+		used        bool
+		name, value string
+	}{{r.flat, flatName, flatValue}, {r.key, keyName, keyValue}} {
+		if g.used {
+			f.Stmts = append([]syntax.Stmt{&syntax.AssignStmt{Op: syntax.EQ, LHS: &syntax.Ident{Name: g.name},
+				RHS: &syntax.Ident{Name: g.value}}}, f.Stmts...)
+		}
 	}
 	return r.err
 }
 
 type rewriter struct {
-	err  error
-	flat bool // the file uses $flat
+	err       error
+	flat, key bool // the file uses $flat, $key
+}
+
+// key puts $key[k] in place of a dict key or index k that is not flat (charges.go).
+func (r *rewriter) keyOf(p *syntax.Expr) {
+	if flatExpr(*p) {
+		return
+	}
+	r.key = true
+	pos := syntax.Start(*p)
+	*p = &syntax.IndexExpr{X: &syntax.Ident{NamePos: pos, Name: keyName}, Lbrack: pos, Y: *p, Rbrack: pos}
+}
+
+// ours: an index into one of the loader's own values ($s3[ctx][j], sites.go), not a
+// source's.
+func ours(e *syntax.IndexExpr) bool {
+	x := e.X
+	for {
+		switch v := x.(type) {
+		case *syntax.IndexExpr:
+			x = v.X
+		case *syntax.Ident:
+			return strings.HasPrefix(v.Name, "$")
+		default:
+			return false
+		}
+	}
 }
 
 var growOps = map[syntax.Token]string{syntax.PLUS: growAdd, syntax.STAR: growMul, syntax.PERCENT: growMod,
@@ -313,6 +351,7 @@ func (r *rewriter) stmt(s syntax.Stmt) {
 		r.expr(&s.RHS)
 		if op, aug := augOps[s.Op]; aug {
 			if cannotGrow(op, nil, s.RHS) {
+				r.target(&s.LHS)
 				return
 			}
 			if !plainTarget(s.LHS) {
@@ -322,8 +361,11 @@ func (r *rewriter) stmt(s syntax.Stmt) {
 			// t op= y becomes t op= check(t, y, None): the check sees both operands and
 			// returns y, and the assignment keeps its meaning (a list's += extends it in
 			// place). The target is read twice, so it must read the same both times.
+			read := cloneTarget(s.LHS)
+			r.expr(&read)
+			r.target(&s.LHS)
 			s.RHS = &syntax.CallExpr{Fn: &syntax.Ident{NamePos: s.OpPos, Name: growOps[op]}, Lparen: s.OpPos,
-				Args: []syntax.Expr{cloneTarget(s.LHS), s.RHS, &syntax.Ident{NamePos: s.OpPos, Name: "None"}}, Rparen: s.OpPos}
+				Args: []syntax.Expr{read, s.RHS, &syntax.Ident{NamePos: s.OpPos, Name: "None"}}, Rparen: s.OpPos}
 		} else {
 			r.target(&s.LHS)
 		}
@@ -443,6 +485,7 @@ func (r *rewriter) target(p *syntax.Expr) {
 	case *syntax.IndexExpr:
 		r.expr(&e.X)
 		r.expr(&e.Y)
+		r.keyOf(&e.Y)
 	case *syntax.ParenExpr:
 		r.target(&e.X)
 	case *syntax.ListExpr:
@@ -617,6 +660,7 @@ func (r *rewriter) expr(p *syntax.Expr) {
 	case *syntax.DictEntry:
 		r.expr(&e.Key)
 		r.expr(&e.Value)
+		r.keyOf(&e.Key)
 	case *syntax.DictExpr:
 		r.exprs(e.List)
 	case *syntax.DotExpr:
@@ -629,6 +673,9 @@ func (r *rewriter) expr(p *syntax.Expr) {
 	case *syntax.IndexExpr:
 		r.expr(&e.X)
 		r.expr(&e.Y)
+		if !ours(e) {
+			r.keyOf(&e.Y)
+		}
 	case *syntax.LambdaExpr:
 		r.params(e.Params)
 		r.expr(&e.Body)
