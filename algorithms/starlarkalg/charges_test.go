@@ -222,6 +222,23 @@ func TestCharges_GlobalsBuiltAtLoadAreCharged(t *testing.T) {
 	}
 }
 
+// TestCharges_EncodeShowsNoHugeText: encode may return a value small in memory and
+// huge as text; the inspector shows that it is too large instead of writing it.
+func TestCharges_EncodeShowsNoHugeText(t *testing.T) {
+	src := header + "def init(setup):\n    return {\"count\": 0}\n\ndef encode(ctx, s):\n    x = [0]\n    for i in range(60):\n        x = [x, x]\n    return [(\"x\", x), (\"d\", {(1, 2): [3]})]\n"
+	nd := mustLoad(t, src).New(0, &sim.Setup{IDs: []int{0, 1, 2}})
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got := string(sim.EncodeState(nd))
+	runtime.ReadMemStats(&after)
+	if !strings.Contains(got, "(a list too large to show)") || !strings.Contains(got, "{(1, 2): [3]}") {
+		t.Errorf("got %s", got)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+		t.Errorf("allocated %d MiB", grew>>20)
+	}
+}
+
 // TestCharges_OrdinaryCodeRunsAsBefore: the routed methods, comparisons and unpacking
 // compute what Starlark computes, on small values, within the budgets.
 func TestCharges_OrdinaryCodeRunsAsBefore(t *testing.T) {
@@ -322,3 +339,12 @@ func TestCharges_NoCostTableNameIsStale(t *testing.T) {
 	}
 }
 
+// TestCharges_DeclarationErrorsShowNoHugeText: a declaration list holding a value
+// huge as text is refused by its type, not its text.
+func TestCharges_DeclarationErrorsShowNoHugeText(t *testing.T) {
+	src := strings.Replace(header, "rules = [rule(", "def big():\n    x = [0]\n    for i in range(60):\n        x = [x, x]\n    return x\nrules = [big(), rule(", 1) + body
+	_, err := Load("test", src)
+	if err == nil || !strings.Contains(err.Error(), "rules[0]: got list, want rule(...)") {
+		t.Errorf("got %v, want rules[0] refused by its type", err)
+	}
+}

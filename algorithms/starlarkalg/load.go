@@ -426,7 +426,11 @@ func listOf[T any](g starlark.StringDict, key, kind string, conv func(*decl) (T,
 	for k := 0; k < it.Len(); k++ {
 		d, ok := it.Index(k).(*decl)
 		if !ok || d.kind != kind {
-			return nil, fmt.Errorf("%s[%d]: got %s, want %s(...)", key, k, it.Index(k).String(), kind)
+			got := it.Index(k).Type()
+			if textSize(it.Index(k), 200) < 200 {
+				got = it.Index(k).String()
+			}
+			return nil, fmt.Errorf("%s[%d]: got %s, want %s(...)", key, k, got, kind)
 		}
 		t, err := conv(d)
 		if err != nil {
