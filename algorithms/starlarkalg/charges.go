@@ -700,7 +700,7 @@ func (keyProbe) Freeze()               {}
 func (keyProbe) Truth() starlark.Bool  { return true }
 func (keyProbe) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: probe") }
 func (keyProbe) Get(k starlark.Value) (starlark.Value, bool, error) {
-	if !flat(k) {
+	if !flat(k) || strLen(k) >= bytesPerUnit {
 		if w := weight(k, maxKeyWeight+1); w > maxKeyWeight {
 			return nil, false, fmt.Errorf("a key or index of more than %d values", maxKeyWeight)
 		}
@@ -723,11 +723,11 @@ func (flatProbe) Freeze()               {}
 func (flatProbe) Truth() starlark.Bool  { return true }
 func (flatProbe) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: probe") }
 func (flatProbe) Get(x starlark.Value) (starlark.Value, bool, error) {
-	return starlark.Bool(flat(x)), true, nil
+	return starlark.Bool(flat(x) && strLen(x) < bytesPerUnit), true, nil // a long string pays
 }
 
-// flat: a value whose comparison with anything costs one unit, or a few for a long
-// string.
+// flat: a value whose comparison with anything costs one unit, or a unit per 64
+// bytes for a string.
 func flat(v starlark.Value) bool {
 	switch v.(type) {
 	case starlark.Int, starlark.String, starlark.Bool, starlark.NoneType, starlark.Float, starlark.Bytes:
@@ -841,6 +841,9 @@ func checkedBinary(op syntax.Token) func(*starlark.Thread, *starlark.Builtin, st
 		yi, yInt := y.(starlark.Int)
 		switch {
 		case xInt && yInt:
+			if err := sumFits(xi, yi, name); err != nil {
+				return nil, err
+			}
 			if op == syntax.LTLT {
 				k, ok := yi.Int64()
 				if !ok || k > 0 && int64(intBits(xi))+k > maxIntBits {

@@ -120,6 +120,9 @@ var attacks = []struct {
 	{"a dict literal's key nested by sharing", "t = (0,)\n    for i in range(60):\n        t = (t, t)\n    d = {t: 1}", "d = {t", "a key", "a key or index of more than 256 values"},
 	{"an index nested by sharing", "t = (0,)\n    for i in range(60):\n        t = (t, t)\n    d = {}\n    d[t] = 1", "d[t] = 1", "a key", "a key or index of more than 256 values"},
 	{"a comprehension's key nested by sharing", "t = (0,)\n    for i in range(60):\n        t = (t, t)\n    d = {t: i for i in range(2)}", "d = {t", "a key", "a key or index of more than 256 values"},
+	{"ints grown by addition", "x = 1\n    for i in range(20000):\n        x = x + x", "x + x", "+", "the int would have more than 4096 bits"},
+	{"long strings compared, in a loop", "x = \"x\" * 500000\n    y = \"x\" * 500000\n    for i in range(60000):\n        z = x == y", "x == y", "==", "did more than"},
+	{"a long string as a key, in a loop", "x = \"x\" * 500000\n    d = {}\n    for i in range(60000):\n        d[x] = i", "d[x] = i", "a key", "a key or index of more than 256 values"},
 	{"list.index over a big list, in a loop", "x = [0] * 1000000\n    for i in range(100):\n        y = x.index(0)", ".index(", ".index()", "did more than"},
 }
 

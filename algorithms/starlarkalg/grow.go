@@ -193,6 +193,9 @@ func checkedAdd(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ 
 	x, y := args[0], args[1]
 	if xi, ok := x.(starlark.Int); ok {
 		if yi, ok := y.(starlark.Int); ok {
+			if err := sumFits(xi, yi, "+"); err != nil {
+				return nil, err
+			}
 			if len(args) == 3 {
 				return y, nil
 			}
@@ -257,6 +260,19 @@ func checkedMul(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ 
 		}
 	}
 	return result(args, syntax.STAR)
+}
+
+// sumFits: x + y (or x - y, x | y ...) has at most maxIntBits bits. Ints grow by a
+// bit an addition (x = x + x), so without it a handler could make ints of 100 000
+// bits, on which every division costs a million word operations.
+func sumFits(x, y starlark.Int, op string) error {
+	if small(x) && small(y) {
+		return nil
+	}
+	if max(intBits(x), intBits(y))+1 > maxIntBits {
+		return fmt.Errorf("%s: the int would have more than %d bits", op, maxIntBits)
+	}
+	return nil
 }
 
 // small: an int whose products with another small one fit in 64 bits.
@@ -530,8 +546,8 @@ func flatExpr(e syntax.Expr) bool {
 //
 //	(x op y) if $flat[x] else $op(x, y)
 //
-// where $flat[x] (an index, which allocates nothing) says whether x is an int, a string
-// or another value whose comparison with anything costs a unit or a few. y is
+// where $flat[x] (an index, which allocates nothing) says whether x is an int, a short
+// string or another value whose comparison with anything costs one unit. y is
 // evaluated once in either branch.
 func (r *rewriter) checkedComparison(e *syntax.BinaryExpr, name string) syntax.Expr {
 	_, end := e.Y.Span()
