@@ -17,7 +17,8 @@ import (
 // arguments (the tables below), in two budgets of the running call:
 //
 //   - work, in the thread's step counter: a unit is a step, an element a builtin visits
-//     (compares, hashes, iterates, copies) or 64 bytes it scans; a handler call does at
+//     (compares, hashes, iterates), 16 it copies, 64 bytes it scans, and insertUnits
+//     an entry it adds to a dict or set; a handler call does at
 //     most Limits.Steps units of steps and builtins' work together (LoadSteps to load);
 //   - memory, in the call's growBudget: the elements or bytes a builtin builds, at most
 //     Limits.Grow in all (grow.go).
@@ -42,6 +43,10 @@ type cost func(t *starlark.Thread, recv starlark.Value, args starlark.Tuple, kwa
 // unit of work.
 const bytesPerUnit = 64
 
+// insertUnits is what adding one entry to a dict or set costs (hashing it, allocating
+// its slot), in units of work.
+const insertUnits = 8
+
 // builtinCosts are the universe's builtins. The ones with a nil cost are left as
 // they are; the others are replaced by a builtin that pays first (growBuiltins), or
 // by one of this package's own (range, max, min, print, getattr, str, repr, int).
@@ -62,7 +67,7 @@ var builtinCosts = map[string]cost{
 	"float":    scans(0),
 	"getattr":  nil, // this package's: methods come charged (attrOf)
 	"hasattr":  nil,
-	"hash":     scans(0),
+	"hash":     hashCost,
 	"int":      nil, // this package's: a string of at most maxIntText bytes (intOf)
 	"len":      nil,
 	"list":     copies(0),
@@ -204,7 +209,7 @@ func spend(t *starlark.Thread, n int, op string) error {
 		return fmt.Errorf("%s: no work budget (an internal error)", op)
 	}
 	if uint64(n) > b.steps-min(t.Steps, b.steps) {
-		return fmt.Errorf("%s: %s did more than %d units of work (this call would add at least %d: a unit is a step, an element a builtin visits, %d it copies or %d bytes it scans)", op, b.who, b.steps, n, copyPerUnit, bytesPerUnit)
+		return fmt.Errorf("%s: %s did more than %d units of work (this call would add at least %d: a unit is a step, an element a builtin visits, %d it copies, %d bytes it scans, %d an entry it adds to a dict or set)", op, b.who, b.steps, n, copyPerUnit, bytesPerUnit, insertUnits)
 	}
 	t.Steps += uint64(n)
 	return nil
@@ -405,12 +410,21 @@ func compares(t *starlark.Thread, _ starlark.Value, args starlark.Tuple, _ []sta
 	return elemsWeight(args, workLeft(t)), 0
 }
 
-// hashes: set(x) hashes every element of x.
+// hashes: set(x) hashes every element of x and adds it.
 func hashes(t *starlark.Thread, _ starlark.Value, args starlark.Tuple, _ []starlark.Tuple) (int, int) {
 	if len(args) == 0 {
 		return 0, 0
 	}
-	return elemsWeight(args[0], workLeft(t)), lenArg(t, args, 0)
+	n := lenArg(t, args, 0)
+	return elemsWeight(args[0], workLeft(t)) + insertUnits*n, n
+}
+
+// hashCost: hash(s) decodes every character of s (a unit per 8 bytes).
+func hashCost(_ *starlark.Thread, _ starlark.Value, args starlark.Tuple, _ []starlark.Tuple) (int, int) {
+	if len(args) == 0 {
+		return 0, 0
+	}
+	return strLen(args[0]) / 8, 0
 }
 
 // hashesKey: looks up or adds one key (dict.get, set.add ...).
@@ -418,7 +432,7 @@ func hashesKey(t *starlark.Thread, _ starlark.Value, args starlark.Tuple, _ []st
 	if len(args) == 0 {
 		return 0, 0
 	}
-	return weight(args[0], workLeft(t)), 1
+	return weight(args[0], workLeft(t)) + insertUnits, 1
 }
 
 // searchesElems: compares an argument with the receiver's elements (list.index,
@@ -463,12 +477,12 @@ func zipCost(t *starlark.Thread, _ starlark.Value, args starlark.Tuple, _ []star
 // dictCost: dict(x, **kw) and d.update(x, **kw) hash every key and build an entry for
 // each.
 func dictCost(t *starlark.Thread, _ starlark.Value, args starlark.Tuple, kwargs []starlark.Tuple) (int, int) {
-	w, n := len(kwargs), len(kwargs)
+	w, n := 0, len(kwargs)
 	if len(args) > 0 {
 		w += elemsWeight(args[0], workLeft(t))
 		n += lenArg(t, args, 0)
 	}
-	return w, 2 * n
+	return w + insertUnits*n, 2 * n
 }
 
 // setOp: a set operation visits the receiver and hashes every element of the
@@ -479,7 +493,7 @@ func setOp(t *starlark.Thread, recv starlark.Value, args starlark.Tuple, _ []sta
 		w += elemsWeight(args[k], workLeft(t))
 		n += lenArg(t, args, k)
 	}
-	return w, n
+	return w + insertUnits*n, n
 }
 
 // bytesCost: bytes(s) copies a string; bytes(x) builds one byte per element.
@@ -852,8 +866,8 @@ func checkedBinary(op syntax.Token) func(*starlark.Thread, *starlark.Builtin, st
 			}
 		case xInt || yInt:
 		default:
-			limit := workLeft(t)
-			if err := pay(t, elemsWeight(x, limit)+elemsWeight(y, limit), shallow(x)+shallow(y), name); err != nil {
+			limit, n := workLeft(t), shallow(x)+shallow(y)
+			if err := pay(t, elemsWeight(x, limit)+elemsWeight(y, limit)+insertUnits*n, n, name); err != nil {
 				return nil, err
 			}
 		}
