@@ -12,12 +12,14 @@ import (
 // state is measured after every step, but one Starlark step can build a huge value
 // ("x" * 10**9, [0] * n) and a few steps can double one again and again (x = x + x).
 // So the loader rewrites every operation that can build a value larger than its
-// operands into a call of a checking builtin: x + y, x * y, x % y (and +=, *=, %=),
-// and the methods join, replace, format and extend. Each predicts the size of what it
-// is about to build, before building it, and charges it to the call's budget
-// (Limits.Grow): a handler call builds at most that many elements or bytes through
-// them in all, whatever it keeps. str and repr are charged the same way; print does
-// nothing (it would format its arguments for no one).
+// operands, or visit more than a few of its elements, into a call of a checking
+// builtin: x + y, x * y, x % y, x - y, x | y, x & y, x ^ y, x << y (and their
+// augmented forms), comparisons, slices, f(*x) and f(**x), dict keys and indexes, and
+// every method of Starlark's own values (charges.go, which also wraps the universe's
+// builtins). Each predicts the size of what it is about to build, before building
+// it, and charges it to the call's budget (Limits.Grow): a handler call builds at most
+// that many elements or bytes in all, whatever it keeps; and the work it is about to
+// do to the call's step counter (Limits.Steps).
 //
 // The builtins' names are not identifiers ("$add"), so a source can neither call nor
 // shadow them.

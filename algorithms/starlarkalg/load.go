@@ -10,15 +10,18 @@
 //
 // Scripts are student code run on the server, so everything is bounded: no load, no
 // I/O, no clock, no randomness (Starlark has none and nothing is predeclared that
-// would give them); a handler runs at most Limits.Steps Starlark steps; state and
-// messages are checked for their size after every step. A bound hit or an error in a
-// handler is an *Error naming the handler, the last rule fired and the line, recorded
-// with sim.Context.Fail: the run stops with it, the server goes on.
+// would give them); a handler does at most Limits.Steps units of work, its Starlark
+// steps and what the builtins it calls visit together, and builds at most Limits.Grow
+// elements or bytes (charges.go); state and messages are checked for their size
+// after every step. A bound hit or an error in a handler is an *Error naming the
+// handler, the last rule fired and the line, recorded with sim.Context.Fail: the run
+// stops with it, the server goes on.
 //
 // Purity: this package starts no goroutine and imports no clock, randomness or I/O
 // (algorithms/purity_test.go reads it as it reads every algorithm); go.starlark.net,
 // its one outside import (internal/importrules), uses sync/atomic for thread
-// cancellation and reads no clock on the paths a script can reach.
+// cancellation and reads no clock on the paths a script can reach. A caller that
+// keeps time stops a handler through Limits.Interrupt (interrupt.go).
 package starlarkalg
 
 import (
@@ -37,9 +40,9 @@ import (
 
 // Limits bound what one script may do.
 type Limits struct {
-	Source      int // bytes of source
-	LoadSteps   uint64
-	Steps       uint64 // Starlark steps per handler call
+	Source      int    // bytes of source
+	LoadSteps   uint64 // units of work to load (steps and builtins' work, charges.go)
+	Steps       uint64 // units of work per handler call
 	StateValues int    // values in one process's state, counting every element of a container
 	StringBytes int    // bytes of one string in state or a message
 	MessageInts int    // ints in a message's vec or queue
