@@ -671,6 +671,10 @@ const (
 // in every step).
 const attrPrefix = "$."
 
+// attrValuePrefix names the predeclared readers; the file's globals $.name hold them
+// (a def reads a global by its index, a predeclared name by a lookup in a map).
+const attrValuePrefix = "$.v."
+
 // attrReader is $.name: indexed by x, it is x.name, a method of Starlark's own values
 // coming as a builtin that charges its calls (attrOf).
 type attrReader struct{ name string }
@@ -681,6 +685,14 @@ func (a *attrReader) Freeze()               {}
 func (a *attrReader) Truth() starlark.Bool  { return true }
 func (a *attrReader) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: attribute") }
 func (a *attrReader) Get(x starlark.Value) (starlark.Value, bool, error) {
+	if ha, ok := x.(starlark.HasAttrs); ok && methodsOf(x) == nil {
+		// this package's values (a state variable named count): a field
+		v, err := ha.Attr(a.name)
+		if err == nil && v == nil {
+			err = fmt.Errorf("%s has no .%s field or method", x.Type(), a.name)
+		}
+		return v, err == nil, err
+	}
 	v, err := attrOf(x, a.name)
 	return v, err == nil, err
 }

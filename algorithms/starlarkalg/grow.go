@@ -90,7 +90,7 @@ func growBuiltins(d starlark.StringDict) {
 	d[sliceName] = starlark.NewBuiltin("[:]", checkedSlice)
 	d[kwCall] = starlark.NewBuiltin("call", keywordCall)
 	for name := range builtinMethods {
-		d[attrPrefix+name] = &attrReader{name: name}
+		d[attrValuePrefix+name] = &attrReader{name: name}
 	}
 	d[starName] = starlark.NewBuiltin("*", checkedStar)
 	d[starStarName] = starlark.NewBuiltin("**", checkedStarStar)
@@ -309,10 +309,17 @@ func rewriteGrowth(f *syntax.File) error {
 	r.stmts(f.Stmts)
 	// $flat and $key are globals, which a def reads by their index, not by a lookup in
 	// a map
-	for _, g := range []struct {
+	globals := []struct {
 		used        bool
 		name, value string
-	}{{r.flat, flatName, flatValue}, {r.key, keyName, keyValue}} {
+	}{{r.flat, flatName, flatValue}, {r.key, keyName, keyValue}}
+	for _, name := range sortedKeys(r.attrs) {
+		globals = append(globals, struct {
+			used        bool
+			name, value string
+		}{true, attrPrefix + name, attrValuePrefix + name})
+	}
+	for _, g := range globals {
 		if g.used {
 			f.Stmts = append([]syntax.Stmt{&syntax.AssignStmt{Op: syntax.EQ, LHS: &syntax.Ident{Name: g.name},
 				RHS: &syntax.Ident{Name: g.value}}}, f.Stmts...)
@@ -323,7 +330,8 @@ func rewriteGrowth(f *syntax.File) error {
 
 type rewriter struct {
 	err       error
-	flat, key bool // the file uses $flat, $key
+	flat, key bool            // the file uses $flat, $key
+	attrs     map[string]bool // the file reads $.name for these names
 }
 
 // key puts $key[k] in place of a dict key or index k that is not flat (charges.go).
@@ -685,6 +693,10 @@ func (r *rewriter) expr(p *syntax.Expr) {
 		r.expr(&e.X)
 		if builtinMethods[e.Name.Name] {
 			// a method taken as a value: $.name[x] charges its calls (charges.go)
+			if r.attrs == nil {
+				r.attrs = map[string]bool{}
+			}
+			r.attrs[e.Name.Name] = true
 			*p = &syntax.IndexExpr{X: &syntax.Ident{NamePos: e.Dot, Name: attrPrefix + e.Name.Name}, Lbrack: e.Dot,
 				Y: e.X, Rbrack: e.Name.NamePos}
 		}
