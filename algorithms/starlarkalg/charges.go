@@ -768,8 +768,8 @@ func flat(v starlark.Value) bool {
 func compareWork(t *starlark.Thread, op syntax.Token, x, y starlark.Value) int {
 	if op == syntax.IN || op == syntax.NOT_IN {
 		switch y := y.(type) {
-		case starlark.String:
-			return (len(y) + strLen(x)) / bytesPerUnit
+		case starlark.String, starlark.Bytes:
+			return (strLen(y) + strLen(x)) / bytesPerUnit
 		case *starlark.List, starlark.Tuple:
 			if flat(x) {
 				return shallow(y)

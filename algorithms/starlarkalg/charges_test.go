@@ -123,6 +123,7 @@ var attacks = []struct {
 	{"ints grown by addition", "x = 1\n    for i in range(20000):\n        x = x + x", "x + x", "+", "the int would have more than 4096 bits"},
 	{"long strings compared, in a loop", "x = \"x\" * 500000\n    y = \"x\" * 500000\n    for i in range(60000):\n        z = x == y", "x == y", "==", "did more than"},
 	{"a long string as a key, in a loop", "x = \"x\" * 500000\n    d = {}\n    for i in range(60000):\n        d[x] = i", "d[x] = i", "a key", "a key or index of more than 256 values"},
+	{"searching long bytes, in a loop", "x = b\"x\" * 1000000\n    for i in range(60000):\n        y = b\"y\" in x", "b\"y\" in x", "in", "did more than"},
 	{"list.index over a big list, in a loop", "x = [0] * 1000000\n    for i in range(100):\n        y = x.index(0)", ".index(", ".index()", "did more than"},
 }
 
