@@ -508,12 +508,13 @@ func bytesCost(t *starlark.Thread, _ starlark.Value, args starlark.Tuple, _ []st
 	return n, n
 }
 
+// stripCost: strip may look up every character of the receiver among chars.
 func stripCost(_ *starlark.Thread, recv starlark.Value, args starlark.Tuple, _ []starlark.Tuple) (int, int) {
 	chars := 1
 	if len(args) > 0 {
 		chars += strLen(args[0])
 	}
-	return strLen(recv) / bytesPerUnit * chars, 0
+	return (strLen(recv) + 1) * chars / bytesPerUnit, 0
 }
 
 func splitCost(_ *starlark.Thread, recv starlark.Value, args starlark.Tuple, _ []starlark.Tuple) (int, int) {
@@ -538,16 +539,27 @@ func joinCost(t *starlark.Thread, recv starlark.Value, args starlark.Tuple, _ []
 		return 0, 0
 	}
 	sep := strLen(recv)
-	seq, ok := args[0].(starlark.Indexable)
-	if !ok {
-		n := lenArg(t, args, 0) // the method refuses anything but strings: sep each
-		return n, n * (sep + 1)
+	// the elements' lengths (the method refuses anything but strings), counted no
+	// further than the memory budget allows
+	limit, count, n := 1, 0, 0
+	if b := budgetOf(t); b != nil {
+		limit = b.left + 1
 	}
-	n := sep * seq.Len()
-	for k := 0; k < seq.Len(); k++ {
-		n += strLen(seq.Index(k))
+	if seq, ok := args[0].(starlark.Indexable); ok {
+		for k := 0; k < seq.Len() && n < limit; k++ {
+			n += sep + strLen(seq.Index(k))
+			count++
+		}
+	} else if it, ok := args[0].(starlark.Iterable); ok {
+		iter := it.Iterate()
+		defer iter.Done()
+		var x starlark.Value
+		for n < limit && iter.Next(&x) {
+			n += sep + strLen(x)
+			count++
+		}
 	}
-	return seq.Len() + n/bytesPerUnit, n
+	return count + n/bytesPerUnit, n
 }
 
 func replaceCost(_ *starlark.Thread, recv starlark.Value, args starlark.Tuple, _ []starlark.Tuple) (int, int) {

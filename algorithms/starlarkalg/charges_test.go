@@ -124,6 +124,8 @@ var attacks = []struct {
 	{"long strings compared, in a loop", "x = \"x\" * 500000\n    y = \"x\" * 500000\n    for i in range(60000):\n        z = x == y", "x == y", "==", "did more than"},
 	{"a long string as a key, in a loop", "x = \"x\" * 500000\n    d = {}\n    for i in range(60000):\n        d[x] = i", "d[x] = i", "a key", "a key or index of more than 256 values"},
 	{"searching long bytes, in a loop", "x = b\"x\" * 1000000\n    for i in range(60000):\n        y = b\"y\" in x", "b\"y\" in x", "in", "did more than"},
+	{"join of a set of long strings, in a loop", "d = set([\"x\" * 300000, \"y\" * 300000])\n    for i in range(100):\n        y = \"\".join(d)", ".join(d)", ".join()", "built more than"},
+	{"strip by a long set of characters, in a loop", "c = \"\\u00e9\" * 200000\n    for i in range(1000):\n        y = \"ab\".strip(c)", ".strip(c)", ".strip()", "did more than"},
 	{"list.index over a big list, in a loop", "x = [0] * 1000000\n    for i in range(100):\n        y = x.index(0)", ".index(", ".index()", "did more than"},
 }
 
