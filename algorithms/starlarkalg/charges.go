@@ -18,8 +18,8 @@ import (
 //
 //   - work, in the thread's step counter: a unit is a step, an element a builtin visits
 //     (compares, hashes, iterates), 16 it copies, 64 bytes it scans, and insertUnits
-//     an entry it adds to a dict or set; a handler call does at
-//     most Limits.Steps units of steps and builtins' work together (LoadSteps to load);
+//     an entry it adds to a dict or set; a handler call does at most Limits.Steps
+//     units of steps and builtins' work together (LoadSteps to load);
 //   - memory, in the call's growBudget: the elements or bytes a builtin builds, at most
 //     Limits.Grow in all (grow.go).
 //
@@ -28,8 +28,13 @@ import (
 // costs more than the budget either. A builtin or method whose work and result are
 // bounded whatever its arguments (len, type, append) has a nil cost and is left as it
 // is. A name missing from the tables cannot be reached: a universe builtin that is
-// not in builtinCosts is not predeclared, and a method not in methodCosts is refused
-// when it is looked up (TestCharges_EveryBuiltinAndMethodIsChargedOrRemoved).
+// not in builtinCosts is predeclared as a refusal, and a method not in methodCosts is
+// refused when it is looked up (TestCharges_EveryBuiltinAndMethodIsChargedOrRemoved
+// fails on either, so that a library update is looked at).
+//
+// Some costs are paid in the instructions themselves, which no builtin call reaches:
+// the loader routes comparisons, slices, f(*x), f(**x), the operators that build
+// (grow.go) and dict keys and indexes ($key, below) through checks too.
 //
 // Methods are reached through attributes, so the loader routes every x.name whose name
 // is a method of a Starlark type through callMethod (a call) or attrOf (a method
