@@ -34,7 +34,7 @@ func sandboxBombsAttack(ctx context.Context, args []string) error {
 	}
 	defer srv.stop()
 	attacker := newFairClient("127.0.0.1")
-	page, err := playSource(attacker, srv.url, abuseSource("# a harmless start\n"))
+	_, page, err := playSource(attacker, srv.url, abuseSource("# a harmless start\n"))
 	if err != nil {
 		return err
 	}

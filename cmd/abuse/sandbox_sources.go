@@ -5,7 +5,6 @@ import (
 	"compress/flate"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"html"
 	"net/http"
@@ -74,6 +73,7 @@ func sourceLink(source string) string {
 // frame is what the sandbox attacks read of a server frame.
 type frame struct {
 	Type, Code, Error, Stopped string
+	Ref                        int64
 	raw                        []byte
 }
 
@@ -95,38 +95,55 @@ func readFrame(conn *websocket.Conn, d time.Duration, types ...string) (frame, e
 	}
 }
 
-// playSource opens a run as c, makes it run source (the page's Edit rules → Run) and
-// returns its socket, read up to the new run's snapshot.
-func playSource(c *fairClient, base, source string) (*websocket.Conn, error) {
+// playSource opens a new run as c (without its cookies: a reload would resume the
+// last one), makes it run source (the page's Edit rules → Run) and
+// returns its session id and socket, read up to the new run's snapshot.
+func playSource(c *fairClient, base, source string) (string, *websocket.Conn, error) {
+	c.fresh()
 	code, id, err := c.page(base + "/play/ricart-agrawala?n=3")
 	if err != nil || code != http.StatusOK {
-		return nil, fmt.Errorf("page: %d %v", code, err)
+		return "", nil, fmt.Errorf("page: %d %v", code, err)
 	}
 	conn, err := c.socket(base, id)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
+	if err := restart(conn, source); err != nil {
+		conn.Close()
+		return "", nil, err
+	}
+	return id, conn, nil
+}
+
+// restart sends the reset frame of source on conn and reads up to the new run's
+// snapshot.
+func restart(conn *websocket.Conn, source string) error {
 	if err := conn.WriteMessage(websocket.TextMessage, resetFrame(source)); err != nil {
-		conn.Close()
-		return nil, err
+		return err
 	}
-	f, err := readFrame(conn, time.Minute, "hello", "error")
-	if err == nil && f.Type == "error" {
-		err = errors.New(f.Error)
+	for {
+		f, err := readFrame(conn, time.Minute, "hello", "error")
+		if err != nil {
+			return fmt.Errorf("the source: %w", err)
+		}
+		if f.Type == "error" && f.Ref == 1 {
+			return fmt.Errorf("the source: %s", f.Error)
+		}
+		if f.Type == "hello" {
+			break
+		}
+		// an error of the run before (run-stopped), not the reset's answer
 	}
-	if err == nil {
-		_, err = readFrame(conn, time.Minute, "snapshot")
+	if _, err := readFrame(conn, time.Minute, "snapshot"); err != nil {
+		return fmt.Errorf("the source: %w", err)
 	}
-	if err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("the source: %w", err)
-	}
-	return conn, nil
+	return nil
 }
 
 // startLectureAs starts a lecture from a new run as c and returns its join code and
 // the presenter's socket.
 func startLectureAs(c *fairClient, base string) (string, *websocket.Conn, error) {
+	c.fresh()
 	code, id, err := c.page(base + "/play/ricart-agrawala?n=3")
 	if err != nil || code != http.StatusOK {
 		return "", nil, fmt.Errorf("page: %d %v", code, err)
