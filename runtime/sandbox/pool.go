@@ -3,7 +3,6 @@ package sandbox
 import (
 	"bufio"
 	"context"
-	"encoding/gob"
 	"errors"
 	"fmt"
 	"io"
@@ -32,8 +31,8 @@ type Options struct {
 	// CallTimeout is how long one call (a handler, a load) may take before its worker
 	// is killed (default 2 s): the source's own bounds stop it far sooner.
 	CallTimeout time.Duration
-	// Nice is the workers' CPU priority, 0 to 19 (default 10): under load the
-	// server's own work goes first.
+	// Nice is the workers' CPU priority, 1 to 19 (default 10): under load the
+	// server's own work goes first. Negative: the server's own priority (benchmarks).
 	Nice int
 	// Command starts a worker in mode ("steps" or "explore"); default: this executable
 	// again (the package's init serves the mode instead of main).
@@ -53,7 +52,7 @@ func (o Options) withDefaults() Options {
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = 2 * time.Second
 	}
-	if o.Nice <= 0 {
+	if o.Nice == 0 {
 		o.Nice = 10
 	}
 	if o.Nice > 19 {
@@ -212,8 +211,8 @@ type worker struct {
 	stdin  io.WriteCloser
 	stdout io.Reader
 	in     *bufio.Writer
-	enc    *gob.Encoder
-	dec    *gob.Decoder
+	out    frameWriter
+	inbox  frameReader
 	stderr *tail
 	exited chan struct{} // closed once the process has been waited for
 
@@ -223,8 +222,10 @@ type worker struct {
 
 func (p *Pool) start(mode string) (*worker, error) {
 	cmd := p.opts.Command(mode)
-	cmd.Env = append(os.Environ(), envMode+"="+mode,
-		envMemory+"="+strconv.FormatInt(p.opts.Memory, 10), envNice+"="+strconv.Itoa(p.opts.Nice))
+	cmd.Env = append(os.Environ(), envMode+"="+mode, envMemory+"="+strconv.FormatInt(p.opts.Memory, 10))
+	if p.opts.Nice > 0 {
+		cmd.Env = append(cmd.Env, envNice+"="+strconv.Itoa(p.opts.Nice))
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlives the server
 	w := &worker{cmd: cmd, stderr: &tail{}, exited: make(chan struct{})}
 	cmd.Stderr = w.stderr
@@ -245,8 +246,8 @@ func (p *Pool) start(mode string) (*worker, error) {
 	}()
 	w.stdin, w.stdout = stdin, stdout
 	w.in = bufio.NewWriter(stdin)
-	w.enc = gob.NewEncoder(w.in)
-	w.dec = gob.NewDecoder(bufio.NewReader(stdout))
+	w.out = frameWriter{w: w.in}
+	w.inbox = frameReader{r: bufio.NewReader(stdout)}
 	return w, nil
 }
 
@@ -255,17 +256,15 @@ func (p *Pool) start(mode string) (*worker, error) {
 func (w *worker) roundTrip(req *request, timeout time.Duration) (*response, error) {
 	timer := time.AfterFunc(timeout, func() { w.kill("time") })
 	defer timer.Stop()
-	if err := w.enc.Encode(req); err != nil {
+	w.out.buf = encodeRequest(w.out.buf, req)
+	if err := w.out.send(w.out.buf); err != nil {
 		return nil, err
 	}
-	if err := w.in.Flush(); err != nil {
+	b, err := w.inbox.next()
+	if err != nil {
 		return nil, err
 	}
-	var resp response
-	if err := w.dec.Decode(&resp); err != nil {
-		return nil, err
-	}
-	return &resp, nil
+	return decodeResponse(b)
 }
 
 // kill ends the worker's process, noting why (the first reason stays).

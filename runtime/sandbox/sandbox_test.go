@@ -2,13 +2,18 @@ package sandbox
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
+	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/teach-dist/playground/algorithms"
 	"github.com/teach-dist/playground/algorithms/starlarkalg"
+	"github.com/teach-dist/playground/runtime/explore"
 	"github.com/teach-dist/playground/runtime/sim"
 	"github.com/teach-dist/playground/scenarios"
 )
@@ -148,4 +153,70 @@ func TestSandbox_TemplateIsTheGoAlgorithm(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameRun(t, "central", withSpec(t, cfg, goSpec, sc.Params), withSpec(t, cfg, remote, sc.Params))
+}
+
+// fakeWorker is a pool whose workers are a shell script: the pool's own handling of a
+// worker that dies or hangs, whatever ran in it.
+func fakeWorker(script string, timeout time.Duration) *Pool {
+	return New(Options{Workers: 1, CallTimeout: timeout,
+		Command: func(string) *exec.Cmd { return exec.Command("/bin/sh", "-c", script) }})
+}
+
+// A worker the runtime kills for its memory is reported as the memory bound; one that
+// does not answer in time is killed and reported as the time bound; one that dies
+// otherwise says what it wrote. Each time the pool forgets the worker and goes on.
+func TestPool_NamesTheBoundAWorkerHit(t *testing.T) {
+	for _, c := range []struct {
+		name, script string
+		timeout      time.Duration
+		bound, says  string
+	}{
+		{"memory", `cat >/dev/null & echo "fatal error: runtime: out of memory" >&2; exit 2`, time.Minute, "memory", "MiB of memory"},
+		{"time", `exec sleep 600`, 50 * time.Millisecond, "time", "stopped it after 50ms"},
+		{"other", `echo "sandbox: something broke" >&2; exit 2`, time.Minute, "", "sandbox: something broke"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := fakeWorker(c.script, c.timeout)
+			defer p.Close()
+			for range 2 { // the second call gets a new worker
+				_, err := p.Load("central", "x = 1")
+				var se *starlarkalg.Error
+				if !errors.As(err, &se) || !strings.Contains(se.Msg, c.says) {
+					t.Fatalf("load: %v, want a *starlarkalg.Error saying %q", err, c.says)
+				}
+				var le *LoadError
+				if !errors.As(err, &le) || !le.Temporary() {
+					t.Fatalf("load: %v is not a temporary LoadError", err)
+				}
+				if alive, busy := p.Workers(); alive != 0 || busy != 0 {
+					t.Fatalf("after the failure: %d workers alive, %d busy; want none", alive, busy)
+				}
+			}
+		})
+	}
+}
+
+// A search of a source runs in a worker of its own, and the client's cancel kills it:
+// the search ends at once, bounded "cancelled", whatever the worker was doing.
+func TestPool_ExploreCancelKillsTheWorker(t *testing.T) {
+	p := fakeWorker(`exec sleep 600`, time.Minute)
+	defer p.Close()
+	sc, ok := scenarios.Lookup("challenge-ra-tie-break")
+	if !ok {
+		t.Fatal("the curated library has no challenge-ra-tie-break")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan *explore.Result, 1)
+	go func() {
+		res, err := p.Explore(ctx, sc, explore.Options{})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	cancel()
+	res := <-done
+	if res == nil || res.Bound != explore.BoundCancelled {
+		t.Fatalf("cancelled search: %+v, want bounded by cancellation", res)
+	}
 }

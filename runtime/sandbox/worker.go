@@ -3,7 +3,6 @@ package sandbox
 import (
 	"bufio"
 	"container/list"
-	"encoding/gob"
 	"fmt"
 	"io"
 	"os"
@@ -150,21 +149,23 @@ func (l *loaded) setup(w setupWire) (*sim.Setup, error) {
 
 // serveSteps answers requests one at a time until its input ends.
 func serveSteps(in io.Reader, out io.Writer) error {
-	dec := gob.NewDecoder(bufio.NewReader(in))
-	bw := bufio.NewWriter(out)
-	enc := gob.NewEncoder(bw)
+	inbox := frameReader{r: bufio.NewReader(in)}
+	outbox := frameWriter{w: bufio.NewWriter(out)}
 	ps := &programs{byKey: map[string]*list.Element{}, order: list.New()}
 	ctx := &sim.Context{}
 	for {
-		var req request
-		if err := dec.Decode(&req); err != nil {
+		b, err := inbox.next()
+		if err != nil {
 			return err
 		}
-		resp := answer(ps, ctx, &req)
-		if err := enc.Encode(resp); err != nil {
+		req, err := decodeRequest(b)
+		if err != nil {
 			return err
 		}
-		if err := bw.Flush(); err != nil {
+		if outbox.buf, err = encodeResponse(outbox.buf, answer(ps, ctx, req)); err != nil {
+			return err
+		}
+		if err := outbox.send(outbox.buf); err != nil {
 			return err
 		}
 	}
