@@ -27,7 +27,7 @@ func init() {
 // cpuSource's request handler takes minutes of CPU (max() over a million elements,
 // again and again) unless something stops it.
 func cpuSource(tag string) string {
-	return abuseSource("\nbig = list(range(65536)) * 15\n\ndef on_request(ctx, s):\n    for i in range(50000):\n        max(big)\n# " + tag + "\n")
+	return abuseSource("\ndef on_request(ctx, s):\n    big = list(range(65536)) * 15\n    for i in range(50000):\n        max(big)\n# " + tag + "\n")
 }
 
 // slowTemplate is the Ricart-Agrawala template whose request handler first takes
@@ -38,7 +38,7 @@ func slowTemplate(tag string) (string, error) {
 	if slow == src {
 		return "", errors.New("the template has no on_request to slow down")
 	}
-	return slow + "\nbig = list(range(65536)) * 15\n\ndef burn():\n    for i in range(50000):\n        max(big)\n# " + tag + "\n", nil
+	return slow + "\ndef burn():\n    big = list(range(65536)) * 15\n    for i in range(50000):\n        max(big)\n# " + tag + "\n", nil
 }
 
 // cpuTicks is the CPU time (user and system, in clock ticks) each of pids has used.

@@ -44,12 +44,11 @@ family = "mutex"
 rules = [rule("S-1", lines = ["do it"], says = "does it")]
 messages = [message("PING", "PING")]
 
-big = list(range(65536)) * 15
-
 def init(setup):
     return {}
 
 def on_request(ctx, s):
+    big = list(range(65536)) * 15
     for i in range(50000):
         max(big)
 `
@@ -187,7 +186,7 @@ func TestSIGTERMDuringASourceAttackEndsTheServerAndItsWorkers(t *testing.T) {
 			resp.Body.Close()
 		}
 	}()
-	spin := strings.Replace(slowSource, "def init(setup):", "spin = [max(big) for i in range(50000)]\n\ndef init(setup):", 1)
+	spin := strings.Replace(slowSource, "def init(setup):", "big = list(range(65536)) * 15\nspin = [max(big) for i in range(50000)]\n\ndef init(setup):", 1)
 	doc, _ := json.Marshal(map[string]any{"scenario": map[string]any{"version": 1, "algorithm": "ricart-agrawala",
 		"nodes": 3, "seed": 1, "source": spin}, "step": 3})
 	go func() {

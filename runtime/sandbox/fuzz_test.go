@@ -9,9 +9,11 @@ import (
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
-// fuzzPool is the fuzz target's one pool, small so that an input that hits a bound
-// costs little: a worker may hold 128 MiB and a call may take half a second.
-var fuzzPool = New(Options{Workers: 1, Memory: 128 << 20, CallTimeout: 500 * time.Millisecond})
+// fuzzPool is the fuzz target's one pool, small so that an input that hits the memory
+// bound costs little (a worker may hold 128 MiB). Its calls have the default time,
+// at the server's own priority: a template's call must not miss its deadline on a
+// busy machine, or the check that the pool still serves would fail for nothing.
+var fuzzPool = New(Options{Workers: 1, Memory: 128 << 20, CallTimeout: 2 * time.Second, Nice: -1})
 
 // fuzzBombs are sources that hit the sandbox's bounds or the interpreter's: one huge
 // builtin call, many uncharged lists, minutes of CPU, at load and in a handler.
