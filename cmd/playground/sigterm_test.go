@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"compress/flate"
 	"context"
@@ -126,10 +127,12 @@ func attackerSession(t *testing.T, base string, hc *http.Client, k int) (string,
 	sc := map[string]any{"version": 1, "algorithm": "ricart-agrawala", "nodes": 3, "seed": 1, "source": slowSource,
 		"events": []map[string]any{{"at": 1, "do": "request", "node": 0}, {"at": 1, "do": "request", "node": 1}}}
 	frame, _ := json.Marshal(map[string]any{"type": "reset", "scenario": sc})
-	for _, f := range [][]byte{frame, []byte(`{"type":"play"}`)} {
-		if err := conn.WriteMessage(websocket.TextMessage, f); err != nil {
-			t.Fatal(err)
-		}
+	if err := conn.WriteMessage(websocket.TextMessage, frame); err != nil {
+		t.Fatal(err)
+	}
+	readUntil(t, conn, "hello") // the run is the source's now
+	if err := conn.WriteMessage(websocket.TextMessage, []byte(`{"type":"play"}`)); err != nil {
+		t.Fatal(err)
 	}
 	return m[1], conn
 }
@@ -163,9 +166,9 @@ func readUntil(t *testing.T, conn *websocket.Conn, typ string) {
 
 // SIGTERM to a real `playground serve` while students' sources keep its sandbox busy
 // (four runs whose handler takes minutes, a Check of that source, a link whose
-// loading takes minutes): the process exits within 15 s, and its sandbox workers end
-// with it. Before the sandbox the handlers ran in the server, which went on for
-// minutes after SIGTERM.
+// loading takes minutes): the process exits within 15 s with status 0 (the Check is
+// stopped, not waited for), and its sandbox workers end with it. Before the sandbox
+// the handlers ran in the server, which went on for minutes after SIGTERM.
 func TestSIGTERMDuringASourceAttackEndsTheServerAndItsWorkers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the server as a process")
@@ -180,12 +183,15 @@ func TestSIGTERMDuringASourceAttackEndsTheServerAndItsWorkers(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/sessions/"+ids[0]+"/explore", nil)
-	go func() {
-		if resp, err := hc.Do(req); err == nil {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
-	}()
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	checkStarted := bufio.NewScanner(resp.Body)
+	for checkStarted.Scan() && !strings.Contains(checkStarted.Text(), `"type":"start"`) {
+	}
+	go func() { _, _ = io.Copy(io.Discard, resp.Body) }() // the Check runs the source
 	spin := strings.Replace(slowSource, "def init(setup):", "big = list(range(65536)) * 15\nspin = [max(big) for i in range(50000)]\n\ndef init(setup):", 1)
 	doc, _ := json.Marshal(map[string]any{"scenario": map[string]any{"version": 1, "algorithm": "ricart-agrawala",
 		"nodes": 3, "seed": 1, "source": spin}, "step": 3})
