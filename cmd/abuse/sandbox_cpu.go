@@ -81,13 +81,14 @@ func quantile(sorted []time.Duration, q float64) time.Duration {
 
 // cpuAttacker keeps n runs of cpuSource going from c: each time a run stops (the
 // sandbox killed its step), it runs the source again (cached: no load) and plays.
-// It returns how many steps were stopped, counted as they come, and a func that ends
-// the attack and closes every socket.
-func cpuAttacker(c *fairClient, base string, n int) (*atomic.Int64, func(), error) {
+// It returns how many steps were stopped, counted as they come, why the first one
+// stopped, and a func that ends the attack and closes every socket.
+func cpuAttacker(c *fairClient, base string, n int) (*atomic.Int64, *atomic.Pointer[string], func(), error) {
 	source := cpuSource(fmt.Sprintf("cpu attacker %d", time.Now().UnixNano()))
 	var conns []*websocket.Conn
 	var wg sync.WaitGroup
 	stopped := &atomic.Int64{}
+	reason := &atomic.Pointer[string]{}
 	stop := func() {
 		for _, conn := range conns {
 			conn.Close()
@@ -98,7 +99,7 @@ func cpuAttacker(c *fairClient, base string, n int) (*atomic.Int64, func(), erro
 		_, conn, err := playSource(c, base, source)
 		if err != nil {
 			stop()
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		conns = append(conns, conn)
 		wg.Add(1)
@@ -114,6 +115,7 @@ func cpuAttacker(c *fairClient, base string, n int) (*atomic.Int64, func(), erro
 						return
 					}
 					if f.Stopped != "" {
+						reason.CompareAndSwap(nil, &f.Stopped)
 						stopped.Add(1)
 						break
 					}
@@ -124,7 +126,7 @@ func cpuAttacker(c *fairClient, base string, n int) (*atomic.Int64, func(), erro
 			}
 		}()
 	}
-	return stopped, stop, nil
+	return stopped, reason, stop, nil
 }
 
 // visitTimes is n fresh visitors at addr, one after another: each one's page, socket
@@ -176,18 +178,22 @@ func sandboxCPUAttack(ctx context.Context, args []string) error {
 	}
 	fmt.Printf("baseline, %d fresh visitors at 127.0.0.2: page, socket and snapshot p50 %v, p99 %v, max %v\n", len(base),
 		quantile(base, 0.5).Round(100*time.Microsecond), quantile(base, 0.99).Round(100*time.Microsecond), base[len(base)-1].Round(100*time.Microsecond))
-	stopped, leave, err := cpuAttacker(newFairClient("127.0.0.1"), srv.url, *sockets)
+	t0 := time.Now()
+	stopped, reason, leave, err := cpuAttacker(newFairClient("127.0.0.1"), srv.url, *sockets)
 	if err != nil {
 		return err
 	}
-	t0 := time.Now()
 	during, err := visitTimes(srv.url, "127.0.0.2", *visits)
 	if err != nil {
 		leave()
 		return fmt.Errorf("during the attack: %w", err)
 	}
-	fmt.Printf("during the attack (%d runs of the source at 127.0.0.1, %d steps stopped by the sandbox in %v), %d fresh visitors at 127.0.0.2: p50 %v, p99 %v, max %v\n",
-		*sockets, stopped.Load(), time.Since(t0).Round(time.Second), len(during), quantile(during, 0.5).Round(100*time.Microsecond),
+	why := "none"
+	if r := reason.Load(); r != nil {
+		why = *r
+	}
+	fmt.Printf("during the attack (%d runs of the source at 127.0.0.1: %d steps stopped in %v, the first with %q), %d fresh visitors at 127.0.0.2: p50 %v, p99 %v, max %v\n",
+		*sockets, stopped.Load(), time.Since(t0).Round(time.Second), why, len(during), quantile(during, 0.5).Round(100*time.Microsecond),
 		quantile(during, 0.99).Round(100*time.Microsecond), during[len(during)-1].Round(100*time.Microsecond))
 	pid := srv.cmd.Process.Pid
 	busy := cpuTicks(append(childPids(pid), pid))
@@ -228,7 +234,7 @@ func sandboxSigtermAttack(ctx context.Context, args []string) error {
 	}
 	defer srv.stop()
 	attacker := newFairClient("127.0.0.1")
-	_, leave, err := cpuAttacker(attacker, srv.url, *sockets)
+	_, _, leave, err := cpuAttacker(attacker, srv.url, *sockets)
 	if err != nil {
 		return err
 	}
