@@ -17,6 +17,8 @@ import (
 	"github.com/teach-dist/playground/runtime/sandbox"
 	"github.com/teach-dist/playground/runtime/sim"
 	"github.com/teach-dist/playground/scenarios"
+	"github.com/teach-dist/playground/web/export"
+	"github.com/teach-dist/playground/web/gate"
 	"github.com/teach-dist/playground/web/ratelimit"
 )
 
@@ -323,5 +325,43 @@ func TestCancelledChecksOfASourceFreeTheirSlots(t *testing.T) {
 	}
 	if l := nextLine(t, mine, "result", "error"); l.Type != "result" || l.Result.Result != "ok" {
 		t.Fatalf("the third client's Check: %+v", l)
+	}
+}
+
+// Opening a link replays its run to the link's step, each step of a source one call to
+// a sandbox worker; the replay stops at the exports' time limit (--export-timeout) or
+// when the client goes away, so a long link of a slow source cannot keep the workers
+// busy after its visitor has given up. Here the limit has passed before the first step:
+// the page says the run cannot be replayed, and the same link with a limit opens.
+func TestLinkReplayOfASourceStopsAtItsDeadline(t *testing.T) {
+	template, _ := starlarkalg.Template("ricart-agrawala")
+	source := template + "\n# " + t.Name() + "\n"
+	zero, one := 0, 1
+	sc := &scenarios.Scenario{Version: 1, Algorithm: "ricart-agrawala", Nodes: 3, Seed: 1, Source: source,
+		Events: []scenarios.Event{{At: 1, Do: "request", Node: &zero}, {At: 1, Do: "request", Node: &one}}}
+	for _, c := range []struct {
+		name    string
+		timeout time.Duration
+		status  int
+		says    string
+	}{
+		{"past its deadline", time.Nanosecond, http.StatusBadRequest, "cannot be replayed"},
+		{"within its deadline", time.Minute, http.StatusOK, `id="rules-edit"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			box := smallSandbox(t, 2*time.Second)
+			_, ts := newTestServer(t, Options{Sandbox: box, Exports: export.Options{Gate: gate.Limits{Timeout: c.timeout}}})
+			p, err := (scenarios.Link{Scenario: sc, Step: 20}).Path()
+			if err != nil {
+				t.Fatal(err)
+			}
+			page := get(t, browser(t), ts.URL+p)
+			if page.status != c.status || !strings.Contains(page.body, c.says) {
+				t.Fatalf("status %d, want %d saying %q: %.400s", page.status, c.status, c.says, page.body)
+			}
+			if _, busy := box.Workers(); busy != 0 {
+				t.Fatalf("%d workers still busy after the page", busy)
+			}
+		})
 	}
 }
