@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/teach-dist/playground/algorithms/starlarkalg"
 	"github.com/teach-dist/playground/runtime/fairq"
 )
 
@@ -31,6 +32,13 @@ type Options struct {
 	// CallTimeout is how long one call (a handler, a load) may take before its worker
 	// is killed (default 2 s): the source's own bounds stop it far sooner.
 	CallTimeout time.Duration
+	// Steps is the units of work one handler call may do (default
+	// starlarkalg.DefaultLimits.Steps): the interpreter's own bound, which ends a
+	// runaway call long before CallCPU in the normal case.
+	Steps uint64
+	// CallCPU is the CPU time one call may use before the worker interrupts it, an
+	// error at the line it reached (default 1 s); CallTimeout is the backstop.
+	CallCPU time.Duration
 	// Nice is the workers' CPU priority, 1 to 19 (default 10): under load the
 	// server's own work goes first. Negative: the server's own priority (benchmarks).
 	Nice int
@@ -51,6 +59,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = 2 * time.Second
+	}
+	if o.Steps == 0 {
+		o.Steps = starlarkalg.DefaultLimits.Steps
+	}
+	if o.CallCPU <= 0 {
+		o.CallCPU = time.Second
 	}
 	if o.Nice == 0 {
 		o.Nice = 10
@@ -222,7 +236,8 @@ type worker struct {
 
 func (p *Pool) start(mode string) (*worker, error) {
 	cmd := p.opts.Command(mode)
-	cmd.Env = append(os.Environ(), envMode+"="+mode, envMemory+"="+strconv.FormatInt(p.opts.Memory, 10))
+	cmd.Env = append(os.Environ(), envMode+"="+mode, envMemory+"="+strconv.FormatInt(p.opts.Memory, 10),
+		envCPU+"="+strconv.FormatInt(p.opts.CallCPU.Milliseconds(), 10), envSteps+"="+strconv.FormatUint(p.opts.Steps, 10))
 	if p.opts.Nice > 0 {
 		cmd.Env = append(cmd.Env, envNice+"="+strconv.Itoa(p.opts.Nice))
 	}

@@ -139,7 +139,7 @@ func TestSandbox_TemplateIsTheGoAlgorithm(t *testing.T) {
 	src, _ := starlarkalg.Template("central")
 	remote := loadRemote(t, testPool, "central", src)
 	goSpec, _ := algorithms.Lookup("central")
-	sc, ok := scenarios.Lookup("central-basic")
+	sc, ok := scenarios.Lookup("central-queue")
 	if !ok {
 		for _, e := range scenarios.Curated() {
 			if e.Scenario.Algorithm == "central" && e.Scenario.Source == "" {
@@ -219,4 +219,39 @@ func TestPool_ExploreCancelKillsTheWorker(t *testing.T) {
 	if res == nil || res.Bound != explore.BoundCancelled {
 		t.Fatalf("cancelled search: %+v, want bounded by cancellation", res)
 	}
+}
+
+// A handler that runs past its CPU time is interrupted by its worker, an error at its
+// line naming the bound, before the server's deadline kills the worker; the worker
+// then serves the next call.
+func TestSandbox_CPUTimeInterruptsAHandler(t *testing.T) {
+	p := New(Options{Workers: 1, Steps: 1 << 50, CallCPU: 100 * time.Millisecond, CallTimeout: time.Minute})
+	defer p.Close()
+	src, _ := starlarkalg.Template("central")
+	// A loop the work bound (raised here) would let run for minutes: only the
+	// watchdog stops it.
+	spin := strings.Replace(src, "def on_request(ctx, s):", "def on_request(ctx, s):\n    n = 0\n    for i in range(60000):\n        for j in range(60000):\n            n += 1", 1)
+	if spin == src {
+		t.Fatal("the central template has no on_request to change")
+	}
+	spec := loadRemote(t, p, "central", spin)
+	sc, _ := scenarios.Lookup("central-queue")
+	cfg, err := sc.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = withSpec(t, cfg, spec, sc.Params)
+	s, err := sim.New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Run()
+	var se *starlarkalg.Error
+	if !errors.As(err, &se) || se.Handler != "on_request" || se.Line == 0 || !strings.Contains(se.Msg, "interrupted") {
+		t.Fatalf("run: %v, want on_request interrupted at its line", err)
+	}
+	if alive, _ := p.Workers(); alive != 1 {
+		t.Fatalf("%d workers alive, want the one that interrupted its call", alive)
+	}
+	loadRemote(t, p, "central", src) // and it serves the next call
 }

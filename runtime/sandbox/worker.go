@@ -23,6 +23,8 @@ const (
 	envMode   = "PLAYGROUND_SANDBOX"        // "steps" or "explore"
 	envMemory = "PLAYGROUND_SANDBOX_MEMORY" // bytes: the worker's RLIMIT_DATA
 	envNice   = "PLAYGROUND_SANDBOX_NICE"   // the worker's CPU priority (0 to 19)
+	envCPU    = "PLAYGROUND_SANDBOX_CPU"    // milliseconds of CPU one call may use
+	envSteps  = "PLAYGROUND_SANDBOX_STEPS"  // units of work one handler call may do
 )
 
 func init() {
@@ -39,10 +41,14 @@ func workerMain(mode string, in io.Reader, out io.Writer) int {
 		fmt.Fprintln(os.Stderr, "sandbox:", err)
 		return 2
 	}
-	var err error
+	wd, err := newWatchdog(os.Getenv(envCPU), os.Getenv(envSteps))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox:", err)
+		return 2
+	}
 	switch mode {
 	case "steps":
-		err = serveSteps(in, out)
+		err = serveSteps(in, out, wd)
 	case "explore":
 		err = serveExplore(in, out)
 	default:
@@ -148,7 +154,7 @@ func (l *loaded) setup(w setupWire) (*sim.Setup, error) {
 }
 
 // serveSteps answers requests one at a time until its input ends.
-func serveSteps(in io.Reader, out io.Writer) error {
+func serveSteps(in io.Reader, out io.Writer, wd *watchdog) error {
 	inbox := frameReader{r: bufio.NewReader(in)}
 	outbox := frameWriter{w: bufio.NewWriter(out)}
 	ps := &programs{byKey: map[string]*list.Element{}, order: list.New()}
@@ -162,7 +168,10 @@ func serveSteps(in io.Reader, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if outbox.buf, err = encodeResponse(outbox.buf, answer(ps, ctx, req)); err != nil {
+		wd.begin()
+		resp := answer(ps, ctx, req, wd.limits())
+		wd.end()
+		if outbox.buf, err = encodeResponse(outbox.buf, resp); err != nil {
 			return err
 		}
 		if err := outbox.send(outbox.buf); err != nil {
@@ -171,9 +180,9 @@ func serveSteps(in io.Reader, out io.Writer) error {
 	}
 }
 
-func answer(ps *programs, ctx *sim.Context, req *request) *response {
+func answer(ps *programs, ctx *sim.Context, req *request, lim starlarkalg.Limits) *response {
 	if req.Op == opLoad {
-		prog, err := starlarkalg.LoadProgram(req.Slug, req.Source)
+		prog, err := starlarkalg.LoadProgram(req.Slug, req.Source, lim)
 		if err != nil {
 			se, ok := err.(*starlarkalg.Error)
 			if !ok {
