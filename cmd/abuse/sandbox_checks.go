@@ -162,6 +162,12 @@ func sandboxChecksAttack(ctx context.Context, args []string) error {
 		}
 		gone = max(gone, time.Since(cancelled))
 	}
+	if start.at.Before(cancelled) {
+		// The interpreter's bound ended the attacker's searches before the cancel.
+		fmt.Printf("the attacker's searches ended by themselves: the second address's Check started %v after it asked, before the attacker cancelled (%v); it ended %s %s\n",
+			start.at.Sub(first.at).Round(time.Millisecond), *hold, result.Result.Result, result.Result.Bound)
+		return nil
+	}
 	fmt.Printf("the attacker cancelled after %v: the search processes ended within %v; the second address's Check started %v and ended %v after the cancel (%s %s)\n",
 		*hold, gone.Round(time.Millisecond), start.at.Sub(cancelled).Round(time.Millisecond), result.at.Sub(cancelled).Round(time.Millisecond),
 		result.Result.Result, result.Result.Bound)
