@@ -72,7 +72,12 @@ var boundRE = regexp.MustCompile(`more than|stopped it`)
 // the test's server.
 func smallSandbox(t *testing.T, limit time.Duration) *sandbox.Pool {
 	t.Helper()
-	box := sandbox.New(sandbox.Options{Workers: 2, Share: 1, Memory: 256 << 20, CallTimeout: limit, Nice: -1})
+	return newSandbox(t, sandbox.Options{Workers: 2, Share: 1, Memory: 256 << 20, CallTimeout: limit, Nice: -1})
+}
+
+func newSandbox(t *testing.T, opts sandbox.Options) *sandbox.Pool {
+	t.Helper()
+	box := sandbox.New(opts)
 	t.Cleanup(func() {
 		box.Close()
 		scenarios.UseSourceLoader(sandbox.Default()) // as any other test's server leaves it
@@ -231,7 +236,11 @@ func TestSourcesKeepingMemoryStayOutOfTheServer(t *testing.T) {
 // Before the sandbox each step ran for about 100 s in the server and carried on after
 // the attacker left.
 func TestCPUHeavySourcesLeaveThePoolIdleWhenTheirSocketsClose(t *testing.T) {
-	box := smallSandbox(t, time.Second)
+	// The interpreter's own bounds (its units of work, the worker's CPU watchdog) would
+	// end each call within milliseconds: lifted, so that the sandbox's deadline is
+	// what ends them, as it must for whatever the interpreter does not count.
+	box := newSandbox(t, sandbox.Options{Workers: 2, Share: 1, Memory: 256 << 20, CallTimeout: time.Second,
+		Nice: -1, Steps: 1 << 50, CallCPU: time.Hour})
 	_, ts := newTestServer(t, Options{Sandbox: box})
 	var attackers []*wsClient
 	for k := range 4 {
