@@ -224,11 +224,14 @@ type worker struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout io.Reader
-	in     *bufio.Writer
-	out    frameWriter
-	inbox  frameReader
-	stderr *tail
-	exited chan struct{} // closed once the process has been waited for
+	// closeOut closes our end of the worker's stdout: a search's or a run's reader
+	// calls it when it is done (a step worker's goes when the worker does).
+	closeOut func() error
+	in       *bufio.Writer
+	out      frameWriter
+	inbox    frameReader
+	stderr   *tail
+	exited   chan struct{} // closed once the process has been waited for
 
 	mu     sync.Mutex
 	killed string // why the server killed it ("time"), "" if it did not
@@ -248,17 +251,30 @@ func (p *Pool) start(mode string) (*worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
+	// The worker's stdout is a pipe of our own, not cmd.StdoutPipe: Wait would close
+	// that one as soon as the process exits, before what it wrote last is read.
+	stdout, childOut, err := os.Pipe()
 	if err != nil {
+		_ = stdin.Close()
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout = childOut
+	err = cmd.Start()
+	_ = childOut.Close() // the worker holds it now
+	if err != nil {
+		_ = stdin.Close()
+		_ = stdout.Close()
 		return nil, fmt.Errorf("sandbox: cannot start a worker: %w", err)
 	}
 	go func() {
 		_ = cmd.Wait()
+		if mode == "steps" {
+			// Its calls read synchronously: nothing is left to read once it is gone.
+			_ = stdout.Close()
+		}
 		close(w.exited)
 	}()
+	w.closeOut = stdout.Close
 	w.stdin, w.stdout = stdin, stdout
 	w.in = bufio.NewWriter(stdin)
 	w.out = frameWriter{w: w.in}

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bufio"
 	"container/list"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -20,7 +21,7 @@ import (
 // (and before a test binary's TestMain), so every binary that links this package can
 // be its own sandbox, the playground and the tests alike.
 const (
-	envMode   = "PLAYGROUND_SANDBOX"        // "steps" or "explore"
+	envMode   = "PLAYGROUND_SANDBOX"        // "steps", "explore" or "run"
 	envMemory = "PLAYGROUND_SANDBOX_MEMORY" // bytes: the worker's RLIMIT_DATA
 	envNice   = "PLAYGROUND_SANDBOX_NICE"   // the worker's CPU priority (0 to 19)
 	envCPU    = "PLAYGROUND_SANDBOX_CPU"    // milliseconds of CPU one call may use
@@ -51,6 +52,13 @@ func workerMain(mode string, in io.Reader, out io.Writer) int {
 		err = serveSteps(in, out, wd)
 	case "explore":
 		err = serveExplore(in, out)
+	case "run":
+		err = serveRun(in, out)
+		var re *runError
+		if errors.As(err, &re) {
+			fmt.Fprintln(os.Stderr, re)
+			return 1
+		}
 	default:
 		err = fmt.Errorf("unknown mode %q", mode)
 	}
