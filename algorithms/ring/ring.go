@@ -110,6 +110,7 @@ var Spec = sim.Spec{
 
 	// As the notes compare it with Bully: the coordinator, the highest id, has failed.
 	CrashLeaderFirst: true,
+	CostsCountLive:   true,
 }
 
 // Params are the settings: only how crashed successors are found.

@@ -167,6 +167,7 @@ var Spec = sim.Spec{
 
 	// As the notes compare it with Bully: the coordinator, the highest id, has failed.
 	CrashLeaderFirst: true,
+	CostsCountLive:   true,
 }
 
 // Params are the settings.

@@ -662,3 +662,81 @@ func TestReplayWhileStopsBetweenSteps(t *testing.T) {
 		t.Fatalf("going on: step %d messages %d (%v), want Replay's %d %d", r.Step, r.Messages, err, whole.Step, whole.Messages)
 	}
 }
+
+// A ring election goes round the live ring, the crashed processes bypassed: the notes'
+// formulas count one message per process on it, so they are evaluated at n = the live
+// processes, and the panel says which n. Bully's N-2 counts the crashed coordinator:
+// its n stays every process. Each case crashes before the election and checks every
+// election metric's figures against the run.
+func TestElectionFiguresAfterACrashCountTheLiveRing(t *testing.T) {
+	tests := []struct {
+		name    string
+		slug    string
+		n       int
+		crashed []int // indexes crashed at time 0
+		starter int
+		live    int    // the n the figures must be evaluated at
+		of      string // how the panel names it
+		cost    string // a notes' figure ...
+		formula string // ... written so ...
+		want    float64
+	}{
+		// 000's worst case 3n - 1, the starter just after the highest live id.
+		{"chang-roberts, leader crashed, worst starter", "ring", 8, []int{7}, 0, 7, "n = 7 live processes", "worst case", "3n - 1", 20},
+		{"chang-roberts, two crashed", "ring", 8, []int{7, 3}, 0, 6, "n = 6 live processes", "worst case", "3n - 1", 17},
+		// ring-6-fails-3-starts: 6 of 6 crashed, 3 starts: 2N + 1 for N = 5 in its caption.
+		{"chang-roberts, highest live starts", "ring", 8, []int{7}, 6, 7, "n = 7 live processes", "best case", "", 14},
+		// 002's 2N for the ring that grows a list.
+		{"ring-list, leader crashed", "ring-list", 6, []int{5}, 2, 5, "n = 5 live processes", "one initiator", "2N messages: N for ELECTION message, N for COORDINATOR message", 10},
+		{"ring-list, two crashed", "ring-list", 8, []int{7, 1}, 3, 6, "n = 6 live processes", "one initiator", "2N messages: N for ELECTION message, N for COORDINATOR message", 12},
+		// Bully: the note's n - 2 coordinator messages count every process.
+		{"bully best, coordinator crashed", "bully", 8, []int{7}, 6, 8, "n = 8 processes", "best case", "n-2", 6},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var acts []sim.Action
+			for _, c := range tc.crashed {
+				acts = append(acts, sim.Action{At: 0, Do: sim.ActCrash, Node: c})
+			}
+			acts = append(acts, sim.Action{At: 1, Do: sim.ActElect, Node: tc.starter})
+			cfg := config(t, tc.slug, tc.n, 1, [2]int{1, 3}, acts...)
+			cfg.Until = 500
+			r := measure(t, cfg)
+			if len(r.Elections) != 1 || r.Elections[0].Settled == nil {
+				t.Fatalf("elections %+v, want one that settles", r.Elections)
+			}
+			if got := r.Elections[0].Live; got != tc.n-len(tc.crashed) {
+				t.Errorf("election's live = %d, want %d", got, tc.n-len(tc.crashed))
+			}
+			for _, key := range []string{ElectionMessages, ElectionTime} {
+				m := r.Get(key)
+				if m.TheoryN != tc.live || m.TheoryOf != tc.of {
+					t.Errorf("%s: figures for %d (%q), want %d (%q)", key, m.TheoryN, m.TheoryOf, tc.live, tc.of)
+				}
+			}
+			m := r.Get(ElectionMessages)
+			found := false
+			for _, th := range m.Theory {
+				if !strings.Contains(th.Name, tc.cost) {
+					continue
+				}
+				if tc.formula == "" { // the derived figure
+					found = th.Value != nil && near(*th.Value, tc.want)
+				}
+				for _, f := range th.Notes {
+					if strings.HasPrefix(f.Formula, tc.formula) && f.Value != nil && near(*f.Value, tc.want) {
+						found = true
+					}
+				}
+			}
+			if !found {
+				t.Errorf("no figure %q %q worth %v: %+v", tc.cost, tc.formula, tc.want, m.Theory)
+			}
+			if tc.slug != "bully" {
+				if got := mean(t, r, ElectionMessages); !near(got, tc.want) {
+					t.Errorf("measured %v messages, want the figure's %v", got, tc.want)
+				}
+			}
+		})
+	}
+}

@@ -118,6 +118,11 @@ type Spec struct {
 	// coordinator has failed": Bully and the ring elections alike), so comparisons
 	// crash the highest id before the elections start.
 	CrashLeaderFirst bool
+	// CostsCountLive: the n of this election's cost formulas is the processes alive when
+	// the election starts, not all of them. A ring election's messages go round the live
+	// ring, the crashed processes bypassed, one per process on it; Bully's N-2 counts the
+	// crashed coordinator, so Bully leaves this false.
+	CostsCountLive bool
 
 	// Earlier lists what an old share link must pin to replay as it did: params (and ids)
 	// whose defaults changed, with the defaults epoch in which each change landed.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/teach-dist/playground/algorithms"
 	"github.com/teach-dist/playground/runtime/compare"
@@ -250,8 +251,8 @@ func buildTable(fam sim.Family, specs []*sim.Spec, ns []int, res *compare.Result
 			for _, m := range metrics {
 				ts := c.Theory[m.key]
 				row.Cells = append(row.Cells, measuredCell(c.Values[m.key]),
-					figuresCell(notesFigures(ts), m.unit, "the notes give no figure for this"),
-					figuresCell(derivedFigures(ts), m.unit, "no figure derived for this"))
+					forN(figuresCell(notesFigures(ts), m.unit, "the notes give no figure for this"), c.TheoryOf[m.key]),
+					forN(figuresCell(derivedFigures(ts), m.unit, "no figure derived for this"), c.TheoryOf[m.key]))
 			}
 			if fam == sim.Mutex {
 				o := tableCell{Text: fmt.Sprintf("%d of %d", c.Violations, c.Checked), Title: "grants that overtook a request which happened before them, of those that had one"}
@@ -289,5 +290,17 @@ func measuredCell(a compare.Agg) tableCell {
 		c.Text += " (" + f1(a.Min) + "–" + f1(a.Max) + ")"
 		c.Title = fmt.Sprintf("mean over %d seeds (lowest–highest)", a.N)
 	}
+	return c
+}
+
+// forN says in a figures cell which n its formulas are evaluated at when that is not
+// every process of the run ("n = 7 live processes": a ring election's formulas count
+// the live ring, the crashed leader bypassed).
+func forN(c tableCell, of string) tableCell {
+	if c.Class == "na" || !strings.Contains(of, "live") {
+		return c
+	}
+	c.Text += ", for " + of
+	c.Title += "\n(evaluated for " + of + ")"
 	return c
 }
