@@ -341,7 +341,7 @@ type NoteFormula struct {
 // any algorithm changes (a param's default, default ids, a default variant). A share
 // link records the epoch it was made under, so that it replays the same run after a
 // change of defaults: the algorithm's Spec.Earlier says what such a link must pin.
-const DefaultsEpoch = 2
+const DefaultsEpoch = 3
 
 // EarlierDefaults is one change of an algorithm's defaults, as an old link must undo
 // it: links made under an epoch before Epoch pin Params (and the ids) to replay as
