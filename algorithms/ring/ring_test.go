@@ -551,7 +551,7 @@ func TestRunConcurrentInitiatorsAreSuppressed(t *testing.T) {
 // five living processes appear in that order and the message goes from 4 straight back
 // to 3, so 6 sits between 4 and 3.
 const notesExample = `{
-  "version": 1,
+  "version": 2,
   "algorithm": "ring",
   "title": "Chang-Roberts: 6 fails, 3 starts the election, 5 wins",
   "about": "Six processes form a one-way ring in the order 3, 5, 0, 1, 4, 6; 6 has the highest id and is the leader until it crashes. 3 notices and sends ELECTION(3) to its successor and becomes a participant (CR-2). 5 replaces the smaller 3 with its own id (CR-4); 0, 1 and 4 pass the larger 5 on unchanged (CR-3). Acknowledgements are on: 4 gets no ACK from the crashed 6, so after its time-out it presumes 6 dead and sends to the next one, 3 (AK-4). 3 forwards 5 as well, and when 5 sees its own id come back it knows nobody alive is larger (CR-6): it is the leader and sends ELECTED(5) round the ring, skipping 6 the same way. Each process records 5 (CR-7) and 5 stops the announcement when it returns (CR-8). On the live ring of N = 5 that is 6 ELECTION (one hop from 3 to 5, then a full round) and 5 ELECTED, 2N + 1 messages, plus the two lost to 6 and an ACK for each one delivered.",

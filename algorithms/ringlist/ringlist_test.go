@@ -671,7 +671,7 @@ func TestRunNotesExample1InTheListVariant(t *testing.T) {
 // processes in the ring order 3, 5, 0, 1, 4, 6; 6, the leader, fails; 3 starts; every
 // process adds its id; back at 3 the list is 3, 5, 0, 1, 4, and 3 announces 5.
 const notesTokenRingExample = `{
-  "version": 1,
+  "version": 2,
   "algorithm": "ring-list",
   "title": "Ring election with a growing list: 6 fails, 3 starts, 5 wins",
   "about": "Six processes form a one-way ring in the order 3, 5, 0, 1, 4, 6, and 6, the highest, is the leader until it crashes. 3 notices that 6 does not respond and sends an ELECT holding its own id to the next process (AL-2). 5, 0, 1 and 4 each add their id and pass the message on (AL-3): the list grows to 3, 5, 0, 1, 4. Acknowledgements are on: 4 gets no ACK from the crashed 6, so after the time-out it skips it and sends to 3 (AK-4). 3 finds its own id in the list: the message has been all round and the list holds every live process (AL-4). It picks the highest, 5, and sends ELECTED(5) with the list round the ring; every process records 5 as leader and keeps the list (AL-5), and 3 stops the announcement when it comes back (AL-6). Counting ELECT and ELECTED only: N = 5 of each, 2N, plus the two lost to 6.",

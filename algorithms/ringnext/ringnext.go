@@ -245,15 +245,15 @@ func Successor(i, n int) int { return (i + 1) % n }
 // were sent, and each starts at the direct successor, so a detour around a crashed
 // process never outlives the message that found it.
 type Link struct {
-	ack      bool
-	detector bool
-	check    bool          // detector mode: look again at the processes sent to (DT-2)
-	sent     []sim.Message // check: the messages sent since the last check, To set
-	owner    func(m *sim.Message) int // the id a message must end at (-1: none)
+	ack        bool
+	detector   bool
+	check      bool                     // detector mode: look again at the processes sent to (DT-2)
+	sent       []sim.Message            // check: the messages sent since the last check, To set
+	owner      func(m *sim.Message) int // the id a message must end at (-1: none)
 	timeout    int
 	checkAfter int           // check: the largest delay and one
 	to         int           // index the head of pending went to; -1: none
-	pending  []sim.Message // the message on its way first, then the queued ones
+	pending    []sim.Message // the message on its way first, then the queued ones
 }
 
 // NewLink builds a link for these params on a network whose delays are at most maxDelay.

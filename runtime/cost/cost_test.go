@@ -369,7 +369,7 @@ func TestOrderingBrokenByTheCentralCoordinatorRestart(t *testing.T) {
 // the regeneration election carries news of P3's request round the ring to P1, which
 // then asks; the new token, created by P5, reaches P1 before P3.
 func TestOrderingBrokenByTheTokenRingAfterRegeneration(t *testing.T) {
-	sc := scenario(t, `{"version":1,"algorithm":"token-ring","nodes":6,"seed":3,"network":{"delay":[1,3],"fifo":true},"cs":2,
+	sc := scenario(t, `{"version":2,"algorithm":"token-ring","nodes":6,"seed":3,"network":{"delay":[1,3],"fifo":true},"cs":2,
 		"params":{"regenerate":40},"events":[{"at":6,"do":"drop","type":"TOKEN"},{"at":8,"do":"request","node":3},{"at":60,"do":"request","node":1}],"until":300}`)
 	r := measure(t, sc)
 	o := r.Ordering
@@ -379,7 +379,7 @@ func TestOrderingBrokenByTheTokenRingAfterRegeneration(t *testing.T) {
 	assertGrantAtStep(t, sc, o.First.Grant)
 	// Without the failure, the same two requests are served in ring order and nothing
 	// happened before anything.
-	plain := scenario(t, `{"version":1,"algorithm":"token-ring","nodes":6,"seed":3,"network":{"delay":[1,3],"fifo":true},"cs":2,
+	plain := scenario(t, `{"version":2,"algorithm":"token-ring","nodes":6,"seed":3,"network":{"delay":[1,3],"fifo":true},"cs":2,
 		"events":[{"at":8,"do":"request","node":3},{"at":60,"do":"request","node":1}],"until":300}`)
 	if v := measure(t, plain).Ordering.Verdict; v == OrderBroken {
 		t.Errorf("without the lost token: %s", v)

@@ -49,8 +49,8 @@ func Config(t testing.TB, spec *sim.Spec, text string) sim.Config {
 	if err := dec.Decode(&s); err != nil {
 		t.Fatalf("scenario: %v", err)
 	}
-	if s.Version != 1 || s.Algorithm != spec.Slug || s.Title == "" || s.About == "" {
-		t.Fatalf("scenario: version %d, algorithm %q, title %q: want 1, %q and a title and about", s.Version, s.Algorithm, s.Title, spec.Slug)
+	if s.Version != 2 || s.Algorithm != spec.Slug || s.Title == "" || s.About == "" {
+		t.Fatalf("scenario: version %d, algorithm %q, title %q: want 2, %q and a title and about", s.Version, s.Algorithm, s.Title, spec.Slug)
 	}
 	if s.Nodes != 0 && s.Nodes != len(s.IDs) {
 		t.Fatalf("scenario: nodes %d but %d ids", s.Nodes, len(s.IDs))
