@@ -1,0 +1,142 @@
+package scenarios
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/teach-dist/playground/runtime/sim"
+)
+
+// texts is a curated scenario's about and captions, as the page shows them.
+func texts(t *testing.T, name string) (about string, captions map[int64]string) {
+	t.Helper()
+	sc, ok := Lookup(name)
+	if !ok {
+		t.Fatalf("no curated scenario %q", name)
+	}
+	captions = map[int64]string{}
+	for _, c := range sc.Captions {
+		captions[c.Seq] = c.Text
+	}
+	return sc.About, captions
+}
+
+// captionAt is the caption on screen when the run shows the event of seq: the latest
+// one at or before it.
+func captionAt(captions map[int64]string, seq int64) string {
+	best, text := int64(-1), ""
+	for s, c := range captions {
+		if s <= seq && s > best {
+			best, text = s, c
+		}
+	}
+	return text
+}
+
+// The curated texts say things of their runs that can be computed from the runs:
+// each such claim is checked here, so a text that stops being true (or never was)
+// fails. The notes' figures a text names are checked against the notes' own words
+// (TestFidelityQuotesAreTheNotes keeps the docs; these keep the page).
+func TestCuratedClaimsHoldInTheirRuns(t *testing.T) {
+	t.Run("ring-started-by-17", func(t *testing.T) {
+		r := runCurated(t, "ring-started-by-17")
+		about, captions := texts(t, r.name)
+		if n := r.count(sim.EvSend, "ELECTION") + r.count(sim.EvSend, "ELECTED"); n != 22 || !strings.Contains(about, "22 messages") {
+			t.Errorf("%d messages; the about says 22", n)
+		}
+		// The notes give no best case for the ring: 2N is the project's figure.
+		if strings.Contains(about, "notes' best case") {
+			t.Errorf("the about gives the notes a best case: %q", about)
+		}
+		// By CR-3 (and 004: "when forwarding an election message, a process marks itself
+		// participant") everyone who forwarded 24 is a participant by the caption that
+		// says so.
+		seq := r.seqOf(t, "15 forwards 24", func(ev *sim.Event) bool {
+			return ev.Type == sim.EvSend && r.id(ev.Node) == 15 && ev.Msg.Arg == 24
+		})
+		text := captionAt(captions, seq)
+		var participants []int
+		for _, id := range r.ids {
+			var st struct{ Participant bool }
+			r.state(t, seq, id, &st)
+			if st.Participant {
+				participants = append(participants, id)
+				if !strings.Contains(text, fmt.Sprint(id)) {
+					t.Errorf("P%d is a participant at seq %d, the caption does not say so: %q", id, seq, text)
+				}
+			}
+		}
+		wantEqual(t, "participants when 15 forwards 24", participants, []int{17, 4, 24, 9, 1, 15})
+	})
+	t.Run("lamport-normal-run", func(t *testing.T) {
+		r := runCurated(t, "lamport-normal-run")
+		about, captions := texts(t, r.name)
+		// Who was still waiting when P0 asked.
+		waiting := map[int]bool{}
+		var others []int
+		var entered int64
+		for _, ev := range r.events {
+			switch {
+			case ev.Type == sim.EvRequest && r.id(ev.Node) == 0:
+				for id, w := range waiting {
+					if w {
+						others = append(others, id)
+					}
+				}
+			case ev.Type == sim.EvRequest:
+				waiting[r.id(ev.Node)] = true
+			case ev.Type == sim.EvEnter:
+				waiting[r.id(ev.Node)] = false
+				if r.id(ev.Node) == 0 {
+					entered = ev.Seq
+				}
+			}
+		}
+		wantEqual(t, "waiting when P0 asks", others, []int{3})
+		for where, text := range map[string]string{"about": about, "caption at P0's entry": captionAt(captions, entered)} {
+			if strings.Contains(text, "alone") {
+				t.Errorf("%s says P0 asked alone, but P3 was waiting: %q", where, text)
+			}
+		}
+		if c := captionAt(captions, entered); !strings.Contains(c, "P3") {
+			t.Errorf("the caption at P0's entry does not say whom it queued behind: %q", c)
+		}
+	})
+	t.Run("bully-best-case", func(t *testing.T) {
+		r := runCurated(t, "bully-best-case")
+		about, captions := texts(t, r.name)
+		n := len(r.ids)
+		coord, all := r.count(sim.EvSend, "COORDINATOR"), r.totals(t).Messages
+		wantEqual(t, "COORDINATOR messages: the notes' n-2", coord, n-2)
+		wantEqual(t, "messages in all", all, n-1)
+		for where, text := range map[string]string{"about": about, "last caption": captionAt(captions, 1<<40)} {
+			// Seven messages are not the notes' best case (n-2 = 6): no text may call
+			// them the cheapest election.
+			if strings.Contains(text, "cheapest") {
+				t.Errorf("%s calls %d messages the cheapest election, the notes' best case is n-2 = %d: %q", where, all, n-2, text)
+			}
+			if !strings.Contains(text, "n-2") && !strings.Contains(text, "N-2") {
+				t.Errorf("%s does not give the notes' n-2: %q", where, text)
+			}
+		}
+	})
+	t.Run("ricart-agrawala-tanenbaum", func(t *testing.T) {
+		r := runCurated(t, "ricart-agrawala-tanenbaum")
+		about, captions := texts(t, r.name)
+		ts := map[int]int{}
+		for _, ev := range r.events {
+			if ev.Type == sim.EvSend && ev.Msg.Type == "REQUEST" && ev.T >= 20 {
+				ts[r.id(ev.Msg.From)] = ev.Msg.TS
+			}
+		}
+		wantEqual(t, "the timestamps of P0 and P2", ts, map[int]int{0: 4, 2: 6})
+		// The notes' text gives no timestamps (001's figure is not in it): 4 and 6 are
+		// the run's, and no text may say they are the notes'.
+		for _, text := range append([]string{about}, captionAt(captions, 1<<40)) {
+			if strings.Contains(text, "notes' figure") {
+				t.Errorf("a text gives the timestamps to the notes' figure: %q", text)
+			}
+		}
+	})
+}
