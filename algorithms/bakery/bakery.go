@@ -114,6 +114,8 @@ var Spec = sim.Spec{
 			Value:   func(int) float64 { return 6 }},
 		{Name: "synchronisation delay", Formula: "up to poll + 2T: the next in line sees number = 0 at its next re-read"},
 	},
+	// 002's ordering property of the bakery: entering the bakery is the end of the doorway.
+	DoorwayEnds: "BD-3",
 	Defaults:    sim.Defaults{Nodes: 4, Delay: [2]int{1, 3}, FIFO: false, CS: 2, Until: 500},
 	Params:      paramList,
 	ParseParams: ParseParams,

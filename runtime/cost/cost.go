@@ -167,6 +167,9 @@ func (c *Collector) Boundary(step int) {
 func (c *Collector) Sink() sim.Sink {
 	return func(ev *sim.Event) {
 		e := Event{Seq: ev.Seq, T: ev.T, Type: ev.Type, Node: ev.Node, Leader: ev.Leader, Name: ev.Name}
+		if ev.Type == sim.EvRule {
+			e.Name = ev.Rule
+		}
 		switch ev.Type {
 		case sim.EvSend, sim.EvDeliver, sim.EvDrop:
 			e.Msg = Msg{ID: ev.Msg.ID, Type: ev.Msg.Type, From: ev.Msg.From, To: ev.Msg.To}
@@ -186,7 +189,7 @@ type Event struct {
 	Node   int    // id; -1 when the event has none
 	Msg    Msg    // send, deliver, drop
 	Leader int    // leader: the id it names
-	Name   string // timer
+	Name   string // timer; rule: its label
 }
 
 // Msg identifies a message.
@@ -238,6 +241,10 @@ func (c *Collector) add(e *Event) {
 	case sim.EvDrop:
 		if v, ok := c.msgVC[e.Msg.ID]; ok {
 			c.forget(e.Msg.ID, v)
+		}
+	case sim.EvRule:
+		if c.spec.DoorwayEnds != "" && e.Name == c.spec.DoorwayEnds {
+			c.doorwayEnds(node, e)
 		}
 	case sim.EvRequest:
 		c.request(node, e)

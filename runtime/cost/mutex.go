@@ -14,12 +14,30 @@ type request struct {
 	msgsAt    int   // algorithm messages sent before it
 	contended bool  // another process wanted or held the CS while it waited
 	done      bool  // granted, or cancelled by a crash
+	bakery    int64 // the seq at which it entered the bakery (its doorway ended); -1: not yet
+}
+
+// doorwayEnds notes that process i's pending request entered the bakery.
+func (c *Collector) doorwayEnds(i int, e *Event) {
+	if r := c.pending[i]; r != nil && r.bakery < 0 {
+		r.bakery = e.Seq
+	}
+}
+
+// mustGoFirst says whether request a must be granted before request r under the
+// run's definition of ordering: a happened before r, or, for the bakery (002), a
+// entered the bakery before r entered the doorway (its request).
+func (c *Collector) mustGoFirst(a, r *request) bool {
+	if c.spec.DoorwayEnds != "" {
+		return a.bakery >= 0 && a.bakery < r.seq
+	}
+	return happenedBefore(a, r)
 }
 
 func (c *Collector) request(i int, e *Event) {
 	c.vc[i][i]++
 	c.requests++
-	r := &request{node: i, seq: e.Seq, step: c.step, t: e.T, vc: slices.Clone(c.vc[i]), msgsAt: c.msgs}
+	r := &request{node: i, seq: e.Seq, step: c.step, t: e.T, vc: slices.Clone(c.vc[i]), msgsAt: c.msgs, bakery: -1}
 	for j, p := range c.pending {
 		if p != nil && j != i {
 			p.contended = true
@@ -55,7 +73,7 @@ func (c *Collector) enter(i int, e *Event) {
 		// have been granted already.
 		ordered, broken := false, false
 		for j, a := range c.last {
-			if j == i || a == nil || !happenedBefore(a, r) {
+			if j == i || a == nil || !c.mustGoFirst(a, r) {
 				continue
 			}
 			ordered = true

@@ -99,8 +99,21 @@ type NoteFigure struct {
 	Time    *float64 `json:"time,omitempty"`
 }
 
+// Definitions of ordering a verdict can judge (Ordering.Definition).
+const (
+	// OrderHappenedBefore: "requests to enter the CS are served in order of arrival
+	// (according to the happened-before relation)" (002); 003 likewise.
+	OrderHappenedBefore = "happened-before"
+	// OrderBakery: 002's property of the bakery, "if p_i enters the bakery before p_j
+	// enters the doorway, then p_i will enter the CS before p_j".
+	OrderBakery = "bakery"
+)
+
 // Ordering is the verdict on the notes' ordering property.
 type Ordering struct {
+	// Definition is the property judged: OrderHappenedBefore, or OrderBakery for an
+	// algorithm that declares its doorway (sim.Spec.DoorwayEnds).
+	Definition string     `json:"definition"`
 	Verdict    string     `json:"verdict"`
 	Checked    int        `json:"checked"`    // grants that had a causally earlier request of another process
 	Violations int        `json:"violations"` // grants that overtook such a request
@@ -166,7 +179,10 @@ func (c *Collector) Result() Result {
 			sync.Note = "needs a process waiting when another leaves the CS"
 		}
 		res.Metrics = []Metric{perEntry, toEnter, onExit, client, sync}
-		o := &Ordering{Checked: c.checked, Violations: c.violations, First: c.first}
+		o := &Ordering{Definition: OrderHappenedBefore, Checked: c.checked, Violations: c.violations, First: c.first}
+		if c.spec.DoorwayEnds != "" {
+			o.Definition = OrderBakery
+		}
 		switch {
 		case c.violations > 0:
 			o.Verdict = OrderBroken

@@ -124,6 +124,13 @@ type Spec struct {
 	// crashed coordinator, so Bully leaves this false.
 	CostsCountLive bool
 
+	// DoorwayEnds, for the bakery, is the label of the rule that ends a process's
+	// doorway (it has its ticket: it "enters the bakery"). The ordering verdict then
+	// judges 002's property of the bakery ("if p_i enters the bakery before p_j enters
+	// the doorway, then p_i will enter the CS before p_j") instead of the
+	// happened-before order of requests.
+	DoorwayEnds string
+
 	// Earlier lists what an old share link must pin to replay as it did: params (and ids)
 	// whose defaults changed, with the defaults epoch in which each change landed.
 	Earlier []EarlierDefaults

@@ -230,7 +230,7 @@ func buildTable(fam sim.Family, specs []*sim.Spec, ns []int, res *compare.Result
 		cols = append(cols, m.name, "the notes", "derived here")
 	}
 	if fam == sim.Mutex {
-		cols = append(cols, "grants out of causal order", "unserved")
+		cols = append(cols, "grants out of order (causal; bakery: 002's property)", "unserved")
 	} else {
 		cols = append(cols, "elections (unsettled)")
 	}
@@ -256,6 +256,10 @@ func buildTable(fam sim.Family, specs []*sim.Spec, ns []int, res *compare.Result
 			}
 			if fam == sim.Mutex {
 				o := tableCell{Text: fmt.Sprintf("%d of %d", c.Violations, c.Checked), Title: "grants that overtook a request which happened before them, of those that had one"}
+				if spec.DoorwayEnds != "" {
+					o.Text += " (bakery order)"
+					o.Title = "002's bakery property: grants that overtook a process which entered the bakery before they entered the doorway, of those that had one"
+				}
 				if c.Violations > 0 {
 					o.Class = "bad"
 					o.Title += fmt.Sprintf("; first in seed %d", c.ViolationSeed)
