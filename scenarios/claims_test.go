@@ -140,3 +140,31 @@ func TestCuratedClaimsHoldInTheirRuns(t *testing.T) {
 		}
 	})
 }
+
+// bully-async-two-leaders shows two leaders that last because a COORDINATOR goes to
+// the lower ids only (the project's RE1; the notes' RE1 tells all processes): no
+// COORDINATOR ever reaches a higher id, and the texts say so.
+func TestBullyTwoLeadersSaysWhyTheSplitLasts(t *testing.T) {
+	r := runCurated(t, "bully-async-two-leaders")
+	about, captions := texts(t, r.name)
+	up := 0
+	for _, ev := range r.events {
+		if ev.Type == sim.EvSend && ev.Msg.Type == "COORDINATOR" && r.id(ev.Msg.To) > r.id(ev.Msg.From) {
+			up++
+		}
+	}
+	if up != 0 {
+		t.Fatalf("%d COORDINATOR messages went to a higher id", up)
+	}
+	if len(r.violations()) == 0 {
+		t.Error("no disagreement reported")
+	}
+	for where, text := range map[string]string{"about": about, "last caption": captionAt(captions, 1<<40)} {
+		if !strings.Contains(text, "lower ids only") {
+			t.Errorf("the %s does not say a COORDINATOR goes to the lower ids only: %q", where, text)
+		}
+	}
+	if !strings.Contains(about, "all processes") {
+		t.Errorf("the about does not say what the notes' RE1 does: %q", about)
+	}
+}

@@ -198,6 +198,11 @@ type Rule struct {
 	Group string   // e.g. "Handling an incoming request"
 	Lines []string // the pseudocode, one line each
 	Says  string   // one plain sentence for the narration log
+	// Differs, for a rule under the notes' label, says in one sentence where this
+	// implementation does something other than the note's rule of that label, quoting
+	// the note; the page shows it beside the rule, marked. Empty: it does what the note
+	// says.
+	Differs string
 	// Why holds sentences for the cases a rule distinguishes (see Context.RuleWhy):
 	// the narration says the one that applied. "{from}" stands for the sender of the
 	// message being handled.
