@@ -61,7 +61,7 @@ var Spec = sim.Spec{
 			"state := HELD",
 			"enter the CS"},
 			Says: "has the coordinator's permission and enters the CS"},
-		{Label: "CR-1", Group: "Leaving the CS", Lines: []string{
+		{Label: "CL-1", Group: "Leaving the CS", Lines: []string{
 			"state := RELEASED",
 			"send RELEASE to the coordinator",
 			"    // the coordinator releases to itself, no message"},
@@ -256,7 +256,7 @@ func (n *node) onGrant(ctx *sim.Context) {
 }
 
 func (n *node) release(ctx *sim.Context) {
-	ctx.Rule("CR-1")
+	ctx.Rule("CL-1")
 	n.state = cs.Released
 	ctx.Exit()
 	if n.isCoord() {

@@ -41,7 +41,7 @@ func TestPseudocodeMarksInventedLabels(t *testing.T) {
 	}{
 		{"ricart-agrawala", nil, false, "000"},
 		{"ricart-agrawala-token", nil, false, "000, 004"},
-		{"central", []string{"CI-1", "CA-1", "CG-1", "CD-1", "CE-1", "CR-1", "CG-2"}, true, ""},
+		{"central", []string{"CI-1", "CA-1", "CG-1", "CD-1", "CE-1", "CL-1", "CG-2"}, true, ""},
 	} {
 		spec, _ := algorithms.Lookup(tc.slug)
 		p := BuildPlay(spec, "")
