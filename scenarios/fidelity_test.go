@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/teach-dist/playground/algorithms"
 )
 
 // The course notes the playground teaches from, beside the repository
@@ -112,4 +114,75 @@ func expandLabels(list string) []string {
 		}
 	}
 	return out
+}
+
+// squashFormula is squash for formulas: TeX's \dots, \Rightarrow, ^2 and friends set
+// as the plain text the project writes them in (docs/metrics.md: \sqrt{N} as √N).
+func squashFormula(s string) string {
+	return squash(strings.NewReplacer(`\dots`, "…", `\Rightarrow`, "⇒", "^2", "²", `\infty`, "∞", `\le`, "≤",
+		"âˆ’", "-", "−", "-").Replace(s)) // a minus sign the notes' extraction garbled
+}
+
+// caseWords are the cases the notes file a figure under, as a cost's name says them.
+var caseWords = map[string][]string{
+	"best case":  {"best"},
+	"worst case": {"worst"},
+	"average":    {"average"},
+}
+
+// Every figure an algorithm gives as the notes' (sim.Cost.Notes) is in the words of
+// each note it names, as docs/metrics.md promises ("exactly as a note writes it"); and
+// a figure filed under a case (best case, worst case, on average) is one its note gives
+// for that case: the nearest case the note names before the figure is that one.
+func TestNotesFormulasAreTheNotesWords(t *testing.T) {
+	notes := courseNotes(t)
+	squashed := map[string]string{}
+	for k, v := range notes {
+		squashed[k] = squashFormula(v)
+	}
+	checked := 0
+	for _, spec := range algorithms.All() {
+		for _, c := range spec.Costs {
+			name := strings.ToLower(c.Name)
+			for _, nf := range c.Notes {
+				for _, note := range nf.In {
+					checked++
+					f := squashFormula(nf.Formula)
+					at := strings.Index(squashed[note], f)
+					if at < 0 {
+						t.Errorf("%s, %q: %q is not in %s's words", spec.Slug, c.Name, nf.Formula, note)
+						continue
+					}
+					for caseName := range caseWords {
+						if !strings.Contains(name, caseName) {
+							continue
+						}
+						if got := nearestCase(squashed[note][:at]); got != caseName {
+							t.Errorf("%s, %q: %s gives %q under %q, not under %q", spec.Slug, c.Name, note, nf.Formula, got, caseName)
+						}
+					}
+				}
+			}
+		}
+	}
+	if checked < 30 {
+		t.Errorf("checked %d figures", checked)
+	}
+}
+
+// nearestCase is the case named last in before, within the 300 characters before the
+// figure; "" when none is.
+func nearestCase(before string) string {
+	if len(before) > 300 {
+		before = before[len(before)-300:]
+	}
+	best, where := "", -1
+	for caseName, words := range caseWords {
+		for _, w := range words {
+			if k := strings.LastIndex(before, w); k > where {
+				best, where = caseName, k
+			}
+		}
+	}
+	return best
 }

@@ -105,7 +105,7 @@ var Spec = sim.Spec{
 			Formula: "2T (RELEASE, then GRANT)", Value: func(int) float64 { return 2 }},
 		{Name: "client delay",
 			Notes: []sim.NoteFormula{
-				{In: []string{"001"}, Formula: "2 (delay before entry, in message times)", Value: func(int) float64 { return 2 }},
+				{In: []string{"001"}, Formula: "2", Value: func(int) float64 { return 2 }},
 				{In: []string{"003"}, Formula: "Entry: 2 (request + grant)", Value: func(int) float64 { return 2 }}},
 			Formula: "2T (REQUEST and GRANT)", Value: func(int) float64 { return 2 }},
 	},

@@ -100,7 +100,7 @@ var Spec = sim.Spec{
 			Formula: "T (one message)", Value: func(int) float64 { return 1 }},
 		{Name: "client delay",
 			Notes: []sim.NoteFormula{
-				{In: []string{"001"}, Formula: "2(n - 1) (delay before entry, in message times)", Value: func(n int) float64 { return float64(2 * (n - 1)) }},
+				{In: []string{"001"}, Formula: "2(n - 1)", Value: func(n int) float64 { return float64(2 * (n - 1)) }},
 				{In: []string{"003"}, Formula: "Entry: 1 (multicast) + 1", Value: func(int) float64 { return 2 }}},
 			Formula: "2T (request and reply)", Value: func(int) float64 { return 2 }},
 	},

@@ -150,7 +150,7 @@ var Spec = sim.Spec{
 	},
 	Costs: []sim.Cost{
 		{Name: "messages, one initiator (variant list)",
-			Notes:      []sim.NoteFormula{{In: []string{"002"}, Formula: "2N messages: N for ELECTION message, N for COORDINATOR message", Value: func(n int) float64 { return float64(2 * n) }}},
+			Notes:      []sim.NoteFormula{{In: []string{"002"}, Formula: "Requires 2N messages", Value: func(n int) float64 { return float64(2 * n) }}},
 			Formula:    "2N (N ELECT + N ELECTED)",
 			Value:      func(n int) float64 { return float64(2 * n) },
 			Initiators: 1, When: listVariant},
