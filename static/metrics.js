@@ -15,6 +15,7 @@ const SHORT = {
   "messages-to-enter": "to enter (alone)",
   "messages-on-exit": "sent on leaving",
   "client-delay": "client delay",
+  "exit-delay": "exit delay",
   "sync-delay": "sync. delay",
   "election-messages": "messages per election",
   "election-time": "election time",

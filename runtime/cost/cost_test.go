@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -736,6 +737,52 @@ func TestElectionFiguresAfterACrashCountTheLiveRing(t *testing.T) {
 				if got := mean(t, r, ElectionMessages); !near(got, tc.want) {
 					t.Errorf("measured %v messages, want the figure's %v", got, tc.want)
 				}
+			}
+		})
+	}
+}
+
+// 003's exit delays, measured: from leaving the CS to the arrival of the last message
+// sent on leaving. With a fixed delay every message takes exactly T: the RELEASE
+// (central: "Exit: 1"), the deferred REPLYs sent at once (Ricart-Agrawala, where 003
+// says "Exit: 1 (multicast) + 1"), the RELEASE to the voting set (Maekawa: "Exit: 1
+// (multicast)"), the token to the successor (token ring: "Exit: 1").
+func TestExitDelaysMeasured(t *testing.T) {
+	const d = 2
+	for _, tc := range []struct {
+		slug  string
+		notes float64 // 003's figure, in T
+	}{
+		{"central", 1}, {"ricart-agrawala", 2}, {"maekawa", 1}, {"token-ring", 1},
+	} {
+		t.Run(tc.slug, func(t *testing.T) {
+			// Two requests, the second while the first is served: someone waits on
+			// every exit that must send something (Ricart-Agrawala's deferred REPLY).
+			cfg := config(t, tc.slug, 4, 1, [2]int{d, d},
+				sim.Action{At: 0, Do: sim.ActRequest, Node: 1}, sim.Action{At: 1, Do: sim.ActRequest, Node: 2})
+			if tc.slug == "maekawa" {
+				cfg = config(t, tc.slug, 4, 1, [2]int{d, d},
+					sim.Action{At: 0, Do: sim.ActRequest, Node: 2}, sim.Action{At: 1, Do: sim.ActRequest, Node: 3})
+			}
+			cfg.Until = 200
+			r := measure(t, cfg)
+			m := r.Get(ExitDelay)
+			if m == nil || m.Mean == nil || m.MeanT == nil {
+				t.Fatalf("no exit delay measured: %+v", m)
+			}
+			if *m.MeanT != 1 {
+				t.Errorf("exit delay %v T, want 1 T", *m.MeanT)
+			}
+			found := false
+			for _, th := range m.Theory {
+				for _, f := range th.Notes {
+					if slices.Equal(f.In, []string{"003"}) && strings.HasPrefix(f.Formula, "Exit:") && f.Value != nil && *f.Value == tc.notes {
+						found = true
+					}
+				}
+			}
+			if !found {
+				t.Errorf("003's exit figure %v not beside it: %+v", tc.notes, m.Theory)
 			}
 		})
 	}

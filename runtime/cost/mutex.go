@@ -104,6 +104,49 @@ func (c *Collector) enter(i int, e *Event) {
 	c.vc[i][i]++
 }
 
+// exitWait is one exit from the CS whose messages are on their way: 003's exit delay
+// is the time from leaving until the last of them has arrived.
+type exitWait struct {
+	t, last, left int // the exit's time, the latest arrival so far, messages still on their way
+}
+
+// openExits starts the wait of every exit of the activation closing now for the
+// messages its process sent in it; an exit that sent none has no exit delay.
+func (c *Collector) openExits() {
+	for _, p := range c.act.exited {
+		var w *exitWait
+		for _, m := range c.act.msgIDs {
+			if m.from != p {
+				continue
+			}
+			if w == nil {
+				w = &exitWait{t: c.act.t, last: c.act.t}
+			}
+			if c.exitsOpen == nil {
+				c.exitsOpen = map[int64]*exitWait{}
+			}
+			c.exitsOpen[m.id] = w
+			w.left++
+		}
+	}
+}
+
+// exitArrived notes the arrival (at t) or the loss (t < 0) of a message an exit sent;
+// the exit delay is measured once none is left on its way and at least one arrived.
+func (c *Collector) exitArrived(id int64, t int) {
+	w := c.exitsOpen[id]
+	if w == nil {
+		return
+	}
+	delete(c.exitsOpen, id)
+	if t >= 0 {
+		w.last = max(w.last, t)
+	}
+	if w.left--; w.left == 0 && w.last > w.t {
+		c.exitDelay.add(float64(w.last - w.t))
+	}
+}
+
 func (c *Collector) exit(i int, e *Event) {
 	c.exits++
 	c.inCS[i] = false

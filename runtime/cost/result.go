@@ -17,6 +17,7 @@ const (
 	ToEnter          = "messages-to-enter"
 	OnExit           = "messages-on-exit"
 	ClientDelay      = "client-delay"
+	ExitDelay        = "exit-delay"
 	SyncDelay        = "sync-delay"
 	ElectionMessages = "election-messages"
 	ElectionTime     = "election-time"
@@ -178,7 +179,11 @@ func (c *Collector) Result() Result {
 		if c.sync.n == 0 && c.entries > 0 {
 			sync.Note = "needs a process waiting when another leaves the CS"
 		}
-		res.Metrics = []Metric{perEntry, toEnter, onExit, client, sync}
+		exitDelay := c.statMetric(ExitDelay, "exit delay (leaving the CS to the arrival of the last message sent on leaving)", UnitTime, c.exitDelay)
+		if c.exitDelay.n == 0 && c.exits > 0 {
+			exitDelay.Note = "no exit has sent a message yet (a coordinator or a token holder that keeps the token sends none)"
+		}
+		res.Metrics = []Metric{perEntry, toEnter, onExit, client, exitDelay, sync}
 		o := &Ordering{Definition: OrderHappenedBefore, Checked: c.checked, Violations: c.violations, First: c.first}
 		if c.spec.DoorwayEnds != "" {
 			o.Definition = OrderBakery

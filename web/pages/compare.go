@@ -221,7 +221,7 @@ func buildTable(fam sim.Family, specs []*sim.Spec, ns []int, res *compare.Result
 	if fam == sim.Mutex {
 		metrics = []col{{cost.PerEntry, "messages per entry", cost.UnitMessages}, {cost.ToEnter, "to enter (alone)", cost.UnitMessages},
 			{cost.OnExit, "sent on exit", cost.UnitMessages}, {cost.ClientDelay, "client delay (T)", cost.UnitTime},
-			{cost.SyncDelay, "sync. delay (T)", cost.UnitTime}}
+			{cost.ExitDelay, "exit delay (T)", cost.UnitTime}, {cost.SyncDelay, "sync. delay (T)", cost.UnitTime}}
 	} else {
 		metrics = []col{{cost.ElectionMessages, "messages per election", cost.UnitMessages}, {cost.ElectionTime, "election time (T)", cost.UnitTime}}
 	}
