@@ -168,3 +168,87 @@ func TestBullyTwoLeadersSaysWhyTheSplitLasts(t *testing.T) {
 		t.Errorf("the about does not say what the notes' RE1 does: %q", about)
 	}
 }
+
+// 003's heartbeat: "declared dead if not observed in last T+D seconds"; "D too large ⇒
+// Incomplete: dead reported alive (zombies!)". The same crash of the coordinator, with
+// the watchers' D the network's largest delay (3) and then far too large (60): the first
+// suspicion comes T+D after the last beat heard, and until then everyone follows the
+// dead coordinator.
+func TestHeartbeatDTooLargeReportsTheDeadAlive(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		silent int // T+D
+	}{
+		{"bully-heartbeat-crash-then-election", 4 + 3},
+		{"bully-heartbeat-zombie", 4 + 60},
+	} {
+		r := runCurated(t, tc.name)
+		crash := r.seqOf(t, "the coordinator crashes", func(ev *sim.Event) bool { return ev.Type == sim.EvCrash })
+		suspect := r.seqOf(t, "a watcher suspects", func(ev *sim.Event) bool { return ev.Type == sim.EvRule && ev.Rule == "FD-3" })
+		var crashT, suspectT, lastBeat int
+		for _, ev := range r.events {
+			switch {
+			case ev.Seq == crash:
+				crashT = ev.T
+			case ev.Seq == suspect:
+				suspectT = ev.T
+			case ev.Type == sim.EvSend && ev.Msg.Type == "HEARTBEAT" && ev.Seq < crash:
+				lastBeat = ev.T
+			}
+		}
+		// The beat sent last reaches its watcher within the largest delay; the watcher
+		// that suspects first heard it at least a delay after it was sent.
+		if wait := suspectT - lastBeat; wait < tc.silent || wait > tc.silent+3 {
+			t.Errorf("%s: suspected %d after the last beat was sent, want T+D = %d (plus its delay)", tc.name, wait, tc.silent)
+		}
+		zombie := false
+		for _, v := range r.violations() {
+			zombie = zombie || strings.HasPrefix(v, "leader: all take P5 as leader, but P5 is crashed")
+		}
+		if !zombie {
+			t.Errorf("%s: nobody was reported following the dead P5", tc.name)
+		}
+		t.Logf("%s: dead from %d, suspected at %d", tc.name, crashT, suspectT)
+	}
+}
+
+// 002 on the ring election: "If multiple processes start an election at the same
+// time, a single winner is eventually announced"; "in case of network partition?
+// Multiple new leaders, one per partition".
+func TestRingElectionsConcurrentStartersAndPartitions(t *testing.T) {
+	finalLeaders := func(r *notesRun) map[int]int {
+		out := map[int]int{}
+		for _, ev := range r.events {
+			if ev.Type == sim.EvLeader {
+				out[r.id(ev.Node)] = ev.Leader
+			}
+		}
+		return out
+	}
+	rules := func(r *notesRun, label string) []int {
+		var who []int
+		for _, ev := range r.events {
+			if ev.Type == sim.EvRule && ev.Rule == label {
+				who = append(who, r.id(ev.Node))
+			}
+		}
+		return who
+	}
+	t.Run("ring-concurrent-starters", func(t *testing.T) {
+		r := runCurated(t, "ring-concurrent-starters")
+		wantEqual(t, "who started an election", rules(r, "CR-2"), []int{0, 2, 3})
+		wantEqual(t, "who won (CR-6)", rules(r, "CR-6"), []int{4})
+		wantEqual(t, "ELECTED messages: one round", r.count(sim.EvSend, "ELECTED"), 5)
+		if len(rules(r, "CR-5")) < 2 {
+			t.Errorf("swallowed %v: the smaller elections did not die out", rules(r, "CR-5"))
+		}
+		wantEqual(t, "final leaders", finalLeaders(r), map[int]int{0: 4, 1: 4, 2: 4, 3: 4, 4: 4, 5: 5})
+		wantEqual(t, "violations", r.violations(), []string{})
+	})
+	t.Run("ring-partition", func(t *testing.T) {
+		r := runCurated(t, "ring-partition")
+		wantEqual(t, "who won (CR-6)", rules(r, "CR-6"), []int{5, 2})
+		wantEqual(t, "final leaders", finalLeaders(r), map[int]int{0: 2, 1: 2, 2: 2, 3: 5, 4: 5, 5: 5})
+		wantEqual(t, "violations (one leader per connected group)", r.violations(), []string{})
+	})
+}

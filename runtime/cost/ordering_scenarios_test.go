@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/teach-dist/playground/runtime/sim"
+	"github.com/teach-dist/playground/runtime/sim/simtest"
 	"github.com/teach-dist/playground/scenarios"
 )
 
@@ -168,4 +169,85 @@ func TestBakeryOrderingIsTheBakeryProperty(t *testing.T) {
 	if checked == 0 {
 		t.Error("no grant was ever constrained by the property: the test checks nothing")
 	}
+}
+
+// 003 gives Maekawa "Ordering: Yes" and "Liveness: Yes"; 002 says "Liveness is not
+// guaranteed, deadlock can occur". Neither variant has both: the basic algorithm (the
+// notes' pseudocode) deadlocks (curated maekawa-deadlock) and kept happened-before
+// order in every run here; the deadlock-free variant serves every request but grants
+// out of happened-before order in some runs.
+func TestMaekawaOrderingAndLivenessAgainst003(t *testing.T) {
+	sweep := func(variant string) (broken, kept, unserved, deadlocks int) {
+		for seed := uint64(1); seed <= 60; seed++ {
+			acts := simtest.RandomActions(seed, 7, sim.Mutex, simtest.Workload{Requests: 14, Span: 40})
+			cfg := config(t, "maekawa", 7, seed, [2]int{1, 3}, acts...)
+			p, err := cfg.Spec.ParseParams([]byte(`{"variant":"`+variant+`"}`), cfg.IDs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Params, cfg.Until = p, 2000
+			var rec sim.Recorder
+			s, err := sim.New(cfg, rec.Sink())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Run(); err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range rec.Events {
+				if e.Type == sim.EvViolation && e.Property == sim.PropDeadlock {
+					deadlocks++
+				}
+			}
+			r := measure(t, cfg)
+			unserved += r.Unserved
+			switch r.Ordering.Verdict {
+			case OrderBroken:
+				broken++
+			case OrderKept:
+				kept++
+			}
+		}
+		return
+	}
+	if broken, kept, _, _ := sweep("basic"); broken != 0 || kept == 0 {
+		t.Errorf("basic: ordering broken in %d runs, kept in %d", broken, kept)
+	}
+	if d := deadlockIn(t, "maekawa-deadlock"); !d {
+		t.Error("basic: the curated three-process run does not deadlock")
+	}
+	broken, _, unserved, deadlocks := sweep("deadlock-free")
+	if unserved != 0 || deadlocks != 0 {
+		t.Errorf("deadlock-free: %d unserved, %d deadlocks", unserved, deadlocks)
+	}
+	if broken == 0 {
+		t.Error("deadlock-free: never out of happened-before order: 003's Ordering: Yes would hold")
+	}
+}
+
+// deadlockIn says whether the curated scenario's run reports a deadlock.
+func deadlockIn(t *testing.T, name string) bool {
+	t.Helper()
+	sc, ok := scenarios.Lookup(name)
+	if !ok {
+		t.Fatalf("no curated %s", name)
+	}
+	cfg, err := sc.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec sim.Recorder
+	s, err := sim.New(cfg, rec.Sink())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Run(); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range rec.Events {
+		if e.Type == sim.EvViolation && e.Property == sim.PropDeadlock {
+			return true
+		}
+	}
+	return false
 }

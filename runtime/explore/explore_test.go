@@ -478,3 +478,23 @@ func TestFaultCounterexamplesReplay(t *testing.T) {
 		})
 	}
 }
+
+// 003 says Bully requires "ordering of messages". This model cannot show that on its
+// own: delays are bounded and the time-outs are longer than a round trip, so two
+// messages between the same two processes are sent a time-out apart and cannot cross.
+// Every interleaving of two callers on channels that are not FIFO elects one leader;
+// where agreement does break (an id that reappears, 003's other condition), it breaks
+// the same way with FIFO channels and without.
+func TestBullyOrderingOfMessagesChangesNothingHere(t *testing.T) {
+	if res := explore(t, load(t, "bully-non-fifo-two-callers-4.json"), Options{}); res.Result != ResultOK {
+		t.Fatalf("non-FIFO channels: %s", res.Message)
+	}
+	sc := load(t, "bully-id-reappears-4.json")
+	fifo := explore(t, sc, Options{})
+	off := false
+	sc.Network.FIFO = &off
+	nonFIFO := explore(t, sc, Options{})
+	if fifo.Property != sim.PropLeader || nonFIFO.Property != sim.PropLeader || fifo.Depth != nonFIFO.Depth {
+		t.Fatalf("an id that reappears: FIFO %s; not FIFO %s", fifo.Message, nonFIFO.Message)
+	}
+}
