@@ -142,6 +142,14 @@ func TestNotesFormulasAreTheNotesWords(t *testing.T) {
 	}
 	checked := 0
 	for _, spec := range algorithms.All() {
+		for _, cmp := range spec.Comparisons {
+			for _, note := range cmp.In {
+				checked++
+				if !strings.Contains(squashed[note], squashFormula(cmp.Claim)) {
+					t.Errorf("%s compared with %s: %q is not in %s's words", spec.Slug, cmp.Other, cmp.Claim, note)
+				}
+			}
+		}
 		for _, c := range spec.Costs {
 			name := strings.ToLower(c.Name)
 			for _, nf := range c.Notes {

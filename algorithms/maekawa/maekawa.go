@@ -162,6 +162,9 @@ var Spec = sim.Spec{
 	},
 	// The notes number the processes 1..N and give V_i for p_i: with ids 1..N, the
 	// process labelled P1 on the page asks the notes' V1.
+	Comparisons: []sim.Comparison{{Other: "ricart-agrawala", In: []string{"002"},
+		Claim:  "More efficient than Ricart and Agrawala for large-scale systems, since 3√N < 2(N-1) for N > 4",
+		Metric: "messages-per-entry", Formula: "3√N", OtherFormula: "2(N-1)"}},
 	Defaults: sim.Defaults{Nodes: 7, Delay: [2]int{1, 3}, FIFO: true, CS: 2, Until: 500, FirstID: 1},
 	// Before epoch 2 the ids were 0..N-1 (the notes' V1 was P0's) and sets other than
 	// N=3 and N=7 came from the grid.

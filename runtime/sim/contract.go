@@ -124,6 +124,11 @@ type Spec struct {
 	// crashed coordinator, so Bully leaves this false.
 	CostsCountLive bool
 
+	// Comparisons are the notes' claims that this algorithm costs less than another by
+	// their formulas; /compare checks each against the figures and the runs when both
+	// algorithms are compared.
+	Comparisons []Comparison
+
 	// DoorwayEnds, for the bakery, is the label of the rule that ends a process's
 	// doorway (it has its ticket: it "enters the bakery"). The ordering verdict then
 	// judges 002's property of the bakery ("if p_i enters the bakery before p_j enters
@@ -335,6 +340,19 @@ type Cost struct {
 	// When, if set, says whether the figure holds for a run with these params (the
 	// algorithm's own Params value): a variant's figure is not drawn for another.
 	When func(params any) bool
+}
+
+// Comparison is a note's claim that this algorithm's figure is below another's: Claim
+// in the note's words; Metric is the measure (runtime/cost's key, "messages-per-entry")
+// whose notes' formulas it compares, Formula this algorithm's and OtherFormula the
+// other's (as their NoteFormulas write them).
+type Comparison struct {
+	Other        string // the other algorithm's slug
+	In           []string
+	Claim        string
+	Metric       string
+	Formula      string
+	OtherFormula string
 }
 
 // NoteFormula is a formula the course notes give for a cost, copied as written (TeX
