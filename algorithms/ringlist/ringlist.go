@@ -23,8 +23,9 @@
 //
 // As the notes have it, a process skips a crashed successor: by default a perfect
 // failure detector tells it which one is down (003), so the counts are the notes'
-// (see package ringnext for the variants), and a participant whose election died with
-// a process that crashed during it restarts after a time-out (AL-13).
+// (see package ringnext for the variants); a message lost with a process that crashed
+// is sent again (DT-2), and a leader picked or announced that has crashed starts a new
+// election (AL-14). The earlier time-out and restart (AL-13) needs N: a variant.
 package ringlist
 
 import (
