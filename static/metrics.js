@@ -154,10 +154,11 @@ export function createMetrics(page) {
       td2.append(notesCell(x.theory, x.unit));
       const td3 = htmlEl("td", { class: "theory derived" });
       td3.append(derivedCell(x.theory, x.unit));
-      // Which n the formulas are evaluated at: a ring election's count the live ring.
-      if (x.theoryOf && x.theory.length) {
+      // Which n the formulas are evaluated at, when it is not every process: a ring
+      // election's formulas count the live ring, the crashed processes bypassed.
+      if (x.theoryOf && x.theoryOf.includes("live") && x.theory.length) {
         for (const td of [td2, td3]) {
-          td.append(htmlEl("span", { class: "muted theory-n" }, `for ${x.theoryOf}`));
+          td.append(htmlEl("span", { class: "muted theory-n" }, ` for ${x.theoryOf}`));
         }
       }
       tr.append(th, td1, td2, td3);
