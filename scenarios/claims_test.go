@@ -252,3 +252,33 @@ func TestRingElectionsConcurrentStartersAndPartitions(t *testing.T) {
 		wantEqual(t, "violations (one leader per connected group)", r.violations(), []string{})
 	})
 }
+
+// 003: the leader is "p_j ... largest non-crashed process". ring-winner-crashes: the
+// would-be winner P4 crashes while its ELECTED goes round; P0 finds it crashed and
+// starts a new election (CR-12), and everyone ends following P3.
+func TestRingWinnerCrashesWhileAnnounced(t *testing.T) {
+	r := runCurated(t, "ring-winner-crashes")
+	final := map[int]int{}
+	crashed := map[int]bool{}
+	for _, ev := range r.events {
+		switch ev.Type {
+		case sim.EvLeader:
+			final[r.id(ev.Node)] = ev.Leader
+		case sim.EvCrash:
+			crashed[r.id(ev.Node)] = true
+		}
+	}
+	for id, leader := range final {
+		if !crashed[id] && leader != 3 {
+			t.Errorf("P%d ends following P%d, want P3", id, leader)
+		}
+	}
+	restarted := r.seqOf(t, "P0 finds the announced leader crashed", func(ev *sim.Event) bool {
+		return ev.Type == sim.EvRule && ev.Rule == "CR-12" && r.id(ev.Node) == 0
+	})
+	crash := r.seqOf(t, "P4 crashes", func(ev *sim.Event) bool { return ev.Type == sim.EvCrash && r.id(ev.Node) == 4 })
+	if restarted < crash {
+		t.Errorf("CR-12 at %d before P4's crash at %d", restarted, crash)
+	}
+	wantEqual(t, "violations", r.violations(), []string{})
+}
