@@ -376,13 +376,26 @@ export class Narrator {
   // append adds the lines of new events and trims to the model's limit. Only the
   // lines that stay are made (the panels follow a fast run in batches of more events
   // than that); each still reads the events before it, for the sender a rule answers.
+  // It returns each event's line as text, null for those not made.
   append(events, model) {
     const limit = model.recentMax;
     const from = Math.max(0, events.length - limit);
+    const texts = new Array(events.length).fill(null);
     for (let k = 0; k < from; k++) if (events[k].type === "deliver") this.lastFrom.set(events[k].msg.to, events[k].msg.from);
-    for (let k = from; k < events.length; k++) this.list.appendChild(this.line(events[k], model));
+    for (let k = from; k < events.length; k++) {
+      const li = this.line(events[k], model);
+      this.list.appendChild(li);
+      texts[k] = lineText(li);
+    }
     while (this.list.children.length > limit) this.list.firstChild.remove();
     this.stick = true;
+    return texts;
+  }
+
+  // latest is the text of the log's newest line ("" when empty).
+  latest() {
+    const li = this.list.lastElementChild;
+    return li ? lineText(li) : "";
   }
 
   // fast says whether the run plays fast (FAST_SPEED and up): the log then lays out
@@ -402,4 +415,9 @@ export class Narrator {
     if (this.stick) this.list.scrollTop = this.list.scrollHeight;
     this.stick = false;
   }
+}
+
+// lineText is a log line in words, without its time: "P1 follows RA2 …".
+function lineText(li) {
+  return [...li.children].filter((c) => !c.classList.contains("t")).map((c) => c.textContent).join(" ").replace(/\s+/g, " ").trim();
 }
