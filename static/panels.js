@@ -257,8 +257,12 @@ export class Inspector {
     const keys = shown.map((f) => `${f.msg.id} ${f.at}`);
     const want = new Set(keys);
     this.lines ??= new Map(); // key -> its li
+    // A drop button focused as its message goes hands the focus to the next line's
+    // (or the last one's, or the list's region): never to the page's body.
+    let focusAt = -1;
     for (const [key, li] of this.lines) {
       if (want.has(key)) continue;
+      if (li.contains(document.activeElement)) focusAt = [...this.list.children].indexOf(li);
       li.remove();
       this.lines.delete(key);
     }
@@ -279,6 +283,11 @@ export class Inspector {
     if (msgs.length > shown.length) this.tail = htmlEl("li", { class: "muted" }, `and ${msgs.length - shown.length} more`);
     if (!msgs.length) this.tail = htmlEl("li", { class: "muted" }, "nothing in the network");
     if (this.tail) this.list.append(this.tail);
+    if (focusAt >= 0) {
+      const buttons = [...this.list.querySelectorAll("button")];
+      const to = buttons[Math.min(focusAt, buttons.length - 1)] || this.list.closest("[tabindex]");
+      to?.focus({ preventScroll: true });
+    }
   }
 
   line(f) {
@@ -286,7 +295,8 @@ export class Inspector {
     li.append(htmlEl("span", { class: `chip ${this.msgClass.get(f.msg.type) || "m6"}` }));
     const when = f.at < 0 ? "held" : `arrives t=${f.at}`;
     li.append(htmlEl("span", { class: "what" }, `#${f.msg.id} ${f.msg.type}${payloadText(f.msg)} P${f.msg.from}→P${f.msg.to} · ${when}`));
-    const b = htmlEl("button", { type: "button", title: "Drop this message (an intervention)" }, "drop");
+    const m = f.msg;
+    const b = htmlEl("button", { type: "button", title: "Drop this message (an intervention)", "aria-label": `drop ${m.type} from P${m.from} to P${m.to} (#${m.id})` }, "drop");
     b.addEventListener("click", () => this.onDrop(f.msg.id));
     li.append(b);
     return li;
