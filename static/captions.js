@@ -6,7 +6,8 @@
 // caption until the reader continues (the Continue button, → or PageDown; a
 // presenter's clicker sends PageDown). Before the
 // first caption the guide shows the scenario's explanation, beside the stage and never
-// over it.
+// over it. At a hold the guide may offer a predict-the-next-step question as a
+// self-check (the lecture's questions, GET .../selfcheck), answered after the step.
 
 import { byId, htmlEl, noModifier, typing } from "./dom.js";
 import { FAST_SPEED } from "./clock.js";
@@ -111,8 +112,64 @@ function hold(st, f) {
     st.heldUpTo = Math.max(...ks);
     st.held = true;
     st.page.seek(b.step);
+    offerCheck(st, b.step);
     return;
   }
+}
+
+// offerCheck asks the server for a predict-the-next-step question at the held step
+// and offers the first as a self-check; its answer shows once the run reaches the step
+// that shows it.
+async function offerCheck(st, step) {
+  const api = st.page.root.dataset.api;
+  if (!api || !api.startsWith("/api/sessions/")) return;
+  try {
+    const res = await fetch(`${api}/selfcheck?step=${step}`, { cache: "no-store" });
+    if (!res.ok) return;
+    const qs = await res.json();
+    // One question at a time: an open one keeps its place until its answer shows.
+    const open = st.check && st.last.step < st.check.q.reveal;
+    if (!qs.length || open || !st.held || st.last.step !== step) return;
+    st.check = { q: qs[0], chosen: -1 };
+    renderCheck(st, st.last);
+  } catch {
+    // No self-check this time: the caption and Continue are the guide.
+  } finally {
+    st.guide.dataset.checked = String(step); // asked (a page's tests wait on it)
+  }
+}
+
+// renderCheck shows the self-check: its choices before the answer's step, the answer
+// (and the reader's, in words) from it on; nothing before the step it was asked at.
+function renderCheck(st, f) {
+  const el = st.checkEl;
+  const c = st.check;
+  if (!c || f.step < c.q.step) { el.hidden = true; el.replaceChildren(); if (c && f.step < c.q.step) st.check = null; return; }
+  const revealed = f.step >= c.q.reveal;
+  const key = `${c.q.step}|${c.chosen}|${revealed}`;
+  if (el.dataset.key === key) return;
+  el.dataset.key = key;
+  el.dataset.state = revealed ? "revealed" : "open";
+  const head = htmlEl("p", { class: "selfcheck-q" }, htmlEl("strong", { text: "Predict: " }), c.q.text);
+  const choices = htmlEl("div", { class: "selfcheck-choices", role: "group", "aria-label": "Your prediction" });
+  c.q.choices.forEach((text, i) => {
+    const b = htmlEl("button", { type: "button", class: "btn btn-quiet selfcheck-choice", "aria-pressed": String(c.chosen === i), text });
+    if (revealed) b.disabled = true;
+    else b.addEventListener("click", () => { c.chosen = i; renderCheck(st, st.last); });
+    if (revealed && i === c.q.answer) b.classList.add("right");
+    choices.append(b);
+  });
+  const parts = [head, choices];
+  if (revealed) {
+    const right = c.q.choices[c.q.answer];
+    let said = "You did not answer.";
+    if (c.chosen >= 0) said = c.chosen === c.q.answer ? `Your answer, ${c.q.choices[c.chosen]}, is right.` : `Your answer was ${c.q.choices[c.chosen]}.`;
+    parts.push(htmlEl("p", { class: "selfcheck-answer", id: "selfcheck-answer", text: `Answer: ${right}. ${said}` }));
+  } else {
+    parts.push(htmlEl("p", { class: "selfcheck-note muted", text: "Choose, then Continue: the answer shows when the run gets there." }));
+  }
+  el.replaceChildren(...parts);
+  el.hidden = false;
 }
 
 // resume lets the held run play on.
@@ -136,9 +193,10 @@ export function createCaptions(page) {
   const list = htmlEl("ol", { class: "caption-list", id: "caption-list" });
   const history = htmlEl("details", { class: "caption-history", id: "caption-history", hidden: true }, count, list);
   const row = htmlEl("div", { class: "guide-row" }, cont, history);
-  guide.append(box, row);
+  const checkEl = htmlEl("div", { class: "selfcheck", id: "selfcheck", hidden: true });
+  guide.append(box, checkEl, row);
   const st = {
-    page, box, guide, cont, count, list, history,
+    page, box, guide, cont, count, list, history, checkEl, check: null,
     captions: [], bySeq: new Map(), steps: new Map(), about: "",
     key: "", reached: -1, held: false, heldUpTo: -1, fetching: false, last: { seq: -1, step: 0 },
     // guided: a curated scenario's run, driven from this page.
@@ -160,7 +218,7 @@ export function createCaptions(page) {
         st.bySeq = new Map(st.captions.map((c, i) => [c.seq, i]));
         st.steps = new Map();
         st.about = f.scenario?.about || "";
-        st.key = ""; st.held = false; st.heldUpTo = -1;
+        st.key = ""; st.held = false; st.heldUpTo = -1; st.check = null;
       }
       if (f.type === "events") {
         learn(st, f);
@@ -173,6 +231,7 @@ export function createCaptions(page) {
       if (st.held && f.type === "state" && f.playing) st.held = false;
       st.last = f;
       render(st, f);
+      renderCheck(st, f);
       if (f.type === "snapshot") fetchSteps(st, f);
     },
   };

@@ -93,6 +93,7 @@ func TestCuratedScenarioHoldsAtEveryCaption(t *testing.T) {
 		t.Fatal("the explanation covers the stage")
 	}
 	seen := map[string]int{}
+	checks, answer := 0, ""
 	run(t, ctx, chromedp.Click(chromedp.CSS("#btn-play")))
 	for len(seen) < len(sc.Captions) {
 		waitFor(t, ctx, `(() => {
@@ -121,7 +122,22 @@ func TestCuratedScenarioHoldsAtEveryCaption(t *testing.T) {
 		if len(seen) == len(sc.Captions) {
 			break
 		}
+		// A self-check offered here: predict, and the answer comes after the step.
+		waitFor(t, ctx, fmt.Sprintf(`document.getElementById("guide").dataset.checked === "%d"`, g.Step))
+		if a := eval[string](t, ctx, `document.getElementById("selfcheck-answer")?.textContent || ""`); a != "" {
+			answer = a
+		}
+		if eval[bool](t, ctx, `!document.getElementById("selfcheck").hidden && document.getElementById("selfcheck").dataset.state === "open"`) {
+			checks++
+			run(t, ctx, chromedp.Click(chromedp.CSS("#selfcheck .selfcheck-choice")))
+		}
 		run(t, ctx, chromedp.Click(chromedp.CSS("#caption-continue")))
+	}
+	if checks == 0 {
+		t.Fatal("no self-check was offered")
+	}
+	if !strings.HasPrefix(answer, "Answer: ") || !strings.Contains(answer, "Your answer") {
+		t.Fatalf("the self-check's answer reads %q", answer)
 	}
 	// A caption shows at its step only: the step after the first caption's has none.
 	first := seen[sc.Captions[0].Text]
