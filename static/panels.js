@@ -1,6 +1,7 @@
 // The panels beside the view: pseudocode with the fired rules lit, the inspector of
 // every variable and message in flight, and the narration log.
 
+import { WORKLOAD_TITLE } from "./workload.js";
 import { leaders, holdsToken } from "./model.js";
 import { htmlEl } from "./dom.js";
 import { messageClasses } from "./layout.js";
@@ -369,6 +370,11 @@ export class Narrator {
         const did = narration(ev);
         if (did === null) text(ev.type);
         else text(who(ev.node), did);
+        // The default workload Play started says so on each of its actions.
+        const sc = model.scenario;
+        if (sc?.title === WORKLOAD_TITLE && sc.events?.some((e) => e.do === ev.type && e.node === ev.node && e.at === ev.t)) {
+          li.append(htmlEl("span", { class: "lbl workload" }, "default workload"));
+        }
       }
     }
     return li;

@@ -37,8 +37,8 @@ export function createProjector(page, mode) {
   const side = page.root.querySelector(".col-right");
   const strip = createRuleStrip(byId("code-scroll"));
   side.prepend(strip.el);
-  const caption = byId("caption");
-  if (caption) side.prepend(caption);
+  const guide = byId("guide") || byId("caption");
+  if (guide) side.prepend(guide);
   strip.el.after(...[".controls", ".log-panel"].map((s) => page.root.querySelector(s)).filter(Boolean));
 
   // Refit once per animation frame at most: the rule strip takes the height above the

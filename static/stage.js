@@ -3,6 +3,7 @@
 // drawing waits for the next animation frame, so that a fast run's many frames cost
 // one paint.
 
+import { workloadScenario, WORKLOAD_TITLE } from "./workload.js";
 import { byId as $, htmlEl } from "./dom.js";
 import { applyHello, applySnapshot, applyEvents, applyState, standingViolation } from "./model.js";
 import { violationText } from "./text.js";
@@ -273,12 +274,14 @@ function updateControls(st) {
   st.app.dataset.step = String(model.step);
   // A lecture's follower cannot click a process: the presenter acts.
   const follower = document.body.classList.contains("lecture-follower");
-  const actor = follower ? "the presenter acts" : "click a process";
+  const todo = st.spec.family === "election" ? "Crash or Start an election" : "Request the CS";
+  const what = `click a process and choose ${todo}`;
   const [state, said] = model.stopped ? ["stopped", "Stopped: " + model.stopped]
-    : model.playing && model.quiet ? ["quiet", follower ? "Waiting for the presenter" : "Waiting for you: click a process"]
-      : model.playing ? ["playing", `Playing ${model.speed}×`]
-        : model.quiet ? ["quiet", `Nothing left to happen: ${actor}`]
-          : ["paused", "Paused"];
+    : follower && model.quiet ? ["quiet", "Waiting for the presenter"]
+      : model.quiet && !model.playing && canStartWorkload(st) ? ["quiet", `Ready: press Play to start, or ${what}`]
+        : model.quiet ? ["quiet", `Nothing more will happen by itself: ${what}`]
+          : model.playing ? ["playing", `Playing ${model.speed}×`]
+            : ["paused", "Paused"];
   // A broken property the run is in takes the pill's words, for presenter and
   // followers alike; data-state still says whether the run plays or is quiet.
   const violation = standingViolation(model);
@@ -313,7 +316,28 @@ export function toast(st, text) {
 
 // ---- commands ----
 
-export const togglePlay = (st) => st.send({ type: st.model.playing ? "pause" : "play" });
+// togglePlay plays or pauses. Play on a free run with nothing scheduled and nothing
+// done yet starts the algorithm's default workload (static/workload.js): the run is
+// set up again with it as its events, so a link or a replay carries it exactly.
+export function togglePlay(st) {
+  const m = st.model;
+  if (!m.playing && canStartWorkload(st)) {
+    const sc = workloadScenario(m.scenario, st.spec.family, m.ids, m.seed);
+    if (sc && st.send({ type: "reset", scenario: sc })) {
+      toast(st, `${WORKLOAD_TITLE}: ${sc.about}`);
+      st.send({ type: "play" });
+      return;
+    }
+  }
+  st.send({ type: m.playing ? "pause" : "play" });
+}
+
+// canStartWorkload: a free run, quiet at its first step, with nothing scheduled.
+function canStartWorkload(st) {
+  const m = st.model;
+  return !document.body.classList.contains("lecture-follower") && !m.name && m.quiet &&
+    m.step === 0 && !m.interventions && !m.scenario?.events?.length && !m.scenario?.title;
+}
 export const step = (st) => st.send({ type: "step" });
 export const back = (st) => st.send({ type: "back" });
 export const restart = (st) => st.send({ type: "reset" });
@@ -435,6 +459,8 @@ function wireSetup(st) {
       return;
     }
     const sc = structuredClone(model.scenario || { version: 2, algorithm: st.spec.slug });
+    // A new setup starts as a free run again: the default workload was this setup's.
+    if (sc.title === WORKLOAD_TITLE) for (const k of ["title", "about", "events", "captions"]) delete sc[k];
     const nodes = Number(fe.nodes.value);
     if (nodes !== model.ids.length) delete sc.ids;
     sc.nodes = nodes;

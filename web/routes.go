@@ -57,6 +57,7 @@ func (s *Server) routes() chi.Router {
 		r.Route("/api/sessions/{id}", func(r chi.Router) {
 			reads(r)
 			r.Get("/link", ex.SessionLink)
+			r.Get("/selfcheck", ex.SessionSelfCheck)
 		})
 		r.Route("/api/lectures/{code}", func(r chi.Router) {
 			r.Use(lec.GuardCode) // a code costs a join guess here too

@@ -1,0 +1,158 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/teach-dist/playground/scenarios"
+)
+
+var allSlugs = []string{"central", "lamport", "ricart-agrawala", "ricart-agrawala-token", "token-ring",
+	"maekawa", "suzuki-kasami", "raymond", "bakery", "bully", "ring", "ring-list"}
+
+// Play on a free run starts something: a message moves within a second of the click
+// (the default workload when nothing is scheduled), and the status says what to do.
+func TestPlayOnEveryFreeRunMovesAMessage(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	for _, slug := range allSlugs {
+		t.Run(slug, func(t *testing.T) {
+			ctx := isolatedTab(t, ts.URL, 1280, 800)
+			run(t, ctx, chromedp.Navigate(ts.URL+"/play/"+slug+"?fresh=1"))
+			ready(t, ctx)
+			status := eval[string](t, ctx, `document.getElementById("status").textContent`)
+			// A quiet free run tells a first-time student what to press.
+			quiet := eval[bool](t, ctx, `document.getElementById("status").dataset.state === "quiet"`)
+			if want := "Ready: press Play to start"; quiet && !strings.HasPrefix(status, want) {
+				t.Errorf("status %q, want it to start %q", status, want)
+			}
+			// The message must show within 1 s of the click; the promise waits up to a
+			// generous ceiling, so a busy machine reports a slow start rather than hanging.
+			ms := eval[float64](t, ctx, `new Promise((resolve) => {
+			  const t0 = performance.now();
+			  document.getElementById("btn-play").click();
+			  const moving = () => document.querySelectorAll("#view g.msg").length > 0;
+			  const poll = () => {
+			    if (moving()) resolve(performance.now() - t0);
+			    else if (performance.now() - t0 > 5000) resolve(-1);
+			    else setTimeout(poll, 10);
+			  };
+			  poll();
+			})`, chromedp.EvalAwaitPromise)
+			if ms < 0 || ms > 1000 {
+				t.Fatalf("Play on /play/%s: no message moved within 1 s (%s)", slug, fmt.Sprintf("%.0f ms", ms))
+			}
+			if quiet {
+				// The narration says the moves are the default workload's.
+				waitFor(t, ctx, `document.querySelectorAll("#log .workload").length > 0`)
+			}
+		})
+	}
+}
+
+type guideState struct {
+	Step    int
+	Held    bool
+	Playing bool
+	Current bool
+	Text    string
+}
+
+const guideNow = `(() => {
+  const g = document.getElementById("guide"), c = document.getElementById("caption");
+  return { Step: Number(document.getElementById("main").dataset.step), Held: g.dataset.held === "true",
+    Playing: document.getElementById("status").dataset.state === "playing",
+    Current: c.dataset.current === "true" && !c.hidden, Text: c.textContent };
+})()`
+
+// A curated scenario played at 1x holds at every caption until the reader continues;
+// the explanation shows first, beside the stage; a caption shows at its step only and
+// the history takes the reader back to it.
+func TestCuratedScenarioHoldsAtEveryCaption(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	const name = "ricart-agrawala-concurrent"
+	sc, ok := scenarios.Lookup(name)
+	if !ok || len(sc.Captions) < 3 {
+		t.Fatalf("%s has no captions to test", name)
+	}
+	ctx := isolatedTab(t, ts.URL, 1280, 800)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/s/"+name+"?fresh=1"))
+	ready(t, ctx)
+	// The explanation first, and not over the stage's drawing.
+	waitFor(t, ctx, `document.getElementById("caption").textContent === `+jsString(sc.About))
+	if over := eval[bool](t, ctx, `(() => {
+	  const g = document.getElementById("guide").getBoundingClientRect();
+	  const v = document.getElementById("view").getBoundingClientRect();
+	  return g.top < v.bottom - 1 && g.bottom > v.top + 1 && g.left < v.right && g.right > v.left;
+	})()`); over {
+		t.Fatal("the explanation covers the stage")
+	}
+	seen := map[string]int{}
+	checks, answer := 0, ""
+	run(t, ctx, chromedp.Click(chromedp.CSS("#btn-play")))
+	for len(seen) < len(sc.Captions) {
+		waitFor(t, ctx, `(() => {
+		  const g = document.getElementById("guide");
+		  return g.dataset.held === "true" && document.getElementById("caption").dataset.current === "true" &&
+		    document.getElementById("status").dataset.state !== "playing" && document.getElementById("main").dataset.step === g.dataset.step;
+		})()`)
+		g := eval[guideState](t, ctx, guideNow)
+		// Still held a while later: the run waits for the reader.
+		later := eval[guideState](t, ctx, `new Promise((r) => setTimeout(() => r(`+guideNow+`), 800))`, chromedp.EvalAwaitPromise)
+		if later.Step != g.Step || later.Playing || !later.Held {
+			t.Fatalf("held at step %d, then step %d (playing %v): the run did not wait", g.Step, later.Step, later.Playing)
+		}
+		fresh := 0
+		for _, c := range sc.Captions {
+			if strings.Contains(g.Text, c.Text) {
+				if _, ok := seen[c.Text]; !ok {
+					seen[c.Text] = g.Step
+					fresh++
+				}
+			}
+		}
+		if fresh == 0 {
+			t.Fatalf("held at step %d on %q, a caption already read", g.Step, g.Text)
+		}
+		if len(seen) == len(sc.Captions) {
+			break
+		}
+		// A self-check offered here: predict, and the answer comes after the step.
+		waitFor(t, ctx, fmt.Sprintf(`document.getElementById("guide").dataset.checked === "%d"`, g.Step))
+		if a := eval[string](t, ctx, `document.getElementById("selfcheck-answer")?.textContent || ""`); a != "" {
+			answer = a
+		}
+		if eval[bool](t, ctx, `!document.getElementById("selfcheck").hidden && document.getElementById("selfcheck").dataset.state === "open"`) {
+			checks++
+			run(t, ctx, chromedp.Click(chromedp.CSS("#selfcheck .selfcheck-choice")))
+		}
+		run(t, ctx, chromedp.Click(chromedp.CSS("#caption-continue")))
+	}
+	if checks == 0 {
+		t.Fatal("no self-check was offered")
+	}
+	if !strings.HasPrefix(answer, "Answer: ") || !strings.Contains(answer, "Your answer") {
+		t.Fatalf("the self-check's answer reads %q", answer)
+	}
+	// A caption shows at its step only: the step after the first caption's has none.
+	first := seen[sc.Captions[0].Text]
+	cmd(t, ctx, fmt.Sprintf(`{ type: "seek", step: %d }`, first+1))
+	waitFor(t, ctx, fmt.Sprintf(`document.getElementById("main").dataset.step === "%d"`, first+1))
+	if g := eval[guideState](t, ctx, guideNow); g.Current {
+		t.Fatalf("step %d still shows %q", first+1, g.Text)
+	}
+	// The history goes back to a caption.
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById("caption-history").open = true`),
+		chromedp.Click(chromedp.CSS("#caption-list li:first-child .caption-back")))
+	waitFor(t, ctx, fmt.Sprintf(`document.getElementById("main").dataset.step === "%d" && document.getElementById("caption").textContent === %s`, first, jsString(sc.Captions[0].Text)))
+}
+
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
