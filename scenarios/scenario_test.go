@@ -228,7 +228,7 @@ func TestBadScenariosNameTheField(t *testing.T) {
 		{"wrong type", `{"version":"one","algorithm":"ricart-agrawala"}`, "version", "expected an integer"},
 		{"nested wrong type", `{` + ok + `,"events":[{"at":1,"do":"request","node":"a"}]}`, "events.node", "expected an integer"},
 		{"negative seed", `{` + ok + `,"seed":-5}`, "seed", "expected a whole number, 0 or more, got number -5"},
-		{"version", `{"version":2,"algorithm":"ricart-agrawala"}`, "version", "not supported"},
+		{"version", `{"version":3,"algorithm":"ricart-agrawala"}`, "version", "not supported"},
 		{"algorithm", `{"version":1,"algorithm":"paxos"}`, "algorithm", "allowed: "},
 		{"nodes low", `{` + ok + `,"nodes":1}`, "nodes", "out of range (2 to 128)"},
 		{"nodes high", `{` + ok + `,"nodes":129}`, "nodes", "out of range"},

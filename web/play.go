@@ -367,7 +367,7 @@ func scenarioFromQuery(slug string, q url.Values) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("algorithm: %q is not an algorithm", slug)
 	}
-	doc := map[string]any{"version": 1, "algorithm": slug, "seed": 1}
+	doc := map[string]any{"version": scenarios.Version, "algorithm": slug, "seed": 1}
 	network := map[string]any{}
 	params := map[string]json.RawMessage{}
 	for key, vals := range q {

@@ -94,7 +94,7 @@ func TestParamsRoundTripThroughLinks(t *testing.T) {
 			plain := openSession(t, ts, "/play/"+tc.slug+"?seed=3")
 			c := dial(t, ts, plain)
 			c.next("snapshot")
-			c.send(`{"type":"reset","ref":1,"scenario":{"version":1,"algorithm":"` + tc.slug + `","nodes":5,"params":` + tc.params + `}}`)
+			c.send(`{"type":"reset","ref":1,"scenario":{"version":2,"algorithm":"` + tc.slug + `","nodes":5,"params":` + tc.params + `}}`)
 			c.next("hello")
 			c.next("snapshot")
 			linkParams(t, ts, plain, tc.params)

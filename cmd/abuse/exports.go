@@ -126,7 +126,7 @@ func stalled(ctx context.Context, srv *server, path string, n int) error {
 
 // tokenRingLink is the code of a share link of a token ring of n processes.
 func tokenRingLink(n int) (string, error) {
-	sc, err := scenarios.Parse([]byte(`{"version":1,"algorithm":"token-ring","nodes":` + strconv.Itoa(n) + `,"seed":1}`))
+	sc, err := scenarios.Parse([]byte(`{"version":2,"algorithm":"token-ring","nodes":` + strconv.Itoa(n) + `,"seed":1}`))
 	if err != nil {
 		return "", err
 	}
