@@ -111,6 +111,7 @@ export class Announcer {
     if (text === this.said) return;
     this.said = text;
     this.last = this.now();
+    if (this.el.dataset) this.el.dataset.at = String(Math.round(this.last)); // when, for the tests
     this.el.textContent = text;
   }
 }
