@@ -140,10 +140,15 @@ function takeError(st, f) {
   toast(st, f.error);
 }
 
+const lessMotion = matchMedia("(prefers-reduced-motion: reduce)");
+
 // glideTo sets the virtual clock to a frame's time (clock.js); a paused step glides
-// there unless the page is not shown yet or the user asks for less motion.
+// there unless the page is not shown yet or the user asks for less motion (then a
+// playing run's messages jump from step to step too).
 function glideTo(st, t, playing) {
-  const smooth = st.app.dataset.ready === "true" && !matchMedia("(prefers-reduced-motion: reduce)").matches;
+  const still = lessMotion.matches;
+  st.clk.jump = still; // playing, the messages jump from step to step
+  const smooth = st.app.dataset.ready === "true" && !still;
   clockTo(st.clk, t, playing, smooth, performance.now());
   kick(st);
 }
