@@ -67,6 +67,10 @@ export function createStage(page) {
   });
   resized.observe($("svg-wrap"));
   resized.observe($("view"));
+  // The run controls' height, for the narrow layout's drawing (app.css, --ctl-h).
+  new ResizeObserver(([e]) => {
+    document.documentElement.style.setProperty("--ctl-h", `${Math.ceil(e.borderBoxSize[0].blockSize)}px`);
+  }).observe($("controls"));
   $("svg-wrap").appendChild(st.toastEl);
   wireControls(st);
   wireSetup(st);
