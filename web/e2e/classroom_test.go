@@ -156,3 +156,32 @@ func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// editorLines is how many source lines the rules editor shows whole.
+const editorLines = `(() => {
+  const ta = document.getElementById("rules-source");
+  const lh = parseFloat(getComputedStyle(ta).lineHeight);
+  const r = ta.getBoundingClientRect();
+  const bottom = Math.min(r.bottom, window.innerHeight);
+  return Math.floor((bottom - r.top - 12) / lh);
+})()`
+
+// The rules editor shows at least 20 lines at 1280x800, in a challenge and on a
+// free run.
+func TestRulesEditorShowsTwentyLines(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	for _, path := range []string{"/s/challenge-ra-tie-break", "/play/ricart-agrawala"} {
+		t.Run(strings.TrimPrefix(path, "/"), func(t *testing.T) {
+			ctx := isolatedTab(t, ts.URL, 1280, 800)
+			run(t, ctx, chromedp.Navigate(ts.URL+path+"?fresh=1"))
+			ready(t, ctx)
+			run(t, ctx, chromedp.Click(chromedp.CSS("#rules-edit")))
+			waitFor(t, ctx, `!document.getElementById("rules-editor").hidden && document.getElementById("rules-source").value.length > 0`)
+			if n := eval[int](t, ctx, editorLines); n < 20 {
+				screenshot(t, ctx, "editor-"+strings.ReplaceAll(strings.TrimPrefix(path, "/"), "/", "-")+".png")
+				t.Fatalf("%s: the editor shows %d lines, want at least 20", path, n)
+			}
+		})
+	}
+}
