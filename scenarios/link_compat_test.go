@@ -86,8 +86,8 @@ func withoutRuleNames(t *testing.T, trace []byte) []byte {
 		if string(ev["type"]) == `"rule"` {
 			ev["rule"] = json.RawMessage(`""`)
 		}
-		// Fields trace v1 gained since (a violation's processes and wait-for cycle,
-		// issue 16) add to an event and change no step: an older build wrote none.
+		// Fields trace v1 gained since (a violation's processes and wait-for cycle)
+		// add to an event and change no step: an older build wrote none.
 		if string(ev["type"]) == `"violation"` {
 			delete(ev, "nodes")
 			delete(ev, "cycle")

@@ -11,8 +11,8 @@ import (
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
-// The curated scenarios that reproduce the notes' worked examples and failure claims
-// (issue 14, item 8). Each test asserts what its scenario is there to show, so a
+// The curated scenarios that reproduce the notes' worked examples and failure claims.
+// Each test asserts what its scenario is there to show, so a
 // change in an algorithm that stops a scenario from showing it fails here, not only in
 // the golden trace.
 
@@ -104,8 +104,8 @@ func (r *notesRun) violations() []string {
 }
 
 // whys lists the cases reported by rule label at node id, in order. Labels are
-// compared without hyphens: the project's own labels are gaining one on another
-// branch of issue 14 (LA1 -> LA-1), which must not break what these runs show.
+// compared without hyphens: the project's own labels may be written with
+// one or without (LA1, LA-1), and that spelling must not break what these runs show.
 func (r *notesRun) whys(id int, label string) []string {
 	out := []string{}
 	for _, ev := range r.events {

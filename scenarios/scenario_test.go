@@ -116,7 +116,7 @@ func TestCuratedScenariosAreDocumented(t *testing.T) {
 var implementationWords = regexp.MustCompile(`(?i:\bparams?\b|\bparams?\.|\.go\b|\bspec\b|\bkernel\b|\bgolden\b|\b(?:variant|construction|skip|announce|restart|ack|heartbeat|fifo) ?[:=]|\((?:ids|list|detector|none|grid|plane|basic)\)|\b(?:set|turn) \w+ to (?:true|false)\b)|\{"|\b[a-z]+[A-Z][A-Za-z]*\b`)
 
 // Curated texts are read by students: they speak of the algorithm, the notes and the
-// page's controls, never of params, field names or code (issue 14).
+// page's controls, never of params, field names or code, which mean nothing to them.
 func TestCuratedTextsNameNoImplementationDetail(t *testing.T) {
 	for _, e := range Curated() {
 		texts := []string{e.Scenario.Title, e.Scenario.About}

@@ -6,7 +6,8 @@
 // app.js keeps the socket and the model; this module follows the frames app.js hands
 // it and asks for commands through page.send.
 
-import { byId, htmlEl, noModifier, typing } from "./dom.js";
+import { byId, htmlEl, noModifier, typing, controlKey } from "./dom.js";
+import { settings, keyAction, digitsOn } from "./shortcuts.js";
 import { createProjector } from "./projector.js";
 
 // createLecture starts lecture mode when page.root's socket path says this page is a
@@ -218,7 +219,8 @@ function presenter({ app, command, lec }) {
   // A clicker sends PageDown and PageUp; the rest is for the keyboard on the desk.
   window.addEventListener("keydown", (e) => {
     if (!noModifier(e) || typing()) return;
-    if (pick.open && /^[1-9]$/.test(e.key)) {
+    const keys = settings();
+    if (pick.open && digitsOn(keys) && /^[1-9]$/.test(e.key)) {
       e.preventDefault(); e.stopPropagation();
       ask(Number(e.key) - 1);
       return;
@@ -227,8 +229,8 @@ function presenter({ app, command, lec }) {
     const mine = {
       PageDown: () => command({ type: "step" }),
       PageUp: () => command({ type: "back" }),
-      q: questions, v: () => command({ type: "lecture", op: "reveal" }), j: showBig,
-    }[e.key];
+      questions, reveal: () => command({ type: "lecture", op: "reveal" }), bigcode: showBig,
+    }[e.key === "PageDown" || e.key === "PageUp" ? e.key : keyAction(keys, e.key)];
     if (mine) { e.preventDefault(); e.stopPropagation(); mine(); }
   }, true);
 
@@ -300,17 +302,22 @@ function follower({ app, command, model, lec, wsPath }) {
     byId("svg-wrap").append(note);
   }
 
-  const driving = new Set([" ", "ArrowRight", "ArrowLeft", ".", ",", "Home", "End", "+", "=", "-", "_", "r", "R", "l", "e", "c", "u", "PageDown", "PageUp"]);
+  // The keys that drive a run on the presenter's page; a follower's only hint at F.
+  const driving = new Set([" ", "ArrowRight", "ArrowLeft", "Home", "End", "PageDown", "PageUp"]);
+  const drivingActions = new Set(["step", "back", "faster", "slower", "restart", "request", "release", "elect", "crash", "recover"]);
   let hinted = 0;
   window.addEventListener("keydown", (e) => {
     if (!noModifier(e) || typing()) return;
-    if (lec.q && lec.q.state === "open" && lec.answered === null && /^[1-9]$/.test(e.key)) {
+    const keys = settings();
+    if (lec.q && lec.q.state === "open" && lec.answered === null && digitsOn(keys) && /^[1-9]$/.test(e.key)) {
       e.preventDefault(); e.stopPropagation();
       answer(Number(e.key) - 1);
       return;
     }
-    if (e.key === "f") { e.preventDefault(); fork.click(); return; }
-    if (driving.has(e.key)) {
+    if (controlKey(e.key)) return; // Space on the focused answer activates it
+    const id = keyAction(keys, e.key);
+    if (id === "fork") { e.preventDefault(); fork.click(); return; }
+    if (driving.has(e.key) || drivingActions.has(id)) {
       e.preventDefault(); e.stopPropagation();
       if (Date.now() - hinted > 3000) {
         hinted = Date.now();

@@ -258,8 +258,12 @@ export class Inspector {
     const keys = shown.map((f) => `${f.msg.id} ${f.at}`);
     const want = new Set(keys);
     this.lines ??= new Map(); // key -> its li
+    // A drop button focused as its message goes hands the focus to the next line's
+    // (or the last one's, or the list's region): never to the page's body.
+    let focusAt = -1;
     for (const [key, li] of this.lines) {
       if (want.has(key)) continue;
+      if (li.contains(document.activeElement)) focusAt = [...this.list.children].indexOf(li);
       li.remove();
       this.lines.delete(key);
     }
@@ -280,6 +284,11 @@ export class Inspector {
     if (msgs.length > shown.length) this.tail = htmlEl("li", { class: "muted" }, `and ${msgs.length - shown.length} more`);
     if (!msgs.length) this.tail = htmlEl("li", { class: "muted" }, "nothing in the network");
     if (this.tail) this.list.append(this.tail);
+    if (focusAt >= 0) {
+      const buttons = [...this.list.querySelectorAll("button")];
+      const to = buttons[Math.min(focusAt, buttons.length - 1)] || this.list.closest("[tabindex]");
+      to?.focus({ preventScroll: true });
+    }
   }
 
   line(f) {
@@ -287,7 +296,8 @@ export class Inspector {
     li.append(htmlEl("span", { class: `chip ${this.msgClass.get(f.msg.type) || "m6"}` }));
     const when = f.at < 0 ? "held" : `arrives t=${f.at}`;
     li.append(htmlEl("span", { class: "what" }, `#${f.msg.id} ${f.msg.type}${payloadText(f.msg)} P${f.msg.from}→P${f.msg.to} · ${when}`));
-    const b = htmlEl("button", { type: "button", title: "Drop this message (an intervention)" }, "drop");
+    const m = f.msg;
+    const b = htmlEl("button", { type: "button", title: "Drop this message (an intervention)", "aria-label": `drop ${m.type} from P${m.from} to P${m.to} (#${m.id})` }, "drop");
     b.addEventListener("click", () => this.onDrop(f.msg.id));
     li.append(b);
     return li;
@@ -382,13 +392,26 @@ export class Narrator {
   // append adds the lines of new events and trims to the model's limit. Only the
   // lines that stay are made (the panels follow a fast run in batches of more events
   // than that); each still reads the events before it, for the sender a rule answers.
+  // It returns each event's line as text, null for those not made.
   append(events, model) {
     const limit = model.recentMax;
     const from = Math.max(0, events.length - limit);
+    const texts = new Array(events.length).fill(null);
     for (let k = 0; k < from; k++) if (events[k].type === "deliver") this.lastFrom.set(events[k].msg.to, events[k].msg.from);
-    for (let k = from; k < events.length; k++) this.list.appendChild(this.line(events[k], model));
+    for (let k = from; k < events.length; k++) {
+      const li = this.line(events[k], model);
+      this.list.appendChild(li);
+      texts[k] = lineText(li);
+    }
     while (this.list.children.length > limit) this.list.firstChild.remove();
     this.stick = true;
+    return texts;
+  }
+
+  // latest is the text of the log's newest line ("" when empty).
+  latest() {
+    const li = this.list.lastElementChild;
+    return li ? lineText(li) : "";
   }
 
   // fast says whether the run plays fast (FAST_SPEED and up): the log then lays out
@@ -408,4 +431,9 @@ export class Narrator {
     if (this.stick) this.list.scrollTop = this.list.scrollHeight;
     this.stick = false;
   }
+}
+
+// lineText is a log line in words, without its time: "P1 follows RA2 …".
+function lineText(li) {
+  return [...li.children].filter((c) => !c.classList.contains("t")).map((c) => c.textContent).join(" ").replace(/\s+/g, " ").trim();
 }

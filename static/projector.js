@@ -68,8 +68,8 @@ export function createProjector(page, mode) {
     localStorage.setItem(SCALE_KEY, String(scale));
     apply();
   };
-  const smaller = htmlEl("button", { type: "button", class: "btn btn-quiet fs-btn", id: "font-smaller", title: "Smaller type", "aria-label": "Smaller type", text: "A−" });
-  const larger = htmlEl("button", { type: "button", class: "btn btn-quiet fs-btn", id: "font-larger", title: "Larger type", "aria-label": "Larger type", text: "A+" });
+  const smaller = htmlEl("button", { type: "button", class: "btn btn-quiet fs-btn", id: "font-smaller", title: "Smaller type", "aria-label": "A− smaller type", text: "A−" });
+  const larger = htmlEl("button", { type: "button", class: "btn btn-quiet fs-btn", id: "font-larger", title: "Larger type", "aria-label": "A+ larger type", text: "A+" });
   smaller.addEventListener("click", by(-1));
   larger.addEventListener("click", by(1));
   const bar = byId("lecture-bar");

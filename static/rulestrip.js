@@ -28,7 +28,7 @@ export function fitSize(max, min, step, fits) {
 // createRuleStrip makes the strip and returns {el, show(model), fit()}. code is the
 // pseudocode panel's scroller (its .rule[data-rule] elements hold each rule's lines).
 export function createRuleStrip(code) {
-  const el = htmlEl("section", { class: "panel rulestrip", id: "rulestrip", "aria-label": "The rules just fired", "aria-live": "polite" });
+  const el = htmlEl("section", { class: "panel rulestrip", id: "rulestrip", "aria-label": "The rules just fired" });
   let key = null;
   function show(model) {
     const acting = actingRules(model.lit);

@@ -13,6 +13,7 @@ import { newClock, clockTo, clockNow, nextSpeed, panelsDue, FAST_SPEED } from ".
 import { end } from "./connection.js";
 import { readParams, controlState, errorParam, playQuery } from "./setupform.js";
 import { crowded } from "./layout.js";
+import { Announcer } from "./announce.js";
 
 // createStage builds the stage of the page: page.root is the main element, page.spec
 // the algorithm, page.model the run, page.conn the socket, page.send(frame) sends a
@@ -28,6 +29,7 @@ export function createStage(page) {
     code: new Code($("code-scroll"), $("follow")),
     inspector: null,
     narrator: new Narrator($("log"), page.spec),
+    announcer: new Announcer($("announce")),
     selected: -1, // process position followed by the pseudocode and the keyboard
     pending: new Map(), // ref -> what to do with an error about it
     clk: newClock(),
@@ -39,6 +41,7 @@ export function createStage(page) {
     panelsAt: -Infinity, // when the panels last followed (performance.now())
     panelsPart: 0, // the next part of a round of the panels begun (PANELS), 0: none
     logQueue: [], // events for the log since the last paint
+    logFrom: 0, // the step of the queue's first event
     seekBusy: false,
     seekWanted: null,
     timelineDragging: false,
@@ -94,6 +97,7 @@ export function takeFrame(st, f) {
     case "events": {
       const wasPlaying = model.playing;
       const evs = f.batches.flatMap((b) => b.events);
+      if (!st.logQueue.length) st.logFrom = model.step + 1;
       applyEvents(model, f);
       st.logQueue.push(...evs);
       glideTo(st, model.t, wasPlaying && model.playing);
@@ -198,8 +202,14 @@ function paint(st, now = performance.now()) {
 const PANELS = [
   (st) => {
     st.narrator.fast(st.model.playing && st.model.speed >= FAST_SPEED);
-    if (st.dirtyFull) st.narrator.rebuild(st.model); // model.recent has every event queued too
-    else if (st.logQueue.length) st.narrator.append(st.logQueue, st.model);
+    const { model } = st;
+    if (st.dirtyFull) {
+      st.narrator.rebuild(model); // model.recent has every event queued too
+      if (!model.playing && st.app.dataset.ready === "true") st.announcer.moved(model.step, st.narrator.latest());
+    } else if (st.logQueue.length) {
+      const lines = st.narrator.append(st.logQueue, model);
+      st.announcer.take(st.logQueue, lines, model.playing, st.logFrom, model.step);
+    }
     st.logQueue = [];
   },
   (st) => st.inspector.show(st.model, st.selected),
@@ -266,30 +276,34 @@ function updateControls(st) {
   const follower = document.body.classList.contains("lecture-follower");
   const todo = st.spec.family === "election" ? "Crash or Start an election" : "Request the CS";
   const what = `click a process and choose ${todo}`;
-  if (model.stopped) setStatus("stopped", "Stopped: " + model.stopped);
-  else if (follower && model.quiet) setStatus("quiet", "Waiting for the presenter");
-  else if (model.quiet && !model.playing && canStartWorkload(st)) setStatus("quiet", `Ready: press Play to start, or ${what}`);
-  else if (model.quiet) setStatus("quiet", `Nothing more will happen by itself: ${what}`);
-  else if (model.playing) setStatus("playing", `Playing ${model.speed}×`);
-  else setStatus("paused", "Paused");
+  const [state, said] = model.stopped ? ["stopped", "Stopped: " + model.stopped]
+    : follower && model.quiet ? ["quiet", "Waiting for the presenter"]
+      : model.quiet && !model.playing && canStartWorkload(st) ? ["quiet", `Ready: press Play to start, or ${what}`]
+        : model.quiet ? ["quiet", `Nothing more will happen by itself: ${what}`]
+          : model.playing ? ["playing", `Playing ${model.speed}×`]
+            : ["paused", "Paused"];
   // A broken property the run is in takes the pill's words, for presenter and
   // followers alike; data-state still says whether the run plays or is quiet.
   const violation = standingViolation(model);
+  const covered = violation && !model.stopped;
+  // the title keeps the run's state, which the violation's words cover
+  const [text, title] = covered ? [violationText(violation), said] : [said, ""];
+  showStatus(state, text, violation ? violation.property : "", title);
+}
+
+// showStatus writes the status pill, a live region: only what changed, so that a
+// screen reader hears a state once.
+function showStatus(state, text, violation, title) {
   const s = $("status");
-  s.dataset.violation = violation ? violation.property : "";
-  s.title = "";
-  if (violation && !model.stopped) {
-    s.title = s.textContent; // the run's state, which the violation's words cover
-    s.textContent = violationText(violation);
-  }
+  if (s.dataset.state !== state) s.dataset.state = state;
+  if (s.dataset.violation !== violation) s.dataset.violation = violation;
+  if (s.title !== title) s.title = title;
+  if (s.textContent !== text) s.textContent = text;
 }
 
 // setStatus shows the run's state (data-state) and says it in words.
 export function setStatus(state, text) {
-  const s = $("status");
-  s.dataset.state = state;
-  s.dataset.violation = "";
-  s.textContent = text;
+  showStatus(state, text, "", "");
 }
 
 // toast says something briefly over the view.

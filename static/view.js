@@ -260,6 +260,12 @@ export class View {
         else m.trail.setAttribute("display", "none");
       }
       if (!model.inflight.has(id)) {
+        // A message focused as it arrives (or is dropped) hands the focus to its
+        // receiver: never to the page's body.
+        if (m.g && m.g.contains(document.activeElement)) {
+          const to = model.index.get(m.f.msg.to);
+          this.nodeEls[to]?.g.focus({ preventScroll: true });
+        }
         m.g?.remove();
         m.trail?.remove();
         this.msgEls.delete(id);
@@ -329,7 +335,11 @@ export class View {
     const f = m.f;
     m.trail = svgEl("path", { class: `trail ${m.cls}`, d: m.geo.d }, this.trails);
     if (!this.trailsShown) m.trail.setAttribute("display", "none");
-    m.g = svgEl("g", { class: `msg ${m.cls}${f.at < 0 ? " held" : ""}`, "data-id": m.id, "data-type": f.msg.type, tabindex: "-1" }, this.msgsG);
+    // Each pill is a button named in words (Enter opens its menu: menus.js).
+    m.g = svgEl("g", {
+      class: `msg ${m.cls}${f.at < 0 ? " held" : ""}`, "data-id": m.id, "data-type": f.msg.type,
+      tabindex: "0", role: "button", "aria-label": `${pillName(m.label, f.msg.type)} from P${f.msg.from} to P${f.msg.to}, message ${m.id}`,
+    }, this.msgsG);
     m.held = f.at < 0;
     if (!this.layer.on) this.fillPill(m);
   }
@@ -443,3 +453,8 @@ export class View {
   select(i) { this.selected = i; }
 }
 
+// pillName names a message's pill: its type, after the short label the pill shows
+// (a name contains the visible text: WCAG 2.5.3).
+function pillName(label, type) {
+  return label === type ? type : `${label} ${type}`;
+}

@@ -170,7 +170,7 @@ func (s *Server) scenarioSession(w http.ResponseWriter, r *http.Request, sc *sce
 
 // freshParam asks a /play, /s/ or /r/ page for a fresh run rather than the one this
 // browser had at that URL ("Opening an algorithm again resumes the old run, at its last
-// step, where Play does nothing": issue 16).
+// step, where Play does nothing", as a teacher found it).
 const freshParam = "fresh"
 
 func freshAsked(r *http.Request) bool {

@@ -11,7 +11,7 @@ import (
 	"github.com/teach-dist/playground/scenarios"
 )
 
-// The five setups a teacher must reach from the page (issue 14, item 7), as /play
+// The five setups a teacher must reach from the page without a curated link, as /play
 // queries, with the params they give the scenario.
 var teacherSetups = []struct {
 	slug, query, params string

@@ -1142,8 +1142,8 @@ func TestN16CostsAbout3SqrtN(t *testing.T) {
 	}
 }
 
-// Every process's inspector names what built this run's sets and their K (issue 14:
-// "label honestly which construction is used and its K"), whatever the N and the
+// Every process's inspector names what built this run's sets and their K (a teacher's
+// request: "label honestly which construction is used and its K"), whatever the N and the
 // params: the notes' sets, a plane, the plane extended, the grid, or sets given.
 func TestInspectorNamesTheConstructionAndK(t *testing.T) {
 	for _, tc := range []struct {

@@ -20,7 +20,7 @@ import (
 
 func init() { attacks["exports"] = exportsAttack }
 
-// exportsAttack is issue 15's first defect at full scale: the worst export there is
+// exportsAttack is the costliest export abuse at full scale: the worst export there is
 // (the ShiViz log of a 128-process token ring at step 95000, 195 MB whole), six at
 // once, then 40 trace exports at once, each from one address and then from as many
 // addresses as requests, against a server limited to ulimit -v. It prints what every

@@ -123,7 +123,7 @@ func TestEngineCachesByCanonicalQuery(t *testing.T) {
 // crashed before anyone calls (000: "the ring algorithm is more efficient on average
 // than the bully algorithm"): every election algorithm's workload crashes it first and
 // never has it call. Every election then settles on the highest live id. The ring
-// elections need to skip a crashed successor for that (issue 14, item 1).
+// elections need to skip a crashed successor for that: the lecture's case has the leader crashed.
 func TestElectionsCompareFromACrashedLeader(t *testing.T) {
 	for _, spec := range algorithms.All() {
 		if spec.Family != sim.Election {

@@ -143,7 +143,7 @@ func TestMessagesPerEntryMatchTheNotes(t *testing.T) {
 	}
 }
 
-// Maekawa's derived figures follow the run's own sets (issue 14: not 3(K-1) with a
+// Maekawa's derived figures follow the run's own sets (a figure must not be 3(K-1) with a
 // K the run does not have): every process of a 16-process grid (K = 7) pays 18
 // messages per entry and the figure beside it says 18; on the default sets of the
 // same N it says their average, which the run measures too.

@@ -154,8 +154,8 @@ func TestQueuedSeeksCoalesce(t *testing.T) {
 	}
 }
 
-// BenchmarkSeekFar is a seek at step 95 000 of a 128-process token ring (the run of
-// issue 15): replaying from step 0, and from the nearest savepoint.
+// BenchmarkSeekFar is a seek at step 95 000 of a 128-process token ring (a long run
+// that a seek from step 0 makes costly): replaying from step 0, and from the nearest savepoint.
 func BenchmarkSeekFar(b *testing.B) {
 	const far = 95_000
 	doc := `{"version":2,"algorithm":"token-ring","nodes":128,"seed":1}`

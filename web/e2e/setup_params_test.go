@@ -10,7 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// Run setup reaches every variant of an algorithm (issue 14, item 7): its params'
+// Run setup reaches every variant of an algorithm without a curated link: its params'
 // controls are generated from the algorithm's declaration. For each setup a teacher
 // must be able to show, the test sets it in Run setup, runs, and checks the run used
 // it: something only that variant does happens, and the address says the setup.

@@ -39,7 +39,7 @@ func TestNiceScale(t *testing.T) {
 	}
 }
 
-// The empty chart's message is wrapped to fit the plot (issue 16: it ran past both
+// The empty chart's message is wrapped to fit the plot (unwrapped, it ran past both
 // edges and over the axis label).
 func TestWrapWords(t *testing.T) {
 	for _, tc := range []struct {
