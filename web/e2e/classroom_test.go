@@ -156,3 +156,72 @@ func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// editorLines is how many source lines the rules editor shows whole.
+const editorLines = `(() => {
+  const ta = document.getElementById("rules-source");
+  const lh = parseFloat(getComputedStyle(ta).lineHeight);
+  const r = ta.getBoundingClientRect();
+  const bottom = Math.min(r.bottom, window.innerHeight);
+  return Math.floor((bottom - r.top - 12) / lh);
+})()`
+
+// The rules editor shows at least 20 lines at 1280x800, in a challenge and on a
+// free run.
+func TestRulesEditorShowsTwentyLines(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	for _, path := range []string{"/s/challenge-ra-tie-break", "/play/ricart-agrawala"} {
+		t.Run(strings.TrimPrefix(path, "/"), func(t *testing.T) {
+			ctx := isolatedTab(t, ts.URL, 1280, 800)
+			run(t, ctx, chromedp.Navigate(ts.URL+path+"?fresh=1"))
+			ready(t, ctx)
+			run(t, ctx, chromedp.Click(chromedp.CSS("#rules-edit")))
+			waitFor(t, ctx, `!document.getElementById("rules-editor").hidden && document.getElementById("rules-source").value.length > 0`)
+			if n := eval[int](t, ctx, editorLines); n < 20 {
+				screenshot(t, ctx, "editor-"+strings.ReplaceAll(strings.TrimPrefix(path, "/"), "/", "-")+".png")
+				t.Fatalf("%s: the editor shows %d lines, want at least 20", path, n)
+			}
+		})
+	}
+}
+
+// Check at the page's defaults (Ricart-Agrawala, five processes) with the tie-break
+// broken gives a verdict, saying which size it checked, instead of hitting the
+// server's memory limit.
+func TestCheckAtThePageDefaultsGivesAVerdict(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := isolatedTab(t, ts.URL, 1280, 800)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/play/ricart-agrawala?fresh=1"))
+	ready(t, ctx)
+	if n := eval[int](t, ctx, `document.querySelectorAll("#view g.node").length`); n != 5 {
+		t.Fatalf("the page's default has %d processes, want 5", n)
+	}
+	run(t, ctx, chromedp.Click(chromedp.CSS(`#rules-edit`)))
+	waitFor(t, ctx, `!document.getElementById("rules-editor").hidden && document.getElementById("rules-source").value.includes("def older(")`)
+	const tie = " or (s.ts == m.ts and ctx.self_id < ctx.id(m.sender))"
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`(() => {
+		const ta = document.getElementById("rules-source");
+		ta.value = ta.value.replace(`+"`"+tie+"`"+`, "  # ties: nobody wins");
+		ta.dispatchEvent(new Event("input"));
+	})()`))
+	run(t, ctx, chromedp.Click(chromedp.CSS(`#rules-check`)))
+	waitFor(t, ctx, `document.getElementById("explore-dialog").open && document.getElementById("explore-dialog").dataset.state !== "running"`)
+	state := eval[string](t, ctx, `document.getElementById("explore-dialog").dataset.state`)
+	verdict := eval[string](t, ctx, `document.getElementById("explore-verdict").textContent`)
+	resized := eval[string](t, ctx, `document.getElementById("explore-resized").hidden ? "" : document.getElementById("explore-resized").textContent`)
+	if state != "violation" || !strings.Contains(verdict, "Mutual exclusion is broken") {
+		t.Fatalf("check: %s: %s (%s)", state, verdict, resized)
+	}
+	if !strings.HasPrefix(resized, "Checked with ") || !strings.Contains(resized, "instead of 5") {
+		t.Fatalf("the dialog does not say which size it checked: %q", resized)
+	}
+	screenshot(t, ctx, "check-defaults.png")
+	// The template's rules hold, at the size that fits.
+	run(t, ctx, chromedp.Click(chromedp.CSS(`#explore-cancel`)), chromedp.Click(chromedp.CSS(`#rules-reset`)), chromedp.Click(chromedp.CSS(`#rules-check`)))
+	waitFor(t, ctx, `document.getElementById("explore-dialog").open && document.getElementById("explore-dialog").dataset.state === "ok"`)
+	if v := eval[string](t, ctx, `document.getElementById("explore-verdict").textContent`); !strings.HasPrefix(v, "Every property holds with 3 processes") {
+		t.Fatalf("the template's verdict: %q", v)
+	}
+}

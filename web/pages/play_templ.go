@@ -952,7 +952,7 @@ func PlayPage(p Play) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 107, "<p class=\"explore-verdict\" id=\"explore-verdict\" role=\"status\" aria-live=\"polite\"></p><p class=\"explore-workload muted\" id=\"explore-workload\"></p><p class=\"explore-progress muted\" id=\"explore-progress\" aria-live=\"off\"></p><div class=\"explore-details\" id=\"explore-details\"></div><div class=\"form-actions\"><a class=\"btn\" id=\"explore-open-cx\" href=\"#\" hidden>Open the counterexample</a> <button type=\"button\" class=\"btn btn-quiet\" id=\"explore-cancel\">Cancel</button></div></dialog>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 107, "<p class=\"explore-verdict\" id=\"explore-verdict\" role=\"status\" aria-live=\"polite\"></p><p class=\"explore-workload muted\" id=\"explore-workload\"></p><p class=\"explore-resized\" id=\"explore-resized\" role=\"status\" hidden></p><p class=\"explore-progress muted\" id=\"explore-progress\" aria-live=\"off\"></p><div class=\"explore-details\" id=\"explore-details\"></div><div class=\"form-actions\"><a class=\"btn\" id=\"explore-open-cx\" href=\"#\" hidden>Open the counterexample</a> <button type=\"button\" class=\"btn btn-quiet\" id=\"explore-cancel\">Cancel</button></div></dialog>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -982,7 +982,7 @@ func PlayPage(p Play) templ.Component {
 			var templ_7745c5c3_Var47 string
 			templ_7745c5c3_Var47, templ_7745c5c3_Err = templ.JoinStringErrs(templ.GetNonce(ctx))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 441, Col: 51}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 442, Col: 51}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var47))
 			if templ_7745c5c3_Err != nil {
@@ -995,7 +995,7 @@ func PlayPage(p Play) templ.Component {
 			var templ_7745c5c3_Var48 string
 			templ_7745c5c3_Var48, templ_7745c5c3_Err = templ.JoinStringErrs(templ.URL(static.URL("app.js")))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 441, Col: 91}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 442, Col: 91}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var48))
 			if templ_7745c5c3_Err != nil {
@@ -1045,7 +1045,7 @@ func exportMenu(api string, embed bool) templ.Component {
 		var templ_7745c5c3_Var50 templ.SafeURL
 		templ_7745c5c3_Var50, templ_7745c5c3_Err = templ.JoinURLErrs(templ.URL(api + "/trace?download=1"))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 451, Col: 71}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 452, Col: 71}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var50))
 		if templ_7745c5c3_Err != nil {
@@ -1058,7 +1058,7 @@ func exportMenu(api string, embed bool) templ.Component {
 		var templ_7745c5c3_Var51 templ.SafeURL
 		templ_7745c5c3_Var51, templ_7745c5c3_Err = templ.JoinURLErrs(templ.URL(api + "/shiviz?download=1"))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 453, Col: 70}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 454, Col: 70}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var51))
 		if templ_7745c5c3_Err != nil {
@@ -1112,7 +1112,7 @@ func paramFields(title string, params []paramControl) templ.Component {
 		var templ_7745c5c3_Var53 string
 		templ_7745c5c3_Var53, templ_7745c5c3_Err = templ.JoinStringErrs(title)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 467, Col: 29}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 468, Col: 29}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var53))
 		if templ_7745c5c3_Err != nil {
@@ -1130,7 +1130,7 @@ func paramFields(title string, params []paramControl) templ.Component {
 			var templ_7745c5c3_Var54 string
 			templ_7745c5c3_Var54, templ_7745c5c3_Err = templ.JoinStringErrs(c.Name)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 469, Col: 41}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 470, Col: 41}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var54))
 			if templ_7745c5c3_Err != nil {
@@ -1143,7 +1143,7 @@ func paramFields(title string, params []paramControl) templ.Component {
 			var templ_7745c5c3_Var55 string
 			templ_7745c5c3_Var55, templ_7745c5c3_Err = templ.JoinStringErrs(c.Kind)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 469, Col: 62}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 470, Col: 62}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var55))
 			if templ_7745c5c3_Err != nil {
@@ -1156,7 +1156,7 @@ func paramFields(title string, params []paramControl) templ.Component {
 			var templ_7745c5c3_Var56 string
 			templ_7745c5c3_Var56, templ_7745c5c3_Err = templ.JoinStringErrs(c.Default)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 469, Col: 89}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 470, Col: 89}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var56))
 			if templ_7745c5c3_Err != nil {
@@ -1175,7 +1175,7 @@ func paramFields(title string, params []paramControl) templ.Component {
 				var templ_7745c5c3_Var57 string
 				templ_7745c5c3_Var57, templ_7745c5c3_Err = templ.JoinStringErrs(c.Input)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 472, Col: 64}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 473, Col: 64}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var57))
 				if templ_7745c5c3_Err != nil {
@@ -1198,7 +1198,7 @@ func paramFields(title string, params []paramControl) templ.Component {
 				var templ_7745c5c3_Var58 string
 				templ_7745c5c3_Var58, templ_7745c5c3_Err = templ.JoinStringErrs(c.DocID + " " + c.ErrID)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 472, Col: 134}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 473, Col: 134}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var58))
 				if templ_7745c5c3_Err != nil {
@@ -1211,7 +1211,7 @@ func paramFields(title string, params []paramControl) templ.Component {
 				var templ_7745c5c3_Var59 string
 				templ_7745c5c3_Var59, templ_7745c5c3_Err = templ.JoinStringErrs(c.Name)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 472, Col: 147}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 473, Col: 147}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var59))
 				if templ_7745c5c3_Err != nil {
@@ -1229,7 +1229,7 @@ func paramFields(title string, params []paramControl) templ.Component {
 				var templ_7745c5c3_Var60 string
 				templ_7745c5c3_Var60, templ_7745c5c3_Err = templ.JoinStringErrs(c.Name)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 474, Col: 21}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 475, Col: 21}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var60))
 				if templ_7745c5c3_Err != nil {
@@ -1242,7 +1242,7 @@ func paramFields(title string, params []paramControl) templ.Component {
 				var templ_7745c5c3_Var61 string
 				templ_7745c5c3_Var61, templ_7745c5c3_Err = templ.JoinStringErrs(c.Input)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 474, Col: 59}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 475, Col: 59}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var61))
 				if templ_7745c5c3_Err != nil {
@@ -1255,7 +1255,7 @@ func paramFields(title string, params []paramControl) templ.Component {
 				var templ_7745c5c3_Var62 string
 				templ_7745c5c3_Var62, templ_7745c5c3_Err = templ.JoinStringErrs(c.Min)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 474, Col: 73}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 475, Col: 73}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var62))
 				if templ_7745c5c3_Err != nil {
@@ -1268,7 +1268,7 @@ func paramFields(title string, params []paramControl) templ.Component {
 				var templ_7745c5c3_Var63 string
 				templ_7745c5c3_Var63, templ_7745c5c3_Err = templ.JoinStringErrs(c.Max)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 474, Col: 87}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 475, Col: 87}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var63))
 				if templ_7745c5c3_Err != nil {
@@ -1281,7 +1281,7 @@ func paramFields(title string, params []paramControl) templ.Component {
 				var templ_7745c5c3_Var64 string
 				templ_7745c5c3_Var64, templ_7745c5c3_Err = templ.JoinStringErrs(c.Placeholder)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 474, Col: 117}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 475, Col: 117}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var64))
 				if templ_7745c5c3_Err != nil {
@@ -1294,7 +1294,7 @@ func paramFields(title string, params []paramControl) templ.Component {
 				var templ_7745c5c3_Var65 string
 				templ_7745c5c3_Var65, templ_7745c5c3_Err = templ.JoinStringErrs(c.DocID + " " + c.ErrID)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 474, Col: 162}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 475, Col: 162}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var65))
 				if templ_7745c5c3_Err != nil {
@@ -1312,7 +1312,7 @@ func paramFields(title string, params []paramControl) templ.Component {
 				var templ_7745c5c3_Var66 string
 				templ_7745c5c3_Var66, templ_7745c5c3_Err = templ.JoinStringErrs(c.Name)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 477, Col: 15}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 478, Col: 15}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var66))
 				if templ_7745c5c3_Err != nil {
@@ -1325,7 +1325,7 @@ func paramFields(title string, params []paramControl) templ.Component {
 				var templ_7745c5c3_Var67 string
 				templ_7745c5c3_Var67, templ_7745c5c3_Err = templ.JoinStringErrs(c.Input)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 478, Col: 29}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 479, Col: 29}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var67))
 				if templ_7745c5c3_Err != nil {
@@ -1338,7 +1338,7 @@ func paramFields(title string, params []paramControl) templ.Component {
 				var templ_7745c5c3_Var68 string
 				templ_7745c5c3_Var68, templ_7745c5c3_Err = templ.JoinStringErrs(c.DocID + " " + c.ErrID)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 478, Col: 74}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 479, Col: 74}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var68))
 				if templ_7745c5c3_Err != nil {
@@ -1356,7 +1356,7 @@ func paramFields(title string, params []paramControl) templ.Component {
 					var templ_7745c5c3_Var69 string
 					templ_7745c5c3_Var69, templ_7745c5c3_Err = templ.JoinStringErrs(ch)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 480, Col: 27}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 481, Col: 27}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var69))
 					if templ_7745c5c3_Err != nil {
@@ -1379,7 +1379,7 @@ func paramFields(title string, params []paramControl) templ.Component {
 					var templ_7745c5c3_Var70 string
 					templ_7745c5c3_Var70, templ_7745c5c3_Err = templ.JoinStringErrs(ch)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 480, Col: 63}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 481, Col: 63}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var70))
 					if templ_7745c5c3_Err != nil {
@@ -1402,7 +1402,7 @@ func paramFields(title string, params []paramControl) templ.Component {
 				var templ_7745c5c3_Var71 string
 				templ_7745c5c3_Var71, templ_7745c5c3_Err = templ.JoinStringErrs(c.Name)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 486, Col: 15}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 487, Col: 15}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var71))
 				if templ_7745c5c3_Err != nil {
@@ -1415,7 +1415,7 @@ func paramFields(title string, params []paramControl) templ.Component {
 				var templ_7745c5c3_Var72 string
 				templ_7745c5c3_Var72, templ_7745c5c3_Err = templ.JoinStringErrs(c.Input)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 487, Col: 29}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 488, Col: 29}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var72))
 				if templ_7745c5c3_Err != nil {
@@ -1428,7 +1428,7 @@ func paramFields(title string, params []paramControl) templ.Component {
 				var templ_7745c5c3_Var73 string
 				templ_7745c5c3_Var73, templ_7745c5c3_Err = templ.JoinStringErrs(c.DocID + " " + c.ErrID)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 487, Col: 74}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 488, Col: 74}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var73))
 				if templ_7745c5c3_Err != nil {
@@ -1441,7 +1441,7 @@ func paramFields(title string, params []paramControl) templ.Component {
 				var templ_7745c5c3_Var74 string
 				templ_7745c5c3_Var74, templ_7745c5c3_Err = templ.JoinStringErrs(c.Placeholder)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 488, Col: 40}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 489, Col: 40}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var74))
 				if templ_7745c5c3_Err != nil {
@@ -1459,7 +1459,7 @@ func paramFields(title string, params []paramControl) templ.Component {
 				var templ_7745c5c3_Var75 string
 				templ_7745c5c3_Var75, templ_7745c5c3_Err = templ.JoinStringErrs(c.Name)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 492, Col: 21}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 493, Col: 21}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var75))
 				if templ_7745c5c3_Err != nil {
@@ -1472,7 +1472,7 @@ func paramFields(title string, params []paramControl) templ.Component {
 				var templ_7745c5c3_Var76 string
 				templ_7745c5c3_Var76, templ_7745c5c3_Err = templ.JoinStringErrs(c.Input)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 492, Col: 48}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 493, Col: 48}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var76))
 				if templ_7745c5c3_Err != nil {
@@ -1485,7 +1485,7 @@ func paramFields(title string, params []paramControl) templ.Component {
 				var templ_7745c5c3_Var77 string
 				templ_7745c5c3_Var77, templ_7745c5c3_Err = templ.JoinStringErrs(c.Placeholder)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 492, Col: 106}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 493, Col: 106}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var77))
 				if templ_7745c5c3_Err != nil {
@@ -1498,7 +1498,7 @@ func paramFields(title string, params []paramControl) templ.Component {
 				var templ_7745c5c3_Var78 string
 				templ_7745c5c3_Var78, templ_7745c5c3_Err = templ.JoinStringErrs(c.DocID + " " + c.ErrID)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 492, Col: 151}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 493, Col: 151}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var78))
 				if templ_7745c5c3_Err != nil {
@@ -1516,7 +1516,7 @@ func paramFields(title string, params []paramControl) templ.Component {
 			var templ_7745c5c3_Var79 string
 			templ_7745c5c3_Var79, templ_7745c5c3_Err = templ.JoinStringErrs(c.DocID)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 494, Col: 41}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 495, Col: 41}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var79))
 			if templ_7745c5c3_Err != nil {
@@ -1529,7 +1529,7 @@ func paramFields(title string, params []paramControl) templ.Component {
 			var templ_7745c5c3_Var80 string
 			templ_7745c5c3_Var80, templ_7745c5c3_Err = templ.JoinStringErrs(c.Doc)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 494, Col: 51}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 495, Col: 51}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var80))
 			if templ_7745c5c3_Err != nil {
@@ -1542,7 +1542,7 @@ func paramFields(title string, params []paramControl) templ.Component {
 			var templ_7745c5c3_Var81 string
 			templ_7745c5c3_Var81, templ_7745c5c3_Err = templ.JoinStringErrs(c.ErrID)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 495, Col: 53}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/pages/play.templ`, Line: 496, Col: 53}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var81))
 			if templ_7745c5c3_Err != nil {
