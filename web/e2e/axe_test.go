@@ -72,6 +72,11 @@ func wantNoAxeViolations(t *testing.T, ctx context.Context, state string) {
 		}
 		t.Errorf("%s: axe %s (%s), %d nodes:%s", state, v.ID, v.Help, len(v.Nodes), b.String())
 	}
+	// No image of text (WCAG 1.4.5): the only raster or SVG image a page shows is the
+	// lecture's QR code; every text is text.
+	if imgs := eval[[]string](t, ctx, `[...document.querySelectorAll("img, [style*='background-image']")].filter((e) => e.id !== "lecture-qr").map((e) => e.outerHTML.slice(0, 80))`); len(imgs) > 0 {
+		t.Errorf("%s: images that may hold text: %v", state, imgs)
+	}
 }
 
 // Every page and state a student or an instructor meets, checked by axe-core against
@@ -187,8 +192,9 @@ func TestAxeEveryPageAndState(t *testing.T) {
 }
 
 // contrastJS lists every process and message colour, and every ring, pill and legend
-// chip drawn, whose contrast with the stage's panel (or a ring's with its process's
-// fill) is under 3:1 (WCAG 1.4.11), in the theme the page is in.
+// chip drawn, whose contrast with the stage's panel is under 3:1 (WCAG 1.4.11), and
+// every text of the drawing under 4.5:1 on what it is drawn over (1.4.3: axe does not
+// measure SVG text), in the theme the page is in.
 const contrastJS = `(() => {
   const probe = document.createElement("span");
   document.body.append(probe);
@@ -206,6 +212,19 @@ const contrastJS = `(() => {
   }
   for (const r of document.querySelectorAll("#view .msg rect")) check("pill " + r.parentElement.dataset.type, getComputedStyle(r).fill, panel);
   for (const c of document.querySelectorAll(".legend .msg-chip:not(.app)")) check("legend chip", getComputedStyle(c).backgroundColor, panel);
+  // The drawing's text, out of axe's reach: 4.5:1 on what it is drawn over.
+  let texts = 0;
+  for (const x of document.querySelectorAll("#view text")) {
+    if (!x.textContent.trim() || x.getBBox().width === 0) continue;
+    const s = getComputedStyle(x);
+    if (s.display === "none" || s.visibility === "hidden" || Number(s.opacity) === 0) continue;
+    const msg = x.closest(".msg"), node = x.closest(".node");
+    const under = msg ? getComputedStyle(msg.querySelector("rect")).fill : node ? getComputedStyle(node.querySelector(".body")).fill : panel;
+    const r = ratio(s.fill, under);
+    texts++;
+    if (r < 4.5) low.push("text " + JSON.stringify(x.textContent) + " " + s.fill + " on " + under + ": " + r.toFixed(2));
+  }
+  if (texts < 10) low.push("only " + texts + " texts of the drawing measured");
   probe.remove();
   return low;
 })()`

@@ -262,3 +262,52 @@ func TestShortcutSettingsRemapAndTurnOff(t *testing.T) {
 		t.Fatalf("keys taken with the character shortcuts off: %s (want only the arrow)", got)
 	}
 }
+
+// focusShownJS says how the focused element shows its focus ("" when it does not): an
+// outline, or on the stage a process's selection ring or a message's accent border.
+const focusShownJS = `(() => {
+  const el = document.activeElement;
+  if (!el || el === document.body) return ""; // past the last stop: the browser's own
+  if (el.matches("#view .node")) return getComputedStyle(el.querySelector(".sel-ring")).opacity === "1" ? "" : "process without its ring";
+  if (el.matches("#view .msg")) return getComputedStyle(el.querySelector("rect")).strokeWidth === "3px" ? "" : "message without its border";
+  const s = getComputedStyle(el);
+  if (s.outlineStyle !== "none" && parseFloat(s.outlineWidth) >= 2) return "";
+  return (el.id ? "#" + el.id : el.outerHTML.slice(0, 80)) + " shows no focus";
+})()`
+
+// Focus visible (WCAG 2.4.7): every stop of the play page's tab order, and of the
+// help dialog, shows where the focus is.
+func TestEveryTabStopShowsItsFocus(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := tab(t, ts.URL, 1280, 800)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/play/ricart-agrawala?n=3"))
+	ready(t, ctx)
+	clickProcessAction(t, ctx, 0, "request")
+	waitFor(t, ctx, `document.querySelectorAll("#view g.msg").length > 0`)
+	run(t, ctx, escKey)
+	eval[bool](t, ctx, `document.activeElement?.blur(), true`)
+	seen := map[string]bool{}
+	for range 150 {
+		run(t, ctx, tabKey)
+		id := eval[string](t, ctx, `(() => { const el = document.activeElement; window.__stops ??= 0; el.__stop ??= String(window.__stops++); return el.__stop; })()`)
+		if seen[id] {
+			break // round the page once
+		}
+		seen[id] = true
+		if bad := eval[string](t, ctx, focusShownJS); bad != "" {
+			t.Error(bad)
+		}
+	}
+	if len(seen) < 20 {
+		t.Fatalf("only %d tab stops", len(seen))
+	}
+	run(t, ctx, chromedp.KeyEvent("?"))
+	waitFor(t, ctx, `document.getElementById("help").open`)
+	for range 30 {
+		run(t, ctx, tabKey)
+		if bad := eval[string](t, ctx, focusShownJS); bad != "" {
+			t.Error("in the help: " + bad)
+		}
+	}
+}
