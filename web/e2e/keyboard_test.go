@@ -109,14 +109,31 @@ func TestKeyboardOnlyLesson(t *testing.T) {
 	run(t, ctx, chromedp.KeyEvent(kb.Enter))
 	waitFor(t, ctx, `document.activeElement.id === "controls"`)
 
-	// Play and pause (Space), step (→).
+	// Play and pause (Space) at 8x (+), where a guided scenario does not hold at its
+	// captions; back to 1x (-); a step back (←) and forward (→).
+	speed := func(key, want string) {
+		t.Helper()
+		run(t, ctx, chromedp.KeyEvent(key))
+		waitFor(t, ctx, `document.getElementById("speed").value === "`+want+`"`)
+	}
+	speed("+", "2")
+	speed("+", "4")
+	speed("+", "8")
 	run(t, ctx, chromedp.KeyEvent(" "))
 	waitFor(t, ctx, `document.getElementById("btn-play").getAttribute("aria-pressed") === "true"`)
 	run(t, ctx, chromedp.KeyEvent(" "))
 	waitFor(t, ctx, `document.getElementById("btn-play").getAttribute("aria-pressed") === "false"`)
+	speed("-", "4")
+	speed("-", "2")
+	speed("-", "1")
 	before := eval[int](t, ctx, `Number(document.getElementById("main").dataset.step)`)
+	if before < 1 {
+		t.Fatalf("the run played to step %d", before)
+	}
+	run(t, ctx, press("ArrowLeft", 37, 0))
+	waitFor(t, ctx, fmt.Sprintf(`Number(document.getElementById("main").dataset.step) === %d`, before-1))
 	run(t, ctx, rightKey)
-	waitFor(t, ctx, fmt.Sprintf(`Number(document.getElementById("main").dataset.step) === %d`, before+1))
+	waitFor(t, ctx, fmt.Sprintf(`Number(document.getElementById("main").dataset.step) === %d`, before))
 
 	// Pick P1 by its digit, open its menu (Enter), arrow down to Crash.
 	run(t, ctx, chromedp.KeyEvent("1"))
@@ -132,6 +149,10 @@ func TestKeyboardOnlyLesson(t *testing.T) {
 	run(t, ctx, chromedp.KeyEvent(kb.Enter))
 	waitFor(t, ctx, `document.querySelector('#view g.node[data-index="1"]').classList.contains("crashed")`)
 	waitFor(t, ctx, `document.getElementById("menu").hidden && document.activeElement?.closest?.('#view g.node')?.dataset.index === "1"`)
+	// Its state is in its name, not only in its drawing.
+	if got := eval[string](t, ctx, `document.activeElement.getAttribute("aria-label")`); !strings.Contains(got, "crashed") {
+		t.Fatalf("a crashed process is named %q", got)
+	}
 
 	// P0 asks for the CS (R): messages are in flight; Tab reaches one, named in words.
 	run(t, ctx, chromedp.KeyEvent("0"), chromedp.KeyEvent("r"))
