@@ -144,12 +144,13 @@ function takeError(st, f) {
   toast(st, f.error);
 }
 
-const lessMotion = matchMedia("(prefers-reduced-motion: reduce)");
+let lessMotion = null; // the media query, made once the page first needs it
 
 // glideTo sets the virtual clock to a frame's time (clock.js); a paused step glides
 // there unless the page is not shown yet or the user asks for less motion (then a
 // playing run's messages jump from step to step too).
 function glideTo(st, t, playing) {
+  lessMotion ??= matchMedia("(prefers-reduced-motion: reduce)");
   const still = lessMotion.matches;
   st.clk.jump = still; // playing, the messages jump from step to step
   const smooth = st.app.dataset.ready === "true" && !still;
