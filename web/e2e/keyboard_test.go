@@ -332,3 +332,26 @@ func TestEveryTabStopShowsItsFocus(t *testing.T) {
 		}
 	}
 }
+
+// On a stage with more messages in flight than the in-flight list shows (60), the
+// keyboard still reaches every one: "list all" lists the rest, and the focus goes to
+// the first of them.
+func TestEveryMessageReachableOnACrowdedStage(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := tab(t, ts.URL, 1280, 800)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/play/ricart-agrawala?n=12&hold=true"))
+	ready(t, ctx)
+	for i := range 7 { // seven requests, eleven messages each, held in the network
+		run(t, ctx, chromedp.KeyEvent(fmt.Sprint(i)), chromedp.KeyEvent("r"))
+		waitFor(t, ctx, fmt.Sprintf(`document.getElementById("inflight-count").textContent === "%d"`, 11*(i+1)))
+	}
+	run(t, ctx, escKey)
+	waitFor(t, ctx, `document.querySelectorAll("#inflight li button").length === 61`) // 60 drops and "list all"
+	tabTo(t, ctx, `el.matches("#inflight .inflight-all")`, false)
+	run(t, ctx, chromedp.KeyEvent(kb.Enter))
+	waitFor(t, ctx, `document.querySelectorAll("#inflight li button").length === 77 && !document.querySelector("#inflight .inflight-all")`)
+	if got := eval[string](t, ctx, `document.activeElement.getAttribute("aria-label") || ""`); !strings.HasPrefix(got, "drop REQUEST from P") || !strings.HasSuffix(got, "(#61)") {
+		t.Fatalf("after listing all, the focus is on %q", got)
+	}
+}
