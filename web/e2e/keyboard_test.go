@@ -355,3 +355,34 @@ func TestEveryMessageReachableOnACrowdedStage(t *testing.T) {
 		t.Fatalf("after listing all, the focus is on %q", got)
 	}
 }
+
+// The space-time diagram tells an event's causal past from its future by more than
+// colour (WCAG 1.4.1): the future's rings and arrows are dashed, the past's solid.
+func TestCausalPastAndFutureNotByColourAlone(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := tab(t, ts.URL, 1280, 800)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/play/ricart-agrawala?n=3&seed=4"))
+	ready(t, ctx)
+	openDiagram(t, ctx)
+	requestCS(t, ctx, 0)
+	requestCS(t, ctx, 1)
+	stepToQuiet(t, ctx, 100)
+	waitFor(t, ctx, `document.querySelectorAll("#st-diagram .st-dot").length > 6`)
+	tabTo(t, ctx, `el.id === "st-scroll"`, false)
+	run(t, ctx, press("Home", 36, 0), press("Home", 36, 0))
+	for range eval[int](t, ctx, `Math.floor(document.querySelectorAll("#st-diagram .st-dot").length / 2)`) {
+		run(t, ctx, rightKey)
+	}
+	run(t, ctx, press("Enter", 13, 0))
+	waitFor(t, ctx, `["st-dot.past", "st-dot.future", "st-msg.past", "st-msg.future"].every((c) => document.querySelector("#st-diagram ." + c) !== null)`)
+	dash := func(sel string) string {
+		return eval[string](t, ctx, `getComputedStyle(document.querySelector(`+"`"+sel+"`"+`)).strokeDasharray`)
+	}
+	if p, f := dash("#st-diagram .st-dot.past .ring"), dash("#st-diagram .st-dot.future .ring"); p == f {
+		t.Errorf("past and future rings are drawn alike (%s)", p)
+	}
+	if p, f := dash("#st-diagram .st-msg.past:not(.inflight) line"), dash("#st-diagram .st-msg.future:not(.inflight) line"); p == f {
+		t.Errorf("past and future arrows are drawn alike (%s)", p)
+	}
+}
