@@ -62,6 +62,7 @@ export function createProjector(page, mode) {
     document.documentElement.style.setProperty("--font-scale", String(scale));
     readout.textContent = `${Math.round(scale * 100)}%`;
     refit();
+    document.dispatchEvent(new Event("pg:stagescale")); // the stage's texts follow it
   };
   const by = (d) => () => {
     scale = nextScale(scale, d);
