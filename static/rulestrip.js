@@ -62,9 +62,13 @@ export function fitSize(max, min, step, fits) {
 export function createRuleStrip(code) {
   const el = htmlEl("section", { class: "panel rulestrip", id: "rulestrip", "aria-label": "The rules just fired" });
   let key = null;
-  function show(model) {
-    const acting = mergeActing(actingRules(model.lit));
-    const k = JSON.stringify(acting);
+  // show draws the rules of the latest step, or, with a process selected (its
+  // position), the rules that process fired last: what the pseudocode panel lights
+  // for it, kept in view on a projector, where that panel is below the fold.
+  function show(model, selected = -1) {
+    const chosen = selected >= 0 ? model.nodes[selected] : null;
+    const acting = chosen ? [{ nodes: [chosen.id], rules: chosen.rules || [] }].filter((a) => a.rules.length) : mergeActing(actingRules(model.lit));
+    const k = JSON.stringify([chosen?.id, acting]);
     if (k === key) return false;
     key = k;
     const cards = acting.map(({ nodes, rules }) => {
@@ -81,8 +85,9 @@ export function createRuleStrip(code) {
       }
       return card;
     });
-    if (!cards.length) cards.push(htmlEl("p", { class: "rs-none muted", text: "No rule has fired yet: step the run." }));
-    el.replaceChildren(htmlEl("h2", { text: "Just fired" }), ...cards);
+    if (!cards.length) cards.push(htmlEl("p", { class: "rs-none muted", text: chosen ? `P${chosen.id} has fired no rule yet.` : "No rule has fired yet: step the run." }));
+    el.dataset.selected = chosen ? String(chosen.id) : "";
+    el.replaceChildren(htmlEl("h2", { text: chosen ? `P${chosen.id}, selected: its latest rules` : "Just fired" }), ...cards);
     return true;
   }
   // fit gives the strip the height left above limit (a y in the viewport, e.g. the top

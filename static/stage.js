@@ -262,6 +262,8 @@ export function select(st, i) {
   st.view.update(st.model);
   st.code.show(st.model, i);
   st.inspector.show(st.model, i);
+  // The projector's rule strip follows the selection too (projector.js).
+  document.dispatchEvent(new CustomEvent("pg:select", { detail: i }));
 }
 
 // ---- status and toasts ----

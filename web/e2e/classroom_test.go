@@ -1,12 +1,14 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/teach-dist/playground/scenarios"
 )
@@ -224,4 +226,69 @@ func TestCheckAtThePageDefaultsGivesAVerdict(t *testing.T) {
 	if v := eval[string](t, ctx, `document.getElementById("explore-verdict").textContent`); !strings.HasPrefix(v, "Every property holds with 3 processes") {
 		t.Fatalf("the template's verdict: %q", v)
 	}
+}
+
+// The presenter's Scenarios menu moves the lecture: three followers end up on the new
+// run, with its title and explanation, and the join code stays. A question open turns
+// a follower's Fork off, with the reason; after Reveal the follower's answer is said in
+// words. The presenter's header offers no Explore saying "at most 0 processes".
+func TestPresenterSwitchingScenariosKeepsTheFollowers(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	pres := isolatedTab(t, ts.URL, 1280, 720)
+	run(t, pres, chromedp.Navigate(ts.URL+"/play/ricart-agrawala?n=4&fresh=1"))
+	ready(t, pres)
+	run(t, pres, chromedp.Click(chromedp.CSS("#lecture-start")), chromedp.WaitVisible(chromedp.CSS("#lecture-code")))
+	waitFor(t, pres, `location.pathname.startsWith("/lecture/present/") && document.getElementById("main")?.dataset.ready === "true"`)
+	waitFor(t, pres, `/^[A-Z0-9]{3} [A-Z0-9]{3}$/.test(document.getElementById("lecture-code")?.textContent || "")`)
+	code := strings.ReplaceAll(eval[string](t, pres, `document.getElementById("lecture-code").textContent`), " ", "")
+	presURL := eval[string](t, pres, `location.href`)
+	if eval[bool](t, pres, `(() => { const w = document.getElementById("explore-why"); return !!w && !w.hidden && w.textContent.includes("at most 0"); })()`) {
+		t.Error(`the presenter's header says "at most 0 processes"`)
+	}
+	var fols []context.Context
+	for range 3 {
+		f := isolatedTab(t, ts.URL, 1280, 720)
+		run(t, f, chromedp.Navigate(ts.URL+"/l/"+code))
+		ready(t, f)
+		fols = append(fols, f)
+	}
+	waitFor(t, pres, `document.getElementById("main").dataset.followers === "3"`)
+
+	sc, _ := scenarios.Lookup("ricart-agrawala-concurrent")
+	run(t, pres, chromedp.Evaluate[chromedp.Void](`(() => {
+		document.getElementById("more-btn")?.click();
+		document.querySelector(".scenario-nav details").open = true;
+	})()`), chromedp.Click(chromedp.CSS(`.scenario-nav a[href^="/s/ricart-agrawala-concurrent"]`)))
+	titled := `document.getElementById("run-title")?.textContent === ` + jsString(sc.Title) +
+		` && document.getElementById("run-about-text")?.textContent === ` + jsString(sc.About)
+	waitFor(t, pres, titled)
+	if got := eval[string](t, pres, `location.href`); got != presURL {
+		t.Fatalf("the presenter left the lecture for %s", got)
+	}
+	for i, f := range fols {
+		waitFor(t, f, titled)
+		waitFor(t, f, `document.querySelectorAll("#view g.node").length === 3`)
+		if got := eval[string](t, f, `document.getElementById("lecture-code").textContent.replace(" ", "")`); got != code {
+			t.Fatalf("follower %d: the code is %q, want %q", i, got, code)
+		}
+	}
+	// The new run goes on for all: step the presenter, and every follower shows it.
+	for range 4 {
+		before := eval[int](t, pres, `Number(document.getElementById("main").dataset.step)`)
+		run(t, pres, chromedp.KeyEvent(kb.PageDown))
+		waitFor(t, pres, fmt.Sprintf(`Number(document.getElementById("main").dataset.step) > %d`, before))
+	}
+	for i, f := range fols {
+		waitSame(t, pres, f, fmt.Sprintf("follower %d", i))
+	}
+	waitFor(t, pres, `document.getElementById("main").dataset.followers === "3"`)
+	// A process selected: the strip, in view beside the stage, shows its lit rules.
+	run(t, pres, chromedp.KeyEvent("0"))
+	waitFor(t, pres, `(() => {
+	  const s = document.getElementById("rulestrip"), r = s.getBoundingClientRect();
+	  const want = [...document.querySelectorAll("#code-scroll .rule.lit")].map((e) => e.dataset.rule);
+	  const got = [...s.querySelectorAll(".rs-rule")].map((e) => e.dataset.rule);
+	  return s.dataset.selected === "0" && got.length > 0 && JSON.stringify(got) === JSON.stringify(want) && r.top >= 0 && r.bottom <= innerHeight;
+	})()`)
 }
