@@ -71,6 +71,10 @@ export function createStage(page) {
   // The stage's scale follows the window and the type size (projector.js says when).
   window.addEventListener("resize", refit);
   document.addEventListener("pg:stagescale", refit);
+  // The run controls' height, for the narrow layout's drawing (app.css, --ctl-h).
+  new ResizeObserver(([e]) => {
+    document.documentElement.style.setProperty("--ctl-h", `${Math.ceil(e.borderBoxSize[0].blockSize)}px`);
+  }).observe($("controls"));
   $("svg-wrap").appendChild(st.toastEl);
   wireControls(st);
   wireSetup(st);
@@ -144,10 +148,15 @@ function takeError(st, f) {
   toast(st, f.error);
 }
 
+const lessMotion = matchMedia("(prefers-reduced-motion: reduce)");
+
 // glideTo sets the virtual clock to a frame's time (clock.js); a paused step glides
-// there unless the page is not shown yet or the user asks for less motion.
+// there unless the page is not shown yet or the user asks for less motion (then a
+// playing run's messages jump from step to step too).
 function glideTo(st, t, playing) {
-  const smooth = st.app.dataset.ready === "true" && !matchMedia("(prefers-reduced-motion: reduce)").matches;
+  const still = lessMotion.matches;
+  st.clk.jump = still; // playing, the messages jump from step to step
+  const smooth = st.app.dataset.ready === "true" && !still;
   clockTo(st.clk, t, playing, smooth, performance.now());
   kick(st);
 }

@@ -72,6 +72,11 @@ func wantNoAxeViolations(t *testing.T, ctx context.Context, state string) {
 		}
 		t.Errorf("%s: axe %s (%s), %d nodes:%s", state, v.ID, v.Help, len(v.Nodes), b.String())
 	}
+	// No image of text (WCAG 1.4.5): the only raster or SVG image a page shows is the
+	// lecture's QR code; every text is text.
+	if imgs := eval[[]string](t, ctx, `[...document.querySelectorAll("img, [style*='background-image']")].filter((e) => e.id !== "lecture-qr").map((e) => e.outerHTML.slice(0, 80))`); len(imgs) > 0 {
+		t.Errorf("%s: images that may hold text: %v", state, imgs)
+	}
 }
 
 // Every page and state a student or an instructor meets, checked by axe-core against
@@ -98,6 +103,11 @@ func TestAxeEveryPageAndState(t *testing.T) {
 		run(t, ctx, chromedp.Navigate(ts.URL+"/play/ricart-agrawala?n=4"))
 		ready(t, ctx)
 		wantNoAxeViolations(t, ctx, "play, idle")
+		run(t, ctx, chromedp.KeyEvent("?"))
+		waitFor(t, ctx, `document.getElementById("help").open && document.getElementById("sc-settings") !== null`)
+		wantNoAxeViolations(t, ctx, "play, keyboard help and shortcut settings open")
+		run(t, ctx, chromedp.KeyEvent(kb.Escape))
+		waitFor(t, ctx, `!document.getElementById("help").open`)
 		clickProcessAction(t, ctx, 0, "request")
 		clickProcessAction(t, ctx, 2, "request")
 		for range 4 {
@@ -179,4 +189,61 @@ func TestAxeEveryPageAndState(t *testing.T) {
 		run(t, ctx, chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`a[href="/compare"]`)))
 		wantNoAxeViolations(t, ctx, "catalogue at 320 px")
 	})
+}
+
+// contrastJS lists every process and message colour, and every ring, pill and legend
+// chip drawn, whose contrast with the stage's panel is under 3:1 (WCAG 1.4.11), and
+// every text of the drawing under 4.5:1 on what it is drawn over (1.4.3: axe does not
+// measure SVG text), in the theme the page is in.
+const contrastJS = `(() => {
+  const probe = document.createElement("span");
+  document.body.append(probe);
+  const rgb = (c) => { probe.style.color = c; const m = getComputedStyle(probe).color.match(/[\d.]+/g).map(Number); return m.slice(0, 3); };
+  const lum = ([r, g, b]) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; }; return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+  const ratio = (a, b) => { const [x, y] = [lum(rgb(a)), lum(rgb(b))].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+  const panel = getComputedStyle(document.querySelector(".panel.stage")).backgroundColor;
+  const root = getComputedStyle(document.documentElement);
+  const low = [];
+  const check = (what, c, against) => { const r = ratio(c, against); if (r < 3) low.push(what + " " + c + " on " + against + ": " + r.toFixed(2)); };
+  for (const v of ["p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7", "m0", "m1", "m2", "m3", "m4", "m5", "m6"]) check("--" + v, root.getPropertyValue("--" + v).trim(), panel);
+  for (const b of document.querySelectorAll("#view .node .body")) {
+    const s = getComputedStyle(b);
+    check("ring of P" + b.closest(".node").dataset.id, s.stroke, panel);
+  }
+  for (const r of document.querySelectorAll("#view .msg rect")) check("pill " + r.parentElement.dataset.type, getComputedStyle(r).fill, panel);
+  for (const c of document.querySelectorAll(".legend .msg-chip:not(.app)")) check("legend chip", getComputedStyle(c).backgroundColor, panel);
+  // The drawing's text, out of axe's reach: 4.5:1 on what it is drawn over.
+  let texts = 0;
+  for (const x of document.querySelectorAll("#view text")) {
+    if (!x.textContent.trim() || x.getBBox().width === 0) continue;
+    const s = getComputedStyle(x);
+    if (s.display === "none" || s.visibility === "hidden" || Number(s.opacity) === 0) continue;
+    const msg = x.closest(".msg"), node = x.closest(".node");
+    const under = msg ? getComputedStyle(msg.querySelector("rect")).fill : node ? getComputedStyle(node.querySelector(".body")).fill : panel;
+    const r = ratio(s.fill, under);
+    texts++;
+    if (r < 4.5) low.push("text " + JSON.stringify(x.textContent) + " " + s.fill + " on " + under + ": " + r.toFixed(2));
+  }
+  if (texts < 10) low.push("only " + texts + " texts of the drawing measured");
+  probe.remove();
+  return low;
+})()`
+
+// Non-text contrast (WCAG 1.4.11): every process's ring, every message's pill and
+// chip, and every colour they may take, has 3:1 against the stage, in both themes.
+func TestProcessAndMessageColoursContrast(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := tab(t, ts.URL, 1280, 800)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/play/ricart-agrawala?n=8"))
+	ready(t, ctx)
+	clickProcessAction(t, ctx, 0, "request")
+	clickProcessAction(t, ctx, 3, "request")
+	waitFor(t, ctx, `document.querySelectorAll("#view .msg rect").length > 0`)
+	for _, theme := range []string{"light", "dark"} {
+		eval[bool](t, ctx, `document.documentElement.dataset.theme = "`+theme+`", true`)
+		for _, low := range eval[[]string](t, ctx, contrastJS) {
+			t.Errorf("%s theme: %s", theme, low)
+		}
+	}
 }

@@ -215,3 +215,99 @@ func TestKeyboardOnlyLesson(t *testing.T) {
 	wantNoPointer(t, ctx, "the presenter")
 	wantNoPointer(t, st, "the student")
 }
+
+// handledKeys records, for every key down, whether a shortcut took it (the page's
+// handlers prevent the default of a key they act on): window's listener runs after
+// the document's.
+const handledKeys = `window.__handled = []; addEventListener("keydown", (e) => window.__handled.push(e.key + ":" + e.defaultPrevented)); true`
+
+// The character-key shortcuts can be remapped and turned off in the keyboard help, by
+// the keyboard, and the browser remembers it (WCAG 2.1.4).
+func TestShortcutSettingsRemapAndTurnOff(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := freshTab(t, 1280, 800)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/play/ricart-agrawala?n=3"))
+	ready(t, ctx)
+
+	// Crash on K instead of C.
+	run(t, ctx, chromedp.KeyEvent("?"))
+	waitFor(t, ctx, `document.getElementById("help").open`)
+	tabTo(t, ctx, `el.id === "sc-key-crash"`, false)
+	run(t, ctx, press("End", 35, 0), press("Backspace", 8, 0), chromedp.KeyEvent("k"), tabKey)
+	waitFor(t, ctx, `JSON.parse(localStorage.getItem("shortcuts") || "{}").keys?.crash === "k"`)
+	waitFor(t, ctx, `document.querySelector('#help kbd[data-shortcut="crash"]').textContent === "K"`)
+	run(t, ctx, escKey)
+	waitFor(t, ctx, `!document.getElementById("help").open`)
+	eval[bool](t, ctx, handledKeys)
+	run(t, ctx, chromedp.KeyEvent("1"), chromedp.KeyEvent("c"), chromedp.KeyEvent("k"))
+	waitFor(t, ctx, `document.querySelector('#view g.node[data-index="1"]').classList.contains("crashed")`)
+	if got := eval[string](t, ctx, `window.__handled.join(" ")`); got != "1:true c:false k:true" {
+		t.Fatalf("keys taken: %s (want 1 and K, not C)", got)
+	}
+
+	// Reloaded, the page keeps it; then every character key is turned off.
+	run(t, ctx, chromedp.Reload())
+	ready(t, ctx)
+	run(t, ctx, chromedp.KeyEvent("?"))
+	waitFor(t, ctx, `document.getElementById("help").open && document.getElementById("sc-key-crash").value === "k"`)
+	tabTo(t, ctx, `el.id === "sc-on"`, true)
+	run(t, ctx, chromedp.KeyEvent(" "))
+	waitFor(t, ctx, `JSON.parse(localStorage.getItem("shortcuts") || "{}").on === false && document.getElementById("sc-key-crash").disabled`)
+	run(t, ctx, escKey)
+	waitFor(t, ctx, `!document.getElementById("help").open`)
+	eval[bool](t, ctx, handledKeys)
+	run(t, ctx, chromedp.KeyEvent("2"), chromedp.KeyEvent("k"), chromedp.KeyEvent("."), chromedp.KeyEvent("t"), rightKey)
+	if got := eval[string](t, ctx, `window.__handled.join(" ")`); got != "2:false k:false .:false t:false ArrowRight:true" {
+		t.Fatalf("keys taken with the character shortcuts off: %s (want only the arrow)", got)
+	}
+}
+
+// focusShownJS says how the focused element shows its focus ("" when it does not): an
+// outline, or on the stage a process's selection ring or a message's accent border.
+const focusShownJS = `(() => {
+  const el = document.activeElement;
+  if (!el || el === document.body) return ""; // past the last stop: the browser's own
+  if (el.matches("#view .node")) return getComputedStyle(el.querySelector(".sel-ring")).opacity === "1" ? "" : "process without its ring";
+  if (el.matches("#view .msg")) return getComputedStyle(el.querySelector("rect")).strokeWidth === "3px" ? "" : "message without its border";
+  const s = getComputedStyle(el);
+  if (s.outlineStyle !== "none" && parseFloat(s.outlineWidth) >= 2) return "";
+  return (el.id ? "#" + el.id : el.outerHTML.slice(0, 80)) + " shows no focus";
+})()`
+
+// Focus visible (WCAG 2.4.7): every stop of the play page's tab order, and of the
+// help dialog, shows where the focus is.
+func TestEveryTabStopShowsItsFocus(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := tab(t, ts.URL, 1280, 800)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/play/ricart-agrawala?n=3"))
+	ready(t, ctx)
+	clickProcessAction(t, ctx, 0, "request")
+	waitFor(t, ctx, `document.querySelectorAll("#view g.msg").length > 0`)
+	run(t, ctx, escKey)
+	eval[bool](t, ctx, `document.activeElement?.blur(), true`)
+	seen := map[string]bool{}
+	for range 150 {
+		run(t, ctx, tabKey)
+		id := eval[string](t, ctx, `(() => { const el = document.activeElement; window.__stops ??= 0; el.__stop ??= String(window.__stops++); return el.__stop; })()`)
+		if seen[id] {
+			break // round the page once
+		}
+		seen[id] = true
+		if bad := eval[string](t, ctx, focusShownJS); bad != "" {
+			t.Error(bad)
+		}
+	}
+	if len(seen) < 20 {
+		t.Fatalf("only %d tab stops", len(seen))
+	}
+	run(t, ctx, chromedp.KeyEvent("?"))
+	waitFor(t, ctx, `document.getElementById("help").open`)
+	for range 30 {
+		run(t, ctx, tabKey)
+		if bad := eval[string](t, ctx, focusShownJS); bad != "" {
+			t.Error("in the help: " + bad)
+		}
+	}
+}
