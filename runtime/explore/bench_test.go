@@ -65,8 +65,8 @@ func benchExploreConfig(b *testing.B, cfg sim.Config, timed, full bool) {
 		b.ReportMetric(float64(x.transitions), "transitions")
 		b.ReportMetric(n/wall, "states/s")
 		b.ReportMetric(n/cpu, "states/cpu-s")
-		b.ReportMetric(float64(x.st.overhead())/n, "B/state")
-		b.ReportMetric(float64(x.st.arenaBytes)/n, "key-B/state")
+		b.ReportMetric(float64(x.st.stateBytes())/n, "B/state")
+		b.ReportMetric(float64(x.st.edgeBytes())/n, "edge-B/state")
 		b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/n, "heap-B/state")
 		runtime.KeepAlive(x)
 	}

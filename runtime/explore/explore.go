@@ -242,7 +242,7 @@ func newSearch(cfg sim.Config, timed bool, opt *Options) (*search, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := &search{m: m, it: newInterner(m), st: newStore(!m.election), opt: opt}
+	x := &search{m: m, it: newInterner(m), st: newStore(m.nparts(), !m.election), opt: opt}
 	if !opt.NoReduce {
 		x.canon = m.spec.Canon
 		x.por = !opt.noPOR && x.porApplies()

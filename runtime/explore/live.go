@@ -22,7 +22,7 @@ func (x *search) liveness(ctx context.Context) (outcome, int, error) {
 	s := newState(x.m)
 	any := false
 	for k := 0; k < n; k++ {
-		if err := x.m.decode(x.st.key(k), s); err != nil {
+		if err := x.load(k, s); err != nil {
 			return outcome{}, 0, err
 		}
 		for i := range s.nodes {

@@ -175,8 +175,7 @@ func (x *search) ample(s *state, trs []trans, next int) (int, error) {
 		}
 		x.next.copyFrom(s)
 		x.apply(x.next, t)
-		x.key = x.m.encode(x.key[:0], x.next)
-		if k, ok := x.st.lookup(x.key); ok && int(k) < next {
+		if k, ok := x.find(x.next); ok && int(k) < next {
 			continue // the cycle proviso: only one level deeper
 		}
 		return o, nil

@@ -89,7 +89,7 @@ func (x *search) fairWaits(ctx context.Context) (outcome, error) {
 	pend := make([]uint16, n)
 	s := newState(x.m)
 	for k := 0; k < n; k++ {
-		if err := x.m.decode(x.st.key(k), s); err != nil {
+		if err := x.load(k, s); err != nil {
 			return outcome{}, err
 		}
 		for i := range s.nodes {
@@ -232,7 +232,7 @@ func (x *search) timeAllows(members []uint32, comp []uint32) bool {
 	// What stays throughout: what the first member has, less what another lacks.
 	var throughout []obligation
 	for j, k := range members {
-		if err := x.m.decode(x.st.key(int(k)), s); err != nil {
+		if err := x.load(int(k), s); err != nil {
 			return true
 		}
 		if j == 0 {
@@ -249,9 +249,8 @@ func (x *search) timeAllows(members []uint32, comp []uint32) bool {
 	// order in which the search stored the edges).
 	var trs []trans
 	next := newState(x.m)
-	var key []byte
 	for _, k := range members {
-		if err := x.m.decode(x.st.key(int(k)), s); err != nil {
+		if err := x.load(int(k), s); err != nil {
 			return true
 		}
 		trs = x.enumerate(s, trs)
@@ -261,8 +260,7 @@ func (x *search) timeAllows(members []uint32, comp []uint32) bool {
 			}
 			next.copyFrom(s)
 			x.apply(next, t)
-			key = x.m.encode(key[:0], next)
-			if to, ok := x.st.lookup(key); !ok || comp[to] != id {
+			if to, ok := x.find(next); !ok || comp[to] != id {
 				continue
 			}
 			throughout = slices.DeleteFunc(throughout, func(o obligation) bool { return x.ends(s, t, o) })
