@@ -200,7 +200,7 @@ func exploreConfig(ctx context.Context, sc *scenarios.Scenario, cfg sim.Config, 
 		x.start = start
 		if !timed && untimed {
 			// The untimed graph must be the whole one for its waiting components.
-			x.untimed, x.por = true, false
+			x.untimed, x.por, x.spor = true, false, false
 		}
 		res, err := x.explore(ctx, sc)
 		if errors.Is(err, errRestartTimed) || errors.Is(err, errUntimedInconclusive) {
@@ -246,6 +246,7 @@ func newSearch(cfg sim.Config, timed bool, opt *Options) (*search, error) {
 	if !opt.NoReduce {
 		x.canon = m.spec.Canon
 		x.por = !opt.noPOR && x.porApplies()
+		x.spor = !opt.noPOR && x.sporApplies()
 	}
 	return x, nil
 }

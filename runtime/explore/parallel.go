@@ -51,8 +51,8 @@ type succ struct {
 // expansion is what a worker found out about one state.
 type expansion struct {
 	err      error
-	reduced  bool // partial-order reduction took one transition for all
-	single   bool // the state has one transition, reduced or not
+	reduced  bool // partial-order reduction took some transitions for all
+	inert    bool // it took one delivery to an inert process (reduce.go)
 	from, to int  // its successors: chunk.succs[from:to]
 }
 
@@ -101,7 +101,7 @@ func (x *search) newPool() *pool {
 			it.recent = new(recent)
 			it.bytes.Add(recentBytes)
 			p.workers = append(p.workers, &search{m: x.m, it: it, st: x.st, opt: x.opt,
-				canon: x.canon, por: x.por, untimed: x.untimed, cur: newState(x.m), next: newState(x.m)})
+				canon: x.canon, por: x.por, spor: x.spor, untimed: x.untimed, cur: newState(x.m), next: newState(x.m)})
 		}
 		p.workers = p.workers[1:] // the search's goroutine merges
 	}
@@ -269,7 +269,7 @@ func (x *search) merge(ctx context.Context, ch *chunk, k int, checked *int) (out
 		}
 		x.transitions++
 		if sc.found != nil {
-			if x.por && e.single {
+			if e.inert {
 				return outcome{}, fmt.Errorf("explore: %s: a delivery to an inert process broke a property (its Inert declaration is wrong)", x.m.spec.Slug), true
 			}
 			return outcome{found: sc.found, last: uint32(k), via: ord}, nil, true
@@ -338,10 +338,15 @@ func (x *search) expandState(ch *chunk, e *expansion, k, levelEnd int) (err erro
 		}
 		if t >= 0 {
 			x.trs[0], x.trs = x.trs[t], x.trs[:1]
+			e.reduced, e.inert = true, true
+		}
+	}
+	if !e.reduced && x.spor {
+		if set, ok := x.persistent(x.cur, x.trs, levelEnd); ok {
+			x.trs = append(x.trs[:0], set...) // set is persistent's own buffer
 			e.reduced = true
 		}
 	}
-	e.single = len(x.trs) == 1
 	restart := !m.timed && x.opt.Time == TimeAuto && !x.untimed
 	for _, t := range x.trs {
 		x.next.copyFrom(x.cur)

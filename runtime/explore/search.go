@@ -42,7 +42,9 @@ type search struct {
 	st       *store
 	opt      *Options
 	canon    *sim.Canon // the algorithm's canonical forms, nil for a full search
-	por      bool       // partial-order reduction (see ample)
+	por      bool       // partial-order reduction on inert processes (see ample)
+	spor     bool       // partial-order reduction on FIFO channels (see persistent)
+	pset     []trans    // persistent's own buffer
 	reduced  int64      // states expanded by one transition only
 	terminal bool       // the violation found is a dead end (its length survives the reduction)
 	// untimed: an untimed search that goes on past timers, answering a timed question
