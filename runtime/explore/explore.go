@@ -131,6 +131,20 @@ type Result struct {
 	Workers int    `json:"workers"`
 	Message string `json:"message"`
 	Memory  int64  `json:"memory"` // bytes held by the search at the end
+	// Storage splits Memory by what it holds (Memory also counts the next growth of
+	// the largest table, and the workers' buffers).
+	Storage *Storage `json:"storage,omitempty"`
+}
+
+// Storage is what a search holds, in bytes, by kind.
+type Storage struct {
+	// States: the stored states (their parts, pairs and roots, and parents):
+	// divided by the number of states, what a stored state costs.
+	States int64 `json:"states"`
+	// Edges: the graph kept for the liveness check (mutual exclusion algorithms).
+	Edges int64 `json:"edges"`
+	// Interned: node states, messages and memoised steps.
+	Interned int64 `json:"interned"`
 }
 
 // Counterexample is the shortest run found that breaks the property.
@@ -300,6 +314,7 @@ func (x *search) explore(ctx context.Context, sc *scenarios.Scenario) (res *Resu
 		res.EntryBound = 0
 	}
 	res.Memory = x.memory()
+	res.Storage = &Storage{States: x.st.stateBytes(), Edges: x.st.edgeBytes(), Interned: x.it.bytes.Load()}
 	switch {
 	case out.bound != "":
 		res.Result, res.Bound = ResultBounded, out.bound
