@@ -3,6 +3,7 @@ package explore
 import (
 	"bytes"
 	"slices"
+	"sort"
 	"sync/atomic"
 )
 
@@ -15,9 +16,9 @@ import (
 // the root, which is the state. A step changes one process's part, and those of the
 // processes it sends to: every other part, and every pair above only unchanged parts,
 // is shared with the state it came from. So a new state costs its root (8 bytes), its
-// slot in the table of roots (4 bytes at three eighths to three quarters full), its
-// parent (4 bytes) and the few pairs and parts that are new, which the states found
-// later share in their turn.
+// slot in the table of roots (4 bytes at three eighths to three quarters full), for
+// elections its parent (4 bytes; the edges give it otherwise) and the few pairs and
+// parts that are new, which the states found later share in their turn.
 //
 // States are numbered in the order found, which is breadth-first order, so the roots
 // are also the search's queue: a state is rebuilt from its root when its turn comes.
@@ -158,13 +159,13 @@ func layout(parts int) []tnode {
 }
 
 // store is the visited set: the interned parts (leaves), the inner pairs, the roots
-// (a state's number is its root's), a parent per state and, for the liveness check,
-// the edges.
+// (a state's number is its root's) and, for the liveness check, the edges; without
+// edges, a parent per state (with them, the edges give it: see parent).
 type store struct {
 	leaves  *byteSet
 	inner   *pairSet
 	roots   *pairSet
-	parents paged[uint32] // only read once the search is over
+	parents paged[uint32] // only read once the search is over; only without edges
 	count   int
 	nparts  int
 	tree    []tnode
@@ -315,7 +316,9 @@ func (st *store) insert(v uint64, parent uint32) (uint32, bool) {
 	k, isNew := st.roots.insert(v, pairHash(v))
 	if isNew {
 		st.count++
-		st.parents.append(parent)
+		if !st.keepEdges {
+			st.parents.append(parent)
+		}
 	}
 	return k, isNew
 }
@@ -356,7 +359,31 @@ func (st *store) succ(k int) (lo, hi int) {
 
 func (st *store) edge(i int) uint32 { return st.edges.at(i) }
 
-func (st *store) parent(k uint32) uint32 { return st.parents.at(int(k)) }
+// parent returns the state from which state k was found. With edges kept it is not
+// stored: the first edge that leads to k is the one that found it (the merge records
+// an edge for every successor, in order), so the state that owns that edge is k's
+// parent. Finding it reads the edges up to there: a counterexample's path takes a
+// read of the edges per step, and only a counterexample needs it.
+func (st *store) parent(k uint32) uint32 {
+	if !st.keepEdges {
+		return st.parents.at(int(k))
+	}
+	if k == 0 {
+		return noParent // the initial state
+	}
+	e := 0
+	for _, pg := range *st.edges.dir.Load() {
+		n := min(len(pg), st.edges.len()-e)
+		if j := slices.Index(pg[:n], k); j >= 0 {
+			e += j
+			// The owner: the last state whose edges start at or before e.
+			owner := sort.Search(st.edgeStart.len(), func(s int) bool { return int(st.edgeStart.at(s)) > e }) - 1
+			return uint32(owner)
+		}
+		e += n
+	}
+	panic("explore: a stored state no edge leads to")
+}
 
 // stateBytes is what the stored states take: parts, pairs, roots and parents.
 func (st *store) stateBytes() int64 {
