@@ -3,7 +3,6 @@ package explore
 import (
 	"bytes"
 	"slices"
-	"sort"
 	"sync/atomic"
 )
 
@@ -171,8 +170,9 @@ type store struct {
 	tree    []tnode
 
 	keepEdges bool
-	edgeStart paged[uint32] // state -> first edge; edgeStart[k+1] ends state k's
-	edges     paged[uint32]
+	edgeStart paged[uint32] // state -> where its edges start in edges
+	edges     paged[byte]   // varints (see addEdge)
+	lastEdge  uint32        // the successor last added (or the state, at its start)
 }
 
 func newStore(parts int, keepEdges bool) *store {
@@ -327,37 +327,76 @@ func (st *store) insert(v uint64, parent uint32) (uint32, bool) {
 // search stops at its next check of the limits, well before (checkEvery states, each
 // adding fewer than nparts pairs).
 func (st *store) full() bool {
-	return max(st.roots.count, st.inner.count) > maxPairs-4*checkEvery*st.nparts
+	return max(st.roots.count, st.inner.count) > maxPairs-4*checkEvery*st.nparts ||
+		st.edges.len() > 1<<32-1<<28 // edgeStart's offsets are 32 bits
 }
 
 // lookup returns the number of the state whose root is v, if it is stored. It may
 // run while another goroutine inserts.
 func (st *store) lookup(v uint64) (uint32, bool) { return st.roots.lookup(v, pairHash(v)) }
 
+// The edges are kept compact: each state's successors, in order, as varints of the
+// difference from the one before (the first from the state itself), zigzag-coded. A
+// state's successors are mostly states found just before or just after one another
+// (the diamonds of independent steps), so most differences take one byte; edgeStart
+// says where each state's list begins.
+
 // startEdges marks where state k's edges begin (states are expanded in order).
 func (st *store) startEdges(k int) {
 	if st.keepEdges && st.edgeStart.len() == k {
 		st.edgeStart.append(uint32(st.edges.len()))
+		st.lastEdge = uint32(k)
 	}
 }
 
 func (st *store) addEdge(to uint32) {
-	if st.keepEdges {
-		st.edges.append(to)
+	if !st.keepEdges {
+		return
+	}
+	d := int64(to) - int64(st.lastEdge)
+	st.lastEdge = to
+	for u := uint64(d<<1 ^ d>>63); ; u >>= 7 {
+		if u < 0x80 {
+			st.edges.append(byte(u))
+			return
+		}
+		st.edges.append(byte(u) | 0x80)
 	}
 }
 
-// succ returns where state k's successors are in edges (valid once k+1 was started or
-// the search ended): edge(i) for lo <= i < hi.
-func (st *store) succ(k int) (lo, hi int) {
-	hi = st.edges.len()
+// edgeIter walks one state's successors.
+type edgeIter struct {
+	pos, end int
+	prev     uint32
+}
+
+// succ returns an iterator over state k's successors (valid once k+1 was started or
+// the search ended).
+func (st *store) succ(k int) edgeIter {
+	hi := st.edges.len()
 	if k+1 < st.edgeStart.len() {
 		hi = int(st.edgeStart.at(k + 1))
 	}
-	return int(st.edgeStart.at(k)), hi
+	return edgeIter{pos: int(st.edgeStart.at(k)), end: hi, prev: uint32(k)}
 }
 
-func (st *store) edge(i int) uint32 { return st.edges.at(i) }
+// next returns the next successor, if any.
+func (st *store) next(it *edgeIter) (uint32, bool) {
+	if it.pos >= it.end {
+		return 0, false
+	}
+	var u uint64
+	for s := uint(0); ; s += 7 {
+		c := st.edges.at(it.pos)
+		it.pos++
+		u |= uint64(c&0x7f) << s
+		if c < 0x80 {
+			break
+		}
+	}
+	it.prev = uint32(int64(it.prev) + (int64(u>>1) ^ -int64(u&1)))
+	return it.prev, true
+}
 
 // parent returns the state from which state k was found. With edges kept it is not
 // stored: the first edge that leads to k is the one that found it (the merge records
@@ -371,16 +410,13 @@ func (st *store) parent(k uint32) uint32 {
 	if k == 0 {
 		return noParent // the initial state
 	}
-	e := 0
-	for _, pg := range *st.edges.dir.Load() {
-		n := min(len(pg), st.edges.len()-e)
-		if j := slices.Index(pg[:n], k); j >= 0 {
-			e += j
-			// The owner: the last state whose edges start at or before e.
-			owner := sort.Search(st.edgeStart.len(), func(s int) bool { return int(st.edgeStart.at(s)) > e }) - 1
-			return uint32(owner)
+	for s := 0; s < st.edgeStart.len(); s++ {
+		it := st.succ(s)
+		for t, ok := st.next(&it); ok; t, ok = st.next(&it) {
+			if t == k {
+				return uint32(s)
+			}
 		}
-		e += n
 	}
 	panic("explore: a stored state no edge leads to")
 }
