@@ -120,7 +120,7 @@ const (
 
 func newByteSet() *byteSet {
 	bs := &byteSet{seed: maphash.MakeSeed()}
-	bs.table.Store(newTable(12))
+	bs.table.Store(newTable(10))
 	return bs
 }
 
@@ -192,8 +192,8 @@ func (bs *byteSet) put(b []byte) uint64 {
 		bs.page, bs.fill = bs.page+1, 0 // a new page
 	}
 	bs.pages.n = bs.page*pageSize + bs.fill
-	// The first page starts at 64 KiB (small searches stay small) and doubles.
-	bs.pages.grow(bs.pages.n, need, pageSize, 64<<10)
+	// The first page starts at 8 KiB (small searches stay small) and doubles.
+	bs.pages.grow(bs.pages.n, need, pageSize, 8<<10)
 	bs.arenaBytes += int64(need)
 	page := bs.page
 	off := uint64(page)<<pageBits | uint64(bs.fill)

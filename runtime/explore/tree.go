@@ -50,7 +50,7 @@ func slotTag(h uint64) uint32 { return uint32(h&15) << 28 }
 
 func newPairSet() *pairSet {
 	ps := &pairSet{}
-	ps.table.Store(&ptable{slots: make([]uint32, 1<<12), mask: 1<<12 - 1, shift: 64 - 12})
+	ps.table.Store(&ptable{slots: make([]uint32, 1<<10), mask: 1<<10 - 1, shift: 64 - 10})
 	return ps
 }
 
