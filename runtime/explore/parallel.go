@@ -326,7 +326,6 @@ func (x *search) expandState(ch *chunk, e *expansion, k, levelEnd int) (err erro
 			err = fmt.Errorf("explore: %s panicked during the search: %v", x.m.spec.Slug, v)
 		}
 	}()
-	m := x.m
 	if err := x.load(k, x.cur); err != nil {
 		return err
 	}
@@ -341,37 +340,62 @@ func (x *search) expandState(ch *chunk, e *expansion, k, levelEnd int) (err erro
 			e.reduced, e.inert = true, true
 		}
 	}
-	if !e.reduced && x.spor {
-		if set, ok := x.persistent(x.cur, x.trs, levelEnd); ok {
-			x.trs = append(x.trs[:0], set...) // set is persistent's own buffer
-			e.reduced = true
+	if !e.reduced && x.spor && x.sporState(x.cur) {
+		// A persistent set is taken when every one of its steps leads one level
+		// deeper (the cycle proviso), which its expansion finds out: else what it
+		// added is taken back and the next process tried.
+		for p := range x.cur.nodes {
+			set, ok := x.sporSet(x.cur, x.trs, p)
+			if !ok {
+				continue
+			}
+			s0, k0, p0 := len(ch.succs), len(ch.keys), len(ch.parts)
+			if deeper, done := x.expandSet(ch, set, levelEnd); deeper || done {
+				e.reduced = true
+				return nil
+			}
+			ch.succs, ch.keys, ch.parts = ch.succs[:s0], ch.keys[:k0], ch.parts[:p0]
 		}
 	}
+	x.expandSet(ch, x.trs, -1)
+	return nil
+}
+
+// expandSet adds the successors by trs to the chunk, up to the first that ends the
+// search (done). With levelEnd >= 0 it stops at the first successor stored before
+// levelEnd (one level up or less), and reports whether every one leads deeper.
+func (x *search) expandSet(ch *chunk, trs []trans, levelEnd int) (deeper, done bool) {
+	m := x.m
 	restart := !m.timed && x.opt.Time == TimeAuto && !x.untimed
-	for _, t := range x.trs {
+	for _, t := range trs {
 		x.next.copyFrom(x.cur)
 		x.timerSet = false
 		f := x.apply(x.next, t)
 		if restart && x.timerSet {
 			ch.succs = append(ch.succs, succ{timer: true})
-			return nil
+			return false, true
 		}
 		if f != nil {
 			ch.succs = append(ch.succs, succ{found: f})
-			return nil
+			return false, true
 		}
 		off := len(ch.keys)
 		ch.keys, x.partEnds = x.encodeParts(ch.keys, x.next, x.partEnds)
 		if x.tooBig(off) {
 			ch.succs = append(ch.succs, succ{tooBig: true})
-			return nil
+			return false, true
 		}
 		sc := succ{parts: uint32(len(ch.parts)), check: x.checkState(x.next)}
 		for j := range x.partEnds {
 			x.partEnds[j] -= off
 		}
 		ch.parts, sc.root, sc.known = x.st.resolve(ch.keys[off:], x.partEnds, &x.tsCur, &x.tsSucc, ch.parts, uint32(off))
+		if levelEnd >= 0 && sc.known {
+			if k, ok := x.st.lookup(sc.root); ok && int(k) < levelEnd {
+				return false, false
+			}
+		}
 		ch.succs = append(ch.succs, sc)
 	}
-	return nil
+	return true, false
 }

@@ -230,59 +230,48 @@ func (x *search) sporApplies() bool {
 	return m.fifo && !m.timed && !m.loss && len(m.bgMsgs) == 0 && len(m.bgTimers) == 0
 }
 
-// persistent returns a persistent set of s's transitions (trs) smaller than trs, if
-// it finds one (see above). States numbered next and on are one level deeper than s.
-func (x *search) persistent(s *state, trs []trans, next int) ([]trans, bool) {
+// sporState reports whether s allows the reduction at all (see above).
+func (x *search) sporState(s *state) bool {
 	m := x.m
 	if s.avail != 0 || int(s.cursor) < len(m.global) || (x.canon != nil && !x.quiet(s)) {
-		return nil, false
+		return false
 	}
 	for i := range s.nodes {
 		for _, ev := range m.perNode[i][s.nodes[i].cursor:] {
 			if d := m.events[ev].act.Do; d == sim.ActCrash || d == sim.ActRecover {
-				return nil, false
+				return false
 			}
 		}
 	}
 	x.it.setUp(s.nodes)
-	for p := range s.nodes {
-		set := x.pset[:0]
-		ok := true
-		for _, t := range trs {
-			switch {
-			case t.kind == tDeliver && x.it.message(s.msgs[t.a].msg).m.To == p:
-				if !x.invisible(s, t) {
-					ok = false
-				}
-				set = append(set, t)
-			case t.kind == tDeliver:
-			case t.kind == tTimer && int(s.timers[t.a].node) == p,
-				t.kind == tRelease && int(t.a) == p,
-				t.kind == tEvent && m.events[t.a].act.Node == p:
-				ok = false // a step of p that is not a delivery
+	return true
+}
+
+// sporSet returns process p's deliveries among s's transitions (trs) when they form
+// a persistent set smaller than trs (see above), but for the cycle proviso, which
+// their expansion checks (expandState).
+func (x *search) sporSet(s *state, trs []trans, p int) ([]trans, bool) {
+	m := x.m
+	set := x.pset[:0]
+	defer func() { x.pset = set }()
+	for _, t := range trs {
+		switch {
+		case t.kind == tDeliver && x.it.message(s.msgs[t.a].msg).m.To == p:
+			if !x.invisible(s, t) {
+				return nil, false
 			}
-			if !ok {
-				break
-			}
-		}
-		x.pset = set
-		if !ok || len(set) == 0 || len(set) == len(trs) || !x.fedBy(s, p) {
-			continue
-		}
-		deeper := true
-		for _, t := range set {
-			x.next.copyFrom(s)
-			x.apply(x.next, t)
-			if k, found := x.find(x.next); found && int(k) < next {
-				deeper = false // the cycle proviso
-				break
-			}
-		}
-		if deeper {
-			return set, true
+			set = append(set, t)
+		case t.kind == tDeliver:
+		case t.kind == tTimer && int(s.timers[t.a].node) == p,
+			t.kind == tRelease && int(t.a) == p,
+			t.kind == tEvent && m.events[t.a].act.Node == p:
+			return nil, false // a step of p that is not a delivery
 		}
 	}
-	return nil, false
+	if len(set) == 0 || len(set) == len(trs) || !x.fedBy(s, p) {
+		return nil, false
+	}
+	return set, true
 }
 
 // invisible reports whether delivery t changes nothing the properties see: the
