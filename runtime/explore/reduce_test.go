@@ -264,3 +264,56 @@ func TestPartialOrderLosesTheShortestRun(t *testing.T) {
 		t.Errorf("with partial-order reduction (%d states by one step) %d steps, without %d; want 4 and 3", used, reduced, shortest)
 	}
 }
+
+// The partial-order reduction on FIFO channels, state by state: at the start of
+// Ricart-Agrawala with three processes on FIFO channels every process has a REQUEST
+// at the head of each channel into it, and none of those deliveries lets anyone
+// enter, so the search takes P0's two deliveries alone; once P0 has taken one, its
+// channel from that sender is empty (and P1 and P2 may still send on it), so P0's
+// deliveries no longer form a persistent set and another process's are taken.
+func TestFIFOReductionTakesOneProcess(t *testing.T) {
+	cfg, err := load(t, "ricart-agrawala-3.json").Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Network.FIFO = true
+	cfg.Spec = noCanon(cfg.Spec) // the FIFO reduction alone
+	x, err := newSearch(cfg, false, &Options{MaxStates: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !x.spor || x.por {
+		t.Fatalf("spor %v, por %v", x.spor, x.por)
+	}
+	s := newState(x.m)
+	x.initial(s, nil)
+	trs := x.enumerate(s, nil)
+	if len(trs) != 6 {
+		t.Fatalf("%d transitions at the start, want 6 deliveries", len(trs))
+	}
+	if !x.sporState(s) {
+		t.Fatal("the start does not allow the reduction")
+	}
+	set, ok := x.sporSet(s, trs, 0)
+	if !ok || len(set) != 2 {
+		t.Fatalf("P0's set: %v %v", set, ok)
+	}
+	for _, tr := range set {
+		if tr.kind != tDeliver || x.it.message(s.msgs[tr.a].msg).m.To != 0 {
+			t.Fatalf("P0's set holds %+v", tr)
+		}
+	}
+	next := newState(x.m)
+	next.copyFrom(s)
+	x.apply(next, set[0])
+	if _, ok := x.sporSet(next, x.enumerate(next, nil), 0); ok {
+		t.Fatal("P0's deliveries are taken alone with a channel into it empty")
+	}
+}
+
+// noCanon is spec without its declarations.
+func noCanon(spec *sim.Spec) *sim.Spec {
+	c := *spec
+	c.Canon = nil
+	return &c
+}
