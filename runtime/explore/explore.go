@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/teach-dist/playground/runtime/sim"
@@ -219,6 +220,7 @@ func exploreConfig(ctx context.Context, sc *scenarios.Scenario, cfg sim.Config, 
 		res, err := x.explore(ctx, sc)
 		if errors.Is(err, errRestartTimed) || errors.Is(err, errUntimedInconclusive) {
 			timed = true
+			x.release()
 			continue
 		}
 		if err != nil {
@@ -229,7 +231,9 @@ func exploreConfig(ctx context.Context, sc *scenarios.Scenario, cfg sim.Config, 
 			// shortest run: search again without it, as far as the bounds allow.
 			o := opt
 			o.noPOR = true
-			y, err := newSearch(cfg, x.m.timed, &o)
+			timed := x.m.timed
+			x.release()
+			y, err := newSearch(cfg, timed, &o)
 			if err != nil {
 				return nil, err
 			}
@@ -248,6 +252,22 @@ func exploreConfig(ctx context.Context, sc *scenarios.Scenario, cfg sim.Config, 
 		res.Seconds = time.Since(start).Seconds()
 		res.Workers = opt.workers()
 		return res, nil
+	}
+}
+
+// releaseAfter is the size of an abandoned search after which its memory is
+// collected before the next search starts.
+const releaseAfter = 8 << 20
+
+// release drops a search that another follows (with time, or without partial-order
+// reduction): its store is garbage, but the collector's next cycle may come late, and
+// until then the process would hold both searches, twice what the memory bound says.
+// A large one is collected at once.
+func (x *search) release() {
+	big := x.memory() >= releaseAfter
+	x.st, x.it, x.pool = nil, nil, nil
+	if big {
+		runtime.GC()
 	}
 }
 
