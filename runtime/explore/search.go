@@ -43,9 +43,9 @@ type search struct {
 	opt      *Options
 	canon    *sim.Canon // the algorithm's canonical forms, nil for a full search
 	por      bool       // partial-order reduction on inert processes (see ample)
-	spor     bool       // partial-order reduction on FIFO channels (see persistent)
-	pset     []trans    // persistent's own buffer
-	reduced  int64      // states expanded by one transition only
+	spor     bool       // partial-order reduction on FIFO channels (see sporSet)
+	pset     []trans    // sporSet's own buffer
+	reduced  int64      // states expanded by a reduced set of transitions
 	terminal bool       // the violation found is a dead end (its length survives the reduction)
 	// untimed: an untimed search that goes on past timers, answering a timed question
 	// (untimed.go).
