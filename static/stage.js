@@ -148,7 +148,7 @@ function takeError(st, f) {
   toast(st, f.error);
 }
 
-const lessMotion = matchMedia("(prefers-reduced-motion: reduce)");
+const lessMotion = globalThis.matchMedia?.("(prefers-reduced-motion: reduce)") ?? { matches: false }; // none under node --test
 
 // glideTo sets the virtual clock to a frame's time (clock.js); a paused step glides
 // there unless the page is not shown yet or the user asks for less motion (then a
