@@ -292,3 +292,20 @@ func TestPresenterSwitchingScenariosKeepsTheFollowers(t *testing.T) {
 	  return s.dataset.selected === "0" && got.length > 0 && JSON.stringify(got) === JSON.stringify(want) && r.top >= 0 && r.bottom <= innerHeight;
 	})()`)
 }
+
+// Messages per entry mid-run: while a request is still being served the panel says
+// how many messages so far and how many entries, not a mean that counts the waiting
+// request's messages against one entry.
+func TestMetricsSayMessagesSoFarMidRun(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := isolatedTab(t, ts.URL, 1280, 800)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/play/ricart-agrawala?n=5&seed=3&fresh=1"))
+	ready(t, ctx)
+	clickProcessAction(t, ctx, 0, "request")
+	clickProcessAction(t, ctx, 1, "request")
+	const cell = `(document.querySelector('#metrics tr[data-key="messages-per-entry"] td.measured')?.textContent || "")`
+	stepUntil(t, ctx, `/^\d+ messages so far, 1 entry$/.test(`+cell+`)`)
+	// Once both have entered, the mean: 2(N-1) = 8.
+	stepUntil(t, ctx, cell+`.startsWith("8")`)
+}
