@@ -309,3 +309,45 @@ func TestMetricsSayMessagesSoFarMidRun(t *testing.T) {
 	// Once both have entered, the mean: 2(N-1) = 8.
 	stepUntil(t, ctx, cell+`.startsWith("8")`)
 }
+
+// /compare: an algorithm keeps its colour on every chart and whichever algorithms are
+// beside it; a line that ends says why; the theory is drawn over the measured lines,
+// so both show.
+func TestCompareColoursEndsAndTheory(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := isolatedTab(t, ts.URL, 1280, 900)
+	colour := `(() => {
+	  const out = {};
+	  for (const p of document.querySelectorAll("#chart-mutex-messages-per-entry polyline.measured, svg.chart polyline.measured")) {
+	    const name = p.querySelector("title").textContent.replace(" (measured)", "");
+	    const c = getComputedStyle(p).stroke;
+	    out[name] = out[name] && out[name] !== c ? "differs" : c;
+	  }
+	  return out;
+	})()`
+	run(t, ctx, chromedp.Navigate(ts.URL+"/compare?alg=maekawa&alg=ricart-agrawala&n=3-8"), chromedp.WaitVisible(chromedp.CSS(`svg.chart`)))
+	first := eval[map[string]string](t, ctx, colour)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/compare?alg=central&alg=lamport&alg=maekawa&n=3-4"), chromedp.WaitVisible(chromedp.CSS(`svg.chart`)))
+	second := eval[map[string]string](t, ctx, colour)
+	const mk = "Maekawa's voting algorithm"
+	if first[mk] == "" || first[mk] == "differs" || first[mk] != second[mk] {
+		t.Errorf("Maekawa's colour: %q with Ricart-Agrawala, %q with central and Lamport", first[mk], second[mk])
+	}
+	run(t, ctx, chromedp.Navigate(ts.URL+"/compare?alg=maekawa&alg=ricart-agrawala&n=3-8"), chromedp.WaitVisible(chromedp.CSS(`svg.chart`)))
+	ends := eval[string](t, ctx, `[...document.querySelectorAll(".chart-ends li")].map((e) => e.textContent).join("\n")`)
+	if !strings.Contains(ends, mk+": no value ") {
+		t.Errorf("no chart says where Maekawa's line ends: %q", ends)
+	}
+	// The theory over the measured lines, each drawn visibly.
+	if bad := eval[string](t, ctx, `[...document.querySelectorAll("svg.chart")].map((s) => {
+	  const th = s.querySelector("polyline.theory"), me = s.querySelector("polyline.measured");
+	  if (!th || !me) return "";
+	  const on = (p) => parseFloat(getComputedStyle(p).strokeWidth) >= 2 && getComputedStyle(p).stroke !== "none" && parseFloat(getComputedStyle(p).strokeOpacity) > 0.3;
+	  if (!on(th) || !on(me)) return s.id + ": a line is not drawn visibly";
+	  return me.compareDocumentPosition(th) & Node.DOCUMENT_POSITION_FOLLOWING ? "" : s.id + ": the theory is under the measured lines";
+	}).filter(Boolean).join("; ")`); bad != "" {
+		t.Error(bad)
+	}
+	screenshot(t, ctx, "compare-ends.png")
+}
