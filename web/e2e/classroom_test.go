@@ -351,3 +351,40 @@ func TestCompareColoursEndsAndTheory(t *testing.T) {
 	}
 	screenshot(t, ctx, "compare-ends.png")
 }
+
+// The catalogue: half the height it had (6,368 px at 1280 px), a path to start with,
+// and each algorithm's costs as a table that reads across (the notes' formula beside
+// the project's).
+func TestCatalogueIsShortWithAStartPathAndCostTables(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := isolatedTab(t, ts.URL, 1280, 800)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS(".card")))
+	if h := eval[float64](t, ctx, `document.documentElement.scrollHeight`); h > 3184 {
+		screenshot(t, ctx, "catalogue-tall.png")
+		t.Errorf("the catalogue is %.0f px tall at 1280 px, want at most 3184", h)
+	}
+	start := eval[[]string](t, ctx, `[...document.querySelectorAll(".start-here a")].map((a) => a.getAttribute("href"))`)
+	if len(start) < 4 {
+		t.Fatalf("the start path has %d steps", len(start))
+	}
+	for _, href := range start {
+		if name, ok := strings.CutPrefix(strings.TrimSuffix(href, "?fresh=1"), "/s/"); ok {
+			if _, ok := scenarios.Lookup(name); !ok {
+				t.Errorf("the start path links to %s, which is not a curated scenario", href)
+			}
+		}
+	}
+	// Every card's costs: a table with a head, one row per cost, three cells each.
+	if bad := eval[string](t, ctx, `[...document.querySelectorAll(".card")].map((c) => {
+	  const tb = c.querySelector("table.costs");
+	  if (!tb) return c.dataset.slug + ": no cost table";
+	  const rows = [...tb.querySelectorAll("tbody tr")];
+	  if (!tb.tHead || !rows.length || rows.some((r) => r.cells.length !== 3)) return c.dataset.slug + ": a malformed cost table";
+	  const size = parseFloat(getComputedStyle(tb.querySelector("tbody td")).fontSize);
+	  return size >= 13 ? "" : c.dataset.slug + ": cost type " + size + " px";
+	}).filter(Boolean).join("; ")`); bad != "" {
+		t.Error(bad)
+	}
+	screenshot(t, ctx, "catalogue.png")
+}
