@@ -223,6 +223,9 @@ export function createExplore(page) {
     family: page.root.dataset.family || "" };
   if (!st.button || !st.dialog || !st.session) return null;
   st.maxNodes = Number(st.button.dataset.maxNodes) || 0; // the server's bound (web/explore.go ExploreNodes)
+  // A page that offers no search at all (a lecture's) shows no button, rather than
+  // one saying "at most 0 processes".
+  if (!st.maxNodes) { st.button.hidden = true; return null; }
   st.why = htmlEl("span", { class: "explore-why", id: "explore-why", hidden: true });
   st.button.after(st.why);
   st.button.setAttribute("aria-describedby", "explore-why");

@@ -51,7 +51,15 @@ export function createProjector(page, mode) {
       queued = false;
       const q = byId("lecture-q");
       if (!matchMedia("(min-width: 901px)").matches) { strip.fit(Infinity); return; }
-      strip.fit(q && !q.hidden ? q.getBoundingClientRect().top : window.innerHeight);
+      let limit = q && !q.hidden ? q.getBoundingClientRect().top : window.innerHeight;
+      // The presenter's localhost warning floats over the foot of the column too, above
+      // the question: the strip keeps clear of both.
+      const warn = byId("lecture-join-warn");
+      if (warn && !warn.hidden) {
+        warn.style.setProperty("--warn-bottom", `${Math.round(window.innerHeight - limit + 8)}px`);
+        limit = warn.getBoundingClientRect().top;
+      }
+      strip.fit(limit);
     });
   }
 
@@ -62,6 +70,7 @@ export function createProjector(page, mode) {
     document.documentElement.style.setProperty("--font-scale", String(scale));
     readout.textContent = `${Math.round(scale * 100)}%`;
     refit();
+    document.dispatchEvent(new Event("pg:stagescale")); // the stage's texts follow it
   };
   const by = (d) => () => {
     scale = nextScale(scale, d);
@@ -87,11 +96,20 @@ export function createProjector(page, mode) {
   // The question comes and goes, and grows with its tally: refit when it does.
   const q = byId("lecture-q");
   if (q) new ResizeObserver(refit).observe(q);
+  const warn = byId("lecture-join-warn");
+  if (warn) new ResizeObserver(refit).observe(warn);
   apply();
 
+  // The selected process (stage.js says which): the strip shows its rules.
+  let selected = -1;
+  document.addEventListener("pg:select", (e) => {
+    selected = e.detail;
+    if (strip.show(page.model, selected)) refit();
+  });
   return {
     frame(f, model) {
-      if (strip.show(model)) refit();
+      if (f.type === "hello") selected = -1;
+      if (strip.show(model, selected)) refit();
     },
   };
 }

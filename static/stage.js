@@ -59,14 +59,18 @@ export function createStage(page) {
   // a caption shares the box with) redraws it.
   // (Observer callbacks come after layout and before paint: redrawing here never shows
   // a frame at the old size.)
-  const resized = new ResizeObserver(() => {
+  const refit = () => {
     if (st.drawnTopology < 0 || !st.view.fitToWrap()) return;
     st.drawnTopology = -1;
     redraw(st, false);
     paint(st); // now: before this frame is painted at the new size
-  });
+  };
+  const resized = new ResizeObserver(refit);
   resized.observe($("svg-wrap"));
   resized.observe($("view"));
+  // The stage's scale follows the window and the type size (projector.js says when).
+  window.addEventListener("resize", refit);
+  document.addEventListener("pg:stagescale", refit);
   // The run controls' height, for the narrow layout's drawing (app.css, --ctl-h).
   new ResizeObserver(([e]) => {
     document.documentElement.style.setProperty("--ctl-h", `${Math.ceil(e.borderBoxSize[0].blockSize)}px`);
@@ -268,6 +272,8 @@ export function select(st, i) {
   st.view.update(st.model);
   st.code.show(st.model, i);
   st.inspector.show(st.model, i);
+  // The projector's rule strip follows the selection too (projector.js).
+  document.dispatchEvent(new CustomEvent("pg:select", { detail: i }));
 }
 
 // ---- status and toasts ----

@@ -1,12 +1,14 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/teach-dist/playground/scenarios"
 )
@@ -224,4 +226,165 @@ func TestCheckAtThePageDefaultsGivesAVerdict(t *testing.T) {
 	if v := eval[string](t, ctx, `document.getElementById("explore-verdict").textContent`); !strings.HasPrefix(v, "Every property holds with 3 processes") {
 		t.Fatalf("the template's verdict: %q", v)
 	}
+}
+
+// The presenter's Scenarios menu moves the lecture: three followers end up on the new
+// run, with its title and explanation, and the join code stays. A question open turns
+// a follower's Fork off, with the reason; after Reveal the follower's answer is said in
+// words. The presenter's header offers no Explore saying "at most 0 processes".
+func TestPresenterSwitchingScenariosKeepsTheFollowers(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	pres := isolatedTab(t, ts.URL, 1280, 720)
+	run(t, pres, chromedp.Navigate(ts.URL+"/play/ricart-agrawala?n=4&fresh=1"))
+	ready(t, pres)
+	run(t, pres, chromedp.Click(chromedp.CSS("#lecture-start")), chromedp.WaitVisible(chromedp.CSS("#lecture-code")))
+	waitFor(t, pres, `location.pathname.startsWith("/lecture/present/") && document.getElementById("main")?.dataset.ready === "true"`)
+	waitFor(t, pres, `/^[A-Z0-9]{3} [A-Z0-9]{3}$/.test(document.getElementById("lecture-code")?.textContent || "")`)
+	code := strings.ReplaceAll(eval[string](t, pres, `document.getElementById("lecture-code").textContent`), " ", "")
+	presURL := eval[string](t, pres, `location.href`)
+	if eval[bool](t, pres, `(() => { const w = document.getElementById("explore-why"); return !!w && !w.hidden && w.textContent.includes("at most 0"); })()`) {
+		t.Error(`the presenter's header says "at most 0 processes"`)
+	}
+	var fols []context.Context
+	for range 3 {
+		f := isolatedTab(t, ts.URL, 1280, 720)
+		run(t, f, chromedp.Navigate(ts.URL+"/l/"+code))
+		ready(t, f)
+		fols = append(fols, f)
+	}
+	waitFor(t, pres, `document.getElementById("main").dataset.followers === "3"`)
+
+	sc, _ := scenarios.Lookup("ricart-agrawala-concurrent")
+	run(t, pres, chromedp.Evaluate[chromedp.Void](`(() => {
+		document.getElementById("more-btn")?.click();
+		document.querySelector(".scenario-nav details").open = true;
+	})()`), chromedp.Click(chromedp.CSS(`.scenario-nav a[href^="/s/ricart-agrawala-concurrent"]`)))
+	titled := `document.getElementById("run-title")?.textContent === ` + jsString(sc.Title) +
+		` && document.getElementById("run-about-text")?.textContent === ` + jsString(sc.About)
+	waitFor(t, pres, titled)
+	if got := eval[string](t, pres, `location.href`); got != presURL {
+		t.Fatalf("the presenter left the lecture for %s", got)
+	}
+	for i, f := range fols {
+		waitFor(t, f, titled)
+		waitFor(t, f, `document.querySelectorAll("#view g.node").length === 3`)
+		if got := eval[string](t, f, `document.getElementById("lecture-code").textContent.replace(" ", "")`); got != code {
+			t.Fatalf("follower %d: the code is %q, want %q", i, got, code)
+		}
+	}
+	// The new run goes on for all: step the presenter, and every follower shows it.
+	for range 4 {
+		before := eval[int](t, pres, `Number(document.getElementById("main").dataset.step)`)
+		run(t, pres, chromedp.KeyEvent(kb.PageDown))
+		waitFor(t, pres, fmt.Sprintf(`Number(document.getElementById("main").dataset.step) > %d`, before))
+	}
+	for i, f := range fols {
+		waitSame(t, pres, f, fmt.Sprintf("follower %d", i))
+	}
+	waitFor(t, pres, `document.getElementById("main").dataset.followers === "3"`)
+	// A process selected: the strip, in view beside the stage, shows its lit rules.
+	run(t, pres, chromedp.KeyEvent("0"))
+	waitFor(t, pres, `(() => {
+	  const s = document.getElementById("rulestrip"), r = s.getBoundingClientRect();
+	  const want = [...document.querySelectorAll("#code-scroll .rule.lit")].map((e) => e.dataset.rule);
+	  const got = [...s.querySelectorAll(".rs-rule")].map((e) => e.dataset.rule);
+	  return s.dataset.selected === "0" && got.length > 0 && JSON.stringify(got) === JSON.stringify(want) && r.top >= 0 && r.bottom <= innerHeight;
+	})()`)
+}
+
+// Messages per entry mid-run: while a request is still being served the panel says
+// how many messages so far and how many entries, not a mean that counts the waiting
+// request's messages against one entry.
+func TestMetricsSayMessagesSoFarMidRun(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := isolatedTab(t, ts.URL, 1280, 800)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/play/ricart-agrawala?n=5&seed=3&fresh=1"))
+	ready(t, ctx)
+	clickProcessAction(t, ctx, 0, "request")
+	clickProcessAction(t, ctx, 1, "request")
+	const cell = `(document.querySelector('#metrics tr[data-key="messages-per-entry"] td.measured')?.textContent || "")`
+	stepUntil(t, ctx, `/^\d+ messages so far, 1 entry$/.test(`+cell+`)`)
+	// Once both have entered, the mean: 2(N-1) = 8.
+	stepUntil(t, ctx, cell+`.startsWith("8")`)
+}
+
+// /compare: an algorithm keeps its colour on every chart and whichever algorithms are
+// beside it; a line that ends says why; the theory is drawn over the measured lines,
+// so both show.
+func TestCompareColoursEndsAndTheory(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := isolatedTab(t, ts.URL, 1280, 900)
+	colour := `(() => {
+	  const out = {};
+	  for (const p of document.querySelectorAll("#chart-mutex-messages-per-entry polyline.measured, svg.chart polyline.measured")) {
+	    const name = p.querySelector("title").textContent.replace(" (measured)", "");
+	    const c = getComputedStyle(p).stroke;
+	    out[name] = out[name] && out[name] !== c ? "differs" : c;
+	  }
+	  return out;
+	})()`
+	run(t, ctx, chromedp.Navigate(ts.URL+"/compare?alg=maekawa&alg=ricart-agrawala&n=3-8"), chromedp.WaitVisible(chromedp.CSS(`svg.chart`)))
+	first := eval[map[string]string](t, ctx, colour)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/compare?alg=central&alg=lamport&alg=maekawa&n=3-4"), chromedp.WaitVisible(chromedp.CSS(`svg.chart`)))
+	second := eval[map[string]string](t, ctx, colour)
+	const mk = "Maekawa's voting algorithm"
+	if first[mk] == "" || first[mk] == "differs" || first[mk] != second[mk] {
+		t.Errorf("Maekawa's colour: %q with Ricart-Agrawala, %q with central and Lamport", first[mk], second[mk])
+	}
+	run(t, ctx, chromedp.Navigate(ts.URL+"/compare?alg=maekawa&alg=ricart-agrawala&n=3-8"), chromedp.WaitVisible(chromedp.CSS(`svg.chart`)))
+	ends := eval[string](t, ctx, `[...document.querySelectorAll(".chart-ends li")].map((e) => e.textContent).join("\n")`)
+	if !strings.Contains(ends, mk+": no value ") {
+		t.Errorf("no chart says where Maekawa's line ends: %q", ends)
+	}
+	// The theory over the measured lines, each drawn visibly.
+	if bad := eval[string](t, ctx, `[...document.querySelectorAll("svg.chart")].map((s) => {
+	  const th = s.querySelector("polyline.theory"), me = s.querySelector("polyline.measured");
+	  if (!th || !me) return "";
+	  const on = (p) => parseFloat(getComputedStyle(p).strokeWidth) >= 2 && getComputedStyle(p).stroke !== "none" && parseFloat(getComputedStyle(p).strokeOpacity) > 0.3;
+	  if (!on(th) || !on(me)) return s.id + ": a line is not drawn visibly";
+	  return me.compareDocumentPosition(th) & Node.DOCUMENT_POSITION_FOLLOWING ? "" : s.id + ": the theory is under the measured lines";
+	}).filter(Boolean).join("; ")`); bad != "" {
+		t.Error(bad)
+	}
+	screenshot(t, ctx, "compare-ends.png")
+}
+
+// The catalogue: half the height it had (6,368 px at 1280 px), a path to start with,
+// and each algorithm's costs as a table that reads across (the notes' formula beside
+// the project's).
+func TestCatalogueIsShortWithAStartPathAndCostTables(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := isolatedTab(t, ts.URL, 1280, 800)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS(".card")))
+	if h := eval[float64](t, ctx, `document.documentElement.scrollHeight`); h > 3184 {
+		screenshot(t, ctx, "catalogue-tall.png")
+		t.Errorf("the catalogue is %.0f px tall at 1280 px, want at most 3184", h)
+	}
+	start := eval[[]string](t, ctx, `[...document.querySelectorAll(".start-here a")].map((a) => a.getAttribute("href"))`)
+	if len(start) < 4 {
+		t.Fatalf("the start path has %d steps", len(start))
+	}
+	for _, href := range start {
+		if name, ok := strings.CutPrefix(strings.TrimSuffix(href, "?fresh=1"), "/s/"); ok {
+			if _, ok := scenarios.Lookup(name); !ok {
+				t.Errorf("the start path links to %s, which is not a curated scenario", href)
+			}
+		}
+	}
+	// Every card's costs: a table with a head, one row per cost, three cells each.
+	if bad := eval[string](t, ctx, `[...document.querySelectorAll(".card")].map((c) => {
+	  const tb = c.querySelector("table.costs");
+	  if (!tb) return c.dataset.slug + ": no cost table";
+	  const rows = [...tb.querySelectorAll("tbody tr")];
+	  if (!tb.tHead || !rows.length || rows.some((r) => r.cells.length !== 3)) return c.dataset.slug + ": a malformed cost table";
+	  const size = parseFloat(getComputedStyle(tb.querySelector("tbody td")).fontSize);
+	  return size >= 13 ? "" : c.dataset.slug + ": cost type " + size + " px";
+	}).filter(Boolean).join("; ")`); bad != "" {
+		t.Error(bad)
+	}
+	screenshot(t, ctx, "catalogue.png")
 }
