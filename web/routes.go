@@ -14,14 +14,14 @@ import (
 
 // routes is the server's one route table: every URL it answers, and the middleware
 // every request passes (HEAD as GET without the body, client address, request log,
-// panics, security headers, rate limits). Pages and APIs are compressed; sockets and
-// the Explore stream are not (each line of the stream must reach the page as soon as
-// it is written).
+// panics, the Host and the body's deadline (hosts.go), security headers, rate limits).
+// Pages and APIs are compressed; sockets and the Explore stream are not (each line of
+// the stream must reach the page as soon as it is written).
 func (s *Server) routes() chi.Router {
 	ex, lec := s.exports, s.lecture
 	r := chi.NewRouter()
 	r.Use(middleware.GetHead, s.opts.ClientIP, ops.RequestLog(s.opts.Logger, s.metrics, ratelimit.Free), ops.Recoverer(s.opts.Logger, s.metrics),
-		securityHeaders, s.limits.Middleware)
+		checkHost(&s.hosts), bodyDeadline(s.opts.BodyTimeout), securityHeaders, s.limits.Middleware)
 	r.Get("/readyz", s.metrics.Ready(s.sessions))
 	r.Get("/metrics", s.metrics.Handler().ServeHTTP)
 	r.Group(func(r chi.Router) {

@@ -15,6 +15,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -94,6 +96,13 @@ type Options struct {
 	// ShutdownTimeout bounds a graceful shutdown: requests in progress and the closing
 	// handshakes of WebSockets get this long (default 10 s).
 	ShutdownTimeout time.Duration
+	// AllowedHosts are names besides the server's own (an IP address, localhost, this
+	// machine's host name, the host of PublicURL and of the listen address) that a
+	// request's Host may give (hosts.go; `serve --allowed-hosts`); "*" allows any.
+	AllowedHosts []string
+	// BodyTimeout is how long a request's body may take to arrive (default
+	// DefaultBodyTimeout; hosts.go).
+	BodyTimeout time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -134,6 +143,9 @@ func (o Options) withDefaults() Options {
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = 10 * time.Second
 	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = DefaultBodyTimeout
+	}
 	return o
 }
 
@@ -161,6 +173,7 @@ type Server struct {
 	lecture   *lecturehttp.Handlers
 	compare   *compare.Engine // the /compare page's runs and cache
 	exploring explorations    // the Explore action's searches running
+	hosts     atomic.Pointer[hostNames] // the names a request's Host may give (hosts.go)
 }
 
 // New returns a server with its own session manager.
@@ -170,6 +183,15 @@ func New(opts Options) *Server {
 	s := &Server{opts: opts, pages: pages.Renderer{Log: opts.Logger, Cat: pages.BuildCatalogue()},
 		compare: compare.New(opts.Compare), exploring: newExplorations(opts.Explore, opts.Sandbox)}
 	s.sessions = session.NewManager(opts.MaxSessions, s.sessionOptions())
+	names := newHostNames(opts.AllowedHosts...)
+	if opts.PublicURL != nil {
+		names.add(opts.PublicURL.Hostname())
+	}
+	if h, err := os.Hostname(); err == nil {
+		names.add(h)
+		names.add(h + ".local")
+	}
+	s.hosts.Store(names)
 	lec := opts.Lecture
 	lec.OnEvict = func(code string) {
 		s.metrics.LectureEvicted()
@@ -268,5 +290,6 @@ func (s *Server) drain() {
 // sessions and their connections.
 func (s *Server) ListenAndServe(ctx context.Context, addr string, ready func(addr string)) error {
 	hs := &http.Server{Addr: addr, Handler: s, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	s.hosts.Store(s.hosts.Load().with(hostOf(addr)))
 	return serve(ctx, hs, s, ready)
 }
