@@ -171,8 +171,8 @@ type Server struct {
 	runs      runs.Source        // the run a URL names
 	exports   *export.API
 	lecture   *lecturehttp.Handlers
-	compare   *compare.Engine // the /compare page's runs and cache
-	exploring explorations    // the Explore action's searches running
+	compare   *compare.Engine           // the /compare page's runs and cache
+	exploring explorations              // the Explore action's searches running
 	hosts     atomic.Pointer[hostNames] // the names a request's Host may give (hosts.go)
 }
 
