@@ -62,9 +62,7 @@ type Options struct {
 // Handlers serve lecture mode's pages and sockets.
 type Handlers struct {
 	Options
-	places  shares       // follower places per lecture and client
-	answers answerShares // answers to the open question per lecture and client
-	guesses guesses      // wrong join codes per client
+	guesses guesses // wrong join codes per client
 }
 
 // New returns the handlers of opts.

@@ -95,6 +95,9 @@ type Broker struct {
 	mirrors map[string]*mirror // lectures of other servers with followers here
 	local   func(code string) (lecture.Hosted, bool)
 	closed  bool
+
+	pmu    sync.Mutex
+	places map[string]map[string]int // lecture of another server -> client -> places held here
 }
 
 var _ lecture.Cluster = (*Broker)(nil)

@@ -138,6 +138,9 @@ func (s *stream) serve(m *nats.Msg) {
 			delete(s.counts, req.Node)
 		}
 		s.cmu.Unlock()
+		if l, ok := s.b.hosted(s.code); ok {
+			l.ReportPlaces(req.Node, req.Places, s.b.placesLast())
+		}
 		return
 	case "sync":
 		s.sync(m)
@@ -159,7 +162,9 @@ func (s *stream) serve(m *nats.Msg) {
 	case "admit":
 		respond(m, result(l.Admit()))
 	case "answer":
-		respond(m, result(l.Answer(req.Fid, req.Question, req.Choice)))
+		respond(m, result(l.Answer(req.Client, req.Fid, req.Question, req.Choice)))
+	case "place":
+		respond(m, result(l.TakeRemotePlace(req.Node, req.Client, s.b.placesLast())))
 	case "answered":
 		id, choice, ok := l.Answered(req.Fid)
 		respond(m, reply{Question: id, Choice: choice, OK: ok})
