@@ -277,7 +277,7 @@ func TestLectureAnswerShareSurvivesTricks(t *testing.T) {
 	tests := []struct {
 		name  string
 		trick func(id, i int) []string // the frames the trick sends before real answer i
-		want  int                       // real answers counted
+		want  int                      // real answers counted
 	}{
 		{"answers to another question between real ones", func(id, i int) []string {
 			return []string{fmt.Sprintf(`{"type":"lecture","op":"answer","question":%d,"choice":0}`, id+1+i)}
