@@ -13,6 +13,7 @@ func (s *Session) advance(now time.Time) {
 	if !s.playing || s.failed != nil {
 		return
 	}
+	s.refactor(now)
 	var out []batch
 	for range maxBatchesPerWake {
 		if s.pending == nil {
@@ -68,8 +69,28 @@ func (s *Session) reanchor(now time.Time) {
 
 // due is when virtual time t should be shown.
 func (s *Session) due(t int) time.Time {
-	secs := float64(t-s.anchorVirt) / (Rate * s.speed)
+	secs := float64(t-s.anchorVirt) / (Rate * s.speed * s.factor)
 	return s.anchorWall.Add(time.Duration(secs * float64(time.Second)))
+}
+
+// refactor asks the CPU how fast the client's runs may go now (cpu.go). When that
+// changes, the run goes on from the virtual time due now at the new pace, and its
+// viewers are told whether it is slowed.
+func (s *Session) refactor(now time.Time) {
+	f := s.opts.CPU.Factor(s.shares.owner)
+	if f == s.factor {
+		return
+	}
+	v := s.anchorVirt + int(now.Sub(s.anchorWall).Seconds()*Rate*s.speed*s.factor)
+	if s.pending != nil {
+		v = min(v, s.pending[0].t)
+	}
+	s.anchorWall, s.anchorVirt = now, max(v, s.anchorVirt)
+	was := s.factor < 1
+	s.factor = f
+	if was != (f < 1) {
+		s.broadcast(s.stateFrame())
+	}
 }
 
 // arm sets the pacing timer for the next thing to publish while playing.

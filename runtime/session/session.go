@@ -98,6 +98,9 @@ type Options struct {
 	// OnEvict (Manager only) hears of a session ended to make room for another;
 	// watched tells whether it still had a subscriber.
 	OnEvict func(s *Session, watched bool)
+	// CPU accounts the work of each session to its client and slows the runs of a
+	// client over its share of the processors (cpu.go); nil: none.
+	CPU *CPU
 }
 
 func (o Options) withDefaults() Options {
@@ -168,7 +171,8 @@ type Session struct {
 	horizon int // the furthest step this timeline has reached
 	playing bool
 	speed   float64
-	quiet   bool  // nothing is left to happen without an intervention
+	factor  float64 // of speed, while the client is over its share of the CPU (cpu.go)
+	quiet   bool    // nothing is left to happen without an intervention
 	failed  error // the run hit a limit; it stays stopped until a seek back or a reset
 	subs    []Subscriber
 	idle    *alarm
@@ -214,6 +218,7 @@ func newSession(id string, setup Setup, opts Options) (*Session, error) {
 		cmds:      make(chan *envelope, 4), // senders wait their turn
 		done:      make(chan struct{}),
 		speed:     1,
+		factor:    1,
 		started:   opts.Clock.Now(),
 	}
 	s.idle, s.pace, s.rest = s.newAlarm(idleAlarm), s.newAlarm(paceAlarm), s.newAlarm(restAlarm)
@@ -288,7 +293,10 @@ func (s *Session) serve(e *envelope) bool {
 	if e.what == fired && e.alarm == idleAlarm && len(s.subs) == 0 {
 		return false // nobody came, or nobody came back
 	}
-	if !s.contained(func() { s.handle(e) }) {
+	work := s.opts.CPU.Start()
+	ok := s.contained(func() { s.handle(e) })
+	s.opts.CPU.Done(s.shares.owner, work) // steps, replays, seeks, wakes: the client's CPU (cpu.go)
+	if !ok {
 		return false
 	}
 	if e.what != fired && e.what != recipe {

@@ -1,0 +1,228 @@
+package session
+
+import (
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Fair CPU. Every piece of work a client's requests cause (a session's steps, its
+// replays and seeks, wakes from rest, and, charged by the web layer, its exports,
+// comparisons and explorer searches) is measured and charged to the client (an IPv4
+// address or an IPv6 /64). A CPU keeps each client's recent use, decayed with a
+// half-life, as a rate in cores.
+//
+// The server's CPU (Cores) is shared by max-min fairness over those rates: when the
+// clients together use more than Cores, the level L is the rate at which
+// sum(min(rate, L)) = Cores, and a client above L is over its share. So a client
+// is slowed only against what the others use: a lecture hall of 300 behind one NAT
+// is one client and has the whole of Cores while nobody else works; a visitor whose
+// page and snapshot cost a few milliseconds is far under any level and never slowed.
+// Cores defaults to three quarters of the processors, so that a newcomer always
+// finds a processor free and is served at once, before its own use is even known.
+//
+// A client over its share has its runs step at a lower effective speed (Factor: a
+// power of two from 1/2 to 1/64, as far under as it is over), which its pages show
+// (the clock's `slowed`); the speed it chose is kept and comes back once it is under
+// its share again.
+
+// CPUOptions tune a CPU. Zero values take the defaults.
+type CPUOptions struct {
+	// Cores is the CPU the clients share, in processors (default 3/4 of GOMAXPROCS).
+	Cores float64
+	// HalfLife is how fast a client's past use fades (default 2 s).
+	HalfLife time.Duration
+	// Now is the clock use decays by (default time.Now); Meter measures the work
+	// charged (default the monotonic wall clock). Tests give their own.
+	Now   func() time.Time
+	Meter func() time.Duration
+}
+
+// MinFactor is the slowest a client over its share is made to go.
+const MinFactor = 1.0 / 64
+
+// CPU accounts the work of every client. Its methods are safe for concurrent use; a
+// nil *CPU accounts nothing and slows nobody.
+type CPU struct {
+	opts CPUOptions
+	tau  float64 // seconds: the decay's time constant
+
+	mu      sync.Mutex
+	by      map[string]*cpuUse
+	level   float64 // cores; +Inf when nobody is over its share
+	levelAt time.Time
+}
+
+type cpuUse struct {
+	acc float64 // seconds of work, decayed to at
+	at  time.Time
+}
+
+// maxCPUClients bounds the clients a CPU remembers; past it those whose use has
+// faded are forgotten, and past twice it every use starts again.
+const maxCPUClients = 10_000
+
+// levelEvery is how often the level is computed again (Factor is asked at every
+// pacing tick of every session).
+const levelEvery = 100 * time.Millisecond
+
+var processStart = time.Now()
+
+// NewCPU returns an accountant with these options.
+func NewCPU(opts CPUOptions) *CPU {
+	if opts.Cores <= 0 {
+		opts.Cores = 0.75 * float64(runtime.GOMAXPROCS(0))
+	}
+	if opts.HalfLife <= 0 {
+		opts.HalfLife = 2 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Meter == nil {
+		opts.Meter = func() time.Duration { return time.Since(processStart) }
+	}
+	return &CPU{opts: opts, tau: opts.HalfLife.Seconds() / math.Ln2, by: map[string]*cpuUse{}, level: math.Inf(1)}
+}
+
+// Cores is the CPU the clients share.
+func (c *CPU) Cores() float64 { return c.opts.Cores }
+
+// Start begins measuring a piece of work; Done charges it to client.
+func (c *CPU) Start() time.Duration {
+	if c == nil {
+		return 0
+	}
+	return c.opts.Meter()
+}
+
+// Done charges client the work measured since start.
+func (c *CPU) Done(client string, start time.Duration) {
+	if c == nil {
+		return
+	}
+	c.Charge(client, c.opts.Meter()-start)
+}
+
+// Charge adds d of work to client's use.
+func (c *CPU) Charge(client string, d time.Duration) {
+	if c == nil || d <= 0 {
+		return
+	}
+	now := c.opts.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	u := c.by[client]
+	if u == nil {
+		if len(c.by) >= maxCPUClients {
+			c.forgetLocked(now)
+		}
+		u = &cpuUse{at: now}
+		c.by[client] = u
+	}
+	c.decay(u, now)
+	u.acc += d.Seconds()
+}
+
+// decay brings u's use to now.
+func (c *CPU) decay(u *cpuUse, now time.Time) {
+	if dt := now.Sub(u.at).Seconds(); dt > 0 {
+		u.acc *= math.Exp(-dt / c.tau)
+		u.at = now
+	}
+}
+
+// forgetLocked drops the clients whose use has faded; if that is not enough, all.
+func (c *CPU) forgetLocked(now time.Time) {
+	for k, u := range c.by {
+		c.decay(u, now)
+		if u.acc < 1e-4 {
+			delete(c.by, k)
+		}
+	}
+	if len(c.by) >= maxCPUClients {
+		clear(c.by)
+	}
+}
+
+// Rate is client's recent use, in cores.
+func (c *CPU) Rate(client string) float64 {
+	if c == nil {
+		return 0
+	}
+	now := c.opts.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	u := c.by[client]
+	if u == nil {
+		return 0
+	}
+	c.decay(u, now)
+	return u.acc / c.tau
+}
+
+// Factor is the fraction of its chosen speed client's runs go at: 1 under its share,
+// a power of two down to MinFactor over it.
+func (c *CPU) Factor(client string) float64 {
+	if c == nil {
+		return 1
+	}
+	now := c.opts.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.levelAt.IsZero() || now.Sub(c.levelAt) >= levelEvery || now.Before(c.levelAt) {
+		c.level, c.levelAt = c.levelLocked(now), now
+	}
+	u := c.by[client]
+	if u == nil || math.IsInf(c.level, 1) {
+		return 1
+	}
+	c.decay(u, now)
+	return factorOf(c.level, u.acc/c.tau)
+}
+
+// factorOf is the factor of a client using rate when the level is level: the power of
+// two at or under level/rate, 1 when the rate is within a tenth of the level.
+func factorOf(level, rate float64) float64 {
+	if rate <= level*1.1 {
+		return 1
+	}
+	return max(math.Pow(2, math.Floor(math.Log2(level/rate))), MinFactor)
+}
+
+// levelLocked is the fair level of the rates now: +Inf when they fit in Cores.
+func (c *CPU) levelLocked(now time.Time) float64 {
+	rates := make([]float64, 0, len(c.by))
+	sum := 0.0
+	for k, u := range c.by {
+		c.decay(u, now)
+		if u.acc < 1e-6 {
+			delete(c.by, k)
+			continue
+		}
+		r := u.acc / c.tau
+		rates = append(rates, r)
+		sum += r
+	}
+	return waterLevel(rates, sum, c.opts.Cores)
+}
+
+// waterLevel is L with sum(min(r, L)) = capacity over rates (whose sum is sum), or
+// +Inf when they fit.
+func waterLevel(rates []float64, sum, capacity float64) float64 {
+	if sum <= capacity {
+		return math.Inf(1)
+	}
+	slices.Sort(rates)
+	below := 0.0 // the rates under the level, all taken whole
+	for i, r := range rates {
+		l := (capacity - below) / float64(len(rates)-i)
+		if r >= l {
+			return l
+		}
+		below += r
+	}
+	return rates[len(rates)-1]
+}

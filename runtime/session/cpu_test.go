@@ -1,0 +1,158 @@
+package session
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/teach-dist/playground/runtime/sim"
+)
+
+// The fair level shares the cores by max-min fairness: clients under it keep their
+// use, the rest share what is left equally.
+func TestWaterLevel(t *testing.T) {
+	tests := []struct {
+		rates    []float64
+		capacity float64
+		want     float64
+	}{
+		{[]float64{0.2, 0.3}, 1, math.Inf(1)},      // they fit
+		{[]float64{4}, 1.5, 1.5},                   // one client alone has the capacity
+		{[]float64{0.01, 4}, 1.5, 1.49},            // a visitor's use is left whole
+		{[]float64{2, 2}, 1, 0.5},                  // two equal clients halve it
+		{[]float64{0.1, 0.2, 3, 5}, 1.5, 0.6},      // two small, two big
+		{[]float64{0.4, 0.4, 0.4, 0.4}, 1.5, .375}, // all equal
+	}
+	for _, tt := range tests {
+		sum := 0.0
+		for _, r := range tt.rates {
+			sum += r
+		}
+		if got := waterLevel(append([]float64(nil), tt.rates...), sum, tt.capacity); math.Abs(got-tt.want) > 1e-9 && got != tt.want {
+			t.Errorf("waterLevel(%v, %v) = %v, want %v", tt.rates, tt.capacity, got, tt.want)
+		}
+	}
+}
+
+// A client is slowed by a power of two as far under its share as it is over it.
+func TestFactorOf(t *testing.T) {
+	tests := []struct{ level, rate, want float64 }{
+		{1, 0.5, 1},
+		{1, 1.05, 1}, // within a tenth: not slowed
+		{1, 1.5, 0.5},
+		{1, 2, 0.5},
+		{1, 3, 0.25},
+		{1, 16, 1.0 / 16},
+		{1, 1e6, MinFactor},
+		{math.Inf(1), 100, 1},
+	}
+	for _, tt := range tests {
+		if got := factorOf(tt.level, tt.rate); got != tt.want {
+			t.Errorf("factorOf(%v, %v) = %v, want %v", tt.level, tt.rate, got, tt.want)
+		}
+	}
+}
+
+func startFor(t *testing.T, m *Manager, owner, doc string) (*Session, *sub) {
+	t.Helper()
+	s, err := m.StartFor(owner, setupOf(t, doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newSub()
+	if err := s.Attach(c); err != nil {
+		t.Fatal(err)
+	}
+	c.next(t, "hello")
+	c.next(t, "snapshot")
+	return s, c
+}
+
+// A session's work (steps, seeks, replays) is charged to its client, and to nobody
+// else.
+func TestSessionsChargeTheirClient(t *testing.T) {
+	cpu := NewCPU(CPUOptions{})
+	m := NewManager(4, Options{CPU: cpu})
+	t.Cleanup(m.Close)
+	s, c := startFor(t, m, "10.0.0.1", ra3)
+	requestAndStep(t, s, c, 0, 5)
+	do(t, s, c, Command{Kind: Seek, Step: 1})
+	c.next(t, "snapshot")
+	if r := cpu.Rate("10.0.0.1"); r <= 0 {
+		t.Errorf("the client's use after its steps and seek: %v", r)
+	}
+	if r := cpu.Rate("10.0.0.2"); r != 0 {
+		t.Errorf("another client was charged %v", r)
+	}
+}
+
+// When the clients' work is more than the cores, a client over its share has its
+// runs slowed, and says so in its clock frames; a client under it (a fresh visitor)
+// plays at its own speed. Back under its share, the slowed client goes at its speed
+// again.
+func TestAClientOverItsShareIsSlowedAndOthersAreNot(t *testing.T) {
+	var r *clocked
+	cpu := NewCPU(CPUOptions{Cores: 1, Now: func() time.Time { return r.clock.Now() }})
+	r = newClocked(t, Options{CPU: cpu})
+	heavy, hc := startFor(t, r.ms[0], "10.0.0.1", ra3)
+	fresh, fc := startFor(t, r.ms[0], "10.0.0.2", ra3)
+	// The heavy client's other runs: ten seconds of work in the last moment.
+	cpu.Charge("10.0.0.1", 10*time.Second)
+	for _, x := range []struct {
+		s *Session
+		c *sub
+	}{{heavy, hc}, {fresh, fc}} {
+		do(t, x.s, x.c, Command{Kind: Speed, Speed: MaxSpeed})
+		x.c.next(t, "state")
+		for n := range 3 {
+			do(t, x.s, x.c, act(sim.ActRequest, n))
+			x.c.next(t, "events")
+		}
+		do(t, x.s, x.c, Command{Kind: Play})
+		x.c.next(t, "state")
+	}
+	r.pass(t, 0)
+	r.pass(t, 250*time.Millisecond)
+	// What each showed: the latest virtual time and the slowed fractions its frames said.
+	shown := func(c *sub) (int, map[float64]bool) {
+		last, slowed := 0, map[float64]bool{}
+		for len(c.frames) > 0 {
+			f := c.next(t, "events", "state")
+			slowed[f.Slowed] = true
+			last = max(last, f.T)
+		}
+		return last, slowed
+	}
+	ht, hs := shown(hc)
+	ft, fs := shown(fc)
+	want := factorOf(1, cpu.Rate("10.0.0.1"))
+	if want >= 1 || !hs[want] || len(hs) != 1 {
+		t.Errorf("the heavy client's frames said slowed %v, want only %v", keys(hs), want)
+	}
+	if !fs[0] || len(fs) != 1 {
+		t.Errorf("the fresh visitor's frames said slowed %v, want none", keys(fs))
+	}
+	if ft < 4 || float64(ht) > float64(ft)*want+1 {
+		t.Errorf("in 250 ms at 16x the heavy run showed virtual time %d, the fresh one %d (slowed %v)", ht, ft, want)
+	}
+	// Its use fades (nothing charged for a minute): it is under its share again.
+	r.clock.now = r.clock.Now().Add(time.Minute)
+	do(t, heavy, hc, act(sim.ActRequest, 0))
+	r.pass(t, 250*time.Millisecond)
+	var last frame
+	for len(hc.frames) > 0 {
+		last = hc.next(t, "events", "state")
+	}
+	if last.Type == "" || last.Slowed != 0 {
+		t.Errorf("after its use faded the heavy client's latest frame says slowed %v: %s", last.Slowed, last.raw)
+	}
+}
+
+func keys(m map[float64]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, fmt.Sprint(k))
+	}
+	return out
+}
