@@ -173,7 +173,7 @@ type Session struct {
 	speed   float64
 	factor  float64 // of speed, while the client is over its share of the CPU (cpu.go)
 	quiet   bool    // nothing is left to happen without an intervention
-	failed  error // the run hit a limit; it stays stopped until a seek back or a reset
+	failed  error   // the run hit a limit; it stays stopped until a seek back or a reset
 	subs    []Subscriber
 	idle    *alarm
 	pace    *alarm
