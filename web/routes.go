@@ -54,16 +54,18 @@ func (s *Server) routes() chi.Router {
 			r.Get("/timeline", ex.SessionTimeline)
 			r.Get("/shiviz", ex.SessionShiViz)
 		}
+		// Exports are their client's work (runtime/session/cpu.go).
 		r.Route("/api/sessions/{id}", func(r chi.Router) {
+			r.Use(s.chargeCPU)
 			reads(r)
 			r.Get("/link", ex.SessionLink)
 		})
 		r.Route("/api/lectures/{code}", func(r chi.Router) {
-			r.Use(lec.GuardCode) // a code costs a join guess here too
+			r.Use(lec.GuardCode, s.chargeCPU) // a code costs a join guess here too
 			reads(r)
 		})
-		r.Get("/r/{code}/trace.jsonl", ex.LinkTrace)
-		r.Get("/r/{code}/shiviz", ex.LinkShiViz)
+		r.With(s.chargeCPU).Get("/r/{code}/trace.jsonl", ex.LinkTrace)
+		r.With(s.chargeCPU).Get("/r/{code}/shiviz", ex.LinkShiViz)
 
 		r.Get("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
 			// Every visit to a playground page starts a run: keep crawlers to the catalogue.

@@ -103,6 +103,11 @@ type Options struct {
 	// BodyTimeout is how long a request's body may take to arrive (default
 	// DefaultBodyTimeout; hosts.go).
 	BodyTimeout time.Duration
+	// CPU shares the processors between clients (runtime/session/cpu.go): the work
+	// of each client's runs, exports, comparisons and searches is charged to it, and
+	// the runs of a client over its share are slowed while the server is busy.
+	// `serve --cpu-cores`; tests give a clock and a meter of their own.
+	CPU session.CPUOptions
 }
 
 func (o Options) withDefaults() Options {
@@ -174,14 +179,18 @@ type Server struct {
 	compare   *compare.Engine           // the /compare page's runs and cache
 	exploring explorations              // the Explore action's searches running
 	hosts     atomic.Pointer[hostNames] // the names a request's Host may give (hosts.go)
+	cpu       *session.CPU              // each client's work, for the fair share of the CPU
 }
 
 // New returns a server with its own session manager.
 func New(opts Options) *Server {
 	opts = opts.withDefaults()
 	scenarios.UseSourceLoader(opts.Sandbox) // every source of every run goes to the sandbox
+	cpu := session.NewCPU(opts.CPU)
+	cmp := opts.Compare
+	cmp.Charge = cpu.Charge // a comparison's runs are its client's work
 	s := &Server{opts: opts, pages: pages.Renderer{Log: opts.Logger, Cat: pages.BuildCatalogue()},
-		compare: compare.New(opts.Compare), exploring: newExplorations(opts.Explore, opts.Sandbox)}
+		compare: compare.New(cmp), exploring: newExplorations(opts.Explore, opts.Sandbox), cpu: cpu}
 	s.sessions = session.NewManager(opts.MaxSessions, s.sessionOptions())
 	names := newHostNames(opts.AllowedHosts...)
 	if opts.PublicURL != nil {
@@ -250,8 +259,22 @@ func (s *Server) sessionOptions() session.Options {
 			log.Info("session end", "session", logID(sess.ID()), "algorithm", sess.Algorithm(), "lived", lived.Round(time.Second))
 		},
 		OnEvents: func(n int) { s.metrics.EventsPublished(n) },
+		CPU:      s.cpu,
 	}
 }
+
+// chargeCPU charges the client of each request the time its handler took: exports,
+// whose replays are the work (runtime/session/cpu.go).
+func (s *Server) chargeCPU(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		work := s.cpu.Start()
+		defer func() { s.cpu.Done(clientOf(r), work) }()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// CPU is the server's account of each client's work.
+func (s *Server) CPU() *session.CPU { return s.cpu }
 
 // logID names a session in logs without giving its id away (the id drives the run).
 func logID(id string) string {

@@ -185,6 +185,7 @@ func TestServeRefusesBadOperationsFlags(t *testing.T) {
 		{[]string{"--allowed-hosts", "https://class.example.edu"}, "--allowed-hosts (or $ALLOWED_HOSTS): \"https://class.example.edu\" is not a host name"},
 		{[]string{"--allowed-hosts", "a.example,*.example"}, "\"*.example\" is not a host name"},
 		{[]string{"--body-timeout", "1ms"}, "--body-timeout"},
+		{[]string{"--cpu-cores", "-1"}, "--cpu-cores"},
 	} {
 		_, _, err := runArgs(t, "", append([]string{"serve", "--addr", "127.0.0.1:0"}, tc.args...)...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
