@@ -145,6 +145,8 @@ func visits(base, addr string, n int) (string, error) {
 		time.Sleep(20 * time.Millisecond) // a visitor, not a flood: keeps within the page rate
 	}
 	slices.Sort(ds)
-	q := func(p float64) time.Duration { return ds[min(len(ds)-1, int(p*float64(len(ds))))].Round(100 * time.Microsecond) }
+	q := func(p float64) time.Duration {
+		return ds[min(len(ds)-1, int(p*float64(len(ds))))].Round(100 * time.Microsecond)
+	}
 	return fmt.Sprintf("p50 %v, p99 %v, max %v", q(0.50), q(0.99), ds[len(ds)-1].Round(100*time.Microsecond)), nil
 }
