@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -22,8 +24,9 @@ func init() { attacks["cpu"] = cpuAttack }
 // cpuAttack: one address (127.0.0.1) plays -sessions heavy runs (the Go
 // Ricart-Agrawala with -n processes at 16x, half of them asking for the CS again
 // whenever the run goes quiet) while a fresh visitor of another address (127.0.0.2)
-// loads a page, opens its socket and waits for the snapshot, -samples times; the same
-// visitor is measured first with no attacker (the baseline, same run). -fair=false
+// loads a page, opens its socket and waits for the snapshot, -samples times; a visitor
+// of a third address (127.0.0.3) is measured first with no attacker (the baseline,
+// same run). -fair=false
 // gives the server a CPU share larger than any machine, as before the fair share.
 func cpuAttack(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("cpu", flag.ContinueOnError)
@@ -32,8 +35,20 @@ func cpuAttack(ctx context.Context, args []string) error {
 	samples := fs.Int("samples", 200, "fresh visits measured in each phase")
 	warm := fs.Duration("warm", 3*time.Second, "how long the heavy runs play before the visits are measured")
 	fair := fs.Bool("fair", true, "the server shares the CPU fairly (false: a share no machine reaches)")
+	prof := fs.String("cpuprofile", "", "write a CPU profile of the whole attack (server and clients) here")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *prof != "" {
+		f, err := os.Create(*prof)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	opts := web.Options{MaxSessions: 200}
 	if !*fair {
@@ -45,11 +60,13 @@ func cpuAttack(ctx context.Context, args []string) error {
 	}
 	defer stop()
 
-	baseline, err := visits(base, "127.0.0.2", *samples)
+	// The baseline's visitor has an address of its own: each visit is a new run, and
+	// one address may start 300 in a burst (--rate-sessions).
+	baseline, err := visits(base, "127.0.0.3", *samples)
 	if err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
-	fmt.Printf("baseline (no attacker): fresh visitor 127.0.0.2, %d visits: %s\n", *samples, baseline)
+	fmt.Printf("baseline (no attacker): fresh visitor 127.0.0.3, %d visits: %s\n", *samples, baseline)
 
 	attacker := newFairClient("127.0.0.1")
 	var frames, slowed atomic.Int64

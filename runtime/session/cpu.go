@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"math"
 	"runtime"
 	"slices"
@@ -23,10 +24,22 @@ import (
 // Cores defaults to three quarters of the processors, so that a newcomer always
 // finds a processor free and is served at once, before its own use is even known.
 //
-// A client over its share has its runs step at a lower effective speed (Factor: a
-// power of two from 1/2 to 1/64, as far under as it is over), which its pages show
-// (the clock's `slowed`); the speed it chose is kept and comes back once it is under
-// its share again.
+// A client over its share is held to it three ways:
+//
+//   - its runs step at a lower effective speed (Factor: a power of two from 1/2 to
+//     1/64, as far under as it is over), which its pages show (the clock's
+//     `slowed`); the speed it chose comes back once it is under its share again;
+//   - a run too heavy to keep even that pace works at most slowQuantum per wake and
+//     then rests for its factor's part of the time (pace.go);
+//   - its sessions take turns (Turn): one works at a time, and after each piece of
+//     work the turn rests (Rest) so that the client's work keeps one processor busy
+//     for at most half the fair level's part of the time. However many runs it has,
+//     anyone else's request finds a processor free.
+//
+// While slowed, a client is charged its work divided by its factor and the time its
+// sessions wait for their turn: what it asks for, not the little it gets, so that it
+// stays slowed while it asks for more than its share, and is back at its own speed a
+// few half-lives after it asks for less.
 
 // CPUOptions tune a CPU. Zero values take the defaults.
 type CPUOptions struct {
@@ -51,7 +64,8 @@ type CPU struct {
 
 	mu      sync.Mutex
 	by      map[string]*cpuUse
-	level   float64 // cores; +Inf when nobody is over its share
+	turns   map[string]chan struct{} // a client over its share works one session at a time
+	level   float64                  // cores; +Inf when nobody is over its share
 	levelAt time.Time
 }
 
@@ -63,6 +77,10 @@ type cpuUse struct {
 // maxCPUClients bounds the clients a CPU remembers; past it those whose use has
 // faded are forgotten, and past twice it every use starts again.
 const maxCPUClients = 10_000
+
+// maxRest bounds a turn's rest after one piece of work (a step of a huge run can take
+// tens of milliseconds; the client then waits a few seconds, not minutes).
+const maxRest = 2 * time.Second
 
 // levelEvery is how often the level is computed again (Factor is asked at every
 // pacing tick of every session).
@@ -84,7 +102,39 @@ func NewCPU(opts CPUOptions) *CPU {
 	if opts.Meter == nil {
 		opts.Meter = func() time.Duration { return time.Since(processStart) }
 	}
-	return &CPU{opts: opts, tau: opts.HalfLife.Seconds() / math.Ln2, by: map[string]*cpuUse{}, level: math.Inf(1)}
+	return &CPU{opts: opts, tau: opts.HalfLife.Seconds() / math.Ln2, by: map[string]*cpuUse{},
+		turns: map[string]chan struct{}{}, level: math.Inf(1)}
+}
+
+// Turn waits until none of client's other work holds its turn, and takes it; release
+// gives it back after rest. The sessions of a client over its share take turns (one
+// works at a time) and the turn rests after each piece of work for the factor's part
+// of the time (rest), so that the client's work, however many runs it has, keeps at
+// most one processor busy, and that only for its factor of the time: anyone else's
+// work finds a processor free. ok is false if ctx ended first.
+func (c *CPU) Turn(ctx context.Context, client string) (release func(rest time.Duration), ok bool) {
+	c.mu.Lock()
+	t := c.turns[client]
+	if t == nil {
+		if len(c.turns) >= maxCPUClients {
+			clear(c.turns) // holders release the channels they took
+		}
+		t = make(chan struct{}, 1)
+		c.turns[client] = t
+	}
+	c.mu.Unlock()
+	select {
+	case t <- struct{}{}:
+		return func(rest time.Duration) {
+			if rest <= 0 {
+				<-t
+				return
+			}
+			time.AfterFunc(min(rest, maxRest), func() { <-t })
+		}, true
+	case <-ctx.Done():
+		return nil, false
+	}
 }
 
 // Cores is the CPU the clients share.
@@ -104,6 +154,21 @@ func (c *CPU) Done(client string, start time.Duration) {
 		return
 	}
 	c.Charge(client, c.opts.Meter()-start)
+}
+
+// DoneSlowed is Done for work done while client was slowed to factor: it is charged
+// as the work it stands for at the client's own pace (the work divided by factor),
+// so that a client held to its share by slowing still counts as wanting more than it,
+// and stays slowed until it truly asks less.
+func (c *CPU) DoneSlowed(client string, start time.Duration, factor float64) {
+	if c == nil {
+		return
+	}
+	d := c.opts.Meter() - start
+	if factor > 0 && factor < 1 {
+		d = time.Duration(float64(d) / factor)
+	}
+	c.Charge(client, d)
 }
 
 // Charge adds d of work to client's use.
@@ -182,6 +247,24 @@ func (c *CPU) Factor(client string) float64 {
 	c.decay(u, now)
 	return factorOf(c.level, u.acc/c.tau)
 }
+
+// Rest is how long a slowed client's turn rests after w of work: so long that its
+// work keeps one processor busy for at most the fair level's part of the time
+// (levelUse of it), whatever its number of runs.
+func (c *CPU) Rest(w time.Duration) time.Duration {
+	c.mu.Lock()
+	l := c.level
+	c.mu.Unlock()
+	u := min(l*levelUse, 1)
+	if u >= 1 || w <= 0 {
+		return 0
+	}
+	return time.Duration(float64(w) * (1/u - 1))
+}
+
+// levelUse is the part of the fair level a slowed client's work may take of one
+// processor: a margin for the estimate, which counts the work's wall time.
+const levelUse = 0.5
 
 // factorOf is the factor of a client using rate when the level is level: the power of
 // two at or under level/rate, 1 when the rate is within a tenth of the level.

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"testing"
@@ -95,10 +96,10 @@ func TestAClientOverItsShareIsSlowedAndOthersAreNot(t *testing.T) {
 	var r *clocked
 	cpu := NewCPU(CPUOptions{Cores: 1, Now: func() time.Time { return r.clock.Now() }})
 	r = newClocked(t, Options{CPU: cpu})
-	heavy, hc := startFor(t, r.ms[0], "10.0.0.1", ra3)
-	fresh, fc := startFor(t, r.ms[0], "10.0.0.2", ra3)
 	// The heavy client's other runs: ten seconds of work in the last moment.
 	cpu.Charge("10.0.0.1", 10*time.Second)
+	heavy, hc := startFor(t, r.ms[0], "10.0.0.1", ra3)
+	fresh, fc := startFor(t, r.ms[0], "10.0.0.2", ra3)
 	for _, x := range []struct {
 		s *Session
 		c *sub
@@ -155,4 +156,54 @@ func keys(m map[float64]bool) []string {
 		out = append(out, fmt.Sprint(k))
 	}
 	return out
+}
+
+// The sessions of a client over its share take turns: while one works, another of the
+// same client waits, and any other client works at once; a turn given back with a
+// rest comes back only after it.
+func TestTurnsOfAClient(t *testing.T) {
+	cpu := NewCPU(CPUOptions{Cores: 1})
+	release, ok := cpu.Turn(context.Background(), "a")
+	if !ok {
+		t.Fatal("the first turn")
+	}
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, ok := cpu.Turn(done, "a"); ok {
+		t.Fatal("a second session of the client worked while the first held the turn")
+	}
+	other, ok := cpu.Turn(context.Background(), "b")
+	if !ok {
+		t.Fatal("another client waited for the first's turn")
+	}
+	other(0)
+	release(time.Millisecond) // back after the rest
+	again, ok := cpu.Turn(context.Background(), "a")
+	if !ok {
+		t.Fatal("the turn never came back")
+	}
+	again(0)
+}
+
+// A slowed client's turn rests so that its work keeps a processor busy for at most
+// half the fair level (and never longer than maxRest).
+func TestRest(t *testing.T) {
+	tests := []struct {
+		level float64
+		work  time.Duration
+		want  time.Duration
+	}{
+		{math.Inf(1), time.Millisecond, 0},
+		{2, time.Millisecond, 0},                           // the level allows a whole processor
+		{1, time.Millisecond, time.Millisecond},            // half of one
+		{0.25, time.Millisecond, 7 * time.Millisecond},     // an eighth
+		{0.5, 5 * time.Millisecond, 15 * time.Millisecond}, // a quarter
+	}
+	for _, tt := range tests {
+		cpu := NewCPU(CPUOptions{Cores: 1})
+		cpu.level = tt.level
+		if got := cpu.Rest(tt.work); got != tt.want {
+			t.Errorf("level %v, work %v: rest %v, want %v", tt.level, tt.work, got, tt.want)
+		}
+	}
 }

@@ -14,8 +14,21 @@ func (s *Session) advance(now time.Time) {
 		return
 	}
 	s.refactor(now)
+	slowed := s.factor < 1
+	work := s.opts.CPU.Start()
 	var out []batch
+	defer func() {
+		if slowed {
+			// A slowed run works at most its factor of the time: after w of work it
+			// rests w*(1/factor - 1) before its next wake, however far behind it is.
+			w := s.opts.CPU.Start() - work
+			s.notBefore = s.clock.Now().Add(time.Duration(float64(w) * (1/s.factor - 1)))
+		}
+	}()
 	for range maxBatchesPerWake {
+		if slowed && s.opts.CPU.Start()-work >= slowQuantum {
+			break // the rest waits for the next wake
+		}
 		if s.pending == nil {
 			if err := s.held(); err != nil { // a lecture's fork waits for the answer (bound.go)
 				s.publish(out)
@@ -99,11 +112,16 @@ func (s *Session) arm() {
 	if s.resting || !s.playing || s.failed != nil || len(s.subs) == 0 {
 		return
 	}
+	now := s.clock.Now()
+	rest := time.Duration(0)
+	if s.factor < 1 {
+		rest = s.notBefore.Sub(now) // a slowed run's rest after its last wake's work
+	}
 	switch {
 	case s.pending != nil:
-		s.pace.set(s.due(s.pending[0].t).Sub(s.clock.Now()))
+		s.pace.set(max(s.due(s.pending[0].t).Sub(now), rest))
 	case s.sim.HasNext() || s.applied < len(s.ivs):
-		s.pace.set(0)
+		s.pace.set(max(0, rest))
 	}
 	// Otherwise quiet: an intervention will wake the run.
 }

@@ -42,6 +42,8 @@ const (
 	DefaultHibernateAfter = 10 * time.Second
 	// maxBatchesPerWake keeps a fast run from starving the command channel.
 	maxBatchesPerWake = 256
+	// slowQuantum is the most a slowed run works in one wake (cpu.go, pace.go).
+	slowQuantum = 5 * time.Millisecond
 	// lag is how far behind schedule pacing may fall before it re-anchors instead of
 	// bursting to catch up (after a slow replay or a stalled machine).
 	lag = 250 * time.Millisecond
@@ -172,12 +174,14 @@ type Session struct {
 	playing bool
 	speed   float64
 	factor  float64 // of speed, while the client is over its share of the CPU (cpu.go)
-	quiet   bool    // nothing is left to happen without an intervention
-	failed  error   // the run hit a limit; it stays stopped until a seek back or a reset
-	subs    []Subscriber
-	idle    *alarm
-	pace    *alarm
-	rest    *alarm
+	// notBefore: a slowed run's next pacing wake comes no sooner (pace.go).
+	notBefore time.Time
+	quiet     bool  // nothing is left to happen without an intervention
+	failed    error // the run hit a limit; it stays stopped until a seek back or a reset
+	subs      []Subscriber
+	idle      *alarm
+	pace      *alarm
+	rest      *alarm
 	// resting: the run is put away (hibernate.go); sim, enc and track are empty until wake
 	// rebuilds them at restStep.
 	resting  bool
@@ -194,6 +198,8 @@ type Session struct {
 	// replay, while a link's run is rebuilt before the session starts, bounds the
 	// rebuild (StartAtWithin); nil otherwise.
 	replay context.Context
+	// ctx is the run goroutine's context: waiting for the client's turn ends with it.
+	ctx context.Context
 }
 
 // ID is the session's id, an unguessable capability.
@@ -255,6 +261,7 @@ const firstVisit = 2 * time.Minute
 
 // run is the session's goroutine.
 func (s *Session) run(ctx context.Context, ended func()) {
+	s.ctx = ctx
 	s.idle.set(min(s.opts.Idle, firstVisit))
 	s.armRest() // a page loaded and never connected rests too
 	defer func() {
@@ -293,9 +300,28 @@ func (s *Session) serve(e *envelope) bool {
 	if e.what == fired && e.alarm == idleAlarm && len(s.subs) == 0 {
 		return false // nobody came, or nobody came back
 	}
+	factor := s.opts.CPU.Factor(s.shares.owner)
+	var release func(time.Duration)
+	if factor < 1 {
+		// A client over its share works one session at a time, and rests (cpu.go).
+		// The wait is charged too: it is work the client asks for and does not get,
+		// so that it stays slowed while it asks for more than its share.
+		wait := s.opts.CPU.Start()
+		var ok bool
+		release, ok = s.opts.CPU.Turn(s.ctx, s.shares.owner)
+		s.opts.CPU.Done(s.shares.owner, wait)
+		if !ok {
+			return false
+		}
+	}
 	work := s.opts.CPU.Start()
 	ok := s.contained(func() { s.handle(e) })
-	s.opts.CPU.Done(s.shares.owner, work) // steps, replays, seeks, wakes: the client's CPU (cpu.go)
+	if release != nil {
+		w := s.opts.CPU.Start() - work
+		release(s.opts.CPU.Rest(w))
+	}
+	// Steps, replays, seeks, wakes: the client's CPU, counted as its demand (cpu.go).
+	s.opts.CPU.DoneSlowed(s.shares.owner, work, factor)
 	if !ok {
 		return false
 	}
