@@ -2,7 +2,7 @@
 GO ?= go
 ADDR ?= :8080
 
-.PHONY: run build test test-js test-short bench check generate fmt fuzz load stress
+.PHONY: run build test skipped test-js test-short bench check generate fmt fuzz load stress
 
 run: ## start the playground on its embedded defaults
 	$(GO) run ./cmd/playground serve --addr $(ADDR)
@@ -12,6 +12,19 @@ build:
 
 test: check test-js ## everything CI runs
 	$(GO) test -count=1 ./...
+	@$(MAKE) --no-print-directory skipped
+
+# The browser tests (web/e2e) need Debian's Chromium and the NATS broker's tests a real
+# nats-server; without them those suites skip (CI, with CI set, fails instead). Say so
+# loudly, with the one command that installs them, rather than pass in silence.
+skipped: ## name the suites this machine could not run, and how to install what they need
+	@missing=""; suites=""; \
+	if [ ! -x /usr/bin/chromium ]; then missing="$$missing chromium"; suites="$$suites web/e2e (browser tests),"; fi; \
+	if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; then missing="$$missing nats-server"; suites="$$suites runtime/lecture/natsbroker and the cluster tests,"; fi; \
+	if [ -n "$$missing" ]; then \
+		echo; echo "make test: SKIPPED$${suites%,}: not installed:$$missing"; \
+		echo "make test: install them with: sudo apt-get install -y$$missing   (then run make test again)"; \
+	fi
 
 # The browser modules' pure parts (model, causality, layout, timeline ...), with Node's
 # built-in runner: no packages needed. The DOM parts are covered by web/e2e.

@@ -104,6 +104,10 @@ func loadSource(slug, source string) (*sim.Spec, error) {
 	loader, gen := sources.loader, sources.gen
 	sources.Unlock()
 	spec, err := loader.Load(slug, source) // outside the lock: it may take 200 000 steps
+	var temp interface{ Temporary() bool }
+	if errors.As(err, &temp) && temp.Temporary() {
+		return spec, err // a sandbox that failed to load it, not the source's fault: not kept
+	}
 	sources.Lock()
 	defer sources.Unlock()
 	if _, ok := sources.byKey[key]; !ok && gen == sources.gen {

@@ -73,7 +73,8 @@ var declarations = func() starlark.StringDict {
 
 // fastMinMax is Starlark's max (sign 1) or min (-1) with a shortcut for two small ints,
 // what algorithms compute most (clock := max(clock, ts) + 1): the general builtin
-// costs several allocations a call, this none. Anything else goes to the builtin.
+// costs several allocations a call, this none. Anything else goes to the builtin,
+// charged first (charges.go).
 func fastMinMax(general starlark.Value, sign int) func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
 	return func(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		if len(args) == 2 && len(kwargs) == 0 {
@@ -85,6 +86,9 @@ func fastMinMax(general starlark.Value, sign int) func(*starlark.Thread, *starla
 				}
 				return y, nil
 			}
+		}
+		if err := chargeCall(thread, compares, b.Name()+"()", nil, args, kwargs); err != nil {
+			return nil, err
 		}
 		return starlark.Call(thread, general, args, kwargs)
 	}

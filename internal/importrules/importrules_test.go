@@ -37,7 +37,8 @@ var (
 )
 
 // The table, most specific first. Arrows point one way:
-// cmd -> web -> runtime/{session,lecture,explore,...} -> runtime/sim <- algorithms.
+// cmd -> web -> runtime/{session,lecture,explore,...} -> scenarios -> algorithms -> runtime/sim
+// (layout_test.go keeps the floors).
 var rules = []rule{
 	{pattern: "runtime/sim", stdOnly: true},
 	{pattern: "runtime/sim/simtest", may: []string{"runtime/sim"}, stdOnly: true},

@@ -83,3 +83,58 @@ func TestLayoutPathsReadsTheBlock(t *testing.T) {
 		t.Fatalf("layout paths\n got %s\nwant %s", got, want)
 	}
 }
+
+// layers are the floors of the house, top first: a package imports its own floor and
+// the ones below, never one above. The README states the same order.
+var layers = []struct {
+	name     string
+	patterns []string
+}{
+	{"cmd", []string{"cmd/..."}},
+	{"web", []string{"web/..."}},
+	{"runtime services", []string{"runtime/session/...", "runtime/lecture/...", "runtime/explore", "runtime/compare", "runtime/sandbox",
+		"runtime/cost", "runtime/causal", "runtime/shiviz", "runtime/protocol", "runtime/fairq"}},
+	{"scenarios", []string{"scenarios"}},
+	{"algorithms", []string{"algorithms/..."}},
+	{"runtime/sim", []string{"runtime/sim/..."}},
+}
+
+// readmeOrder is the sentence of README's layout that states the floors.
+const readmeOrder = "`cmd -> web -> runtime/{session,lecture,explore,compare,sandbox,...} -> scenarios -> algorithms -> runtime/sim`"
+
+func layerOf(rel string) int {
+	for k, l := range layers {
+		for _, p := range l.patterns {
+			if matches(p, rel) {
+				return k
+			}
+		}
+	}
+	return -1
+}
+
+func TestImportsGoDownTheLayersTheReadmeStates(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(string(readme)), " "), readmeOrder) {
+		t.Errorf("README.md does not state the import order %s", readmeOrder)
+	}
+	for _, p := range list(t, module+"/...") {
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.path, module), "/")
+		from := layerOf(rel)
+		if from < 0 {
+			continue // internal/, static: no floor
+		}
+		for _, imp := range p.imports {
+			dep, ok := strings.CutPrefix(imp, module+"/")
+			if !ok {
+				continue
+			}
+			if to := layerOf(dep); to >= 0 && to < from {
+				t.Errorf("%s (%s) imports %s (%s), a floor above it", rel, layers[from].name, dep, layers[to].name)
+			}
+		}
+	}
+}

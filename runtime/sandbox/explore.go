@@ -76,6 +76,7 @@ func (p *Pool) Explore(ctx context.Context, sc *scenarios.Scenario, opt explore.
 	lines := make(chan exploreLine)
 	readErr := make(chan error, 1)
 	go func() {
+		defer func() { _ = w.closeOut() }()
 		sc := bufio.NewScanner(w.stdout)
 		sc.Buffer(make([]byte, 64<<10), 64<<20)
 		for sc.Scan() {

@@ -3,7 +3,6 @@ package sandbox
 import (
 	"bufio"
 	"context"
-	"encoding/gob"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/teach-dist/playground/algorithms/starlarkalg"
 	"github.com/teach-dist/playground/runtime/fairq"
 )
 
@@ -32,8 +32,15 @@ type Options struct {
 	// CallTimeout is how long one call (a handler, a load) may take before its worker
 	// is killed (default 2 s): the source's own bounds stop it far sooner.
 	CallTimeout time.Duration
-	// Nice is the workers' CPU priority, 0 to 19 (default 10): under load the
-	// server's own work goes first.
+	// Steps is the units of work one handler call may do (default
+	// starlarkalg.DefaultLimits.Steps): the interpreter's own bound, which ends a
+	// runaway call long before CallCPU in the normal case.
+	Steps uint64
+	// CallCPU is the CPU time one call may use before the worker interrupts it, an
+	// error at the line it reached (default 1 s); CallTimeout is the backstop.
+	CallCPU time.Duration
+	// Nice is the workers' CPU priority, 1 to 19 (default 10): under load the
+	// server's own work goes first. Negative: the server's own priority (benchmarks).
 	Nice int
 	// Command starts a worker in mode ("steps" or "explore"); default: this executable
 	// again (the package's init serves the mode instead of main).
@@ -53,7 +60,13 @@ func (o Options) withDefaults() Options {
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = 2 * time.Second
 	}
-	if o.Nice <= 0 {
+	if o.Steps == 0 {
+		o.Steps = starlarkalg.DefaultLimits.Steps
+	}
+	if o.CallCPU <= 0 {
+		o.CallCPU = time.Second
+	}
+	if o.Nice == 0 {
 		o.Nice = 10
 	}
 	if o.Nice > 19 {
@@ -211,11 +224,14 @@ type worker struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout io.Reader
-	in     *bufio.Writer
-	enc    *gob.Encoder
-	dec    *gob.Decoder
-	stderr *tail
-	exited chan struct{} // closed once the process has been waited for
+	// closeOut closes our end of the worker's stdout: a search's or a run's reader
+	// calls it when it is done (a step worker's goes when the worker does).
+	closeOut func() error
+	in       *bufio.Writer
+	out      frameWriter
+	inbox    frameReader
+	stderr   *tail
+	exited   chan struct{} // closed once the process has been waited for
 
 	mu     sync.Mutex
 	killed string // why the server killed it ("time"), "" if it did not
@@ -223,8 +239,11 @@ type worker struct {
 
 func (p *Pool) start(mode string) (*worker, error) {
 	cmd := p.opts.Command(mode)
-	cmd.Env = append(os.Environ(), envMode+"="+mode,
-		envMemory+"="+strconv.FormatInt(p.opts.Memory, 10), envNice+"="+strconv.Itoa(p.opts.Nice))
+	cmd.Env = append(os.Environ(), envMode+"="+mode, envMemory+"="+strconv.FormatInt(p.opts.Memory, 10),
+		envCPU+"="+strconv.FormatInt(p.opts.CallCPU.Milliseconds(), 10), envSteps+"="+strconv.FormatUint(p.opts.Steps, 10))
+	if p.opts.Nice > 0 {
+		cmd.Env = append(cmd.Env, envNice+"="+strconv.Itoa(p.opts.Nice))
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlives the server
 	w := &worker{cmd: cmd, stderr: &tail{}, exited: make(chan struct{})}
 	cmd.Stderr = w.stderr
@@ -232,21 +251,34 @@ func (p *Pool) start(mode string) (*worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
+	// The worker's stdout is a pipe of our own, not cmd.StdoutPipe: Wait would close
+	// that one as soon as the process exits, before what it wrote last is read.
+	stdout, childOut, err := os.Pipe()
 	if err != nil {
+		_ = stdin.Close()
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout = childOut
+	err = cmd.Start()
+	_ = childOut.Close() // the worker holds it now
+	if err != nil {
+		_ = stdin.Close()
+		_ = stdout.Close()
 		return nil, fmt.Errorf("sandbox: cannot start a worker: %w", err)
 	}
 	go func() {
 		_ = cmd.Wait()
+		if mode == "steps" {
+			// Its calls read synchronously: nothing is left to read once it is gone.
+			_ = stdout.Close()
+		}
 		close(w.exited)
 	}()
+	w.closeOut = stdout.Close
 	w.stdin, w.stdout = stdin, stdout
 	w.in = bufio.NewWriter(stdin)
-	w.enc = gob.NewEncoder(w.in)
-	w.dec = gob.NewDecoder(bufio.NewReader(stdout))
+	w.out = frameWriter{w: w.in}
+	w.inbox = frameReader{r: bufio.NewReader(stdout)}
 	return w, nil
 }
 
@@ -255,17 +287,15 @@ func (p *Pool) start(mode string) (*worker, error) {
 func (w *worker) roundTrip(req *request, timeout time.Duration) (*response, error) {
 	timer := time.AfterFunc(timeout, func() { w.kill("time") })
 	defer timer.Stop()
-	if err := w.enc.Encode(req); err != nil {
+	w.out.buf = encodeRequest(w.out.buf, req)
+	if err := w.out.send(w.out.buf); err != nil {
 		return nil, err
 	}
-	if err := w.in.Flush(); err != nil {
+	b, err := w.inbox.next()
+	if err != nil {
 		return nil, err
 	}
-	var resp response
-	if err := w.dec.Decode(&resp); err != nil {
-		return nil, err
-	}
-	return &resp, nil
+	return decodeResponse(b)
 }
 
 // kill ends the worker's process, noting why (the first reason stays).

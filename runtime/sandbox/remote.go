@@ -17,7 +17,7 @@ func (p *Pool) Load(slug, source string) (*sim.Spec, error) {
 	prog := &remoteProgram{pool: p, key: programKey(slug, source), slug: slug, source: source}
 	resp, err := p.call("", prog.loadRequest(), nil)
 	if err != nil {
-		return nil, &starlarkalg.Error{Algorithm: slug, Msg: "loading the source: " + err.Error()}
+		return nil, &LoadError{Err: &starlarkalg.Error{Algorithm: slug, Msg: "loading the source: " + err.Error()}}
 	}
 	if resp.LoadErr != nil {
 		return nil, resp.LoadErr
@@ -42,6 +42,15 @@ func (p *Pool) Load(slug, source string) (*sim.Spec, error) {
 	}
 	return spec, nil
 }
+
+// LoadError is a load the sandbox could not finish (its worker died or ran out of
+// time): unlike the source's own errors it may not happen again, so it is not kept
+// (Temporary).
+type LoadError struct{ Err *starlarkalg.Error }
+
+func (e *LoadError) Error() string   { return e.Err.Error() }
+func (e *LoadError) Unwrap() error   { return e.Err }
+func (e *LoadError) Temporary() bool { return true }
 
 // programKey names a source in the workers.
 func programKey(slug, source string) string {

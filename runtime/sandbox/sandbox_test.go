@@ -2,13 +2,18 @@ package sandbox
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
+	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/teach-dist/playground/algorithms"
 	"github.com/teach-dist/playground/algorithms/starlarkalg"
+	"github.com/teach-dist/playground/runtime/explore"
 	"github.com/teach-dist/playground/runtime/sim"
 	"github.com/teach-dist/playground/scenarios"
 )
@@ -134,7 +139,7 @@ func TestSandbox_TemplateIsTheGoAlgorithm(t *testing.T) {
 	src, _ := starlarkalg.Template("central")
 	remote := loadRemote(t, testPool, "central", src)
 	goSpec, _ := algorithms.Lookup("central")
-	sc, ok := scenarios.Lookup("central-basic")
+	sc, ok := scenarios.Lookup("central-queue")
 	if !ok {
 		for _, e := range scenarios.Curated() {
 			if e.Scenario.Algorithm == "central" && e.Scenario.Source == "" {
@@ -148,4 +153,105 @@ func TestSandbox_TemplateIsTheGoAlgorithm(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameRun(t, "central", withSpec(t, cfg, goSpec, sc.Params), withSpec(t, cfg, remote, sc.Params))
+}
+
+// fakeWorker is a pool whose workers are a shell script: the pool's own handling of a
+// worker that dies or hangs, whatever ran in it.
+func fakeWorker(script string, timeout time.Duration) *Pool {
+	return New(Options{Workers: 1, CallTimeout: timeout,
+		Command: func(string) *exec.Cmd { return exec.Command("/bin/sh", "-c", script) }})
+}
+
+// A worker the runtime kills for its memory is reported as the memory bound; one that
+// does not answer in time is killed and reported as the time bound; one that dies
+// otherwise says what it wrote. Each time the pool forgets the worker and goes on.
+func TestPool_NamesTheBoundAWorkerHit(t *testing.T) {
+	for _, c := range []struct {
+		name, script string
+		timeout      time.Duration
+		bound, says  string
+	}{
+		{"memory", `cat >/dev/null & echo "fatal error: runtime: out of memory" >&2; exit 2`, time.Minute, "memory", "MiB of memory"},
+		{"time", `exec sleep 600`, 50 * time.Millisecond, "time", "stopped it after 50ms"},
+		{"other", `echo "sandbox: something broke" >&2; exit 2`, time.Minute, "", "sandbox: something broke"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := fakeWorker(c.script, c.timeout)
+			defer p.Close()
+			for range 2 { // the second call gets a new worker
+				_, err := p.Load("central", "x = 1")
+				var se *starlarkalg.Error
+				if !errors.As(err, &se) || !strings.Contains(se.Msg, c.says) {
+					t.Fatalf("load: %v, want a *starlarkalg.Error saying %q", err, c.says)
+				}
+				var le *LoadError
+				if !errors.As(err, &le) || !le.Temporary() {
+					t.Fatalf("load: %v is not a temporary LoadError", err)
+				}
+				if alive, busy := p.Workers(); alive != 0 || busy != 0 {
+					t.Fatalf("after the failure: %d workers alive, %d busy; want none", alive, busy)
+				}
+			}
+		})
+	}
+}
+
+// A search of a source runs in a worker of its own, and the client's cancel kills it:
+// the search ends at once, bounded "cancelled", whatever the worker was doing.
+func TestPool_ExploreCancelKillsTheWorker(t *testing.T) {
+	p := fakeWorker(`exec sleep 600`, time.Minute)
+	defer p.Close()
+	sc, ok := scenarios.Lookup("challenge-ra-tie-break")
+	if !ok {
+		t.Fatal("the curated library has no challenge-ra-tie-break")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan *explore.Result, 1)
+	go func() {
+		res, err := p.Explore(ctx, sc, explore.Options{})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	cancel()
+	res := <-done
+	if res == nil || res.Bound != explore.BoundCancelled {
+		t.Fatalf("cancelled search: %+v, want bounded by cancellation", res)
+	}
+}
+
+// A handler that runs past its CPU time is interrupted by its worker, an error at its
+// line naming the bound, before the server's deadline kills the worker; the worker
+// then serves the next call.
+func TestSandbox_CPUTimeInterruptsAHandler(t *testing.T) {
+	p := New(Options{Workers: 1, Steps: 1 << 50, CallCPU: 100 * time.Millisecond, CallTimeout: time.Minute})
+	defer p.Close()
+	src, _ := starlarkalg.Template("central")
+	// A loop the work bound (raised here) would let run for minutes: only the
+	// watchdog stops it.
+	spin := strings.Replace(src, "def on_request(ctx, s):", "def on_request(ctx, s):\n    n = 0\n    for i in range(60000):\n        for j in range(60000):\n            n += 1", 1)
+	if spin == src {
+		t.Fatal("the central template has no on_request to change")
+	}
+	spec := loadRemote(t, p, "central", spin)
+	sc, _ := scenarios.Lookup("central-queue")
+	cfg, err := sc.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = withSpec(t, cfg, spec, sc.Params)
+	s, err := sim.New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Run()
+	var se *starlarkalg.Error
+	if !errors.As(err, &se) || se.Handler != "on_request" || se.Line == 0 || !strings.Contains(se.Msg, "interrupted") {
+		t.Fatalf("run: %v, want on_request interrupted at its line", err)
+	}
+	if alive, _ := p.Workers(); alive != 1 {
+		t.Fatalf("%d workers alive, want the one that interrupted its call", alive)
+	}
+	loadRemote(t, p, "central", src) // and it serves the next call
 }

@@ -3,7 +3,7 @@ package sandbox
 import (
 	"bufio"
 	"container/list"
-	"encoding/gob"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,9 +21,11 @@ import (
 // (and before a test binary's TestMain), so every binary that links this package can
 // be its own sandbox, the playground and the tests alike.
 const (
-	envMode   = "PLAYGROUND_SANDBOX"        // "steps" or "explore"
+	envMode   = "PLAYGROUND_SANDBOX"        // "steps", "explore" or "run"
 	envMemory = "PLAYGROUND_SANDBOX_MEMORY" // bytes: the worker's RLIMIT_DATA
 	envNice   = "PLAYGROUND_SANDBOX_NICE"   // the worker's CPU priority (0 to 19)
+	envCPU    = "PLAYGROUND_SANDBOX_CPU"    // milliseconds of CPU one call may use
+	envSteps  = "PLAYGROUND_SANDBOX_STEPS"  // units of work one handler call may do
 )
 
 func init() {
@@ -40,12 +42,23 @@ func workerMain(mode string, in io.Reader, out io.Writer) int {
 		fmt.Fprintln(os.Stderr, "sandbox:", err)
 		return 2
 	}
-	var err error
+	wd, err := newWatchdog(os.Getenv(envCPU), os.Getenv(envSteps))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox:", err)
+		return 2
+	}
 	switch mode {
 	case "steps":
-		err = serveSteps(in, out)
+		err = serveSteps(in, out, wd)
 	case "explore":
 		err = serveExplore(in, out)
+	case "run":
+		err = serveRun(in, out)
+		var re *runError
+		if errors.As(err, &re) {
+			fmt.Fprintln(os.Stderr, re)
+			return 1
+		}
 	default:
 		err = fmt.Errorf("unknown mode %q", mode)
 	}
@@ -149,30 +162,35 @@ func (l *loaded) setup(w setupWire) (*sim.Setup, error) {
 }
 
 // serveSteps answers requests one at a time until its input ends.
-func serveSteps(in io.Reader, out io.Writer) error {
-	dec := gob.NewDecoder(bufio.NewReader(in))
-	bw := bufio.NewWriter(out)
-	enc := gob.NewEncoder(bw)
+func serveSteps(in io.Reader, out io.Writer, wd *watchdog) error {
+	inbox := frameReader{r: bufio.NewReader(in)}
+	outbox := frameWriter{w: bufio.NewWriter(out)}
 	ps := &programs{byKey: map[string]*list.Element{}, order: list.New()}
 	ctx := &sim.Context{}
 	for {
-		var req request
-		if err := dec.Decode(&req); err != nil {
+		b, err := inbox.next()
+		if err != nil {
 			return err
 		}
-		resp := answer(ps, ctx, &req)
-		if err := enc.Encode(resp); err != nil {
+		req, err := decodeRequest(b)
+		if err != nil {
 			return err
 		}
-		if err := bw.Flush(); err != nil {
+		wd.begin()
+		resp := answer(ps, ctx, req, wd.limits())
+		wd.end()
+		if outbox.buf, err = encodeResponse(outbox.buf, resp); err != nil {
+			return err
+		}
+		if err := outbox.send(outbox.buf); err != nil {
 			return err
 		}
 	}
 }
 
-func answer(ps *programs, ctx *sim.Context, req *request) *response {
+func answer(ps *programs, ctx *sim.Context, req *request, lim starlarkalg.Limits) *response {
 	if req.Op == opLoad {
-		prog, err := starlarkalg.LoadProgram(req.Slug, req.Source)
+		prog, err := starlarkalg.LoadProgram(req.Slug, req.Source, lim)
 		if err != nil {
 			se, ok := err.(*starlarkalg.Error)
 			if !ok {
