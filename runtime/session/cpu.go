@@ -250,12 +250,12 @@ func (c *CPU) Factor(client string) float64 {
 
 // Rest is how long a slowed client's turn rests after w of work: so long that its
 // work keeps one processor busy for at most the fair level's part of the time
-// (levelUse of it), whatever its number of runs.
+// (levelUse of it, and at least minUse), whatever its number of runs.
 func (c *CPU) Rest(w time.Duration) time.Duration {
 	c.mu.Lock()
 	l := c.level
 	c.mu.Unlock()
-	u := min(l*levelUse, 1)
+	u := min(max(l*levelUse, minUse), 1)
 	if u >= 1 || w <= 0 {
 		return 0
 	}
@@ -265,6 +265,11 @@ func (c *CPU) Rest(w time.Duration) time.Duration {
 // levelUse is the part of the fair level a slowed client's work may take of one
 // processor: a margin for the estimate, which counts the work's wall time.
 const levelUse = 0.5
+
+// minUse is the least part of a processor a slowed client's work keeps: however far
+// over its share, its pages still answer (a snapshot waits about seven times its own
+// cost, not seconds).
+const minUse = 1.0 / 8
 
 // factorOf is the factor of a client using rate when the level is level: the power of
 // two at or under level/rate, 1 when the rate is within a tenth of the level.

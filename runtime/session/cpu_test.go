@@ -186,7 +186,7 @@ func TestTurnsOfAClient(t *testing.T) {
 }
 
 // A slowed client's turn rests so that its work keeps a processor busy for at most
-// half the fair level (and never longer than maxRest).
+// half the fair level, and at least an eighth of it.
 func TestRest(t *testing.T) {
 	tests := []struct {
 		level float64
@@ -197,6 +197,7 @@ func TestRest(t *testing.T) {
 		{2, time.Millisecond, 0},                           // the level allows a whole processor
 		{1, time.Millisecond, time.Millisecond},            // half of one
 		{0.25, time.Millisecond, 7 * time.Millisecond},     // an eighth
+		{0.01, time.Millisecond, 7 * time.Millisecond},     // never under an eighth
 		{0.5, 5 * time.Millisecond, 15 * time.Millisecond}, // a quarter
 	}
 	for _, tt := range tests {
