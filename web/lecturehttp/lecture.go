@@ -39,8 +39,9 @@ type Options struct {
 	Pages    pages.Renderer
 	Metrics  *ops.Metrics
 	Refresh  int // lecture.Options.Refresh: snapshots a follower may have queued (default 128)
-	// Share is the follower places of one lecture, and the answers to one question,
-	// one client may hold (guard.go; lecture.Options.ClientShare).
+	// Share is the follower places of one lecture, and the answers to each of its
+	// questions, one client may hold (lecture.Options.ClientShare): the lecture counts
+	// them (runtime/lecture/places.go); the refusals here name the number.
 	Share int
 	// Guesses limits each client's lookups of join codes that name no lecture
 	// (ratelimit.Limits.JoinGuesses; zero: none).
