@@ -175,7 +175,7 @@ func (m *mirror) report(n int) {
 	if !m.b.nc.IsConnected() {
 		return
 	}
-	data, _ := json.Marshal(request{Node: m.b.opts.Node, N: n, Places: m.b.placesOf(m.code)})
+	data, _ := json.Marshal(request{Node: m.b.opts.Node, N: n})
 	_ = m.b.nc.Publish(m.b.subject(m.code, "rpc.count"), data)
 }
 

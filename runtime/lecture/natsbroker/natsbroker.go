@@ -96,8 +96,9 @@ type Broker struct {
 	local   func(code string) (lecture.Hosted, bool)
 	closed  bool
 
-	pmu    sync.Mutex
-	places map[string]map[string]int // lecture of another server -> client -> places held here
+	pmu      sync.Mutex
+	places   map[string]map[string]int // lecture of another server -> client -> places held here
+	reported map[string]bool           // lectures whose places the last heartbeat reported
 }
 
 var _ lecture.Cluster = (*Broker)(nil)
@@ -457,6 +458,7 @@ func (b *Broker) loop() {
 			return
 		case <-tick.C:
 		}
+		b.reportPlaces()
 		b.mu.Lock()
 		owned := make([]*stream, 0, len(b.owned))
 		for _, s := range b.owned {

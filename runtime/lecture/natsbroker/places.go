@@ -1,12 +1,17 @@
 package natsbroker
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Follower places of the lectures of other servers, by client, as this server's
-// followers hold them. The presenter's server counts every server's (lecture's
-// places.go): this server asks it for each place (the place question) and tells it,
-// with its follower count every heartbeat, what its followers hold now; a report
-// stands for three heartbeats, so the places of a server that went away lapse.
+// followers hold them (of either stream: protocol 1 or compact). The presenter's
+// server counts every server's (lecture's places.go): this server asks it for each
+// place (the place question), and every heartbeat tells it what its followers hold
+// now (places); a report stands for three heartbeats, so the places of a server that
+// went away lapse, and one last empty report gives back a lecture's places as soon as
+// its last follower here has left.
 
 // addPlace counts d more places of lecture code for client.
 func (b *Broker) addPlace(code, client string, d int) {
@@ -28,19 +33,30 @@ func (b *Broker) addPlace(code, client string, d int) {
 	}
 }
 
-// placesOf is a copy of the places held of lecture code, by client (nil: none).
-func (b *Broker) placesOf(code string) map[string]int {
+// reportPlaces publishes, for every lecture of another server, the places this
+// server's followers hold by client (the heartbeat's report).
+func (b *Broker) reportPlaces() {
 	b.pmu.Lock()
-	defer b.pmu.Unlock()
-	by := b.places[code]
-	if len(by) == 0 {
-		return nil
+	msgs := make(map[string][]byte, len(b.places)+len(b.reported))
+	for code, by := range b.places {
+		msgs[code], _ = json.Marshal(request{Node: b.opts.Node, Places: by})
 	}
-	c := make(map[string]int, len(by))
-	for k, v := range by {
-		c[k] = v
+	for code := range b.reported {
+		if _, ok := msgs[code]; !ok {
+			msgs[code], _ = json.Marshal(request{Node: b.opts.Node}) // none left here
+		}
 	}
-	return c
+	b.reported = make(map[string]bool, len(b.places))
+	for code := range b.places {
+		b.reported[code] = true
+	}
+	b.pmu.Unlock()
+	if !b.nc.IsConnected() {
+		return
+	}
+	for code, data := range msgs {
+		_ = b.nc.Publish(b.subject(code, "rpc.places"), data)
+	}
 }
 
 // placesLast is how long a server's report of its places stands.

@@ -1,9 +1,13 @@
 package natsbroker
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/teach-dist/playground/internal/testwait"
 	"github.com/teach-dist/playground/runtime/lecture"
@@ -89,4 +93,58 @@ func TestTwoServersGiveOneAddressItsShareOnce(t *testing.T) {
 			t.Fatalf("answer %d past the share: %s", k, got.raw)
 		}
 	}
+}
+
+// A page follows a lecture's compact stream (protocol 2): the places its followers
+// hold on another server are reported every heartbeat all the same, so they do not
+// lapse while they are held; once they are let go, an empty report gives them back.
+func TestPlacesOfCompactFollowersAreReported(t *testing.T) {
+	ns := startNATS(t)
+	opts := web.Options{Lecture: lecture.Options{MaxFollowers: 50, FollowersPerClient: 2}}
+	a, b := newNode(t, ns, opts), newNode(t, ns, opts)
+	p := startLecture(t, a, "/play/ricart-agrawala?n=4")
+	nc, err := nats.Connect(ns.url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	reports := make(chan *nats.Msg, 1024)
+	sub, err := nc.ChanSubscribe("playground.lecture."+p.code+".rpc.places", reports)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f := dial(t, b, "/ws/lecture/"+p.code+"?proto=2")
+	_ = f.conn.SetReadDeadline(time.Now().Add(testwait.Limit))
+	if _, first, err := f.conn.ReadMessage(); err != nil || strings.Contains(string(first), `"type":"error"`) {
+		t.Fatalf("a compact follower on B: %s %v", first, err)
+	}
+	drainWS(f)
+	held := func(want int) func() bool {
+		return func() bool {
+			m := testwait.Recv(t, "a report of B's places", reports)
+			var r request
+			if err := json.Unmarshal(m.Data, &r); err != nil {
+				t.Fatalf("a report: %s", m.Data)
+			}
+			return r.Places["127.0.0.1/32"] == want
+		}
+	}
+	testwait.For(t, "B to report its compact follower's place", held(1))
+	f.conn.Close()
+	testwait.For(t, "B to report the place given back", held(0))
+}
+
+// drainWS reads what c receives until it closes, as a page keeps up.
+func drainWS(c *wsc) {
+	go func() {
+		for {
+			if _, _, err := c.conn.ReadMessage(); err != nil {
+				return
+			}
+		}
+	}()
 }

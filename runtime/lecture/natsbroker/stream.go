@@ -138,6 +138,8 @@ func (s *stream) serve(m *nats.Msg) {
 			delete(s.counts, req.Node)
 		}
 		s.cmu.Unlock()
+		return
+	case "places":
 		if l, ok := s.b.hosted(s.code); ok {
 			l.ReportPlaces(req.Node, req.Places, s.b.placesLast())
 		}

@@ -17,8 +17,9 @@ import (
 //	                    end (end), each with the number of the last frame (Pg-Seq).
 //	PREFIX.C.rpc.OP     the presenter's server answers: info, admit, answer, answered,
 //	                    place (a follower's place, for its client), fork (JSON), sync
-//	                    (the checkpoint and log, as a state message); count (published
-//	                    by the other servers: their followers, and their places by client).
+//	                    (the checkpoint and log, as a state message); count and places
+//	                    (published by the other servers every heartbeat: their followers,
+//	                    and the places their followers hold by client).
 //	PREFIX.C.p2.frames  the same for the lecture's compact stream (protocol 2), with its
 //	PREFIX.C.p2.rpc.OP  own numbers: sync and count only.
 //
@@ -157,7 +158,7 @@ type request struct {
 	N        int    `json:"n,omitempty"`    // count: its followers
 	// Client is the follower's client (an IPv4 address or an IPv6 /64): answer, place.
 	Client string `json:"client,omitempty"`
-	// Places (count) are the places this server's followers hold, by client.
+	// Places (places) are the places this server's followers hold, by client.
 	Places map[string]int `json:"places,omitempty"`
 }
 
