@@ -43,8 +43,9 @@ func askAll(c *wsClient, nodes int) {
 }
 
 // Twenty heavy runs of one address are its work, charged to it; when the server's
-// share of the processors is passed, that address's runs are slowed (their frames say
-// so) while a fresh visitor of another address plays at its own speed. The shared CPU
+// share of the processors is passed and another client has used it too, that
+// address's runs are slowed (their frames say so) while a fresh visitor of another
+// address plays at its own speed. The shared CPU
 // is made small (its use decays over an hour) so that the heavy runs pass it after a
 // few tens of milliseconds of work, however fast the machine, while the visitor's page,
 // snapshot and run stay far under it.
@@ -54,6 +55,10 @@ func TestAHeavyClientIsSlowedAndAFreshVisitorIsNot(t *testing.T) {
 	srv, ts := newTestServer(t, Options{ClientIP: viaProxy(t), MaxSessions: 40,
 		CPU: session.CPUOptions{Cores: 0.03 / tau, HalfLife: halfLife}})
 	const heavyNodes = 16
+	// Another student has a page open: a client alone is never slowed.
+	bystander, _ := http.NewRequest(http.MethodGet, ts.URL+"/play/bully?n=3", nil)
+	bystander.Header.Set("X-Forwarded-For", "10.0.0.3")
+	sessionOf(t, do(t, browser(t), bystander))
 	var slowed atomic.Bool
 	var wg sync.WaitGroup
 	var heavy []*wsClient

@@ -267,8 +267,8 @@ func (s *Server) sessionOptions() session.Options {
 // whose replays are the work (runtime/session/cpu.go).
 func (s *Server) chargeCPU(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		work := s.cpu.Start()
-		defer func() { s.cpu.Done(clientOf(r), work) }()
+		start := time.Now()
+		defer func() { s.cpu.Charge(clientOf(r), time.Since(start)) }()
 		next.ServeHTTP(w, r)
 	})
 }

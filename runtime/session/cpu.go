@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"sync"
 	"time"
@@ -12,17 +13,23 @@ import (
 // Fair CPU. Every piece of work a client's requests cause (a session's steps, its
 // replays and seeks, wakes from rest, and, charged by the web layer, its exports,
 // comparisons and explorer searches) is measured and charged to the client (an IPv4
-// address or an IPv6 /64). A CPU keeps each client's recent use, decayed with a
-// half-life, as a rate in cores.
+// address or an IPv6 /64). A session's work is the CPU time of its thread while it
+// works (the goroutine holds its thread meanwhile; the wall clock where the thread's
+// clock is not read); the web layer charges the time its requests take. A CPU keeps
+// each client's recent use, decayed with a half-life, as a rate in cores.
 //
 // The server's CPU (Cores) is shared by max-min fairness over those rates: when the
 // clients together use more than Cores, the level L is the rate at which
-// sum(min(rate, L)) = Cores, and a client above L is over its share. So a client
-// is slowed only against what the others use: a lecture hall of 300 behind one NAT
-// is one client and has the whole of Cores while nobody else works; a visitor whose
-// page and snapshot cost a few milliseconds is far under any level and never slowed.
-// Cores defaults to three quarters of the processors, so that a newcomer always
-// finds a processor free and is served at once, before its own use is even known.
+// sum(min(rate, L)) = Cores, and a client above L is over its share. The process may
+// get fewer processors than Cores (a machine shared with other jobs): when its
+// goroutines wait for a processor (more than one in fifty of them 5 ms or more, from
+// the Go scheduler's own latencies), the CPU is busy whatever the rates say, and the
+// capacity is half of what the clients use. A client is slowed only against what
+// others use: one alone (no other client worked in the last seconds) never is, so a
+// lecture hall of 300 behind one NAT, one client, has the whole server while nobody
+// else works; a visitor whose page and snapshot cost a few milliseconds is far under
+// any level and never slowed. Cores defaults to three quarters of the processors, so
+// that a newcomer finds a processor free and is served at once.
 //
 // A client over its share is held to it three ways:
 //
@@ -47,10 +54,13 @@ type CPUOptions struct {
 	Cores float64
 	// HalfLife is how fast a client's past use fades (default 2 s).
 	HalfLife time.Duration
-	// Now is the clock use decays by (default time.Now); Meter measures the work
-	// charged (default the monotonic wall clock). Tests give their own.
-	Now   func() time.Time
-	Meter func() time.Duration
+	// Now is the clock use decays by (default time.Now); Meter measures a session's
+	// work on the goroutine that holds its thread (default the thread's CPU clock);
+	// Starved says whether goroutines wait for a processor (default: the Go
+	// scheduler's latencies). Tests give their own.
+	Now     func() time.Time
+	Meter   func() time.Duration
+	Starved func() bool
 }
 
 // MinFactor is the slowest a client over its share is made to go.
@@ -100,7 +110,10 @@ func NewCPU(opts CPUOptions) *CPU {
 		opts.Now = time.Now
 	}
 	if opts.Meter == nil {
-		opts.Meter = func() time.Duration { return time.Since(processStart) }
+		opts.Meter = threadCPU
+	}
+	if opts.Starved == nil {
+		opts.Starved = (&schedWatch{}).starved
 	}
 	return &CPU{opts: opts, tau: opts.HalfLife.Seconds() / math.Ln2, by: map[string]*cpuUse{},
 		turns: map[string]chan struct{}{}, level: math.Inf(1)}
@@ -280,7 +293,8 @@ func factorOf(level, rate float64) float64 {
 	return max(math.Pow(2, math.Floor(math.Log2(level/rate))), MinFactor)
 }
 
-// levelLocked is the fair level of the rates now: +Inf when they fit in Cores.
+// levelLocked is the fair level of the rates now: +Inf when they fit in Cores, or
+// when only one client works.
 func (c *CPU) levelLocked(now time.Time) float64 {
 	rates := make([]float64, 0, len(c.by))
 	sum := 0.0
@@ -291,10 +305,57 @@ func (c *CPU) levelLocked(now time.Time) float64 {
 			continue
 		}
 		r := u.acc / c.tau
-		rates = append(rates, r)
-		sum += r
+		if r >= presentPart*c.opts.Cores {
+			rates = append(rates, r)
+			sum += r
+		}
 	}
-	return waterLevel(rates, sum, c.opts.Cores)
+	starved := c.opts.Starved()
+	if len(rates) < 2 {
+		return math.Inf(1) // nobody else waits
+	}
+	capacity := c.opts.Cores
+	if starved {
+		capacity = min(capacity, sum/2)
+	}
+	return waterLevel(rates, sum, capacity)
+}
+
+// presentPart is the least use of a client, as a part of Cores, that counts as its
+// wanting the CPU now: a ten-thousandth (on two processors, a page's work fades under
+// it within about twenty seconds).
+const presentPart = 1e-4
+
+// schedWatch tells from the Go scheduler's latencies whether goroutines wait for a
+// processor: more than one in fifty of those that became runnable since the last
+// look waited 5 ms or more.
+type schedWatch struct {
+	sample []metrics.Sample
+	prev   []uint64
+}
+
+func (w *schedWatch) starved() bool {
+	if w.sample == nil {
+		w.sample = []metrics.Sample{{Name: "/sched/latencies:seconds"}}
+	}
+	metrics.Read(w.sample)
+	if w.sample[0].Value.Kind() != metrics.KindFloat64Histogram {
+		return false
+	}
+	h := w.sample[0].Value.Float64Histogram()
+	var total, slow uint64
+	for i, n := range h.Counts {
+		d := n
+		if i < len(w.prev) {
+			d = n - w.prev[i]
+		}
+		total += d
+		if h.Buckets[i] >= 0.005 {
+			slow += d
+		}
+	}
+	w.prev = append(w.prev[:0], h.Counts...)
+	return total > 0 && slow*50 > total
 }
 
 // waterLevel is L with sum(min(r, L)) = capacity over rates (whose sum is sum), or

@@ -94,10 +94,12 @@ func TestSessionsChargeTheirClient(t *testing.T) {
 // again.
 func TestAClientOverItsShareIsSlowedAndOthersAreNot(t *testing.T) {
 	var r *clocked
-	cpu := NewCPU(CPUOptions{Cores: 1, Now: func() time.Time { return r.clock.Now() }})
+	cpu := NewCPU(CPUOptions{Cores: 1, Now: func() time.Time { return r.clock.Now() }, Starved: func() bool { return false }})
 	r = newClocked(t, Options{CPU: cpu})
-	// The heavy client's other runs: ten seconds of work in the last moment.
+	// The heavy client's other runs: ten seconds of work in the last moment; the
+	// visitor's page, a millisecond.
 	cpu.Charge("10.0.0.1", 10*time.Second)
+	cpu.Charge("10.0.0.2", time.Millisecond)
 	heavy, hc := startFor(t, r.ms[0], "10.0.0.1", ra3)
 	fresh, fc := startFor(t, r.ms[0], "10.0.0.2", ra3)
 	for _, x := range []struct {
@@ -206,5 +208,40 @@ func TestRest(t *testing.T) {
 		if got := cpu.Rest(tt.work); got != tt.want {
 			t.Errorf("level %v, work %v: rest %v, want %v", tt.level, tt.work, got, tt.want)
 		}
+	}
+}
+
+// A client is slowed only against others: alone it keeps its speed however much it
+// uses; with another client working it is slowed when the rates pass the cores, or,
+// when goroutines wait for a processor (the process gets fewer than its cores), when
+// it uses more than its part of what the clients use.
+func TestSlowedOnlyAgainstOthers(t *testing.T) {
+	tests := []struct {
+		name    string
+		heavy   time.Duration // work charged in the last moment, with a 1 s half-life
+		visitor time.Duration
+		starved bool
+		want    float64 // the heavy client's factor
+	}{
+		{"alone, far over the cores", 100 * time.Second, 0, false, 1},
+		{"alone, starved", 100 * time.Second, 0, true, 1},
+		{"with a visitor, under the cores", 500 * time.Millisecond, time.Millisecond, false, 1},
+		{"with a visitor, over the cores", 20 * time.Second, time.Millisecond, false, 1.0 / 16},
+		{"with a visitor, under the cores but starved", 500 * time.Millisecond, time.Millisecond, true, 1.0 / 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			now := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
+			cpu := NewCPU(CPUOptions{Cores: 1, HalfLife: time.Second, Now: func() time.Time { return now },
+				Starved: func() bool { return tt.starved }})
+			cpu.Charge("heavy", tt.heavy)
+			cpu.Charge("visitor", tt.visitor)
+			if got := cpu.Factor("heavy"); got != tt.want {
+				t.Errorf("the heavy client's factor %v (rate %.3f), want %v", got, cpu.Rate("heavy"), tt.want)
+			}
+			if got := cpu.Factor("visitor"); got != 1 {
+				t.Errorf("the visitor's factor %v", got)
+			}
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"sync/atomic"
 	"time"
@@ -306,13 +307,18 @@ func (s *Session) serve(e *envelope) bool {
 		// A client over its share works one session at a time, and rests (cpu.go).
 		// The wait is charged too: it is work the client asks for and does not get,
 		// so that it stays slowed while it asks for more than its share.
-		wait := s.opts.CPU.Start()
+		wait := time.Now()
 		var ok bool
 		release, ok = s.opts.CPU.Turn(s.ctx, s.shares.owner)
-		s.opts.CPU.Done(s.shares.owner, wait)
+		s.opts.CPU.Charge(s.shares.owner, time.Since(wait))
 		if !ok {
 			return false
 		}
+	}
+	if s.opts.CPU != nil {
+		// The work is measured on its thread's CPU clock (cpu.go).
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
 	}
 	work := s.opts.CPU.Start()
 	ok := s.contained(func() { s.handle(e) })
