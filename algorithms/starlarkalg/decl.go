@@ -32,7 +32,7 @@ func (d *decl) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: %s", d
 
 // declKinds lists each builtin's parameters: positional ones first, in order.
 var declKinds = map[string][]string{
-	"rule":    {"label", "lines", "says", "group", "notes", "why"},
+	"rule":    {"label", "lines", "says", "group", "notes", "why", "differs"},
 	"message": {"name", "label", "doc", "ts", "arg", "vec", "queue"},
 	"var":     {"name", "doc"},
 	"param":   {"name", "kind", "doc", "default", "min", "max", "zero", "choices", "fields"},
@@ -171,7 +171,7 @@ func (d *decl) strs(required []string, optional []string, dst ...*string) error 
 
 func toRule(d *decl) (sim.Rule, error) {
 	var r sim.Rule
-	if err := d.strs([]string{"label", "says"}, []string{"group", "notes"}, &r.Label, &r.Says, &r.Group, &r.Notes); err != nil {
+	if err := d.strs([]string{"label", "says"}, []string{"group", "notes", "differs"}, &r.Label, &r.Says, &r.Group, &r.Notes, &r.Differs); err != nil {
 		return r, err
 	}
 	lines, ok := d.args["lines"]

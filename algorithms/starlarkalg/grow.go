@@ -304,8 +304,8 @@ func checkedCall(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, k
 // rewriteGrowth puts the checking builtins in place of the growing operations of a
 // parsed file, or says where it cannot (an augmented assignment to a target that
 // computes, which would be evaluated twice).
-func rewriteGrowth(f *syntax.File) error {
-	r := &rewriter{}
+func rewriteGrowth(f *syntax.File, asWritten bool) error {
+	r := &rewriter{asWritten: asWritten}
 	r.stmts(f.Stmts)
 	// $flat and $key are globals, which a def reads by their index, not by a lookup in
 	// a map
@@ -329,6 +329,7 @@ func rewriteGrowth(f *syntax.File) error {
 }
 
 type rewriter struct {
+	asWritten bool // Limits.AsWritten: no rewrite that only saves time
 	err       error
 	flat, key bool            // the file uses $flat, $key
 	attrs     map[string]bool // the file reads $.name for these names
@@ -666,7 +667,7 @@ func (r *rewriter) expr(p *syntax.Expr) {
 			e.Lparen = dot.Dot
 			e.Args = append([]syntax.Expr{dot.X, nameLiteral(dot.Name)}, e.Args...)
 		}
-		if !asWritten {
+		if !r.asWritten {
 			rewriteKeywordCall(e) // kwcall.go
 		}
 	case *syntax.Comprehension:

@@ -49,6 +49,11 @@ type Limits struct {
 	Effects     int    // effects (rules, sends, timers ...) of one step
 	Grow        int    // elements or bytes one handler call may build (grow.go, charges.go)
 
+	// AsWritten loads the source without the rewrites that only save time (inline.go,
+	// kwcall.go, sites.go; the memory and work bounds' rewrites stay): for the
+	// benchmark that measures what they save, and tests that compare both.
+	AsWritten bool
+
 	// Interrupt, when set, is asked every interruptEvery units of work whether to stop
 	// the running call (interrupt.go). It is how a caller that times handlers stops one.
 	Interrupt func() bool
@@ -97,11 +102,6 @@ func (e *Error) Error() string {
 	b.WriteString(e.Msg)
 	return b.String()
 }
-
-// asWritten turns off the rewrites that only save time (inline.go, kwcall.go), for the
-// benchmark that measures what they save (BenchmarkRewrites); the memory bound's
-// rewrites stay.
-var asWritten = false
 
 // fileOptions: while loops are allowed (the step bound stops them), recursion is not
 // (it would grow the Go stack before the step bound is reached); no
@@ -164,7 +164,7 @@ func loadProgram(name, source string, lim Limits) (*program, *sim.Spec, error) {
 	}
 	thread := &starlark.Thread{Name: name, Print: func(*starlark.Thread, string) {}}
 	newBudget(thread, lim, lim.LoadSteps, "the top level")
-	globals, err := compile(thread, name, source)
+	globals, err := compile(thread, name, source, lim.AsWritten)
 	if err != nil {
 		return nil, nil, sourceError(name, err, lim)
 	}
@@ -183,7 +183,7 @@ func loadProgram(name, source string, lim Limits) (*program, *sim.Spec, error) {
 
 // compile parses source, puts the checking builtins in place of the operations that
 // grow values (grow.go), compiles and runs it, and freezes its globals.
-func compile(thread *starlark.Thread, name, source string) (starlark.StringDict, error) {
+func compile(thread *starlark.Thread, name, source string, asWritten bool) (starlark.StringDict, error) {
 	f, err := fileOptions.Parse(name+".star", source, 0)
 	if err != nil {
 		return nil, err
@@ -200,7 +200,7 @@ func compile(thread *starlark.Thread, name, source string) (starlark.StringDict,
 			predeclared[sitesName] = vals
 		}
 	}
-	if err := rewriteGrowth(f); err != nil {
+	if err := rewriteGrowth(f, asWritten); err != nil {
 		return nil, err
 	}
 	prog, err := starlark.FileProgram(f, predeclared.Has)

@@ -29,8 +29,10 @@ type Options struct {
 	// Memory is one worker's memory limit in bytes (default 512 MiB), for step workers
 	// and searches alike; a search's own budget (explore.Options.MaxMemory) is below it.
 	Memory int64
-	// CallTimeout is how long one call (a handler, a load) may take before its worker
-	// is killed (default 2 s): the source's own bounds stop it far sooner.
+	// CallTimeout is how long one call (a handler, a load) may take, wall clock, before
+	// its worker is killed (default 10 s): the backstop for a worker that hangs. The
+	// interpreter's work bound and CallCPU stop a source's call far sooner, whatever
+	// the machine's load, which a wall-clock bound would count against the source.
 	CallTimeout time.Duration
 	// Steps is the units of work one handler call may do (default
 	// starlarkalg.DefaultLimits.Steps): the interpreter's own bound, which ends a
@@ -58,7 +60,7 @@ func (o Options) withDefaults() Options {
 		o.Memory = 512 << 20
 	}
 	if o.CallTimeout <= 0 {
-		o.CallTimeout = 2 * time.Second
+		o.CallTimeout = 10 * time.Second
 	}
 	if o.Steps == 0 {
 		o.Steps = starlarkalg.DefaultLimits.Steps

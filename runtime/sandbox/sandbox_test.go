@@ -255,3 +255,32 @@ func TestSandbox_CPUTimeInterruptsAHandler(t *testing.T) {
 	}
 	loadRemote(t, p, "central", src) // and it serves the next call
 }
+
+// Sources that keep memory in their globals do not crowd each other out of a worker:
+// past half its memory the least recently used are evicted (and loaded again when
+// needed), so every load of a long row succeeds where, kept, they would pass the
+// worker's limit and kill it.
+func TestSandbox_KeptSourcesMakeRoomForTheNext(t *testing.T) {
+	p := New(Options{Workers: 1, Memory: 256 << 20})
+	defer p.Close()
+	src, _ := starlarkalg.Template("central")
+	for k := range 24 { // about 16 MiB kept by each: 380 MiB in all
+		keep := fmt.Sprintf("keep%d = list(range(65536)) * 15\n", k) + src
+		if _, err := p.Load("central", keep); err != nil {
+			t.Fatalf("load %d: %v", k, err)
+		}
+	}
+	spec := loadRemote(t, p, "central", "keep0 = list(range(65536)) * 15\n"+src) // evicted: loaded again
+	sc, _ := scenarios.Lookup("central-queue")
+	cfg, err := sc.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sim.New(withSpec(t, cfg, spec, sc.Params), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Run(); err != nil {
+		t.Fatalf("a run of the first source, loaded again: %v", err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"syscall"
@@ -104,8 +105,9 @@ const maxPrograms = 64
 
 // programs is a step worker's loaded sources, least recently used first out.
 type programs struct {
-	byKey map[string]*list.Element
-	order *list.List // of *loaded
+	byKey  map[string]*list.Element
+	order  *list.List // of *loaded
+	memory int64      // the worker's memory limit (0: none)
 }
 
 type loaded struct {
@@ -134,9 +136,30 @@ func (ps *programs) put(l *loaded) {
 	}
 	ps.byKey[l.key] = ps.order.PushFront(l)
 	if ps.order.Len() > maxPrograms {
-		last := ps.order.Remove(ps.order.Back()).(*loaded)
-		delete(ps.byKey, last.key)
+		ps.evict()
 	}
+	// Sources keep what their top level built (frozen globals): past half the
+	// worker's memory the least recently used go, so that one client's sources
+	// cannot leave no room for another's. The server loads an evicted one again.
+	if ps.memory > 0 && heapBytes() > ps.memory/2 {
+		for ps.order.Len() > 1 && heapBytes() > ps.memory/2 {
+			ps.evict()
+			runtime.GC()
+		}
+	}
+}
+
+// evict forgets the least recently used program.
+func (ps *programs) evict() {
+	last := ps.order.Remove(ps.order.Back()).(*loaded)
+	delete(ps.byKey, last.key)
+}
+
+// heapBytes is the memory the heap's live and not yet collected objects take.
+func heapBytes() int64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64())
 }
 
 // setup decodes a run's setup, reusing the decoding of a run seen lately.
@@ -165,7 +188,7 @@ func (l *loaded) setup(w setupWire) (*sim.Setup, error) {
 func serveSteps(in io.Reader, out io.Writer, wd *watchdog) error {
 	inbox := frameReader{r: bufio.NewReader(in)}
 	outbox := frameWriter{w: bufio.NewWriter(out)}
-	ps := &programs{byKey: map[string]*list.Element{}, order: list.New()}
+	ps := &programs{byKey: map[string]*list.Element{}, order: list.New(), memory: memoryLimit()}
 	ctx := &sim.Context{}
 	for {
 		b, err := inbox.next()
@@ -224,4 +247,10 @@ func answer(ps *programs, ctx *sim.Context, req *request, lim starlarkalg.Limits
 		return &response{Result: l.prog.Step(ctx, req.Self, setup, req.State, &req.Input)}
 	}
 	return &response{Result: starlarkalg.Result{Err: &starlarkalg.Error{Msg: fmt.Sprintf("unknown request %d", req.Op)}}}
+}
+
+// memoryLimit is the worker's memory limit as the server set it (0: none).
+func memoryLimit() int64 {
+	n, _ := strconv.ParseInt(os.Getenv(envMemory), 10, 64)
+	return n
 }
