@@ -99,3 +99,32 @@ func TestNoChangeOfContextOnFocusOrInput(t *testing.T) {
 	run(t, ctx, chromedp.KeyEvent(kb.Enter)) // submits: a new run of 5, on this page
 	waitFor(t, ctx, `document.querySelectorAll("#view g.node").length === 5`)
 }
+
+// Error suggestion (WCAG 3.3.3): a refused run setup says what the values must be; a
+// shortcut key already taken says by which action, and the field is marked invalid.
+func TestErrorsSayHowToFixThem(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := freshTab(t, 1280, 800)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/play/ricart-agrawala?n=3"))
+	ready(t, ctx)
+	eval[bool](t, ctx, `(() => {
+		document.querySelector(".setup details").open = true;
+		const f = document.getElementById("setup-form").elements;
+		f.dmin.value = "9"; f.dmax.value = "3";
+		document.querySelector("#setup-form button[type=submit]").click();
+		return true;
+	})()`)
+	waitFor(t, ctx, `document.getElementById("setup-error").textContent !== ""`)
+	if got := eval[string](t, ctx, `document.getElementById("setup-error").textContent`); !strings.Contains(got, "must satisfy 0 <= min <= max") {
+		t.Errorf("a refused delay says %q: not what it must be", got)
+	}
+	run(t, ctx, chromedp.KeyEvent("?"))
+	waitFor(t, ctx, `document.getElementById("help").open`)
+	tabTo(t, ctx, `el.id === "sc-key-step"`, false)
+	run(t, ctx, press("End", 35, 0), press("Backspace", 8, 0), chromedp.KeyEvent("c"), tabKey)
+	waitFor(t, ctx, `document.getElementById("sc-key-step").getAttribute("aria-invalid") === "true"`)
+	if got := eval[string](t, ctx, `document.getElementById("sc-note").textContent`); got != `"c" is already the key of crash the selected process` {
+		t.Errorf("a taken key says %q", got)
+	}
+}
