@@ -388,3 +388,17 @@ func TestCatalogueIsShortWithAStartPathAndCostTables(t *testing.T) {
 	}
 	screenshot(t, ctx, "catalogue.png")
 }
+
+// A mistyped join code gets the real fault: the characters codes never use.
+func TestJoinSaysWhichCharactersCodesNeverUse(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := isolatedTab(t, ts.URL, 1280, 800)
+	for typed, want := range map[string]string{"YNX4W0": "codes never use “0”", "ABC123": "codes never use “B”, “1” and “2”"} {
+		run(t, ctx, chromedp.Navigate(ts.URL+"/join?code="+typed))
+		waitFor(t, ctx, `document.readyState === "complete"`)
+		if text := eval[string](t, ctx, `document.querySelector("main").textContent`); !strings.Contains(text, want) || strings.Contains(text, "letters and digits") {
+			t.Errorf("joining with %s: the page says %q, want %q", typed, clip(text, 300), want)
+		}
+	}
+}
