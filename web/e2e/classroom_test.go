@@ -402,3 +402,19 @@ func TestJoinSaysWhichCharactersCodesNeverUse(t *testing.T) {
 		}
 	}
 }
+
+// Two requests with the same timestamp: the narration says the ids break the tie,
+// never that one request is older.
+func TestNarrationSaysTheIdsBreakATie(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := isolatedTab(t, ts.URL, 1280, 800)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/play/ricart-agrawala?n=3&fresh=1"))
+	ready(t, ctx)
+	clickProcessAction(t, ctx, 0, "request")
+	clickProcessAction(t, ctx, 1, "request")
+	stepUntil(t, ctx, `[...document.querySelectorAll("#log li")].some((li) => li.textContent.includes("breaks the tie"))`)
+	if bad := eval[string](t, ctx, `[...document.querySelectorAll("#log li")].map((li) => li.textContent).filter((s) => s.includes("is older than its own") || s.includes("its own request is older")).join(" | ")`); bad != "" {
+		t.Errorf("the narration calls a tied request older: %s", bad)
+	}
+}
