@@ -378,7 +378,8 @@ export class Narrator {
         break;
       case "violation":
         li.classList.add("violation");
-        text(`⚠ ${ev.property}: ${ev.detail}`);
+        // The monitor's "deadlock" without a wait-for cycle is a stall: say which.
+        text(ev.property === "deadlock" && !ev.cycle?.length ? `⚠ stalled, no wait-for cycle (deadlock monitor): ${ev.detail}` : `⚠ ${ev.property}: ${ev.detail}`);
         break;
       case "end":
         text(`The run ends: ${ev.messages} messages, ${ev.entries} entries`);

@@ -418,3 +418,23 @@ func TestNarrationSaysTheIdsBreakATie(t *testing.T) {
 		t.Errorf("the narration calls a tied request older: %s", bad)
 	}
 }
+
+// A stall with no wait-for cycle (a crashed process's reply that never comes) is
+// called a stall, not a deadlock.
+func TestAStallWithoutACycleIsNotCalledADeadlock(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := isolatedTab(t, ts.URL, 1280, 800)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/play/ricart-agrawala?n=3&fresh=1"))
+	ready(t, ctx)
+	clickProcessAction(t, ctx, 2, "crash")
+	clickProcessAction(t, ctx, 0, "request")
+	stepUntil(t, ctx, `document.getElementById("status").dataset.violation === "deadlock"`)
+	pill := eval[string](t, ctx, `document.getElementById("status").textContent`)
+	if !strings.HasPrefix(pill, "Stalled, no wait-for cycle: P0 waits") {
+		t.Errorf("the status pill says %q", pill)
+	}
+	if log := eval[string](t, ctx, `[...document.querySelectorAll("#log li.violation")].map((li) => li.textContent).join(" | ")`); !strings.Contains(log, "stalled, no wait-for cycle") {
+		t.Errorf("the narration says %q", log)
+	}
+}
