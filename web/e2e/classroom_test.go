@@ -438,3 +438,36 @@ func TestAStallWithoutACycleIsNotCalledADeadlock(t *testing.T) {
 		t.Errorf("the narration says %q", log)
 	}
 }
+
+// The space-time diagram: a step's rules are all named, in type at least 11 px, and
+// the chosen event's description shows whole, its clocks included.
+func TestSpacetimeNamesEveryRuleAndShowsTheClocks(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := isolatedTab(t, ts.URL, 1280, 800)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/play/ricart-agrawala?n=3&fresh=1"))
+	ready(t, ctx)
+	clickProcessAction(t, ctx, 0, "request")
+	for range 3 {
+		eval[float64](t, ctx, stepJS, chromedp.EvalAwaitPromise)
+	}
+	openDiagram(t, ctx)
+	if bad := eval[string](t, ctx, `[...document.querySelectorAll("#st-diagram .st-rule")].map((e) => {
+	  const size = parseFloat(getComputedStyle(e).fontSize);
+	  return e.textContent.includes("…") || size < 11 ? e.textContent + " at " + size + " px" : "";
+	}).filter(Boolean).join("; ")`); bad != "" {
+		t.Errorf("rule labels cut or small: %s", bad)
+	}
+	many := eval[[]int](t, ctx, `(() => {
+	  const g = [...document.querySelectorAll("#st-diagram .st-dot")].find((d) => d.querySelectorAll(".st-rule tspan").length >= 2);
+	  return g ? [Number(g.dataset.col), Number(g.dataset.p)] : [];
+	})()`)
+	if len(many) != 2 {
+		t.Fatal("no event shows the several rules its step fired")
+	}
+	clickDot(t, ctx, many[0], many[1])
+	waitFor(t, ctx, `document.getElementById("st-info").textContent.includes("Lamport")`)
+	if cut := eval[bool](t, ctx, `(() => { const e = document.getElementById("st-info"); return e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1; })()`); cut {
+		t.Errorf("the description is cut: %q", eval[string](t, ctx, `document.getElementById("st-info").textContent`))
+	}
+}
