@@ -245,16 +245,19 @@ export class Inspector {
     return td;
   }
 
-  // showInflight lists the first 60 messages in flight by id (INFLIGHT_FAST while the
-  // run plays at FAST_SPEED or faster: at 4x nearly all of them are new at each round of
-  // the panels, and laying out sixty new lines made the inspector's frame one of the
-  // page's costliest; docs/benchmarks.md, "Heavy traffic at 4x"). A message keeps its
+  // showInflight lists the first 60 messages in flight by id, or every one once asked
+  // ("list all", paused; INFLIGHT_FAST while the run plays at FAST_SPEED or faster: at
+  // 4x nearly all of them are new at each round of the panels, and laying out sixty new
+  // lines made the inspector's frame one of the page's costliest; docs/benchmarks.md,
+  // "Heavy traffic at 4x"). A message keeps its
   // line while its text stays the same; lines of messages gone are removed, new ones
   // put in their place in the order.
   showInflight(model) {
     const msgs = [...model.inflight.values()].sort((a, b) => a.msg.id - b.msg.id);
     if (this.count.textContent !== String(msgs.length)) this.count.textContent = String(msgs.length);
-    const shown = msgs.slice(0, model.playing && model.speed >= FAST_SPEED ? INFLIGHT_FAST : 60);
+    this.model = model;
+    const fast = model.playing && model.speed >= FAST_SPEED;
+    const shown = msgs.slice(0, fast ? INFLIGHT_FAST : this.showAll ? msgs.length : 60);
     const keys = shown.map((f) => `${f.msg.id} ${f.at}`);
     const want = new Set(keys);
     this.lines ??= new Map(); // key -> its li
@@ -267,6 +270,7 @@ export class Inspector {
       li.remove();
       this.lines.delete(key);
     }
+    const tailFocused = this.tail?.contains(document.activeElement);
     this.tail?.remove();
     // The lines left are in the order wanted: walk both, putting in the new ones.
     let next = this.list.firstElementChild;
@@ -281,9 +285,23 @@ export class Inspector {
       this.list.insertBefore(made, next);
     });
     this.tail = null;
-    if (msgs.length > shown.length) this.tail = htmlEl("li", { class: "muted" }, `and ${msgs.length - shown.length} more`);
+    if (msgs.length > shown.length) {
+      // Paused, the rest can be listed, so that the keyboard reaches every message (on
+      // a crowded stage the messages are painted, not focusable).
+      const all = fast ? "" : htmlEl("button", { type: "button", class: "inflight-all", text: `list all ${msgs.length}` });
+      if (all) {
+        all.addEventListener("click", () => {
+          this.showAll = true;
+          const k = shown.length;
+          this.showInflight(this.model);
+          this.list.querySelectorAll("button")[k]?.focus({ preventScroll: true });
+        });
+      }
+      this.tail = htmlEl("li", { class: "muted" }, `and ${msgs.length - shown.length} more `, all);
+    }
     if (!msgs.length) this.tail = htmlEl("li", { class: "muted" }, "nothing in the network");
     if (this.tail) this.list.append(this.tail);
+    if (tailFocused && focusAt < 0) focusAt = this.list.children.length - 1;
     if (focusAt >= 0) {
       const buttons = [...this.list.querySelectorAll("button")];
       const to = buttons[Math.min(focusAt, buttons.length - 1)] || this.list.closest("[tabindex]");

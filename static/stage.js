@@ -148,12 +148,13 @@ function takeError(st, f) {
   toast(st, f.error);
 }
 
-const lessMotion = globalThis.matchMedia?.("(prefers-reduced-motion: reduce)") ?? { matches: false }; // none under node --test
+let lessMotion = null; // the media query, made once the page first needs it
 
 // glideTo sets the virtual clock to a frame's time (clock.js); a paused step glides
 // there unless the page is not shown yet or the user asks for less motion (then a
 // playing run's messages jump from step to step too).
 function glideTo(st, t, playing) {
+  lessMotion ??= matchMedia("(prefers-reduced-motion: reduce)");
   const still = lessMotion.matches;
   st.clk.jump = still; // playing, the messages jump from step to step
   const smooth = st.app.dataset.ready === "true" && !still;
@@ -291,12 +292,15 @@ function updateControls(st) {
   const follower = document.body.classList.contains("lecture-follower");
   const todo = st.spec.family === "election" ? "Crash or Start an election" : "Request the CS";
   const what = `click a process and choose ${todo}`;
+  // The server slows the runs of a network using more than its share of the CPU
+  // while others wait (docs/protocol.md, "slowed"): the pill says so.
   const [state, said] = model.stopped ? ["stopped", "Stopped: " + model.stopped]
     : follower && model.quiet ? ["quiet", "Waiting for the presenter"]
       : model.quiet && !model.playing && canStartWorkload(st) ? ["quiet", `Ready: press Play to start, or ${what}`]
         : model.quiet ? ["quiet", `Nothing more will happen by itself: ${what}`]
-          : model.playing ? ["playing", `Playing ${model.speed}×`]
-            : ["paused", "Paused"];
+          : model.playing && model.slowed ? ["playing", `Playing ${model.speed}× · slowed: the server is busy`]
+            : model.playing ? ["playing", `Playing ${model.speed}×`]
+              : ["paused", "Paused"];
   // A broken property the run is in takes the pill's words, for presenter and
   // followers alike; data-state still says whether the run plays or is quiet.
   const violation = standingViolation(model);

@@ -232,6 +232,7 @@ export class View {
       const bits = [`P${n.id}`, st];
       if (n.cs) bits.push("in the critical section");
       if (lead.has(n.id)) bits.push("leader");
+      if (holdsToken(n)) bits.push("holds the token");
       // Only what changed is written: a text written again is laid out again.
       const said = bits.filter(Boolean);
       const key = `${st}\n${sub}\n${said.join(", ")}`;

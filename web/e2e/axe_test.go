@@ -225,12 +225,24 @@ const contrastJS = `(() => {
     if (r < 4.5) low.push("text " + JSON.stringify(x.textContent) + " " + s.fill + " on " + under + ": " + r.toFixed(2));
   }
   if (texts < 10) low.push("only " + texts + " texts of the drawing measured");
+  // A text field's or a select's border is what shows it is one: 3:1 on what is behind.
+  const behind = (e) => { for (let p = e.parentElement; p; p = p.parentElement) { const c = getComputedStyle(p).backgroundColor; if (!/rgba\(.*, 0\)$/.test(c) && c !== "transparent") return c; } return panel; };
+  let fields = 0;
+  for (const f of document.querySelectorAll("input:not([type=checkbox]):not([type=radio]):not([type=range]):not([type=hidden]), select, textarea:not(.code-input)")) {
+    if (!f.getClientRects().length) continue;
+    fields++;
+    check("border of " + (f.id || f.name || f.tagName), getComputedStyle(f).borderTopColor, behind(f));
+  }
+  if (fields < 5) low.push("only " + fields + " fields measured");
+  check("the focus outline", root.getPropertyValue("--accent").trim(), panel);
+  check("the focus outline", root.getPropertyValue("--accent").trim(), root.getPropertyValue("--bg").trim());
   probe.remove();
   return low;
 })()`
 
 // Non-text contrast (WCAG 1.4.11): every process's ring, every message's pill and
-// chip, and every colour they may take, has 3:1 against the stage, in both themes.
+// chip, and every colour they may take, has 3:1 against the stage, and every text
+// field's and select's border 3:1 against what is behind it, in both themes.
 func TestProcessAndMessageColoursContrast(t *testing.T) {
 	needBrowser(t)
 	ts := server(t)
@@ -240,6 +252,8 @@ func TestProcessAndMessageColoursContrast(t *testing.T) {
 	clickProcessAction(t, ctx, 0, "request")
 	clickProcessAction(t, ctx, 3, "request")
 	waitFor(t, ctx, `document.querySelectorAll("#view .msg rect").length > 0`)
+	eval[bool](t, ctx, `document.querySelector(".setup details").open = true, document.getElementById("net-toggle").click(), true`)
+	waitFor(t, ctx, `!document.getElementById("net-body").hidden`)
 	for _, theme := range []string{"light", "dark"} {
 		eval[bool](t, ctx, `document.documentElement.dataset.theme = "`+theme+`", true`)
 		for _, low := range eval[[]string](t, ctx, contrastJS) {

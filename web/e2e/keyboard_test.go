@@ -109,14 +109,31 @@ func TestKeyboardOnlyLesson(t *testing.T) {
 	run(t, ctx, chromedp.KeyEvent(kb.Enter))
 	waitFor(t, ctx, `document.activeElement.id === "controls"`)
 
-	// Play and pause (Space), step (→).
+	// Play and pause (Space) at 8x (+), where a guided scenario does not hold at its
+	// captions; back to 1x (-); a step back (←) and forward (→).
+	speed := func(key, want string) {
+		t.Helper()
+		run(t, ctx, chromedp.KeyEvent(key))
+		waitFor(t, ctx, `document.getElementById("speed").value === "`+want+`"`)
+	}
+	speed("+", "2")
+	speed("+", "4")
+	speed("+", "8")
 	run(t, ctx, chromedp.KeyEvent(" "))
 	waitFor(t, ctx, `document.getElementById("btn-play").getAttribute("aria-pressed") === "true"`)
 	run(t, ctx, chromedp.KeyEvent(" "))
 	waitFor(t, ctx, `document.getElementById("btn-play").getAttribute("aria-pressed") === "false"`)
+	speed("-", "4")
+	speed("-", "2")
+	speed("-", "1")
 	before := eval[int](t, ctx, `Number(document.getElementById("main").dataset.step)`)
+	if before < 1 {
+		t.Fatalf("the run played to step %d", before)
+	}
+	run(t, ctx, press("ArrowLeft", 37, 0))
+	waitFor(t, ctx, fmt.Sprintf(`Number(document.getElementById("main").dataset.step) === %d`, before-1))
 	run(t, ctx, rightKey)
-	waitFor(t, ctx, fmt.Sprintf(`Number(document.getElementById("main").dataset.step) === %d`, before+1))
+	waitFor(t, ctx, fmt.Sprintf(`Number(document.getElementById("main").dataset.step) === %d`, before))
 
 	// Pick P1 by its digit, open its menu (Enter), arrow down to Crash.
 	run(t, ctx, chromedp.KeyEvent("1"))
@@ -132,6 +149,10 @@ func TestKeyboardOnlyLesson(t *testing.T) {
 	run(t, ctx, chromedp.KeyEvent(kb.Enter))
 	waitFor(t, ctx, `document.querySelector('#view g.node[data-index="1"]').classList.contains("crashed")`)
 	waitFor(t, ctx, `document.getElementById("menu").hidden && document.activeElement?.closest?.('#view g.node')?.dataset.index === "1"`)
+	// Its state is in its name, not only in its drawing.
+	if got := eval[string](t, ctx, `document.activeElement.getAttribute("aria-label")`); !strings.Contains(got, "crashed") {
+		t.Fatalf("a crashed process is named %q", got)
+	}
 
 	// P0 asks for the CS (R): messages are in flight; Tab reaches one, named in words.
 	run(t, ctx, chromedp.KeyEvent("0"), chromedp.KeyEvent("r"))
@@ -309,5 +330,59 @@ func TestEveryTabStopShowsItsFocus(t *testing.T) {
 		if bad := eval[string](t, ctx, focusShownJS); bad != "" {
 			t.Error("in the help: " + bad)
 		}
+	}
+}
+
+// On a stage with more messages in flight than the in-flight list shows (60), the
+// keyboard still reaches every one: "list all" lists the rest, and the focus goes to
+// the first of them.
+func TestEveryMessageReachableOnACrowdedStage(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := tab(t, ts.URL, 1280, 800)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/play/ricart-agrawala?n=12&hold=true"))
+	ready(t, ctx)
+	for i := range 7 { // seven requests, eleven messages each, held in the network
+		run(t, ctx, chromedp.KeyEvent(fmt.Sprint(i)), chromedp.KeyEvent("r"))
+		waitFor(t, ctx, fmt.Sprintf(`document.getElementById("inflight-count").textContent === "%d"`, 11*(i+1)))
+	}
+	run(t, ctx, escKey)
+	waitFor(t, ctx, `document.querySelectorAll("#inflight li button").length === 61`) // 60 drops and "list all"
+	tabTo(t, ctx, `el.matches("#inflight .inflight-all")`, false)
+	run(t, ctx, chromedp.KeyEvent(kb.Enter))
+	waitFor(t, ctx, `document.querySelectorAll("#inflight li button").length === 77 && !document.querySelector("#inflight .inflight-all")`)
+	if got := eval[string](t, ctx, `document.activeElement.getAttribute("aria-label") || ""`); !strings.HasPrefix(got, "drop REQUEST from P") || !strings.HasSuffix(got, "(#61)") {
+		t.Fatalf("after listing all, the focus is on %q", got)
+	}
+}
+
+// The space-time diagram tells an event's causal past from its future by more than
+// colour (WCAG 1.4.1): the future's rings and arrows are dashed, the past's solid.
+func TestCausalPastAndFutureNotByColourAlone(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := tab(t, ts.URL, 1280, 800)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/play/ricart-agrawala?n=3&seed=4"))
+	ready(t, ctx)
+	openDiagram(t, ctx)
+	requestCS(t, ctx, 0)
+	requestCS(t, ctx, 1)
+	stepToQuiet(t, ctx, 100)
+	waitFor(t, ctx, `document.querySelectorAll("#st-diagram .st-dot").length > 6`)
+	tabTo(t, ctx, `el.id === "st-scroll"`, false)
+	run(t, ctx, press("Home", 36, 0), press("Home", 36, 0))
+	for range eval[int](t, ctx, `Math.floor(document.querySelectorAll("#st-diagram .st-dot").length / 2)`) {
+		run(t, ctx, rightKey)
+	}
+	run(t, ctx, press("Enter", 13, 0))
+	waitFor(t, ctx, `["st-dot.past", "st-dot.future", "st-msg.past", "st-msg.future"].every((c) => document.querySelector("#st-diagram ." + c) !== null)`)
+	dash := func(sel string) string {
+		return eval[string](t, ctx, `getComputedStyle(document.querySelector(`+"`"+sel+"`"+`)).strokeDasharray`)
+	}
+	if p, f := dash("#st-diagram .st-dot.past .ring"), dash("#st-diagram .st-dot.future .ring"); p == f {
+		t.Errorf("past and future rings are drawn alike (%s)", p)
+	}
+	if p, f := dash("#st-diagram .st-msg.past:not(.inflight) line"), dash("#st-diagram .st-msg.future:not(.inflight) line"); p == f {
+		t.Errorf("past and future arrows are drawn alike (%s)", p)
 	}
 }
