@@ -323,12 +323,24 @@ export class Inspector {
 }
 
 // Narration: one plain line per trace event, in the words of the rules' own texts.
+// tieText is what a process says when it weighs a request against its own and both
+// carry the same timestamp (theirs ts, its own own): the ids decide, and the line says
+// so instead of calling one request older. null when the timestamps differ.
+export function tieText(why, ts, own, from, self) {
+  if ((why !== "older" && why !== "younger") || ts === undefined || ts === null || ts !== own) return null;
+  return why === "younger"
+    ? `answers P${from}'s request at once: both carry timestamp ${ts}, and P${from}'s smaller id breaks the tie`
+    : `defers P${from}'s request: both carry timestamp ${ts}, and its own smaller id (P${self}) breaks the tie`;
+}
+
 export class Narrator {
   constructor(list, spec) {
     this.list = list;
     this.pageRules = spec.rules;
     this.setRules(null);
     this.lastFrom = new Map(); // node id -> sender of the message it is handling
+    this.lastTs = new Map(); // node id -> timestamp of the message it is handling
+    this.ownTs = new Map(); // node id -> timestamp of its own latest REQUEST
     this.family = spec.family;
   }
 
@@ -354,16 +366,21 @@ export class Narrator {
         // A rule with cases says which applied, naming the sender being answered.
         const why = ev.why && this.why.get(ev.rule)?.[ev.why];
         const from = this.lastFrom.get(ev.node);
-        const said = why && from !== undefined ? why.replaceAll("{from}", `P${from}`) : this.says.get(ev.rule) || "follows " + ev.rule;
+        let said = why && from !== undefined ? why.replaceAll("{from}", `P${from}`) : this.says.get(ev.rule) || "follows " + ev.rule;
+        // Two requests with the same timestamp: the ids break the tie, not their age.
+        const tie = from !== undefined && tieText(ev.why, this.lastTs.get(ev.node), this.ownTs.get(ev.node), from, ev.node);
+        if (tie) said = tie;
         text(who(ev.node), ` ${said} `, htmlEl("span", { class: "lbl" }, ev.rule));
         break;
       }
       case "send":
+        if (m.type === "REQUEST" && m.ts !== undefined) this.ownTs.set(m.from, m.ts);
         li.classList.add("net");
         text(who(m.from), ` sends ${m.type}${payloadText(m)} to `, who(m.to));
         break;
       case "deliver":
         this.lastFrom.set(m.to, m.from);
+        this.lastTs.set(m.to, m.ts);
         li.classList.add("net");
         text(who(m.to), ` receives ${m.type}${payloadText(m)} from `, who(m.from));
         break;
@@ -379,7 +396,8 @@ export class Narrator {
         break;
       case "violation":
         li.classList.add("violation");
-        text(`⚠ ${ev.property}: ${ev.detail}`);
+        // The monitor's "deadlock" without a wait-for cycle is a stall: say which.
+        text(ev.property === "deadlock" && !ev.cycle?.length ? `⚠ stalled, no wait-for cycle (deadlock monitor): ${ev.detail}` : `⚠ ${ev.property}: ${ev.detail}`);
         break;
       case "end":
         text(`The run ends: ${ev.messages} messages, ${ev.entries} entries`);
@@ -400,7 +418,7 @@ export class Narrator {
 
   // rebuild shows exactly the model's recent events (after a snapshot).
   rebuild(model) {
-    this.lastFrom.clear();
+    this.lastFrom.clear(); this.lastTs.clear(); this.ownTs.clear();
     this.list.setAttribute("aria-busy", "true");
     this.list.replaceChildren(...model.recent.map((ev) => this.line(ev, model)));
     this.list.setAttribute("aria-busy", "false");
@@ -415,7 +433,11 @@ export class Narrator {
     const limit = model.recentMax;
     const from = Math.max(0, events.length - limit);
     const texts = new Array(events.length).fill(null);
-    for (let k = 0; k < from; k++) if (events[k].type === "deliver") this.lastFrom.set(events[k].msg.to, events[k].msg.from);
+    for (let k = 0; k < from; k++) {
+      const e = events[k];
+      if (e.type === "deliver") { this.lastFrom.set(e.msg.to, e.msg.from); this.lastTs.set(e.msg.to, e.msg.ts); }
+      if (e.type === "send" && e.msg.type === "REQUEST" && e.msg.ts !== undefined) this.ownTs.set(e.msg.from, e.msg.ts);
+    }
     for (let k = from; k < events.length; k++) {
       const li = this.line(events[k], model);
       this.list.appendChild(li);

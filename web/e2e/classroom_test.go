@@ -388,3 +388,86 @@ func TestCatalogueIsShortWithAStartPathAndCostTables(t *testing.T) {
 	}
 	screenshot(t, ctx, "catalogue.png")
 }
+
+// A mistyped join code gets the real fault: the characters codes never use.
+func TestJoinSaysWhichCharactersCodesNeverUse(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := isolatedTab(t, ts.URL, 1280, 800)
+	for typed, want := range map[string]string{"YNX4W0": "codes never use “0”", "ABC123": "codes never use “B”, “1” and “2”"} {
+		run(t, ctx, chromedp.Navigate(ts.URL+"/join?code="+typed))
+		waitFor(t, ctx, `document.readyState === "complete"`)
+		if text := eval[string](t, ctx, `document.querySelector("main").textContent`); !strings.Contains(text, want) || strings.Contains(text, "letters and digits") {
+			t.Errorf("joining with %s: the page says %q, want %q", typed, clip(text, 300), want)
+		}
+	}
+}
+
+// Two requests with the same timestamp: the narration says the ids break the tie,
+// never that one request is older.
+func TestNarrationSaysTheIdsBreakATie(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := isolatedTab(t, ts.URL, 1280, 800)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/play/ricart-agrawala?n=3&fresh=1"))
+	ready(t, ctx)
+	clickProcessAction(t, ctx, 0, "request")
+	clickProcessAction(t, ctx, 1, "request")
+	stepUntil(t, ctx, `[...document.querySelectorAll("#log li")].some((li) => li.textContent.includes("breaks the tie"))`)
+	if bad := eval[string](t, ctx, `[...document.querySelectorAll("#log li")].map((li) => li.textContent).filter((s) => s.includes("is older than its own") || s.includes("its own request is older")).join(" | ")`); bad != "" {
+		t.Errorf("the narration calls a tied request older: %s", bad)
+	}
+}
+
+// A stall with no wait-for cycle (a crashed process's reply that never comes) is
+// called a stall, not a deadlock.
+func TestAStallWithoutACycleIsNotCalledADeadlock(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := isolatedTab(t, ts.URL, 1280, 800)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/play/ricart-agrawala?n=3&fresh=1"))
+	ready(t, ctx)
+	clickProcessAction(t, ctx, 2, "crash")
+	clickProcessAction(t, ctx, 0, "request")
+	stepUntil(t, ctx, `document.getElementById("status").dataset.violation === "deadlock"`)
+	pill := eval[string](t, ctx, `document.getElementById("status").textContent`)
+	if !strings.HasPrefix(pill, "Stalled, no wait-for cycle: P0 waits") {
+		t.Errorf("the status pill says %q", pill)
+	}
+	if log := eval[string](t, ctx, `[...document.querySelectorAll("#log li.violation")].map((li) => li.textContent).join(" | ")`); !strings.Contains(log, "stalled, no wait-for cycle") {
+		t.Errorf("the narration says %q", log)
+	}
+}
+
+// The space-time diagram: a step's rules are all named, in type at least 11 px, and
+// the chosen event's description shows whole, its clocks included.
+func TestSpacetimeNamesEveryRuleAndShowsTheClocks(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := isolatedTab(t, ts.URL, 1280, 800)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/play/ricart-agrawala?n=3&fresh=1"))
+	ready(t, ctx)
+	clickProcessAction(t, ctx, 0, "request")
+	for range 3 {
+		eval[float64](t, ctx, stepJS, chromedp.EvalAwaitPromise)
+	}
+	openDiagram(t, ctx)
+	if bad := eval[string](t, ctx, `[...document.querySelectorAll("#st-diagram .st-rule")].map((e) => {
+	  const size = parseFloat(getComputedStyle(e).fontSize);
+	  return e.textContent.includes("…") || size < 11 ? e.textContent + " at " + size + " px" : "";
+	}).filter(Boolean).join("; ")`); bad != "" {
+		t.Errorf("rule labels cut or small: %s", bad)
+	}
+	many := eval[[]int](t, ctx, `(() => {
+	  const g = [...document.querySelectorAll("#st-diagram .st-dot")].find((d) => d.querySelectorAll(".st-rule tspan").length >= 2);
+	  return g ? [Number(g.dataset.col), Number(g.dataset.p)] : [];
+	})()`)
+	if len(many) != 2 {
+		t.Fatal("no event shows the several rules its step fired")
+	}
+	clickDot(t, ctx, many[0], many[1])
+	waitFor(t, ctx, `document.getElementById("st-info").textContent.includes("Lamport")`)
+	if cut := eval[bool](t, ctx, `(() => { const e = document.getElementById("st-info"); return e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1; })()`); cut {
+		t.Errorf("the description is cut: %q", eval[string](t, ctx, `document.getElementById("st-info").textContent`))
+	}
+}
