@@ -20,15 +20,21 @@ import (
 )
 
 const gradeUsage = `usage: playground grade [flags] ASSIGNMENT SUBMISSION
+       playground grade pack [flags] ASSIGNMENT -o autograder.zip
 
 Checks a submission (a .star file, or a folder holding one) against an assignment with
 the explorer, in sandbox workers under the assignment's limits, and prints its score.
 ASSIGNMENT is a curated assignment (challenge-ra-tie-break ...) or an assignment file
 (docs/assignments.md). Exit status: 0 when it graded, whatever the score; 1 on bad input.
 
+'grade pack' builds a Gradescope autograder for the assignment (docs/assignments.md).
+
 curated assignments: `
 
 func gradeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "pack" {
+		return packCmd(args[1:], stdout, stderr)
+	}
 	fs := newFlags("grade", stderr)
 	gradescope := fs.String("gradescope", "", "write Gradescope's results.json to this file")
 	jsonOut := fs.String("json", "", "write the report as JSON to this file")
@@ -102,7 +108,7 @@ func gradeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 // parseInterspersed parses flags placed before, between or after the positional
-// arguments, and returns the positional ones.
+// arguments (grade pack NAME -o FILE), and returns the positional ones.
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"archive/zip"
+	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -201,6 +205,103 @@ func TestGradeExitStatus(t *testing.T) {
 			score, _, _ := checkResultsJSON(t, data)
 			if score != 0 || !strings.Contains(string(data), c.wantOutput) {
 				t.Fatalf("results.json:\n%s", data)
+			}
+		})
+	}
+}
+
+// The packed autograder, unpacked into a temporary root as Gradescope lays it out,
+// grades a correct and a broken submission with run_autograder alone.
+func TestGradePackRunsAutograderInATemporaryRoot(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	dir := t.TempDir()
+	zipPath := filepath.Join(dir, "autograder.zip")
+	if _, _, err := runArgs(t, "", "grade", "pack", "ra-second-request", "-o", zipPath, "--url", "https://play.example.edu"); err != nil {
+		t.Fatal(err)
+	}
+	zr, err := zip.OpenReader(zipPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	var names []string
+	unpack := func(root string) {
+		for _, f := range zr.File {
+			rc, err := f.Open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := io.ReadAll(rc)
+			rc.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(root, "source", f.Name), data, f.Mode()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, f := range zr.File {
+		names = append(names, f.Name)
+		if (f.Name == "run_autograder" || f.Name == "setup.sh" || f.Name == "playground") && f.Mode()&0o111 == 0 {
+			t.Errorf("%s is not executable in the zip (%v)", f.Name, f.Mode())
+		}
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"assignment.json", "playground", "run_autograder", "setup.sh"}) {
+		t.Fatalf("zip holds %v", names)
+	}
+	tmpl, _ := starlarkalg.Template("ricart-agrawala")
+	broken := strings.Replace(tmpl, "    s.replied = [False] * ctx.n\n    s.replies = 0\n    ctx.exit()", "    ctx.exit()", 1)
+	if broken == tmpl {
+		t.Fatal("the broken submission is the template")
+	}
+	cases := []struct {
+		name, source string
+		full         bool
+	}{{"correct", tmpl, true}, {"broken", broken, false}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			root := filepath.Join(dir, c.name)
+			for _, d := range []string{"source", "submission"} {
+				if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			unpack(root)
+			writeFile(t, root, "submission/ra.star", c.source)
+			setup := exec.Command(filepath.Join(root, "source", "setup.sh"))
+			if out, err := setup.CombinedOutput(); err != nil {
+				t.Fatalf("setup.sh: %v\n%s", err, out)
+			}
+			cmd := exec.Command(filepath.Join(root, "source", "run_autograder"))
+			cmd.Env = append(os.Environ(), rootEnv+"="+root)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("run_autograder: %v\n%s", err, stderr.String())
+			}
+			data, err := os.ReadFile(filepath.Join(root, "results", "results.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			score, maxScore, tests := checkResultsJSON(t, data)
+			if maxScore != 10 || (score == maxScore) != c.full {
+				t.Fatalf("score %v of %v:\n%s", score, maxScore, data)
+			}
+			hidden, links := 0, 0
+			for _, tt := range tests {
+				if tt["visibility"] == "after_due_date" {
+					hidden++
+					if strings.Contains(tt["output"].(string), "https://play.example.edu/r/v") {
+						links++
+					}
+				}
+			}
+			if hidden != 3 || (links == 0) != c.full {
+				t.Errorf("%d tests after the due date (want 3), %d with a counterexample link:\n%s", hidden, links, data)
 			}
 		})
 	}

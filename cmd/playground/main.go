@@ -49,6 +49,8 @@ commands:
   explore SCENARIO   check every interleaving of a small scenario (JSON summary; exit 3 if a property breaks)
   grade ASSIGNMENT SUBMISSION
                      grade a source against an assignment (a summary; --gradescope, --json, --junit)
+  grade pack ASSIGNMENT -o FILE
+                     build a Gradescope autograder for an assignment
 
 run 'playground COMMAND -h' for a command's flags`
 
