@@ -115,7 +115,7 @@ func firstDiff(got, want []byte) string {
 }
 
 // The templates, each beside the Go algorithm it must match.
-var templated = []string{"central", "lamport", "ricart-agrawala", "token-ring", "bully"}
+var templated = []string{"central", "lamport", "maekawa", "ricart-agrawala", "token-ring", "bully"}
 
 func TestTemplates_AreTheGoAlgorithmsOnEveryCuratedScenario(t *testing.T) {
 	for _, slug := range templated {
@@ -169,6 +169,13 @@ func generated(slug string, seed uint64) (cfg sim.Config, raw string) {
 		}
 		for k := r.IntN(3); k > 0; k-- {
 			acts = append(acts, sim.Action{At: r.IntN(150), Do: sim.ActDrop, From: -1, To: -1, Type: "TOKEN"})
+		}
+	case "maekawa":
+		if r.IntN(2) == 0 {
+			params["variant"] = "deadlock-free"
+		}
+		if r.IntN(3) == 0 {
+			params["construction"] = "grid"
 		}
 	case "bully":
 		if r.IntN(2) == 0 {
@@ -239,4 +246,25 @@ func templatedSorted() []string {
 	out := slices.Clone(templated)
 	slices.Sort(out)
 	return out
+}
+
+// The Maekawa template builds the Go algorithm's voting sets at every size: the notes'
+// sets, the extended planes of orders 1 to 7 and the grid, short last rows included
+// (the inspector shows each process's set and the construction's words).
+func TestTemplates_MaekawaBuildsTheGoVotingSets(t *testing.T) {
+	spec := loadTemplate(t, "maekawa")
+	goSpec, _ := algorithms.Lookup("maekawa")
+	sizes := []int{2, 3, 4, 5, 6, 7, 8, 12, 13, 14, 20, 31, 36, 40, 57, 60}
+	for _, n := range sizes {
+		for _, raw := range []string{`{"construction":"plane"}`, `{"construction":"grid","variant":"deadlock-free"}`} {
+			ids := make([]int, n)
+			for i := range ids {
+				ids[i] = i + 1
+			}
+			cfg := sim.Config{Spec: goSpec, IDs: ids, Seed: uint64(n), CS: 1, Until: 60,
+				Network: sim.Network{DelayMin: 1, DelayMax: 2, FIFO: true},
+				Actions: []sim.Action{{At: 0, Do: sim.ActRequest, Node: 0, From: -1, To: -1}, {At: 1, Do: sim.ActRequest, Node: n - 1, From: -1, To: -1}}}
+			sameRun(t, fmt.Sprintf("maekawa n=%d %s", n, raw), withSpec(t, cfg, goSpec, raw), withSpec(t, cfg, spec, raw), true)
+		}
+	}
 }
