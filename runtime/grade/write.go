@@ -78,7 +78,16 @@ func (r *Report) headline() string {
 }
 
 // WriteGradescope writes results.json.
-func (r *Report) WriteGradescope(w io.Writer) error { return writeJSON(w, r.Gradescope()) }
+func (r *Report) WriteGradescope(w io.Writer) error { return r.Gradescope().Write(w) }
+
+// Write writes results.json.
+func (g *Gradescope) Write(w io.Writer) error { return writeJSON(w, g) }
+
+// NotGraded is results.json for a submission the grader could not grade (a broken
+// assignment, an unreadable submission): no score, and why.
+func NotGraded(why string) *Gradescope {
+	return &Gradescope{Output: "The autograder could not grade this submission: " + why, Visibility: Visible, Tests: []GradescopeTest{}}
+}
 
 // WriteJSON writes the report itself.
 func (r *Report) WriteJSON(w io.Writer) error { return writeJSON(w, r) }
