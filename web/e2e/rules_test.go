@@ -190,3 +190,52 @@ func TestEditedRulesShowInThePseudocodePanel(t *testing.T) {
 	waitFor(t, ctx, `document.querySelector('#vars tbody tr[data-id="0"] td:last-child')?.textContent === "1"`)
 	screenshot(t, ctx, "rules-edited-panel.png")
 }
+
+// The notes' exercise in the page: on three processes Check finds Maekawa's deadlock;
+// the student turns the rules into the deadlock-free variant (INQUIRE, RELINQUISH and
+// FAILED on, whatever the run's params say), runs them, and Check proves every
+// property.
+func TestEditedMaekawaBecomesDeadlockFree(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := tab(t, ts.URL, 1280, 800)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/play/maekawa?fresh=1"))
+	ready(t, ctx)
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`(() => {
+		document.querySelector(".setup details").open = true;
+		document.getElementById("setup-form").elements.nodes.value = "3";
+		document.querySelector("#setup-form button[type=submit]").click();
+	})()`))
+	waitFor(t, ctx, `document.querySelectorAll("#view g.node").length === 3`)
+
+	run(t, ctx, chromedp.Click(chromedp.CSS(`#rules-edit`)))
+	waitFor(t, ctx, `!document.getElementById("rules-editor").hidden && document.getElementById("rules-source").value.includes("def contend(")`)
+	run(t, ctx, chromedp.Click(chromedp.CSS(`#rules-check`)))
+	waitFor(t, ctx, `document.getElementById("explore-dialog").open && document.getElementById("explore-dialog").dataset.state !== "running"`)
+	if state, verdict := eval[string](t, ctx, `document.getElementById("explore-dialog").dataset.state`),
+		eval[string](t, ctx, `document.getElementById("explore-verdict").textContent`); state != "violation" || !strings.Contains(verdict, "Deadlock freedom is broken") {
+		t.Fatalf("check of the notes' rules: %s: %s", state, verdict)
+	}
+	run(t, ctx, chromedp.Click(chromedp.CSS(`#explore-cancel`)))
+
+	const variant = `setup.params.variant == "deadlock-free"`
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`(() => {
+		const ta = document.getElementById("rules-source");
+		const at = ta.value.indexOf(`+"`"+variant+"`"+`);
+		ta.focus();
+		ta.setSelectionRange(at, at + `+"`"+variant+"`"+`.length);
+	})()`), chromedp.SendKeys(`#rules-source`, "True"))
+	if src := eval[string](t, ctx, `document.getElementById("rules-source").value`); !strings.Contains(src, `"df": True,`) {
+		t.Fatalf("the edit did not take: %q", src[strings.Index(src, "def init("):][:200])
+	}
+	run(t, ctx, chromedp.Click(chromedp.CSS(`#rules-run`)))
+	waitFor(t, ctx, `document.getElementById("rules-status").textContent === "Running your rules."`)
+	run(t, ctx, chromedp.Click(chromedp.CSS(`#rules-check`)))
+	waitFor(t, ctx, `document.getElementById("explore-dialog").open && document.getElementById("explore-dialog").dataset.state !== "running"`)
+	state := eval[string](t, ctx, `document.getElementById("explore-dialog").dataset.state`)
+	verdict := eval[string](t, ctx, `document.getElementById("explore-verdict").textContent`)
+	if state != "ok" || !strings.Contains(verdict, "Every property holds") || !strings.Contains(verdict, "deadlock") {
+		t.Fatalf("check of the edited rules: %s: %s", state, verdict)
+	}
+	screenshot(t, ctx, "rules-maekawa-deadlock-free.png")
+}
