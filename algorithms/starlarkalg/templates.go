@@ -2,6 +2,7 @@ package starlarkalg
 
 import (
 	"embed"
+	"slices"
 	"strings"
 )
 
@@ -28,5 +29,6 @@ func Templates() []string {
 	for _, e := range entries {
 		out = append(out, strings.TrimSuffix(e.Name(), ".star"))
 	}
+	slices.Sort(out) // by slug: the files' order puts "a-b.star" before "a.star"
 	return out
 }
