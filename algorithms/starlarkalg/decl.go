@@ -472,7 +472,8 @@ func toStage(g starlark.StringDict) (sim.Stage, error) {
 		return s, fmt.Errorf("stage: got %s, want a dict", v.Type())
 	}
 	strs := map[string]*string{"mark": &s.Mark, "mark_label": &s.MarkLabel, "edges": &s.Edges,
-		"pointer": &s.Pointer, "group": &s.Group, "group_label": &s.GroupLabel, "group_about": &s.GroupAbout}
+		"edges_label": &s.EdgesLabel, "pointer": &s.Pointer, "pointer_label": &s.PointerLabel,
+		"group": &s.Group, "group_label": &s.GroupLabel, "group_about": &s.GroupAbout}
 	for _, kv := range dict.Items() {
 		key, _ := starlark.AsString(kv[0])
 		if key == "ring" {
