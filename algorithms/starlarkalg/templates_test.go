@@ -115,7 +115,7 @@ func firstDiff(got, want []byte) string {
 }
 
 // The templates, each beside the Go algorithm it must match.
-var templated = []string{"central", "lamport", "maekawa", "ricart-agrawala", "raymond", "ricart-agrawala-token", "suzuki-kasami", "token-ring", "bully"}
+var templated = []string{"bakery", "central", "lamport", "maekawa", "ricart-agrawala", "raymond", "ricart-agrawala-token", "suzuki-kasami", "token-ring", "bully"}
 
 func TestTemplates_AreTheGoAlgorithmsOnEveryCuratedScenario(t *testing.T) {
 	for _, slug := range templated {
@@ -169,6 +169,10 @@ func generated(slug string, seed uint64) (cfg sim.Config, raw string) {
 		}
 		for k := r.IntN(3); k > 0; k-- {
 			acts = append(acts, sim.Action{At: r.IntN(150), Do: sim.ActDrop, From: -1, To: -1, Type: "TOKEN"})
+		}
+	case "bakery":
+		if r.IntN(2) == 0 {
+			params["poll"] = 1 + r.IntN(8)
 		}
 	case "raymond":
 		if r.IntN(2) == 0 {
