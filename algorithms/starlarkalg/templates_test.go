@@ -115,7 +115,7 @@ func firstDiff(got, want []byte) string {
 }
 
 // The templates, each beside the Go algorithm it must match.
-var templated = []string{"bakery", "central", "lamport", "maekawa", "ricart-agrawala", "raymond", "ricart-agrawala-token", "suzuki-kasami", "token-ring", "bully"}
+var templated = []string{"bakery", "central", "lamport", "maekawa", "ricart-agrawala", "raymond", "ricart-agrawala-token", "suzuki-kasami", "token-ring", "bully", "ring"}
 
 func TestTemplates_AreTheGoAlgorithmsOnEveryCuratedScenario(t *testing.T) {
 	for _, slug := range templated {
@@ -191,6 +191,16 @@ func generated(slug string, seed uint64) (cfg sim.Config, raw string) {
 		if r.IntN(3) == 0 {
 			params["construction"] = "grid"
 		}
+	case "ring", "ring-list":
+		params["skip"] = []string{"detector", "ack", "none"}[r.IntN(3)]
+		if params["skip"] == "ack" && r.IntN(2) == 0 {
+			params["ackTimeout"] = 1 + r.IntN(10)
+		}
+		params["restart"] = r.IntN(3) > 0
+		if slug == "ring-list" {
+			params["variant"] = []string{"list", "ids"}[r.IntN(2)]
+			params["announce"] = r.IntN(2) == 0
+		}
 	case "bully":
 		if r.IntN(2) == 0 {
 			params["answerTimeout"] = 1 + r.IntN(12)
@@ -204,7 +214,7 @@ func generated(slug string, seed uint64) (cfg sim.Config, raw string) {
 		Spec: goSpec, IDs: ids, Seed: seed, CS: 1 + r.IntN(4), Until: 400, Actions: acts,
 		Network: sim.Network{DelayMin: dmin, DelayMax: dmin + r.IntN(5), FIFO: r.IntN(2) == 0},
 	}
-	if slug == "bully" {
+	if goSpec.Family == sim.Election {
 		cfg.CS = 0
 	}
 	return cfg, string(b)
