@@ -64,7 +64,6 @@ func TestScenarioSource_BadSourcesNameTheLine(t *testing.T) {
 	}{
 		{"syntax error", twoAtOnce(syntaxErr), "source", line, "line " + itoa(line) + ": unexpected ')'"},
 		{"runaway at load", twoAtOnce(template + "\ndef spin():\n    while True:\n        pass\nspin()\n"), "source", 0, "more than 200000 steps"},
-		{"no template", &Scenario{Version: 1, Algorithm: "raymond", Seed: 1, Source: template}, "source", 0, "raymond has no Starlark template"},
 		{"challenge without source", &Scenario{Version: 1, Algorithm: "central", Seed: 1, Challenge: &Challenge{Goal: "x", Prove: []string{"mutual-exclusion"}}}, "challenge", 0, "needs a starting source"},
 		{"challenge with an unknown property", func() *Scenario {
 			sc := twoAtOnce(template)
