@@ -187,7 +187,7 @@ func (a *Assignment) validate() error {
 		return fieldErr("goal", "must be 1 to 2000 characters")
 	}
 	if !slices.Contains(starlarkalg.Templates(), a.Algorithm) {
-		return fieldErr("algorithm", "%q has no Starlark template (allowed: %s)", a.Algorithm, strings.Join(starlarkalg.Templates(), ", "))
+		return fieldErr("algorithm", "%q is not an algorithm with a Starlark template (allowed: %s)", a.Algorithm, strings.Join(starlarkalg.Templates(), ", "))
 	}
 	spec, _ := algorithms.Lookup(a.Algorithm)
 	a.family = spec.Family

@@ -167,7 +167,7 @@ func TestParseNamesTheField(t *testing.T) {
 	cases := []struct{ name, from, to, field string }{
 		{"version", `"assignment": 1`, `"assignment": 2`, "assignment"},
 		{"name", `"name": "x"`, `"name": "X Y"`, "name"},
-		{"no template", `"algorithm": "central"`, `"algorithm": "raymond"`, "algorithm"},
+		{"unknown algorithm", `"algorithm": "central"`, `"algorithm": "nope"`, "algorithm"},
 		{"other algorithm", `"algorithm": "central", "nodes"`, `"algorithm": "ricart-agrawala", "nodes"`, "checks[0].scenario.algorithm"},
 		{"property", `"mutual-exclusion": 1`, `"leader": 1`, "checks[0].points.leader"},
 		{"points", `"mutual-exclusion": 1`, `"mutual-exclusion": 0`, "checks[0].points.mutual-exclusion"},
