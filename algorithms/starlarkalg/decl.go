@@ -36,6 +36,7 @@ var declKinds = map[string][]string{
 	"message": {"name", "label", "doc", "ts", "arg", "vec", "queue"},
 	"var":     {"name", "doc"},
 	"param":   {"name", "kind", "doc", "default", "min", "max", "zero", "choices", "fields"},
+	"cost":    {"name", "formula", "value", "low", "high"},
 }
 
 // declarations are the only names a source gets besides Starlark's universe: no load,
