@@ -40,6 +40,11 @@ type Hello struct {
 	// Vars are that source's inspector variables, with Rules: an edited source may
 	// declare others than the page's.
 	Vars []VarText `json:"vars,omitempty"`
+	// Title is that source's title, with Rules; Own its own name when it is an
+	// algorithm written from scratch (sim.Spec.Name): the page then heads the run
+	// with Title, marked as the student's algorithm, not one of the notes'.
+	Title string `json:"title,omitempty"`
+	Own   string `json:"own,omitempty"`
 }
 
 // VarText is one variable of the inspector: sim.Var as a page reads it.
