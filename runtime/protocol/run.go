@@ -279,6 +279,14 @@ func (f *Hello) AppendJSON(b []byte) []byte {
 		b = append(b, `,"vars":`...)
 		b = append(b, vars...)
 	}
+	if f.Title != "" {
+		b = append(b, `,"title":`...)
+		b = appendString(b, f.Title)
+	}
+	if f.Own != "" {
+		b = append(b, `,"own":`...)
+		b = appendString(b, f.Own)
+	}
 	return append(b, '}')
 }
 
