@@ -21,6 +21,9 @@ skipped: ## name the suites this machine could not run, and how to install what 
 	@missing=""; suites=""; \
 	if [ ! -x /usr/bin/chromium ]; then missing="$$missing chromium"; suites="$$suites web/e2e (browser tests),"; fi; \
 	if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; then missing="$$missing nats-server"; suites="$$suites runtime/lecture/natsbroker and the cluster tests,"; fi; \
+	if ! ls ../shared/seeds/0*.txt >/dev/null 2>&1; then \
+		echo; echo "make test: SKIPPED the tests that check docs/fidelity.md's quotations against the course notes: they read ../shared/seeds, which is not beside this checkout"; \
+	fi; \
 	if [ -n "$$missing" ]; then \
 		echo; echo "make test: SKIPPED$${suites%,}: not installed:$$missing"; \
 		echo "make test: install them with: sudo apt-get install -y$$missing   (then run make test again)"; \

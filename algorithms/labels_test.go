@@ -2,9 +2,13 @@ package algorithms
 
 import (
 	"maps"
+	"reflect"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/teach-dist/playground/runtime/sim"
 )
 
 // fromNotes is, for every algorithm, the exact set of rule labels the course notes give
@@ -64,4 +68,49 @@ func sorted(m map[string]string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// An invented tag belongs to one algorithm: "CR-1" was both the central coordinator's
+// "Leaving the CS" and Chang-Roberts' initialisation. A tag may appear in two
+// algorithms only for rules they share (ringnext's DT and AK, the same rules word
+// for word in both ring elections).
+func TestInventedTagsAreUniqueAcrossAlgorithms(t *testing.T) {
+	type owner struct {
+		slug string
+		rule sim.Rule
+	}
+	byLabel := map[string][]owner{}
+	tags := map[string][]string{}
+	for _, s := range All() {
+		seen := map[string]bool{}
+		for _, r := range s.Rules {
+			if r.Notes != "" {
+				continue
+			}
+			byLabel[r.Label] = append(byLabel[r.Label], owner{s.Slug, r})
+			if tag, _, _ := strings.Cut(r.Label, "-"); !seen[tag] {
+				seen[tag] = true
+				tags[tag] = append(tags[tag], s.Slug)
+			}
+		}
+	}
+	for tag, slugs := range tags {
+		if len(slugs) < 2 {
+			continue
+		}
+		// Shared: every label with this tag is the same rule in every algorithm using it.
+		for label, owners := range byLabel {
+			if !strings.HasPrefix(label, tag+"-") {
+				continue
+			}
+			for _, o := range owners[1:] {
+				if !reflect.DeepEqual(o.rule, owners[0].rule) {
+					t.Errorf("tag %s is used by %v: %s means different things in %s and %s", tag, slugs, label, owners[0].slug, o.slug)
+				}
+			}
+			if len(owners) != len(slugs) {
+				t.Errorf("tag %s is used by %v, but %s only by %d of them", tag, slugs, label, len(owners))
+			}
+		}
+	}
 }

@@ -56,10 +56,29 @@ func ParseCharged(data []byte, charge LoadCharge) (*Scenario, error) {
 	if err := s.charge(charge); err != nil {
 		return nil, err
 	}
+	if err := s.readVersion1(); err != nil {
+		return nil, err
+	}
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	return &s, nil
+}
+
+// readVersion1 gives a version 1 document the meaning it was written with: what it
+// left to a default that has changed since defaults epoch 1 is written out as the
+// earlier value (Maekawa's ids 0..N-1 and grid, the ring elections' earlier ways), and
+// it becomes a version 2 document with those values explicit. Links do not come here:
+// they carry their own defaults epoch.
+func (s *Scenario) readVersion1() error {
+	if s.Version != 1 {
+		return nil
+	}
+	if err := s.pinDefaults(Version1Epoch); err != nil {
+		return fieldErr("params", "%v", err)
+	}
+	s.Version = Version
+	return nil
 }
 
 // jsonError turns encoding/json's errors into ones that name the field.

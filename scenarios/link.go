@@ -250,6 +250,10 @@ func DecodeLinkCharged(code string, charge LoadCharge) (Link, error) {
 	if err := l.Scenario.pinDefaults(epoch); err != nil {
 		return Link{}, &LinkError{Kind: LinkInvalid, Format: format, Slug: slug, Field: "scenario.params", Reason: err.Error()}
 	}
+	// Pinned, the scenario says explicitly what it left to defaults since changed: it is
+	// a document of today's version, and read again (a run's scenario document, parsed
+	// for its link or the explorer) it must not be taken for a version 1 file.
+	l.Scenario.Version = Version
 	l.normalize()
 	if err := l.Validate(); err != nil {
 		var le *LinkError

@@ -3,8 +3,10 @@ package scenarios
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -84,8 +86,8 @@ func withoutRuleNames(t *testing.T, trace []byte) []byte {
 		if string(ev["type"]) == `"rule"` {
 			ev["rule"] = json.RawMessage(`""`)
 		}
-		// Fields trace v1 gained since (a violation's processes and wait-for cycle,
-		// issue 16) add to an event and change no step: an older build wrote none.
+		// Fields trace v1 gained since (a violation's processes and wait-for cycle)
+		// add to an event and change no step: an older build wrote none.
 		if string(ev["type"]) == `"violation"` {
 			delete(ev, "nodes")
 			delete(ev, "cycle")
@@ -131,6 +133,43 @@ func TestLinkEpochs(t *testing.T) {
 		got, err := linkEpoch(tc.format, tc.recorded)
 		if tc.bad != (err != nil) || got != tc.want || (err != nil && err.Kind != tc.kind) {
 			t.Errorf("format %d, defaults %d: %d %v", tc.format, tc.recorded, got, err)
+		}
+	}
+}
+
+// A run opened from a link keeps its scenario document, which is parsed again to
+// share the run or explore it: read again, it must give the same run. An old link's
+// scenario says version 1, but its defaults are those of the link's epoch, not of
+// version 1 files: decoded, it is a version 2 document with what it pinned written out.
+func TestLinkScenariosReadAgainGiveTheSameRun(t *testing.T) {
+	codes, err := filepath.Glob(filepath.Join("testdata", "links", "*.link"))
+	if err != nil || len(codes) == 0 {
+		t.Fatalf("saved links: %v", err)
+	}
+	for _, path := range codes {
+		code, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := DecodeLink(strings.TrimSpace(string(code)))
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		var doc bytes.Buffer
+		if err := l.Scenario.Encode(&doc); err != nil {
+			t.Fatal(err)
+		}
+		again, err := Parse(doc.Bytes())
+		if err != nil {
+			t.Fatalf("%s: the link's scenario read again: %v", path, err)
+		}
+		a, errA := l.Scenario.Config()
+		b, errB := again.Config()
+		if errA != nil || errB != nil {
+			t.Fatalf("%s: %v %v", path, errA, errB)
+		}
+		if !slices.Equal(a.IDs, b.IDs) || fmt.Sprint(a.Params) != fmt.Sprint(b.Params) {
+			t.Errorf("%s: read again, ids %v params %+v; the link's: ids %v params %+v", path, b.IDs, b.Params, a.IDs, a.Params)
 		}
 	}
 }

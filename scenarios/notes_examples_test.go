@@ -11,8 +11,8 @@ import (
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
-// The curated scenarios that reproduce the notes' worked examples and failure claims
-// (issue 14, item 8). Each test asserts what its scenario is there to show, so a
+// The curated scenarios that reproduce the notes' worked examples and failure claims.
+// Each test asserts what its scenario is there to show, so a
 // change in an algorithm that stops a scenario from showing it fails here, not only in
 // the golden trace.
 
@@ -104,8 +104,8 @@ func (r *notesRun) violations() []string {
 }
 
 // whys lists the cases reported by rule label at node id, in order. Labels are
-// compared without hyphens: the project's own labels are gaining one on another
-// branch of issue 14 (LA1 -> LA-1), which must not break what these runs show.
+// compared without hyphens: the project's own labels may be written with
+// one or without (LA1, LA-1), and that spelling must not break what these runs show.
 func (r *notesRun) whys(id int, label string) []string {
 	out := []string{}
 	for _, ev := range r.events {
@@ -353,6 +353,54 @@ func TestNotesFailureClaims(t *testing.T) {
 				wantEqual(t, "P0's replies (all but the crashed P3's)", p0.Replied, []int{1, 2})
 				wantEqual(t, "P0 defers P1's younger request", p0.Deferred, []int{1})
 				wantEqual(t, "P1's replies", p1.Replied, []int{2})
+			},
+		},
+		{
+			// 002: "if any process fails, no one can enter the CS" (Ricart-Agrawala, "like Lamport's algorithm").
+			name: "lamport-process-crash", entries: []int{},
+			lost:     []string{"REQUEST 1>3", "REQUEST 0>3"},
+			deadlock: "nothing is in flight and no timer is armed, yet P0, P1 still wait for the CS",
+		},
+		{
+			// 000: "... except the one which holds the token": the holder's crash loses the token.
+			name: "ricart-agrawala-token-holder-crash", entries: []int{},
+			lost:     []string{"REQUEST 2>1", "REQUEST 3>1"},
+			deadlock: "nothing is in flight and no timer is armed, yet P2, P3 still wait for the CS",
+			check: func(t *testing.T, r *notesRun) {
+				wantEqual(t, "TOKEN messages", r.count(sim.EvSend, "TOKEN"), 0)
+			},
+		},
+		{
+			// 000: "If the process holding the token fails, a unique process has to be picked,
+			// which will regenerate the token and pass it along the ring".
+			name: "token-ring-holder-crash", entries: []int{0, 2},
+			lost: []string{"ELECTION 3>4"},
+			check: func(t *testing.T, r *notesRun) {
+				var skipped, created []int
+				for _, ev := range r.events {
+					if ev.Type == sim.EvRule && ev.Rule == "TR-13" {
+						skipped = append(skipped, r.id(ev.Node))
+					}
+					if ev.Type == sim.EvRule && ev.Rule == "TR-10" {
+						created = append(created, r.id(ev.Node))
+					}
+				}
+				wantEqual(t, "who skipped the crashed holder", skipped, []int{3})
+				wantEqual(t, "who regenerated the token", created, []int{3})
+			},
+		},
+		{
+			// 002: "Temporary failures may lead to multiple tokens".
+			name: "token-ring-two-tokens", entries: []int{0, 2},
+			check: func(t *testing.T, r *notesRun) {
+				created := r.seqOf(t, "a new token is created", func(ev *sim.Event) bool { return ev.Type == sim.EvRule && ev.Rule == "TR-10" })
+				oldArrives := r.seqOf(t, "the old token arrives after the new one exists", func(ev *sim.Event) bool {
+					return ev.Type == sim.EvDeliver && ev.Msg.Type == "TOKEN" && ev.Msg.Arg == 0 && ev.Seq > created
+				})
+				destroyed := r.seqOf(t, "the old token is destroyed", func(ev *sim.Event) bool { return ev.Type == sim.EvRule && ev.Rule == "TR-11" })
+				if !(created < oldArrives && oldArrives < destroyed) {
+					t.Errorf("new token at %d, old one delivered at %d and destroyed at %d: two tokens never lived at once", created, oldArrives, destroyed)
+				}
 			},
 		},
 		{

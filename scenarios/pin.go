@@ -15,8 +15,11 @@ import (
 // entry's params fill what the scenario (or an older entry) left unset, and ids
 // default to 0..N-1 where they did. A scenario of the current epoch is left alone.
 func (s *Scenario) pinDefaults(epoch int) error {
+	if epoch >= sim.DefaultsEpoch {
+		return nil // before the Spec: a link's source is loaded by its validation only
+	}
 	spec := s.Spec()
-	if spec == nil || epoch >= sim.DefaultsEpoch {
+	if spec == nil {
 		return nil
 	}
 	changes := slices.Clone(spec.Earlier)

@@ -18,7 +18,13 @@ import (
 )
 
 // Version is the scenario format this package writes; it reads versions 1..Version.
-const Version = 1
+// Version 2 takes today's defaults; a version 1 file is read with the defaults it was
+// written with, those of defaults epoch 1 (Version1Epoch), which pinDefaults writes out.
+const Version = 2
+
+// Version1Epoch is the defaults epoch of scenario version 1: the defaults before
+// Maekawa's ids became 1..N and every later change.
+const Version1Epoch = 1
 
 // MaxBytes bounds a scenario document.
 const MaxBytes = 1 << 20
@@ -139,7 +145,7 @@ func (s *Scenario) sourceSpec() (*sim.Spec, error) {
 // Validate checks every field and fills nothing in; Config applies the defaults.
 func (s *Scenario) Validate() error {
 	if s.Version < 1 || s.Version > Version {
-		return fieldErr("version", "%d is not supported (this playground reads version 1)", s.Version)
+		return fieldErr("version", "%d is not supported (this playground reads versions 1 and 2)", s.Version)
 	}
 	spec, ok := algorithms.Lookup(s.Algorithm)
 	if !ok {

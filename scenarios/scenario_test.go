@@ -116,7 +116,7 @@ func TestCuratedScenariosAreDocumented(t *testing.T) {
 var implementationWords = regexp.MustCompile(`(?i:\bparams?\b|\bparams?\.|\.go\b|\bspec\b|\bkernel\b|\bgolden\b|\b(?:variant|construction|skip|announce|restart|ack|heartbeat|fifo) ?[:=]|\((?:ids|list|detector|none|grid|plane|basic)\)|\b(?:set|turn) \w+ to (?:true|false)\b)|\{"|\b[a-z]+[A-Z][A-Za-z]*\b`)
 
 // Curated texts are read by students: they speak of the algorithm, the notes and the
-// page's controls, never of params, field names or code (issue 14).
+// page's controls, never of params, field names or code, which mean nothing to them.
 func TestCuratedTextsNameNoImplementationDetail(t *testing.T) {
 	for _, e := range Curated() {
 		texts := []string{e.Scenario.Title, e.Scenario.About}
@@ -228,7 +228,7 @@ func TestBadScenariosNameTheField(t *testing.T) {
 		{"wrong type", `{"version":"one","algorithm":"ricart-agrawala"}`, "version", "expected an integer"},
 		{"nested wrong type", `{` + ok + `,"events":[{"at":1,"do":"request","node":"a"}]}`, "events.node", "expected an integer"},
 		{"negative seed", `{` + ok + `,"seed":-5}`, "seed", "expected a whole number, 0 or more, got number -5"},
-		{"version", `{"version":2,"algorithm":"ricart-agrawala"}`, "version", "not supported"},
+		{"version", `{"version":3,"algorithm":"ricart-agrawala"}`, "version", "not supported"},
 		{"algorithm", `{"version":1,"algorithm":"paxos"}`, "algorithm", "allowed: "},
 		{"nodes low", `{` + ok + `,"nodes":1}`, "nodes", "out of range (2 to 128)"},
 		{"nodes high", `{` + ok + `,"nodes":129}`, "nodes", "out of range"},

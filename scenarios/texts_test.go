@@ -7,7 +7,7 @@ import (
 )
 
 // The catalogue's cards say each algorithm's title and summary to students: the same
-// rule as the curated texts (TestCuratedTextsNameNoImplementationDetail, issue 16).
+// rule as the curated texts (TestCuratedTextsNameNoImplementationDetail).
 func TestAlgorithmSummariesNameNoImplementationDetail(t *testing.T) {
 	for _, spec := range algorithms.All() {
 		for where, s := range map[string]string{"title": spec.Title, "summary": spec.Summary} {
@@ -18,7 +18,7 @@ func TestAlgorithmSummariesNameNoImplementationDetail(t *testing.T) {
 	}
 }
 
-// The check catches what it is for ("params.variant" in a paragraph, issue 16), and
+// The check catches what it is for ("params.variant" in a paragraph), and
 // lets the notes' set notation through.
 func TestImplementationWordsAreCaught(t *testing.T) {
 	for s, caught := range map[string]bool{

@@ -15,6 +15,7 @@ const SHORT = {
   "messages-to-enter": "to enter (alone)",
   "messages-on-exit": "sent on leaving",
   "client-delay": "client delay",
+  "exit-delay": "exit delay",
   "sync-delay": "sync. delay",
   "election-messages": "messages per election",
   "election-time": "election time",
@@ -153,6 +154,13 @@ export function createMetrics(page) {
       td2.append(notesCell(x.theory, x.unit));
       const td3 = htmlEl("td", { class: "theory derived" });
       td3.append(derivedCell(x.theory, x.unit));
+      // Which n the formulas are evaluated at, when it is not every process: a ring
+      // election's formulas count the live ring, the crashed processes bypassed.
+      if (x.theoryOf && x.theoryOf.includes("live") && x.theory.length) {
+        for (const td of [td2, td3]) {
+          td.append(htmlEl("span", { class: "muted theory-n" }, ` for ${x.theoryOf}`));
+        }
+      }
       tr.append(th, td1, td2, td3);
       rows.push(tr);
     }
@@ -167,17 +175,36 @@ export function createMetrics(page) {
     if (elections) renderElections(m.elections || []);
   }
 
+  // The definition each verdict judges, said on the panel: the bakery has its own (002).
+  const DEFINITIONS = {
+    "happened-before": {
+      what: "requests granted in happened-before order (002, 003)",
+      none: "no granted request has one that happened before it",
+      kept: (n) => `came after every request that happened before ${n === 1 ? "it" : "them"}`,
+      before: "happened before",
+    },
+    bakery: {
+      what: "002's bakery property: a process that entered the bakery before another entered the doorway enters the CS first",
+      none: "no granted request had another process enter the bakery before it entered the doorway",
+      kept: (n) => `came after every process that entered the bakery before ${n === 1 ? "it" : "they"} entered the doorway`,
+      before: "entered the bakery (ticket taken) before the doorway of",
+    },
+  };
+
   function renderOrdering(o) {
     ordering.dataset.verdict = o ? o.verdict : "";
     if (!o) { ordering.replaceChildren(); return; }
+    const def = DEFINITIONS[o.definition] || DEFINITIONS["happened-before"];
     const head = htmlEl("strong", {}, "Ordering: ");
+    const which = htmlEl("span", { class: "muted ordering-definition" }, ` Judged by ${def.what}.`);
+    ordering.dataset.definition = o.definition || "happened-before";
     switch (o.verdict) {
       case "nothing":
-        ordering.replaceChildren(head, "nothing to check yet: no granted request has one that happened before it.");
+        ordering.replaceChildren(head, `nothing to check yet: ${def.none}.`, which);
         return;
       case "kept":
         ordering.replaceChildren(head, htmlEl("span", { class: "ok" }, "kept"),
-          `: ${o.checked} grant${o.checked === 1 ? "" : "s"} came after every request that happened before ${o.checked === 1 ? "it" : "them"}.`);
+          `: ${o.checked} grant${o.checked === 1 ? "" : "s"} ${def.kept(o.checked)}.`, which);
         return;
     }
     const f = o.first;
@@ -185,10 +212,11 @@ export function createMetrics(page) {
     ordering.replaceChildren(head, htmlEl("span", { class: "bad" }, "broken"),
       `: P${f.later.node} entered the CS although P${f.earlier.node}'s request (`,
       seekButton(seek, `step ${f.earlier.step}`, f.earlier.step, `Show P${f.earlier.node}'s request`),
-      `) happened before P${f.later.node}'s (`,
+      `) ${def.before} P${f.later.node}'s (`,
       seekButton(seek, `step ${f.later.step}`, f.later.step, `Show P${f.later.node}'s request`),
       `) and was still waiting${more}. `,
-      seekButton(seek, `Show the grant (step ${f.grant.step})`, f.grant.step, `Seek to P${f.later.node} entering the CS`));
+      seekButton(seek, `Show the grant (step ${f.grant.step})`, f.grant.step, `Seek to P${f.later.node} entering the CS`),
+      which);
   }
 
   function renderElections(list) {

@@ -436,7 +436,7 @@ function wireSetup(st) {
       $("setup-error").textContent = problems[bad[0].name];
       return;
     }
-    const sc = structuredClone(model.scenario || { version: 1, algorithm: st.spec.slug });
+    const sc = structuredClone(model.scenario || { version: 2, algorithm: st.spec.slug });
     const nodes = Number(fe.nodes.value);
     if (nodes !== model.ids.length) delete sc.ids;
     sc.nodes = nodes;

@@ -37,7 +37,7 @@ func queuedAt(p page, n int) bool {
 }
 
 // A client looping heavy comparisons on every compare slot does not keep a second
-// client's trivial comparison out (issue 15, defect 2: 16 loops made it take 26-29 s
+// client's trivial comparison out (without the queue, 16 loops made it take 26-29 s
 // or fail with 503): the page answers 202 with the second client's place, 1, ahead of
 // the looper's waiting ones, and reloads (Refresh); once a slot frees it is the second
 // client's, and its reload gets the chart. The looper has at most its share of places:

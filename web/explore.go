@@ -92,14 +92,19 @@ func (l ExploreLimits) page() pages.Explore {
 type explorations struct {
 	queue *fairq.Queue
 	run   func(context.Context, *scenarios.Scenario, explore.Options) (*explore.Result, error) // explore.Explore; tests gate it
+	// stopping ends with the server's drain: searches waiting or running stop then (a
+	// search of a source kills its worker), so a shutdown waits for none of them.
+	stopping context.Context
+	stop     context.CancelFunc
 
 	mu      sync.Mutex
 	running map[string]bool
 }
 
 func newExplorations(l ExploreLimits, box *sandbox.Pool) explorations {
+	stopping, stop := context.WithCancel(context.Background())
 	return explorations{queue: fairq.New(fairq.Options{Slots: l.AtOnce, Share: l.Share, PerClient: l.Queue}),
-		run: sandboxed(box), running: map[string]bool{}}
+		run: sandboxed(box), running: map[string]bool{}, stopping: stopping, stop: stop}
 }
 
 // sandboxed is explore.Explore, but a search of a student's source runs in a sandbox
@@ -201,8 +206,19 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) {
 			flusher.Flush()
 		}
 	}
+	// The search ends when its client goes away or the server shuts down.
+	rctx, end := context.WithCancel(r.Context())
+	defer end()
+	defer context.AfterFunc(s.exploring.stopping, end)()
+	shuttingDown := func() bool {
+		if s.exploring.stopping.Err() == nil {
+			return false
+		}
+		send(exploreLine{Type: "error", Error: "the server is shutting down: check again in a moment"})
+		return true
+	}
 	// Wait for a slot in the fair queue, telling the page its place as it changes.
-	release, err := s.exploring.queue.Acquire(r.Context(), clientOf(r), func(pos int) {
+	release, err := s.exploring.queue.Acquire(rctx, clientOf(r), func(pos int) {
 		send(exploreLine{Type: "queued", Position: pos})
 	})
 	if err != nil {
@@ -210,17 +226,20 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) {
 			s.metrics.Refused("explorer")
 			send(exploreLine{Type: "error", Error: fmt.Sprintf("your network already has %d explorations waiting; wait for one to finish", lim.Queue)})
 		}
+		shuttingDown()
 		return // or the client went away while waiting
 	}
 	defer release()
 	send(exploreLine{Type: "start", Algorithm: sc.Algorithm, Nodes: len(rec.Setup.Config.IDs), Workload: added,
 		MaxStates: lim.MaxStates, MaxMemory: lim.MaxMemory, Timeout: int(lim.Timeout / time.Second)})
 
-	ctx, cancel := context.WithTimeout(r.Context(), lim.Timeout)
+	ctx, cancel := context.WithTimeout(rctx, lim.Timeout)
 	defer cancel()
 	if lim.Hold != nil {
 		if err := lim.Hold(ctx, sc.Algorithm); err != nil {
-			send(exploreLine{Type: "error", Error: err.Error()})
+			if !shuttingDown() {
+				send(exploreLine{Type: "error", Error: err.Error()})
+			}
 			return
 		}
 	}
@@ -255,7 +274,8 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) {
 	}
 	if res.Bound == explore.BoundCancelled {
 		s.metrics.ExplorerRun("cancelled")
-		return // nobody is listening any more
+		shuttingDown()
+		return // nobody is listening any more, or the server is shutting down
 	}
 	s.metrics.ExplorerRun(res.Result) // ok, violation or bounded
 	line := exploreLine{Type: "result", Result: res}

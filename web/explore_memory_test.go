@@ -12,7 +12,7 @@ import (
 // The explorer's memory bound is the server's, as stated: two searches, each big
 // enough to reach it, stop on their own accounting within their part of it, and the
 // memory the process holds grows by no more than the bound, whether they run at once
-// or one after the other in one slot (issue 15: searches peaked at 548 MB against
+// or one after the other in one slot (without the bound, searches peaked at 548 MB against
 // 256 MiB; with a search's accounting allowed its whole part, the process grew by up to
 // 1.25 times the bound).
 func TestExplorerMemoryBoundHolds(t *testing.T) {

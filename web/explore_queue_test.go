@@ -60,7 +60,7 @@ func nextLine(t *testing.T, lines <-chan exploreLine, types ...string) exploreLi
 
 // One client looping searches on both slots does not keep a second client out: the
 // second waits in the queue, is told its place, and is served before the looper's
-// next search (issue 15, defect 2). The searches are held by a gate.
+// next search, so one client cannot keep the explorer from others. The searches are held by a gate.
 func TestExploreQueueServesASecondClientBeforeTheLooper(t *testing.T) {
 	clientIP, err := ratelimit.ClientIP("X-Real-IP=127.0.0.0/8")
 	if err != nil {

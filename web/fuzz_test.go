@@ -79,7 +79,7 @@ func FuzzScenarioFromQuery(f *testing.F) {
 			return
 		}
 		var v map[string]any
-		if err := json.Unmarshal(doc, &v); err != nil || v["version"] != float64(1) || v["algorithm"] != slug {
+		if err := json.Unmarshal(doc, &v); err != nil || v["version"] != float64(scenarios.Version) || v["algorithm"] != slug {
 			t.Fatalf("not a scenario document: %s (%v)", doc, err)
 		}
 		if _, err := scenarios.Parse(doc); err != nil && !strings.HasPrefix(err.Error(), "scenario: ") {

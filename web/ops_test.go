@@ -240,6 +240,37 @@ func TestDrainTurnsReadinessOffAndClosesSocketsWith1001(t *testing.T) {
 	}
 }
 
+// Shutdown stops the explorer's searches, the one running and the one waiting for its
+// slot, each with an error line saying why: a search the server cannot finish must not
+// hold the shutdown until its time limit (a search of a source runs in a sandbox
+// worker that only its end kills).
+func TestDrainStopsTheExplorersSearches(t *testing.T) {
+	clientIP, err := ratelimit.ClientIP("X-Real-IP=127.0.0.0/8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan string, 2)
+	srv, ts := newTestServer(t, Options{ClientIP: clientIP, Explore: ExploreLimits{AtOnce: 1, Share: 1,
+		Hold: func(ctx context.Context, algorithm string) error {
+			started <- algorithm
+			<-ctx.Done() // as long as a search may run
+			return ctx.Err()
+		}}})
+	running := streamExplore(t, ts, openSession(t, ts, "/play/ricart-agrawala?n=3"), "192.0.2.1")
+	testwait.Recv(t, "the first search holding the slot", started)
+	waiting := streamExplore(t, ts, openSession(t, ts, "/play/bully?n=3"), "198.51.100.1")
+	nextLine(t, waiting, "queued")
+	srv.drain()
+	for _, c := range []struct {
+		name  string
+		lines <-chan exploreLine
+	}{{"the running search", running}, {"the waiting search", waiting}} {
+		if l := nextLine(t, c.lines, "error", "result"); l.Type != "error" || !strings.Contains(l.Error, "shutting down") {
+			t.Errorf("%s after the drain: %+v, want an error saying the server is shutting down", c.name, l)
+		}
+	}
+}
+
 // The readiness body tells a full server from a free one; a full server stays ready.
 func TestReadyzAtTheSessionCapStaysReady(t *testing.T) {
 	_, ts := newTestServer(t, Options{MaxSessions: 1})

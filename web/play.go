@@ -174,7 +174,7 @@ func (s *Server) scenarioSession(w http.ResponseWriter, r *http.Request, sc *sce
 
 // freshParam asks a /play, /s/ or /r/ page for a fresh run rather than the one this
 // browser had at that URL ("Opening an algorithm again resumes the old run, at its last
-// step, where Play does nothing": issue 16).
+// step, where Play does nothing", as a teacher found it).
 const freshParam = "fresh"
 
 func freshAsked(r *http.Request) bool {
@@ -371,7 +371,7 @@ func scenarioFromQuery(slug string, q url.Values) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("algorithm: %q is not an algorithm", slug)
 	}
-	doc := map[string]any{"version": 1, "algorithm": slug, "seed": 1}
+	doc := map[string]any{"version": scenarios.Version, "algorithm": slug, "seed": 1}
 	network := map[string]any{}
 	params := map[string]json.RawMessage{}
 	for key, vals := range q {

@@ -11,7 +11,7 @@ import (
 	"github.com/teach-dist/playground/scenarios"
 )
 
-// The five setups a teacher must reach from the page (issue 14, item 7), as /play
+// The five setups a teacher must reach from the page without a curated link, as /play
 // queries, with the params they give the scenario.
 var teacherSetups = []struct {
 	slug, query, params string
@@ -94,7 +94,7 @@ func TestParamsRoundTripThroughLinks(t *testing.T) {
 			plain := openSession(t, ts, "/play/"+tc.slug+"?seed=3")
 			c := dial(t, ts, plain)
 			c.next("snapshot")
-			c.send(`{"type":"reset","ref":1,"scenario":{"version":1,"algorithm":"` + tc.slug + `","nodes":5,"params":` + tc.params + `}}`)
+			c.send(`{"type":"reset","ref":1,"scenario":{"version":2,"algorithm":"` + tc.slug + `","nodes":5,"params":` + tc.params + `}}`)
 			c.next("hello")
 			c.next("snapshot")
 			linkParams(t, ts, plain, tc.params)

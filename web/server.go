@@ -250,18 +250,23 @@ func (s *Server) Close() {
 	s.lectures.Close() // before the sessions: followers are told the lecture ended
 	s.sessions.Close()
 	s.compare.Close()
+	s.exploring.stop()
 	s.sockets.Wait()
 }
 
 // Ready reports whether the server takes new work (false once shutdown began).
 func (s *Server) Ready() bool { return s.metrics.IsReady() }
 
-// drain begins the shutdown: readiness goes false, and every WebSocket is closed with
-// 1001 "server shutting down" after what is queued for it (sockets opened from now on
-// are closed at once). HTTP requests in progress are left to http.Server.Shutdown.
+// drain begins the shutdown: readiness goes false, every WebSocket is closed with 1001
+// "server shutting down" after what is queued for it (sockets opened from now on are
+// closed at once), and the explorer's searches, waiting or running, stop with an
+// error line saying so (a search cannot be resumed, and one of a source would hold
+// the shutdown until its time limit). Other HTTP requests in progress are left to
+// http.Server.Shutdown.
 func (s *Server) drain() {
 	s.metrics.SetReady(false)
 	s.sockets.Drain()
+	s.exploring.stop()
 }
 
 // ListenAndServe serves on addr until ctx ends, then shuts down: HTTP first, then the

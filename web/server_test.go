@@ -299,7 +299,7 @@ func TestStaticAssetsAreVersionedAndCached(t *testing.T) {
 	}
 }
 
-// Budget (issue 3): the play page with its JS and CSS is at most 150 KiB gzipped.
+// Budget: the play page with its JS and CSS is at most 150 KiB gzipped.
 func TestPlayPageBudget(t *testing.T) {
 	_, ts := newTestServer(t, Options{})
 	c := browser(t)

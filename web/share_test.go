@@ -49,7 +49,7 @@ func (v visitor) socket(ts string, id string) *wsClient {
 
 // One address that loads 205 pages, with or without a socket on each, cannot keep a
 // second address out of a 200-session server: the second still gets a page, a socket
-// and a snapshot (issue 15, defect 2).
+// and a snapshot: one address must not deny the server to others.
 func TestOneAddressCannotFillTheSessionCap(t *testing.T) {
 	for _, sockets := range []bool{false, true} {
 		name := map[bool]string{false: "pages only", true: "a socket on each"}[sockets]
@@ -133,7 +133,7 @@ func (v visitor) post(url string, form url.Values) *http.Response {
 // POST /lecture) cannot keep a second address out: the second's lecture ends one of
 // the first's over its share (--lecture-share, half of --max-lectures), and its
 // presenter gets the page, socket and snapshot; the first, at the cap, is refused, and
-// both are counted (issue 15, defect 2).
+// both are counted: one address must not deny lectures to others.
 func TestOneAddressCannotTakeEveryLectureSlot(t *testing.T) {
 	clientIP, err := ratelimit.ClientIP("X-Real-IP=127.0.0.0/8")
 	if err != nil {

@@ -21,7 +21,7 @@ import (
 // of which ask for the CS at once.
 func resetWithSource(t *testing.T, source string) string {
 	t.Helper()
-	sc := map[string]any{"version": 1, "algorithm": "ricart-agrawala", "nodes": 3, "seed": 1, "source": source,
+	sc := map[string]any{"version": 2, "algorithm": "ricart-agrawala", "nodes": 3, "seed": 1, "source": source,
 		"events": []map[string]any{{"at": 1, "do": "request", "node": 0}, {"at": 1, "do": "request", "node": 1}}}
 	b, err := json.Marshal(map[string]any{"type": "reset", "ref": 7, "scenario": sc})
 	if err != nil {

@@ -103,7 +103,7 @@ var Spec = sim.Spec{
 	},
 	Costs: []sim.Cost{
 		{Name: "messages per CS entry, no contention",
-			Notes:   []sim.NoteFormula{{In: []string{"002"}, Formula: "6N messages (3N variables read, 2 messages each)", Value: func(n int) float64 { return float64(6 * n) }}},
+			Notes:   []sim.NoteFormula{{In: []string{"002"}, Formula: "High communication cost to enter CS: 6N messages", Value: func(n int) float64 { return float64(6 * n) }}},
 			Formula: "6(N-1): 3(N-1) reads (N-1 numbers in the doorway, then choosing and number of each other process), a request and a reply each. The notes' 6N also counts the process reading its own three variables, which here are local. Writes and leaving the CS cost nothing",
 			Value:   func(n int) float64 { return float64(6 * (n - 1)) }},
 		{Name: "messages per CS entry, with contention",
@@ -114,6 +114,8 @@ var Spec = sim.Spec{
 			Value:   func(int) float64 { return 6 }},
 		{Name: "synchronisation delay", Formula: "up to poll + 2T: the next in line sees number = 0 at its next re-read"},
 	},
+	// 002's ordering property of the bakery: entering the bakery is the end of the doorway.
+	DoorwayEnds: "BD-3",
 	Defaults:    sim.Defaults{Nodes: 4, Delay: [2]int{1, 3}, FIFO: false, CS: 2, Until: 500},
 	Params:      paramList,
 	ParseParams: ParseParams,

@@ -54,7 +54,7 @@ var Spec = sim.Spec{
 	Slug:    "bully",
 	Title:   "Bully",
 	Family:  sim.Election,
-	Summary: "Ask every higher id if it is alive; if none answers in time, take over and tell the lower ids: the highest live id always wins, provided the time-outs are right.",
+	Summary: "Ask every higher id if it is alive; if none answers in time, take over and tell the lower ids (the notes: all processes): the highest live id always wins, provided the time-outs are right.",
 
 	Rules: []sim.Rule{
 		{Label: "BU-1", Group: "Initialisation", Lines: []string{
@@ -68,9 +68,11 @@ var Spec = sim.Spec{
 			"when the answer time-out expires (nobody higher is alive):",
 			"    leader := my id; state := ELECTION-OFF",
 			"    send COORDINATOR(my id) to every process with a lower id",
+			"    // the notes: to all processes (see below)",
 			"when the coordinator time-out expires (the higher one died too):",
 			"    call the election again from the top of RE1"},
-			Says: "calls an election, or acts on a time-out: silence means it wins, a missing COORDINATOR means it asks again"},
+			Says:    "calls an election, or acts on a time-out: silence means it wins, a missing COORDINATOR means it asks again",
+			Differs: `000's RE1 "sends a coordinator message to all processes" (002: "announces victory to all processes"; 001: "tells everyone"); here the winner tells the lower ids only, whom the notes' best case counts ("n-2 coordinator messages"). A higher process that is alive after all (a time-out too short) is not told, so it goes on following itself.`},
 		{Label: "BU-2", Group: "Receiving ANSWER from Pj", Lines: []string{
 			"// how this project carries out RE1's \"else wait for a COORDINATOR\"",
 			"remember that Pj is alive and outranks me",
@@ -137,8 +139,11 @@ var Spec = sim.Spec{
 				{In: []string{"003"}, Formula: "O(N²)"}},
 			Formula: "N(N-1)/2 + (N-1)(N-2)/2 + N-2 = N²-N-1: every ELECTION, the ANSWERs from live processes, N-2 COORDINATOR",
 			Value:   func(n int) float64 { return float64(n*n - n - 1) }},
-		{Name: "time to elect, best case",
-			Notes:   []sim.NoteFormula{{In: []string{"003"}, Formula: "2 rounds, assuming hardware multicast"}},
+		// 003 gives the election time with no case named: "Election-time: 2 rounds,
+		// assuming hardware multicast".
+		{Name: "time to elect",
+			Notes: []sim.NoteFormula{{In: []string{"003"}, Formula: "Election-time: 2 rounds"}}},
+		{Name: "time to elect, best case (the second-highest id notices the crash)",
 			Formula: "answer time-out + T (the COORDINATOR)"},
 	},
 	Defaults:           sim.Defaults{Nodes: 8, Delay: [2]int{1, 3}, FIFO: false, CS: 0, Until: 500},

@@ -61,7 +61,7 @@ var Spec = sim.Spec{
 			"state := HELD",
 			"enter the CS"},
 			Says: "has the coordinator's permission and enters the CS"},
-		{Label: "CR-1", Group: "Leaving the CS", Lines: []string{
+		{Label: "CL-1", Group: "Leaving the CS", Lines: []string{
 			"state := RELEASED",
 			"send RELEASE to the coordinator",
 			"    // the coordinator releases to itself, no message"},
@@ -105,9 +105,12 @@ var Spec = sim.Spec{
 			Formula: "2T (RELEASE, then GRANT)", Value: func(int) float64 { return 2 }},
 		{Name: "client delay",
 			Notes: []sim.NoteFormula{
-				{In: []string{"001"}, Formula: "2 (delay before entry, in message times)", Value: func(int) float64 { return 2 }},
+				{In: []string{"001"}, Formula: "2", Value: func(int) float64 { return 2 }},
 				{In: []string{"003"}, Formula: "Entry: 2 (request + grant)", Value: func(int) float64 { return 2 }}},
 			Formula: "2T (REQUEST and GRANT)", Value: func(int) float64 { return 2 }},
+		{Name: "exit delay",
+			Notes:   []sim.NoteFormula{{In: []string{"003"}, Formula: "Exit: 1", Value: func(int) float64 { return 1 }}},
+			Formula: "T (the RELEASE); none for the coordinator itself", Value: func(int) float64 { return 1 }},
 	},
 	Defaults:    sim.Defaults{Nodes: 5, Delay: [2]int{1, 3}, FIFO: false, CS: 2, Until: 500},
 	Params:      paramList,
@@ -256,7 +259,7 @@ func (n *node) onGrant(ctx *sim.Context) {
 }
 
 func (n *node) release(ctx *sim.Context) {
-	ctx.Rule("CR-1")
+	ctx.Rule("CL-1")
 	n.state = cs.Released
 	ctx.Exit()
 	if n.isCoord() {

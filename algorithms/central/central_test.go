@@ -198,12 +198,12 @@ func TestCE1_GrantLetsTheClientIn(t *testing.T) {
 	}
 }
 
-func TestCR1_ClientReleasesToTheCoordinator(t *testing.T) {
+func TestCL1_ClientReleasesToTheCoordinator(t *testing.T) {
 	n, ctx := newStarted(t, 3, false)
 	input(n, ctx, sim.Request)
 	deliver(n, ctx, MsgGrant, coordIdx)
 	input(n, ctx, sim.Release)
-	checkStep(t, ctx, n, []string{"CR-1"}, []sent{{MsgRelease, coordIdx}}, `{"state":"RELEASED","coordinator":14}`)
+	checkStep(t, ctx, n, []string{"CL-1"}, []sent{{MsgRelease, coordIdx}}, `{"state":"RELEASED","coordinator":14}`)
 	if !hasEffect(ctx, sim.ExitCS) {
 		t.Error("no exit effect")
 	}
@@ -213,13 +213,13 @@ func TestCR1_ClientReleasesToTheCoordinator(t *testing.T) {
 	checkStep(t, ctx, n, nil, nil, `{"state":"RELEASED","coordinator":14}`)
 }
 
-func TestCR1_CoordinatorReleasesLocally(t *testing.T) {
+func TestCL1_CoordinatorReleasesLocally(t *testing.T) {
 	n, ctx := newStarted(t, coordIdx, false)
 	input(n, ctx, sim.Request)
 	deliver(n, ctx, MsgRequest, 1)
 	input(n, ctx, sim.Release)
 	// Its own release needs no message; the GRANT belongs to P11's entry.
-	checkStep(t, ctx, n, []string{"CR-1", "CG-2"}, []sent{{MsgGrant, 1}},
+	checkStep(t, ctx, n, []string{"CL-1", "CG-2"}, []sent{{MsgGrant, 1}},
 		`{"state":"RELEASED","coordinator":14,"holder":11,"queue":[]}`)
 	if !hasEffect(ctx, sim.ExitCS) {
 		t.Error("no exit effect")

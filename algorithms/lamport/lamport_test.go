@@ -454,7 +454,7 @@ func scenarioConfig(t *testing.T, js string) sim.Config {
 	if err := dec.Decode(&sc); err != nil {
 		t.Fatal(err)
 	}
-	if sc.Version != 1 || sc.Algorithm != Spec.Slug || sc.Title == "" || sc.About == "" {
+	if sc.Version != 2 || sc.Algorithm != Spec.Slug || sc.Title == "" || sc.About == "" {
 		t.Fatalf("scenario header: %+v", sc)
 	}
 	if sc.Params != nil {
@@ -475,7 +475,7 @@ func scenarioConfig(t *testing.T, js string) sim.Config {
 
 // scenarioNonFIFO is the curated scenario "Lamport on a non-FIFO network".
 const scenarioNonFIFO = `{
-  "version": 1,
+  "version": 2,
   "algorithm": "lamport",
   "title": "Lamport on a non-FIFO network: a reply overtakes its request",
   "about": "Lamport's algorithm assumes that messages between two processes arrive in the order they were sent. Here that is switched off. P0 asks at time 0 and P1 at time 1; both requests carry timestamp 1, so P0, the lower id, should go first. P0's REQUEST to P1 is slow, and the REPLY that P0 sends later, to answer P1, overtakes it. P1 now holds a message from everyone stamped after its request, and the only request in its queue is its own: it enters. When P0's REQUEST finally arrives, P1 queues it and answers; P0 heads its own queue, has heard from everyone, and enters too. The monitor reports two processes in the CS. Set fifo to true and the same seed runs correctly: the REPLY waits behind the REQUEST, and P0 enters first.",

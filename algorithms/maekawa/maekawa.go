@@ -148,6 +148,9 @@ var Spec = sim.Spec{
 		{Name: "client delay",
 			Notes:   []sim.NoteFormula{{In: []string{"003"}, Formula: "Entry: 2 (multicast)", Value: func(int) float64 { return 2 }}},
 			Formula: "2T (REQUEST, then REPLY)", Value: func(int) float64 { return 2 }},
+		{Name: "exit delay",
+			Notes:   []sim.NoteFormula{{In: []string{"003"}, Formula: "Exit: 1 (multicast)", Value: func(int) float64 { return 1 }}},
+			Formula: "T (RELEASE to the voting set at once)", Value: func(int) float64 { return 1 }},
 		{Name: "synchronisation delay",
 			Notes:   []sim.NoteFormula{{In: []string{"003"}, Formula: "2, any two voting sets overlap", Value: func(int) float64 { return 2 }}},
 			Formula: "2T (RELEASE to a shared voter, then its REPLY)", Value: func(int) float64 { return 2 }},
@@ -159,6 +162,9 @@ var Spec = sim.Spec{
 	},
 	// The notes number the processes 1..N and give V_i for p_i: with ids 1..N, the
 	// process labelled P1 on the page asks the notes' V1.
+	Comparisons: []sim.Comparison{{Other: "ricart-agrawala", In: []string{"002"},
+		Claim:  "More efficient than Ricart and Agrawala for large-scale systems, since 3√N < 2(N-1) for N > 4",
+		Metric: "messages-per-entry", Formula: "3√N", OtherFormula: "2(N-1)"}},
 	Defaults: sim.Defaults{Nodes: 7, Delay: [2]int{1, 3}, FIFO: true, CS: 2, Until: 500, FirstID: 1},
 	// Before epoch 2 the ids were 0..N-1 (the notes' V1 was P0's) and sets other than
 	// N=3 and N=7 came from the grid.

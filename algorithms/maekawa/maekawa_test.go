@@ -806,7 +806,7 @@ func fromScenario(t *testing.T, js string) sim.Config {
 	if err := dec.Decode(&sc); err != nil {
 		t.Fatalf("scenario: %v", err)
 	}
-	if sc.Version != 1 || sc.Algorithm != Spec.Slug || sc.Title == "" || sc.About == "" || len(sc.IDs) != sc.Nodes {
+	if sc.Version != 2 || sc.Algorithm != Spec.Slug || sc.Title == "" || sc.About == "" || len(sc.IDs) != sc.Nodes {
 		t.Fatalf("scenario header: %+v", sc)
 	}
 	params, err := ParseParams(sc.Params, sc.IDs)
@@ -826,7 +826,7 @@ func fromScenario(t *testing.T, js string) sim.Config {
 
 // Curated scenario: the notes' deadlock example.
 const deadlockScenario = `{
-  "version": 1,
+  "version": 2,
   "algorithm": "maekawa",
   "title": "Maekawa's three-process deadlock",
   "about": "Three processes with the notes' voting sets V1 = {P1, P2}, V2 = {P2, P3}, V3 = {P3, P1}. All three ask for the CS at the same moment. Each first hands its own request to itself and, its vote being free, votes for itself (MH-1), so voted is true everywhere before any REQUEST arrives. P1's REQUEST then reaches P2, P2's reaches P3 and P3's reaches P1, and each voter can only queue it. P1 waits for P2's vote, P2 for P3's and P3 for P1's: a cycle, with nothing left in flight. The monitor reports the deadlock and names the cycle. The deadlock-free variant (params.variant) breaks it with timestamps and INQUIRE / RELINQUISH.",
@@ -900,7 +900,7 @@ func TestScenario_ThreeProcessDeadlock(t *testing.T) {
 
 // Curated scenario (optional): the same three requests with the deadlock-free variant.
 const deadlockFreeScenario = `{
-  "version": 1,
+  "version": 2,
   "algorithm": "maekawa",
   "title": "Maekawa without the deadlock: INQUIRE, RELINQUISH and FAILED",
   "about": "The notes' three-process example again, V1 = {P1, P2}, V2 = {P2, P3}, V3 = {P3, P1}, all asking at once, now with the deadlock-free variant. Requests carry Lamport timestamps; all three are stamped 1, so ties go to the lower id and P1's request is the oldest. P1 votes for itself and refuses P3's younger request with FAILED (MH-2). P3, told it must wait, gives its own vote to P2's older request (MF-1, MY-1). P2 now has both votes and enters. When it leaves, its RELEASE gives P3 its own vote back and P2 votes for P1, which enters; P1's RELEASE then hands P1's vote to P3. Everyone enters, in the order P2, P1, P3: the fix guarantees progress, not strict timestamp order. Ten messages in all: three REQUESTs, one FAILED, three REPLYs, three RELEASEs; the INQUIREs and RELINQUISH stay inside a process because each asks for its own vote.",
@@ -944,7 +944,7 @@ func TestScenario_DeadlockFreeThreeProcesses(t *testing.T) {
 
 // Curated scenario: the notes' sets for N=7.
 const n7Scenario = `{
-  "version": 1,
+  "version": 2,
   "algorithm": "maekawa",
   "title": "Maekawa with the notes' voting sets for N = 7",
   "about": "Seven processes with the sets of the notes: V1 = {1,2,3}, V2 = {2,4,6}, V3 = {3,5,6}, V4 = {1,4,5}, V5 = {2,5,7}, V6 = {1,6,7}, V7 = {3,4,7}. Every set has K = 3 members, every process sits in 3 sets, and any two sets share exactly one process. P1 asks alone: REQUEST to P2 and P3, their two REPLYs and two RELEASEs make 3(K-1) = 6 messages; its vote for itself costs none. Then P2 and P7 ask together. Their sets meet only in P4, which votes for whichever REQUEST reaches it first and queues the other until that process's RELEASE: the shared member is what keeps them from being in the CS together.",
@@ -1142,8 +1142,8 @@ func TestN16CostsAbout3SqrtN(t *testing.T) {
 	}
 }
 
-// Every process's inspector names what built this run's sets and their K (issue 14:
-// "label honestly which construction is used and its K"), whatever the N and the
+// Every process's inspector names what built this run's sets and their K (a teacher's
+// request: "label honestly which construction is used and its K"), whatever the N and the
 // params: the notes' sets, a plane, the plane extended, the grid, or sets given.
 func TestInspectorNamesTheConstructionAndK(t *testing.T) {
 	for _, tc := range []struct {

@@ -100,9 +100,12 @@ var Spec = sim.Spec{
 			Formula: "T (one message)", Value: func(int) float64 { return 1 }},
 		{Name: "client delay",
 			Notes: []sim.NoteFormula{
-				{In: []string{"001"}, Formula: "2(n - 1) (delay before entry, in message times)", Value: func(n int) float64 { return float64(2 * (n - 1)) }},
+				{In: []string{"001"}, Formula: "2(n - 1)", Value: func(n int) float64 { return float64(2 * (n - 1)) }},
 				{In: []string{"003"}, Formula: "Entry: 1 (multicast) + 1", Value: func(int) float64 { return 2 }}},
 			Formula: "2T (request and reply)", Value: func(int) float64 { return 2 }},
+		{Name: "exit delay",
+			Notes:   []sim.NoteFormula{{In: []string{"003"}, Formula: "Exit: 1 (multicast) + 1", Value: func(int) float64 { return 2 }}},
+			Formula: "T (the deferred REPLYs, sent at once); none when nobody waits", Value: func(int) float64 { return 1 }},
 	},
 	Defaults: sim.Defaults{Nodes: 5, Delay: [2]int{1, 3}, FIFO: false, CS: 2, Until: 500},
 	New:      newNode,

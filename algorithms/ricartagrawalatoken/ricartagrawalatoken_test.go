@@ -582,7 +582,7 @@ func scenarioConfig(t *testing.T, js string) sim.Config {
 	if err := dec.Decode(&sc); err != nil {
 		t.Fatal(err)
 	}
-	if sc.Version != 1 || sc.Algorithm != Spec.Slug || sc.Title == "" || sc.About == "" || len(sc.IDs) != sc.Nodes {
+	if sc.Version != 2 || sc.Algorithm != Spec.Slug || sc.Title == "" || sc.About == "" || len(sc.IDs) != sc.Nodes {
 		t.Fatalf("scenario header: %+v", sc)
 	}
 	p, err := Spec.ParseParams(sc.Params, sc.IDs)
@@ -605,7 +605,7 @@ func scenarioConfig(t *testing.T, js string) sim.Config {
 // scenarioWhoGetsTheToken is the curated scenario for the notes' question "to whom
 // should it pass the token?" (the holder's clock shows 11).
 const scenarioWhoGetsTheToken = `{
-  "version": 1,
+  "version": 2,
   "algorithm": "ricart-agrawala-token",
   "title": "Ricart-Agrawala token: to whom is the token passed?",
   "about": "Five processes P1 to P5; P1 starts with the token. P2, then P4, then P3 use the CS in turn, and each, when it passes the token on, writes its clock into its own slot of token[]. While P3 is inside, P1, P2 and P5 ask for the token, in that order (timestamps 7, 7 and 9). P3 leaves with its clock at 11 and must choose. It does not pick the oldest request: it searches round-robin from the process after itself. P4 comes first, and request[4] holds 3, but token[4] is 7: that request was served on P4's last turn, so P4 is not waiting. Next is P5, whose request (9) is newer than token[5] (0): P5 gets the token, with 11 now in token[3]. P5 then searches from P1 and passes to P1, and P1 to P2. Every waiting process is served within one round, which is why the search goes round-robin: nobody can starve.",

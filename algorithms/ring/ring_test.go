@@ -195,8 +195,10 @@ func TestCR9_RecoveredProcessForgetsTheLeaderAndStartsAnElection(t *testing.T) {
 	// The kernel builds a fresh state, then says Recover (no Init).
 	f := &fixture{simtest.NewFixture(t, &Spec, iP1, &sim.Setup{IDs: unitIDs, MaxDelay: unitMaxDelay})}
 	f.Step(sim.Input{Kind: sim.Recover})
-	// Defaults: the restart time-out is 3N hops of the largest delay, plus one.
-	f.check(expect{rules: []string{"CR-9", "CR-2"}, sent: []string{"ELECTION(1)->3"}, timers: []string{"set restart 37"}, state: state(true, -1)})
+	// Defaults: no restart time-out (it would need N); the check looks again at the
+	// receiver one largest delay and one later.
+	f.check(expect{rules: []string{"CR-9", "CR-2"}, sent: []string{"ELECTION(1)->3"}, timers: []string{"set check 4"},
+		state: `{"participant":true,"leader":-1,"unchecked":["ELECTION(1)->7"]}`})
 }
 
 func TestAK1_AMessageWaitsBehindTheUnacknowledgedOne(t *testing.T) {
@@ -298,7 +300,7 @@ func TestCloneIsDeep(t *testing.T) {
 }
 
 func TestParseParams(t *testing.T) {
-	def := Params{Ring: ringnext.Params{Skip: "detector", Restart: true}}
+	def := Params{Ring: ringnext.Params{Skip: "detector", Check: true}}
 	for _, tc := range []struct {
 		raw     string
 		want    Params
@@ -308,12 +310,13 @@ func TestParseParams(t *testing.T) {
 		{"null", def, ""},
 		{" {} ", def, ""},
 		{`{"ack": false}`, def, ""},
-		{`{"ack": true}`, Params{Ring: ringnext.Params{Skip: "detector", Ack: true, Restart: true}}, ""},
-		{`{"ack": true, "ackTimeout": 5}`, Params{Ring: ringnext.Params{Skip: "detector", Ack: true, AckTimeout: 5, Restart: true}}, ""},
-		{`{"skip": "ack", "ackTimeout": 5}`, Params{Ring: ringnext.Params{Skip: "ack", AckTimeout: 5, Restart: true}}, ""},
-		{`{"skip": "none"}`, Params{Ring: ringnext.Params{Skip: "none", Restart: true}}, ""},
-		{ringnext.Earlier, Params{Ring: ringnext.Params{Skip: "none"}}, ""},
-		{`{"restart": false}`, Params{Ring: ringnext.Params{Skip: "detector"}}, ""},
+		{`{"ack": true}`, Params{Ring: ringnext.Params{Skip: "detector", Ack: true, Check: true}}, ""},
+		{`{"ack": true, "ackTimeout": 5}`, Params{Ring: ringnext.Params{Skip: "detector", Ack: true, AckTimeout: 5, Check: true}}, ""},
+		{`{"skip": "ack", "ackTimeout": 5}`, Params{Ring: ringnext.Params{Skip: "ack", AckTimeout: 5, Check: true}}, ""},
+		{`{"skip": "none"}`, Params{Ring: ringnext.Params{Skip: "none", Check: true}}, ""},
+		{ringnext.Earlier, Params{Ring: ringnext.Params{Skip: "none", Check: true}}, ""},
+		{ringnext.Earlier3, Params{Ring: ringnext.Params{Skip: "detector", Restart: true}}, ""},
+		{`{"restart": true}`, Params{Ring: ringnext.Params{Skip: "detector", Restart: true, Check: true}}, ""},
 		{`{"ackTimeout": 5}`, Params{}, `params.ackTimeout: only used with "skip": "ack"`},
 		{`{"skip": "none", "ackTimeout": 5}`, Params{}, `params.ackTimeout: only used with "skip": "ack"`},
 		{`{"ack": true, "ackTimeout": 0}`, Params{}, `params.ackTimeout: must be a positive integer`},
@@ -548,7 +551,7 @@ func TestRunConcurrentInitiatorsAreSuppressed(t *testing.T) {
 // five living processes appear in that order and the message goes from 4 straight back
 // to 3, so 6 sits between 4 and 3.
 const notesExample = `{
-  "version": 1,
+  "version": 2,
   "algorithm": "ring",
   "title": "Chang-Roberts: 6 fails, 3 starts the election, 5 wins",
   "about": "Six processes form a one-way ring in the order 3, 5, 0, 1, 4, 6; 6 has the highest id and is the leader until it crashes. 3 notices and sends ELECTION(3) to its successor and becomes a participant (CR-2). 5 replaces the smaller 3 with its own id (CR-4); 0, 1 and 4 pass the larger 5 on unchanged (CR-3). Acknowledgements are on: 4 gets no ACK from the crashed 6, so after its time-out it presumes 6 dead and sends to the next one, 3 (AK-4). 3 forwards 5 as well, and when 5 sees its own id come back it knows nobody alive is larger (CR-6): it is the leader and sends ELECTED(5) round the ring, skipping 6 the same way. Each process records 5 (CR-7) and 5 stops the announcement when it returns (CR-8). On the live ring of N = 5 that is 6 ELECTION (one hop from 3 to 5, then a full round) and 5 ELECTED, 2N + 1 messages, plus the two lost to 6 and an ACK for each one delivered.",
@@ -788,23 +791,35 @@ func TestCR10_AParticipantWithNoOutcomeRestartsTheElection(t *testing.T) {
 }
 
 // The defaults are the notes' version: with no params the candidate's crash during its
-// own election is survived. 5's ELECTION dies with 5; the participants restart (CR-10)
-// and 4, the highest live id, wins.
+// own election is survived without any process knowing N. 5's ELECTION reaches 4 after
+// 5 crashed: 4 finds the candidate dead (DT-1) and sends its own id instead (CR-11), and
+// 4, the highest live id, wins. With "restart" (the earlier default, which needs N) the
+// participants time out and restart instead (CR-10).
 func TestRunByDefaultAnElectionThatDiedIsRestarted(t *testing.T) {
 	ids := simtest.IDs(6)
-	cfg := config(ids, 1, "", elect(1, 1), crash(8, 5))
-	cfg.Network = sim.Network{DelayMin: 1, DelayMax: 1}
-	evs := simtest.Run(t, cfg)
-	// ELECTION(5) leaves 5 at t=5 and reaches 4 at t=9, after 5 crashed: 4 drops it (DT-1).
-	if got := simtest.Rules(evs, 4); !slices.Contains(got, "DT-1") {
-		t.Errorf("4 fired %v, want DT-1 dropping the ELECTION of the crashed 5", got)
-	}
-	checkAgree(t, 1, evs, ids, 4)
-	if ringtest.Timers(evs, ringnext.TimerRestart) == 0 {
-		t.Error("nobody restarted")
-	}
-	if got := simtest.Rules(evs, 0); !slices.Contains(got, "CR-10") {
-		t.Errorf("0 fired %v, want a restart (CR-10)", got)
+	for _, tc := range []struct{ params, rule string }{
+		{"", "CR-11"},
+		{`{"restart": true, "check": false}`, "CR-10"},
+	} {
+		cfg := config(ids, 1, tc.params, elect(1, 1), crash(8, 5))
+		cfg.Network = sim.Network{DelayMin: 1, DelayMax: 1}
+		evs := simtest.Run(t, cfg)
+		// ELECTION(5) leaves 5 at t=5 and reaches 4 at t=9, after 5 crashed: 4 skips 5 (DT-1).
+		if got := simtest.Rules(evs, 4); !slices.Contains(got, "DT-1") {
+			t.Errorf("%s: 4 fired %v, want DT-1 finding the crashed 5", tc.params, got)
+		}
+		checkAgree(t, 1, evs, ids, 4)
+		restarts := ringtest.Timers(evs, ringnext.TimerRestart)
+		if (tc.rule == "CR-10") != (restarts > 0) {
+			t.Errorf("%s: %d restart time-outs", tc.params, restarts)
+		}
+		who := 4
+		if tc.rule == "CR-10" {
+			who = 0
+		}
+		if got := simtest.Rules(evs, who); !slices.Contains(got, tc.rule) {
+			t.Errorf("%s: %d fired %v, want %s", tc.params, who, got, tc.rule)
+		}
 	}
 }
 
@@ -860,15 +875,16 @@ func TestRunNotesElectionStartedBy17(t *testing.T) {
 // previous one passes it, its ELECTION(43) overtakes that ELECTED on the way (the
 // channels are not FIFO) and P54, still a participant of the election being
 // announced, swallows it (CR-5). P7, P43, P35, P13 and P2 joined the dead election and
-// no ELECTED will pass them again. In plain Chang-Roberts they stay participants for
-// ever, and a participant swallows every smaller id of the elections to come; with the
-// default restart they call a new one (CR-10) and everyone ends with P58. A time-out
-// cannot tell this from a crash, and needs not: either way the election is dead.
+// no ELECTED will pass them again. In plain Chang-Roberts, and by default (no process
+// knows N, so none can time out), they stay participants for ever, and a participant
+// swallows every smaller id of the elections to come; with "restart" (a time-out of 3N
+// hops) they call a new one (CR-10) and everyone ends with P58. A time-out cannot tell
+// this from a crash, and needs not: either way the election is dead.
 func TestRunAParticipantOfAnElectionSwallowedBehindTheAnnouncementRestarts(t *testing.T) {
 	ids := []int{7, 43, 35, 13, 2, 54, 26, 58}
 	acts := []sim.Action{elect(3, 0), elect(9, 3), elect(13, 3), elect(19, 0), elect(21, 7), elect(24, 4), elect(28, 0)}
 	stuck := []int{7, 43, 35, 13, 2}
-	for _, params := range []string{"", `{"restart": false}`} {
+	for _, params := range []string{`{"restart": true}`, ""} {
 		cfg := config(ids, 1801, params, acts...)
 		cfg.Network = sim.Network{DelayMin: 0, DelayMax: 1}
 		s, evs := ringtest.Run(t, cfg)
@@ -892,16 +908,139 @@ func TestRunAParticipantOfAnElectionSwallowedBehindTheAnnouncementRestarts(t *te
 				participants = append(participants, id)
 			}
 		}
-		if params == "" {
+		if params != "" {
 			// P2 is drawn into P13's new election before its own time-out runs out.
 			if want := stuck[:4]; !slices.Equal(restarted, want) || len(participants) != 0 {
-				t.Errorf("default: restarted %v, participants at the end %v; want %v restarted and none left", restarted, participants, want)
+				t.Errorf("restart: restarted %v, participants at the end %v; want %v restarted and none left", restarted, participants, want)
 			}
 			checkAgree(t, cfg.Seed, evs, ids, 58)
 			continue
 		}
 		if len(restarted) != 0 || !slices.Equal(participants, stuck) {
-			t.Errorf("without restart: restarted %v, participants at the end %v; want none restarted and %v stuck", restarted, participants, stuck)
+			t.Errorf("default, without restart: restarted %v, participants at the end %v; want none restarted and %v stuck", restarted, participants, stuck)
 		}
 	}
+}
+
+// 003: "the elected process is the largest non-crashed one". The highest id has
+// crashed, one process starts, and one more crashes at any time during the election:
+// the starter, the would-be winner while its ELECTED goes round, anyone. By default
+// every run elects the largest live id: a process that finds the announced leader
+// crashed starts a new election (CR-12), a dead candidate is replaced (CR-11), a
+// message lost with a crashed process is sent again (DT-2). With the earlier defaults
+// (epoch 2: a restart time-out, no check) some runs end following a dead leader.
+func TestRunOneMoreCrashDuringTheElectionElectsTheLargestLiveID(t *testing.T) {
+	for _, tc := range []struct {
+		params string
+		fail   bool
+	}{
+		{"", false},
+		{ringnext.Earlier3, true},
+	} {
+		p, err := ParseParams([]byte(tc.params), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total, bad := 0, 0
+		first := ""
+		for _, n := range []int{4, 6} {
+			for _, fifo := range []bool{true, false} {
+				runs, failed, f := ringtest.OneMoreCrashDuringTheElection(t, &Spec, p, n, 2, fifo)
+				total, bad = total+runs, bad+failed
+				if first == "" {
+					first = f
+				}
+			}
+		}
+		t.Logf("%q: %d of %d runs failed", tc.params, bad, total)
+		if (bad > 0) != tc.fail {
+			t.Errorf("%q: %d of %d runs failed, first: %s", tc.params, bad, total, first)
+		}
+	}
+}
+
+// checked is a node's state with check on while messages wait for their check.
+func checked(participant bool, leader int, unchecked ...string) string {
+	return fmt.Sprintf(`{"participant":%t,"leader":%d,"unchecked":["%s"]}`, participant, leader, strings.Join(unchecked, `","`))
+}
+
+func TestDT2_AMessageLostWithACrashedReceiverIsSentAgain(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		down  bool
+		rules []string
+		sent  []string
+		state string
+	}{
+		{"receiver still up", false, nil, nil, state(true, 9)},
+		{"receiver crashed since", true, []string{"DT-2", "DT-1"}, []string{"ELECTION(3)->2"}, checked(true, 9, "ELECTION(3)->1")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, iP3, `{"check": true}`)
+			f.Step(sim.Input{Kind: sim.Elect})
+			f.check(expect{rules: []string{"CR-2"}, sent: []string{"ELECTION(3)->1"}, timers: []string{"set check 4"}, state: checked(true, 9, "ELECTION(3)->9")})
+			f.Ctx.SetUp([]bool{true, !tc.down, true, true})
+			f.Timer(ringnext.TimerCheck)
+			var timers []string
+			if tc.down {
+				timers = []string{"set check 4"}
+			}
+			f.check(expect{rules: tc.rules, sent: tc.sent, timers: timers, state: tc.state})
+		})
+	}
+}
+
+func TestCR11_ACrashedCandidateIsReplacedByTheOwnID(t *testing.T) {
+	f := newFixture(t, iP3, `{"check": true}`)
+	f.Ctx.SetUp([]bool{true, false, true, true}) // P9, the candidate, has crashed
+	f.deliver(MsgElection, iP7, 9)
+	f.check(expect{rules: []string{"CR-3", "DT-1", "CR-11", "DT-1"}, sent: []string{"ELECTION(3)->2"}, timers: []string{"set check 4"},
+		state: checked(true, 9, "ELECTION(3)->1")})
+}
+
+func TestCR12_ACrashedAnnouncedLeaderStartsANewElection(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		down   bool
+		expect expect
+	}{
+		{"leader up", false, expect{rules: []string{"CR-7"}, sent: []string{"ELECTED(7)->3"}, timers: []string{"set check 4"}, leaders: []int{7},
+			state: checked(false, 7, "ELECTED(7)->7")}},
+		{"leader crashed", true, expect{rules: []string{"CR-12", "CR-2", "DT-1"}, sent: []string{"ELECTION(1)->0"}, timers: []string{"set check 4"},
+			state: checked(true, 9, "ELECTION(1)->3")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, iP1, `{"check": true}`)
+			f.Ctx.SetUp([]bool{true, true, true, !tc.down})
+			f.deliver(MsgElected, iP9, 7)
+			f.check(tc.expect)
+		})
+	}
+}
+
+func TestCR13_AParticipantWhoseIDCrashedSendsItsOwn(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		down   bool
+		expect expect
+	}{
+		{"the id sent on is up: CR-5", false, expect{rules: []string{"CR-5"}, state: state(true, 9)}},
+		{"the id sent on crashed", true, expect{rules: []string{"CR-13", "DT-1"}, sent: []string{"ELECTION(3)->2"}, timers: []string{"set check 4"},
+			state: checked(true, 9, "ELECTION(3)->1")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, iP3, `{"check": true}`)
+			f.deliver(MsgElection, iP7, 9) // CR-3: P3 sends 9 on and is a participant
+			f.Timer(ringnext.TimerCheck)   // 9 got it
+			f.Ctx.SetUp([]bool{true, !tc.down, true, true})
+			f.deliver(MsgElection, iP7, 1)
+			f.check(tc.expect)
+		})
+	}
+}
+
+func TestCR14_ACopyOfAnElectionAlreadyWonIsDiscarded(t *testing.T) {
+	f := newFixture(t, iP9, `{"check": true}`)
+	f.deliver(MsgElection, iP3, 9) // not a participant: it has won this one already
+	f.check(expect{rules: []string{"CR-14"}, state: state(false, 9)})
 }

@@ -23,8 +23,9 @@
 //
 // As the notes have it, a process skips a crashed successor: by default a perfect
 // failure detector tells it which one is down (003), so the counts are the notes'
-// (see package ringnext for the variants), and a participant whose election died with
-// a process that crashed during it restarts after a time-out (AL-13).
+// (see package ringnext for the variants); a message lost with a process that crashed
+// is sent again (DT-2), and a leader picked or announced that has crashed starts a new
+// election (AL-14). The earlier time-out and restart (AL-13) needs N: a variant.
 package ringlist
 
 import (
@@ -130,6 +131,13 @@ var Spec = sim.Spec{
 			"    participant := false",
 			"    start an election (AL-2 or AL-7)"},
 			Says: "has learned no leader for too long: the election died with a crashed process, so it starts a new one"},
+		{Label: "AL-14", Group: "Variant list: the leader crashed", Lines: []string{
+			"// check on: the failure detector is asked about the leader",
+			"on picking, or being told, a leader k that has crashed:",
+			"    // it is skipped: a dead process cannot lead",
+			"    participant := false",
+			"    start an election (AL-2)   // not announced: the new one tells everyone"},
+			Says: "finds the leader picked or announced crashed, and starts a new election instead"},
 	}, ringnext.Rules),
 	Vars: slices.Concat([]sim.Var{
 		{Name: "participant", Doc: "true while this process takes part in an election it has not seen decided"},
@@ -143,7 +151,7 @@ var Spec = sim.Spec{
 	},
 	Costs: []sim.Cost{
 		{Name: "messages, one initiator (variant list)",
-			Notes:      []sim.NoteFormula{{In: []string{"002"}, Formula: "2N messages: N for ELECTION message, N for COORDINATOR message", Value: func(n int) float64 { return float64(2 * n) }}},
+			Notes:      []sim.NoteFormula{{In: []string{"002"}, Formula: "Requires 2N messages", Value: func(n int) float64 { return float64(2 * n) }}},
 			Formula:    "2N (N ELECT + N ELECTED)",
 			Value:      func(n int) float64 { return float64(2 * n) },
 			Initiators: 1, When: listVariant},
@@ -160,13 +168,14 @@ var Spec = sim.Spec{
 	// FIFO: the ids variant relies on it (see AL-10); the list variant does not care.
 	Defaults:    sim.Defaults{Nodes: 6, Delay: [2]int{1, 3}, FIFO: true, CS: 0, Until: 500},
 	Params:      paramList,
-	Earlier:     []sim.EarlierDefaults{{Epoch: 2, Params: earlier}},
+	Earlier:     []sim.EarlierDefaults{{Epoch: 2, Params: earlier}, {Epoch: 3, Params: ringnext.Earlier3}},
 	Stage:       sim.Stage{Ring: true},
 	ParseParams: ParseParams,
 	New:         newNode,
 
 	// As the notes compare it with Bully: the coordinator, the highest id, has failed.
 	CrashLeaderFirst: true,
+	CostsCountLive:   true,
 }
 
 // Params are the settings.
@@ -217,8 +226,14 @@ type node struct {
 
 func newNode(self int, setup *sim.Setup) sim.Node {
 	p := params.Of(setup, DefaultParams(nil))
+	ring := p.Ring
+	if p.Variant == VariantIDs {
+		// Its elections carry no number: a message sent again could start rounds that
+		// chase each other; the check is the list variant's.
+		ring.Check = false
+	}
 	return &node{ids: setup.IDs, highest: slices.Max(setup.IDs), idsVariant: p.Variant == VariantIDs,
-		announce: p.Announce, leader: -1, link: ringnext.NewLink(p.Ring, setup.MaxDelay, ownerOf(p.Variant == VariantIDs)),
+		announce: p.Announce, leader: -1, link: ringnext.NewLink(ring, setup.MaxDelay, ownerOf(p.Variant == VariantIDs)),
 		Participation: ringnext.NewParticipation(restartAfter(p, len(setup.IDs), setup.MaxDelay))}
 }
 
@@ -317,12 +332,36 @@ func (n *node) onElectList(ctx *sim.Context, list []int) {
 	// message to a crashed process is lost and cannot come back at all).
 	n.active = append(n.active[:0], list[k:]...)
 	n.Leave(ctx)
+	if k := slices.Max(n.active); n.link.Checks() && !upID(ctx, k) {
+		n.deadLeader(ctx)
+		return
+	}
 	n.leader = slices.Max(n.active)
 	ctx.Leader(n.leader)
 	n.link.Send(ctx, sim.Message{Type: MsgElected, Arg: n.leader, Vec: slices.Clone(n.active)})
 }
 
+// deadLeader is AL-14: the leader picked or announced has crashed, so a new election
+// starts.
+func (n *node) deadLeader(ctx *sim.Context) {
+	ctx.Rule("AL-14")
+	n.Leave(ctx)
+	n.elect(ctx)
+}
+
+// upID says whether the failure detector sees process id up.
+func upID(ctx *sim.Context, id int) bool {
+	i, ok := ctx.Index(id)
+	return ok && ctx.Up(i)
+}
+
 func (n *node) onElected(ctx *sim.Context, k int, list []int) {
+	// Asked first, so that the announcer too, when its announcement comes back, finds
+	// the leader crashed since it was picked.
+	if n.link.Checks() && !upID(ctx, k) {
+		n.deadLeader(ctx)
+		return
+	}
 	if len(list) > 0 && list[0] == ctx.SelfID() {
 		ctx.Rule("AL-6")
 		return

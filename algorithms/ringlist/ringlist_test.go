@@ -251,7 +251,7 @@ func TestAL13_AParticipantWithNoLeaderRestartsTheElection(t *testing.T) {
 }
 
 func TestAL11_RecoveredProcessForgetsTheLeaderAndStartsAnElection(t *testing.T) {
-	for _, tc := range []struct{ params, rule string }{{`{"restart": false}`, "AL-2"}, {`{"variant": "ids", "restart": false}`, "AL-7"}} {
+	for _, tc := range []struct{ params, rule string }{{`{"check": false}`, "AL-2"}, {`{"variant": "ids"}`, "AL-7"}} {
 		p, _ := ParseParams([]byte(tc.params), unitIDs)
 		// The kernel builds a fresh state, then says Recover (no Init).
 		f := &fixture{simtest.NewFixture(t, &Spec, iP1, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: unitMaxDelay})}
@@ -368,7 +368,7 @@ func TestParseParams(t *testing.T) {
 		{`{"ack": true, "ackTimeout": 0}`, list, `params.ackTimeout: must be a positive integer`},
 		{`{"ack": 1}`, list, `params.ack: got number, want true or false`},
 		{`{"skip": [1]}`, list, `params.skip: got array`},
-		{`{"nope": 1}`, list, `params.nope: unknown field (allowed: variant, announce, skip, ack, ackTimeout, restart)`},
+		{`{"nope": 1}`, list, `params.nope: unknown field (allowed: variant, announce, skip, ack, ackTimeout, restart, check)`},
 		{`"ids"`, list, `params: `},
 		{`{} {}`, list, `params: must be a single JSON object`},
 	} {
@@ -671,7 +671,7 @@ func TestRunNotesExample1InTheListVariant(t *testing.T) {
 // processes in the ring order 3, 5, 0, 1, 4, 6; 6, the leader, fails; 3 starts; every
 // process adds its id; back at 3 the list is 3, 5, 0, 1, 4, and 3 announces 5.
 const notesTokenRingExample = `{
-  "version": 1,
+  "version": 2,
   "algorithm": "ring-list",
   "title": "Ring election with a growing list: 6 fails, 3 starts, 5 wins",
   "about": "Six processes form a one-way ring in the order 3, 5, 0, 1, 4, 6, and 6, the highest, is the leader until it crashes. 3 notices that 6 does not respond and sends an ELECT holding its own id to the next process (AL-2). 5, 0, 1 and 4 each add their id and pass the message on (AL-3): the list grows to 3, 5, 0, 1, 4. Acknowledgements are on: 4 gets no ACK from the crashed 6, so after the time-out it skips it and sends to 3 (AK-4). 3 finds its own id in the list: the message has been all round and the list holds every live process (AL-4). It picks the highest, 5, and sends ELECTED(5) with the list round the ring; every process records 5 as leader and keeps the list (AL-5), and 3 stops the announcement when it comes back (AL-6). Counting ELECT and ELECTED only: N = 5 of each, 2N, plus the two lost to 6.",
@@ -899,21 +899,83 @@ func TestRunDefaultAddsNoMessageWithoutCrashes(t *testing.T) {
 	}
 }
 
-// By default a participant survives a crash during its election: the ELECT [0 1 2] is
-// on its way to 3 when 3 crashes, and is lost with it; 0, 1 and 2 hear no outcome and
-// restart (AL-13), and 5 wins.
+// By default a participant survives a crash during its election without knowing N: the
+// ELECT [0 1 2] is on its way to 3 when 3 crashes, and is lost with it; 2 looks again
+// one largest delay later, finds 3 crashed and sends the ELECT past it (DT-2), and 5
+// wins. With "restart" (which needs N) 0, 1 and 2 hear no outcome and restart (AL-13).
 func TestRunByDefaultAnElectionThatDiedIsRestarted(t *testing.T) {
 	ids := simtest.IDs(6)
-	cfg := config(ids, 1, "", elect(1, 0), crash(4, 3))
-	cfg.Network = sim.Network{DelayMin: 1, DelayMax: 1, FIFO: true}
-	evs := simtest.Run(t, cfg)
-	if v := simtest.Violations(evs); len(v) > 0 {
-		t.Errorf("violations %v", v)
+	for _, tc := range []struct {
+		params  string
+		restart bool
+	}{{"", false}, {`{"restart": true, "check": false}`, true}} {
+		cfg := config(ids, 1, tc.params, elect(1, 0), crash(4, 3))
+		cfg.Network = sim.Network{DelayMin: 1, DelayMax: 1, FIFO: true}
+		evs := simtest.Run(t, cfg)
+		if v := simtest.Violations(evs); len(v) > 0 {
+			t.Errorf("%s: violations %v", tc.params, v)
+		}
+		if d := ringtest.Disagreement(evs, ids, 5); d != "" {
+			t.Errorf("%s: %s", tc.params, d)
+		}
+		if got := ringtest.Timers(evs, ringnext.TimerRestart) > 0; got != tc.restart {
+			t.Errorf("%s: restarted %t, want %t", tc.params, got, tc.restart)
+		}
+		if got := slices.Contains(simtest.Rules(evs, 2), "DT-2"); got == tc.restart {
+			t.Errorf("%s: 2 sent again (DT-2) %t, want %t", tc.params, got, !tc.restart)
+		}
 	}
-	if d := ringtest.Disagreement(evs, ids, 5); d != "" {
-		t.Error(d)
+}
+
+// 003: "the elected process is the largest non-crashed one". The highest id has
+// crashed, one process starts, and one more crashes at any time during the election:
+// by default every run elects the largest live id (a leader picked or announced that
+// has crashed starts a new election, AL-14; a message lost with a crashed process is
+// sent again, DT-2). With the earlier defaults (epoch 2) some runs end following a
+// dead leader.
+func TestRunOneMoreCrashDuringTheElectionElectsTheLargestLiveID(t *testing.T) {
+	for _, tc := range []struct {
+		params string
+		fail   bool
+	}{
+		{"", false},
+		{ringnext.Earlier3, true},
+	} {
+		p, err := ParseParams([]byte(tc.params), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total, bad := 0, 0
+		first := ""
+		for _, n := range []int{4, 6} {
+			for _, fifo := range []bool{true, false} {
+				runs, failed, f := ringtest.OneMoreCrashDuringTheElection(t, &Spec, p, n, 2, fifo)
+				total, bad = total+runs, bad+failed
+				if first == "" {
+					first = f
+				}
+			}
+		}
+		t.Logf("%q: %d of %d runs failed", tc.params, bad, total)
+		if (bad > 0) != tc.fail {
+			t.Errorf("%q: %d of %d runs failed, first: %s", tc.params, bad, total, first)
+		}
 	}
-	if ringtest.Timers(evs, ringnext.TimerRestart) == 0 {
-		t.Error("nobody restarted")
-	}
+}
+
+func TestAL14_ACrashedLeaderStartsANewElection(t *testing.T) {
+	t.Run("announced", func(t *testing.T) {
+		f := newFixture(t, iP1, `{"check": true}`)
+		f.Ctx.SetUp([]bool{true, false, true, true}) // P9 crashed after it was picked
+		f.deliver(MsgElected, iP9, 9, 7, 3, 9)
+		f.check(expect{rules: []string{"AL-14", "AL-2"}, sent: []string{"ELECT[1]->3"}, timers: []string{"set check 4"},
+			state: `{"participant":true,"active":[1],"leader":9,"unchecked":["ELECT[1]->7"]}`})
+	})
+	t.Run("picked", func(t *testing.T) {
+		f := newFixture(t, iP7, `{"check": true}`)
+		f.Ctx.SetUp([]bool{true, false, true, true})
+		f.deliver(MsgElect, iP1, 0, 7, 3, 9, 1) // back at P7, whose highest id, 9, has crashed
+		f.check(expect{rules: []string{"AL-4", "AL-14", "AL-2"}, sent: []string{"ELECT[7]->0"}, timers: []string{"set check 4"},
+			state: `{"participant":true,"active":[7],"leader":9,"unchecked":["ELECT[7]->3"]}`})
+	})
 }

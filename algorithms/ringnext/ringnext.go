@@ -19,9 +19,13 @@
 //   - "none": the message goes to the crashed successor and is lost (the earlier
 //     default; the notes' point that the ring must then be reconfigured).
 //
-// A participant whose election dies with a process that crashed during it would wait
-// for ever; with skipping on it restarts the election after a time-out (000's Bully
-// rule: no coordinator message before the time-out, restart the election).
+// A process that crashes during an election can take a ring message with it. With the
+// detector and "check" (the default) nobody needs to know how many processes the ring
+// has: a sender looks again, one largest delay after sending, whether the process it
+// sent to is still up, and if not sends the message again past it (DT-2); the ring
+// elections start a new election when they find the candidate or the announced leader
+// crashed. The earlier way, "restart" (a participant that hears no outcome within 3N
+// hops starts a new election, 000's Bully rule), needs N and is now a variant.
 package ringnext
 
 import (
@@ -47,6 +51,7 @@ const MsgAck = "ACK"
 const (
 	TimerAck     = "ack"     // the acknowledgement time-out
 	TimerRestart = "restart" // a participant's wait for the outcome of its election
+	TimerCheck   = "check"   // with the detector: look again at the processes sent to
 )
 
 // Rules are the labelled rules of passing messages on; each ring election lists them
@@ -61,6 +66,14 @@ var Rules = []sim.Rule{
 		"            drop m   // nobody else could stop it going round",
 		"    send m to next"},
 		Says: "learns from the failure detector that its successor has crashed and sends past it"},
+	{Label: "DT-2", Group: "Passing messages on (skip: detector)", Lines: []string{
+		"// check on: after each ring message sent, wait one largest delay (it has",
+		"// arrived by then, or was lost with a process that crashed)",
+		"when the check time-out expires:",
+		"    for each message m sent since the last check:",
+		"        if the failure detector says the process m went to has crashed:",
+		"            send m again, past it (DT-1)   // it may have been lost there"},
+		Says: "finds that a process it sent a ring message to has crashed since, and sends the message again past it"},
 	{Label: "AK-1", Group: "Passing messages on (skip: ack)", Lines: []string{
 		"to send a ring message m:",
 		"    if an earlier one of mine still waits for its ACK:",
@@ -97,6 +110,7 @@ var AckMessage = sim.MessageType{Name: MsgAck, Label: "ACK", Doc: "ack mode only
 var Vars = []sim.Var{
 	{Name: "awaiting", Doc: "ack mode only: id of the process whose ACK this one waits for (-1: none)"},
 	{Name: "unacked", Doc: "ack mode only: ring messages not yet acknowledged: the one on its way, then those queued behind it, as TYPE(id) or TYPE[list]"},
+	{Name: "unchecked", Doc: "detector with check only: ring messages sent since the last check, TYPE(id)->receiver, sent again if the receiver crashes before the check (written while there are some)"},
 }
 
 // Params say how a crashed successor is passed. A ring election keeps them in its own
@@ -106,15 +120,22 @@ type Params struct {
 	Ack        bool   `param:"ack"`        // the earlier spelling of Skip = SkipAck; true wins
 	AckTimeout int    `param:"ackTimeout"` // 0: derived from the network's largest delay
 	Restart    bool   `param:"restart"`
+	// Check: with the detector, a message lost with a process that crashed is sent
+	// again (DT-2), and a crashed candidate or announced leader starts a new election.
+	Check bool `param:"check"`
 }
 
-// DefaultParams are the notes' version: a perfect failure detector, and a participant
-// restarts an election that died.
-func DefaultParams() Params { return Params{Skip: SkipDetector, Restart: true} }
+// DefaultParams are the notes' version: a perfect failure detector, checking that no
+// message was lost with a crashed process; no restart time-out, which would need N.
+func DefaultParams() Params { return Params{Skip: SkipDetector, Check: true} }
 
 // Earlier is the params that keep the behaviour of links made before skipping became
 // the default (defaults epoch 2): no skipping, no restart.
 const Earlier = `{"skip":"none","restart":false}`
+
+// Earlier3 is the params that keep the behaviour of links made before defaults epoch 3:
+// the restart time-out of 3N hops, no check.
+const Earlier3 = `{"check":false,"restart":true}`
 
 // Fields declare Params as params fields; each ring election lists them after its own.
 var Fields = []sim.Param{
@@ -124,8 +145,10 @@ var Fields = []sim.Param{
 		Doc: `the earlier way to ask for acknowledgements: true is "skip": "ack" (and wins over skip)`},
 	{Name: "ackTimeout", Kind: sim.ParamInt, Min: 1,
 		Doc: `how long a sender waits for an ACK, only with acknowledgements; left out, 2 × the largest delay + 1`},
-	{Name: "restart", Kind: sim.ParamBool, Default: "true",
-		Doc: "a participant that hears no outcome within a time-out (the election died with a process that crashed during it) starts a new one; only when crashed successors are skipped"},
+	{Name: "restart", Kind: sim.ParamBool, Default: "false",
+		Doc: "a participant that hears no outcome within 3N hops (the election died) starts a new one; it needs every process to know N, so it is off by default; only when crashed successors are skipped"},
+	{Name: "check", Kind: sim.ParamBool, Default: "true",
+		Doc: "with the detector: a sender looks again one largest delay after sending and re-sends a message lost with a crashed process; a crashed candidate or announced leader starts a new election (needs no N)"},
 }
 
 // Validate: a time-out without acknowledgements would silently do nothing.
@@ -222,36 +245,57 @@ func Successor(i, n int) int { return (i + 1) % n }
 // were sent, and each starts at the direct successor, so a detour around a crashed
 // process never outlives the message that found it.
 type Link struct {
-	ack      bool
-	detector bool
-	owner    func(m *sim.Message) int // the id a message must end at (-1: none)
-	timeout  int
-	to       int           // index the head of pending went to; -1: none
-	pending  []sim.Message // the message on its way first, then the queued ones
+	ack        bool
+	detector   bool
+	check      bool                     // detector mode: look again at the processes sent to (DT-2)
+	sent       []sim.Message            // check: the messages sent since the last check, To set
+	owner      func(m *sim.Message) int // the id a message must end at (-1: none)
+	timeout    int
+	checkAfter int           // check: the largest delay and one
+	to         int           // index the head of pending went to; -1: none
+	pending    []sim.Message // the message on its way first, then the queued ones
 }
 
 // NewLink builds a link for these params on a network whose delays are at most maxDelay.
 // owner returns the id of the process a message must end at (-1: none): a message whose
 // owner is found crashed is dropped, since nobody else could stop it going round.
 func NewLink(p Params, maxDelay int, owner func(m *sim.Message) int) Link {
-	return Link{ack: p.Mode() == SkipAck, detector: p.Mode() == SkipDetector, owner: owner, timeout: Timeout(p, maxDelay), to: -1}
+	detector := p.Mode() == SkipDetector
+	return Link{ack: p.Mode() == SkipAck, detector: detector, check: detector && p.Check,
+		owner: owner, timeout: Timeout(p, maxDelay), checkAfter: max(maxDelay, 1) + 1, to: -1}
 }
 
+// Checks says whether the link runs with the detector and check on: the ring
+// elections then also start a new election when they find the candidate or the
+// announced leader crashed.
+func (l *Link) Checks() bool { return l.check }
+
 // Send passes m on to the successor; in ack mode it waits in line while an earlier
-// message is not acknowledged.
-func (l *Link) Send(ctx *sim.Context, m sim.Message) {
+// message is not acknowledged. It reports false when m was dropped because the
+// process it must end at has crashed (DT-1).
+func (l *Link) Send(ctx *sim.Context, m sim.Message) bool {
 	if !l.ack {
-		if to := l.next1(ctx, &m); to >= 0 {
-			ctx.Send(to, m)
+		to := l.next1(ctx, &m)
+		if to < 0 {
+			return false
 		}
-		return
+		ctx.Send(to, m)
+		if l.check {
+			m = m.Clone()
+			m.To = to
+			l.sent = append(l.sent, m)
+			// From the last send: every message recorded has arrived or was lost by then.
+			ctx.SetTimer(TimerCheck, l.checkAfter)
+		}
+		return true
 	}
 	l.pending = append(l.pending, m.Clone())
 	if len(l.pending) == 1 {
 		l.sendHead(ctx, Successor(ctx.Self(), ctx.N()))
-		return
+		return true
 	}
 	ctx.Rule("AK-1")
+	return true
 }
 
 // next1 is the process m goes to without acknowledgements: the successor, or with the
@@ -309,27 +353,63 @@ func (l *Link) Receive(ctx *sim.Context, m *sim.Message) bool {
 	return true
 }
 
-// Timer handles the ack time-out (AK-4) and reports whether name was it; a message whose
-// owner is the skipped process is dropped, since it could otherwise go round for ever.
-func (l *Link) Timer(ctx *sim.Context, name string) bool {
+// Timer handles the ack time-out (AK-4) and the check (DT-2), and reports whether name
+// was one of them; a message whose owner is the skipped process is dropped, since it
+// could otherwise go round for ever, and returned in dropped so that the election can
+// start anew when its candidate or leader has crashed.
+func (l *Link) Timer(ctx *sim.Context, name string) (handled bool, dropped []sim.Message) {
+	if name == TimerCheck {
+		return true, l.recheck(ctx)
+	}
 	if name != TimerAck {
-		return false
+		return false, nil
 	}
 	if len(l.pending) == 0 {
-		return true
+		return true, nil
 	}
 	ctx.Rule("AK-4")
 	if l.owner(&l.pending[0]) == ctx.ID(l.to) {
+		m := l.pending[0].Clone()
 		l.next(ctx)
-		return true
+		return true, []sim.Message{m}
 	}
 	// Wraps round to this process itself when all the others are silent.
 	l.sendHead(ctx, Successor(l.to, ctx.N()))
-	return true
+	return true, nil
+}
+
+// recheck is DT-2: every message sent since the last check whose receiver has crashed
+// since may have been lost with it, so it goes again, past the crashed process.
+func (l *Link) recheck(ctx *sim.Context) (dropped []sim.Message) {
+	sent := l.sent
+	l.sent = nil
+	fired := false
+	for k := range sent {
+		m := sent[k]
+		if ctx.Up(m.To) {
+			continue
+		}
+		if !fired {
+			ctx.Rule("DT-2")
+			fired = true
+		}
+		m.To = 0
+		if !l.Send(ctx, m) {
+			dropped = append(dropped, m)
+		}
+	}
+	return dropped
 }
 
 // Clone deep-copies the link.
 func (l Link) Clone() Link {
+	if l.sent != nil {
+		sent := make([]sim.Message, len(l.sent))
+		for i := range l.sent {
+			sent[i] = l.sent[i].Clone()
+		}
+		l.sent = sent
+	}
 	if l.pending != nil {
 		p := make([]sim.Message, len(l.pending))
 		for i := range l.pending {
@@ -342,6 +422,19 @@ func (l Link) Clone() Link {
 
 // Encode writes the ack-mode variables (nothing when acknowledgements are off).
 func (l *Link) Encode(w *sim.StateWriter, ids []int) {
+	if l.check {
+		// The messages a check may send again: two links holding different ones behave
+		// differently. Written only when there are some, so runs without crashes keep
+		// their states.
+		if len(l.sent) > 0 {
+			s := make([]string, len(l.sent))
+			for k := range l.sent {
+				s[k] = MessageString(&l.sent[k]) + "->" + strconv.Itoa(nodeid.Of(ids, l.sent[k].To))
+			}
+			w.Strs("unchecked", s)
+		}
+		return
+	}
 	if !l.ack {
 		return
 	}

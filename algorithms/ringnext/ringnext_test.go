@@ -34,7 +34,7 @@ func TestFieldsDecode(t *testing.T) {
 		{`{"ack": true, "ackTimeout": -1}`, Params{}, "params.ackTimeout: must be a positive integer"},
 		{`{"ack": null}`, Params{}, ""},
 		{`{"ack": "on"}`, Params{}, "params.ack: got string, want true or false"},
-		{`{"nope": 1}`, Params{}, "params.nope: unknown field (allowed: extra, skip, ack, ackTimeout, restart)"},
+		{`{"nope": 1}`, Params{}, "params.nope: unknown field (allowed: extra, skip, ack, ackTimeout, restart, check)"},
 	} {
 		got, err := params.Parse([]byte(tc.in), nil, fields, settings{})
 		if tc.wantErr != "" {

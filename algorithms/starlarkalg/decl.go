@@ -32,7 +32,7 @@ func (d *decl) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: %s", d
 
 // declKinds lists each builtin's parameters: positional ones first, in order.
 var declKinds = map[string][]string{
-	"rule":    {"label", "lines", "says", "group", "notes", "why"},
+	"rule":    {"label", "lines", "says", "group", "notes", "why", "differs"},
 	"message": {"name", "label", "doc", "ts", "arg", "vec", "queue"},
 	"var":     {"name", "doc"},
 	"param":   {"name", "kind", "doc", "default", "min", "max", "zero", "choices", "fields"},
@@ -74,7 +74,8 @@ var declarations = func() starlark.StringDict {
 
 // fastMinMax is Starlark's max (sign 1) or min (-1) with a shortcut for two small ints,
 // what algorithms compute most (clock := max(clock, ts) + 1): the general builtin
-// costs several allocations a call, this none. Anything else goes to the builtin.
+// costs several allocations a call, this none. Anything else goes to the builtin,
+// charged first (charges.go).
 func fastMinMax(general starlark.Value, sign int) func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
 	return func(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		if len(args) == 2 && len(kwargs) == 0 {
@@ -86,6 +87,9 @@ func fastMinMax(general starlark.Value, sign int) func(*starlark.Thread, *starla
 				}
 				return y, nil
 			}
+		}
+		if err := chargeCall(thread, compares, b.Name()+"()", nil, args, kwargs); err != nil {
+			return nil, err
 		}
 		return starlark.Call(thread, general, args, kwargs)
 	}
@@ -168,7 +172,7 @@ func (d *decl) strs(required []string, optional []string, dst ...*string) error 
 
 func toRule(d *decl) (sim.Rule, error) {
 	var r sim.Rule
-	if err := d.strs([]string{"label", "says"}, []string{"group", "notes"}, &r.Label, &r.Says, &r.Group, &r.Notes); err != nil {
+	if err := d.strs([]string{"label", "says"}, []string{"group", "notes", "differs"}, &r.Label, &r.Says, &r.Group, &r.Notes, &r.Differs); err != nil {
 		return r, err
 	}
 	lines, ok := d.args["lines"]

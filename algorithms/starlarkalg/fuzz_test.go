@@ -11,7 +11,7 @@ import (
 // and a short run. The bounds are the same code as the defaults, only smaller.
 var fuzzLimits = Limits{
 	Source: 16 << 10, LoadSteps: 20_000, Steps: 2_000,
-	StateValues: 256, StringBytes: 256, MessageInts: 64, Effects: 256,
+	StateValues: 256, StringBytes: 256, MessageInts: 64, Effects: 256, Grow: 16 << 10,
 }
 
 // fuzzConfig draws a small run from bytes: 2 to 5 nodes, delays, and up to 16 actions

@@ -12,12 +12,14 @@ import (
 // state is measured after every step, but one Starlark step can build a huge value
 // ("x" * 10**9, [0] * n) and a few steps can double one again and again (x = x + x).
 // So the loader rewrites every operation that can build a value larger than its
-// operands into a call of a checking builtin: x + y, x * y, x % y (and +=, *=, %=),
-// and the methods join, replace, format and extend. Each predicts the size of what it
-// is about to build, before building it, and charges it to the call's budget
-// (Limits.Grow): a handler call builds at most that many elements or bytes through
-// them in all, whatever it keeps. str and repr are charged the same way; print does
-// nothing (it would format its arguments for no one).
+// operands, or visit more than a few of its elements, into a call of a checking
+// builtin: x + y, x * y, x % y, x - y, x | y, x & y, x ^ y, x << y (and their
+// augmented forms), comparisons, slices, f(*x) and f(**x), dict keys and indexes, and
+// every method of Starlark's own values (charges.go, which also wraps the universe's
+// builtins). Each predicts the size of what it is about to build, before building
+// it, and charges it to the call's budget (Limits.Grow): a handler call builds at most
+// that many elements or bytes in all, whatever it keeps; and the work it is about to
+// do to the call's step counter (Limits.Steps).
 //
 // The builtins' names are not identifiers ("$add"), so a source can neither call nor
 // shadow them.
@@ -28,56 +30,91 @@ const (
 	growCall = "$call"
 )
 
-// growMethods are the methods that can build a value larger than their receiver and
-// arguments together.
-var growMethods = map[string]bool{"join": true, "replace": true, "format": true, "extend": true}
-
 // growKey is the thread-local key of a call's *growBudget.
 const growKey = "starlarkalg.grow"
 
-type growBudget struct{ limit, left int }
-
-// resetGrow gives a thread a fresh budget for its next call.
-func resetGrow(t *starlark.Thread, limit int) {
-	b, _ := t.Local(growKey).(*growBudget)
-	if b == nil {
-		b = &growBudget{}
-		t.SetLocal(growKey, b)
-	}
-	b.limit, b.left = limit, limit
+// growBudget is what one call (a handler call, or loading a source) may still do: build
+// left of limit elements or bytes, and do steps units of work in all, counted in the
+// thread's step counter (charges.go).
+type growBudget struct {
+	limit, left int
+	steps       uint64 // the call's bound on steps and builtins' work together
+	who         string // "the handler" or "the top level", for messages
+	interrupt   func() bool
 }
 
-// charge takes n from the budget of the running call, or fails naming the operation.
-func charge(t *starlark.Thread, n int, op string) error {
+// newBudget gives a thread its budget and its step bound, with Limits.Interrupt
+// polled (interrupt.go).
+func newBudget(t *starlark.Thread, lim Limits, steps uint64, who string) *growBudget {
+	b := &growBudget{limit: lim.Grow, left: lim.Grow, steps: steps, who: who, interrupt: lim.Interrupt}
+	t.SetLocal(growKey, b)
+	t.SetMaxExecutionSteps(steps)
+	if b.interrupt != nil {
+		t.OnMaxSteps = b.onMaxSteps
+		t.SetMaxExecutionSteps(min(steps, interruptEvery))
+	}
+	return b
+}
+
+// budgetOf is the budget of the running call.
+func budgetOf(t *starlark.Thread) *growBudget {
 	b, _ := t.Local(growKey).(*growBudget)
+	return b
+}
+
+// charge takes n elements or bytes from the budget of the running call, or fails
+// naming the operation.
+func charge(t *starlark.Thread, n int, op string) error {
+	b := budgetOf(t)
 	if b == nil {
 		return fmt.Errorf("%s: no memory budget (an internal error)", op)
 	}
 	if n > b.left {
-		return fmt.Errorf("%s would build a value of about %d elements or bytes: one step may build at most %d in all (values that keep growing?)", op, n, b.limit)
+		return fmt.Errorf("%s: %s built more than %d elements or bytes (this call would add at least %d: values that keep growing?)", op, b.who, b.limit, n)
 	}
 	b.left -= n
 	return nil
 }
 
-// growBuiltins are the checking builtins, added to the declarations.
+// growBuiltins are the checking builtins, added to the declarations, and the
+// universe's builtins as a source sees them: charged (charges.go), this package's own,
+// or, for a builtin missing from builtinCosts, refused.
 func growBuiltins(d starlark.StringDict) {
 	d[growAdd] = starlark.NewBuiltin("+", checkedAdd)
 	d[growMul] = starlark.NewBuiltin("*", checkedMul)
 	d[growMod] = starlark.NewBuiltin("%", checkedMod)
 	d[growCall] = starlark.NewBuiltin("call", checkedCall)
-	d[kwCall] = starlark.NewBuiltin("call", keywordCall)
-	for _, name := range []string{"str", "repr"} {
-		general := starlark.Universe[name]
-		d[name] = starlark.NewBuiltin(name, func(t *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-			if len(args) == 1 {
-				if err := charge(t, deepSize(args[0], t), name+"()"); err != nil {
-					return nil, err
-				}
-			}
-			return starlark.Call(t, general, args, kwargs)
-		})
+	for _, op := range []syntax.Token{syntax.MINUS, syntax.PIPE, syntax.AMP, syntax.CIRCUMFLEX, syntax.LTLT} {
+		d[growOps[op]] = starlark.NewBuiltin(op.String(), checkedBinary(op))
 	}
+	d[sliceName] = starlark.NewBuiltin("[:]", checkedSlice)
+	d[kwCall] = starlark.NewBuiltin("call", keywordCall)
+	for name := range builtinMethods {
+		d[attrValuePrefix+name] = &attrReader{name: name}
+	}
+	d[starName] = starlark.NewBuiltin("*", checkedStar)
+	d[starStarName] = starlark.NewBuiltin("**", checkedStarStar)
+	d[flatValue] = flatProbe{}
+	d[keyValue] = keyProbe{}
+	for op, name := range compareNames {
+		d[name] = starlark.NewBuiltin(op.String(), checkedCompare(op))
+	}
+	for name, v := range starlark.Universe {
+		if _, isBuiltin := v.(*starlark.Builtin); !isBuiltin || d[name] != nil {
+			continue // None, True, False; range, max, min (decl.go)
+		}
+		c, known := builtinCosts[name]
+		switch {
+		case !known:
+			d[name] = starlark.NewBuiltin(name, func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
+				return nil, fmt.Errorf("%s is not available to a source", name)
+			})
+		case c != nil:
+			d[name] = chargedBuiltin(name, c)
+		}
+	}
+	d["int"] = starlark.NewBuiltin("int", intOf)
+	d["getattr"] = starlark.NewBuiltin("getattr", getattrOf)
 	d["print"] = starlark.NewBuiltin("print", func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
 		return starlark.None, nil
 	})
@@ -105,6 +142,11 @@ func deepSize(v starlark.Value, t *starlark.Thread) int {
 	if b, _ := t.Local(growKey).(*growBudget); b != nil {
 		limit = b.left + 1
 	}
+	return textSize(v, limit)
+}
+
+// textSize is about the length of v's text, counted no further than limit.
+func textSize(v starlark.Value, limit int) int {
 	n := 0
 	var walk func(v starlark.Value)
 	walk = func(v starlark.Value) {
@@ -153,6 +195,9 @@ func checkedAdd(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ 
 	x, y := args[0], args[1]
 	if xi, ok := x.(starlark.Int); ok {
 		if yi, ok := y.(starlark.Int); ok {
+			if err := sumFits(xi, yi, "+"); err != nil {
+				return nil, err
+			}
 			if len(args) == 3 {
 				return y, nil
 			}
@@ -160,7 +205,7 @@ func checkedAdd(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ 
 		}
 	}
 	if n := shallow(x) + shallow(y); n > 0 {
-		if err := charge(t, n, "+"); err != nil {
+		if err := pay(t, n/bytesPerUnit, n, "+"); err != nil {
 			return nil, err
 		}
 	}
@@ -209,13 +254,27 @@ func checkedMul(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ 
 				return nil, fmt.Errorf("*: repeats %s %s times", seq.Type(), times.String())
 			}
 			if k > 0 {
-				if err := charge(t, int(int64(size)*k), "*"); err != nil {
+				n := int(int64(size) * k)
+				if err := pay(t, n/bytesPerUnit, n, "*"); err != nil {
 					return nil, err
 				}
 			}
 		}
 	}
 	return result(args, syntax.STAR)
+}
+
+// sumFits: x + y (or x - y, x | y ...) has at most maxIntBits bits. Ints grow by a
+// bit an addition (x = x + x), so without it a handler could make ints of 100 000
+// bits, on which every division costs a million word operations.
+func sumFits(x, y starlark.Int, op string) error {
+	if small(x) && small(y) {
+		return nil
+	}
+	if max(intBits(x), intBits(y))+1 > maxIntBits {
+		return fmt.Errorf("%s: the int would have more than %d bits", op, maxIntBits)
+	}
+	return nil
 }
 
 // small: an int whose products with another small one fit in 64 bits.
@@ -228,90 +287,84 @@ func checkedMod(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ 
 	x, y := args[0], args[1]
 	if f, ok := x.(starlark.String); ok {
 		// each directive formats at most all of y
-		if err := charge(t, len(f)+strings.Count(string(f), "%")*deepSize(y, t), "%"); err != nil {
+		n := len(f) + strings.Count(string(f), "%")*deepSize(y, t)
+		if err := pay(t, n/bytesPerUnit, n, "%"); err != nil {
 			return nil, err
 		}
 	}
 	return result(args, syntax.PERCENT)
 }
 
-// checkedCall is recv.name(args...), charged first when it is one of growMethods on
-// a string or list.
+// checkedCall is $call(recv, "name", args...): recv.name(args...), charged first
+// (charges.go).
 func checkedCall(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	recv, name := args[0], string(args[1].(starlark.String))
-	rest := args[2:]
-	if n, op := growOf(t, recv, name, rest, kwargs); n > 0 {
-		if err := charge(t, n, op); err != nil {
-			return nil, err
-		}
-	}
-	var fn starlark.Value
-	if ha, ok := recv.(starlark.HasAttrs); ok {
-		var err error
-		if fn, err = ha.Attr(name); err != nil {
-			return nil, err
-		}
-	}
-	if fn == nil {
-		return nil, fmt.Errorf("%s has no .%s field or method", recv.Type(), name)
-	}
-	return starlark.Call(t, fn, rest, kwargs)
-}
-
-// growOf predicts what recv.name(args) builds; 0 when it is not a growing call (the
-// method itself then reports wrong arguments).
-func growOf(t *starlark.Thread, recv starlark.Value, name string, args starlark.Tuple, kwargs []starlark.Tuple) (int, string) {
-	op := "." + name + "()"
-	s, isStr := recv.(starlark.String)
-	switch {
-	case name == "join" && isStr && len(args) == 1:
-		seq, ok := args[0].(starlark.Indexable)
-		if !ok {
-			return 0, op
-		}
-		n := len(s) * seq.Len()
-		for k := 0; k < seq.Len(); k++ {
-			n += shallow(seq.Index(k))
-		}
-		return n, op
-	case name == "replace" && isStr && len(args) >= 2:
-		old, ok1 := args[0].(starlark.String)
-		repl, ok2 := args[1].(starlark.String)
-		if !ok1 || !ok2 {
-			return 0, op
-		}
-		count := strings.Count(string(s), string(old))
-		return len(s) + count*len(repl), op
-	case name == "format" && isStr:
-		most := 0
-		for _, a := range args {
-			most = max(most, deepSize(a, t))
-		}
-		for _, kv := range kwargs {
-			most = max(most, deepSize(kv[1], t))
-		}
-		return len(s) + strings.Count(string(s), "{")*most, op
-	case name == "extend" && len(args) == 1:
-		if _, isList := recv.(*starlark.List); isList {
-			return shallow(recv) + shallow(args[0]), op
-		}
-	}
-	return 0, op
+	return callMethod(t, args[0], string(args[1].(starlark.String)), args[2:], kwargs)
 }
 
 // rewriteGrowth puts the checking builtins in place of the growing operations of a
 // parsed file, or says where it cannot (an augmented assignment to a target that
 // computes, which would be evaluated twice).
-func rewriteGrowth(f *syntax.File) error {
-	r := &rewriter{}
+func rewriteGrowth(f *syntax.File, asWritten bool) error {
+	r := &rewriter{asWritten: asWritten}
 	r.stmts(f.Stmts)
+	// $flat and $key are globals, which a def reads by their index, not by a lookup in
+	// a map
+	globals := []struct {
+		used        bool
+		name, value string
+	}{{r.flat, flatName, flatValue}, {r.key, keyName, keyValue}}
+	for _, name := range sortedKeys(r.attrs) {
+		globals = append(globals, struct {
+			used        bool
+			name, value string
+		}{true, attrPrefix + name, attrValuePrefix + name})
+	}
+	for _, g := range globals {
+		if g.used {
+			f.Stmts = append([]syntax.Stmt{&syntax.AssignStmt{Op: syntax.EQ, LHS: &syntax.Ident{Name: g.name},
+				RHS: &syntax.Ident{Name: g.value}}}, f.Stmts...)
+		}
+	}
 	return r.err
 }
 
-type rewriter struct{ err error }
+type rewriter struct {
+	asWritten bool // Limits.AsWritten: no rewrite that only saves time
+	err       error
+	flat, key bool            // the file uses $flat, $key
+	attrs     map[string]bool // the file reads $.name for these names
+}
 
-var growOps = map[syntax.Token]string{syntax.PLUS: growAdd, syntax.STAR: growMul, syntax.PERCENT: growMod}
-var augOps = map[syntax.Token]syntax.Token{syntax.PLUS_EQ: syntax.PLUS, syntax.STAR_EQ: syntax.STAR, syntax.PERCENT_EQ: syntax.PERCENT}
+// key puts $key[k] in place of a dict key or index k that is not flat (charges.go).
+func (r *rewriter) keyOf(p *syntax.Expr) {
+	if flatExpr(*p) {
+		return
+	}
+	r.key = true
+	pos := syntax.Start(*p)
+	*p = &syntax.IndexExpr{X: &syntax.Ident{NamePos: pos, Name: keyName}, Lbrack: pos, Y: *p, Rbrack: pos}
+}
+
+// ours: an index into one of the loader's own values ($s3[ctx][j], sites.go), not a
+// source's.
+func ours(e *syntax.IndexExpr) bool {
+	x := e.X
+	for {
+		switch v := x.(type) {
+		case *syntax.IndexExpr:
+			x = v.X
+		case *syntax.Ident:
+			return strings.HasPrefix(v.Name, "$")
+		default:
+			return false
+		}
+	}
+}
+
+var growOps = map[syntax.Token]string{syntax.PLUS: growAdd, syntax.STAR: growMul, syntax.PERCENT: growMod,
+	syntax.MINUS: "$sub", syntax.PIPE: "$or", syntax.AMP: "$and", syntax.CIRCUMFLEX: "$xor", syntax.LTLT: "$lsh"}
+var augOps = map[syntax.Token]syntax.Token{syntax.PLUS_EQ: syntax.PLUS, syntax.STAR_EQ: syntax.STAR, syntax.PERCENT_EQ: syntax.PERCENT,
+	syntax.MINUS_EQ: syntax.MINUS, syntax.PIPE_EQ: syntax.PIPE, syntax.AMP_EQ: syntax.AMP, syntax.CIRCUMFLEX_EQ: syntax.CIRCUMFLEX, syntax.LTLT_EQ: syntax.LTLT}
 
 func (r *rewriter) stmts(list []syntax.Stmt) {
 	for _, s := range list {
@@ -325,6 +378,7 @@ func (r *rewriter) stmt(s syntax.Stmt) {
 		r.expr(&s.RHS)
 		if op, aug := augOps[s.Op]; aug {
 			if cannotGrow(op, nil, s.RHS) {
+				r.target(&s.LHS)
 				return
 			}
 			if !plainTarget(s.LHS) {
@@ -334,10 +388,13 @@ func (r *rewriter) stmt(s syntax.Stmt) {
 			// t op= y becomes t op= check(t, y, None): the check sees both operands and
 			// returns y, and the assignment keeps its meaning (a list's += extends it in
 			// place). The target is read twice, so it must read the same both times.
+			read := cloneTarget(s.LHS)
+			r.expr(&read)
+			r.target(&s.LHS)
 			s.RHS = &syntax.CallExpr{Fn: &syntax.Ident{NamePos: s.OpPos, Name: growOps[op]}, Lparen: s.OpPos,
-				Args: []syntax.Expr{cloneTarget(s.LHS), s.RHS, &syntax.Ident{NamePos: s.OpPos, Name: "None"}}, Rparen: s.OpPos}
+				Args: []syntax.Expr{read, s.RHS, &syntax.Ident{NamePos: s.OpPos, Name: "None"}}, Rparen: s.OpPos}
 		} else {
-			r.expr(&s.LHS)
+			r.target(&s.LHS)
 		}
 	case *syntax.DefStmt:
 		r.params(s.Params)
@@ -377,7 +434,8 @@ func (r *rewriter) params(ps []syntax.Expr) {
 
 // cannotGrow: x op y cannot build a large value, so it needs no check (and costs no
 // builtin call: clock + 1 is most of an algorithm's arithmetic). An int literal added
-// to anything is an int or an error (Starlark adds no int to a string or list), and
+// to anything, or subtracted, or-ed, and-ed or xor-ed with it, is an int or an error
+// (Starlark has no such operation of an int with a string, list, set or dict), and
 // formatting an int literal adds a few bytes per directive of the format, which is no
 // longer than the format itself. A repetition is always checked: x * 3 in a loop
 // grows as fast as x + x.
@@ -387,10 +445,12 @@ func cannotGrow(op syntax.Token, x, y syntax.Expr) bool {
 		return ok && l.Token == syntax.INT
 	}
 	switch op {
-	case syntax.PLUS:
+	case syntax.PLUS, syntax.MINUS, syntax.PIPE, syntax.AMP, syntax.CIRCUMFLEX:
 		return (x != nil && isInt(x)) || isInt(y)
 	case syntax.PERCENT:
 		return isInt(y)
+	case syntax.LTLT:
+		return x != nil && isInt(x) && isInt(y) // a constant: at most 512 bits
 	}
 	return false
 }
@@ -444,6 +504,119 @@ func cloneTarget(e syntax.Expr) syntax.Expr {
 	return e
 }
 
+// target rewrites what an assignment's target computes, not the target itself.
+func (r *rewriter) target(p *syntax.Expr) {
+	switch e := (*p).(type) {
+	case *syntax.DotExpr:
+		r.expr(&e.X)
+	case *syntax.IndexExpr:
+		r.expr(&e.X)
+		r.expr(&e.Y)
+		r.keyOf(&e.Y)
+	case *syntax.ParenExpr:
+		r.target(&e.X)
+	case *syntax.ListExpr:
+		for k := range e.List {
+			r.target(&e.List[k])
+		}
+	case *syntax.TupleExpr:
+		for k := range e.List {
+			r.target(&e.List[k])
+		}
+	}
+}
+
+// nameLiteral is a method's name as a string literal at its place.
+func nameLiteral(id *syntax.Ident) *syntax.Literal {
+	return &syntax.Literal{Token: syntax.STRING, TokenPos: id.NamePos, Raw: `"` + id.Name + `"`, Value: id.Name}
+}
+
+// flatExpr: an expression whose value compares with anything in one unit: a literal,
+// or arithmetic with one (s.clock + 1, ctx.n - 1, -x), which is an int or an error.
+func flatExpr(e syntax.Expr) bool {
+	switch e := e.(type) {
+	case *syntax.Literal:
+		return true
+	case *syntax.UnaryExpr:
+		return e.Op == syntax.MINUS || e.Op == syntax.PLUS || e.Op == syntax.TILDE || e.Op == syntax.NOT
+	case *syntax.BinaryExpr:
+		if e.Op == syntax.PLUS || e.Op == syntax.MINUS {
+			return isIntLiteral(e.X) || isIntLiteral(e.Y)
+		}
+		_, cmp := compareNames[e.Op]
+		return cmp || (e.Op == syntax.AND || e.Op == syntax.OR) && flatExpr(e.X) && flatExpr(e.Y)
+	case *syntax.ParenExpr:
+		return flatExpr(e.X)
+	}
+	return false
+}
+
+// checkedComparison is x op y through its checking builtin, $op(x, y). Most
+// comparisons are of ints (s.ts < m.ts), which the check would only slow down, so when
+// x can be evaluated twice (a name, a field, an index) it becomes
+//
+//	(x op y) if $flat[x] else $op(x, y)
+//
+// where $flat[x] (an index, which allocates nothing) says whether x is an int, a short
+// string or another value whose comparison with anything costs one unit. y is
+// evaluated once in either branch.
+func (r *rewriter) checkedComparison(e *syntax.BinaryExpr, name string) syntax.Expr {
+	_, end := e.Y.Span()
+	call := func(x, y syntax.Expr) syntax.Expr {
+		return &syntax.CallExpr{Fn: &syntax.Ident{NamePos: syntax.Start(e.X), Name: name}, Lparen: e.OpPos,
+			Args: []syntax.Expr{x, y}, Rparen: end}
+	}
+	if e.Op == syntax.IN || e.Op == syntax.NOT_IN || !twice(e.X) || !cloneable(e.Y) {
+		return call(e.X, e.Y)
+	}
+	same := func(name string) string { return name }
+	r.flat = true
+	return &syntax.CondExpr{If: e.OpPos, ElsePos: e.OpPos, True: e,
+		Cond:  &syntax.IndexExpr{X: &syntax.Ident{NamePos: e.OpPos, Name: flatName}, Lbrack: e.OpPos, Y: cloneExpr(e.X, same), Rbrack: e.OpPos},
+		False: call(cloneExpr(e.X, same), cloneExpr(e.Y, same))}
+}
+
+// twice: an expression that reads the same when evaluated twice, and only reads.
+func twice(e syntax.Expr) bool {
+	switch e := e.(type) {
+	case *syntax.Ident, *syntax.Literal:
+		return true
+	case *syntax.DotExpr:
+		return twice(e.X)
+	case *syntax.IndexExpr:
+		return twice(e.X) && twice(e.Y)
+	case *syntax.ParenExpr:
+		return twice(e.X)
+	}
+	return false
+}
+
+// cloneable: an expression cloneExpr copies (no comprehension or lambda in it).
+func cloneable(e syntax.Expr) bool {
+	ok := true
+	syntax.Walk(e, func(n syntax.Node) bool {
+		switch n.(type) {
+		case *syntax.Comprehension, *syntax.LambdaExpr:
+			ok = false
+		}
+		return ok
+	})
+	return ok
+}
+
+// cheapCompare: a comparison with a flat operand (for x in y: a flat y, a string).
+func cheapCompare(e *syntax.BinaryExpr) bool {
+	if e.Op == syntax.IN || e.Op == syntax.NOT_IN {
+		return flatExpr(e.Y)
+	}
+	return flatExpr(e.X) || flatExpr(e.Y)
+}
+
+func isIntLiteral(e syntax.Expr) bool {
+	l, ok := e.(*syntax.Literal)
+	return ok && l.Token == syntax.INT
+}
+
 func (r *rewriter) exprs(list []syntax.Expr) {
 	for k := range list {
 		r.expr(&list[k])
@@ -455,27 +628,46 @@ func (r *rewriter) expr(p *syntax.Expr) {
 	case *syntax.BinaryExpr:
 		r.expr(&e.X)
 		r.expr(&e.Y)
+		if name, ok := compareNames[e.Op]; ok && !cheapCompare(e) {
+			*p = r.checkedComparison(e, name)
+			return
+		}
 		if name, ok := growOps[e.Op]; ok && !cannotGrow(e.Op, e.X, e.Y) {
 			_, end := e.Y.Span()
 			*p = &syntax.CallExpr{Fn: &syntax.Ident{NamePos: syntax.Start(e.X), Name: name}, Lparen: e.OpPos,
 				Args: []syntax.Expr{e.X, e.Y}, Rparen: end}
 		}
 	case *syntax.CallExpr:
-		r.expr(&e.Fn)
+		dot, isMethod := e.Fn.(*syntax.DotExpr)
+		if isMethod && builtinMethods[dot.Name.Name] {
+			r.expr(&dot.X)
+		} else {
+			r.expr(&e.Fn)
+		}
 		for k, a := range e.Args {
-			if b, ok := a.(*syntax.BinaryExpr); ok && b.Op == syntax.EQ {
-				r.expr(&b.Y) // name = value
-				continue
+			switch a := a.(type) {
+			case *syntax.BinaryExpr:
+				if a.Op == syntax.EQ {
+					r.expr(&a.Y) // name = value
+					continue
+				}
+			case *syntax.UnaryExpr:
+				// f(*x), f(**x): the call copies x; the check charges it first
+				if name := map[syntax.Token]string{syntax.STAR: starName, syntax.STARSTAR: starStarName}[a.Op]; name != "" {
+					r.expr(&a.X)
+					a.X = &syntax.CallExpr{Fn: &syntax.Ident{NamePos: a.OpPos, Name: name}, Lparen: a.OpPos, Args: []syntax.Expr{a.X}, Rparen: a.OpPos}
+					continue
+				}
 			}
 			r.expr(&e.Args[k])
 		}
-		if dot, ok := e.Fn.(*syntax.DotExpr); ok && growMethods[dot.Name.Name] {
-			name := &syntax.Literal{Token: syntax.STRING, TokenPos: dot.Name.NamePos, Raw: `"` + dot.Name.Name + `"`, Value: dot.Name.Name}
+		if isMethod && builtinMethods[dot.Name.Name] {
+			// x.name(args) becomes $call(x, "name", args): charged (charges.go)
 			e.Fn = &syntax.Ident{NamePos: dot.Dot, Name: growCall}
 			e.Lparen = dot.Dot
-			e.Args = append([]syntax.Expr{dot.X, name}, e.Args...)
+			e.Args = append([]syntax.Expr{dot.X, nameLiteral(dot.Name)}, e.Args...)
 		}
-		if !asWritten {
+		if !r.asWritten {
 			rewriteKeywordCall(e) // kwcall.go
 		}
 	case *syntax.Comprehension:
@@ -495,13 +687,26 @@ func (r *rewriter) expr(p *syntax.Expr) {
 	case *syntax.DictEntry:
 		r.expr(&e.Key)
 		r.expr(&e.Value)
+		r.keyOf(&e.Key)
 	case *syntax.DictExpr:
 		r.exprs(e.List)
 	case *syntax.DotExpr:
 		r.expr(&e.X)
+		if builtinMethods[e.Name.Name] {
+			// a method taken as a value: $.name[x] charges its calls (charges.go)
+			if r.attrs == nil {
+				r.attrs = map[string]bool{}
+			}
+			r.attrs[e.Name.Name] = true
+			*p = &syntax.IndexExpr{X: &syntax.Ident{NamePos: e.Dot, Name: attrPrefix + e.Name.Name}, Lbrack: e.Dot,
+				Y: e.X, Rbrack: e.Name.NamePos}
+		}
 	case *syntax.IndexExpr:
 		r.expr(&e.X)
 		r.expr(&e.Y)
+		if !ours(e) {
+			r.keyOf(&e.Y)
+		}
 	case *syntax.LambdaExpr:
 		r.params(e.Params)
 		r.expr(&e.Body)
@@ -515,6 +720,9 @@ func (r *rewriter) expr(p *syntax.Expr) {
 				r.expr(q)
 			}
 		}
+		// x[lo:hi] copies up to all of x: $slice(x) charges that and returns x
+		e.X = &syntax.CallExpr{Fn: &syntax.Ident{NamePos: e.Lbrack, Name: sliceName}, Lparen: e.Lbrack,
+			Args: []syntax.Expr{e.X}, Rparen: e.Lbrack}
 	case *syntax.TupleExpr:
 		r.exprs(e.List)
 	case *syntax.UnaryExpr:

@@ -39,7 +39,7 @@ func TestGrow_OneStepCannotBuildAHugeValue(t *testing.T) {
 				t.Fatalf("got %v, want an *Error", err)
 			}
 			line := strings.Count(src[:strings.Index(src, c.at)], "\n") + 1
-			if e.Line != line || e.Handler != "on_PING" || !(strings.Contains(e.Msg, "one step may build at most") || strings.Contains(e.Msg, "bits")) {
+			if e.Line != line || e.Handler != "on_PING" || !(strings.Contains(e.Msg, "the handler built more than 1048576 elements or bytes") || strings.Contains(e.Msg, "bits")) {
 				t.Errorf("got %s (line %d), want the growth bound at line %d", e, e.Line, line)
 			}
 			// Two nodes each ran the handler: far below the gigabytes the code asks for.
@@ -112,7 +112,7 @@ func TestGrow_EveryPlaceAnOperationCanBeIsChecked(t *testing.T) {
 				code := "K = " + c.k + "\n    " + p.code + "\n    if len(v) != 2 * K:\n        fail(\"got %d\" % len(v))\n    s.seen.append(m.sender)"
 				src := header + strings.Replace(body, "    s.seen.append(m.sender)", "    "+code, 1)
 				err := runErr(t, mustLoad(t, src))
-				if got := err != nil; got != c.wantErr || (err != nil && !strings.Contains(err.Error(), "one step may build at most")) {
+				if got := err != nil; got != c.wantErr || (err != nil && !strings.Contains(err.Error(), "the handler built more than")) {
 					t.Errorf("K = %s: %v, want an error: %v", c.k, err, c.wantErr)
 				}
 			}

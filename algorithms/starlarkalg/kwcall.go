@@ -93,15 +93,5 @@ func keywordCall(t *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _
 		key, names, _ = strings.Cut(names, " ")
 		kwargs[k] = starlark.Tuple{starlark.String(key), vals[k]}
 	}
-	var fn starlark.Value
-	if ha, ok := recv.(starlark.HasAttrs); ok {
-		var err error
-		if fn, err = ha.Attr(method); err != nil {
-			return nil, err
-		}
-	}
-	if fn == nil {
-		return nil, fmt.Errorf("%s has no .%s field or method", recv.Type(), method)
-	}
-	return starlark.Call(t, fn, pos, kwargs)
+	return callMethod(t, recv, method, pos, kwargs) // charges.go
 }

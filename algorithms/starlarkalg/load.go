@@ -10,15 +10,18 @@
 //
 // Scripts are student code run on the server, so everything is bounded: no load, no
 // I/O, no clock, no randomness (Starlark has none and nothing is predeclared that
-// would give them); a handler runs at most Limits.Steps Starlark steps; state and
-// messages are checked for their size after every step. A bound hit or an error in a
-// handler is an *Error naming the handler, the last rule fired and the line, recorded
-// with sim.Context.Fail: the run stops with it, the server goes on.
+// would give them); a handler does at most Limits.Steps units of work, its Starlark
+// steps and what the builtins it calls visit together, and builds at most Limits.Grow
+// elements or bytes (charges.go); state and messages are checked for their size
+// after every step. A bound hit or an error in a handler is an *Error naming the
+// handler, the last rule fired and the line, recorded with sim.Context.Fail: the run
+// stops with it, the server goes on.
 //
 // Purity: this package starts no goroutine and imports no clock, randomness or I/O
 // (algorithms/purity_test.go reads it as it reads every algorithm); go.starlark.net,
 // its one outside import (internal/importrules), uses sync/atomic for thread
-// cancellation and reads no clock on the paths a script can reach.
+// cancellation and reads no clock on the paths a script can reach. A caller that
+// keeps time stops a handler through Limits.Interrupt (interrupt.go).
 package starlarkalg
 
 import (
@@ -37,14 +40,23 @@ import (
 
 // Limits bound what one script may do.
 type Limits struct {
-	Source      int // bytes of source
-	LoadSteps   uint64
-	Steps       uint64 // Starlark steps per handler call
+	Source      int    // bytes of source
+	LoadSteps   uint64 // units of work to load (steps and builtins' work, charges.go)
+	Steps       uint64 // units of work per handler call
 	StateValues int    // values in one process's state, counting every element of a container
 	StringBytes int    // bytes of one string in state or a message
 	MessageInts int    // ints in a message's vec or queue
 	Effects     int    // effects (rules, sends, timers ...) of one step
-	Grow        int    // elements or bytes one handler call may build with + * % join ... (grow.go)
+	Grow        int    // elements or bytes one handler call may build (grow.go, charges.go)
+
+	// AsWritten loads the source without the rewrites that only save time (inline.go,
+	// kwcall.go, sites.go; the memory and work bounds' rewrites stay): for the
+	// benchmark that measures what they save, and tests that compare both.
+	AsWritten bool
+
+	// Interrupt, when set, is asked every interruptEvery units of work whether to stop
+	// the running call (interrupt.go). It is how a caller that times handlers stops one.
+	Interrupt func() bool
 }
 
 // DefaultLimits are generous for the templates (the largest handler of the four runs
@@ -90,11 +102,6 @@ func (e *Error) Error() string {
 	b.WriteString(e.Msg)
 	return b.String()
 }
-
-// asWritten turns off the rewrites that only save time (inline.go, kwcall.go), for the
-// benchmark that measures what they save (BenchmarkRewrites); the memory bound's
-// rewrites stay.
-var asWritten = false
 
 // fileOptions: while loops are allowed (the step bound stops them), recursion is not
 // (it would grow the Go stack before the step bound is reached); no
@@ -157,9 +164,8 @@ func loadProgram(name, source string, lim Limits) (*program, *sim.Spec, error) {
 		return nil, nil, fail(0, 0, "the source is %d bytes, more than the %d allowed", len(source), lim.Source)
 	}
 	thread := &starlark.Thread{Name: name, Print: func(*starlark.Thread, string) {}}
-	thread.SetMaxExecutionSteps(lim.LoadSteps)
-	resetGrow(thread, lim.Grow)
-	globals, err := compile(thread, name, source)
+	newBudget(thread, lim, lim.LoadSteps, "the top level")
+	globals, err := compile(thread, name, source, lim.AsWritten)
 	if err != nil {
 		return nil, nil, sourceError(name, err, lim)
 	}
@@ -181,7 +187,7 @@ func loadProgram(name, source string, lim Limits) (*program, *sim.Spec, error) {
 
 // compile parses source, puts the checking builtins in place of the operations that
 // grow values (grow.go), compiles and runs it, and freezes its globals.
-func compile(thread *starlark.Thread, name, source string) (starlark.StringDict, error) {
+func compile(thread *starlark.Thread, name, source string, asWritten bool) (starlark.StringDict, error) {
 	f, err := fileOptions.Parse(name+".star", source, 0)
 	if err != nil {
 		return nil, err
@@ -198,7 +204,7 @@ func compile(thread *starlark.Thread, name, source string) (starlark.StringDict,
 			predeclared[sitesName] = vals
 		}
 	}
-	if err := rewriteGrowth(f); err != nil {
+	if err := rewriteGrowth(f, asWritten); err != nil {
 		return nil, err
 	}
 	prog, err := starlark.FileProgram(f, predeclared.Has)
@@ -231,17 +237,9 @@ func sourceError(name string, err error, lim Limits) error {
 		e.Line, e.Col, e.Msg = int(re[0].Pos.Line), int(re[0].Pos.Col), demangle(re[0].Msg)
 	case errors.As(err, &ee):
 		e.Line, e.Col = innermost(ee)
-		e.Msg = stepsMessage(demangle(ee.Msg), lim.LoadSteps)
+		e.Msg = stepsMessage(demangle(ee.Msg), lim.LoadSteps, "the top level")
 	}
 	return e
-}
-
-// stepsMessage words the step bound for a student.
-func stepsMessage(msg string, limit uint64) string {
-	if msg == "Starlark computation cancelled: too many steps" {
-		return fmt.Sprintf("more than %d steps (an endless loop?)", limit)
-	}
-	return msg
 }
 
 // innermost is the position of the deepest Starlark frame of an evaluation error.
@@ -441,7 +439,11 @@ func listOf[T any](g starlark.StringDict, key, kind string, conv func(*decl) (T,
 	for k := 0; k < it.Len(); k++ {
 		d, ok := it.Index(k).(*decl)
 		if !ok || d.kind != kind {
-			return nil, fmt.Errorf("%s[%d]: got %s, want %s(...)", key, k, it.Index(k).String(), kind)
+			got := it.Index(k).Type()
+			if textSize(it.Index(k), 200) < 200 {
+				got = it.Index(k).String()
+			}
+			return nil, fmt.Errorf("%s[%d]: got %s, want %s(...)", key, k, got, kind)
 		}
 		t, err := conv(d)
 		if err != nil {
@@ -468,8 +470,8 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // ownDeclarations reads what a source written from scratch may declare besides the
-// Spec's descriptive fields: its name, its costs (evaluated now, under the load's
-// step bound) and canonical-form hints (own.go).
+// Spec's descriptive fields: its name, its costs (evaluated now, within the load's
+// bound on units of work) and canonical-form hints (own.go).
 func (p *program) ownDeclarations(thread *starlark.Thread, g starlark.StringDict, s *sim.Spec) error {
 	var err error
 	if s.Name, err = ownName(g); err != nil {

@@ -43,10 +43,9 @@ func (n *node) runner() *runner {
 		n.run = r
 	}
 	r := n.run
-	r.thread.Steps = 0 // the bounds are per call
-	r.ctx.depth = 0    // call sites left by an error (sites.go)
+	r.grow.restart(r.thread) // the bounds are per call
+	r.ctx.depth = 0          // call sites left by an error (sites.go)
 	r.thread.Uncancel()
-	r.grow.limit, r.grow.left = n.p.limits.Grow, n.p.limits.Grow // resetGrow without its map lookup
 	return r
 }
 
@@ -110,8 +109,7 @@ func (n *node) initState() (*state, error) {
 
 func (p *program) thread() *starlark.Thread {
 	t := &starlark.Thread{Name: p.name, Print: func(*starlark.Thread, string) {}}
-	t.SetMaxExecutionSteps(p.limits.Steps)
-	resetGrow(t, p.limits.Grow)
+	newBudget(t, p.limits, p.limits.Steps, "the handler")
 	return t
 }
 
@@ -122,7 +120,7 @@ func (p *program) callError(err error, handler string, id int, rule string) *Err
 	var ee *starlark.EvalError
 	if errors.As(err, &ee) {
 		e.Line, e.Col = innermost(ee)
-		e.Msg = stepsMessage(demangle(ee.Msg), p.limits.Steps)
+		e.Msg = stepsMessage(demangle(ee.Msg), p.limits.Steps, "the handler")
 	}
 	return e
 }

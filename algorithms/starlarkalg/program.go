@@ -22,9 +22,9 @@ type Program struct {
 	spec *sim.Spec
 }
 
-// LoadProgram compiles source as Load does.
-func LoadProgram(name, source string) (*Program, error) {
-	p, spec, err := loadProgram(name, source, DefaultLimits)
+// LoadProgram compiles source as LoadLimits does.
+func LoadProgram(name, source string, lim Limits) (*Program, error) {
+	p, spec, err := loadProgram(name, source, lim)
 	if err != nil {
 		return nil, err
 	}

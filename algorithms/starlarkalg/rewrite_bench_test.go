@@ -23,9 +23,9 @@ func BenchmarkRewrites(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	asWritten = true
-	written, err := Load("ricart-agrawala", src)
-	asWritten = false
+	plain := DefaultLimits
+	plain.AsWritten = true
+	written, err := LoadLimits("ricart-agrawala", src, plain)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -247,17 +247,7 @@ func (a *siteArgs) CallInternal(t *starlark.Thread, _ starlark.Tuple, _ []starla
 			return starlark.None, nil
 		}
 	}
-	var fn starlark.Value
-	if ha, ok := recv.(starlark.HasAttrs); ok {
-		var err error
-		if fn, err = ha.Attr(s.method); err != nil {
-			return nil, err
-		}
-	}
-	if fn == nil {
-		return nil, fmt.Errorf("%s has no .%s field or method", recv.Type(), s.method)
-	}
-	return starlark.Call(t, fn, slices.Clone(pos), kwargsOf(s.keys, vals))
+	return callMethod(t, recv, s.method, slices.Clone(pos), kwargsOf(s.keys, vals)) // charges.go
 }
 
 // kwargsOf pairs the keywords' names with their values.

@@ -15,9 +15,13 @@ import (
 func loadBoth(t *testing.T, src string) (rewritten, written *sim.Spec) {
 	t.Helper()
 	rewritten = mustLoad(t, src)
-	asWritten = true
-	defer func() { asWritten = false }()
-	return rewritten, mustLoad(t, src)
+	plain := DefaultLimits
+	plain.AsWritten = true
+	written, err := LoadLimits("test", src, plain)
+	if err != nil {
+		t.Fatalf("as written: %v", err)
+	}
+	return rewritten, written
 }
 
 // A rewritten call site does what the call as written does: the same values, the same

@@ -197,7 +197,8 @@ func generated(slug string, seed uint64) (cfg sim.Config, raw string) {
 		if params["skip"] == "ack" && r.IntN(2) == 0 {
 			params["ackTimeout"] = 1 + r.IntN(10)
 		}
-		params["restart"] = r.IntN(3) > 0
+		params["restart"] = r.IntN(3) == 0
+		params["check"] = r.IntN(3) > 0
 		if slug == "ring-list" && r.IntN(2) == 0 {
 			// The ids variant needs FIFO channels, and with acknowledgements its
 			// rounds can chase each other for ever (AL-8): runs that never end.

@@ -276,10 +276,18 @@ func writeVar(w *sim.StateWriter, name string, v starlark.Value) {
 			return
 		}
 	}
+	if textSize(v, maxShown+1) > maxShown {
+		w.Str(name, fmt.Sprintf("(a %s too large to show)", v.Type()))
+		return
+	}
 	var b strings.Builder
 	canonical(&b, v)
 	w.Str(name, b.String())
 }
+
+// maxShown bounds the text of one inspector variable: encode may return a value
+// that is small in memory and huge as text (x = [x, x], again and again).
+const maxShown = 1 << 20
 
 // canonical writes a value's text; dicts in insertion order, which clones keep.
 func canonical(b *strings.Builder, v starlark.Value) {

@@ -138,9 +138,12 @@ var Spec = sim.Spec{
 			Formula: "1 to N-1 hops, N/2 on average"},
 		{Name: "client delay",
 			Notes: []sim.NoteFormula{
-				{In: []string{"001"}, Formula: "0 to n - 1 (delay before entry, in message times)"},
+				{In: []string{"001"}, Formula: "0 to n - 1"},
 				{In: []string{"003"}, Formula: "Entry: n/2 avg, n-1 worst case", Value: func(n int) float64 { return float64(n) / 2 }}},
 			Formula: "0 to N-1 hops"},
+		{Name: "exit delay",
+			Notes:   []sim.NoteFormula{{In: []string{"003"}, Formula: "Exit: 1", Value: func(int) float64 { return 1 }}},
+			Formula: "T (the token to the successor)", Value: func(int) float64 { return 1 }},
 		{Name: "messages to regenerate the token (one caller)", Formula: "4N to 6N-2: N to 2N-1 ELECTION and N ELECTED, each acknowledged; more with several callers"},
 	},
 	Defaults:    sim.Defaults{Nodes: 5, Delay: [2]int{1, 3}, FIFO: false, CS: 2, Until: 500},

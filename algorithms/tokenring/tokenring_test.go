@@ -993,7 +993,7 @@ func TestRun_SeedSweepWithFaultsAndRegeneration(t *testing.T) {
 // scenarioTokenLoss is the scenario offered for the library (saved by the lead as
 // scenarios/library/token-ring-regeneration.json).
 const scenarioTokenLoss = `{
-  "version": 1,
+  "version": 2,
   "algorithm": "token-ring",
   "title": "Token ring: the token is lost and regenerated",
   "about": "Six processes pass one token round the ring 0, 1, 2, 3, 4, 5. At t=6 the token is lost on its way from P1 to P2, and the requests P1 and P3 make soon after can no longer be served: nothing in the plain algorithm tells anyone the token is gone. Regeneration is on with a time-out of 40. Around t=40 five processes have gone that long without seeing the token and each calls a ring election (TR-6); P1, reached by an ELECTION first, simply joins in. As in Chang-Roberts, a process passes a higher candidate on and replaces a lower one by its own id (TR-7), so only P5's ELECTION goes all the way round; each hop is acknowledged (TR-12), so a crashed successor would be noticed and skipped. P5 sees its own id come back and announces token generation 1 (TR-8). Its ELECTED goes once round the ring (TR-9); when it returns, every process knows the new generation and P5 creates the new token (TR-10). P1 and P3 are then served, and from then on exactly one token goes round.",
@@ -1044,7 +1044,7 @@ func scenarioConfig(t *testing.T, raw string) sim.Config {
 	if err := dec.Decode(&s); err != nil {
 		t.Fatal(err)
 	}
-	if s.Version != 1 || s.Algorithm != Spec.Slug || s.Title == "" || s.About == "" {
+	if s.Version != 2 || s.Algorithm != Spec.Slug || s.Title == "" || s.About == "" {
 		t.Fatalf("scenario header: %+v", s)
 	}
 	cfg := config(s.Seed, simtest.IDs(s.Nodes), string(s.Params))

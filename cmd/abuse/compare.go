@@ -26,8 +26,9 @@ const (
 	compareVictim   = "198.51.100.20"
 )
 
-// compareAttack is issue 15's "16 loops of heavy /compare made a trivial compare take
-// 26-29 s and 11 requests got 503" at full scale: -loops loops from one address ask
+// compareAttack is the compare-flooding abuse at full scale (without the compare
+// queue, 16 loops of heavy /compare made a trivial compare take 26-29 s and 11
+// requests got 503): -loops loops from one address ask
 // heavy comparisons, each a new query once the server took the last (a cached one
 // costs nothing; a refused one is asked again after -pause), while a second
 // address asks -tries trivial ones, one after another, reloading as its page says

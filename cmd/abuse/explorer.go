@@ -59,7 +59,7 @@ func exploreOnce(ctx context.Context, c *fairClient, base, path string) (pos int
 }
 
 // explorerAttack: -loops loops of heavy searches from 127.0.0.1 keep the explorer's
-// slots busy while 127.0.0.2 explores -tries times (issue 15, defect 2).
+// slots busy while 127.0.0.2 explores -tries times: the second address must still get its searches.
 func explorerAttack(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("explorer", flag.ContinueOnError)
 	loops := fs.Int("loops", 2, "looping attackers at 127.0.0.1")

@@ -20,7 +20,7 @@ import (
 
 func init() { attacks["exports"] = exportsAttack }
 
-// exportsAttack is issue 15's first defect at full scale: the worst export there is
+// exportsAttack is the costliest export abuse at full scale: the worst export there is
 // (the ShiViz log of a 128-process token ring at step 95000, 195 MB whole), six at
 // once, then 40 trace exports at once, each from one address and then from as many
 // addresses as requests, against a server limited to ulimit -v. It prints what every
@@ -126,7 +126,7 @@ func stalled(ctx context.Context, srv *server, path string, n int) error {
 
 // tokenRingLink is the code of a share link of a token ring of n processes.
 func tokenRingLink(n int) (string, error) {
-	sc, err := scenarios.Parse([]byte(`{"version":1,"algorithm":"token-ring","nodes":` + strconv.Itoa(n) + `,"seed":1}`))
+	sc, err := scenarios.Parse([]byte(`{"version":2,"algorithm":"token-ring","nodes":` + strconv.Itoa(n) + `,"seed":1}`))
 	if err != nil {
 		return "", err
 	}

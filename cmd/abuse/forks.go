@@ -18,8 +18,8 @@ func init() { attacks["forks"] = forksAttack }
 // forksAttack: a follower forks the lecture before a question, the presenter opens a
 // question, and the follower drives its fork ahead (steps, then a seek far past the
 // presenter) to see the answer; it then asks for a new fork while the question is
-// open (issue 15, defect 3: a fork stepped ahead and showed the answer before the
-// presenter revealed it).
+// open (a fork stepped ahead must not show the answer before the
+// presenter reveals it).
 func forksAttack(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("forks", flag.ContinueOnError)
 	steps := fs.Int("steps", 200, "step commands the fork sends while the question is open")

@@ -21,8 +21,8 @@ func init() {
 
 // guessesAttack: one address guesses join codes (random codes of the code alphabet)
 // until the server first refuses one, then asks for the real code; a second address
-// asks for the real code too (issue 15, defect 3: about 1500 guesses were answered
-// before any 429).
+// asks for the real code too (unlimited, about 1500 guesses were answered before
+// any 429).
 func guessesAttack(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("guesses", flag.ContinueOnError)
 	most := fs.Int("n", 5000, "guesses at most")
@@ -83,7 +83,7 @@ func guessesAttack(ctx context.Context, args []string) error {
 
 // answersAttack: a presenter opens a question; one address opens N follower sockets,
 // each without a cookie (a new follower id every time), and answers on each; then a
-// second address answers (issue 15, defect 3: 300 sockets cast 300 answers).
+// second address answers (unbounded, 300 sockets cast 300 answers).
 func answersAttack(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("answers", flag.ContinueOnError)
 	n := fs.Int("n", 2500, "follower sockets (each a new follower) from the attacking address (past the default share, 2,000)")

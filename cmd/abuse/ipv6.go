@@ -13,8 +13,8 @@ func init() { attacks["ipv6"] = ipv6Attack }
 
 // ipv6Attack: one IPv6 subscriber (one /64) loads N playground pages, each from
 // another address of its /64 and with no cookie (each a new run), behind the target's
-// trusted proxy; then an address of another /64 loads one (issue 15, defect 2: rate
-// limits keyed by the exact address gave one /64 2^64 buckets).
+// trusted proxy; then an address of another /64 loads one (rate
+// limits keyed by the exact address would give one /64 2^64 buckets).
 func ipv6Attack(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("ipv6", flag.ContinueOnError)
 	n := fs.Int("n", 400, "page loads, each from its own address of one /64")

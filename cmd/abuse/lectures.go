@@ -116,7 +116,7 @@ func seeksAttack(ctx context.Context, args []string) error {
 		return err
 	}
 	defer t.close()
-	doc := []byte(`{"version":1,"algorithm":"token-ring","nodes":128,"seed":1}`)
+	doc := []byte(`{"version":2,"algorithm":"token-ring","nodes":128,"seed":1}`)
 	sc, err := scenarios.Parse(doc)
 	if err != nil {
 		return err

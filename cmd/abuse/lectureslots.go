@@ -20,8 +20,8 @@ func init() { attacks["lecture-slots"] = lectureSlotsAttack }
 // lectureSlotsAttack: one address opens N playground pages and starts a lecture from
 // each (POST /lecture), keeping every presenter's socket open, on a server capped at
 // -max lectures; then a second address starts a lecture and asks for its presenter's
-// page, socket and snapshot (issue 15, defect 2: 51 /play + POST /lecture took every
-// lecture slot).
+// page, socket and snapshot (without the per-address share, 51 /play + POST /lecture
+// took every lecture slot).
 func lectureSlotsAttack(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("lecture-slots", flag.ContinueOnError)
 	starts := fs.Int("starts", 51, "lectures the attacking address starts")

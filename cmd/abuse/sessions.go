@@ -16,7 +16,7 @@ func init() { attacks["sessions"] = sessionsAttack }
 
 // sessionsAttack: one address loads N pages (each a new run), with a socket on each
 // unless -sockets=false, on a server capped at -max sessions; then a second address
-// asks for a page, a socket and a snapshot (issue 15, defect 2).
+// asks for a page, a socket and a snapshot: one address must not fill the session cap.
 func sessionsAttack(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("sessions", flag.ContinueOnError)
 	loads := fs.Int("loads", 205, "page loads from the attacking address")

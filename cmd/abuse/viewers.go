@@ -35,7 +35,7 @@ func viewersAttack(ctx context.Context, args []string) error {
 		return err
 	}
 	defer t.close()
-	doc := []byte(`{"version":1,"algorithm":"bakery","nodes":128,"seed":1,"cs":2}`)
+	doc := []byte(`{"version":2,"algorithm":"bakery","nodes":128,"seed":1,"cs":2}`)
 	sc, err := scenarios.Parse(doc)
 	if err != nil {
 		return err

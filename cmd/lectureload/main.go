@@ -78,8 +78,8 @@ func run(args []string, out io.Writer) error {
 	fs.Float64Var(&c.play, "play", 0, "play the run at this speed (0.25 to 16) for the duration instead of stepping at -rate")
 	fs.Float64Var(&c.asks, "asks", 0, "requests for the CS per second of virtual play, made by the presenter round robin (0: none)")
 	fs.IntVar(&c.max, "max-followers", 0, "the server's cap on followers of one lecture, and of one address's share (0: the server's default cap)")
-	fs.DurationVar(&c.wantP99, "want-p99", 50*time.Millisecond, "the target for the p99 delivery latency (issue 18: 100ms for 5,000 followers)")
-	fs.Float64Var(&c.wantCores, "want-cores", 1, "the target for the server's CPU, in cores (issue 18: 1.5 for 5,000 followers)")
+	fs.DurationVar(&c.wantP99, "want-p99", 50*time.Millisecond, "the target for the p99 delivery latency (the lecture target: 100ms for 5,000 followers)")
+	fs.Float64Var(&c.wantCores, "want-cores", 1, "the target for the server's CPU, in cores (the lecture target: 1.5 for 5,000 followers)")
 	fs.DurationVar(&c.pace, "pace", time.Second, "an untimed follower's socket is read once per pace, outside Go's network poller, taking the frames that came meanwhile together (0: at once through gorilla, as a timed one's)")
 	cc := clusterFlags(fs) // cluster.go
 	if err := fs.Parse(args); err != nil {

@@ -159,8 +159,8 @@ func TestExploreBadInputExit1NamesTheField(t *testing.T) {
 		{[]string{"--max-memory", "lots", exploreData + "suzuki-kasami-3.json"}, "--max-memory"},
 		{[]string{"--max-states", "0", exploreData + "suzuki-kasami-3.json"}, "--max-states"},
 		{[]string{"--requests", "9", exploreData + "suzuki-kasami-3.json"}, "requests"},
-		{[]string{write("big.json", `{"version":1,"algorithm":"lamport","nodes":20}`)}, "nodes"},
-		{[]string{write("bad.json", `{"version":1,"algorithm":"lamport","nodes":3,"events":[{"at":0,"do":"request","node":7}]}`)}, "events[0].node"},
+		{[]string{write("big.json", `{"version":2,"algorithm":"lamport","nodes":20}`)}, "nodes"},
+		{[]string{write("bad.json", `{"version":2,"algorithm":"lamport","nodes":3,"events":[{"at":0,"do":"request","node":7}]}`)}, "events[0].node"},
 		{[]string{}, "exactly one SCENARIO"},
 	} {
 		_, _, err := runArgs(t, "", append([]string{"explore", "--quiet"}, c.args...)...)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -70,6 +71,13 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	cfg, err := sc.Config()
 	if err != nil {
 		return err
+	}
+	if sc.Source != "" {
+		// A student's source runs, whole, in a sandbox worker, which writes the trace.
+		if err := box.Run(context.Background(), sc, stdout); err != nil {
+			return fmt.Errorf("run: %w", err)
+		}
+		return nil
 	}
 	out := bufio.NewWriterSize(stdout, 64<<10)
 	var line []byte

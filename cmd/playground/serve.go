@@ -16,6 +16,7 @@ import (
 	"github.com/teach-dist/playground/runtime/compare"
 	"github.com/teach-dist/playground/runtime/lecture"
 	"github.com/teach-dist/playground/runtime/lecture/natsbroker"
+	"github.com/teach-dist/playground/runtime/sandbox"
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/web"
 	"github.com/teach-dist/playground/web/export"
@@ -179,8 +180,14 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	default:
 		return fmt.Errorf("serve: --broker: %q is not memory or nats", *brokerKind)
 	}
+	// The server's own sandbox, closed as soon as the shutdown begins: calls in
+	// progress fail at once (their runs stop, a load in progress fails) and waiting
+	// ones never start, so no student's source holds the shutdown.
+	box := sandbox.New(sandbox.Options{})
+	defer box.Close()
+	defer context.AfterFunc(ctx, box.Close)()
 	srv := web.New(web.Options{
-		MaxSessions: *maxSessions, SessionShare: *sessionShare, MaxViewers: *maxViewers, Idle: *idle, HibernateAfter: *rest, Logger: logger,
+		Sandbox: box, MaxSessions: *maxSessions, SessionShare: *sessionShare, MaxViewers: *maxViewers, Idle: *idle, HibernateAfter: *rest, Logger: logger,
 		Limits: limits, ClientIP: clientIP, ShutdownTimeout: *shutdown, SendQueueBytes: *sendBytes,
 		Explore: web.ExploreLimits{AtOnce: *exploreSlots, Share: *exploreShare, Queue: *exploreQueue},
 		Compare: compare.Options{Slots: *compareSlots, Share: *compareShare, Queue: *compareQueue},

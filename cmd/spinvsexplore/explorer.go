@@ -27,7 +27,7 @@ func scenario(n int) (*scenarios.Scenario, error) {
 	}
 	fifo, cs := true, 2
 	sc := &scenarios.Scenario{
-		Version:   1,
+		Version:   scenarios.Version,
 		Algorithm: "ricart-agrawala",
 		Title:     fmt.Sprintf("Ricart-Agrawala, %d processes asking once at the start, FIFO", n),
 		About:     "The question cmd/spinvsexplore puts to SPIN and to the explorer alike.",

@@ -5,6 +5,7 @@
 package testwait
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -18,10 +19,24 @@ const Limit = 30 * time.Second
 // off to every 20 ms.
 func For(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(Limit)
+	forWithin(t, Limit, "never: "+what, cond)
+}
+
+// Within is For where the requirement itself is a bound in time ("the pool is idle
+// within 5 s of the sockets closing"): it fails t with "not within ceiling: what" once
+// ceiling has passed without cond holding. Give the requirement's own bound, never a
+// tighter one: a busy machine must not turn it red.
+func Within(t testing.TB, ceiling time.Duration, what string, cond func() bool) {
+	t.Helper()
+	forWithin(t, ceiling, fmt.Sprintf("not within %v: %s", ceiling, what), cond)
+}
+
+func forWithin(t testing.TB, limit time.Duration, failure string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
 	for pause := time.Millisecond; !cond(); pause = min(2*pause, 20*time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("never: %s", what)
+			t.Fatalf("%s", failure)
 		}
 		time.Sleep(pause)
 	}
@@ -38,6 +53,21 @@ func Recv[T any](t testing.TB, what string, c <-chan T) T {
 		return v
 	case <-timer.C:
 		t.Fatalf("never: %s", what)
+	}
+	panic("unreachable") // Fatalf does not return
+}
+
+// RecvWithin is Recv where the requirement itself is a bound in time: it fails t with
+// "not within ceiling: what" once ceiling has passed without a value.
+func RecvWithin[T any](t testing.TB, ceiling time.Duration, what string, c <-chan T) T {
+	t.Helper()
+	timer := time.NewTimer(ceiling)
+	defer timer.Stop()
+	select {
+	case v := <-c:
+		return v
+	case <-timer.C:
+		t.Fatalf("not within %v: %s", ceiling, what)
 	}
 	panic("unreachable") // Fatalf does not return
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/teach-dist/playground/algorithms"
@@ -122,7 +123,7 @@ func TestEngineCachesByCanonicalQuery(t *testing.T) {
 // crashed before anyone calls (000: "the ring algorithm is more efficient on average
 // than the bully algorithm"): every election algorithm's workload crashes it first and
 // never has it call. Every election then settles on the highest live id. The ring
-// elections need to skip a crashed successor for that (issue 14, item 1).
+// elections need to skip a crashed successor for that: the lecture's case has the leader crashed.
 func TestElectionsCompareFromACrashedLeader(t *testing.T) {
 	for _, spec := range algorithms.All() {
 		if spec.Family != sim.Election {
@@ -162,6 +163,58 @@ func TestElectionsCompareFromACrashedLeader(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// On /compare the leader is crashed first, so a ring election goes round N-1 live
+// processes: the notes' figures are those of n = N-1 and the cell says so. Measured
+// runs never exceed 000's worst case 3n - 1 for that n, and ring-list's one starter
+// costs exactly 002's 2N for it.
+func TestRingElectionFiguresCountTheLiveRing(t *testing.T) {
+	e := New(Options{CacheSize: 1})
+	q, _ := url.ParseQuery("alg=ring&alg=ring-list&alg=bully&n=5,8&seeds=5")
+	cq, err := ParseQuery(q, e.Limits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, cerr := e.Compare(context.Background(), cq)
+	if cerr != nil {
+		t.Fatal(cerr)
+	}
+	notes := func(c *Cell, formula string) float64 {
+		for _, th := range c.Theory[cost.ElectionMessages] {
+			for _, f := range th.Notes {
+				if strings.HasPrefix(f.Formula, formula) && f.Value != nil {
+					return *f.Value
+				}
+			}
+		}
+		t.Fatalf("no notes' figure %q in %+v", formula, c.Theory[cost.ElectionMessages])
+		return 0
+	}
+	for _, n := range []int{5, 8} {
+		live := fmt.Sprintf("n = %d live processes", n-1)
+		ring := res.Cells["ring"][n]
+		if got := ring.TheoryOf[cost.ElectionMessages]; got != live {
+			t.Errorf("ring N=%d: figures for %q, want %q", n, got, live)
+		}
+		if got, want := notes(ring, "3n - 1"), float64(3*(n-1)-1); got != want {
+			t.Errorf("ring N=%d: 3n - 1 = %v, want %v", n, got, want)
+		}
+		if a := ring.Values[cost.ElectionMessages]; a.Max > notes(ring, "3n - 1") {
+			t.Errorf("ring N=%d: measured up to %v, above the worst case", n, a.Max)
+		}
+		list := res.Cells["ring-list"][n]
+		if got, want := notes(list, "Requires 2N"), float64(2*(n-1)); got != want {
+			t.Errorf("ring-list N=%d: 2N = %v, want %v", n, got, want)
+		}
+		if a := list.Values[cost.ElectionMessages]; a.Min != notes(list, "Requires 2N") || a.Max != a.Min {
+			t.Errorf("ring-list N=%d: measured %v to %v, want exactly 2N = %v", n, a.Min, a.Max, notes(list, "Requires 2N"))
+		}
+		bully := res.Cells["bully"][n]
+		if got := bully.TheoryOf[cost.ElectionMessages]; got != fmt.Sprintf("n = %d processes", n) {
+			t.Errorf("bully N=%d: figures for %q, want every process", n, got)
 		}
 	}
 }

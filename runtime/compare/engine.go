@@ -84,8 +84,11 @@ type Cell struct {
 	Elections, Unsettled int
 	Values               map[string]Agg // metric key -> over the seeds
 	Theory               map[string][]cost.Theory
-	FirstError           string
-	ViolationSeed        uint64 // the first seed whose run broke the ordering
+	// TheoryOf says, per metric key, which n the figures of Theory are evaluated at
+	// ("n = 6 live processes": a ring election's formulas count the live ring).
+	TheoryOf      map[string]string
+	FirstError    string
+	ViolationSeed uint64 // the first seed whose run broke the ordering
 }
 
 // Agg aggregates one metric's per-run means (in T for time metrics).
@@ -217,7 +220,7 @@ func (e *Engine) compute(ctx context.Context, cq Query) (*Result, error) {
 					sit := cost.SituationOf(cfg)
 					for i := range results[k].Metrics {
 						m := &results[k].Metrics[i]
-						m.Theory = cost.TheoryIn(j.spec, m.Key, j.n, cost.MeanDelay(cfg.Network), sit)
+						m.Theory = cost.TheoryIn(j.spec, m.Key, m.TheoryN, cost.MeanDelay(cfg.Network), sit)
 					}
 				}
 				errs[k] = err
@@ -248,7 +251,7 @@ feed:
 		}
 		c := byN[j.n]
 		if c == nil {
-			c = &Cell{Values: map[string]Agg{}, Theory: map[string][]cost.Theory{}}
+			c = &Cell{Values: map[string]Agg{}, Theory: map[string][]cost.Theory{}, TheoryOf: map[string]string{}}
 			byN[j.n] = c
 		}
 		c.add(results[k], errs[k], j.seed)
@@ -286,6 +289,7 @@ func (c *Cell) add(r cost.Result, err error, seed uint64) {
 	}
 	for _, m := range r.Metrics {
 		c.Theory[m.Key] = m.Theory
+		c.TheoryOf[m.Key] = m.TheoryOf
 		v := m.Mean
 		if m.Unit == cost.UnitTime {
 			v = m.MeanT

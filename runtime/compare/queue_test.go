@@ -11,7 +11,7 @@ import (
 
 // A client looping heavy comparisons on every slot does not make a second client's
 // wait: the second is told it is next and runs before the looper's next comparison
-// (issue 15: 16 loops made a trivial compare take 26-29 s or fail with 503). The
+// (without the queue, 16 loops made a trivial compare take 26-29 s or fail with 503). The
 // comparisons are held by a gate.
 func TestCompareQueueServesASecondClientBeforeTheLooper(t *testing.T) {
 	e := New(Options{Slots: 2})

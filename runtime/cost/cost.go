@@ -37,14 +37,21 @@ func (s *stat) add(v float64) {
 // reused from one activation to the next.
 type activation struct {
 	open   bool
-	exited []int // processes that left the CS in it
-	sends  []int // per process: algorithm messages sent in it (only touched ones are non-zero)
-	sent   []int // processes that sent in it
-	node   int   // trace mode: the process acting
+	exited []int     // processes that left the CS in it
+	sends  []int     // per process: algorithm messages sent in it (only touched ones are non-zero)
+	sent   []int     // processes that sent in it
+	msgIDs []sentMsg // the algorithm messages sent in it, for the exit delay
+	node   int       // trace mode: the process acting
 	t      int
 	// starter: it began with a recovery or a background (failure detector) timer, the
 	// inputs on which a process calls an election by itself
 	starter bool
+}
+
+// sentMsg is one algorithm message sent in an activation.
+type sentMsg struct {
+	from int
+	id   int64
 }
 
 // exitSends counts the messages the processes that left the CS sent in it.
@@ -62,7 +69,7 @@ func (a *activation) reset() {
 	for _, p := range a.sent {
 		a.sends[p] = 0
 	}
-	*a = activation{exited: a.exited[:0], sends: a.sends, sent: a.sent[:0]}
+	*a = activation{exited: a.exited[:0], sends: a.sends, sent: a.sent[:0], msgIDs: a.msgIDs[:0]}
 }
 
 // Collector measures a run from its events, in order.
@@ -90,10 +97,11 @@ type Collector struct {
 	msgVC   map[int64][]int
 	spare   [][]int // clocks of delivered messages, reused for the next sends
 
-	toEnter, client, sync stat
-	syncOpen              bool
-	syncT                 int
-	syncWaiting           []int // processes waiting when the CS was left
+	toEnter, client, sync, exitDelay stat
+	exitsOpen                        map[int64]*exitWait // by message id: the exit it belongs to
+	syncOpen                         bool
+	syncT                            int
+	syncWaiting                      []int // processes waiting when the CS was left
 
 	checked, violations int
 	first               *Violation
@@ -167,6 +175,9 @@ func (c *Collector) Boundary(step int) {
 func (c *Collector) Sink() sim.Sink {
 	return func(ev *sim.Event) {
 		e := Event{Seq: ev.Seq, T: ev.T, Type: ev.Type, Node: ev.Node, Leader: ev.Leader, Name: ev.Name}
+		if ev.Type == sim.EvRule {
+			e.Name = ev.Rule
+		}
 		switch ev.Type {
 		case sim.EvSend, sim.EvDeliver, sim.EvDrop:
 			e.Msg = Msg{ID: ev.Msg.ID, Type: ev.Msg.Type, From: ev.Msg.From, To: ev.Msg.To}
@@ -186,7 +197,7 @@ type Event struct {
 	Node   int    // id; -1 when the event has none
 	Msg    Msg    // send, deliver, drop
 	Leader int    // leader: the id it names
-	Name   string // timer
+	Name   string // timer; rule: its label
 }
 
 // Msg identifies a message.
@@ -229,6 +240,7 @@ func (c *Collector) add(e *Event) {
 	case sim.EvSend:
 		c.send(e)
 	case sim.EvDeliver:
+		c.exitArrived(e.Msg.ID, e.T)
 		to := e.Msg.To
 		if v, ok := c.msgVC[e.Msg.ID]; ok {
 			merge(c.vc[to], v)
@@ -236,8 +248,13 @@ func (c *Collector) add(e *Event) {
 		}
 		c.vc[to][to]++
 	case sim.EvDrop:
+		c.exitArrived(e.Msg.ID, -1)
 		if v, ok := c.msgVC[e.Msg.ID]; ok {
 			c.forget(e.Msg.ID, v)
+		}
+	case sim.EvRule:
+		if c.spec.DoorwayEnds != "" && e.Name == c.spec.DoorwayEnds {
+			c.doorwayEnds(node, e)
 		}
 	case sim.EvRequest:
 		c.request(node, e)
@@ -314,6 +331,7 @@ func (c *Collector) open(t, actor int) {
 
 func (c *Collector) closeActivation() {
 	c.exitMsgs += c.act.exitSends()
+	c.openExits()
 	c.act.reset()
 }
 
@@ -344,6 +362,7 @@ func (c *Collector) send(e *Event) {
 		c.act.sent = append(c.act.sent, from)
 	}
 	c.act.sends[from]++
+	c.act.msgIDs = append(c.act.msgIDs, sentMsg{from, e.Msg.ID})
 	if c.spec.Family == sim.Election {
 		// A process that calls an election by itself (on recovering, or when its
 		// failure detector suspects the leader) makes no elect event: its first message

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -142,7 +143,7 @@ func TestMessagesPerEntryMatchTheNotes(t *testing.T) {
 	}
 }
 
-// Maekawa's derived figures follow the run's own sets (issue 14: not 3(K-1) with a
+// Maekawa's derived figures follow the run's own sets (a figure must not be 3(K-1) with a
 // K the run does not have): every process of a 16-process grid (K = 7) pays 18
 // messages per entry and the figure beside it says 18; on the default sets of the
 // same N it says their average, which the run measures too.
@@ -369,7 +370,7 @@ func TestOrderingBrokenByTheCentralCoordinatorRestart(t *testing.T) {
 // the regeneration election carries news of P3's request round the ring to P1, which
 // then asks; the new token, created by P5, reaches P1 before P3.
 func TestOrderingBrokenByTheTokenRingAfterRegeneration(t *testing.T) {
-	sc := scenario(t, `{"version":1,"algorithm":"token-ring","nodes":6,"seed":3,"network":{"delay":[1,3],"fifo":true},"cs":2,
+	sc := scenario(t, `{"version":2,"algorithm":"token-ring","nodes":6,"seed":3,"network":{"delay":[1,3],"fifo":true},"cs":2,
 		"params":{"regenerate":40},"events":[{"at":6,"do":"drop","type":"TOKEN"},{"at":8,"do":"request","node":3},{"at":60,"do":"request","node":1}],"until":300}`)
 	r := measure(t, sc)
 	o := r.Ordering
@@ -379,7 +380,7 @@ func TestOrderingBrokenByTheTokenRingAfterRegeneration(t *testing.T) {
 	assertGrantAtStep(t, sc, o.First.Grant)
 	// Without the failure, the same two requests are served in ring order and nothing
 	// happened before anything.
-	plain := scenario(t, `{"version":1,"algorithm":"token-ring","nodes":6,"seed":3,"network":{"delay":[1,3],"fifo":true},"cs":2,
+	plain := scenario(t, `{"version":2,"algorithm":"token-ring","nodes":6,"seed":3,"network":{"delay":[1,3],"fifo":true},"cs":2,
 		"events":[{"at":8,"do":"request","node":3},{"at":60,"do":"request","node":1}],"until":300}`)
 	if v := measure(t, plain).Ordering.Verdict; v == OrderBroken {
 		t.Errorf("without the lost token: %s", v)
@@ -660,5 +661,129 @@ func TestReplayWhileStopsBetweenSteps(t *testing.T) {
 	}
 	if r, err := ReplayWhile(cfg, nil, 60, func(*sim.Sim) bool { return true }); err != nil || r.Step != whole.Step || r.Messages != whole.Messages {
 		t.Fatalf("going on: step %d messages %d (%v), want Replay's %d %d", r.Step, r.Messages, err, whole.Step, whole.Messages)
+	}
+}
+
+// A ring election goes round the live ring, the crashed processes bypassed: the notes'
+// formulas count one message per process on it, so they are evaluated at n = the live
+// processes, and the panel says which n. Bully's N-2 counts the crashed coordinator:
+// its n stays every process. Each case crashes before the election and checks every
+// election metric's figures against the run.
+func TestElectionFiguresAfterACrashCountTheLiveRing(t *testing.T) {
+	tests := []struct {
+		name    string
+		slug    string
+		n       int
+		crashed []int // indexes crashed at time 0
+		starter int
+		live    int    // the n the figures must be evaluated at
+		of      string // how the panel names it
+		cost    string // a notes' figure ...
+		formula string // ... written so ...
+		want    float64
+	}{
+		// 000's worst case 3n - 1, the starter just after the highest live id.
+		{"chang-roberts, leader crashed, worst starter", "ring", 8, []int{7}, 0, 7, "n = 7 live processes", "worst case", "3n - 1", 20},
+		{"chang-roberts, two crashed", "ring", 8, []int{7, 3}, 0, 6, "n = 6 live processes", "worst case", "3n - 1", 17},
+		// ring-6-fails-3-starts: 6 of 6 crashed, 3 starts: 2N + 1 for N = 5 in its caption.
+		{"chang-roberts, highest live starts", "ring", 8, []int{7}, 6, 7, "n = 7 live processes", "best case", "", 14},
+		// 002's 2N for the ring that grows a list.
+		{"ring-list, leader crashed", "ring-list", 6, []int{5}, 2, 5, "n = 5 live processes", "one initiator", "Requires 2N messages", 10},
+		{"ring-list, two crashed", "ring-list", 8, []int{7, 1}, 3, 6, "n = 6 live processes", "one initiator", "Requires 2N messages", 12},
+		// Bully: the note's n - 2 coordinator messages count every process.
+		{"bully best, coordinator crashed", "bully", 8, []int{7}, 6, 8, "n = 8 processes", "best case", "n-2", 6},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var acts []sim.Action
+			for _, c := range tc.crashed {
+				acts = append(acts, sim.Action{At: 0, Do: sim.ActCrash, Node: c})
+			}
+			acts = append(acts, sim.Action{At: 1, Do: sim.ActElect, Node: tc.starter})
+			cfg := config(t, tc.slug, tc.n, 1, [2]int{1, 3}, acts...)
+			cfg.Until = 500
+			r := measure(t, cfg)
+			if len(r.Elections) != 1 || r.Elections[0].Settled == nil {
+				t.Fatalf("elections %+v, want one that settles", r.Elections)
+			}
+			if got := r.Elections[0].Live; got != tc.n-len(tc.crashed) {
+				t.Errorf("election's live = %d, want %d", got, tc.n-len(tc.crashed))
+			}
+			for _, key := range []string{ElectionMessages, ElectionTime} {
+				m := r.Get(key)
+				if m.TheoryN != tc.live || m.TheoryOf != tc.of {
+					t.Errorf("%s: figures for %d (%q), want %d (%q)", key, m.TheoryN, m.TheoryOf, tc.live, tc.of)
+				}
+			}
+			m := r.Get(ElectionMessages)
+			found := false
+			for _, th := range m.Theory {
+				if !strings.Contains(th.Name, tc.cost) {
+					continue
+				}
+				if tc.formula == "" { // the derived figure
+					found = th.Value != nil && near(*th.Value, tc.want)
+				}
+				for _, f := range th.Notes {
+					if strings.HasPrefix(f.Formula, tc.formula) && f.Value != nil && near(*f.Value, tc.want) {
+						found = true
+					}
+				}
+			}
+			if !found {
+				t.Errorf("no figure %q %q worth %v: %+v", tc.cost, tc.formula, tc.want, m.Theory)
+			}
+			if tc.slug != "bully" {
+				if got := mean(t, r, ElectionMessages); !near(got, tc.want) {
+					t.Errorf("measured %v messages, want the figure's %v", got, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// 003's exit delays, measured: from leaving the CS to the arrival of the last message
+// sent on leaving. With a fixed delay every message takes exactly T: the RELEASE
+// (central: "Exit: 1"), the deferred REPLYs sent at once (Ricart-Agrawala, where 003
+// says "Exit: 1 (multicast) + 1"), the RELEASE to the voting set (Maekawa: "Exit: 1
+// (multicast)"), the token to the successor (token ring: "Exit: 1").
+func TestExitDelaysMeasured(t *testing.T) {
+	const d = 2
+	for _, tc := range []struct {
+		slug  string
+		notes float64 // 003's figure, in T
+	}{
+		{"central", 1}, {"ricart-agrawala", 2}, {"maekawa", 1}, {"token-ring", 1},
+	} {
+		t.Run(tc.slug, func(t *testing.T) {
+			// Two requests, the second while the first is served: someone waits on
+			// every exit that must send something (Ricart-Agrawala's deferred REPLY).
+			cfg := config(t, tc.slug, 4, 1, [2]int{d, d},
+				sim.Action{At: 0, Do: sim.ActRequest, Node: 1}, sim.Action{At: 1, Do: sim.ActRequest, Node: 2})
+			if tc.slug == "maekawa" {
+				cfg = config(t, tc.slug, 4, 1, [2]int{d, d},
+					sim.Action{At: 0, Do: sim.ActRequest, Node: 2}, sim.Action{At: 1, Do: sim.ActRequest, Node: 3})
+			}
+			cfg.Until = 200
+			r := measure(t, cfg)
+			m := r.Get(ExitDelay)
+			if m == nil || m.Mean == nil || m.MeanT == nil {
+				t.Fatalf("no exit delay measured: %+v", m)
+			}
+			if *m.MeanT != 1 {
+				t.Errorf("exit delay %v T, want 1 T", *m.MeanT)
+			}
+			found := false
+			for _, th := range m.Theory {
+				for _, f := range th.Notes {
+					if slices.Equal(f.In, []string{"003"}) && strings.HasPrefix(f.Formula, "Exit:") && f.Value != nil && *f.Value == tc.notes {
+						found = true
+					}
+				}
+			}
+			if !found {
+				t.Errorf("003's exit figure %v not beside it: %+v", tc.notes, m.Theory)
+			}
+		})
 	}
 }

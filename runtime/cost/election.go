@@ -15,7 +15,13 @@ func (c *Collector) startElection(e *Event) {
 }
 
 func (c *Collector) beginElection(p Point) {
-	c.elections = append(c.elections, Election{Start: p, Leader: -1})
+	live := 0
+	for _, a := range c.alive {
+		if a {
+			live++
+		}
+	}
+	c.elections = append(c.elections, Election{Start: p, Leader: -1, Live: live})
 	c.electCur = len(c.elections) - 1
 	clear(c.declared)
 }

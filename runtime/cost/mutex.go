@@ -14,12 +14,30 @@ type request struct {
 	msgsAt    int   // algorithm messages sent before it
 	contended bool  // another process wanted or held the CS while it waited
 	done      bool  // granted, or cancelled by a crash
+	bakery    int64 // the seq at which it entered the bakery (its doorway ended); -1: not yet
+}
+
+// doorwayEnds notes that process i's pending request entered the bakery.
+func (c *Collector) doorwayEnds(i int, e *Event) {
+	if r := c.pending[i]; r != nil && r.bakery < 0 {
+		r.bakery = e.Seq
+	}
+}
+
+// mustGoFirst says whether request a must be granted before request r under the
+// run's definition of ordering: a happened before r, or, for the bakery (002), a
+// entered the bakery before r entered the doorway (its request).
+func (c *Collector) mustGoFirst(a, r *request) bool {
+	if c.spec.DoorwayEnds != "" {
+		return a.bakery >= 0 && a.bakery < r.seq
+	}
+	return happenedBefore(a, r)
 }
 
 func (c *Collector) request(i int, e *Event) {
 	c.vc[i][i]++
 	c.requests++
-	r := &request{node: i, seq: e.Seq, step: c.step, t: e.T, vc: slices.Clone(c.vc[i]), msgsAt: c.msgs}
+	r := &request{node: i, seq: e.Seq, step: c.step, t: e.T, vc: slices.Clone(c.vc[i]), msgsAt: c.msgs, bakery: -1}
 	for j, p := range c.pending {
 		if p != nil && j != i {
 			p.contended = true
@@ -55,7 +73,7 @@ func (c *Collector) enter(i int, e *Event) {
 		// have been granted already.
 		ordered, broken := false, false
 		for j, a := range c.last {
-			if j == i || a == nil || !happenedBefore(a, r) {
+			if j == i || a == nil || !c.mustGoFirst(a, r) {
 				continue
 			}
 			ordered = true
@@ -84,6 +102,49 @@ func (c *Collector) enter(i int, e *Event) {
 		}
 	}
 	c.vc[i][i]++
+}
+
+// exitWait is one exit from the CS whose messages are on their way: 003's exit delay
+// is the time from leaving until the last of them has arrived.
+type exitWait struct {
+	t, last, left int // the exit's time, the latest arrival so far, messages still on their way
+}
+
+// openExits starts the wait of every exit of the activation closing now for the
+// messages its process sent in it; an exit that sent none has no exit delay.
+func (c *Collector) openExits() {
+	for _, p := range c.act.exited {
+		var w *exitWait
+		for _, m := range c.act.msgIDs {
+			if m.from != p {
+				continue
+			}
+			if w == nil {
+				w = &exitWait{t: c.act.t, last: c.act.t}
+			}
+			if c.exitsOpen == nil {
+				c.exitsOpen = map[int64]*exitWait{}
+			}
+			c.exitsOpen[m.id] = w
+			w.left++
+		}
+	}
+}
+
+// exitArrived notes the arrival (at t) or the loss (t < 0) of a message an exit sent;
+// the exit delay is measured once none is left on its way and at least one arrived.
+func (c *Collector) exitArrived(id int64, t int) {
+	w := c.exitsOpen[id]
+	if w == nil {
+		return
+	}
+	delete(c.exitsOpen, id)
+	if t >= 0 {
+		w.last = max(w.last, t)
+	}
+	if w.left--; w.left == 0 && w.last > w.t {
+		c.exitDelay.add(float64(w.last - w.t))
+	}
 }
 
 func (c *Collector) exit(i int, e *Event) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/teach-dist/playground/runtime/sim"
+	"github.com/teach-dist/playground/runtime/sim/simtest"
 	"github.com/teach-dist/playground/scenarios"
 )
 
@@ -127,4 +128,126 @@ func TestOrderingRicartAgrawalaNeedsTheClockToSeeTheTell(t *testing.T) {
 	if o.Verdict != OrderBroken || o.First.Earlier.Node != 1 || o.First.Later.Node != 0 {
 		t.Fatalf("teller P1, told P0: %+v %+v, want broken (the tie goes to the lower id, the one told)", o, o.First)
 	}
+}
+
+// 002's ordering property of the bakery is its own: "if p_i enters the bakery before
+// p_j enters the doorway, then p_i will enter the CS before p_j". P3 asks first and
+// tells P0, which then asks; P0's READ-NUMBER reaches P3 before P3 has its ticket, both
+// take ticket 1 and P0, the lower id, enters first. P3's request happened before P0's,
+// so by happened-before the grant is out of order; but P3 entered the bakery only
+// after P0 entered the doorway, so 002's property holds, and that is what the bakery's
+// verdict judges (and says it does).
+func TestBakeryOrderingIsTheBakeryProperty(t *testing.T) {
+	cfg := config(t, "bakery", 4, 5, [2]int{1, 6},
+		sim.Action{At: 0, Do: sim.ActRequest, Node: 3},
+		sim.Action{At: 0, Do: sim.ActTell, Node: 3, To: 0},
+		sim.Action{At: 6, Do: sim.ActRequest, Node: 0})
+	r := measure(t, cfg)
+	if o := r.Ordering; o.Definition != OrderBakery || o.Verdict == OrderBroken {
+		t.Errorf("bakery: %+v, want 002's bakery property, not broken", *o)
+	}
+	// The same run judged by happened-before, the definition of every other algorithm.
+	hb := *cfg.Spec
+	hb.DoorwayEnds = ""
+	cfg.Spec = &hb
+	if o := measure(t, cfg).Ordering; o.Definition != OrderHappenedBefore || o.Verdict != OrderBroken || o.First.Earlier.Node != 3 || o.First.Later.Node != 0 {
+		t.Errorf("by happened-before: %+v, want broken, P3's request overtaken by P0's", *o)
+	}
+	// The property holds in every run of the bakery, and is checked in some.
+	checked := 0
+	for seed := uint64(1); seed <= 60; seed++ {
+		var acts []sim.Action
+		for k := range 8 {
+			acts = append(acts, sim.Action{At: 3 * k, Do: sim.ActRequest, Node: (k * 5) % 4})
+		}
+		o := measure(t, config(t, "bakery", 4, seed, [2]int{1, 6}, acts...)).Ordering
+		if o.Verdict == OrderBroken {
+			t.Fatalf("seed %d: 002's property broken: %+v", seed, *o.First)
+		}
+		checked += o.Checked
+	}
+	if checked == 0 {
+		t.Error("no grant was ever constrained by the property: the test checks nothing")
+	}
+}
+
+// 003 gives Maekawa "Ordering: Yes" and "Liveness: Yes"; 002 says "Liveness is not
+// guaranteed, deadlock can occur". Neither variant has both: the basic algorithm (the
+// notes' pseudocode) deadlocks (curated maekawa-deadlock) and kept happened-before
+// order in every run here; the deadlock-free variant serves every request but grants
+// out of happened-before order in some runs.
+func TestMaekawaOrderingAndLivenessAgainst003(t *testing.T) {
+	sweep := func(variant string) (broken, kept, unserved, deadlocks int) {
+		for seed := uint64(1); seed <= 60; seed++ {
+			acts := simtest.RandomActions(seed, 7, sim.Mutex, simtest.Workload{Requests: 14, Span: 40})
+			cfg := config(t, "maekawa", 7, seed, [2]int{1, 3}, acts...)
+			p, err := cfg.Spec.ParseParams([]byte(`{"variant":"`+variant+`"}`), cfg.IDs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Params, cfg.Until = p, 2000
+			var rec sim.Recorder
+			s, err := sim.New(cfg, rec.Sink())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Run(); err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range rec.Events {
+				if e.Type == sim.EvViolation && e.Property == sim.PropDeadlock {
+					deadlocks++
+				}
+			}
+			r := measure(t, cfg)
+			unserved += r.Unserved
+			switch r.Ordering.Verdict {
+			case OrderBroken:
+				broken++
+			case OrderKept:
+				kept++
+			}
+		}
+		return
+	}
+	if broken, kept, _, _ := sweep("basic"); broken != 0 || kept == 0 {
+		t.Errorf("basic: ordering broken in %d runs, kept in %d", broken, kept)
+	}
+	if d := deadlockIn(t, "maekawa-deadlock"); !d {
+		t.Error("basic: the curated three-process run does not deadlock")
+	}
+	broken, _, unserved, deadlocks := sweep("deadlock-free")
+	if unserved != 0 || deadlocks != 0 {
+		t.Errorf("deadlock-free: %d unserved, %d deadlocks", unserved, deadlocks)
+	}
+	if broken == 0 {
+		t.Error("deadlock-free: never out of happened-before order: 003's Ordering: Yes would hold")
+	}
+}
+
+// deadlockIn says whether the curated scenario's run reports a deadlock.
+func deadlockIn(t *testing.T, name string) bool {
+	t.Helper()
+	sc, ok := scenarios.Lookup(name)
+	if !ok {
+		t.Fatalf("no curated %s", name)
+	}
+	cfg, err := sc.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec sim.Recorder
+	s, err := sim.New(cfg, rec.Sink())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Run(); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range rec.Events {
+		if e.Type == sim.EvViolation && e.Property == sim.PropDeadlock {
+			return true
+		}
+	}
+	return false
 }

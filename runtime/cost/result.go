@@ -6,6 +6,7 @@ package cost
 import (
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/teach-dist/playground/runtime/sim"
 )
@@ -16,6 +17,7 @@ const (
 	ToEnter          = "messages-to-enter"
 	OnExit           = "messages-on-exit"
 	ClientDelay      = "client-delay"
+	ExitDelay        = "exit-delay"
 	SyncDelay        = "sync-delay"
 	ElectionMessages = "election-messages"
 	ElectionTime     = "election-time"
@@ -70,6 +72,12 @@ type Metric struct {
 	MaxT    *float64 `json:"maxT,omitempty"`
 	Theory  []Theory `json:"theory"`
 	Note    string   `json:"note,omitempty"`
+	// TheoryN is the n the figures of Theory are evaluated at, and TheoryOf says which n
+	// it is ("n = 5 live processes"): all the processes of the run, or for an election
+	// whose formulas count the live ring (sim.Spec.CostsCountLive), those alive when it
+	// started.
+	TheoryN  int    `json:"theoryN"`
+	TheoryOf string `json:"theoryOf"`
 }
 
 // Theory is one of the algorithm's costs, evaluated for the run's N: the notes'
@@ -92,8 +100,21 @@ type NoteFigure struct {
 	Time    *float64 `json:"time,omitempty"`
 }
 
+// Definitions of ordering a verdict can judge (Ordering.Definition).
+const (
+	// OrderHappenedBefore: "requests to enter the CS are served in order of arrival
+	// (according to the happened-before relation)" (002); 003 likewise.
+	OrderHappenedBefore = "happened-before"
+	// OrderBakery: 002's property of the bakery, "if p_i enters the bakery before p_j
+	// enters the doorway, then p_i will enter the CS before p_j".
+	OrderBakery = "bakery"
+)
+
 // Ordering is the verdict on the notes' ordering property.
 type Ordering struct {
+	// Definition is the property judged: OrderHappenedBefore, or OrderBakery for an
+	// algorithm that declares its doorway (sim.Spec.DoorwayEnds).
+	Definition string     `json:"definition"`
 	Verdict    string     `json:"verdict"`
 	Checked    int        `json:"checked"`    // grants that had a causally earlier request of another process
 	Violations int        `json:"violations"` // grants that overtook such a request
@@ -123,6 +144,7 @@ type Election struct {
 	Leader   int    `json:"leader"` // -1 until settled
 	Messages int    `json:"messages"`
 	Time     int    `json:"time"` // settled.t - start.t, 0 until settled
+	Live     int    `json:"live"` // processes alive when it started
 }
 
 // Result returns the metrics so far; the collector can go on reading events.
@@ -157,8 +179,15 @@ func (c *Collector) Result() Result {
 		if c.sync.n == 0 && c.entries > 0 {
 			sync.Note = "needs a process waiting when another leaves the CS"
 		}
-		res.Metrics = []Metric{perEntry, toEnter, onExit, client, sync}
-		o := &Ordering{Checked: c.checked, Violations: c.violations, First: c.first}
+		exitDelay := c.statMetric(ExitDelay, "exit delay (leaving the CS to the arrival of the last message sent on leaving)", UnitTime, c.exitDelay)
+		if c.exitDelay.n == 0 && c.exits > 0 {
+			exitDelay.Note = "no exit has sent a message yet (a coordinator or a token holder that keeps the token sends none)"
+		}
+		res.Metrics = []Metric{perEntry, toEnter, onExit, client, exitDelay, sync}
+		o := &Ordering{Definition: OrderHappenedBefore, Checked: c.checked, Violations: c.violations, First: c.first}
+		if c.spec.DoorwayEnds != "" {
+			o.Definition = OrderBakery
+		}
 		switch {
 		case c.violations > 0:
 			o.Verdict = OrderBroken
@@ -182,10 +211,43 @@ func (c *Collector) Result() Result {
 		res.Elections = c.elections[:min(len(c.elections), MaxElections)]
 		res.Elections = slices.Clone(res.Elections)
 	}
+	tn, of := c.TheoryN()
 	for k := range res.Metrics {
-		res.Metrics[k].Theory = theoryFor(c.spec, res.Metrics[k].Key, n, c.meanDelay, c.params)
+		res.Metrics[k].Theory = theoryFor(c.spec, res.Metrics[k].Key, tn, c.meanDelay, c.params)
+		res.Metrics[k].TheoryN, res.Metrics[k].TheoryOf = tn, of
 	}
 	return res
+}
+
+// TheoryN is the n the run's cost formulas are evaluated at, and the words that say
+// which n it is. It is the run's N, except for an election whose formulas count the live
+// ring (sim.Spec.CostsCountLive): there it is the processes alive when the first election
+// started (alive now, before any election).
+func (c *Collector) TheoryN() (int, string) {
+	n := len(c.ids)
+	if c.spec.Family != sim.Election || !c.spec.CostsCountLive {
+		return n, NOf(n, n)
+	}
+	live := 0
+	if len(c.elections) > 0 {
+		live = c.elections[0].Live
+	} else {
+		for _, a := range c.alive {
+			if a {
+				live++
+			}
+		}
+	}
+	return live, NOf(live, n)
+}
+
+// NOf says which n a formula is evaluated at: "n = 6 processes", or "n = 5 live
+// processes" when live is fewer than all.
+func NOf(live, all int) string {
+	if live == all {
+		return "n = " + strconv.Itoa(all) + " processes"
+	}
+	return "n = " + strconv.Itoa(live) + " live processes"
 }
 
 func (c *Collector) statMetric(key, name, unit string, s stat) Metric {

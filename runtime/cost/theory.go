@@ -19,6 +19,7 @@ var costMatch = map[string]func(name string) bool{
 		return strings.Contains(s, "to leave") || strings.Contains(s, "to exit")
 	},
 	ClientDelay: func(s string) bool { return strings.HasPrefix(s, "client delay") },
+	ExitDelay:   func(s string) bool { return strings.HasPrefix(s, "exit delay") },
 	SyncDelay:   func(s string) bool { return strings.HasPrefix(s, "synchronisation delay") },
 	ElectionMessages: func(s string) bool {
 		return strings.HasPrefix(s, "messages")
@@ -94,7 +95,7 @@ func theory(spec *sim.Spec, key string, n int, meanDelay float64, params any, si
 	if match == nil {
 		return nil
 	}
-	inTime := meanDelay > 0 && (key == ClientDelay || key == SyncDelay || key == ElectionTime)
+	inTime := meanDelay > 0 && (key == ClientDelay || key == ExitDelay || key == SyncDelay || key == ElectionTime)
 	eval := func(f func(int) float64) (v, t *float64) {
 		if f == nil || n <= 0 {
 			return nil, nil

@@ -27,6 +27,7 @@ type wireEvent struct {
 	Node   *int   `json:"node"`
 	Leader int    `json:"leader"`
 	Name   string `json:"name"`
+	Rule   string `json:"rule"`
 	Msg    *struct {
 		ID   int64  `json:"id"`
 		Type string `json:"type"`
@@ -58,6 +59,9 @@ func DecodeTrace(r io.Reader, fn func(Event)) error {
 		e := Event{Seq: w.Seq, T: w.T, Type: t, Node: -1, Leader: w.Leader, Name: w.Name}
 		if w.Node != nil {
 			e.Node = *w.Node
+		}
+		if t == sim.EvRule {
+			e.Name = w.Rule
 		}
 		if w.Msg != nil {
 			e.Msg = Msg{ID: w.Msg.ID, Type: w.Msg.Type, From: w.Msg.From, To: w.Msg.To}

@@ -300,11 +300,11 @@ func TestBoundsAreNotOK(t *testing.T) {
 }
 
 func TestInputErrorsNameTheField(t *testing.T) {
-	big, err := scenarios.Parse([]byte(`{"version":1,"algorithm":"ricart-agrawala","nodes":13}`))
+	big, err := scenarios.Parse([]byte(`{"version":2,"algorithm":"ricart-agrawala","nodes":13}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	net, err := scenarios.Parse([]byte(`{"version":1,"algorithm":"ricart-agrawala","nodes":3,"events":[{"at":1,"do":"request","node":0},{"at":2,"do":"network","fifo":true}]}`))
+	net, err := scenarios.Parse([]byte(`{"version":2,"algorithm":"ricart-agrawala","nodes":3,"events":[{"at":1,"do":"request","node":0},{"at":2,"do":"network","fifo":true}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,7 +394,7 @@ func TestKeysRoundTrip(t *testing.T) {
 // The fire event the counterexamples use is part of the scenario format: it needs a
 // node and the timer's name, and only fire takes a name.
 func TestFireEventInScenarios(t *testing.T) {
-	ok := `{"version":1,"algorithm":"bully","nodes":3,"network":{"hold":true},"events":[{"at":0,"do":"elect","node":0},{"at":0,"do":"fire","node":0,"name":"answer"}]}`
+	ok := `{"version":2,"algorithm":"bully","nodes":3,"network":{"hold":true},"events":[{"at":0,"do":"elect","node":0},{"at":0,"do":"fire","node":0,"name":"answer"}]}`
 	sc, err := scenarios.Parse([]byte(ok))
 	if err != nil {
 		t.Fatal(err)
@@ -407,9 +407,9 @@ func TestFireEventInScenarios(t *testing.T) {
 		t.Fatalf("action %+v", a)
 	}
 	for doc, field := range map[string]string{
-		`{"version":1,"algorithm":"bully","nodes":3,"events":[{"at":0,"do":"fire","node":0}]}`:             `events[0].name`,
-		`{"version":1,"algorithm":"bully","nodes":3,"events":[{"at":0,"do":"elect","node":0,"name":"x"}]}`: `events[0].name`,
-		`{"version":1,"algorithm":"bully","nodes":3,"events":[{"at":0,"do":"fire","name":"answer"}]}`:      `events[0].node`,
+		`{"version":2,"algorithm":"bully","nodes":3,"events":[{"at":0,"do":"fire","node":0}]}`:             `events[0].name`,
+		`{"version":2,"algorithm":"bully","nodes":3,"events":[{"at":0,"do":"elect","node":0,"name":"x"}]}`: `events[0].name`,
+		`{"version":2,"algorithm":"bully","nodes":3,"events":[{"at":0,"do":"fire","name":"answer"}]}`:      `events[0].node`,
 	} {
 		_, err := scenarios.Parse([]byte(doc))
 		var se *scenarios.Error
@@ -425,7 +425,7 @@ func TestEveryAlgorithmExplores(t *testing.T) {
 	for _, spec := range algorithms.All() {
 		for _, fifo := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/fifo=%v", spec.Slug, fifo), func(t *testing.T) {
-				doc := fmt.Sprintf(`{"version":1,"algorithm":%q,"nodes":3,"network":{"delay":[1,2],"fifo":%v}}`, spec.Slug, fifo)
+				doc := fmt.Sprintf(`{"version":2,"algorithm":%q,"nodes":3,"network":{"delay":[1,2],"fifo":%v}}`, spec.Slug, fifo)
 				sc, err := scenarios.Parse([]byte(doc))
 				if err != nil {
 					t.Fatal(err)
@@ -452,7 +452,7 @@ func TestEveryAlgorithmExplores(t *testing.T) {
 // by the network, a drop event, a partition. Ricart-Agrawala tolerates none of them:
 // a process waits for a reply that never comes.
 func TestFaultCounterexamplesReplay(t *testing.T) {
-	const base = `{"version":1,"algorithm":"ricart-agrawala","nodes":3,"network":{"delay":[1,2],"fifo":false%s},"cs":1,"events":[
+	const base = `{"version":2,"algorithm":"ricart-agrawala","nodes":3,"network":{"delay":[1,2],"fifo":false%s},"cs":1,"events":[
 		{"at":0,"do":"request","node":0},{"at":0,"do":"request","node":1}%s]}`
 	for _, c := range []struct {
 		name, network, events, do string
@@ -476,5 +476,25 @@ func TestFaultCounterexamplesReplay(t *testing.T) {
 				t.Errorf("no %s event in the counterexample: %v", c.do, res.Counterexample.Path)
 			}
 		})
+	}
+}
+
+// 003 says Bully requires "ordering of messages". This model cannot show that on its
+// own: delays are bounded and the time-outs are longer than a round trip, so two
+// messages between the same two processes are sent a time-out apart and cannot cross.
+// Every interleaving of two callers on channels that are not FIFO elects one leader;
+// where agreement does break (an id that reappears, 003's other condition), it breaks
+// the same way with FIFO channels and without.
+func TestBullyOrderingOfMessagesChangesNothingHere(t *testing.T) {
+	if res := explore(t, load(t, "bully-non-fifo-two-callers-4.json"), Options{}); res.Result != ResultOK {
+		t.Fatalf("non-FIFO channels: %s", res.Message)
+	}
+	sc := load(t, "bully-id-reappears-4.json")
+	fifo := explore(t, sc, Options{})
+	off := false
+	sc.Network.FIFO = &off
+	nonFIFO := explore(t, sc, Options{})
+	if fifo.Property != sim.PropLeader || nonFIFO.Property != sim.PropLeader || fifo.Depth != nonFIFO.Depth {
+		t.Fatalf("an id that reappears: FIFO %s; not FIFO %s", fifo.Message, nonFIFO.Message)
 	}
 }

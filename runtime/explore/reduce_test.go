@@ -50,7 +50,7 @@ func soundnessCases(t *testing.T) []soundCase {
 						// The last process may crash at any moment after the start.
 						events = fmt.Sprintf(`,"events":[{"at":1,"do":"crash","node":%d}]`, spec.Defaults.FirstID+n-1)
 					}
-					doc := fmt.Sprintf(`{"version":1,"algorithm":%q,"nodes":%d,"network":{"delay":[1,2],"fifo":%v}%s}`, spec.Slug, n, fifo, events)
+					doc := fmt.Sprintf(`{"version":2,"algorithm":%q,"nodes":%d,"network":{"delay":[1,2],"fifo":%v}%s}`, spec.Slug, n, fifo, events)
 					sc, err := scenarios.Parse([]byte(doc))
 					if err != nil {
 						t.Fatalf("%s: %v", doc, err)

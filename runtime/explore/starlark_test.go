@@ -155,9 +155,9 @@ func TestExplore_SkeletonsAreProved(t *testing.T) {
 		host  string
 		scene string
 	}{
-		{"central", `{"version": 1, "algorithm": "central", "nodes": 3, "seed": 1,
+		{"central", `{"version": 2, "algorithm": "central", "nodes": 3, "seed": 1,
 		  "events": [{"at": 0, "do": "request", "node": 0}, {"at": 0, "do": "request", "node": 1}, {"at": 0, "do": "request", "node": 2}]}`},
-		{"bully", `{"version": 1, "algorithm": "bully", "nodes": 3, "seed": 1,
+		{"bully", `{"version": 2, "algorithm": "bully", "nodes": 3, "seed": 1,
 		  "events": [{"at": 0, "do": "crash", "node": 2}, {"at": 1, "do": "elect", "node": 0}]}`},
 	} {
 		host, _ := algorithms.Lookup(c.host)

@@ -39,7 +39,7 @@ func walkScenarios(t *testing.T) []*scenarios.Scenario {
 		}
 		evs = append(evs, fmt.Sprintf(`{"at":6,"do":"crash","node":%d}`, f+n-1), fmt.Sprintf(`{"at":9,"do":"recover","node":%d}`, f+n-1))
 		for _, fifo := range []bool{false, true} {
-			doc := fmt.Sprintf(`{"version":1,"algorithm":%q,"nodes":%d,"seed":1,"network":{"delay":[1,2],"fifo":%v},"events":[%s]}`,
+			doc := fmt.Sprintf(`{"version":2,"algorithm":%q,"nodes":%d,"seed":1,"network":{"delay":[1,2],"fifo":%v},"events":[%s]}`,
 				spec.Slug, n, fifo, join(evs))
 			sc, err := scenarios.Parse([]byte(doc))
 			if err != nil {

@@ -70,7 +70,7 @@ type Assignment struct {
 // Check is one configuration the explorer searches and the properties it must prove.
 type Check struct {
 	Name string `json:"name"`
-	// Scenario is a scenario object (version 1, without source) or a curated
+	// Scenario is a scenario object (without source) or a curated
 	// scenario's name.
 	Scenario json.RawMessage `json:"scenario"`
 	// Nodes, if set, replaces the scenario's number of processes (and its ids).

@@ -138,7 +138,7 @@ func TestBrokenSubmissionsAreGradedNotFatal(t *testing.T) {
 		{"empty", "  \n", "the submission is empty", ""},
 		{"handler error", strings.Replace(tmpl, "s.clock = max(s.clock, m.ts) + 1\n    if s.state == \"HELD\"",
 			"s.clock = max(s.clock, m.ts) + 1\n    s.nope = 1\n    if s.state == \"HELD\"", 1), "", `"nope"`},
-		{"endless loop", strings.Replace(tmpl, "def on_REQUEST(ctx, s, m):\n", "def on_REQUEST(ctx, s, m):\n    while True:\n        pass\n", 1), "", "steps"},
+		{"endless loop", strings.Replace(tmpl, "def on_REQUEST(ctx, s, m):\n", "def on_REQUEST(ctx, s, m):\n    while True:\n        pass\n", 1), "", "units of work"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -160,7 +160,7 @@ func TestBrokenSubmissionsAreGradedNotFatal(t *testing.T) {
 
 func TestParseNamesTheField(t *testing.T) {
 	good := `{"assignment": 1, "name": "x", "title": "T", "goal": "G", "algorithm": "central", "source": "title = 1",
-	  "checks": [{"name": "c", "scenario": {"version": 1, "algorithm": "central", "nodes": 3, "seed": 1}, "points": {"mutual-exclusion": 1}}]}`
+	  "checks": [{"name": "c", "scenario": {"version": 2, "algorithm": "central", "nodes": 3, "seed": 1}, "points": {"mutual-exclusion": 1}}]}`
 	if _, err := Parse([]byte(good), nil); err != nil {
 		t.Fatalf("good: %v", err)
 	}
@@ -173,7 +173,7 @@ func TestParseNamesTheField(t *testing.T) {
 		{"points", `"mutual-exclusion": 1`, `"mutual-exclusion": 0`, "checks[0].points.mutual-exclusion"},
 		{"nodes", `"nodes": 3`, `"nodes": 9999`, "checks[0].scenario.nodes"},
 		{"time", `"source"`, `"timeLimit": 9999, "source"`, "timeLimit"},
-		{"curated", `{"version": 1, "algorithm": "central", "nodes": 3, "seed": 1}`, `"no-such"`, "checks[0].scenario"},
+		{"curated", `{"version": 2, "algorithm": "central", "nodes": 3, "seed": 1}`, `"no-such"`, "checks[0].scenario"},
 		{"requests", `"points"`, `"requests": 9, "points"`, "checks[0].requests"},
 		{"sourceFile", `"source": "title = 1"`, `"sourceFile": "../x.star"`, "sourceFile"},
 		{"no checks", `"checks": [{`, `"checks": [], "x": [{`, ""},

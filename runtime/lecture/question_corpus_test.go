@@ -230,7 +230,7 @@ func TestEveryQuestionOfACorpusIsWorthAskingAndRight(t *testing.T) {
 	}
 	for _, spec := range algorithms.All() {
 		for seed := 1; seed <= seeds; seed++ {
-			sc, err := scenarios.Parse(fmt.Appendf(nil, `{"version":1,"algorithm":%q,"nodes":5,"seed":%d,"cs":3}`, spec.Slug, seed))
+			sc, err := scenarios.Parse(fmt.Appendf(nil, `{"version":2,"algorithm":%q,"nodes":5,"seed":%d,"cs":3}`, spec.Slug, seed))
 			if err != nil {
 				t.Fatal(err)
 			}

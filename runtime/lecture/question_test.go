@@ -169,7 +169,7 @@ func TestGeneratedAnswersMatchTheLiveRun(t *testing.T) {
 		if spec.Family != sim.Mutex {
 			continue
 		}
-		sc, err := scenarios.Parse([]byte(`{"version":1,"algorithm":"` + spec.Slug + `","nodes":5,"seed":3}`))
+		sc, err := scenarios.Parse([]byte(`{"version":2,"algorithm":"` + spec.Slug + `","nodes":5,"seed":3}`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -335,7 +335,7 @@ func findNextHolder(t *testing.T, l *live, ahead []stepEvent, token0 int) (int, 
 func TestGenerateRefusesARecordedFuture(t *testing.T) {
 	m := session.NewManager(1, session.Options{})
 	defer m.Close()
-	sc, _ := scenarios.Parse([]byte(`{"version":1,"algorithm":"ricart-agrawala","nodes":3,"seed":1}`))
+	sc, _ := scenarios.Parse([]byte(`{"version":2,"algorithm":"ricart-agrawala","nodes":3,"seed":1}`))
 	l := startLive(t, m, sc)
 	l.do(session.Command{Kind: session.Act, Act: sim.ActionJSON{Do: "request", Node: new(0)}})
 	l.stepTo(3)
@@ -349,7 +349,7 @@ func TestGenerateRefusesARecordedFuture(t *testing.T) {
 
 // The choices of a process question list the answer once, among at most six.
 func TestChoicesAreBoundedAndHoldTheAnswer(t *testing.T) {
-	sc, _ := scenarios.Parse([]byte(`{"version":1,"algorithm":"ricart-agrawala","nodes":12,"seed":5}`))
+	sc, _ := scenarios.Parse([]byte(`{"version":2,"algorithm":"ricart-agrawala","nodes":12,"seed":5}`))
 	cfg, _ := sc.Config()
 	doc, _ := json.Marshal(sc)
 	var ivs []sim.Intervention

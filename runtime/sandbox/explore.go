@@ -76,6 +76,7 @@ func (p *Pool) Explore(ctx context.Context, sc *scenarios.Scenario, opt explore.
 	lines := make(chan exploreLine)
 	readErr := make(chan error, 1)
 	go func() {
+		defer func() { _ = w.closeOut() }()
 		sc := bufio.NewScanner(w.stdout)
 		sc.Buffer(make([]byte, 64<<10), 64<<20)
 		for sc.Scan() {
@@ -96,6 +97,7 @@ func (p *Pool) Explore(ctx context.Context, sc *scenarios.Scenario, opt explore.
 		}
 		readErr <- err
 	}()
+	done := ctx.Done()
 	var kill <-chan time.Time
 	if job.Timeout > 0 {
 		t := time.NewTimer(job.Timeout + graceAfterTimeout)
@@ -121,7 +123,13 @@ func (p *Pool) Explore(ctx context.Context, sc *scenarios.Scenario, opt explore.
 			w.kill("time")
 			return &explore.Result{Result: "bounded", Bound: explore.BoundTime, Algorithm: sc.Algorithm,
 				Message: fmt.Sprintf("the search did not stop by itself within its %v: the sandbox stopped it", job.Timeout.Round(time.Second))}, nil
-		case <-ctx.Done():
+		case <-done:
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				// The search's own time limit: its worker answers with its bounded
+				// result, or the kill timer stops it.
+				done = nil
+				continue
+			}
 			w.kill("cancelled")
 			return &explore.Result{Result: "bounded", Bound: explore.BoundCancelled, Algorithm: sc.Algorithm, Message: "cancelled"}, nil
 		}

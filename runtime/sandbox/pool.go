@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/teach-dist/playground/algorithms/starlarkalg"
 	"github.com/teach-dist/playground/runtime/fairq"
 )
 
@@ -28,9 +29,18 @@ type Options struct {
 	// Memory is one worker's memory limit in bytes (default 512 MiB), for step workers
 	// and searches alike; a search's own budget (explore.Options.MaxMemory) is below it.
 	Memory int64
-	// CallTimeout is how long one call (a handler, a load) may take before its worker
-	// is killed (default 2 s): the source's own bounds stop it far sooner.
+	// CallTimeout is how long one call (a handler, a load) may take, wall clock, before
+	// its worker is killed (default 10 s): the backstop for a worker that hangs. The
+	// interpreter's work bound and CallCPU stop a source's call far sooner, whatever
+	// the machine's load, which a wall-clock bound would count against the source.
 	CallTimeout time.Duration
+	// Steps is the units of work one handler call may do (default
+	// starlarkalg.DefaultLimits.Steps): the interpreter's own bound, which ends a
+	// runaway call long before CallCPU in the normal case.
+	Steps uint64
+	// CallCPU is the CPU time one call may use before the worker interrupts it, an
+	// error at the line it reached (default 1 s); CallTimeout is the backstop.
+	CallCPU time.Duration
 	// Nice is the workers' CPU priority, 1 to 19 (default 10): under load the
 	// server's own work goes first. Negative: the server's own priority (benchmarks).
 	Nice int
@@ -50,7 +60,13 @@ func (o Options) withDefaults() Options {
 		o.Memory = 512 << 20
 	}
 	if o.CallTimeout <= 0 {
-		o.CallTimeout = 2 * time.Second
+		o.CallTimeout = 10 * time.Second
+	}
+	if o.Steps == 0 {
+		o.Steps = starlarkalg.DefaultLimits.Steps
+	}
+	if o.CallCPU <= 0 {
+		o.CallCPU = time.Second
 	}
 	if o.Nice == 0 {
 		o.Nice = 10
@@ -210,11 +226,14 @@ type worker struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout io.Reader
-	in     *bufio.Writer
-	out    frameWriter
-	inbox  frameReader
-	stderr *tail
-	exited chan struct{} // closed once the process has been waited for
+	// closeOut closes our end of the worker's stdout: a search's or a run's reader
+	// calls it when it is done (a step worker's goes when the worker does).
+	closeOut func() error
+	in       *bufio.Writer
+	out      frameWriter
+	inbox    frameReader
+	stderr   *tail
+	exited   chan struct{} // closed once the process has been waited for
 
 	mu     sync.Mutex
 	killed string // why the server killed it ("time"), "" if it did not
@@ -222,7 +241,8 @@ type worker struct {
 
 func (p *Pool) start(mode string) (*worker, error) {
 	cmd := p.opts.Command(mode)
-	cmd.Env = append(os.Environ(), envMode+"="+mode, envMemory+"="+strconv.FormatInt(p.opts.Memory, 10))
+	cmd.Env = append(os.Environ(), envMode+"="+mode, envMemory+"="+strconv.FormatInt(p.opts.Memory, 10),
+		envCPU+"="+strconv.FormatInt(p.opts.CallCPU.Milliseconds(), 10), envSteps+"="+strconv.FormatUint(p.opts.Steps, 10))
 	if p.opts.Nice > 0 {
 		cmd.Env = append(cmd.Env, envNice+"="+strconv.Itoa(p.opts.Nice))
 	}
@@ -233,17 +253,30 @@ func (p *Pool) start(mode string) (*worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
+	// The worker's stdout is a pipe of our own, not cmd.StdoutPipe: Wait would close
+	// that one as soon as the process exits, before what it wrote last is read.
+	stdout, childOut, err := os.Pipe()
 	if err != nil {
+		_ = stdin.Close()
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout = childOut
+	err = cmd.Start()
+	_ = childOut.Close() // the worker holds it now
+	if err != nil {
+		_ = stdin.Close()
+		_ = stdout.Close()
 		return nil, fmt.Errorf("sandbox: cannot start a worker: %w", err)
 	}
 	go func() {
 		_ = cmd.Wait()
+		if mode == "steps" {
+			// Its calls read synchronously: nothing is left to read once it is gone.
+			_ = stdout.Close()
+		}
 		close(w.exited)
 	}()
+	w.closeOut = stdout.Close
 	w.stdin, w.stdout = stdin, stdout
 	w.in = bufio.NewWriter(stdin)
 	w.out = frameWriter{w: w.in}

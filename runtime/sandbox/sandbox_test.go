@@ -139,7 +139,7 @@ func TestSandbox_TemplateIsTheGoAlgorithm(t *testing.T) {
 	src, _ := starlarkalg.Template("central")
 	remote := loadRemote(t, testPool, "central", src)
 	goSpec, _ := algorithms.Lookup("central")
-	sc, ok := scenarios.Lookup("central-basic")
+	sc, ok := scenarios.Lookup("central-queue")
 	if !ok {
 		for _, e := range scenarios.Curated() {
 			if e.Scenario.Algorithm == "central" && e.Scenario.Source == "" {
@@ -248,5 +248,69 @@ costs = [cost("messages per CS entry", "2(N-1)", value = lambda n: 2 * (n - 1)),
 				t.Fatalf("cost %q for %d: %v, in process %v", l.Name, n, r.Value(n), l.Value(n))
 			}
 		}
+	}
+}
+
+// A handler that runs past its CPU time is interrupted by its worker, an error at its
+// line naming the bound, before the server's deadline kills the worker; the worker
+// then serves the next call.
+func TestSandbox_CPUTimeInterruptsAHandler(t *testing.T) {
+	p := New(Options{Workers: 1, Steps: 1 << 50, CallCPU: 100 * time.Millisecond, CallTimeout: time.Minute})
+	defer p.Close()
+	src, _ := starlarkalg.Template("central")
+	// A loop the work bound (raised here) would let run for minutes: only the
+	// watchdog stops it.
+	spin := strings.Replace(src, "def on_request(ctx, s):", "def on_request(ctx, s):\n    n = 0\n    for i in range(60000):\n        for j in range(60000):\n            n += 1", 1)
+	if spin == src {
+		t.Fatal("the central template has no on_request to change")
+	}
+	spec := loadRemote(t, p, "central", spin)
+	sc, _ := scenarios.Lookup("central-queue")
+	cfg, err := sc.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = withSpec(t, cfg, spec, sc.Params)
+	s, err := sim.New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Run()
+	var se *starlarkalg.Error
+	if !errors.As(err, &se) || se.Handler != "on_request" || se.Line == 0 || !strings.Contains(se.Msg, "interrupted") {
+		t.Fatalf("run: %v, want on_request interrupted at its line", err)
+	}
+	if alive, _ := p.Workers(); alive != 1 {
+		t.Fatalf("%d workers alive, want the one that interrupted its call", alive)
+	}
+	loadRemote(t, p, "central", src) // and it serves the next call
+}
+
+// Sources that keep memory in their globals do not crowd each other out of a worker:
+// past half its memory the least recently used are evicted (and loaded again when
+// needed), so every load of a long row succeeds where, kept, they would pass the
+// worker's limit and kill it.
+func TestSandbox_KeptSourcesMakeRoomForTheNext(t *testing.T) {
+	p := New(Options{Workers: 1, Memory: 256 << 20})
+	defer p.Close()
+	src, _ := starlarkalg.Template("central")
+	for k := range 24 { // about 16 MiB kept by each: 380 MiB in all
+		keep := fmt.Sprintf("keep%d = list(range(65536)) * 15\n", k) + src
+		if _, err := p.Load("central", keep); err != nil {
+			t.Fatalf("load %d: %v", k, err)
+		}
+	}
+	spec := loadRemote(t, p, "central", "keep0 = list(range(65536)) * 15\n"+src) // evicted: loaded again
+	sc, _ := scenarios.Lookup("central-queue")
+	cfg, err := sc.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sim.New(withSpec(t, cfg, spec, sc.Params), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Run(); err != nil {
+		t.Fatalf("a run of the first source, loaded again: %v", err)
 	}
 }

@@ -3,11 +3,13 @@ package sandbox
 import (
 	"bufio"
 	"container/list"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"syscall"
@@ -20,9 +22,11 @@ import (
 // (and before a test binary's TestMain), so every binary that links this package can
 // be its own sandbox, the playground and the tests alike.
 const (
-	envMode   = "PLAYGROUND_SANDBOX"        // "steps" or "explore"
+	envMode   = "PLAYGROUND_SANDBOX"        // "steps", "explore" or "run"
 	envMemory = "PLAYGROUND_SANDBOX_MEMORY" // bytes: the worker's RLIMIT_DATA
 	envNice   = "PLAYGROUND_SANDBOX_NICE"   // the worker's CPU priority (0 to 19)
+	envCPU    = "PLAYGROUND_SANDBOX_CPU"    // milliseconds of CPU one call may use
+	envSteps  = "PLAYGROUND_SANDBOX_STEPS"  // units of work one handler call may do
 )
 
 func init() {
@@ -39,12 +43,23 @@ func workerMain(mode string, in io.Reader, out io.Writer) int {
 		fmt.Fprintln(os.Stderr, "sandbox:", err)
 		return 2
 	}
-	var err error
+	wd, err := newWatchdog(os.Getenv(envCPU), os.Getenv(envSteps))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox:", err)
+		return 2
+	}
 	switch mode {
 	case "steps":
-		err = serveSteps(in, out)
+		err = serveSteps(in, out, wd)
 	case "explore":
 		err = serveExplore(in, out)
+	case "run":
+		err = serveRun(in, out)
+		var re *runError
+		if errors.As(err, &re) {
+			fmt.Fprintln(os.Stderr, re)
+			return 1
+		}
 	default:
 		err = fmt.Errorf("unknown mode %q", mode)
 	}
@@ -90,8 +105,9 @@ const maxPrograms = 64
 
 // programs is a step worker's loaded sources, least recently used first out.
 type programs struct {
-	byKey map[string]*list.Element
-	order *list.List // of *loaded
+	byKey  map[string]*list.Element
+	order  *list.List // of *loaded
+	memory int64      // the worker's memory limit (0: none)
 }
 
 type loaded struct {
@@ -120,9 +136,30 @@ func (ps *programs) put(l *loaded) {
 	}
 	ps.byKey[l.key] = ps.order.PushFront(l)
 	if ps.order.Len() > maxPrograms {
-		last := ps.order.Remove(ps.order.Back()).(*loaded)
-		delete(ps.byKey, last.key)
+		ps.evict()
 	}
+	// Sources keep what their top level built (frozen globals): past half the
+	// worker's memory the least recently used go, so that one client's sources
+	// cannot leave no room for another's. The server loads an evicted one again.
+	if ps.memory > 0 && heapBytes() > ps.memory/2 {
+		for ps.order.Len() > 1 && heapBytes() > ps.memory/2 {
+			ps.evict()
+			runtime.GC()
+		}
+	}
+}
+
+// evict forgets the least recently used program.
+func (ps *programs) evict() {
+	last := ps.order.Remove(ps.order.Back()).(*loaded)
+	delete(ps.byKey, last.key)
+}
+
+// heapBytes is the memory the heap's live and not yet collected objects take.
+func heapBytes() int64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64())
 }
 
 // setup decodes a run's setup, reusing the decoding of a run seen lately.
@@ -148,10 +185,10 @@ func (l *loaded) setup(w setupWire) (*sim.Setup, error) {
 }
 
 // serveSteps answers requests one at a time until its input ends.
-func serveSteps(in io.Reader, out io.Writer) error {
+func serveSteps(in io.Reader, out io.Writer, wd *watchdog) error {
 	inbox := frameReader{r: bufio.NewReader(in)}
 	outbox := frameWriter{w: bufio.NewWriter(out)}
-	ps := &programs{byKey: map[string]*list.Element{}, order: list.New()}
+	ps := &programs{byKey: map[string]*list.Element{}, order: list.New(), memory: memoryLimit()}
 	ctx := &sim.Context{}
 	for {
 		b, err := inbox.next()
@@ -162,7 +199,10 @@ func serveSteps(in io.Reader, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if outbox.buf, err = encodeResponse(outbox.buf, answer(ps, ctx, req)); err != nil {
+		wd.begin()
+		resp := answer(ps, ctx, req, wd.limits())
+		wd.end()
+		if outbox.buf, err = encodeResponse(outbox.buf, resp); err != nil {
 			return err
 		}
 		if err := outbox.send(outbox.buf); err != nil {
@@ -171,9 +211,9 @@ func serveSteps(in io.Reader, out io.Writer) error {
 	}
 }
 
-func answer(ps *programs, ctx *sim.Context, req *request) *response {
+func answer(ps *programs, ctx *sim.Context, req *request, lim starlarkalg.Limits) *response {
 	if req.Op == opLoad {
-		prog, err := starlarkalg.LoadProgram(req.Slug, req.Source)
+		prog, err := starlarkalg.LoadProgram(req.Slug, req.Source, lim)
 		if err != nil {
 			se, ok := err.(*starlarkalg.Error)
 			if !ok {
@@ -207,4 +247,10 @@ func answer(ps *programs, ctx *sim.Context, req *request) *response {
 		return &response{Result: l.prog.Step(ctx, req.Self, setup, req.State, &req.Input)}
 	}
 	return &response{Result: starlarkalg.Result{Err: &starlarkalg.Error{Msg: fmt.Sprintf("unknown request %d", req.Op)}}}
+}
+
+// memoryLimit is the worker's memory limit as the server set it (0: none).
+func memoryLimit() int64 {
+	n, _ := strconv.ParseInt(os.Getenv(envMemory), 10, 64)
+	return n
 }

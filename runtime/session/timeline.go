@@ -93,14 +93,16 @@ func (s *Session) rebuild(step int) error {
 		return err
 	}
 	for k := 0; s.sim.Steps() < step; k++ {
+		// A link's replay is bounded (StartAtWithin): checked before every step, since
+		// one step of a source may be a sandbox call of up to its deadline.
+		if s.replay != nil && s.replay.Err() != nil {
+			return fmt.Errorf("the replay stopped at step %d of %d: %w", s.sim.Steps(), step, context.Cause(s.replay))
+		}
 		if k%yieldEvery == yieldEvery-1 {
 			// A replay of thousands of steps takes milliseconds of one core: let the
 			// other sessions' goroutines on this processor (another user's step)
 			// run between, rather than wait out Go's 10 ms time slice.
 			runtime.Gosched()
-			if s.replay != nil && s.replay.Err() != nil {
-				return fmt.Errorf("the replay stopped at step %d of %d: %w", s.sim.Steps(), step, context.Cause(s.replay))
-			}
 		}
 		s.saves.replayed.Add(1)
 		_, ok, err := s.forward()

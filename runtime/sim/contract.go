@@ -124,6 +124,23 @@ type Spec struct {
 	// coordinator has failed": Bully and the ring elections alike), so comparisons
 	// crash the highest id before the elections start.
 	CrashLeaderFirst bool
+	// CostsCountLive: the n of this election's cost formulas is the processes alive when
+	// the election starts, not all of them. A ring election's messages go round the live
+	// ring, the crashed processes bypassed, one per process on it; Bully's N-2 counts the
+	// crashed coordinator, so Bully leaves this false.
+	CostsCountLive bool
+
+	// Comparisons are the notes' claims that this algorithm costs less than another by
+	// their formulas; /compare checks each against the figures and the runs when both
+	// algorithms are compared.
+	Comparisons []Comparison
+
+	// DoorwayEnds, for the bakery, is the label of the rule that ends a process's
+	// doorway (it has its ticket: it "enters the bakery"). The ordering verdict then
+	// judges 002's property of the bakery ("if p_i enters the bakery before p_j enters
+	// the doorway, then p_i will enter the CS before p_j") instead of the
+	// happened-before order of requests.
+	DoorwayEnds string
 
 	// Earlier lists what an old share link must pin to replay as it did: params (and ids)
 	// whose defaults changed, with the defaults epoch in which each change landed.
@@ -193,6 +210,11 @@ type Rule struct {
 	Group string   // e.g. "Handling an incoming request"
 	Lines []string // the pseudocode, one line each
 	Says  string   // one plain sentence for the narration log
+	// Differs, for a rule under the notes' label, says in one sentence where this
+	// implementation does something other than the note's rule of that label, quoting
+	// the note; the page shows it beside the rule, marked. Empty: it does what the note
+	// says.
+	Differs string
 	// Why holds sentences for the cases a rule distinguishes (see Context.RuleWhy):
 	// the narration says the one that applied. "{from}" stands for the sender of the
 	// message being handled.
@@ -327,6 +349,19 @@ type Cost struct {
 	When func(params any) bool
 }
 
+// Comparison is a note's claim that this algorithm's figure is below another's: Claim
+// in the note's words; Metric is the measure (runtime/cost's key, "messages-per-entry")
+// whose notes' formulas it compares, Formula this algorithm's and OtherFormula the
+// other's (as their NoteFormulas write them).
+type Comparison struct {
+	Other        string // the other algorithm's slug
+	In           []string
+	Claim        string
+	Metric       string
+	Formula      string
+	OtherFormula string
+}
+
 // NoteFormula is a formula the course notes give for a cost, copied as written (TeX
 // set as plain text: \sqrt{N} as √N, \dots as …), with the notes that give it in
 // those words.
@@ -343,7 +378,7 @@ type NoteFormula struct {
 // any algorithm changes (a param's default, default ids, a default variant). A share
 // link records the epoch it was made under, so that it replays the same run after a
 // change of defaults: the algorithm's Spec.Earlier says what such a link must pin.
-const DefaultsEpoch = 2
+const DefaultsEpoch = 3
 
 // EarlierDefaults is one change of an algorithm's defaults, as an old link must undo
 // it: links made under an epoch before Epoch pin Params (and the ids) to replay as

@@ -146,10 +146,35 @@ func TestMetricsPanelPointsAtTheOutOfOrderGrant(t *testing.T) {
 	if grant != "37" {
 		t.Errorf("the out-of-order grant is at step %s, want 37", grant)
 	}
+	// The panel says which definition of ordering the verdict judges.
+	if o := eval[string](t, ctx, `document.getElementById("ordering").textContent`); !strings.Contains(o, "Judged by requests granted in happened-before order") {
+		t.Errorf("the ordering verdict does not say which definition it judges: %q", o)
+	}
 	run(t, ctx, chromedp.Click(chromedp.CSS(`#ordering button:last-of-type`)))
 	waitFor(t, ctx, fmt.Sprintf(`document.getElementById("main").dataset.step === %q`, grant))
 	// At that step P5 is in the CS.
 	waitFor(t, ctx, `[...document.querySelectorAll("#view g.node.in-cs")].map((e) => e.dataset.id).join() === "5"`)
+}
+
+// After a crash a ring election goes round the live ring: the panel evaluates the
+// notes' figures for the processes alive and says so. In ring-6-fails-3-starts (6 has
+// crashed, 5 live) 000's worst case is 3n - 1 = 14, not 17.
+func TestMetricsPanelSaysWhichNAfterACrash(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := tab(t, ts.URL, 1280, 720)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/s/ring-6-fails-3-starts"))
+	ready(t, ctx)
+	const notes = `(document.querySelector('#metrics tr[data-key="election-messages"] td.notes')?.textContent || "")`
+	for i := 0; i < 200; i++ {
+		if d := eval[float64](t, ctx, stepJS, chromedp.EvalAwaitPromise); d < 0 {
+			break
+		}
+	}
+	waitFor(t, ctx, notes+`.includes("for n = 5 live processes")`)
+	if got := eval[string](t, ctx, notes); !strings.Contains(got, "3n - 1 = 14") {
+		t.Errorf("the notes' column says %q, want 3n - 1 = 14 for the 5 live processes", got)
+	}
 }
 
 // Issue 16: /compare draws the theory that matches the workload (ring-list under the

@@ -192,7 +192,8 @@ func TestExploreSaysWhatItAddsToAnElection(t *testing.T) {
 
 // While the server's explorer slots are taken, the dialog says the search waits and
 // its place in the queue; when the slot frees, the search runs and the dialog shows
-// its verdict (issue 15: searches wait in a fair queue, their place shown in the page).
+// its verdict (searches wait in a fair queue, their place shown in the page, so a
+// user knows the page is not stuck).
 func TestExploreDialogShowsItsPlaceInTheQueue(t *testing.T) {
 	needBrowser(t)
 	held, release := make(chan struct{}), make(chan struct{})

@@ -45,7 +45,7 @@ func wantGroup(t *testing.T, got func() shownGroup, owner string, members []stri
 // set, the notes' V_k for Pk (002, N=7), and selecting one keeps it shown; on note
 // 003's grid, p14's set is the note's.
 func TestVotingSetShownOnHoverAndSelection(t *testing.T) {
-	// The note also says what built the sets and their K (Stage.GroupAbout, issue 14).
+	// The note also says what built the sets and their K (Stage.GroupAbout), so the page labels the construction honestly.
 	const notes7 = ". Sets: the notes' sets for N=7 (the projective plane of order 2): K=3"
 	needBrowser(t)
 	ts := server(t)

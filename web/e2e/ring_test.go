@@ -6,7 +6,7 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// The lecture's case, in the browser with no setup at all (issue 14, item 1): the
+// The lecture's case, in the browser with no setup at all (the case a lecture shows): the
 // leader P5, the highest id, crashes and P0 calls an election. Before, the ELECTION
 // was lost at the crashed P5 and everyone kept following it; by default a ring
 // election now skips the crashed process, so every live process ends with P4.

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -9,7 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// Run setup reaches every variant of an algorithm (issue 14, item 7): its params'
+// Run setup reaches every variant of an algorithm without a curated link: its params'
 // controls are generated from the algorithm's declaration. For each setup a teacher
 // must be able to show, the test sets it in Run setup, runs, and checks the run used
 // it: something only that variant does happens, and the address says the setup.
@@ -22,6 +23,10 @@ func TestRunSetupReachesEveryVariant(t *testing.T) {
 		value      string
 		act        func(t *testing.T, ctx context.Context)
 		shows      string // JS condition: the run did what only this variant does
+		// speed is the run's speed while it plays (default 16): a condition on the
+		// messages in flight needs 1x, where the panel follows every step (at 4x and
+		// faster it follows once a second, and a message can come and go between).
+		speed string
 	}{
 		{
 			name: "central with DENIED", slug: "central",
@@ -86,6 +91,7 @@ func TestRunSetupReachesEveryVariant(t *testing.T) {
 			},
 			// In the chain, P3's parent is P2 (in the default balanced tree, P1).
 			shows: `document.getElementById("inflight").textContent.includes("REQUEST P3→P2")`,
+			speed: "1",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,9 +103,10 @@ func TestRunSetupReachesEveryVariant(t *testing.T) {
 			waitFor(t, ctx, fmt.Sprintf(`new URLSearchParams(location.search).get(%q) === %q && document.getElementById("setup-error").textContent === ""`, tc.param, tc.value))
 			ready(t, ctx)
 			tc.act(t, ctx)
+			speed := cmp.Or(tc.speed, "16")
 			run(t, ctx, chromedp.Evaluate[chromedp.Void](`(() => {
 				const s = document.getElementById("speed");
-				s.value = "16";
+				s.value = "`+speed+`";
 				s.dispatchEvent(new Event("change"));
 				if (document.getElementById("btn-play").getAttribute("aria-pressed") !== "true") document.getElementById("btn-play").click();
 			})()`))

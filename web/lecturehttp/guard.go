@@ -10,7 +10,8 @@ import (
 	"github.com/teach-dist/playground/web/ratelimit"
 )
 
-// What one client may hold of a lecture (issue 15): a client is an IPv4 address or an
+// What one client may hold of a lecture, so that no one client can take a lecture
+// from the others: a client is an IPv4 address or an
 // IPv6 /64, as a router hands a home or a hall one of each. A lecture hall behind one
 // NAT is one client, so the share is sized for a hall of 300 and more (default: 40 %
 // of a lecture's places, 2,000 of 5,000), not for one person: what it stops is one

@@ -1,9 +1,13 @@
 package pages
 
 import (
+	"context"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/teach-dist/playground/runtime/compare"
 )
 
 func TestShortFormula(t *testing.T) {
@@ -35,7 +39,7 @@ func TestNiceScale(t *testing.T) {
 	}
 }
 
-// The empty chart's message is wrapped to fit the plot (issue 16: it ran past both
+// The empty chart's message is wrapped to fit the plot (unwrapped, it ran past both
 // edges and over the axis label).
 func TestWrapWords(t *testing.T) {
 	for _, tc := range []struct {
@@ -57,6 +61,48 @@ func TestWrapWords(t *testing.T) {
 			if len([]rune(l)) > tc.width && strings.Contains(l, " ") {
 				t.Errorf("%q is longer than %d", l, tc.width)
 			}
+		}
+	}
+}
+
+// 002: Maekawa is "more efficient than Ricart and Agrawala for large-scale systems,
+// since 3√N < 2(N-1) for N > 4". Compared together, the page draws both formulas and
+// says where they and the runs agree with the claim.
+func TestCompareChecksTheNotesComparisonOfMaekawaAndRicartAgrawala(t *testing.T) {
+	q, _ := url.ParseQuery("alg=maekawa&alg=ricart-agrawala&n=3-9&seeds=2")
+	e := compare.New(compare.Options{})
+	cq, perr := compare.ParseQuery(q, e.Limits())
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	res, err := e.Compare(context.Background(), cq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := BuildCompare(NewCompareForm(q, cq, e.Limits()), res)
+	var claims []string
+	var legend []string
+	for _, g := range p.Groups {
+		claims = append(claims, g.Claims...)
+		for _, c := range g.Charts {
+			for _, l := range c.Legend {
+				legend = append(legend, l.Name)
+			}
+		}
+	}
+	if len(claims) != 1 {
+		t.Fatalf("claims %q, want 002's one", claims)
+	}
+	for _, want := range []string{"3√N < 2(N-1) for N > 4", "(002)", "3√N < 2(N-1) at N = 5, 6, 7, 8, 9, not at N = 3, 4", "Measured, Maekawa"} {
+		if !strings.Contains(claims[0], want) {
+			t.Errorf("the claim %q does not say %q", claims[0], want)
+		}
+	}
+	// Both of 002's formulas are drawn (curves with the same points share a line,
+	// named by its first formula and every note that gives it).
+	for _, want := range [][2]string{{"Maekawa", "3√N"}, {"Ricart-Agrawala, the notes", "the notes (002)"}} {
+		if !slices.ContainsFunc(legend, func(l string) bool { return strings.HasPrefix(l, want[0]) && strings.Contains(l, want[1]) }) {
+			t.Errorf("no curve of %s's %s in the legend %q", want[0], want[1], legend)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/teach-dist/playground/algorithms"
 	"github.com/teach-dist/playground/runtime/compare"
@@ -51,6 +52,9 @@ type compareGroup struct {
 	Charts  []chart
 	Columns []string
 	Rows    []tableRow
+	// Claims are the notes' comparisons between the algorithms shown, each checked
+	// against the notes' figures and the runs on the sizes compared.
+	Claims []string
 }
 
 type tableRow struct {
@@ -201,6 +205,7 @@ func BuildCompare(form CompareForm, res *compare.Result) Compare {
 			g.Charts = append(g.Charts, buildChart(string(fam.family)+"-"+c.key, c.title, c.ylabel, c.key, specs, cq.Ns, res))
 		}
 		g.Columns, g.Rows = buildTable(fam.family, specs, cq.Ns, res)
+		g.Claims = notesClaims(specs, cq.Ns, res)
 		p.Groups = append(p.Groups, g)
 	}
 	return p
@@ -220,7 +225,7 @@ func buildTable(fam sim.Family, specs []*sim.Spec, ns []int, res *compare.Result
 	if fam == sim.Mutex {
 		metrics = []col{{cost.PerEntry, "messages per entry", cost.UnitMessages}, {cost.ToEnter, "to enter (alone)", cost.UnitMessages},
 			{cost.OnExit, "sent on exit", cost.UnitMessages}, {cost.ClientDelay, "client delay (T)", cost.UnitTime},
-			{cost.SyncDelay, "sync. delay (T)", cost.UnitTime}}
+			{cost.ExitDelay, "exit delay (T)", cost.UnitTime}, {cost.SyncDelay, "sync. delay (T)", cost.UnitTime}}
 	} else {
 		metrics = []col{{cost.ElectionMessages, "messages per election", cost.UnitMessages}, {cost.ElectionTime, "election time (T)", cost.UnitTime}}
 	}
@@ -229,7 +234,7 @@ func buildTable(fam sim.Family, specs []*sim.Spec, ns []int, res *compare.Result
 		cols = append(cols, m.name, "the notes", "derived here")
 	}
 	if fam == sim.Mutex {
-		cols = append(cols, "grants out of causal order", "unserved")
+		cols = append(cols, "grants out of order (causal; bakery: 002's property)", "unserved")
 	} else {
 		cols = append(cols, "elections (unsettled)")
 	}
@@ -250,11 +255,15 @@ func buildTable(fam sim.Family, specs []*sim.Spec, ns []int, res *compare.Result
 			for _, m := range metrics {
 				ts := c.Theory[m.key]
 				row.Cells = append(row.Cells, measuredCell(c.Values[m.key]),
-					figuresCell(notesFigures(ts), m.unit, "the notes give no figure for this"),
-					figuresCell(derivedFigures(ts), m.unit, "no figure derived for this"))
+					forN(figuresCell(notesFigures(ts), m.unit, "the notes give no figure for this"), c.TheoryOf[m.key]),
+					forN(figuresCell(derivedFigures(ts), m.unit, "no figure derived for this"), c.TheoryOf[m.key]))
 			}
 			if fam == sim.Mutex {
 				o := tableCell{Text: fmt.Sprintf("%d of %d", c.Violations, c.Checked), Title: "grants that overtook a request which happened before them, of those that had one"}
+				if spec.DoorwayEnds != "" {
+					o.Text += " (bakery order)"
+					o.Title = "002's bakery property: grants that overtook a process which entered the bakery before they entered the doorway, of those that had one"
+				}
 				if c.Violations > 0 {
 					o.Class = "bad"
 					o.Title += fmt.Sprintf("; first in seed %d", c.ViolationSeed)
@@ -290,4 +299,90 @@ func measuredCell(a compare.Agg) tableCell {
 		c.Title = fmt.Sprintf("mean over %d seeds (lowest–highest)", a.N)
 	}
 	return c
+}
+
+// forN says in a figures cell which n its formulas are evaluated at when that is not
+// every process of the run ("n = 7 live processes": a ring election's formulas count
+// the live ring, the crashed leader bypassed).
+func forN(c tableCell, of string) tableCell {
+	if c.Class == "na" || !strings.Contains(of, "live") {
+		return c
+	}
+	c.Text += ", for " + of
+	c.Title += "\n(evaluated for " + of + ")"
+	return c
+}
+
+// notesClaims checks each of the notes' comparisons between two algorithms shown
+// (sim.Spec.Comparisons) against the notes' figures and the measured means, on the
+// sizes compared: 002's "3√N < 2(N-1) for N > 4" says at which N the formulas and the
+// runs agree with it.
+func notesClaims(specs []*sim.Spec, ns []int, res *compare.Result) []string {
+	shown := map[string]*sim.Spec{}
+	for _, s := range specs {
+		shown[s.Slug] = s
+	}
+	var out []string
+	for _, s := range specs {
+		for _, cmp := range s.Comparisons {
+			other := shown[cmp.Other]
+			if other == nil {
+				continue
+			}
+			var below, notBelow, runsBelow, runsNot []string
+			for _, n := range ns {
+				a, b := res.Cells[s.Slug][n], res.Cells[other.Slug][n]
+				if a == nil || b == nil {
+					continue
+				}
+				fa, fb := noteValue(a.Theory[cmp.Metric], cmp.Formula), noteValue(b.Theory[cmp.Metric], cmp.OtherFormula)
+				if fa != nil && fb != nil {
+					if *fa < *fb {
+						below = append(below, strconv.Itoa(n))
+					} else {
+						notBelow = append(notBelow, strconv.Itoa(n))
+					}
+				}
+				ma, okA := a.Values[cmp.Metric].Mean()
+				mb, okB := b.Values[cmp.Metric].Mean()
+				if okA && okB {
+					if ma < mb {
+						runsBelow = append(runsBelow, strconv.Itoa(n))
+					} else {
+						runsNot = append(runsNot, strconv.Itoa(n))
+					}
+				}
+			}
+			text := fmt.Sprintf("The notes compare: %q (%s). By the notes' formulas here, %s < %s at N = %s",
+				cmp.Claim, strings.Join(cmp.In, ", "), cmp.Formula, cmp.OtherFormula, listOr(below))
+			if len(notBelow) > 0 {
+				text += ", not at N = " + strings.Join(notBelow, ", ")
+			}
+			text += fmt.Sprintf(". Measured, %s costs less than %s at N = %s", s.Title, other.Title, listOr(runsBelow))
+			if len(runsNot) > 0 {
+				text += ", not at N = " + strings.Join(runsNot, ", ")
+			}
+			out = append(out, text+".")
+		}
+	}
+	return out
+}
+
+// noteValue is the value of the notes' formula written formula among ts.
+func noteValue(ts []cost.Theory, formula string) *float64 {
+	for _, t := range ts {
+		for _, f := range t.Notes {
+			if f.Formula == formula && f.Value != nil {
+				return f.Value
+			}
+		}
+	}
+	return nil
+}
+
+func listOr(ns []string) string {
+	if len(ns) == 0 {
+		return "none of the sizes compared"
+	}
+	return strings.Join(ns, ", ")
 }

@@ -1,6 +1,8 @@
 package pages
 
 import (
+	"bytes"
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -39,7 +41,7 @@ func TestPseudocodeMarksInventedLabels(t *testing.T) {
 	}{
 		{"ricart-agrawala", nil, false, "000"},
 		{"ricart-agrawala-token", nil, false, "000, 004"},
-		{"central", []string{"CI-1", "CA-1", "CG-1", "CD-1", "CE-1", "CR-1", "CG-2"}, true, ""},
+		{"central", []string{"CI-1", "CA-1", "CG-1", "CD-1", "CE-1", "CL-1", "CG-2"}, true, ""},
 	} {
 		spec, _ := algorithms.Lookup(tc.slug)
 		p := BuildPlay(spec, "")
@@ -61,6 +63,37 @@ func TestPseudocodeMarksInventedLabels(t *testing.T) {
 		}
 		if (p.OursKey != "") != tc.wantsKey {
 			t.Errorf("%s: key %q", tc.slug, p.OursKey)
+		}
+	}
+}
+
+// A rule under the notes' label that does something else than the note's rule says
+// so beside it, visibly (sim.Rule.Differs): Bully's RE1 tells the lower ids only where
+// 000's RE1 "sends a coordinator message to all processes".
+func TestPseudocodeShowsWhereARuleDiffersFromTheNotes(t *testing.T) {
+	spec, _ := algorithms.Lookup("bully")
+	var buf bytes.Buffer
+	if err := PlayPage(BuildPlay(spec, "")).Render(context.Background(), &buf); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	i := strings.Index(page, `data-rule="RE1"`)
+	if i < 0 {
+		t.Fatal("no RE1 on the page")
+	}
+	rule := page[i:]
+	rule = rule[:strings.Index(rule, "</li>")]
+	for _, want := range []string{`class="differs"`, "differs from the notes", "all processes", "lower ids only"} {
+		if !strings.Contains(rule, want) {
+			t.Errorf("RE1 on the page does not show %q: %s", want, rule)
+		}
+	}
+	// Every rule that differs is one under the notes' label.
+	for _, s := range algorithms.All() {
+		for _, r := range s.Rules {
+			if r.Differs != "" && r.Notes == "" {
+				t.Errorf("%s %s: an invented label says it differs from the notes", s.Slug, r.Label)
+			}
 		}
 	}
 }

@@ -49,8 +49,8 @@ func Config(t testing.TB, spec *sim.Spec, text string) sim.Config {
 	if err := dec.Decode(&s); err != nil {
 		t.Fatalf("scenario: %v", err)
 	}
-	if s.Version != 1 || s.Algorithm != spec.Slug || s.Title == "" || s.About == "" {
-		t.Fatalf("scenario: version %d, algorithm %q, title %q: want 1, %q and a title and about", s.Version, s.Algorithm, s.Title, spec.Slug)
+	if s.Version != 2 || s.Algorithm != spec.Slug || s.Title == "" || s.About == "" {
+		t.Fatalf("scenario: version %d, algorithm %q, title %q: want 2, %q and a title and about", s.Version, s.Algorithm, s.Title, spec.Slug)
 	}
 	if s.Nodes != 0 && s.Nodes != len(s.IDs) {
 		t.Fatalf("scenario: nodes %d but %d ids", s.Nodes, len(s.IDs))
@@ -219,8 +219,9 @@ func Run(t testing.TB, cfg sim.Config) (*sim.Sim, []sim.Event) {
 	return simtest.RunSim(t, cfg)
 }
 
-// RuleParams adds "restart": false to a params object that does not set it: a test of
-// one rule leaves the restart timer out, and the restart rule's own tests set it.
+// RuleParams adds "restart": false and "check": false to a params object that does not
+// set them: a test of one rule leaves the restart timer and the check's bookkeeping out,
+// and the rules' own tests (CR-10, DT-2 ...) set them.
 func RuleParams(t testing.TB, params string) string {
 	t.Helper()
 	m := map[string]json.RawMessage{}
@@ -229,8 +230,10 @@ func RuleParams(t testing.TB, params string) string {
 			return params // let the decoder report it
 		}
 	}
-	if _, ok := m["restart"]; !ok {
-		m["restart"] = json.RawMessage("false")
+	for _, k := range []string{"restart", "check"} {
+		if _, ok := m[k]; !ok {
+			m[k] = json.RawMessage("false")
+		}
 	}
 	b, err := json.Marshal(m)
 	if err != nil {
@@ -279,4 +282,60 @@ func HighestCrashedAnyStarter(t *testing.T, spec *sim.Spec, params any, seeds ui
 			}
 		}
 	}
+}
+
+// OneMoreCrashDuringTheElection is 003's safety ("the elected process is the largest
+// non-crashed one") under one more crash: the highest id has crashed, any one live
+// process starts the election at time 1, and one more live process (the starter, the
+// would-be winner, anyone) crashes at any time from 1 until the run without it settles.
+// Every run must end quiet, with every live process following the highest live id. It
+// returns how many runs it made and how many failed, with the first failure.
+func OneMoreCrashDuringTheElection(t *testing.T, spec *sim.Spec, params any, n int, seeds uint64, fifo bool) (runs, failed int, first string) {
+	t.Helper()
+	ids := simtest.IDs(n)
+	h := n - 1
+	for seed := uint64(1); seed <= seeds; seed++ {
+		for s := range h {
+			base := []sim.Action{
+				{At: 0, Do: sim.ActCrash, Node: h, From: -1, To: -1},
+				{At: 1, Do: sim.ActElect, Node: s, From: -1, To: -1},
+			}
+			cfg := sim.Config{Spec: spec, IDs: ids, Seed: seed, Params: params, Until: spec.Defaults.Until,
+				Network: sim.Network{DelayMin: 1, DelayMax: 3, FIFO: fifo}, Actions: base}
+			_, evs := Run(t, cfg)
+			end := 0
+			for _, e := range evs {
+				if e.Type == sim.EvLeader {
+					end = e.T
+				}
+			}
+			for c := range h {
+				for at := 1; at <= end; at++ {
+					cfg.Actions = append(slices.Clone(base), sim.Action{At: at, Do: sim.ActCrash, Node: c, From: -1, To: -1})
+					sm, evs := Run(t, cfg)
+					runs++
+					up := make([]bool, n)
+					for i := range up {
+						up[i] = i != h && i != c
+					}
+					where := fmt.Sprintf("seed %d, P%d starts, P%d crashes at %d", seed, ids[s], ids[c], at)
+					bad := ""
+					if !sm.Quiescent() {
+						bad = "still busy at the end"
+					} else if v := simtest.Violations(evs); len(v) > 0 {
+						bad = fmt.Sprint(v)
+					} else {
+						bad = Disagreement(evs, ids, HighestUp(ids, up))
+					}
+					if bad != "" {
+						failed++
+						if first == "" {
+							first = where + ": " + bad
+						}
+					}
+				}
+			}
+		}
+	}
+	return runs, failed, first
 }
