@@ -112,8 +112,9 @@ func costTables(thread *starlark.Thread, g starlark.StringDict) ([]CostTable, er
 							break
 						}
 					}
-					tables = append(tables, CostTable{Name: name + ", least", Formula: formula, Values: lo},
-						CostTable{Name: name + ", most", Formula: formula, Values: hi})
+					fl, fh := rangeFormulas(formula)
+					tables = append(tables, CostTable{Name: name + ", least", Formula: fl, Values: lo},
+						CostTable{Name: name + ", most", Formula: fh, Values: hi})
 				}
 			}
 			if err != nil {
@@ -231,4 +232,19 @@ func forgetNode(names []string) func(sim.Node, bool) sim.Node {
 		}
 		return out
 	}
+}
+
+// rangeFormulas splits a range's formula, "LOW to HIGH" before any ": explanation",
+// into the formula of each bound, so that each figure shows its own half: "2N to
+// 3N-1: ..." gives "2N: ..." and "3N-1: ...". Without " to " both are the formula.
+func rangeFormulas(formula string) (low, high string) {
+	head, tail, explained := strings.Cut(formula, ": ")
+	lo, hi, ok := strings.Cut(head, " to ")
+	if !ok {
+		return formula, formula
+	}
+	if explained {
+		tail = ": " + tail
+	}
+	return lo + tail, hi + tail
 }

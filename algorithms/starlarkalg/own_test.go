@@ -42,8 +42,9 @@ func TestOwn_NameCostsAndCanon(t *testing.T) {
 				t.Errorf("costs %+v", s.Costs)
 			}
 		}},
-		{"a range", `costs = [cost("messages per election", "2N to 3N-1", low = lambda n: 2 * n, high = lambda n: 3 * n - 1)]`, "", func(t *testing.T, s *sim.Spec) {
+		{"a range", `costs = [cost("messages per election", "2N to 3N-1: one initiator", low = lambda n: 2 * n, high = lambda n: 3 * n - 1)]`, "", func(t *testing.T, s *sim.Spec) {
 			if len(s.Costs) != 2 || s.Costs[0].Name != "messages per election, least" || s.Costs[1].Name != "messages per election, most" ||
+				s.Costs[0].Formula != "2N: one initiator" || s.Costs[1].Formula != "3N-1: one initiator" ||
 				s.Costs[0].Value(4) != 8 || s.Costs[1].Value(4) != 11 || !math.IsNaN(s.Costs[0].Value(sim.MaxNodes+1)) {
 				t.Errorf("costs %+v", s.Costs)
 			}
