@@ -126,6 +126,9 @@ func Grade(ctx context.Context, a *Assignment, sub Submission, opt Options) (*Re
 					t.Output = "proved: " + v.Why
 				} else {
 					t.Output = "not proved: " + v.Why
+					if res.Result == explore.ResultBounded {
+						t.Output = "not proved: " + res.Message // which bound, in the assignment's terms
+					}
 					if res.Result == explore.ResultViolation && res.Property == p && res.Counterexample != nil {
 						t.Counterexample = opt.URL + res.Counterexample.Link
 						t.Output += "\n" + res.Message + "\nThe shortest run that breaks it: " + t.Counterexample

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/teach-dist/playground/algorithms/starlarkalg"
 	"github.com/teach-dist/playground/runtime/sandbox"
@@ -229,5 +230,42 @@ func TestReportsAgree(t *testing.T) {
 	}
 	if !strings.Contains(sum.String(), "score: 0 of 3") || !strings.Contains(sum.String(), "FAIL 0/1  the challenge's configuration: mutual exclusion") {
 		t.Errorf("summary:\n%s", sum.String())
+	}
+}
+
+// A submission cannot hang or exhaust the grader: a handler that allocates without
+// end stops at the interpreter's bound, a state space without end at the
+// assignment's time limit, each a failed test with the bound named, and the grader
+// goes on.
+func TestGradingIsBounded(t *testing.T) {
+	tmpl, _ := starlarkalg.Template("central")
+	doc := `{"assignment": 2, "name": "bounded", "title": "T", "goal": "G", "algorithm": "central", "source": "title = 1", "timeLimit": 1,
+	  "checks": [{"name": "c", "scenario": {"version": 2, "algorithm": "central", "nodes": 3, "seed": 1}, "points": {"mutual-exclusion": 1}}]}`
+	a, err := Parse([]byte(strings.Replace(doc, `"assignment": 2`, `"assignment": 1`, 1)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ name, source, output string }{
+		{"allocates without end", strings.Replace(tmpl, "def on_request(ctx, s):\n", "def on_request(ctx, s):\n    x = [0]\n    for i in range(60):\n        x = x + x\n", 1), "not proved: "},
+		{"states without end", strings.Replace(strings.NewReplacer(`"queue": []}`, `"queue": [], "tick": 0}`,
+			`out = [("state", s.state), ("coordinator", ctx.params.coordinator)]`, `out = [("state", s.state), ("coordinator", ctx.params.coordinator), ("tick", s.tick)]`).Replace(tmpl),
+			"def on_request(ctx, s):\n", "def on_timer(ctx, s, name):\n    s.tick += 1\n    ctx.set_timer(\"tick\", 1)\n\ndef on_request(ctx, s):\n    ctx.set_timer(\"tick\", 1)\n", 1),
+			"time limit (1 s)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.source == tmpl {
+				t.Fatal("the case changes nothing")
+			}
+			start := time.Now()
+			r := grade(t, a, c.source)
+			if r.Score != 0 || r.Tests[0].Passed || !strings.Contains(r.Tests[0].Output, c.output) {
+				t.Fatalf("score %v: %q", r.Score, r.Tests[0].Output)
+			}
+			if d := time.Since(start); d > 30*time.Second {
+				t.Errorf("grading took %v", d)
+			}
+			t.Logf("%s", r.Tests[0].Output)
+		})
 	}
 }
