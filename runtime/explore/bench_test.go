@@ -4,7 +4,9 @@ package explore
 
 import (
 	"context"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -17,9 +19,9 @@ import (
 //	go test -run '^$' -bench . -benchtime 1x -cpu 1 ./runtime/explore/
 //
 // states/s is over wall-clock time, states/cpu-s over the process's CPU time (which
-// a busy machine does not inflate); B/state is what the store holds per state besides
-// the key (offsets, parents, hash table, edges), key-B/state the key itself, and
-// heap-B/state the live heap after the search, everything included, per state.
+// a busy machine does not inflate); B/state is what the stored states take per state
+// (parts, pairs, roots, parents), edge-B/state the edges kept for the liveness check,
+// and heap-B/state the live heap after the search, everything included, per state.
 
 func benchExplore(b *testing.B, file string, timed bool) { benchSearch(b, file, timed, true) }
 
@@ -65,8 +67,8 @@ func benchExploreConfig(b *testing.B, cfg sim.Config, timed, full bool) {
 		b.ReportMetric(float64(x.transitions), "transitions")
 		b.ReportMetric(n/wall, "states/s")
 		b.ReportMetric(n/cpu, "states/cpu-s")
-		b.ReportMetric(float64(x.st.overhead())/n, "B/state")
-		b.ReportMetric(float64(x.st.arenaBytes)/n, "key-B/state")
+		b.ReportMetric(float64(x.st.stateBytes())/n, "B/state")
+		b.ReportMetric(float64(x.st.edgeBytes())/n, "edge-B/state")
 		b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/n, "heap-B/state")
 		runtime.KeepAlive(x)
 	}
@@ -125,4 +127,38 @@ func BenchmarkReducedRicartAgrawala5FIFO(b *testing.B) {
 func BenchmarkReducedMaekawa7Deadlock(b *testing.B) { benchSearch(b, "maekawa-7.json", false, false) }
 func BenchmarkReducedMaekawa7DeadlockFree(b *testing.B) {
 	benchSearch(b, "maekawa-deadlock-free-7.json", false, false)
+}
+
+// BenchmarkStorePerState runs every configuration of testdata as `playground explore`
+// does (the reductions, one worker) and reports what a stored state costs
+// (docs/explorer.md, "Speed and memory"):
+//
+//	go test -run '^$' -bench StorePerState -benchtime 1x -cpu 1 -timeout 60m ./runtime/explore/
+//
+// state-B/state is the stored states' parts, pairs, roots and parents; edge-B/state
+// the edges kept for the liveness check; interned-B/state the node states, messages
+// and memoised steps; B/state all the search counts (Result.Memory).
+func BenchmarkStorePerState(b *testing.B) {
+	files, err := filepath.Glob("testdata/*.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".json")
+		b.Run(name, func(b *testing.B) {
+			sc := load(b, filepath.Base(f))
+			for b.Loop() {
+				res, err := Explore(context.Background(), sc, Options{Workers: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				n := float64(res.States)
+				b.ReportMetric(n, "states")
+				b.ReportMetric(float64(res.Storage.States)/n, "state-B/state")
+				b.ReportMetric(float64(res.Storage.Edges)/n, "edge-B/state")
+				b.ReportMetric(float64(res.Storage.Interned)/n, "interned-B/state")
+				b.ReportMetric(float64(res.Memory)/n, "B/state")
+			}
+		})
+	}
 }

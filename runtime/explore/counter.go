@@ -50,7 +50,11 @@ func (x *search) replayPath(states []uint32, via int) ([]pstep, error) {
 	cur, nxt := newState(m), newState(m)
 	var out []pstep
 	x.initial(cur, &out)
-	if key := m.encode(nil, cur); !bytes.Equal(key, x.st.key(int(states[0]))) {
+	first, err := x.keyOf(int(states[0]))
+	if err != nil {
+		return nil, err
+	}
+	if key := m.encode(nil, cur); !bytes.Equal(key, first) {
 		return nil, errors.New("explore: the path does not start at the initial state")
 	}
 	clock := 0
@@ -69,7 +73,10 @@ func (x *search) replayPath(states []uint32, via int) ([]pstep, error) {
 	}
 	var key []byte
 	for j := 1; j < len(states); j++ {
-		want := x.st.key(int(states[j]))
+		want, err := x.keyOf(int(states[j]))
+		if err != nil {
+			return nil, err
+		}
 		trs := x.enumerate(cur, nil)
 		found := false
 		for _, t := range trs {

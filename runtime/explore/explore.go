@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/teach-dist/playground/runtime/sim"
@@ -135,6 +136,20 @@ type Result struct {
 	Workers int    `json:"workers"`
 	Message string `json:"message"`
 	Memory  int64  `json:"memory"` // bytes held by the search at the end
+	// Storage splits Memory by what it holds (Memory also counts the next growth of
+	// the largest table, and the workers' buffers).
+	Storage *Storage `json:"storage,omitempty"`
+}
+
+// Storage is what a search holds, in bytes, by kind.
+type Storage struct {
+	// States: the stored states (their parts, pairs and roots, and parents):
+	// divided by the number of states, what a stored state costs.
+	States int64 `json:"states"`
+	// Edges: the graph kept for the liveness check (mutual exclusion algorithms).
+	Edges int64 `json:"edges"`
+	// Interned: node states, messages and memoised steps.
+	Interned int64 `json:"interned"`
 }
 
 // Counterexample is the shortest run found that breaks the property.
@@ -204,11 +219,12 @@ func exploreConfig(ctx context.Context, sc *scenarios.Scenario, cfg sim.Config, 
 		x.start = start
 		if !timed && untimed {
 			// The untimed graph must be the whole one for its waiting components.
-			x.untimed, x.por = true, false
+			x.untimed, x.por, x.spor = true, false, false
 		}
 		res, err := x.explore(ctx, sc)
 		if errors.Is(err, errRestartTimed) || errors.Is(err, errUntimedInconclusive) {
 			timed = true
+			x.release()
 			continue
 		}
 		if err != nil {
@@ -219,7 +235,9 @@ func exploreConfig(ctx context.Context, sc *scenarios.Scenario, cfg sim.Config, 
 			// shortest run: search again without it, as far as the bounds allow.
 			o := opt
 			o.noPOR = true
-			y, err := newSearch(cfg, x.m.timed, &o)
+			timed := x.m.timed
+			x.release()
+			y, err := newSearch(cfg, timed, &o)
 			if err != nil {
 				return nil, err
 			}
@@ -241,15 +259,32 @@ func exploreConfig(ctx context.Context, sc *scenarios.Scenario, cfg sim.Config, 
 	}
 }
 
+// releaseAfter is the size of an abandoned search after which its memory is
+// collected before the next search starts.
+const releaseAfter = 8 << 20
+
+// release drops a search that another follows (with time, or without partial-order
+// reduction): its store is garbage, but the collector's next cycle may come late, and
+// until then the process would hold both searches, twice what the memory bound says.
+// A large one is collected at once.
+func (x *search) release() {
+	big := x.memory() >= releaseAfter
+	x.st, x.it, x.pool = nil, nil, nil
+	if big {
+		runtime.GC()
+	}
+}
+
 func newSearch(cfg sim.Config, timed bool, opt *Options) (*search, error) {
 	m, err := newModel(cfg, timed)
 	if err != nil {
 		return nil, err
 	}
-	x := &search{m: m, it: newInterner(m), st: newStore(!m.election), opt: opt}
+	x := &search{m: m, it: newInterner(m), st: newStore(m.nparts(), !m.election), opt: opt}
 	if !opt.NoReduce {
 		x.canon = m.spec.Canon
 		x.por = !opt.noPOR && x.porApplies()
+		x.spor = !opt.noPOR && x.sporApplies()
 	}
 	return x, nil
 }
@@ -303,6 +338,7 @@ func (x *search) explore(ctx context.Context, sc *scenarios.Scenario) (res *Resu
 		res.EntryBound = 0
 	}
 	res.Memory = x.memory()
+	res.Storage = &Storage{States: x.st.stateBytes(), Edges: x.st.edgeBytes(), Interned: x.it.bytes.Load()}
 	switch {
 	case out.bound != "":
 		res.Result, res.Bound = ResultBounded, out.bound

@@ -380,12 +380,25 @@ func TestKeysRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := newState(x.m)
+		seen := map[string]int{}
 		for k := 0; k < x.st.count; k++ {
-			if err := x.m.decode(x.st.key(k), s); err != nil {
+			if err := x.load(k, s); err != nil {
 				t.Fatalf("%s: state %d: %v", file, k, err)
 			}
-			if got := x.m.encode(nil, s); string(got) != string(x.st.key(k)) {
-				t.Fatalf("%s: state %d does not round-trip", file, k)
+			key := string(x.m.encode(nil, s))
+			if j, ok := seen[key]; ok {
+				t.Fatalf("%s: states %d and %d are the same state", file, j, k)
+			}
+			seen[key] = k
+			if got, ok := x.find(s); !ok || int(got) != k {
+				t.Fatalf("%s: state %d does not round-trip (found %d, %v)", file, k, got, ok)
+			}
+			var flat state
+			if err := x.m.decode([]byte(key), &flat); err != nil {
+				t.Fatalf("%s: state %d: %v", file, k, err)
+			}
+			if got := x.m.encode(nil, &flat); string(got) != key {
+				t.Fatalf("%s: state %d's key does not round-trip", file, k)
 			}
 		}
 	}

@@ -22,7 +22,7 @@ func (x *search) liveness(ctx context.Context) (outcome, int, error) {
 	s := newState(x.m)
 	any := false
 	for k := 0; k < n; k++ {
-		if err := x.m.decode(x.st.key(k), s); err != nil {
+		if err := x.load(k, s); err != nil {
 			return outcome{}, 0, err
 		}
 		for i := range s.nodes {
@@ -50,8 +50,8 @@ func (x *search) waitCycles(ctx context.Context, pend []uint16) (outcome, int, e
 	color := make([]uint8, n) // 0 new, 1 on the stack, 2 done
 	dist := make([]uint32, n) // longest run from here until the process stops waiting
 	type frame struct {
-		k uint32
-		e int
+		k  uint32
+		it edgeIter
 	}
 	var stack []frame
 	bound := 0
@@ -65,7 +65,7 @@ func (x *search) waitCycles(ctx context.Context, pend []uint16) (outcome, int, e
 				continue
 			}
 			color[r] = 1
-			stack = append(stack[:0], frame{k: uint32(r)})
+			stack = append(stack[:0], frame{k: uint32(r), it: x.st.succ(r)})
 			for len(stack) > 0 {
 				if work++; work&0xffff == 0 {
 					if b := x.limits(ctx); b != "" {
@@ -73,16 +73,13 @@ func (x *search) waitCycles(ctx context.Context, pend []uint16) (outcome, int, e
 					}
 				}
 				top := &stack[len(stack)-1]
-				lo, hi := x.st.succ(int(top.k))
-				if lo+top.e < hi {
-					t := x.st.edge(lo + top.e)
-					top.e++
+				if t, ok := x.st.next(&top.it); ok {
 					switch {
 					case pend[t]&bit == 0:
 						dist[top.k] = max(dist[top.k], 1)
 					case color[t] == 0:
 						color[t] = 1
-						stack = append(stack, frame{k: t})
+						stack = append(stack, frame{k: t, it: x.st.succ(int(t))})
 					case color[t] == 1:
 						cycle := []uint32{}
 						for j := len(stack) - 1; j >= 0; j-- {
@@ -139,9 +136,8 @@ func (x *search) escapes(k uint32, bit uint16, pend []uint16) bool {
 	for len(queue) > 0 {
 		u := queue[0]
 		queue = queue[1:]
-		lo, hi := x.st.succ(int(u))
-		for i := lo; i < hi; i++ {
-			v := x.st.edge(i)
+		it := x.st.succ(int(u))
+		for v, ok := x.st.next(&it); ok; v, ok = x.st.next(&it) {
 			if pend[v]&bit == 0 {
 				return true
 			}
@@ -166,9 +162,9 @@ func (x *search) forwardOnly(ctx context.Context) (bool, string) {
 				return false, b
 			}
 		}
-		lo, hi := x.st.succ(k)
-		for e := lo; e < hi; e++ {
-			if int(x.st.edge(e)) <= k {
+		it := x.st.succ(k)
+		for t, ok := x.st.next(&it); ok; t, ok = x.st.next(&it) {
+			if int(t) <= k {
 				return false, ""
 			}
 		}
@@ -195,9 +191,9 @@ func (x *search) forwardBound(ctx context.Context, pend []uint16) (outcome, int,
 				continue
 			}
 			d := uint32(0)
-			lo, hi := x.st.succ(k)
-			for e := lo; e < hi; e++ {
-				if t := x.st.edge(e); pend[t]&bit == 0 {
+			it := x.st.succ(k)
+			for t, ok := x.st.next(&it); ok; t, ok = x.st.next(&it) {
+				if pend[t]&bit == 0 {
 					d = max(d, 1)
 				} else {
 					d = max(d, dist[t]+1)

@@ -188,7 +188,7 @@ func TestForwardBoundIsTheSearchBound(t *testing.T) {
 		pend := make([]uint16, x.st.count)
 		s := newState(x.m)
 		for k := range pend {
-			if err := x.m.decode(x.st.key(k), s); err != nil {
+			if err := x.load(k, s); err != nil {
 				t.Fatal(err)
 			}
 			for i := range s.nodes {

@@ -3,7 +3,6 @@ package explore
 import (
 	"context"
 	"fmt"
-	"hash/maphash"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -42,18 +41,18 @@ const (
 type succ struct {
 	found  *finding // the step broke a property
 	timer  bool     // the step set a timer: an untimed search restarts timed
-	tooBig bool     // the successor's key is longer than MaxKey
-	off    uint32   // its key: chunk.keys[off:off+n]
-	n      uint32
-	hash   uint64
+	tooBig bool     // a part of the successor is longer than MaxKey
+	known  bool     // every part and pair of it was stored when the worker looked
+	root   uint64   // then, its root
+	parts  uint32   // its parts: chunk.parts[parts:parts+store.nparts], in chunk.keys
 	check  *finding // checkState of the successor (counts only if it is new)
 }
 
 // expansion is what a worker found out about one state.
 type expansion struct {
 	err      error
-	reduced  bool // partial-order reduction took one transition for all
-	single   bool // the state has one transition, reduced or not
+	reduced  bool // partial-order reduction took some transitions for all
+	inert    bool // it took one delivery to an inert process (reduce.go)
 	from, to int  // its successors: chunk.succs[from:to]
 }
 
@@ -62,6 +61,7 @@ type chunk struct {
 	exps   []expansion
 	succs  []succ
 	keys   []byte
+	parts  []partRef
 }
 
 // pool is the workers of a search. With one worker it is the search itself, on its
@@ -101,7 +101,7 @@ func (x *search) newPool() *pool {
 			it.recent = new(recent)
 			it.bytes.Add(recentBytes)
 			p.workers = append(p.workers, &search{m: x.m, it: it, st: x.st, opt: x.opt,
-				canon: x.canon, por: x.por, untimed: x.untimed, cur: newState(x.m), next: newState(x.m)})
+				canon: x.canon, por: x.por, spor: x.spor, untimed: x.untimed, cur: newState(x.m), next: newState(x.m)})
 		}
 		p.workers = p.workers[1:] // the search's goroutine merges
 	}
@@ -120,8 +120,9 @@ func (x *search) run(ctx context.Context) (outcome, error) {
 	if x.restartTimed() {
 		return outcome{}, errRestartTimed
 	}
-	x.key = m.encode(x.key[:0], x.cur)
-	x.st.insert(x.key, noParent)
+	if _, err := x.storeState(x.cur, noParent); err != nil {
+		return outcome{}, err
+	}
 	if found == nil {
 		found = x.checkState(x.cur)
 	}
@@ -244,7 +245,7 @@ func (p *pool) work(w *search, next *atomic.Int64, n int, span func(int) *chunk,
 // ring's figures, for the memory bound.
 func (p *pool) account(c int) {
 	ch := &p.chunks[c%len(p.chunks)]
-	p.held[c%len(p.chunks)] = int64(cap(ch.keys)) + int64(cap(ch.succs))*48 + int64(cap(ch.exps))*48
+	p.held[c%len(p.chunks)] = int64(cap(ch.keys)) + int64(cap(ch.succs))*48 + int64(cap(ch.exps))*48 + int64(cap(ch.parts))*24
 	p.bytes = 0
 	for _, b := range p.held {
 		p.bytes += b
@@ -268,7 +269,7 @@ func (x *search) merge(ctx context.Context, ch *chunk, k int, checked *int) (out
 		}
 		x.transitions++
 		if sc.found != nil {
-			if x.por && e.single {
+			if e.inert {
 				return outcome{}, fmt.Errorf("explore: %s: a delivery to an inert process broke a property (its Inert declaration is wrong)", x.m.spec.Slug), true
 			}
 			return outcome{found: sc.found, last: uint32(k), via: ord}, nil, true
@@ -276,7 +277,11 @@ func (x *search) merge(ctx context.Context, ch *chunk, k int, checked *int) (out
 		if sc.tooBig {
 			return outcome{}, fmt.Errorf("explore: a state takes more than %d bytes to encode (too many messages in flight?)", MaxKey), true
 		}
-		idx, isNew := x.st.insertHashed(ch.keys[sc.off:sc.off+sc.n], sc.hash, uint32(k))
+		root := sc.root
+		if !sc.known {
+			root = x.st.intern(ch.keys, ch.parts[sc.parts:int(sc.parts)+x.st.nparts], &x.tsMerge)
+		}
+		idx, isNew := x.st.insert(root, uint32(k))
 		x.st.addEdge(idx)
 		if !isNew {
 			continue
@@ -301,7 +306,7 @@ func (x *search) merge(ctx context.Context, ch *chunk, k int, checked *int) (out
 
 // expandChunk expands the chunk's states, each into its own expansion.
 func (x *search) expandChunk(ch *chunk, levelEnd int) {
-	ch.exps, ch.succs, ch.keys = ch.exps[:0], ch.succs[:0], ch.keys[:0]
+	ch.exps, ch.succs, ch.keys, ch.parts = ch.exps[:0], ch.succs[:0], ch.keys[:0], ch.parts[:0]
 	for k := ch.lo; k < ch.hi; k++ {
 		ch.exps = append(ch.exps, expansion{})
 		e := &ch.exps[len(ch.exps)-1]
@@ -321,8 +326,7 @@ func (x *search) expandState(ch *chunk, e *expansion, k, levelEnd int) (err erro
 			err = fmt.Errorf("explore: %s panicked during the search: %v", x.m.spec.Slug, v)
 		}
 	}()
-	m := x.m
-	if err := m.decode(x.st.key(k), x.cur); err != nil {
+	if err := x.load(k, x.cur); err != nil {
 		return err
 	}
 	x.trs = x.enumerate(x.cur, x.trs)
@@ -333,32 +337,65 @@ func (x *search) expandState(ch *chunk, e *expansion, k, levelEnd int) (err erro
 		}
 		if t >= 0 {
 			x.trs[0], x.trs = x.trs[t], x.trs[:1]
-			e.reduced = true
+			e.reduced, e.inert = true, true
 		}
 	}
-	e.single = len(x.trs) == 1
+	if !e.reduced && x.spor && x.sporState(x.cur) {
+		// A persistent set is taken when every one of its steps leads one level
+		// deeper (the cycle proviso), which its expansion finds out: else what it
+		// added is taken back and the next process tried.
+		for p := range x.cur.nodes {
+			set, ok := x.sporSet(x.cur, x.trs, p)
+			if !ok {
+				continue
+			}
+			s0, k0, p0 := len(ch.succs), len(ch.keys), len(ch.parts)
+			if deeper, done := x.expandSet(ch, set, levelEnd); deeper || done {
+				e.reduced = true
+				return nil
+			}
+			ch.succs, ch.keys, ch.parts = ch.succs[:s0], ch.keys[:k0], ch.parts[:p0]
+		}
+	}
+	x.expandSet(ch, x.trs, -1)
+	return nil
+}
+
+// expandSet adds the successors by trs to the chunk, up to the first that ends the
+// search (done). With levelEnd >= 0 it stops at the first successor stored before
+// levelEnd (one level up or less), and reports whether every one leads deeper.
+func (x *search) expandSet(ch *chunk, trs []trans, levelEnd int) (deeper, done bool) {
+	m := x.m
 	restart := !m.timed && x.opt.Time == TimeAuto && !x.untimed
-	for _, t := range x.trs {
+	for _, t := range trs {
 		x.next.copyFrom(x.cur)
 		x.timerSet = false
 		f := x.apply(x.next, t)
 		if restart && x.timerSet {
 			ch.succs = append(ch.succs, succ{timer: true})
-			return nil
+			return false, true
 		}
 		if f != nil {
 			ch.succs = append(ch.succs, succ{found: f})
-			return nil
+			return false, true
 		}
 		off := len(ch.keys)
-		ch.keys = m.encode(ch.keys, x.next)
-		key := ch.keys[off:]
-		if len(key) > MaxKey {
+		ch.keys, x.partEnds = x.encodeParts(ch.keys, x.next, x.partEnds)
+		if x.tooBig(off) {
 			ch.succs = append(ch.succs, succ{tooBig: true})
-			return nil
+			return false, true
 		}
-		ch.succs = append(ch.succs, succ{off: uint32(off), n: uint32(len(key)),
-			hash: maphash.Bytes(x.st.seed, key), check: x.checkState(x.next)})
+		sc := succ{parts: uint32(len(ch.parts)), check: x.checkState(x.next)}
+		for j := range x.partEnds {
+			x.partEnds[j] -= off
+		}
+		ch.parts, sc.root, sc.known = x.st.resolve(ch.keys[off:], x.partEnds, &x.tsCur, &x.tsSucc, ch.parts, uint32(off))
+		if levelEnd >= 0 && sc.known {
+			if k, ok := x.st.lookup(sc.root); ok && int(k) < levelEnd {
+				return false, false
+			}
+		}
+		ch.succs = append(ch.succs, sc)
 	}
-	return nil
+	return true, false
 }

@@ -52,6 +52,13 @@ func workerIndependent(t *testing.T, res *Result) []byte {
 	t.Helper()
 	r := *res
 	r.Seconds, r.Memory, r.Workers = 0, 0, 0
+	if r.Storage != nil {
+		// The store is the same whatever the workers; the interner's numbers and the
+		// workers' caches are not.
+		s := *r.Storage
+		s.Interned = 0
+		r.Storage = &s
+	}
 	var out struct {
 		Result *Result
 		Trace  []sim.Event
@@ -94,11 +101,11 @@ func recordRun(t *testing.T, cfg sim.Config) []sim.Event {
 	return rec.Events
 }
 
-// The arena's pages fill to the byte: keys of 254 bytes (256 with their length) fill
-// a page exactly, and the next key must start the next page, not skip one. Every key
-// reads back and is found.
+// The arena's pages fill to the byte: strings of 254 bytes (256 with their length)
+// fill a page exactly, and the next must start the next page, not skip one. Every
+// string reads back and is found.
 func TestStoreKeysAcrossFullPages(t *testing.T) {
-	st := newStore(false)
+	bs := newByteSet()
 	perPage := pageSize / 256
 	n := 3*perPage + 1
 	key := func(k int) []byte {
@@ -107,16 +114,39 @@ func TestStoreKeysAcrossFullPages(t *testing.T) {
 		return b
 	}
 	for k := range n {
-		if idx, isNew := st.insert(key(k), noParent); !isNew || int(idx) != k {
-			t.Fatalf("key %d: state %d, new %v", k, idx, isNew)
+		if idx, isNew := bs.insert(key(k), bs.hash(key(k))); !isNew || int(idx) != k {
+			t.Fatalf("key %d: number %d, new %v", k, idx, isNew)
 		}
 	}
 	for _, k := range []int{0, perPage - 1, perPage, 2 * perPage, n - 1} {
-		if got := st.key(k); !bytes.Equal(got, key(k)) {
+		if got := bs.get(uint32(k)); !bytes.Equal(got, key(k)) {
 			t.Fatalf("key %d reads back as %x...", k, got[:4])
 		}
-		if idx, ok := st.lookup(key(k)); !ok || int(idx) != k {
+		if idx, ok := bs.lookup(key(k), bs.hash(key(k))); !ok || int(idx) != k {
 			t.Fatalf("key %d: lookup %d %v", k, idx, ok)
 		}
+	}
+}
+
+// The pairs' table grows many times over; every pair keeps its number and is found.
+func TestPairSetGrows(t *testing.T) {
+	ps := newPairSet()
+	const n = 300_000
+	v := func(k int) uint64 { return uint64(k)*0x9E3779B97F4A7C15 | 1 }
+	for k := range n {
+		if idx, isNew := ps.insert(v(k), pairHash(v(k))); !isNew || int(idx) != k {
+			t.Fatalf("pair %d: number %d, new %v", k, idx, isNew)
+		}
+	}
+	for k := range n {
+		if idx, ok := ps.lookup(v(k), pairHash(v(k))); !ok || int(idx) != k || ps.at(idx) != v(k) {
+			t.Fatalf("pair %d: lookup %d %v", k, idx, ok)
+		}
+		if idx, isNew := ps.insert(v(k), pairHash(v(k))); isNew || int(idx) != k {
+			t.Fatalf("pair %d inserted again: %d %v", k, idx, isNew)
+		}
+	}
+	if _, ok := ps.lookup(2, pairHash(2)); ok {
+		t.Fatal("a pair never inserted is found")
 	}
 }

@@ -175,8 +175,7 @@ func (x *search) ample(s *state, trs []trans, next int) (int, error) {
 		}
 		x.next.copyFrom(s)
 		x.apply(x.next, t)
-		x.key = x.m.encode(x.key[:0], x.next)
-		if k, ok := x.st.lookup(x.key); ok && int(k) < next {
+		if k, ok := x.find(x.next); ok && int(k) < next {
 			continue // the cycle proviso: only one level deeper
 		}
 		return o, nil
@@ -200,4 +199,114 @@ func (x *search) checkInert(s *state, i int, msg uint32) error {
 		return fmt.Errorf("explore: %s: %s is declared inert but %s changes its state", x.m.spec.Slug, x.m.name(i), x.it.message(msg).desc)
 	}
 	return nil
+}
+
+// Partial-order reduction on FIFO channels. On a FIFO channel only the oldest message
+// can arrive, and only its receiver takes it. Take a process p such that every
+// channel into p from a process that may still send to it (alive, in p's part of the
+// partition) holds a message, and whose enabled steps are all deliveries that change
+// nothing the properties see (no entry into or exit from the CS, no leader). Let T
+// be those deliveries. No step of another process can enable a new step of p (a
+// message it sends to p joins the back of a channel that already has a head), nor
+// disable one (only p takes from its channels), and each commutes with every step of
+// T: they change different processes, and a step that takes the head of a channel
+// commutes with one that appends to its back. So T is a persistent set (Godefroid),
+// and invisible: the search may take T alone. This needs what the inert reduction
+// needs (no loss, no background traffic, no time), and no drop token, partition,
+// heal, crash or recovery to come (each could remove or strand a message of T, or
+// let a process send again); with canonical forms, no workload event at all, since
+// the last one changes the canonical form of every process (quiet).
+//
+// What it keeps and what not is the inert reduction's (above): deadlocks at the same
+// distance (a delivery of T stays enabled until p takes one, so every run to a
+// deadlock takes one of them), every cycle with a fully expanded state (the same
+// proviso: every step of T must lead one level deeper), visible steps in the same
+// order; a broken mutual exclusion or bounded entry is searched again without it.
+
+// sporApplies reports whether the search may use partial-order reduction on FIFO
+// channels.
+func (x *search) sporApplies() bool {
+	m := x.m
+	return m.fifo && !m.timed && !m.loss && len(m.bgMsgs) == 0 && len(m.bgTimers) == 0
+}
+
+// sporState reports whether s allows the reduction at all (see above).
+func (x *search) sporState(s *state) bool {
+	m := x.m
+	if s.avail != 0 || int(s.cursor) < len(m.global) || (x.canon != nil && !x.quiet(s)) {
+		return false
+	}
+	for i := range s.nodes {
+		for _, ev := range m.perNode[i][s.nodes[i].cursor:] {
+			if d := m.events[ev].act.Do; d == sim.ActCrash || d == sim.ActRecover {
+				return false
+			}
+		}
+	}
+	x.it.setUp(s.nodes)
+	return true
+}
+
+// sporSet returns process p's deliveries among s's transitions (trs) when they form
+// a persistent set smaller than trs (see above), but for the cycle proviso, which
+// their expansion checks (expandState).
+func (x *search) sporSet(s *state, trs []trans, p int) ([]trans, bool) {
+	m := x.m
+	set := x.pset[:0]
+	defer func() { x.pset = set }()
+	for _, t := range trs {
+		switch {
+		case t.kind == tDeliver && x.it.message(s.msgs[t.a].msg).m.To == p:
+			if !x.invisible(s, t) {
+				return nil, false
+			}
+			set = append(set, t)
+		case t.kind == tDeliver:
+		case t.kind == tTimer && int(s.timers[t.a].node) == p,
+			t.kind == tRelease && int(t.a) == p,
+			t.kind == tEvent && m.events[t.a].act.Node == p:
+			return nil, false // a step of p that is not a delivery
+		}
+	}
+	if len(set) == 0 || len(set) == len(trs) || !x.fedBy(s, p) {
+		return nil, false
+	}
+	return set, true
+}
+
+// invisible reports whether delivery t changes nothing the properties see: the
+// receiver neither enters nor leaves the CS nor takes a leader (a message to a
+// crashed process, or across the partition, is only lost).
+func (x *search) invisible(s *state, t trans) bool {
+	f := s.msgs[t.a]
+	info := x.it.message(f.msg)
+	to := info.m.To
+	if !s.nodes[to].alive || s.group(info.m.From) != s.group(to) {
+		return true
+	}
+	r := x.it.step(to, s.nodes[to].id, sim.Deliver, f.msg)
+	for _, e := range r.effs {
+		if e.kind == effEnter || e.kind == effExit || e.kind == effLeader {
+			return false
+		}
+	}
+	return true
+}
+
+// fedBy reports whether every channel into p from a process that may still send to
+// it holds a message.
+func (x *search) fedBy(s *state, p int) bool {
+	n := x.m.n
+	var fed uint16 // bit q: the channel from q to p holds a message
+	for _, f := range s.msgs {
+		if ch := int(x.it.message(f.msg).ch); ch%n == p {
+			fed |= 1 << (ch / n)
+		}
+	}
+	for q := range s.nodes {
+		if q != p && s.nodes[q].alive && s.group(q) == s.group(p) && fed&(1<<q) == 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -3,6 +3,7 @@ package explore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/teach-dist/playground/runtime/sim"
@@ -41,8 +42,10 @@ type search struct {
 	st       *store
 	opt      *Options
 	canon    *sim.Canon // the algorithm's canonical forms, nil for a full search
-	por      bool       // partial-order reduction (see ample)
-	reduced  int64      // states expanded by one transition only
+	por      bool       // partial-order reduction on inert processes (see ample)
+	spor     bool       // partial-order reduction on FIFO channels (see sporSet)
+	pset     []trans    // sporSet's own buffer
+	reduced  int64      // states expanded by a reduced set of transitions
 	terminal bool       // the violation found is a dead end (its length survives the reduction)
 	// untimed: an untimed search that goes on past timers, answering a timed question
 	// (untimed.go).
@@ -53,8 +56,15 @@ type search struct {
 	trs       []trans
 	wl        []trans // quiescent's own buffer
 	key       []byte
-	tick      int32 // the last tick's length
-	timerSet  bool  // the last apply set a timer
+	partEnds  []int       // where each part of a state ends (encodeParts)
+	from      []int8      // encodeParts: the sender of each message in flight
+	refs      []partRef   // storeState and find: a state's parts
+	tsCur     treeScratch // the state being expanded, as stored (load)
+	tsSucc    treeScratch // a successor being looked up
+	tsFind    treeScratch // storeState and find
+	tsMerge   treeScratch // the merge's
+	tick      int32       // the last tick's length
+	timerSet  bool        // the last apply set a timer
 
 	pool *pool // the workers and their buffers
 
@@ -120,6 +130,9 @@ func (x *search) limits(ctx context.Context) string {
 	if x.opt.MaxStates > 0 && int64(x.st.count) >= x.opt.MaxStates {
 		return BoundStates
 	}
+	if x.st.full() {
+		return BoundMemory // a table of the store is full (tree.go)
+	}
 	if x.opt.MaxMemory > 0 && x.memory() >= x.opt.MaxMemory {
 		return BoundMemory
 	}
@@ -150,4 +163,59 @@ func (x *search) progress() Progress {
 		p.StatesPerSecond = float64(x.st.count) / secs
 	}
 	return p
+}
+
+// load decodes state k into s.
+func (x *search) load(k int, s *state) error {
+	x.st.loadParts(k, &x.tsCur)
+	return x.decodeParts(x.tsCur.parts, s)
+}
+
+// keyOf is state k's key (encode): the same exactly when the states are.
+func (x *search) keyOf(k int) ([]byte, error) {
+	s := newState(x.m)
+	if err := x.load(k, s); err != nil {
+		return nil, err
+	}
+	return x.m.encode(nil, s), nil
+}
+
+// tooBig reports whether a part encoded from off on (ends) is longer than MaxKey.
+func (x *search) tooBig(off int) bool {
+	for _, e := range x.partEnds {
+		if e-off > MaxKey {
+			return true
+		}
+		off = e
+	}
+	return false
+}
+
+// storeState stores s as a successor of parent (the merge only).
+func (x *search) storeState(s *state, parent uint32) (uint32, error) {
+	x.key, x.partEnds = x.encodeParts(x.key[:0], s, x.partEnds)
+	if x.tooBig(0) {
+		return 0, fmt.Errorf("explore: a state takes more than %d bytes to encode (too many messages in flight?)", MaxKey)
+	}
+	var root uint64
+	var ok bool
+	x.refs, root, ok = x.st.resolve(x.key, x.partEnds, nil, &x.tsFind, x.refs[:0], 0)
+	if !ok {
+		root = x.st.intern(x.key, x.refs, &x.tsFind)
+	}
+	k, _ := x.st.insert(root, parent)
+	return k, nil
+}
+
+// find returns the number of state s, if it is stored. It may run on a worker while
+// the merge inserts.
+func (x *search) find(s *state) (uint32, bool) {
+	x.key, x.partEnds = x.encodeParts(x.key[:0], s, x.partEnds)
+	var root uint64
+	var ok bool
+	x.refs, root, ok = x.st.resolve(x.key, x.partEnds, nil, &x.tsFind, x.refs[:0], 0)
+	if !ok {
+		return 0, false
+	}
+	return x.st.lookup(root)
 }

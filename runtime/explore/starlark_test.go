@@ -179,3 +179,49 @@ func TestExplore_SkeletonsAreProved(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkStarlarkTwins runs the Starlark templates beside their Go algorithms on the
+// default setups at five processes (docs/benchmarks.md, "Tree compression ..."): the
+// same search for both (a Starlark source declares no canonical forms, so the full
+// search; Bully, Central and the token ring declare none either), one worker. Ricart-
+// Agrawala at five processes is out of the full search's reach: it runs at four, on
+// FIFO channels.
+//
+//	go test -run '^$' -bench StarlarkTwins -benchtime 1x -cpu 1 ./runtime/explore/
+func BenchmarkStarlarkTwins(b *testing.B) {
+	for _, c := range []struct {
+		name, scenario string
+		timed          bool
+	}{
+		{"bully-5", `{"version":1,"algorithm":"bully","nodes":5,"events":[{"at":0,"do":"crash","node":4},{"at":0,"do":"elect","node":0}]}`, true},
+		{"central-5", `{"version":1,"algorithm":"central","nodes":5}`, false},
+		{"token-ring-5", `{"version":1,"algorithm":"token-ring","nodes":5}`, true},
+		{"ricart-agrawala-4-fifo", `{"version":1,"algorithm":"ricart-agrawala","nodes":4,"network":{"delay":[1,3],"fifo":true}}`, false},
+	} {
+		sc, err := scenarios.Parse([]byte(c.scenario))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if sc, _, err = DefaultWorkload(sc); err != nil {
+			b.Fatal(err)
+		}
+		goCfg, err := sc.Config()
+		if err != nil {
+			b.Fatal(err)
+		}
+		src, _ := starlarkalg.Template(sc.Algorithm)
+		spec, err := starlarkalg.Load(sc.Algorithm, src)
+		if err != nil {
+			b.Fatal(err)
+		}
+		starCfg := goCfg
+		starCfg.Spec, starCfg.Params = spec, nil
+		if spec.ParseParams != nil {
+			if starCfg.Params, err = spec.ParseParams(sc.Params, goCfg.IDs); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.Run(c.name+"/go", func(b *testing.B) { benchExploreConfig(b, goCfg, c.timed, true) })
+		b.Run(c.name+"/starlark", func(b *testing.B) { benchExploreConfig(b, starCfg, c.timed, true) })
+	}
+}

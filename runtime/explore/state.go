@@ -216,3 +216,164 @@ func (m *model) decode(b []byte, s *state) error {
 	}
 	return nil
 }
+
+// nparts is how many parts a state is cut into for the store (tree.go): one per
+// process, then the header.
+func (m *model) nparts() int { return 1 + m.n }
+
+// encodeParts appends s's parts to b, each in the encoding encode uses for the same
+// fields, and records where each ends (offsets in b) in ends. Part i is process i:
+// its workload cursor, its node state and the kernel's view of it, its armed timers
+// and the messages it sent that are in flight, in the canonical order; the last part
+// is the header (workload, drop tokens, partition, time).
+func (x *search) encodeParts(b []byte, s *state, ends []int) ([]byte, []int) {
+	m := x.m
+	ends = ends[:0]
+	from := x.from[:0]
+	for _, f := range s.msgs {
+		from = append(from, int8(x.it.message(f.msg).ch/int32(m.n)))
+	}
+	x.from = from
+	tk := 0
+	for i := range s.nodes {
+		nd := &s.nodes[i]
+		if !m.timed && len(m.perNode[i]) > 0 {
+			b = binary.AppendUvarint(b, uint64(nd.cursor))
+		}
+		if !nd.alive {
+			b = append(b, 0)
+		} else {
+			b = binary.AppendUvarint(b, uint64(nd.id)+1)
+			var flags byte
+			if nd.inCS {
+				flags |= 1
+			}
+			if nd.pending {
+				flags |= 2
+			}
+			b = append(b, flags)
+			if m.election {
+				b = binary.AppendUvarint(b, uint64(nd.leader+1))
+			}
+			if m.timed && m.cs > 0 && nd.inCS {
+				b = binary.AppendUvarint(b, uint64(nd.csLeft))
+			}
+		}
+		// Timers are kept in order of node: process i's are the next ones.
+		t0 := tk
+		for tk < len(s.timers) && int(s.timers[tk].node) == i {
+			tk++
+		}
+		b = binary.AppendUvarint(b, uint64(tk-t0))
+		for _, t := range s.timers[t0:tk] {
+			b = binary.AppendUvarint(b, uint64(t.name))
+			if m.timed {
+				b = binary.AppendUvarint(b, uint64(t.left))
+			}
+		}
+		count := 0
+		for _, f := range from {
+			if int(f) == i {
+				count++
+			}
+		}
+		b = binary.AppendUvarint(b, uint64(count))
+		for k, f := range s.msgs {
+			if int(from[k]) != i {
+				continue
+			}
+			b = binary.AppendUvarint(b, uint64(f.msg))
+			if m.timed {
+				b = binary.AppendUvarint(b, uint64(f.lo))
+				b = binary.AppendUvarint(b, uint64(f.hi))
+			}
+		}
+		ends = append(ends, len(b))
+	}
+	if m.timed {
+		b = binary.AppendUvarint(b, uint64(s.now))
+		b = binary.AppendUvarint(b, uint64(s.cursor))
+	} else if len(m.global) > 0 {
+		b = binary.AppendUvarint(b, uint64(s.cursor))
+	}
+	if len(m.drops) > 0 {
+		b = binary.AppendUvarint(b, s.avail)
+	}
+	if m.parts {
+		b = append(b, s.groups...)
+	}
+	ends = append(ends, len(b))
+	return b, ends
+}
+
+// decodeParts reads the parts written by encodeParts into s.
+func (x *search) decodeParts(parts [][]byte, s *state) error {
+	m := x.m
+	r := keyReader{b: parts[m.n]}
+	s.now, s.cursor, s.avail = 0, 0, 0
+	if m.timed {
+		s.now = int32(r.u())
+		s.cursor = int32(r.u())
+	} else if len(m.global) > 0 {
+		s.cursor = int32(r.u())
+	}
+	if len(m.drops) > 0 {
+		s.avail = r.u()
+	}
+	if m.parts {
+		s.groups = s.groups[:0]
+		for i := 0; i < m.n; i++ {
+			s.groups = append(s.groups, r.byte1())
+		}
+	} else {
+		s.groups = nil
+	}
+	if r.err || len(r.b) != 0 {
+		return errKey
+	}
+	s.nodes = s.nodes[:0]
+	s.timers = s.timers[:0]
+	s.msgs = s.msgs[:0]
+	for i := 0; i < m.n; i++ {
+		r = keyReader{b: parts[i]}
+		nd := nodeSt{leader: -1}
+		if !m.timed && len(m.perNode[i]) > 0 {
+			nd.cursor = int32(r.u())
+		}
+		id := r.u()
+		if id != 0 {
+			nd.alive = true
+			nd.id = uint32(id - 1)
+			flags := r.byte1()
+			nd.inCS, nd.pending = flags&1 != 0, flags&2 != 0
+			if m.election {
+				nd.leader = int32(r.u()) - 1
+			}
+			if m.timed && m.cs > 0 && nd.inCS {
+				nd.csLeft = int32(r.u())
+			}
+		}
+		s.nodes = append(s.nodes, nd)
+		nt := int(r.u())
+		for k := 0; k < nt && !r.err; k++ {
+			t := timerSt{node: uint16(i), name: uint16(r.u())}
+			if m.timed {
+				t.left = int32(r.u())
+			}
+			s.timers = append(s.timers, t)
+		}
+		nm := int(r.u())
+		for k := 0; k < nm && !r.err; k++ {
+			f := flight{msg: uint32(r.u())}
+			if m.timed {
+				f.lo, f.hi = int32(r.u()), int32(r.u())
+			}
+			s.msgs = append(s.msgs, f)
+		}
+		if r.err || len(r.b) != 0 {
+			return errKey
+		}
+	}
+	x.sortFlights(s)
+	return nil
+}

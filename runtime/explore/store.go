@@ -7,43 +7,31 @@ import (
 	"sync/atomic"
 )
 
-// store is the visited set: every state's key in an append-only arena, an
-// open-addressing table from a 64-bit hash to the state's number (a slot keeps the
-// hash's top 32 bits, whose top bits are also its home, so the table grows without
-// rehashing; keys compared in full when those bits match), and a parent pointer per state. States are numbered in
-// the order found, which is breadth-first order, so the store is also the search's
-// queue: nothing else holds states.
-//
-// Per state it costs 12 bytes (offset and parent), 10.7 to 21.3 in the table (kept
-// between three eighths and three quarters full), and, when edges are kept for the
-// liveness check, 4 for the first edge and 4 per transition; plus the key itself in
-// the arena.
-type store struct {
+// byteSet interns byte strings (the parts of states, tree.go): each in an
+// append-only arena, found through an open-addressing table from a 64-bit hash to its
+// number (a slot keeps the hash's top 32 bits, whose top bits are also its home, so
+// the table grows without rehashing; strings compared in full when those bits match).
+// Numbers are given in the order strings are first inserted.
+type byteSet struct {
 	seed  maphash.Seed
 	pages paged[byte]   // the arena: pages of pageSize bytes, each filled up to fill
 	page  int           // the page being filled
 	fill  int           // bytes used of it
 	offs  paged[uint64] // page<<pageBits | position
-	// parents, edgeStart and edges are only read once the search is over.
-	parents paged[uint32]
-	table   atomic.Pointer[table]
-	count   int
-
-	keepEdges bool
-	edgeStart paged[uint32] // state -> first edge; edgeStart[k+1] ends state k's
-	edges     paged[uint32]
+	table atomic.Pointer[table]
+	count int
 
 	arenaBytes int64
 }
 
-// The workers of a parallel search read the store (a state's key, lookup) while the
-// merge writes it (parallel.go). So nothing a reader may follow is ever changed in
-// place: a table slot goes from empty to its final value by one atomic store; the
+// The workers of a parallel search read the store (a state's parts, lookups) while
+// the merge writes it (parallel.go). So nothing a reader may follow is ever changed
+// in place: a table slot goes from empty to its final value by one atomic store; a
 // table grows into a new one, published whole; pages never move, and the list of
-// pages is replaced, not appended to. A reader that has learnt a state's number
-// through the table's atomics, or from before its level began, finds its key.
+// pages is replaced, not appended to. A reader that has learnt a number through a
+// table's atomics, or from before its level began, finds what it numbers.
 type table struct {
-	slots []uint64 // hash's top 32 bits << 32 | state+1; 0 is empty
+	slots []uint64 // hash's top 32 bits << 32 | number+1; 0 is empty
 	mask  uint64
 	shift uint // a slot's home is the hash's top bits: tag >> shift
 }
@@ -130,32 +118,33 @@ const (
 	noParent = ^uint32(0)
 )
 
-func newStore(keepEdges bool) *store {
-	st := &store{seed: maphash.MakeSeed(), keepEdges: keepEdges}
-	st.table.Store(&table{slots: make([]uint64, 1<<12), mask: 1<<12 - 1, shift: 32 - 12})
-	return st
+func newByteSet() *byteSet {
+	bs := &byteSet{seed: maphash.MakeSeed()}
+	bs.table.Store(newTable(10))
+	return bs
 }
 
-func (st *store) key(k int) []byte {
-	off := st.offs.at(k)
-	p := (*st.pages.dir.Load())[off>>pageBits][off&(pageSize-1):]
+func newTable(bits uint) *table {
+	return &table{slots: make([]uint64, 1<<bits), mask: 1<<bits - 1, shift: 32 - bits}
+}
+
+func (bs *byteSet) hash(b []byte) uint64 { return maphash.Bytes(bs.seed, b) }
+
+// get returns string k.
+func (bs *byteSet) get(k uint32) []byte {
+	off := bs.offs.at(int(k))
+	p := (*bs.pages.dir.Load())[off>>pageBits][off&(pageSize-1):]
 	n := int(p[0]) | int(p[1])<<8
 	return p[2 : 2+n]
 }
 
-// MaxKey bounds a state's key (its length is stored in two bytes).
+// MaxKey bounds a part of a state (its length is stored in two bytes).
 const MaxKey = 1<<16 - 1
 
-// insert adds key (as a successor of parent) unless it is there; it returns the
-// state's number and whether it is new. The key must be at most MaxKey bytes.
-func (st *store) insert(key []byte, parent uint32) (uint32, bool) {
-	return st.insertHashed(key, maphash.Bytes(st.seed, key), parent)
-}
-
-// insertHashed is insert with the key's hash (maphash.Bytes with st.seed) already
-// worked out, as the workers of a parallel search do.
-func (st *store) insertHashed(key []byte, h uint64, parent uint32) (uint32, bool) {
-	t := st.table.Load()
+// insert adds b, whose hash is h, unless it is there; it returns its number and
+// whether it is new. b must be at most MaxKey bytes. Only one goroutine inserts.
+func (bs *byteSet) insert(b []byte, h uint64) (uint32, bool) {
+	t := bs.table.Load()
 	tag := h >> 32
 	i := tag >> t.shift
 	for {
@@ -165,68 +154,66 @@ func (st *store) insertHashed(key []byte, h uint64, parent uint32) (uint32, bool
 		}
 		if slot>>32 == tag {
 			k := uint32(slot) - 1
-			if bytes.Equal(st.key(int(k)), key) {
+			if bytes.Equal(bs.get(k), b) {
 				return k, false
 			}
 		}
 		i = (i + 1) & t.mask
 	}
-	k := uint32(st.count)
-	st.count++
-	st.offs.append(st.put(key))
-	st.parents.append(parent)
-	atomic.StoreUint64(&t.slots[i], tag<<32|uint64(k+1)) // after the key: a reader may follow it
-	if uint64(st.count)*4 > uint64(len(t.slots))*3 {
-		st.grow()
+	k := uint32(bs.count)
+	bs.count++
+	bs.offs.append(bs.put(b))
+	atomic.StoreUint64(&t.slots[i], tag<<32|uint64(k+1)) // after the string: a reader may follow it
+	if uint64(bs.count)*4 > uint64(len(t.slots))*3 {
+		bs.grow()
 	}
 	return k, true
 }
 
-// lookup returns key's state number, if it is stored. It may run while another
-// goroutine inserts.
-func (st *store) lookup(key []byte) (uint32, bool) {
-	h := maphash.Bytes(st.seed, key)
+// lookup returns b's number, if it is stored (h is its hash). It may run while
+// another goroutine inserts.
+func (bs *byteSet) lookup(b []byte, h uint64) (uint32, bool) {
 	tag := h >> 32
-	t := st.table.Load()
+	t := bs.table.Load()
 	for i := tag >> t.shift; ; i = (i + 1) & t.mask {
 		slot := atomic.LoadUint64(&t.slots[i])
 		if slot == 0 {
 			return 0, false
 		}
-		if slot>>32 == tag && bytes.Equal(st.key(int(uint32(slot)-1)), key) {
+		if slot>>32 == tag && bytes.Equal(bs.get(uint32(slot)-1), b) {
 			return uint32(slot) - 1, true
 		}
 	}
 }
 
-func (st *store) put(key []byte) uint64 {
-	need := len(key) + 2
-	if st.fill+need > pageSize {
-		st.page, st.fill = st.page+1, 0 // a new page
+func (bs *byteSet) put(b []byte) uint64 {
+	need := len(b) + 2
+	if bs.fill+need > pageSize {
+		bs.page, bs.fill = bs.page+1, 0 // a new page
 	}
-	st.pages.n = st.page*pageSize + st.fill
-	// The first page starts at 64 KiB (small searches stay small) and doubles.
-	st.pages.grow(st.pages.n, need, pageSize, 64<<10)
-	st.arenaBytes += int64(need)
-	page := st.page
-	off := uint64(page)<<pageBits | uint64(st.fill)
-	p := (*st.pages.dir.Load())[page][st.fill:]
-	p[0], p[1] = byte(len(key)), byte(len(key)>>8)
-	copy(p[2:], key)
-	st.fill += need
-	st.pages.n += need
+	bs.pages.n = bs.page*pageSize + bs.fill
+	// The first page starts at 8 KiB (small searches stay small) and doubles.
+	bs.pages.grow(bs.pages.n, need, pageSize, 8<<10)
+	bs.arenaBytes += int64(need)
+	page := bs.page
+	off := uint64(page)<<pageBits | uint64(bs.fill)
+	p := (*bs.pages.dir.Load())[page][bs.fill:]
+	p[0], p[1] = byte(len(b)), byte(len(b)>>8)
+	copy(p[2:], b)
+	bs.fill += need
+	bs.pages.n += need
 	return off
 }
 
-func (st *store) grow() {
-	old := st.table.Load()
+func (bs *byteSet) grow() {
+	old := bs.table.Load()
 	if old.shift == 0 {
-		panic("explore: the visited set outgrew its 32-bit tags") // 4 billion slots: beyond any memory bound
+		panic("explore: a table outgrew its 32-bit tags") // 4 billion slots: beyond any memory bound
 	}
 	t := &table{slots: make([]uint64, 2*len(old.slots)), shift: old.shift - 1}
 	t.mask = uint64(len(t.slots) - 1)
 	// The home of a slot is the top bits of the hash, which the slot keeps (its tag):
-	// growing never reads a key again.
+	// growing never reads a string again.
 	for _, slot := range old.slots {
 		if slot == 0 {
 			continue
@@ -237,45 +224,10 @@ func (st *store) grow() {
 		}
 		t.slots[i] = slot
 	}
-	st.table.Store(t) // readers still on the old table find every state they may ask for
+	bs.table.Store(t) // readers still on the old table find every string they may ask for
 }
 
-// startEdges marks where state k's edges begin (states are expanded in order).
-func (st *store) startEdges(k int) {
-	if st.keepEdges && st.edgeStart.len() == k {
-		st.edgeStart.append(uint32(st.edges.len()))
-	}
-}
+// held is what the set holds.
+func (bs *byteSet) held() int64 { return bs.pages.bytes() + bs.offs.bytes() + bs.tableBytes() }
 
-func (st *store) addEdge(to uint32) {
-	if st.keepEdges {
-		st.edges.append(to)
-	}
-}
-
-// succ returns where state k's successors are in edges (valid once k+1 was started or
-// the search ended): edge(i) for lo <= i < hi.
-func (st *store) succ(k int) (lo, hi int) {
-	hi = st.edges.len()
-	if k+1 < st.edgeStart.len() {
-		hi = int(st.edgeStart.at(k + 1))
-	}
-	return int(st.edgeStart.at(k)), hi
-}
-
-func (st *store) edge(i int) uint32 { return st.edges.at(i) }
-
-func (st *store) parent(k uint32) uint32 { return st.parents.at(int(k)) }
-
-// overhead is the memory the store takes besides the keys, as allocated.
-func (st *store) overhead() int64 {
-	return st.offs.bytes() + st.parents.bytes() + int64(len(st.table.Load().slots))*8 +
-		st.edgeStart.bytes() + st.edges.bytes()
-}
-
-// memory is everything the store holds, and what its next growth will take: the
-// table doubles in one allocation while the old one is still being read, so a
-// search stopped just under the bound would otherwise pass it by twice the table.
-func (st *store) memory() int64 {
-	return st.pages.bytes() + st.overhead() + int64(len(st.table.Load().slots))*8*2
-}
+func (bs *byteSet) tableBytes() int64 { return int64(len(bs.table.Load().slots)) * 8 }

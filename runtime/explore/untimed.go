@@ -89,7 +89,7 @@ func (x *search) fairWaits(ctx context.Context) (outcome, error) {
 	pend := make([]uint16, n)
 	s := newState(x.m)
 	for k := 0; k < n; k++ {
-		if err := x.m.decode(x.st.key(k), s); err != nil {
+		if err := x.load(k, s); err != nil {
 			return outcome{}, err
 		}
 		for i := range s.nodes {
@@ -131,8 +131,8 @@ func (x *search) components(ctx context.Context, pend []uint16, bit uint16, comp
 	clear(comp)
 	onStack := make([]bool, n)
 	type frame struct {
-		k uint32
-		e int
+		k  uint32
+		it edgeIter
 	}
 	var stack, members []uint32
 	var call []frame
@@ -146,7 +146,7 @@ func (x *search) components(ctx context.Context, pend []uint16, bit uint16, comp
 		next++
 		stack = append(stack, uint32(r))
 		onStack[r] = true
-		call = append(call[:0], frame{k: uint32(r)})
+		call = append(call[:0], frame{k: uint32(r), it: x.st.succ(r)})
 		for len(call) > 0 {
 			if work++; work&0xffff == 0 {
 				if b := x.limits(ctx); b != "" {
@@ -154,10 +154,7 @@ func (x *search) components(ctx context.Context, pend []uint16, bit uint16, comp
 				}
 			}
 			top := &call[len(call)-1]
-			lo, hi := x.st.succ(int(top.k))
-			if lo+top.e < hi {
-				t := x.st.edge(lo + top.e)
-				top.e++
+			if t, ok := x.st.next(&top.it); ok {
 				switch {
 				case pend[t]&bit == 0:
 				case index[t] == unseen:
@@ -165,7 +162,7 @@ func (x *search) components(ctx context.Context, pend []uint16, bit uint16, comp
 					next++
 					stack = append(stack, t)
 					onStack[t] = true
-					call = append(call, frame{k: t})
+					call = append(call, frame{k: t, it: x.st.succ(int(t))})
 				case onStack[t]:
 					low[top.k] = min(low[top.k], index[t])
 				}
@@ -201,9 +198,9 @@ func (x *search) components(ctx context.Context, pend []uint16, bit uint16, comp
 }
 
 func (x *search) selfLoop(k uint32) bool {
-	lo, hi := x.st.succ(int(k))
-	for e := lo; e < hi; e++ {
-		if x.st.edge(e) == k {
+	it := x.st.succ(int(k))
+	for t, ok := x.st.next(&it); ok; t, ok = x.st.next(&it) {
+		if t == k {
 			return true
 		}
 	}
@@ -232,7 +229,7 @@ func (x *search) timeAllows(members []uint32, comp []uint32) bool {
 	// What stays throughout: what the first member has, less what another lacks.
 	var throughout []obligation
 	for j, k := range members {
-		if err := x.m.decode(x.st.key(int(k)), s); err != nil {
+		if err := x.load(int(k), s); err != nil {
 			return true
 		}
 		if j == 0 {
@@ -249,9 +246,8 @@ func (x *search) timeAllows(members []uint32, comp []uint32) bool {
 	// order in which the search stored the edges).
 	var trs []trans
 	next := newState(x.m)
-	var key []byte
 	for _, k := range members {
-		if err := x.m.decode(x.st.key(int(k)), s); err != nil {
+		if err := x.load(int(k), s); err != nil {
 			return true
 		}
 		trs = x.enumerate(s, trs)
@@ -261,8 +257,7 @@ func (x *search) timeAllows(members []uint32, comp []uint32) bool {
 			}
 			next.copyFrom(s)
 			x.apply(next, t)
-			key = x.m.encode(key[:0], next)
-			if to, ok := x.st.lookup(key); !ok || comp[to] != id {
+			if to, ok := x.find(next); !ok || comp[to] != id {
 				continue
 			}
 			throughout = slices.DeleteFunc(throughout, func(o obligation) bool { return x.ends(s, t, o) })

@@ -1,0 +1,455 @@
+package explore
+
+import (
+	"bytes"
+	"slices"
+	"sync/atomic"
+)
+
+// Tree compression: the visited set stores a state as a tree of interned parts, as
+// LTSmin does. A state is cut into parts: its header (workload cursor, drop tokens,
+// partition, time) and, for each process, that process's own view (its interned node
+// state, alive, in the CS, waiting, leader, workload cursor), its armed timers and the
+// messages it has in flight. Each part is interned once as a byte string (a leaf);
+// two parts form a pair, interned as a 64-bit word, two pairs a pair of pairs, up to
+// the root, which is the state. A step changes one process's part, and those of the
+// processes it sends to: every other part, and every pair above only unchanged parts,
+// is shared with the state it came from. So a new state costs its root (8 bytes), its
+// slot in the table of roots (4 bytes at three eighths to three quarters full), for
+// elections its parent (4 bytes; the edges give it otherwise) and the few pairs and
+// parts that are new, which the states found later share in their turn.
+//
+// States are numbered in the order found, which is breadth-first order, so the roots
+// are also the search's queue: a state is rebuilt from its root when its turn comes.
+// Everything here is exact: two states are stored as one only when every part is the
+// same.
+
+// pairSet interns 64-bit words (pairs of numbers): vals holds them by number, and an
+// open-addressing table of numbers finds them. A slot of 4 bytes holds number+1 and,
+// in its top 4 bits, 4 bits of the word's hash, so that a probe reads the word
+// (through vals, elsewhere in memory) only when those match: about once per lookup.
+// Numbers are given in the order words are first inserted. Like byteSet it may be
+// read by other goroutines while one inserts.
+type pairSet struct {
+	vals  paged[uint64]
+	table atomic.Pointer[ptable]
+	count int
+}
+
+type ptable struct {
+	slots []uint32 // tag<<28 | number+1; 0 is empty
+	mask  uint64
+	shift uint // a word's home is its hash's top bits: hash >> shift
+}
+
+// maxPairs is how many words a pairSet holds at most (numbers take 28 bits of a
+// slot); the search stops at a bound before (search.limits).
+const maxPairs = 1<<28 - 1
+
+func slotTag(h uint64) uint32 { return uint32(h&15) << 28 }
+
+func newPairSet() *pairSet {
+	ps := &pairSet{}
+	ps.table.Store(&ptable{slots: make([]uint32, 1<<10), mask: 1<<10 - 1, shift: 64 - 10})
+	return ps
+}
+
+// pairHash mixes a word (MurmurHash3's finaliser): the table's homes are its top bits.
+func pairHash(v uint64) uint64 {
+	v ^= v >> 33
+	v *= 0xff51afd7ed558ccd
+	v ^= v >> 33
+	v *= 0xc4ceb9fe1a85ec53
+	v ^= v >> 33
+	return v
+}
+
+func pairOf(l, r uint32) uint64 { return uint64(l)<<32 | uint64(r) }
+
+func (ps *pairSet) at(k uint32) uint64 { return ps.vals.at(int(k)) }
+
+// lookup returns v's number, if it is stored. It may run while another goroutine
+// inserts.
+func (ps *pairSet) lookup(v, h uint64) (uint32, bool) {
+	t := ps.table.Load()
+	tag := slotTag(h)
+	for i := h >> t.shift; ; i = (i + 1) & t.mask {
+		slot := atomic.LoadUint32(&t.slots[i])
+		if slot == 0 {
+			return 0, false
+		}
+		if slot&^(1<<28-1) == tag && ps.vals.at(int(slot&(1<<28-1)-1)) == v {
+			return slot&(1<<28-1) - 1, true
+		}
+	}
+}
+
+// insert adds v (whose hash is h) unless it is there, and returns its number and
+// whether it is new. Only one goroutine inserts.
+func (ps *pairSet) insert(v, h uint64) (uint32, bool) {
+	t := ps.table.Load()
+	tag := slotTag(h)
+	i := h >> t.shift
+	for {
+		slot := t.slots[i] // only this goroutine writes: no atomic load needed
+		if slot == 0 {
+			break
+		}
+		if slot&^(1<<28-1) == tag && ps.vals.at(int(slot&(1<<28-1)-1)) == v {
+			return slot&(1<<28-1) - 1, false
+		}
+		i = (i + 1) & t.mask
+	}
+	if ps.count == maxPairs {
+		panic("explore: more pairs than a table holds") // the search's limits stop it before
+	}
+	k := uint32(ps.count)
+	ps.count++
+	ps.vals.append(v)
+	atomic.StoreUint32(&t.slots[i], tag|(k+1)) // after the word: a reader may follow it
+	if uint64(ps.count)*4 > uint64(len(t.slots))*3 {
+		ps.grow()
+	}
+	return k, true
+}
+
+// grow doubles the table: the words are hashed again, read in number order.
+func (ps *pairSet) grow() {
+	old := ps.table.Load()
+	t := &ptable{slots: make([]uint32, 2*len(old.slots)), shift: old.shift - 1}
+	t.mask = uint64(len(t.slots) - 1)
+	for k := 0; k < ps.count; k++ {
+		h := pairHash(ps.vals.at(k))
+		i := h >> t.shift
+		for t.slots[i] != 0 {
+			i = (i + 1) & t.mask
+		}
+		t.slots[i] = slotTag(h) | uint32(k+1)
+	}
+	ps.table.Store(t) // readers still on the old table find every word they may ask for
+}
+
+// held is what the set holds.
+func (ps *pairSet) held() int64 { return ps.vals.bytes() + ps.tableBytes() }
+
+func (ps *pairSet) tableBytes() int64 { return int64(len(ps.table.Load().slots)) * 4 }
+
+// tnode is an inner node of the tree over a state's parts: each child is an inner
+// node (its index, >= 0) or a part (-1 - its index).
+type tnode struct{ l, r int32 }
+
+// layout builds the balanced tree over parts parts, in post-order: children before
+// their parent, the root last.
+func layout(parts int) []tnode {
+	var out []tnode
+	var build func(lo, hi int) int32
+	build = func(lo, hi int) int32 {
+		if hi-lo == 1 {
+			return int32(-1 - lo)
+		}
+		mid := (lo + hi) / 2
+		l := build(lo, mid)
+		r := build(mid, hi)
+		out = append(out, tnode{l, r})
+		return int32(len(out) - 1)
+	}
+	build(0, parts)
+	return out
+}
+
+// store is the visited set: the interned parts (leaves), the inner pairs, the roots
+// (a state's number is its root's) and, for the liveness check, the edges; without
+// edges, a parent per state (with them, the edges give it: see parent).
+type store struct {
+	leaves  *byteSet
+	inner   *pairSet
+	roots   *pairSet
+	parents paged[uint32] // only read once the search is over; only without edges
+	count   int
+	nparts  int
+	tree    []tnode
+
+	keepEdges bool
+	edgeStart paged[uint32] // state -> where its edges start in edges
+	edges     paged[byte]   // varints (see addEdge)
+	lastEdge  uint32        // the successor last added (or the state, at its start)
+}
+
+func newStore(parts int, keepEdges bool) *store {
+	return &store{leaves: newByteSet(), inner: newPairSet(), roots: newPairSet(),
+		nparts: parts, tree: layout(parts), keepEdges: keepEdges}
+}
+
+// treeScratch is a worker's view of one state's tree: its parts and the numbers of
+// its leaves and inner nodes (to share what a successor keeps of it).
+type treeScratch struct {
+	parts [][]byte // a loaded state's parts (in the leaves' arena)
+	leaf  []uint32 // leaf numbers; noID when unknown
+	val   []uint64 // each inner node's pair
+	id    []uint32 // each inner node's number (not the root's); noID when unknown
+}
+
+const noID = ^uint32(0)
+
+func (ts *treeScratch) size(st *store) {
+	if len(ts.leaf) != st.nparts {
+		ts.parts = make([][]byte, st.nparts)
+		ts.leaf = make([]uint32, st.nparts)
+		ts.val = make([]uint64, len(st.tree))
+		ts.id = make([]uint32, len(st.tree))
+	}
+}
+
+// partRef is one part of a successor, in a chunk's buffers.
+type partRef struct {
+	off, n uint32
+	id     uint32 // noID: not stored when the worker looked
+	hash   uint64 // when id is noID
+}
+
+// loadParts fills ts with state k's tree: leaf numbers, parts, inner pairs.
+func (st *store) loadParts(k int, ts *treeScratch) {
+	ts.size(st)
+	root := len(st.tree) - 1
+	ts.val[root] = st.roots.at(uint32(k))
+	ts.id[root] = noID
+	for q := root; q >= 0; q-- {
+		v := ts.val[q]
+		st.child(ts, st.tree[q].l, uint32(v>>32))
+		st.child(ts, st.tree[q].r, uint32(v))
+	}
+	for j := range ts.leaf {
+		ts.parts[j] = st.leaves.get(ts.leaf[j])
+	}
+}
+
+func (st *store) child(ts *treeScratch, c int32, id uint32) {
+	if c < 0 {
+		ts.leaf[-1-c] = id
+		return
+	}
+	ts.id[c] = id
+	ts.val[c] = st.inner.at(id)
+}
+
+// resolve looks a successor's parts and pairs up without storing anything (cur, when
+// not nil, is the state it came from: what it shares with it is not looked up). It
+// returns the root and true when every part and pair below it is stored; refs gets
+// the parts.
+func (st *store) resolve(buf []byte, ends []int, cur *treeScratch, scratch *treeScratch, refs []partRef, base uint32) ([]partRef, uint64, bool) {
+	scratch.size(st)
+	known := true
+	start := 0
+	for j, end := range ends {
+		p := buf[start:end]
+		ref := partRef{off: base + uint32(start), n: uint32(end - start), id: noID}
+		start = end
+		if cur != nil && bytes.Equal(p, cur.parts[j]) {
+			ref.id = cur.leaf[j]
+		} else {
+			ref.hash = st.leaves.hash(p)
+			if id, ok := st.leaves.lookup(p, ref.hash); ok {
+				ref.id = id
+			} else {
+				known = false
+			}
+		}
+		scratch.leaf[j] = ref.id
+		refs = append(refs, ref)
+	}
+	if !known {
+		return refs, 0, false
+	}
+	root := len(st.tree) - 1
+	for q, nd := range st.tree {
+		l, r := scratch.ref(nd.l), scratch.ref(nd.r)
+		if l == noID || r == noID {
+			return refs, 0, false
+		}
+		v := pairOf(l, r)
+		scratch.val[q] = v
+		if q == root {
+			return refs, v, true
+		}
+		if cur != nil && v == cur.val[q] {
+			scratch.id[q] = cur.id[q]
+		} else if id, ok := st.inner.lookup(v, pairHash(v)); ok {
+			scratch.id[q] = id
+		} else {
+			scratch.id[q] = noID
+		}
+	}
+	return refs, 0, false
+}
+
+func (ts *treeScratch) ref(c int32) uint32 {
+	if c < 0 {
+		return ts.leaf[-1-c]
+	}
+	return ts.id[c]
+}
+
+// intern stores a successor's parts and pairs (refs, in buf) that are not yet
+// stored, and returns its root. Only the merge calls it.
+func (st *store) intern(buf []byte, refs []partRef, scratch *treeScratch) uint64 {
+	scratch.size(st)
+	for j, ref := range refs {
+		if ref.id == noID {
+			ref.id, _ = st.leaves.insert(buf[ref.off:ref.off+ref.n], ref.hash)
+		}
+		scratch.leaf[j] = ref.id
+	}
+	root := len(st.tree) - 1
+	for q, nd := range st.tree {
+		v := pairOf(scratch.ref(nd.l), scratch.ref(nd.r))
+		if q == root {
+			return v
+		}
+		scratch.id[q], _ = st.inner.insert(v, pairHash(v))
+	}
+	panic("unreachable")
+}
+
+// insert adds the state whose root is v (a successor of parent) unless it is there;
+// it returns the state's number and whether it is new.
+func (st *store) insert(v uint64, parent uint32) (uint32, bool) {
+	k, isNew := st.roots.insert(v, pairHash(v))
+	if isNew {
+		st.count++
+		if !st.keepEdges {
+			st.parents.append(parent)
+		}
+	}
+	return k, isNew
+}
+
+// full reports whether the store nears what its tables can number (maxPairs): the
+// search stops at its next check of the limits, well before (checkEvery states, each
+// adding fewer than nparts pairs).
+func (st *store) full() bool {
+	return max(st.roots.count, st.inner.count) > maxPairs-4*checkEvery*st.nparts ||
+		st.edges.len() > 1<<32-1<<28 // edgeStart's offsets are 32 bits
+}
+
+// lookup returns the number of the state whose root is v, if it is stored. It may
+// run while another goroutine inserts.
+func (st *store) lookup(v uint64) (uint32, bool) { return st.roots.lookup(v, pairHash(v)) }
+
+// The edges are kept compact: each state's successors, in order, as varints of the
+// difference from the one before (the first from the state itself), zigzag-coded. A
+// state's successors are mostly states found just before or just after one another
+// (the diamonds of independent steps), so most differences take one byte; edgeStart
+// says where each state's list begins.
+
+// startEdges marks where state k's edges begin (states are expanded in order).
+func (st *store) startEdges(k int) {
+	if st.keepEdges && st.edgeStart.len() == k {
+		st.edgeStart.append(uint32(st.edges.len()))
+		st.lastEdge = uint32(k)
+	}
+}
+
+func (st *store) addEdge(to uint32) {
+	if !st.keepEdges {
+		return
+	}
+	d := int64(to) - int64(st.lastEdge)
+	st.lastEdge = to
+	for u := uint64(d<<1 ^ d>>63); ; u >>= 7 {
+		if u < 0x80 {
+			st.edges.append(byte(u))
+			return
+		}
+		st.edges.append(byte(u) | 0x80)
+	}
+}
+
+// edgeIter walks one state's successors.
+type edgeIter struct {
+	pos, end int
+	prev     uint32
+}
+
+// succ returns an iterator over state k's successors (valid once k+1 was started or
+// the search ended).
+func (st *store) succ(k int) edgeIter {
+	hi := st.edges.len()
+	if k+1 < st.edgeStart.len() {
+		hi = int(st.edgeStart.at(k + 1))
+	}
+	return edgeIter{pos: int(st.edgeStart.at(k)), end: hi, prev: uint32(k)}
+}
+
+// next returns the next successor, if any.
+func (st *store) next(it *edgeIter) (uint32, bool) {
+	if it.pos >= it.end {
+		return 0, false
+	}
+	var u uint64
+	for s := uint(0); ; s += 7 {
+		c := st.edges.at(it.pos)
+		it.pos++
+		u |= uint64(c&0x7f) << s
+		if c < 0x80 {
+			break
+		}
+	}
+	it.prev = uint32(int64(it.prev) + (int64(u>>1) ^ -int64(u&1)))
+	return it.prev, true
+}
+
+// parent returns the state from which state k was found. With edges kept it is not
+// stored: the first edge that leads to k is the one that found it (the merge records
+// an edge for every successor, in order), so the state that owns that edge is k's
+// parent. Finding it reads the edges up to there: a counterexample's path takes a
+// read of the edges per step, and only a counterexample needs it.
+func (st *store) parent(k uint32) uint32 {
+	if !st.keepEdges {
+		return st.parents.at(int(k))
+	}
+	if k == 0 {
+		return noParent // the initial state
+	}
+	for s := 0; s < st.edgeStart.len(); s++ {
+		it := st.succ(s)
+		for t, ok := st.next(&it); ok; t, ok = st.next(&it) {
+			if t == k {
+				return uint32(s)
+			}
+		}
+	}
+	panic("explore: a stored state no edge leads to")
+}
+
+// stateBytes is what the stored states take: parts, pairs, roots and parents.
+func (st *store) stateBytes() int64 {
+	return st.leaves.held() + st.inner.held() + st.roots.held() + st.parents.bytes()
+}
+
+// edgeBytes is what the edges kept for the liveness check take.
+func (st *store) edgeBytes() int64 { return st.edgeStart.bytes() + st.edges.bytes() }
+
+// memory is everything the store holds, and what the next growth of its largest
+// table takes: a table doubles in one allocation while the old one is still read,
+// so a search stopped just under the bound would otherwise pass it by twice that
+// table.
+func (st *store) memory() int64 {
+	grow := max(st.leaves.tableBytes(), st.inner.tableBytes(), st.roots.tableBytes()) * 2
+	return st.stateBytes() + st.edgeBytes() + grow
+}
+
+// sortedFlights puts messages decoded sender by sender back in the canonical order
+// (insertFlight) of channels that are not FIFO.
+func (x *search) sortFlights(s *state) {
+	if !x.m.fifo {
+		slices.SortFunc(s.msgs, func(a, b flight) int {
+			switch {
+			case x.it.flightLess(a, b):
+				return -1
+			case x.it.flightLess(b, a):
+				return 1
+			}
+			return 0
+		})
+	}
+}
