@@ -72,8 +72,10 @@ func gradeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fail(err)
 	}
 	// The submission is a student's code: it loads and is searched in sandbox workers
-	// with the bounds the server's sources have (runtime/sandbox's defaults).
-	box := sandbox.New(sandbox.Options{Workers: 1})
+	// with the bounds the server's sources have (runtime/sandbox's defaults), at this
+	// process's CPU priority rather than below it: the grader does nothing else
+	// meanwhile, and a score must not depend on what else the machine runs.
+	box := sandbox.New(sandbox.Options{Workers: 1, Nice: -1})
 	defer box.Close()
 	scenarios.UseSourceLoader(box)
 	defer scenarios.UseSourceLoader(scenarios.InProcess)
