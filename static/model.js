@@ -13,6 +13,7 @@ export function newModel() {
     recentMax: 100,
     step: 0, t: 0, horizon: 0,
     playing: false, speed: 1, quiet: false, interventions: 0, stopped: "",
+    slowed: 0, // the fraction of its speed the run goes at while the server is busy (0: its own)
     rate: 2,
     scenario: null, network: null, seed: 0, cs: 0, name: "",
     version: 0, // bumps on every change, so views redraw only when needed
@@ -24,6 +25,7 @@ function clock(m, f) {
   m.step = f.step; m.t = f.t; m.horizon = f.horizon;
   m.playing = f.playing; m.speed = f.speed; m.quiet = f.quiet;
   m.interventions = f.interventions; m.stopped = f.stopped || "";
+  m.slowed = f.slowed || 0;
 }
 
 export function applyHello(m, f) {

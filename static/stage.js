@@ -282,6 +282,9 @@ function updateControls(st) {
   const actor = follower ? "the presenter acts" : "click a process";
   if (model.stopped) setStatus("stopped", "Stopped: " + model.stopped);
   else if (model.playing && model.quiet) setStatus("quiet", follower ? "Waiting for the presenter" : "Waiting for you: click a process");
+  // The server slows the runs of a network using more than its share of the CPU
+  // while others wait (docs/protocol.md, "slowed"): the pill says so.
+  else if (model.playing && model.slowed) setStatus("playing", `Playing ${model.speed}× · slowed: the server is busy`);
   else if (model.playing) setStatus("playing", `Playing ${model.speed}×`);
   else if (model.quiet) setStatus("quiet", `Nothing left to happen: ${actor}`);
   else setStatus("paused", "Paused");

@@ -70,7 +70,7 @@ func TestSecureCookiesBehindATrustedProxyOnly(t *testing.T) {
 
 // A Host header no URL can hold is refused with 400, not a 500 from the QR encoder.
 func TestQRRefusesAHostThatCannotBeAURL(t *testing.T) {
-	rig := startLecture(t, Options{}, "/play/ricart-agrawala?n=3")
+	rig := startLecture(t, Options{AllowedHosts: []string{"*"}}, "/play/ricart-agrawala?n=3")
 	tests := []struct {
 		host string
 		want int

@@ -267,3 +267,57 @@ func TestLectureHallBehindOneAddressFitsTheDefaults(t *testing.T) {
 		t.Fatalf("another address after the hall: %s", f.raw)
 	}
 }
+
+// The answer share cannot be gamed over the socket: answers naming another question
+// between real ones (which once started every client's count again), and bad choices
+// by the thousand from one socket (which once used the address's share up), leave one
+// address at most its share of the tally, and its share intact for its real answers.
+func TestLectureAnswerShareSurvivesTricks(t *testing.T) {
+	const share = 3
+	tests := []struct {
+		name  string
+		trick func(id, i int) []string // the frames the trick sends before real answer i
+		want  int                      // real answers counted
+	}{
+		{"answers to another question between real ones", func(id, i int) []string {
+			return []string{fmt.Sprintf(`{"type":"lecture","op":"answer","question":%d,"choice":0}`, id+1+i)}
+		}, share},
+		{"2000 bad choices first", func(id, i int) []string {
+			if i > 0 {
+				return nil
+			}
+			out := make([]string, 2000)
+			for k := range out {
+				out[k] = fmt.Sprintf(`{"type":"lecture","op":"answer","question":%d,"choice":%d}`, id, 50+k)
+			}
+			return out
+		}, share},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rig := startLecture(t, Options{ClientIP: viaProxy(t), Lecture: lecture.Options{MaxFollowers: 50, FollowersPerClient: share}},
+				"/play/ricart-agrawala?n=4")
+			rig.drive(t, `{"type":"act","do":"request","node":0}`, `{"type":"act","do":"request","node":2}`)
+			id := openQuestion(t, rig)
+			tricks, _ := dialAs(t, rig, "10.0.0.1") // one socket that only plays tricks
+			counted := 0
+			for i := range 3 * share {
+				for _, frame := range tt.trick(id, i) {
+					tricks.send(frame)
+					if f := tricks.lnext("answered", "error"); f.Type != "error" {
+						t.Fatalf("a trick was taken: %s", f.raw)
+					}
+				}
+				if answerAs(t, rig, "10.0.0.1", id) == "" {
+					counted++
+				}
+			}
+			if counted != tt.want {
+				t.Errorf("10.0.0.1 had %d answers counted, its share is %d", counted, share)
+			}
+			if got := answerAs(t, rig, "10.0.0.2", id); got != "" {
+				t.Errorf("another address: %q", got)
+			}
+		})
+	}
+}

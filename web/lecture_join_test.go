@@ -88,7 +88,7 @@ func TestJoinLinksUseThePublicURL(t *testing.T) {
 // network addresses (reachable ones only, IPv4 first, with the presenter's port), and
 // the QR code encodes the one chosen, never an address the server does not offer.
 func TestJoinLinksOfALoopbackPresenterOfferTheNetworkAddresses(t *testing.T) {
-	rig := startLecture(t, Options{Interfaces: fakeInterfaces}, "/play/ricart-agrawala?n=3")
+	rig := startLecture(t, Options{Interfaces: fakeInterfaces, AllowedHosts: []string{"class.example.edu"}}, "/play/ricart-agrawala?n=3")
 	lan := []string{"http://10.8.0.5:8080", "http://192.168.1.20:8080", "http://[2001:db8::7]:8080"}
 	for _, host := range []string{"localhost:8080", "127.0.0.1:8080", "[::1]:8080", "app.localhost:8080"} {
 		info, ok := presenterJoin(t, rig, host)

@@ -77,6 +77,7 @@ func find(lines []map[string]any, msg string) []map[string]any {
 func serveDirect(s *Server, method, target, remote string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(method, target, nil)
 	req.RemoteAddr = remote
+	req.Host = "localhost" // httptest's example.com is not a name of the server
 	rec := httptest.NewRecorder()
 	s.ServeHTTP(rec, req)
 	return rec

@@ -14,14 +14,14 @@ import (
 
 // routes is the server's one route table: every URL it answers, and the middleware
 // every request passes (HEAD as GET without the body, client address, request log,
-// panics, security headers, rate limits). Pages and APIs are compressed; sockets and
-// the Explore stream are not (each line of the stream must reach the page as soon as
-// it is written).
+// panics, the Host and the body's deadline (hosts.go), security headers, rate limits).
+// Pages and APIs are compressed; sockets and the Explore stream are not (each line of
+// the stream must reach the page as soon as it is written).
 func (s *Server) routes() chi.Router {
 	ex, lec := s.exports, s.lecture
 	r := chi.NewRouter()
 	r.Use(middleware.GetHead, s.opts.ClientIP, ops.RequestLog(s.opts.Logger, s.metrics, ratelimit.Free), ops.Recoverer(s.opts.Logger, s.metrics),
-		securityHeaders, s.limits.Middleware)
+		checkHost(&s.hosts), bodyDeadline(s.opts.BodyTimeout), securityHeaders, s.limits.Middleware)
 	r.Get("/readyz", s.metrics.Ready(s.sessions))
 	r.Get("/metrics", s.metrics.Handler().ServeHTTP)
 	r.Group(func(r chi.Router) {
@@ -54,16 +54,18 @@ func (s *Server) routes() chi.Router {
 			r.Get("/timeline", ex.SessionTimeline)
 			r.Get("/shiviz", ex.SessionShiViz)
 		}
+		// Exports are their client's work (runtime/session/cpu.go).
 		r.Route("/api/sessions/{id}", func(r chi.Router) {
+			r.Use(s.chargeCPU)
 			reads(r)
 			r.Get("/link", ex.SessionLink)
 		})
 		r.Route("/api/lectures/{code}", func(r chi.Router) {
-			r.Use(lec.GuardCode) // a code costs a join guess here too
+			r.Use(lec.GuardCode, s.chargeCPU) // a code costs a join guess here too
 			reads(r)
 		})
-		r.Get("/r/{code}/trace.jsonl", ex.LinkTrace)
-		r.Get("/r/{code}/shiviz", ex.LinkShiViz)
+		r.With(s.chargeCPU).Get("/r/{code}/trace.jsonl", ex.LinkTrace)
+		r.With(s.chargeCPU).Get("/r/{code}/shiviz", ex.LinkShiViz)
 
 		r.Get("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
 			// Every visit to a playground page starts a run: keep crawlers to the catalogue.

@@ -15,6 +15,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -94,6 +96,18 @@ type Options struct {
 	// ShutdownTimeout bounds a graceful shutdown: requests in progress and the closing
 	// handshakes of WebSockets get this long (default 10 s).
 	ShutdownTimeout time.Duration
+	// AllowedHosts are names besides the server's own (an IP address, localhost, this
+	// machine's host name, the host of PublicURL and of the listen address) that a
+	// request's Host may give (hosts.go; `serve --allowed-hosts`); "*" allows any.
+	AllowedHosts []string
+	// BodyTimeout is how long a request's body may take to arrive (default
+	// DefaultBodyTimeout; hosts.go).
+	BodyTimeout time.Duration
+	// CPU shares the processors between clients (runtime/session/cpu.go): the work
+	// of each client's runs, exports, comparisons and searches is charged to it, and
+	// the runs of a client over its share are slowed while the server is busy.
+	// `serve --cpu-cores`; tests give a clock and a meter of their own.
+	CPU session.CPUOptions
 }
 
 func (o Options) withDefaults() Options {
@@ -134,6 +148,9 @@ func (o Options) withDefaults() Options {
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = 10 * time.Second
 	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = DefaultBodyTimeout
+	}
 	return o
 }
 
@@ -159,17 +176,31 @@ type Server struct {
 	runs      runs.Source        // the run a URL names
 	exports   *export.API
 	lecture   *lecturehttp.Handlers
-	compare   *compare.Engine // the /compare page's runs and cache
-	exploring explorations    // the Explore action's searches running
+	compare   *compare.Engine           // the /compare page's runs and cache
+	exploring explorations              // the Explore action's searches running
+	hosts     atomic.Pointer[hostNames] // the names a request's Host may give (hosts.go)
+	cpu       *session.CPU              // each client's work, for the fair share of the CPU
 }
 
 // New returns a server with its own session manager.
 func New(opts Options) *Server {
 	opts = opts.withDefaults()
 	scenarios.UseSourceLoader(opts.Sandbox) // every source of every run goes to the sandbox
+	cpu := session.NewCPU(opts.CPU)
+	cmp := opts.Compare
+	cmp.Charge = cpu.Charge // a comparison's runs are its client's work
 	s := &Server{opts: opts, pages: pages.Renderer{Log: opts.Logger, Cat: pages.BuildCatalogue()},
-		compare: compare.New(opts.Compare), exploring: newExplorations(opts.Explore, opts.Sandbox)}
+		compare: compare.New(cmp), exploring: newExplorations(opts.Explore, opts.Sandbox), cpu: cpu}
 	s.sessions = session.NewManager(opts.MaxSessions, s.sessionOptions())
+	names := newHostNames(opts.AllowedHosts...)
+	if opts.PublicURL != nil {
+		names.add(opts.PublicURL.Hostname())
+	}
+	if h, err := os.Hostname(); err == nil {
+		names.add(h)
+		names.add(h + ".local")
+	}
+	s.hosts.Store(names)
 	lec := opts.Lecture
 	lec.OnEvict = func(code string) {
 		s.metrics.LectureEvicted()
@@ -228,8 +259,22 @@ func (s *Server) sessionOptions() session.Options {
 			log.Info("session end", "session", logID(sess.ID()), "algorithm", sess.Algorithm(), "lived", lived.Round(time.Second))
 		},
 		OnEvents: func(n int) { s.metrics.EventsPublished(n) },
+		CPU:      s.cpu,
 	}
 }
+
+// chargeCPU charges the client of each request the time its handler took: exports,
+// whose replays are the work (runtime/session/cpu.go).
+func (s *Server) chargeCPU(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		defer func() { s.cpu.Charge(clientOf(r), time.Since(start)) }()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// CPU is the server's account of each client's work.
+func (s *Server) CPU() *session.CPU { return s.cpu }
 
 // logID names a session in logs without giving its id away (the id drives the run).
 func logID(id string) string {
@@ -273,5 +318,6 @@ func (s *Server) drain() {
 // sessions and their connections.
 func (s *Server) ListenAndServe(ctx context.Context, addr string, ready func(addr string)) error {
 	hs := &http.Server{Addr: addr, Handler: s, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	s.hosts.Store(s.hosts.Load().with(hostOf(addr)))
 	return serve(ctx, hs, s, ready)
 }

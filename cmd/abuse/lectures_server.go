@@ -27,12 +27,16 @@ type target struct {
 	base string // http://127.0.0.1:port
 }
 
-func startTarget() (*target, error) {
+func startTarget() (*target, error) { return startTargetWith(web.Options{}) }
+
+// startTargetWith is startTarget with opts (serve's rate limits and the proxy added).
+func startTargetWith(opts web.Options) (*target, error) {
 	clientIP, err := ratelimit.ClientIP("127.0.0.0/8")
 	if err != nil {
 		return nil, err
 	}
-	srv := web.New(web.Options{Limits: ratelimit.DefaultLimits(), ClientIP: clientIP})
+	opts.Limits, opts.ClientIP = ratelimit.DefaultLimits(), clientIP
+	srv := web.New(opts)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		srv.Close()

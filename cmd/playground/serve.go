@@ -89,6 +89,9 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	exportEvents := fs.Int("export-max-events", 1_000_000, "events one export may carry; past it the export ends with a note naming the step it reached")
 	exportCacheMiB := fs.Int("export-cache-mib", 64, "MiB of lectures' exports kept for their followers (computed once per presenter step)")
 	publicURL := fs.String("public-url", os.Getenv("PUBLIC_URL"), "the address students reach this server at, the base of lectures' join links and QR codes (e.g. https://playground.example.edu); default $PUBLIC_URL, or the presenter's address (on localhost: this machine's network addresses, with a warning)")
+	allowedHosts := fs.String("allowed-hosts", os.Getenv("ALLOWED_HOSTS"), "names (comma-separated) a request's Host may give besides IP addresses, localhost, this machine's name and the hosts of --public-url and --addr; * allows any (no defence against DNS rebinding); default $ALLOWED_HOSTS")
+	cpuCores := fs.Float64("cpu-cores", 0, "processors the clients share (0: three quarters of GOMAXPROCS); when their work passes it, the runs of a client over its fair share are slowed")
+	bodyTimeout := fs.Duration("body-timeout", web.DefaultBodyTimeout, "how long a request's body may take to arrive; past it the connection is closed")
 	limits := ratelimit.DefaultLimits()
 	fs.Var(rateFlag{&limits.Pages}, "rate-pages", "page loads per client address (N/UNIT:BURST, or off)")
 	fs.Var(rateFlag{&limits.Sessions}, "rate-sessions", "new runs and lectures per client address")
@@ -136,6 +139,23 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *exportTimeout < time.Second {
 		return fmt.Errorf("serve: --export-timeout: %v must be at least 1s", *exportTimeout)
+	}
+	if *cpuCores < 0 || *cpuCores > 4096 {
+		return fmt.Errorf("serve: --cpu-cores: %v must be between 0 (three quarters of the processors) and 4096", *cpuCores)
+	}
+	if *bodyTimeout < 100*time.Millisecond {
+		return fmt.Errorf("serve: --body-timeout: %v must be at least 100ms", *bodyTimeout)
+	}
+	var hosts []string
+	for _, h := range strings.Split(*allowedHosts, ",") {
+		h = strings.TrimSpace(h)
+		if h == "" {
+			continue
+		}
+		if h != "*" && (strings.ContainsAny(h, "/:@ ") || strings.Contains(h, "*")) {
+			return fmt.Errorf("serve: --allowed-hosts (or $ALLOWED_HOSTS): %q is not a host name: give names such as playground.example.edu, without scheme or port, or * for any", h)
+		}
+		hosts = append(hosts, h)
 	}
 	if *shutdown < 100*time.Millisecond {
 		return fmt.Errorf("serve: --shutdown-timeout: %v must be at least 100ms", *shutdown)
@@ -192,7 +212,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Explore: web.ExploreLimits{AtOnce: *exploreSlots, Share: *exploreShare, Queue: *exploreQueue},
 		Compare: compare.Options{Slots: *compareSlots, Share: *compareShare, Queue: *compareQueue},
 		Lecture: lecture.Options{Max: *maxLectures, Share: *lectureShare, MaxFollowers: *maxFollowers, FollowersPerClient: *followersPerClient}, Broker: broker,
-		PublicURL: public,
+		PublicURL: public, AllowedHosts: hosts, BodyTimeout: *bodyTimeout, CPU: session.CPUOptions{Cores: *cpuCores},
 		Exports: export.Options{Gate: gate.Limits{Concurrent: *exportsAtOnce, PerClient: *exportsPerClient, Timeout: *exportTimeout},
 			MaxBytes: int64(*exportMiB) << 20, MaxEvents: *exportEvents, LectureCache: int64(*exportCacheMiB) << 20},
 	})

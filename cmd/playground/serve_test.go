@@ -182,6 +182,10 @@ func TestServeRefusesBadOperationsFlags(t *testing.T) {
 		{[]string{"--public-url", "https://example.edu/?x=1"}, "has a query or fragment"},
 		{[]string{"--public-url", "https://bob:pw@example.edu"}, "has a user name or password"},
 		{[]string{"--public-url", "http://exa mple.edu"}, "--public-url"},
+		{[]string{"--allowed-hosts", "https://class.example.edu"}, "--allowed-hosts (or $ALLOWED_HOSTS): \"https://class.example.edu\" is not a host name"},
+		{[]string{"--allowed-hosts", "a.example,*.example"}, "\"*.example\" is not a host name"},
+		{[]string{"--body-timeout", "1ms"}, "--body-timeout"},
+		{[]string{"--cpu-cores", "-1"}, "--cpu-cores"},
 	} {
 		_, _, err := runArgs(t, "", append([]string{"serve", "--addr", "127.0.0.1:0"}, tc.args...)...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -28,6 +28,9 @@ type Options struct {
 	// of the server hold comparisons there to keep the slots busy. An error ends the
 	// comparison with it.
 	Hold func(ctx context.Context, cq Query) error
+	// Charge, if set, is told the time each comparison computed for a client took:
+	// the server's fair share of the CPU counts it (runtime/session/cpu.go).
+	Charge func(client string, d time.Duration)
 }
 
 func (o Options) withDefaults() Options {
@@ -174,7 +177,11 @@ func (e *Engine) CompareFor(ctx context.Context, client string, cq Query, positi
 			return nil, err
 		}
 	}
+	began := time.Now()
 	res, err = e.work(ctx, cq)
+	if e.opts.Charge != nil {
+		e.opts.Charge(client, time.Since(began))
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -67,6 +67,7 @@ func (l *Lecture) Ask(i int) (Question, error) {
 	l.qid++
 	l.q, l.qState, l.qWhy, l.qRec = &q, "open", "", l.cand
 	l.answers = make(map[string]int)
+	l.answersBy = make(map[string]int)
 	l.tally = make([]int, len(q.Choices))
 	l.revealing, l.stepping = false, false
 	l.candidates = nil
@@ -110,8 +111,10 @@ func (l *Lecture) RunChanged() {
 	}
 }
 
-// Answer records follower fid's answer to question id. A follower answers once.
-func (l *Lecture) Answer(fid string, id, choice int) error {
+// Answer records follower fid's answer to question id, for client (an IPv4 address
+// or an IPv6 /64). A follower answers once; a client gives at most its share of the
+// answers to one question (places.go), and a refused answer costs it nothing.
+func (l *Lecture) Answer(client, fid string, id, choice int) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.q == nil || l.qState != "open" || id != l.qid {
@@ -123,10 +126,14 @@ func (l *Lecture) Answer(fid string, id, choice int) error {
 	if _, ok := l.answers[fid]; ok {
 		return ErrAnswered
 	}
+	if l.answersBy[client] >= l.opts.FollowersPerClient {
+		return ErrAnswerShare
+	}
 	if len(l.answers) >= 4*l.opts.MaxFollowers {
-		return ErrCrowded // a bound on memory against a client reconnecting without its cookie
+		return ErrCrowded // a bound on memory against many clients reconnecting without their cookies
 	}
 	l.answers[fid] = choice
+	l.answersBy[client]++
 	l.tally[choice]++
 	if !l.tallyDirty {
 		l.tallyDirty = true

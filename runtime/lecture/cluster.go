@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Several servers behind a load balancer can serve one lecture: its run lives on one
@@ -24,8 +25,12 @@ type Followed interface {
 	// Follow attaches a follower, resuming after sequence number after (0: from a
 	// checkpoint).
 	Follow(after uint64, f Follower) (Subscription, error)
-	// Answer records follower fid's answer to question id.
-	Answer(fid string, id, choice int) error
+	// Answer records follower fid's answer to question id, for client (an IPv4
+	// address or an IPv6 /64): ErrAnswerShare past the client's share (places.go).
+	Answer(client, fid string, id, choice int) error
+	// TakePlace takes a follower's place for client before it follows; release gives
+	// it back. ErrPlaceShare when client holds its share, on any server.
+	TakePlace(client string) (release func(), err error)
 	// Answered returns follower fid's answer to the current question, if any.
 	Answered(fid string) (id, choice int, ok bool)
 	// Fork is the path of the link to the run at step (the step on screen if step < 0).
@@ -37,6 +42,11 @@ type Hosted interface {
 	Followed
 	// Admit tells whether one more follower may join: ErrEnded or ErrCrowded if not.
 	Admit() error
+	// TakeRemotePlace takes a place for a follower of client on server node, counted
+	// as node's for ttl or until its next report (places.go).
+	TakeRemotePlace(node, client string, ttl time.Duration) error
+	// ReportPlaces replaces what server node's followers hold, by client, for ttl.
+	ReportPlaces(node string, places map[string]int, ttl time.Duration)
 }
 
 // Cluster is a Broker between several servers.

@@ -144,11 +144,15 @@ type Lecture struct {
 	qWhy       string
 	qRec       session.Recipe // what q was made from
 	answers    map[string]int
+	answersBy  map[string]int // client -> answers the tally took for q (places.go)
 	tally      []int
 	tallyDirty bool
 	revealing  bool
 	stepping   bool   // the presenter asked to step to the answer
 	qFrame     []byte // the latest question frame published
+
+	places map[string]int       // client -> places its followers hold on this server (places.go)
+	remote map[string]*reported // server -> the places its followers hold, as it last said
 }
 
 // Code is the join code.

@@ -156,13 +156,13 @@ func TestRevealChecksTheRunIsStillTheOneAnswered(t *testing.T) {
 	if _, err := l.Ask(k); err != ErrOpen {
 		t.Fatalf("a second ask: %v", err)
 	}
-	if err := l.Answer("a", 1, 0); err != nil {
+	if err := l.Answer("c1", "a", 1, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Answer("a", 1, 1); err != ErrAnswered {
+	if err := l.Answer("c1", "a", 1, 1); err != ErrAnswered {
 		t.Fatalf("second answer: %v", err)
 	}
-	if err := l.Answer("b", 1, 99); err != ErrBadChoice {
+	if err := l.Answer("c1", "b", 1, 99); err != ErrBadChoice {
 		t.Fatalf("bad choice: %v", err)
 	}
 	// Another tab crashes the process that was to enter first: the future changes.

@@ -109,6 +109,9 @@ type Clock struct {
 	Quiet         bool    `json:"quiet"`
 	Interventions int     `json:"interventions"`
 	Stopped       string  `json:"stopped,omitempty"` // why the run stopped at its event limit
+	// Slowed: the server is busy and this run's client is over its share of the CPU,
+	// so the run goes at this fraction of its speed (a power of two); 0 (absent): not.
+	Slowed float64 `json:"slowed,omitempty"`
 	// StoppedLine: the line of the algorithm's source (a student's Starlark rules) where
 	// the error that stopped the run is, for the editor; 0 when there is none.
 	StoppedLine int `json:"stoppedLine,omitempty"`
@@ -329,6 +332,10 @@ func (c *Clock) appendJSON(b []byte) []byte {
 	if c.StoppedLine != 0 {
 		b = append(b, `,"stoppedLine":`...)
 		b = appendInt(b, c.StoppedLine)
+	}
+	if c.Slowed != 0 {
+		b = append(b, `,"slowed":`...)
+		b = appendFloat(b, c.Slowed)
 	}
 	return b
 }

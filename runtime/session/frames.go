@@ -13,6 +13,9 @@ import (
 func (s *Session) clockFrame(step, t int, seq int64) protocol.Clock {
 	c := protocol.Clock{Step: step, T: t, Seq: seq, Horizon: max(s.horizon, step), Playing: s.playing,
 		Speed: s.speed, Quiet: s.quiet && s.pending == nil, Interventions: s.applied}
+	if s.playing && s.factor < 1 {
+		c.Slowed = s.factor
+	}
 	if s.failed != nil {
 		c.Stopped = s.failed.Error()
 		c.StoppedLine = scenarios.SourceLine(s.failed)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"runtime"
 	"sync"
 )
 
@@ -49,14 +50,20 @@ func (m *Manager) start(owner, id string, setup Setup, prepare func(*Session) er
 		return nil, err
 	}
 	setup.Config.Owner = owner // a source's steps share the sandbox's workers by it
+	if m.opts.CPU != nil {
+		runtime.LockOSThread() // the build is measured on its thread's CPU clock (cpu.go)
+	}
+	work := m.opts.CPU.Start()
 	s, err := newSession(id, setup, m.opts)
+	if err == nil && prepare != nil {
+		err = prepare(s) // a revived run replays to its step
+	}
+	m.opts.CPU.Done(owner, work) // building the run is the client's work too (cpu.go)
+	if m.opts.CPU != nil {
+		runtime.UnlockOSThread()
+	}
 	if err != nil {
 		return nil, err
-	}
-	if prepare != nil {
-		if err := prepare(s); err != nil {
-			return nil, err
-		}
 	}
 	ctx, stop := context.WithCancel(m.ctx)
 	s.shares.owner, s.shares.stop = owner, stop

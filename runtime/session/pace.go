@@ -13,8 +13,22 @@ func (s *Session) advance(now time.Time) {
 	if !s.playing || s.failed != nil {
 		return
 	}
+	s.refactor(now)
+	slowed := s.factor < 1
+	work := s.opts.CPU.Start()
 	var out []batch
+	defer func() {
+		if slowed {
+			// A slowed run works at most its factor of the time: after w of work it
+			// rests w*(1/factor - 1) before its next wake, however far behind it is.
+			w := s.opts.CPU.Start() - work
+			s.notBefore = s.clock.Now().Add(time.Duration(float64(w) * (1/s.factor - 1)))
+		}
+	}()
 	for range maxBatchesPerWake {
+		if slowed && s.opts.CPU.Start()-work >= slowQuantum {
+			break // the rest waits for the next wake
+		}
 		if s.pending == nil {
 			if err := s.held(); err != nil { // a lecture's fork waits for the answer (bound.go)
 				s.publish(out)
@@ -68,8 +82,28 @@ func (s *Session) reanchor(now time.Time) {
 
 // due is when virtual time t should be shown.
 func (s *Session) due(t int) time.Time {
-	secs := float64(t-s.anchorVirt) / (Rate * s.speed)
+	secs := float64(t-s.anchorVirt) / (Rate * s.speed * s.factor)
 	return s.anchorWall.Add(time.Duration(secs * float64(time.Second)))
+}
+
+// refactor asks the CPU how fast the client's runs may go now (cpu.go). When that
+// changes, the run goes on from the virtual time due now at the new pace, and its
+// viewers are told whether it is slowed.
+func (s *Session) refactor(now time.Time) {
+	f := s.opts.CPU.Factor(s.shares.owner)
+	if f == s.factor {
+		return
+	}
+	v := s.anchorVirt + int(now.Sub(s.anchorWall).Seconds()*Rate*s.speed*s.factor)
+	if s.pending != nil {
+		v = min(v, s.pending[0].t)
+	}
+	s.anchorWall, s.anchorVirt = now, max(v, s.anchorVirt)
+	was := s.factor < 1
+	s.factor = f
+	if was != (f < 1) {
+		s.broadcast(s.stateFrame())
+	}
 }
 
 // arm sets the pacing timer for the next thing to publish while playing.
@@ -78,11 +112,16 @@ func (s *Session) arm() {
 	if s.resting || !s.playing || s.failed != nil || len(s.subs) == 0 {
 		return
 	}
+	now := s.clock.Now()
+	rest := time.Duration(0)
+	if s.factor < 1 {
+		rest = s.notBefore.Sub(now) // a slowed run's rest after its last wake's work
+	}
 	switch {
 	case s.pending != nil:
-		s.pace.set(s.due(s.pending[0].t).Sub(s.clock.Now()))
+		s.pace.set(max(s.due(s.pending[0].t).Sub(now), rest))
 	case s.sim.HasNext() || s.applied < len(s.ivs):
-		s.pace.set(0)
+		s.pace.set(max(0, rest))
 	}
 	// Otherwise quiet: an intervention will wake the run.
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"sync/atomic"
 	"time"
@@ -42,6 +43,8 @@ const (
 	DefaultHibernateAfter = 10 * time.Second
 	// maxBatchesPerWake keeps a fast run from starving the command channel.
 	maxBatchesPerWake = 256
+	// slowQuantum is the most a slowed run works in one wake (cpu.go, pace.go).
+	slowQuantum = 5 * time.Millisecond
 	// lag is how far behind schedule pacing may fall before it re-anchors instead of
 	// bursting to catch up (after a slow replay or a stalled machine).
 	lag = 250 * time.Millisecond
@@ -98,6 +101,9 @@ type Options struct {
 	// OnEvict (Manager only) hears of a session ended to make room for another;
 	// watched tells whether it still had a subscriber.
 	OnEvict func(s *Session, watched bool)
+	// CPU accounts the work of each session to its client and slows the runs of a
+	// client over its share of the processors (cpu.go); nil: none.
+	CPU *CPU
 }
 
 func (o Options) withDefaults() Options {
@@ -168,12 +174,15 @@ type Session struct {
 	horizon int // the furthest step this timeline has reached
 	playing bool
 	speed   float64
-	quiet   bool  // nothing is left to happen without an intervention
-	failed  error // the run hit a limit; it stays stopped until a seek back or a reset
-	subs    []Subscriber
-	idle    *alarm
-	pace    *alarm
-	rest    *alarm
+	factor  float64 // of speed, while the client is over its share of the CPU (cpu.go)
+	// notBefore: a slowed run's next pacing wake comes no sooner (pace.go).
+	notBefore time.Time
+	quiet     bool  // nothing is left to happen without an intervention
+	failed    error // the run hit a limit; it stays stopped until a seek back or a reset
+	subs      []Subscriber
+	idle      *alarm
+	pace      *alarm
+	rest      *alarm
 	// resting: the run is put away (hibernate.go); sim, enc and track are empty until wake
 	// rebuilds them at restStep.
 	resting  bool
@@ -190,6 +199,8 @@ type Session struct {
 	// replay, while a link's run is rebuilt before the session starts, bounds the
 	// rebuild (StartAtWithin); nil otherwise.
 	replay context.Context
+	// ctx is the run goroutine's context: waiting for the client's turn ends with it.
+	ctx context.Context
 }
 
 // ID is the session's id, an unguessable capability.
@@ -214,6 +225,7 @@ func newSession(id string, setup Setup, opts Options) (*Session, error) {
 		cmds:      make(chan *envelope, 4), // senders wait their turn
 		done:      make(chan struct{}),
 		speed:     1,
+		factor:    1,
 		started:   opts.Clock.Now(),
 	}
 	s.idle, s.pace, s.rest = s.newAlarm(idleAlarm), s.newAlarm(paceAlarm), s.newAlarm(restAlarm)
@@ -250,6 +262,7 @@ const firstVisit = 2 * time.Minute
 
 // run is the session's goroutine.
 func (s *Session) run(ctx context.Context, ended func()) {
+	s.ctx = ctx
 	s.idle.set(min(s.opts.Idle, firstVisit))
 	s.armRest() // a page loaded and never connected rests too
 	defer func() {
@@ -288,7 +301,34 @@ func (s *Session) serve(e *envelope) bool {
 	if e.what == fired && e.alarm == idleAlarm && len(s.subs) == 0 {
 		return false // nobody came, or nobody came back
 	}
-	if !s.contained(func() { s.handle(e) }) {
+	factor := s.opts.CPU.Factor(s.shares.owner)
+	var release func(time.Duration)
+	if factor < 1 {
+		// A client over its share works one session at a time, and rests (cpu.go).
+		// The wait is charged too: it is work the client asks for and does not get,
+		// so that it stays slowed while it asks for more than its share.
+		wait := time.Now()
+		var ok bool
+		release, ok = s.opts.CPU.Turn(s.ctx, s.shares.owner)
+		s.opts.CPU.Charge(s.shares.owner, time.Since(wait))
+		if !ok {
+			return false
+		}
+	}
+	if s.opts.CPU != nil {
+		// The work is measured on its thread's CPU clock (cpu.go).
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
+	work := s.opts.CPU.Start()
+	ok := s.contained(func() { s.handle(e) })
+	if release != nil {
+		w := s.opts.CPU.Start() - work
+		release(s.opts.CPU.Rest(w))
+	}
+	// Steps, replays, seeks, wakes: the client's CPU, counted as its demand (cpu.go).
+	s.opts.CPU.DoneSlowed(s.shares.owner, work, factor)
+	if !ok {
 		return false
 	}
 	if e.what != fired && e.what != recipe {

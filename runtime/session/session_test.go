@@ -53,6 +53,7 @@ type frame struct {
 	Playing       bool
 	Quiet         bool
 	Speed         float64
+	Slowed        float64
 	Interventions int
 	Code, Error   string
 	Ref           int64

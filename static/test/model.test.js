@@ -89,6 +89,14 @@ test("a state frame moves only the clock", () => {
   assert.equal(m.version, v + 1);
 });
 
+test("a run the server slows says so until a frame without slowed", () => {
+  const m = hello([0]);
+  applyState(m, { ...clockFields, slowed: 0.25 });
+  assert.equal(m.slowed, 0.25);
+  applyState(m, { ...clockFields });
+  assert.equal(m.slowed, 0);
+});
+
 test("leaders are the ids live processes take as leader", () => {
   const m = { nodes: [node(0, { leader: 2 }), node(1, { leader: 2 }), node(2, { leader: 1, alive: false }), node(3)] };
   assert.deepEqual([...leaders(m)], [2]);

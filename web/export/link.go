@@ -76,17 +76,19 @@ func (a *API) linkExport(w http.ResponseWriter, r *http.Request) (runs.Link, int
 	return lr, step, true
 }
 
-// fromLink serves one kind of export of the link the URL names, behind the gate.
+// fromLink serves one kind of export of the link the URL names, behind the gate: its
+// time limit counts from before the link is decoded (a link's source loads then), so
+// the whole export ends by it.
 func (a *API) fromLink(write writer) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+	return a.gate.Wrap(func(w http.ResponseWriter, r *http.Request) {
 		lr, step, ok := a.linkExport(w, r)
 		if !ok {
 			return
 		}
 		rec := session.Recipe{Setup: lr.Setup, Config: lr.Setup.Config, Interventions: lr.IVs}
 		// A code names one run forever.
-		a.gated(write, job{rec: rec, step: step, cache: "public, max-age=86400", name: lr.Link.Scenario.Algorithm})(w, r)
-	}
+		write(a, w, r, job{rec: rec, step: step, cache: "public, max-age=86400", name: lr.Link.Scenario.Algorithm})
+	})
 }
 
 // LinkTrace serves a link's run as trace v1 JSON Lines, up to the link's

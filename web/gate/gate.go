@@ -22,7 +22,7 @@ import (
 type Limits struct {
 	Concurrent int           // at once, server-wide (default 4)
 	PerClient  int           // at once, per client (default 2)
-	Timeout    time.Duration // each request's deadline (default 30 s)
+	Timeout    time.Duration // each request's deadline, from entering to its last byte (default 30 s)
 }
 
 func (l Limits) withDefaults() Limits {
@@ -55,6 +55,9 @@ func New(lim Limits) *Gate {
 	lim = lim.withDefaults()
 	return &Gate{lim: lim, per: map[netip.Prefix]int{}, after: max(time.Second, lim.Timeout/4)}
 }
+
+// workTime is how long the work of a request may take: nine tenths of the time limit.
+func (g *Gate) workTime() time.Duration { return g.lim.Timeout - g.lim.Timeout/10 }
 
 // Limits are the gate's limits, defaults applied.
 func (g *Gate) Limits() Limits { return g.lim }
@@ -128,12 +131,14 @@ func (g *Gate) wrap(h http.HandlerFunc, client func(*http.Request) netip.Prefix)
 			return
 		}
 		defer g.leave(c)
-		ctx, cancel := context.WithTimeout(r.Context(), g.lim.Timeout)
+		// The whole request ends by the time limit: the work stops a tenth before it,
+		// which leaves the handler's last words (a cut export's note, a buffer's flush)
+		// that tenth, and a client that does not read fails its write at the limit
+		// itself, instead of holding its place in a blocked write.
+		start := time.Now()
+		ctx, cancel := context.WithDeadline(r.Context(), start.Add(g.workTime()))
 		defer cancel()
-		// A client that does not read would hold its place forever in a blocked write:
-		// writes fail a quarter after the deadline (the handler's last words: a cut
-		// export's note, a buffer's flush).
-		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(g.lim.Timeout + g.lim.Timeout/4))
+		_ = http.NewResponseController(w).SetWriteDeadline(start.Add(g.lim.Timeout))
 		h(w, r.WithContext(ctx))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-chi/chi/v5/middleware"
 )
@@ -99,5 +100,37 @@ func TestGate(t *testing.T) {
 	wg.Wait()
 	if g.Running() != 0 || len(g.per) != 0 {
 		t.Fatalf("after all ended: running %d, clients %v", g.Running(), g.per)
+	}
+}
+
+// deadlines is a ResponseWriter that records the write deadline set on it.
+type deadlines struct {
+	*httptest.ResponseRecorder
+	write time.Time
+}
+
+func (d *deadlines) SetWriteDeadline(t time.Time) error { d.write = t; return nil }
+
+// A request through the gate ends by its time limit: its work stops before the limit,
+// leaving room for its last words, and its writes fail at the limit, never after it
+// (an export once ran 40.9 s against its 30 s).
+func TestEveryRequestEndsByTheTimeLimit(t *testing.T) {
+	for _, limit := range []time.Duration{time.Second, 30 * time.Second, 5 * time.Minute} {
+		g := New(Limits{Timeout: limit})
+		var work time.Time
+		rec := &deadlines{ResponseRecorder: httptest.NewRecorder()}
+		start := time.Now()
+		g.Wrap(func(_ http.ResponseWriter, r *http.Request) {
+			work, _ = r.Context().Deadline()
+		})(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+		end := time.Now()
+		switch {
+		case work.IsZero() || rec.write.IsZero():
+			t.Fatalf("limit %v: work deadline %v, write deadline %v", limit, work, rec.write)
+		case rec.write.After(end.Add(limit)) || rec.write.Before(start.Add(limit)):
+			t.Errorf("limit %v: writes may go on %v after the start", limit, rec.write.Sub(start))
+		case !work.Before(rec.write) || rec.write.Sub(work) < limit/20:
+			t.Errorf("limit %v: the work stops %v before the writes: no room for the note", limit, rec.write.Sub(work))
+		}
 	}
 }

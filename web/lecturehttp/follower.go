@@ -107,11 +107,17 @@ func (h *Handlers) followerHandshake(w http.ResponseWriter, r *http.Request) (*s
 		_ = tc.SetWriteBuffer(followerSocketBuffer)
 	}
 	client := ClientKey(r)
-	release, ok := h.places.take(l.Code(), client, h.Share)
-	if !ok {
+	release, err := l.TakePlace(client) // counted on the lecture's own server, for the whole cluster
+	switch {
+	case errors.Is(err, lecture.ErrPlaceShare):
 		h.Metrics.Refused("followers-per-client")
 		h.Hub.Refuse(conn, protocol.ErrorFrame(0, protocol.CodeBusy, fmt.Sprintf(
 			"your network already holds %d places in this lecture, its share; the others are kept for the rest of the room", h.Share)))
+		return nil, nil
+	case errors.Is(err, lecture.ErrEnded), errors.Is(err, lecture.ErrNoStream):
+		release = func() {} // it ended meanwhile: the follower is told so below
+	case err != nil:
+		h.Hub.Refuse(conn, protocol.ErrorFrame(0, protocol.CodeUnreachable, lecture.ErrUnreachable.Error()))
 		return nil, nil
 	}
 	queue := max(h.Hub.Options().SendQueue, 4*h.refresh()+16)
@@ -159,13 +165,14 @@ func (h *Handlers) serveFollower(conn *websocket.Conn, c *socket.Client, l lectu
 			c.Send(protocol.ErrorFrame(f.Ref, protocol.CodeBadField, "a follower's only command is {\"type\":\"lecture\",\"op\":\"answer\",\"question\":id,\"choice\":index}"))
 			return true
 		}
-		if id, _, done := l.Answered(fid); !(done && id == *f.Question) && !h.answers.take(l.Code(), *f.Question, client, h.Share) {
-			c.Send(protocol.ErrorFrame(f.Ref, protocol.CodeRefused, fmt.Sprintf(
-				"your network has already given %d answers to this question, its share of the tally", h.Share)))
-			return true
-		}
-		if err := l.Answer(fid, *f.Question, *f.Choice); err != nil {
-			c.Send(protocol.ErrorFrame(f.Ref, protocol.CodeRefused, err.Error()))
+		// The lecture counts each client's answers per question, and only those the
+		// tally took (runtime/lecture/places.go).
+		if err := l.Answer(client, fid, *f.Question, *f.Choice); err != nil {
+			msg := err.Error()
+			if errors.Is(err, lecture.ErrAnswerShare) {
+				msg = fmt.Sprintf("your network has already given %d answers to this question, its share of the tally", h.Share)
+			}
+			c.Send(protocol.ErrorFrame(f.Ref, protocol.CodeRefused, msg))
 			return true
 		}
 		c.Send((&protocol.Answered{Question: *f.Question, Choice: *f.Choice, Ref: f.Ref}).AppendJSON(nil))

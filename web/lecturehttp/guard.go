@@ -16,69 +16,13 @@ import (
 // NAT is one client, so the share is sized for a hall of 300 and more (default: 40 %
 // of a lecture's places, 2,000 of 5,000), not for one person: what it stops is one
 // address taking every place or flooding the tally, while the rest of the room (any
-// other address) still joins and answers. docs/security.md, "Lectures, viewers and
-// seeks".
+// other address) still joins and answers. The lecture counts both, on its own server
+// for every server of a cluster (runtime/lecture/places.go). docs/security.md,
+// "Lectures, viewers and seeks".
 
 // ClientKey is the client a request counts for (ratelimit.ClientOf): its IPv4
 // address, or its IPv6 /64, as every other share and rate limit counts it.
 func ClientKey(r *http.Request) string { return ratelimit.ClientOfRequest(r).String() }
-
-// shares counts what each client holds of each lecture (follower places, or answers
-// to one question) against a share.
-type shares struct {
-	mu   sync.Mutex
-	held map[string]int // lecture code + "|" + client key
-}
-
-// take counts one more for client of lecture unless it already holds max; the release
-// func gives it back.
-func (s *shares) take(code, client string, max int) (release func(), ok bool) {
-	k := code + "|" + client
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.held == nil {
-		s.held = make(map[string]int)
-	}
-	if s.held[k] >= max {
-		return nil, false
-	}
-	s.held[k]++
-	return func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.held[k]--; s.held[k] <= 0 {
-			delete(s.held, k)
-		}
-	}, true
-}
-
-// maxLectureCounts bounds the lectures whose answers are counted (a server runs 50
-// at once by default); past it every count starts again.
-const maxLectureCounts = 1000
-
-// answerShares counts each client's answers to the open question of each lecture; a
-// new question starts the count again.
-type answerShares struct {
-	mu   sync.Mutex
-	q    map[string]int            // lecture code -> the question counted
-	held map[string]map[string]int // lecture code -> client -> answers
-}
-
-func (a *answerShares) take(code string, question int, client string, max int) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.q == nil || len(a.q) >= maxLectureCounts {
-		a.q, a.held = make(map[string]int), make(map[string]map[string]int)
-	}
-	if q, ok := a.q[code]; !ok || q != question {
-		a.q[code], a.held[code] = question, make(map[string]int)
-	}
-	if a.held[code][client] >= max {
-		return false
-	}
-	a.held[code][client]++
-	return true
-}
 
 // guesses rate-limits wrong join codes per client from the first one: a lookup of a
 // code that names no lecture takes a token, and a client without one is refused any

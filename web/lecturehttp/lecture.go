@@ -39,8 +39,9 @@ type Options struct {
 	Pages    pages.Renderer
 	Metrics  *ops.Metrics
 	Refresh  int // lecture.Options.Refresh: snapshots a follower may have queued (default 128)
-	// Share is the follower places of one lecture, and the answers to one question,
-	// one client may hold (guard.go; lecture.Options.ClientShare).
+	// Share is the follower places of one lecture, and the answers to each of its
+	// questions, one client may hold (lecture.Options.ClientShare): the lecture counts
+	// them (runtime/lecture/places.go); the refusals here name the number.
 	Share int
 	// Guesses limits each client's lookups of join codes that name no lecture
 	// (ratelimit.Limits.JoinGuesses; zero: none).
@@ -62,9 +63,7 @@ type Options struct {
 // Handlers serve lecture mode's pages and sockets.
 type Handlers struct {
 	Options
-	places  shares       // follower places per lecture and client
-	answers answerShares // answers to the open question per lecture and client
-	guesses guesses      // wrong join codes per client
+	guesses guesses // wrong join codes per client
 }
 
 // New returns the handlers of opts.

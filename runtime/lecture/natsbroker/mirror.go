@@ -273,9 +273,22 @@ func (r *remote) FollowCompact(after uint64, f lecture.Follower) (lecture.Subscr
 	return sub, err
 }
 
-func (r *remote) Answer(fid string, id, choice int) error {
-	_, err := r.b.call(context.Background(), r.code, "answer", request{Fid: fid, Question: id, Choice: choice})
+func (r *remote) Answer(client, fid string, id, choice int) error {
+	_, err := r.b.call(context.Background(), r.code, "answer", request{Client: client, Fid: fid, Question: id, Choice: choice})
 	return err
+}
+
+// TakePlace asks the presenter's server for a place: it counts the places of every
+// server (lecture.Lecture.TakeRemotePlace). This server counts it as held from before
+// it asks, so that a report sent meanwhile includes it (places.go).
+func (r *remote) TakePlace(client string) (func(), error) {
+	r.b.addPlace(r.code, client, 1)
+	if _, err := r.b.call(context.Background(), r.code, "place", request{Node: r.b.opts.Node, Client: client}); err != nil {
+		r.b.addPlace(r.code, client, -1)
+		return nil, err
+	}
+	var once sync.Once
+	return func() { once.Do(func() { r.b.addPlace(r.code, client, -1) }) }, nil
 }
 
 func (r *remote) Answered(fid string) (int, int, bool) {

@@ -95,6 +95,10 @@ type Broker struct {
 	mirrors map[string]*mirror // lectures of other servers with followers here
 	local   func(code string) (lecture.Hosted, bool)
 	closed  bool
+
+	pmu      sync.Mutex
+	places   map[string]map[string]int // lecture of another server -> client -> places held here
+	reported map[string]bool           // lectures whose places the last heartbeat reported
 }
 
 var _ lecture.Cluster = (*Broker)(nil)
@@ -454,6 +458,7 @@ func (b *Broker) loop() {
 			return
 		case <-tick.C:
 		}
+		b.reportPlaces()
 		b.mu.Lock()
 		owned := make([]*stream, 0, len(b.owned))
 		for _, s := range b.owned {

@@ -139,6 +139,11 @@ func (s *stream) serve(m *nats.Msg) {
 		}
 		s.cmu.Unlock()
 		return
+	case "places":
+		if l, ok := s.b.hosted(s.code); ok {
+			l.ReportPlaces(req.Node, req.Places, s.b.placesLast())
+		}
+		return
 	case "sync":
 		s.sync(m)
 		return
@@ -159,7 +164,9 @@ func (s *stream) serve(m *nats.Msg) {
 	case "admit":
 		respond(m, result(l.Admit()))
 	case "answer":
-		respond(m, result(l.Answer(req.Fid, req.Question, req.Choice)))
+		respond(m, result(l.Answer(req.Client, req.Fid, req.Question, req.Choice)))
+	case "place":
+		respond(m, result(l.TakeRemotePlace(req.Node, req.Client, s.b.placesLast())))
 	case "answered":
 		id, choice, ok := l.Answered(req.Fid)
 		respond(m, reply{Question: id, Choice: choice, OK: ok})

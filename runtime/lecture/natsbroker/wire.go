@@ -16,8 +16,10 @@ import (
 //	                    no header; checkpoints (Pg-Kind: cp), heartbeats (hb) and the
 //	                    end (end), each with the number of the last frame (Pg-Seq).
 //	PREFIX.C.rpc.OP     the presenter's server answers: info, admit, answer, answered,
-//	                    fork (JSON), sync (the checkpoint and log, as a state message);
-//	                    count (published by the other servers: their followers).
+//	                    place (a follower's place, for its client), fork (JSON), sync
+//	                    (the checkpoint and log, as a state message); count and places
+//	                    (published by the other servers every heartbeat: their followers,
+//	                    and the places their followers hold by client).
 //	PREFIX.C.p2.frames  the same for the lecture's compact stream (protocol 2), with its
 //	PREFIX.C.p2.rpc.OP  own numbers: sync and count only.
 //
@@ -142,6 +144,8 @@ var errNames = map[string]error{
 	"bad-choice":    lecture.ErrBadChoice,
 	"behind":        lecture.ErrBehind,
 	"question-open": lecture.ErrQuestionOpen,
+	"place-share":   lecture.ErrPlaceShare,
+	"answer-share":  lecture.ErrAnswerShare,
 }
 
 // request is what another server asks of the presenter's server.
@@ -150,8 +154,12 @@ type request struct {
 	Question int    `json:"question,omitempty"`
 	Choice   int    `json:"choice,omitempty"`
 	Step     int    `json:"step,omitempty"`
-	Node     string `json:"node,omitempty"` // count: the server that counts
+	Node     string `json:"node,omitempty"` // count, place: the server that counts
 	N        int    `json:"n,omitempty"`    // count: its followers
+	// Client is the follower's client (an IPv4 address or an IPv6 /64): answer, place.
+	Client string `json:"client,omitempty"`
+	// Places (places) are the places this server's followers hold, by client.
+	Places map[string]int `json:"places,omitempty"`
 }
 
 // reply is every answer of the presenter's server.
