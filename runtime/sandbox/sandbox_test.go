@@ -314,3 +314,22 @@ func TestSandbox_KeptSourcesMakeRoomForTheNext(t *testing.T) {
 		t.Fatalf("a run of the first source, loaded again: %v", err)
 	}
 }
+
+// A worker exits as soon as it has written its result: every quick search in a row
+// still returns that result, never the kill at its time limit.
+func TestPool_ExploreReturnsTheResultOfAWorkerThatHasExited(t *testing.T) {
+	p := New(Options{Workers: 1, Nice: -1})
+	defer p.Close()
+	sc, _ := scenarios.Lookup("challenge-ra-tie-break")
+	for k := range 40 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		res, err := p.Explore(ctx, sc, explore.Options{MaxStates: 100_000})
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Result != explore.ResultViolation {
+			t.Fatalf("search %d: %s %s: %s", k, res.Result, res.Bound, res.Message)
+		}
+	}
+}
