@@ -203,9 +203,17 @@ function paint(st, now = performance.now()) {
     st.dirty = false;
     st.panelsDirty = true;
     if (model.topology !== st.drawnTopology) {
+      // The drawing is made anew (a snapshot, a new run): a process that had the focus
+      // keeps it in the new drawing, and a message's goes to the stage, never to the
+      // page's body.
+      const had = document.activeElement?.closest?.("#view .node, #view .msg");
       view.build(model);
       st.drawnTopology = model.topology;
       if (st.selected >= model.nodes.length) st.selected = -1;
+      if (had) {
+        const g = had.classList.contains("node") ? view.nodeEls[Number(had.dataset.index)]?.g : null;
+        (g || $("stage")).focus({ preventScroll: true });
+      }
     }
     view.select(st.selected);
     view.update(model);
