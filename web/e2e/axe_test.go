@@ -72,6 +72,11 @@ func wantNoAxeViolations(t *testing.T, ctx context.Context, state string) {
 		}
 		t.Errorf("%s: axe %s (%s), %d nodes:%s", state, v.ID, v.Help, len(v.Nodes), b.String())
 	}
+	// Parsing (WCAG 4.1.1): no id is given twice, so every reference by id (labels,
+	// aria-labelledby, aria-controls) names one element.
+	if dup := eval[[]string](t, ctx, `(() => { const seen = new Set(), dup = []; for (const e of document.querySelectorAll("[id]")) { if (seen.has(e.id)) dup.push(e.id); seen.add(e.id); } return dup; })()`); len(dup) > 0 {
+		t.Errorf("%s: ids given twice: %v", state, dup)
+	}
 	// No image of text (WCAG 1.4.5): the only raster or SVG image a page shows is the
 	// lecture's QR code; every text is text.
 	if imgs := eval[[]string](t, ctx, `[...document.querySelectorAll("img, [style*='background-image']")].filter((e) => e.id !== "lecture-qr").map((e) => e.outerHTML.slice(0, 80))`); len(imgs) > 0 {
