@@ -130,6 +130,15 @@ func (s *Scenario) sourceSpec() (*sim.Spec, error) {
 	if err != nil {
 		return nil, sourceErr(err)
 	}
+	// A source runs on the page of its algorithm: one of the same family. An
+	// algorithm of its own (a declared name) is named apart from the playground's.
+	host, _ := algorithms.Lookup(s.Algorithm)
+	if spec.Family != host.Family {
+		return nil, fieldErr("source", "declares family %q, but %s is of family %q: a source runs on the page of an algorithm of its family", spec.Family, s.Algorithm, host.Family)
+	}
+	if _, taken := algorithms.Lookup(spec.Name); taken {
+		return nil, fieldErr("source", "name: %q is one of the playground's algorithms: give your algorithm a name of its own", spec.Name)
+	}
 	return spec, nil
 }
 

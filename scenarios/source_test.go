@@ -64,7 +64,8 @@ func TestScenarioSource_BadSourcesNameTheLine(t *testing.T) {
 	}{
 		{"syntax error", twoAtOnce(syntaxErr), "source", line, "line " + itoa(line) + ": unexpected ')'"},
 		{"runaway at load", twoAtOnce(template + "\ndef spin():\n    while True:\n        pass\nspin()\n"), "source", 0, "more than 200000 units of work"},
-		{"no template", &Scenario{Version: 1, Algorithm: "maekawa", Seed: 1, Source: template}, "source", 0, "maekawa has no Starlark template"},
+		{"another family", twoAtOnce(strings.Replace(template, `family = "mutex"`, `family = "election"`, 1)), "source", 0, `declares family "election", but ricart-agrawala is of family "mutex"`},
+		{"a playground's name", twoAtOnce(template + "\nname = \"bully\"\n"), "source", 0, `name: "bully" is one of the playground's algorithms`},
 		{"challenge without source", &Scenario{Version: 1, Algorithm: "central", Seed: 1, Challenge: &Challenge{Goal: "x", Prove: []string{"mutual-exclusion"}}}, "challenge", 0, "needs a starting source"},
 		{"challenge with an unknown property", func() *Scenario {
 			sc := twoAtOnce(template)

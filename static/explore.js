@@ -32,6 +32,7 @@ function reset(dialog) {
   delete dialog.dataset.maxStates;
   part("explore-verdict").textContent = "Exploring every order of events…";
   part("explore-workload").textContent = "";
+  part("explore-algorithm").hidden = true;
   showProgress("starting");
   part("explore-details").replaceChildren();
   part("explore-open-cx").hidden = true;
@@ -44,6 +45,13 @@ function showResult(dialog, r) {
   const details = part("explore-details");
   details.replaceChildren();
   const facts = htmlEl("p", { class: "explore-facts" }, `${num(r.states)} states, ${num(r.transitions)} transitions, depth ${num(r.depth)}, ${duration(r.seconds)}${r.timed ? " (time kept: the algorithm sets timers)" : ""}.`);
+  // Whose rules were searched: the algorithm's title, and for one written from scratch
+  // its own name, marked as the student's.
+  const searched = part("explore-algorithm");
+  if (searched) {
+    searched.textContent = r.title ? `Searched: ${r.title}${r.name ? ` (${r.name}), your algorithm: not one of the notes'` : ""}.` : "";
+    searched.hidden = !r.title;
+  }
   if (r.result === "ok") {
     setState(dialog, "ok");
     const checked = (r.checked || []).map((p) => words[p] || p).join(", ");

@@ -134,7 +134,9 @@ export function createMetrics(page) {
     for (const t of list) {
       if (!t.formula) continue;
       const li = htmlEl("li", {}, figureText(shortFormula(t.formula), t.value, t.time, unit));
-      li.title = `${t.name}: ${t.formula} (derived for this implementation; not in the notes)`;
+      // An algorithm written from scratch declares its own figures (its costs).
+      const own = byId("own-tag") && !byId("own-tag").hidden;
+      li.title = `${t.name}: ${t.formula} (${own ? "declared by your algorithm" : "derived for this implementation"}; not in the notes)`;
       ul.append(li);
     }
     return ul.children.length ? ul : none("no figure derived for this");

@@ -71,6 +71,21 @@ export function createStage(page) {
 
 // ---- frames ----
 
+// showAlgorithm heads the page with the run's algorithm: a Starlark source's title
+// (hello.title, with its rules), marked as the student's own when the source was
+// written from scratch (hello.own), or the page's own algorithm's.
+function showAlgorithm(f) {
+  const h1 = document.getElementById("algo-title");
+  if (!h1) return;
+  const title = f.rules && f.title ? f.title : h1.dataset.page;
+  if (title) {
+    h1.textContent = title;
+    document.title = `${title} · Distributed playground`;
+  }
+  const own = document.getElementById("own-tag");
+  if (own) own.hidden = !f.own;
+}
+
 // takeFrame lets the model take a frame from the server and the stage follow it.
 export function takeFrame(st, f) {
   const model = st.model;
@@ -80,6 +95,7 @@ export function takeFrame(st, f) {
       st.code.setRules(f.rules); // a Starlark source's rules, or the page's own
       st.narrator.setRules(f.rules);
       st.inspector.setVars(f.vars);
+      showAlgorithm(f);
       setupTaken(st);
       fillSetup(st);
       break;

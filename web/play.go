@@ -17,6 +17,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/teach-dist/playground/algorithms"
+	"github.com/teach-dist/playground/algorithms/starlarkalg"
 	"github.com/teach-dist/playground/runtime/compare"
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/runtime/sim"
@@ -61,6 +62,9 @@ func (s *Server) handlePlay(w http.ResponseWriter, r *http.Request) {
 	sess, ok := s.scenarioSession(w, r, sc, "")
 	if !ok {
 		return
+	}
+	if sc.Source != "" {
+		spec = sc.Spec() // the run's own rules, title and name (new=1)
 	}
 	p := pages.BuildPlay(spec, sess.ID())
 	p.Explore = s.opts.Explore.page()
@@ -375,6 +379,15 @@ func scenarioFromQuery(slug string, q url.Values) ([]byte, error) {
 			continue // which run, not how it is set up
 		}
 		v := vals[len(vals)-1]
+		if key == "new" {
+			// An algorithm written from scratch: the family's skeleton runs on this page.
+			if b, err := strconv.ParseBool(v); err != nil || !b {
+				return nil, fmt.Errorf("new: %q is not 1 (start from the skeleton of an algorithm of your own)", v)
+			}
+			src, _ := starlarkalg.Skeleton(spec.Family)
+			doc["source"] = src
+			continue
+		}
 		if strings.HasPrefix(key, paramPrefix) {
 			name, raw, err := paramFromQuery(spec, key, v)
 			if err != nil {
@@ -426,7 +439,7 @@ func scenarioFromQuery(slug string, q url.Values) ([]byte, error) {
 			}
 			network["loss"] = f
 		default:
-			return nil, fmt.Errorf("%s: unknown parameter (allowed: n, seed, cs, delay, fifo, loss, hold, and p.<param> for the algorithm's params)", key)
+			return nil, fmt.Errorf("%s: unknown parameter (allowed: n, seed, cs, delay, fifo, loss, hold, new, and p.<param> for the algorithm's params)", key)
 		}
 	}
 	if len(network) > 0 {

@@ -170,7 +170,7 @@ func TestEditRulesIsOfferedWhereItCanRun(t *testing.T) {
 		want bool
 	}{
 		{"/play/ricart-agrawala", true}, {"/play/bully", true}, {"/s/challenge-central-no-queue", true},
-		{"/play/maekawa", false}, {"/l/" + rig.code, false},
+		{"/play/maekawa", true}, {"/play/raymond", true}, {"/play/ring-list", true}, {"/l/" + rig.code, false},
 	} {
 		p := get(t, browser(t), rig.ts.URL+c.path)
 		has := strings.Contains(p.body, `id="rules-edit"`) && strings.Contains(p.body, `id="rules-template"`)

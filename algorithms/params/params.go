@@ -73,6 +73,13 @@ func ParseValue(raw []byte, ids []int, fields []sim.Param, dst reflect.Value) er
 	return parseInto(raw, ids, fields, dst, func(string, []byte) (bool, error) { return false, nil })
 }
 
+// ParseValueWith is ParseValue whose object fields without Fields of their own are
+// decoded by hook, as Parse's objects are: hook gets the field's name and JSON (never
+// null) and says whether it decoded it.
+func ParseValueWith(raw []byte, ids []int, fields []sim.Param, dst reflect.Value, hook func(name string, raw []byte) (bool, error)) error {
+	return parseInto(raw, ids, fields, dst, hook)
+}
+
 func parseInto(raw []byte, ids []int, fields []sim.Param, dst reflect.Value, hook func(name string, raw []byte) (bool, error)) error {
 	for _, f := range fields {
 		if f.Kind == sim.ParamNode && len(ids) == 0 {

@@ -36,6 +36,7 @@ var declKinds = map[string][]string{
 	"message": {"name", "label", "doc", "ts", "arg", "vec", "queue"},
 	"var":     {"name", "doc"},
 	"param":   {"name", "kind", "doc", "default", "min", "max", "zero", "choices", "fields"},
+	"cost":    {"name", "formula", "value", "low", "high"},
 }
 
 // declarations are the only names a source gets besides Starlark's universe: no load,
@@ -243,10 +244,17 @@ func toParam(d *decl) (sim.Param, error) {
 	case sim.ParamObject:
 		fields, ok := d.args["fields"]
 		if !ok {
-			return p, fmt.Errorf("param %s: an object needs fields", p.Name)
+			// An object of a shape of its own (voting sets, a tree): the source reads
+			// it as data (jsonData) and its doc says the shape.
+			return p, nil
 		}
 		if p.Fields, err = listOf(starlark.StringDict{"fields": fields}, "fields", "param", toParam); err != nil {
 			return p, err
+		}
+		for _, f := range p.Fields {
+			if f.Kind == sim.ParamObject && len(f.Fields) == 0 {
+				return p, fmt.Errorf("param %s.%s: an object of its own shape may only be a top-level param", p.Name, f.Name)
+			}
 		}
 	default:
 		return p, fmt.Errorf("param %s: kind %q is unknown (allowed: int, bool, choice, node, object)", p.Name, kind)
@@ -292,6 +300,10 @@ func structOf(fields []sim.Param) (reflect.Type, error) {
 		case sim.ParamChoice:
 			t = reflect.TypeFor[string]()
 		case sim.ParamObject:
+			if len(f.Fields) == 0 {
+				t = reflect.TypeFor[[]byte]() // its JSON, nil when left out
+				break
+			}
 			var err error
 			if t, err = structOf(f.Fields); err != nil {
 				return nil, err
@@ -341,7 +353,19 @@ func (ps *paramSet) parse(raw []byte, ids []int) (any, error) {
 	if err := setDefaults(ps.fields, ids, v); err != nil {
 		return nil, err
 	}
-	if err := params.ParseValue(raw, ids, ps.fields, v); err != nil {
+	hook := func(name string, raw []byte) (bool, error) {
+		for k, f := range ps.fields {
+			if f.Name == name && f.Kind == sim.ParamObject && len(f.Fields) == 0 {
+				if _, err := jsonData(raw); err != nil {
+					return true, fmt.Errorf("params.%s: %v", name, err)
+				}
+				v.Field(k).SetBytes(raw)
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	if err := params.ParseValueWith(raw, ids, ps.fields, v, hook); err != nil {
 		return nil, err
 	}
 	return toStarlark(ps.fields, v), nil
@@ -361,6 +385,14 @@ func toStarlark(fields []sim.Param, v reflect.Value) *paramsValue {
 		case sim.ParamChoice:
 			out.vals[k] = starlark.String(fv.String())
 		case sim.ParamObject:
+			if len(f.Fields) == 0 {
+				out.vals[k] = starlark.None
+				if raw := fv.Bytes(); raw != nil {
+					out.vals[k], _ = jsonData(raw) // checked by parse
+					out.vals[k].Freeze()
+				}
+				break
+			}
 			out.vals[k] = toStarlark(f.Fields, fv)
 		}
 	}
@@ -445,7 +477,8 @@ func toStage(g starlark.StringDict) (sim.Stage, error) {
 		return s, fmt.Errorf("stage: got %s, want a dict", v.Type())
 	}
 	strs := map[string]*string{"mark": &s.Mark, "mark_label": &s.MarkLabel, "edges": &s.Edges,
-		"pointer": &s.Pointer, "group": &s.Group, "group_label": &s.GroupLabel}
+		"edges_label": &s.EdgesLabel, "pointer": &s.Pointer, "pointer_label": &s.PointerLabel,
+		"group": &s.Group, "group_label": &s.GroupLabel, "group_about": &s.GroupAbout}
 	for _, kv := range dict.Items() {
 		key, _ := starlark.AsString(kv[0])
 		if key == "ring" {

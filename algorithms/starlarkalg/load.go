@@ -126,6 +126,7 @@ type typeHandler struct {
 
 // program is a loaded source: the Spec's declarations and the callables its nodes use.
 type program struct {
+	costs    []CostTable // declared costs, evaluated (own.go)
 	name     string
 	limits   Limits
 	rules    map[string]bool
@@ -171,6 +172,9 @@ func loadProgram(name, source string, lim Limits) (*program, *sim.Spec, error) {
 	p := &program{name: name, limits: lim, rules: map[string]bool{}, messages: map[string]bool{},
 		byType: map[string]typeHandler{}}
 	spec, err := p.buildSpec(globals)
+	if err == nil {
+		err = p.ownDeclarations(thread, globals, spec)
+	}
 	if err != nil {
 		var pe *posError
 		if errors.As(err, &pe) {
@@ -463,4 +467,29 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// ownDeclarations reads what a source written from scratch may declare besides the
+// Spec's descriptive fields: its name, its costs (evaluated now, within the load's
+// bound on units of work) and canonical-form hints (own.go).
+func (p *program) ownDeclarations(thread *starlark.Thread, g starlark.StringDict, s *sim.Spec) error {
+	var err error
+	if s.Name, err = ownName(g); err != nil {
+		return err
+	}
+	if p.costs, err = costTables(thread, g); err != nil {
+		return err
+	}
+	for _, t := range p.costs {
+		s.Costs = append(s.Costs, t.Cost())
+	}
+	canon, forget, err := canonHints(g)
+	if err != nil {
+		return err
+	}
+	if canon != nil && len(forget) > 0 {
+		canon.Node = forgetNode(forget)
+	}
+	s.Canon = canon
+	return nil
 }

@@ -2,6 +2,7 @@ package starlarkalg
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -305,5 +306,50 @@ func TestEncode_DefaultOrderAndErrors(t *testing.T) {
 				t.Errorf("got %s, want %s", got, c.want)
 			}
 		})
+	}
+}
+
+// A param of its own shape (an object without fields) reaches the source as data, in
+// the document's order; what JSON cannot say as Starlark data is a param error.
+func TestLoad_ObjectParamOfItsOwnShape(t *testing.T) {
+	src := `
+title = "t"
+family = "mutex"
+rules = [rule("X-1", lines = ["x"], says = "x")]
+messages = [message("M", "M")]
+params = [param("sets", "object", doc = "any shape")]
+def init(setup):
+    return {"seen": repr(setup.params.sets)}
+`
+	spec, err := Load("shape", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spec.Params) != 1 || spec.Params[0].Kind != sim.ParamObject || spec.Params[0].Fields != nil {
+		t.Fatalf("params %+v", spec.Params)
+	}
+	for _, c := range []struct{ raw, want, err string }{
+		{`{}`, `None`, ""},
+		{`{"sets": {"2": [2, 1], "1": [1, true, null, "x"]}}`, `{"2": [2, 1], "1": [1, True, None, "x"]}`, ""},
+		{`{"sets": {"1": [1.5]}}`, "", "params.sets: 1.5 is not an integer"},
+		{`{"sets": {"1": [1], "1": [2]}}`, "", `params.sets: "1": given twice`},
+		{`{"sets": [` + strings.Repeat("1,", 5000) + `1]}`, "", "params.sets: more than 4096 values"},
+	} {
+		p, err := spec.ParseParams([]byte(c.raw), []int{1, 2})
+		if c.err != "" {
+			if err == nil || err.Error() != c.err {
+				t.Errorf("%s: error %v, want %q", c.raw, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", c.raw, err)
+		}
+		node := spec.New(0, &sim.Setup{IDs: []int{1, 2}, Params: p})
+		var w sim.StateWriter
+		node.Encode(&w)
+		if got := string(w.Bytes()); !strings.Contains(got, strconv.Quote(c.want)) {
+			t.Errorf("%s: the source sees %s, want %s", c.raw, got, c.want)
+		}
 	}
 }

@@ -278,3 +278,6 @@ func DecodeState(b []byte) (*state, error) {
 	}
 	return st, nil
 }
+
+// Costs are the source's declared costs, evaluated for every number of processes.
+func (p *Program) Costs() []CostTable { return p.p.costs }

@@ -2,7 +2,10 @@ package starlarkalg
 
 import (
 	"embed"
+	"slices"
 	"strings"
+
+	"github.com/teach-dist/playground/runtime/sim"
 )
 
 // The templates are Starlark versions of Go algorithms, with the same rule labels,
@@ -28,5 +31,21 @@ func Templates() []string {
 	for _, e := range entries {
 		out = append(out, strings.TrimSuffix(e.Name(), ".star"))
 	}
+	slices.Sort(out) // by slug: the files' order puts "a-b.star" before "a.star"
 	return out
+}
+
+// The skeletons of an algorithm written from scratch, one per family: small working
+// algorithms that declare their own name, title and costs (own.go).
+//
+//go:embed skeletons/*.star
+var skeletonFS embed.FS
+
+// Skeleton returns the skeleton for a family ("mutex" or "election").
+func Skeleton(family sim.Family) (string, bool) {
+	b, err := skeletonFS.ReadFile("skeletons/" + string(family) + ".star")
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
 }

@@ -247,7 +247,8 @@ func (p *program) checkValue(v starlark.Value, depth int, count *int, frozen *bo
 }
 
 // writeVar writes one inspector variable: strings, bools and ints as themselves, a list
-// of ints as an array, a list of int pairs as pairs, anything else as its canonical text.
+// of ints as an array, a list of int pairs as pairs, a list of strings as an array of
+// strings, anything else as its canonical text.
 func writeVar(w *sim.StateWriter, name string, v starlark.Value) {
 	switch v := v.(type) {
 	case starlark.String:
@@ -268,6 +269,10 @@ func writeVar(w *sim.StateWriter, name string, v starlark.Value) {
 		}
 		if pairs, ok := pairsOf(v); ok {
 			w.Pairs(name, pairs)
+			return
+		}
+		if strs, ok := stringsIn(v); ok {
+			w.Strs(name, strs)
 			return
 		}
 	}
@@ -400,4 +405,20 @@ func footprint(v starlark.Value) int {
 		return b
 	}
 	return 16
+}
+
+// stringsIn reads a non-empty list or tuple of strings.
+func stringsIn(v starlark.Indexable) ([]string, bool) {
+	if v.Len() == 0 {
+		return nil, false
+	}
+	out := make([]string, v.Len())
+	for k := range out {
+		str, ok := v.Index(k).(starlark.String)
+		if !ok {
+			return nil, false
+		}
+		out[k] = string(str)
+	}
+	return out, true
 }

@@ -47,6 +47,10 @@ commands:
   run SCENARIO       print the trace of a scenario (a file, a curated name, or - for stdin)
   list [--json]      the algorithms and curated scenarios
   explore SCENARIO   check every interleaving of a small scenario (JSON summary; exit 3 if a property breaks)
+  grade ASSIGNMENT SUBMISSION
+                     grade a source against an assignment (a summary; --gradescope, --json, --junit)
+  grade pack ASSIGNMENT -o FILE
+                     build a Gradescope autograder for an assignment
 
 run 'playground COMMAND -h' for a command's flags`
 
@@ -73,6 +77,8 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return listCmd(args, stdout, stderr)
 	case "explore":
 		return exploreCmd(ctx, args, stdin, stdout, stderr)
+	case "grade":
+		return gradeCmd(ctx, args, stdout, stderr)
 	case "help":
 		fmt.Fprintln(stdout, usage)
 		return nil

@@ -63,6 +63,9 @@ var rules = []rule{
 	{pattern: "runtime/shiviz", may: append([]string{"runtime/causal"}, analyses...), stdOnly: true},
 	{pattern: "runtime/explore", may: analyses, stdOnly: true},
 	{pattern: "runtime/fairq", stdOnly: true}, // the explorer's and compare's fair queue
+	// Grading searches through an Explorer its caller gives (the sandbox's pool): it
+	// runs no source itself.
+	{pattern: "runtime/grade", may: append([]string{"runtime/explore"}, analyses...), stdOnly: true},
 	// The compare engine runs many seeds at once: its worker pool is the one goroutine
 	// owner outside the live layers, bounded by the server's slots.
 	{pattern: "runtime/compare", may: append([]string{"runtime/cost", "runtime/fairq"}, analyses...), stdOnly: true, goroutines: true},

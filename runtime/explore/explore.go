@@ -113,10 +113,14 @@ type Result struct {
 	Seconds        float64         `json:"seconds"`
 	Counterexample *Counterexample `json:"counterexample,omitempty"`
 
-	Algorithm string   `json:"algorithm"`
-	Nodes     int      `json:"nodes"`
-	Timed     bool     `json:"timed"`
-	Checked   []string `json:"checked"`
+	Algorithm string `json:"algorithm"`
+	// Title is the algorithm's; Name its own name when it is a student's, written
+	// from scratch (sim.Spec.Name), not one of the notes'.
+	Title   string   `json:"title,omitempty"`
+	Name    string   `json:"name,omitempty"`
+	Nodes   int      `json:"nodes"`
+	Timed   bool     `json:"timed"`
+	Checked []string `json:"checked"`
 	// EntryBound: every request was served within this many steps of the search.
 	EntryBound int    `json:"entryBound,omitempty"`
 	Bound      string `json:"bound,omitempty"` // the limit that stopped a bounded search
@@ -301,7 +305,7 @@ func (x *search) explore(ctx context.Context, sc *scenarios.Scenario) (res *Resu
 		return nil, errUntimedInconclusive
 	}
 	res = &Result{
-		Algorithm: x.m.spec.Slug, Nodes: x.m.n, Timed: x.m.timed,
+		Algorithm: x.m.spec.Slug, Title: x.m.spec.Title, Name: x.m.spec.Name, Nodes: x.m.n, Timed: x.m.timed,
 		// Depth counts from the very start, so the events at time 0 (folded into the
 		// initial state of an untimed search) count as steps, as in a counterexample.
 		States: int64(x.st.count), Transitions: x.transitions, Depth: x.depth + len(x.m.start),

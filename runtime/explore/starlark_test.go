@@ -5,9 +5,11 @@ package explore
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/teach-dist/playground/algorithms"
 	"github.com/teach-dist/playground/algorithms/starlarkalg"
 	"github.com/teach-dist/playground/runtime/sim"
 	"github.com/teach-dist/playground/scenarios"
@@ -142,6 +144,39 @@ func TestExplore_FindsTheBugInAnEditedTemplate(t *testing.T) {
 	}
 	if out.found == nil || out.found.property != sim.PropMutex {
 		t.Fatalf("found %+v, want a mutual exclusion violation", out.found)
+	}
+}
+
+// The skeletons of an algorithm written from scratch are small algorithms that work:
+// the explorer proves every property of their family on three processes, and its
+// summary calls them by their own title and name.
+func TestExplore_SkeletonsAreProved(t *testing.T) {
+	for _, c := range []struct {
+		host  string
+		scene string
+	}{
+		{"central", `{"version": 2, "algorithm": "central", "nodes": 3, "seed": 1,
+		  "events": [{"at": 0, "do": "request", "node": 0}, {"at": 0, "do": "request", "node": 1}, {"at": 0, "do": "request", "node": 2}]}`},
+		{"bully", `{"version": 2, "algorithm": "bully", "nodes": 3, "seed": 1,
+		  "events": [{"at": 0, "do": "crash", "node": 2}, {"at": 1, "do": "elect", "node": 0}]}`},
+	} {
+		host, _ := algorithms.Lookup(c.host)
+		src, ok := starlarkalg.Skeleton(host.Family)
+		if !ok {
+			t.Fatalf("no skeleton for %s", host.Family)
+		}
+		sc, err := scenarios.Parse([]byte(strings.TrimSuffix(c.scene, "}") + `, "source": ` + strconv.Quote(src) + "}"))
+		if err != nil {
+			t.Fatalf("%s: %v", host.Family, err)
+		}
+		res, err := Explore(context.Background(), sc, Options{MaxStates: 1_000_000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Result != ResultOK || res.Name != "my-"+map[sim.Family]string{sim.Mutex: "mutex", sim.Election: "election"}[host.Family] ||
+			!strings.HasPrefix(res.Title, "My ") || res.Algorithm != c.host {
+			t.Errorf("%s skeleton: %s %q %q on %s: %s", host.Family, res.Result, res.Name, res.Title, res.Algorithm, res.Message)
+		}
 	}
 }
 

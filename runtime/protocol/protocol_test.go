@@ -30,6 +30,10 @@ var wireCases = []struct {
 		Vars: []VarText{{Name: "state", Doc: "RELEASED or HELD"}}},
 		`{"type":"hello","proto":1,"session":"","algorithm":"ricart-agrawala","name":"","scenario":{"version":1,"algorithm":"ricart-agrawala","source":"..."},"ids":[0],"network":{"delay":[0,0],"fifo":false,"loss":0,"hold":false},"seed":0,"cs":0,"rate":0,"minSpeed":0,"maxSpeed":0,"recentMax":0,"maxEvents":0,` +
 			`"rules":[{"label":"RH1","notes":"000","group":"Receiving REQUEST(Tj, j)","lines":["defer j"],"says":"decides","why":{"held":"defers {from}"}},{"label":"AS-1","group":"Asking","lines":[],"says":"asks"}],"vars":[{"name":"state","doc":"RELEASED or HELD"}]}`},
+	{"hello/own", &Hello{Proto: 1, Algorithm: "central", Scenario: json.RawMessage(`{"version":1}`), IDs: []int{0}, Rules: []RuleText{{Label: "MY-1", Lines: []string{"ask"}, Says: "asks"}},
+		Title: "My mutual exclusion", Own: "my-mutex"},
+		`{"type":"hello","proto":1,"session":"","algorithm":"central","name":"","scenario":{"version":1},"ids":[0],"network":{"delay":[0,0],"fifo":false,"loss":0,"hold":false},"seed":0,"cs":0,"rate":0,"minSpeed":0,"maxSpeed":0,"recentMax":0,"maxEvents":0,` +
+			`"rules":[{"label":"MY-1","group":"","lines":["ask"],"says":"asks"}],"title":"My mutual exclusion","own":"my-mutex"}`},
 	{"state", &State{Clock{Step: 3, T: 2, Seq: -1, Horizon: 9, Playing: true, Speed: 0.25, Quiet: true, Interventions: 1, Stopped: "the run reached 250000 events", StoppedLine: 12}},
 		`{"type":"state","step":3,"t":2,"seq":-1,"horizon":9,"playing":true,"speed":0.25,"quiet":true,"interventions":1,"stopped":"the run reached 250000 events","stoppedLine":12}`},
 	{"events", &Events{Clock: Clock{Step: 12, T: 7, Seq: 42, Horizon: 12, Playing: true, Speed: 1, Interventions: 2},

@@ -40,6 +40,11 @@ type Hello struct {
 	// Vars are that source's inspector variables, with Rules: an edited source may
 	// declare others than the page's.
 	Vars []VarText `json:"vars,omitempty"`
+	// Title is that source's title, with Rules; Own its own name when it is an
+	// algorithm written from scratch (sim.Spec.Name): the page then heads the run
+	// with Title, marked as the student's algorithm, not one of the notes'.
+	Title string `json:"title,omitempty"`
+	Own   string `json:"own,omitempty"`
 }
 
 // VarText is one variable of the inspector: sim.Var as a page reads it.
@@ -276,6 +281,14 @@ func (f *Hello) AppendJSON(b []byte) []byte {
 		vars, _ := json.Marshal(f.Vars) // strings: cannot fail
 		b = append(b, `,"vars":`...)
 		b = append(b, vars...)
+	}
+	if f.Title != "" {
+		b = append(b, `,"title":`...)
+		b = appendString(b, f.Title)
+	}
+	if f.Own != "" {
+		b = append(b, `,"own":`...)
+		b = appendString(b, f.Own)
 	}
 	return append(b, '}')
 }

@@ -75,6 +75,11 @@ func (p *Pool) Explore(ctx context.Context, sc *scenarios.Scenario, opt explore.
 	}
 	lines := make(chan exploreLine)
 	readErr := make(chan error, 1)
+	// stop tells the reader that nobody reads lines any more. Not the worker's exit:
+	// a worker exits as soon as it has written its result, and a reader that gave up
+	// on seeing it gone would drop that last line, leaving the search to its kill.
+	stop := make(chan struct{})
+	defer close(stop)
 	go func() {
 		defer func() { _ = w.closeOut() }()
 		sc := bufio.NewScanner(w.stdout)
@@ -87,7 +92,7 @@ func (p *Pool) Explore(ctx context.Context, sc *scenarios.Scenario, opt explore.
 			}
 			select {
 			case lines <- l:
-			case <-w.exited:
+			case <-stop:
 				return
 			}
 		}

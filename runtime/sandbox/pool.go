@@ -41,8 +41,10 @@ type Options struct {
 	// CallCPU is the CPU time one call may use before the worker interrupts it, an
 	// error at the line it reached (default 1 s); CallTimeout is the backstop.
 	CallCPU time.Duration
-	// Nice is the workers' CPU priority, 1 to 19 (default 10): under load the
+	// Nice is the step workers' CPU priority, 1 to 19 (default 10): under load the
 	// server's own work goes first. Negative: the server's own priority (benchmarks).
+	// A search's or a whole run's worker keeps the server's priority: it holds one of
+	// the few slots the server hands out, under its time limit.
 	Nice int
 	// Command starts a worker in mode ("steps" or "explore"); default: this executable
 	// again (the package's init serves the mode instead of main).
@@ -243,7 +245,11 @@ func (p *Pool) start(mode string) (*worker, error) {
 	cmd := p.opts.Command(mode)
 	cmd.Env = append(os.Environ(), envMode+"="+mode, envMemory+"="+strconv.FormatInt(p.opts.Memory, 10),
 		envCPU+"="+strconv.FormatInt(p.opts.CallCPU.Milliseconds(), 10), envSteps+"="+strconv.FormatUint(p.opts.Steps, 10))
-	if p.opts.Nice > 0 {
+	if p.opts.Nice > 0 && mode == "steps" {
+		// Only the step workers: a search or a whole run is one of a few slots the
+		// server hands out and bounds in time, as it was in the server's own process;
+		// at nice 10 on a busy machine it got so little of a core that a search of a
+		// few hundred states ran out its 20 s.
 		cmd.Env = append(cmd.Env, envNice+"="+strconv.Itoa(p.opts.Nice))
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlives the server

@@ -221,6 +221,36 @@ func TestPool_ExploreCancelKillsTheWorker(t *testing.T) {
 	}
 }
 
+// What a source written from scratch declares reaches the server as figures: its own
+// name and its costs, the same numbers as in process for every number of processes,
+// though the server runs none of the source.
+func TestSandbox_OwnNameAndCostsReachTheServer(t *testing.T) {
+	src, _ := starlarkalg.Template("ricart-agrawala")
+	src = strings.Replace(src, `title = "Ricart-Agrawala"`, `title = "My broadcast mutex"
+name = "my-broadcast"
+costs = [cost("messages per CS entry", "2(N-1)", value = lambda n: 2 * (n - 1)),
+         cost("synchronisation delay", "T to 2T", low = 1, high = 2)]`, 1)
+	local, err := starlarkalg.Load("ricart-agrawala", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote := loadRemote(t, testPool, "ricart-agrawala", src)
+	if remote.Name != "my-broadcast" || remote.Title != "My broadcast mutex" || len(remote.Costs) != len(local.Costs) || len(local.Costs) != 3 {
+		t.Fatalf("remote name %q title %q, %d costs (in process %d)", remote.Name, remote.Title, len(remote.Costs), len(local.Costs))
+	}
+	for k := range local.Costs {
+		l, r := local.Costs[k], remote.Costs[k]
+		if l.Name != r.Name || l.Formula != r.Formula {
+			t.Errorf("cost %d: %q %q, in process %q %q", k, r.Name, r.Formula, l.Name, l.Formula)
+		}
+		for n := sim.MinNodes; n <= sim.MaxNodes; n++ {
+			if l.Value(n) != r.Value(n) {
+				t.Fatalf("cost %q for %d: %v, in process %v", l.Name, n, r.Value(n), l.Value(n))
+			}
+		}
+	}
+}
+
 // A handler that runs past its CPU time is interrupted by its worker, an error at its
 // line naming the bound, before the server's deadline kills the worker; the worker
 // then serves the next call.
@@ -282,5 +312,24 @@ func TestSandbox_KeptSourcesMakeRoomForTheNext(t *testing.T) {
 	}
 	if err := s.Run(); err != nil {
 		t.Fatalf("a run of the first source, loaded again: %v", err)
+	}
+}
+
+// A worker exits as soon as it has written its result: every quick search in a row
+// still returns that result, never the kill at its time limit.
+func TestPool_ExploreReturnsTheResultOfAWorkerThatHasExited(t *testing.T) {
+	p := New(Options{Workers: 1, Nice: -1})
+	defer p.Close()
+	sc, _ := scenarios.Lookup("challenge-ra-tie-break")
+	for k := range 40 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		res, err := p.Explore(ctx, sc, explore.Options{MaxStates: 100_000})
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Result != explore.ResultViolation {
+			t.Fatalf("search %d: %s %s: %s", k, res.Result, res.Bound, res.Message)
+		}
 	}
 }

@@ -75,6 +75,11 @@ type specWire struct {
 	BackgroundTimers     []string
 	BackgroundMessages   []string
 	HoldsToken           bool
+	// Name and Costs are what a source written from scratch declares: its own name,
+	// and its costs evaluated in the worker, numbers the server draws without running
+	// the source.
+	Name  string
+	Costs []starlarkalg.CostTable
 }
 
 func wireSpec(p *starlarkalg.Program) *specWire {
@@ -82,12 +87,16 @@ func wireSpec(p *starlarkalg.Program) *specWire {
 	return &specWire{Slug: s.Slug, Title: s.Title, Summary: s.Summary, Family: s.Family, Rules: s.Rules,
 		Vars: s.Vars, Messages: s.Messages, Params: s.Params, Defaults: s.Defaults, Stage: s.Stage,
 		CrashLeaderFirst: s.CrashLeaderFirst, BackgroundTimers: s.BackgroundTimers,
-		BackgroundMessages: s.BackgroundMessages, HoldsToken: p.HoldsToken()}
+		BackgroundMessages: s.BackgroundMessages, HoldsToken: p.HoldsToken(), Name: s.Name, Costs: p.Costs()}
 }
 
 func (w *specWire) spec() *sim.Spec {
-	return &sim.Spec{Slug: w.Slug, Title: w.Title, Summary: w.Summary, Family: w.Family, Rules: w.Rules,
+	s := &sim.Spec{Slug: w.Slug, Title: w.Title, Summary: w.Summary, Family: w.Family, Rules: w.Rules,
 		Vars: w.Vars, Messages: w.Messages, Params: w.Params, Defaults: w.Defaults, Stage: w.Stage,
 		CrashLeaderFirst: w.CrashLeaderFirst, BackgroundTimers: w.BackgroundTimers,
-		BackgroundMessages: w.BackgroundMessages}
+		BackgroundMessages: w.BackgroundMessages, Name: w.Name}
+	for _, t := range w.Costs {
+		s.Costs = append(s.Costs, t.Cost())
+	}
+	return s
 }

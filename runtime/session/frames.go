@@ -46,6 +46,7 @@ func (s *Session) helloFrame() protocol.Encoded {
 	if s.setup.Source && s.cfg.Spec != nil {
 		h.Rules = protocol.RulesOf(s.cfg.Spec.Rules)
 		h.Vars = protocol.VarsOf(s.cfg.Spec.Vars)
+		h.Title, h.Own = s.cfg.Spec.Title, s.cfg.Spec.Name
 	}
 	return protocol.Encode(h)
 }

@@ -104,6 +104,12 @@ type Spec struct {
 	Family  Family
 	Summary string // one line: what it teaches
 
+	// Name, when set, is the algorithm's own name: a Starlark source written from
+	// scratch declares one (algorithms/starlarkalg). Such a run is the student's own
+	// algorithm, not one of the notes': pages, links and summaries call it by Title
+	// and Name and say so, while Slug stays the page it runs on.
+	Name string
+
 	Rules    []Rule
 	Vars     []Var
 	Messages []MessageType

@@ -190,3 +190,113 @@ func TestEditedRulesShowInThePseudocodePanel(t *testing.T) {
 	waitFor(t, ctx, `document.querySelector('#vars tbody tr[data-id="0"] td:last-child')?.textContent === "1"`)
 	screenshot(t, ctx, "rules-edited-panel.png")
 }
+
+// The notes' exercise in the page: on three processes Check finds Maekawa's deadlock;
+// the student turns the rules into the deadlock-free variant (INQUIRE, RELINQUISH and
+// FAILED on, whatever the run's params say), runs them, and Check proves every
+// property.
+func TestEditedMaekawaBecomesDeadlockFree(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := tab(t, ts.URL, 1280, 800)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/play/maekawa?fresh=1"))
+	ready(t, ctx)
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`(() => {
+		document.querySelector(".setup details").open = true;
+		document.getElementById("setup-form").elements.nodes.value = "3";
+		document.querySelector("#setup-form button[type=submit]").click();
+	})()`))
+	waitFor(t, ctx, `document.querySelectorAll("#view g.node").length === 3`)
+
+	run(t, ctx, chromedp.Click(chromedp.CSS(`#rules-edit`)))
+	waitFor(t, ctx, `!document.getElementById("rules-editor").hidden && document.getElementById("rules-source").value.includes("def contend(")`)
+	run(t, ctx, chromedp.Click(chromedp.CSS(`#rules-check`)))
+	waitFor(t, ctx, `document.getElementById("explore-dialog").open && document.getElementById("explore-dialog").dataset.state !== "running"`)
+	if state, verdict := eval[string](t, ctx, `document.getElementById("explore-dialog").dataset.state`),
+		eval[string](t, ctx, `document.getElementById("explore-verdict").textContent`); state != "violation" || !strings.Contains(verdict, "Deadlock freedom is broken") {
+		t.Fatalf("check of the notes' rules: %s: %s", state, verdict)
+	}
+	run(t, ctx, chromedp.Click(chromedp.CSS(`#explore-cancel`)))
+
+	const variant = `setup.params.variant == "deadlock-free"`
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`(() => {
+		const ta = document.getElementById("rules-source");
+		const at = ta.value.indexOf(`+"`"+variant+"`"+`);
+		ta.focus();
+		ta.setSelectionRange(at, at + `+"`"+variant+"`"+`.length);
+	})()`), chromedp.SendKeys(`#rules-source`, "True"))
+	if src := eval[string](t, ctx, `document.getElementById("rules-source").value`); !strings.Contains(src, `"df": True,`) {
+		t.Fatalf("the edit did not take: %q", src[strings.Index(src, "def init("):][:200])
+	}
+	run(t, ctx, chromedp.Click(chromedp.CSS(`#rules-run`)))
+	waitFor(t, ctx, `document.getElementById("rules-status").textContent === "Running your rules."`)
+	run(t, ctx, chromedp.Click(chromedp.CSS(`#rules-check`)))
+	waitFor(t, ctx, `document.getElementById("explore-dialog").open && document.getElementById("explore-dialog").dataset.state !== "running"`)
+	state := eval[string](t, ctx, `document.getElementById("explore-dialog").dataset.state`)
+	verdict := eval[string](t, ctx, `document.getElementById("explore-verdict").textContent`)
+	if state != "ok" || !strings.Contains(verdict, "Every property holds") || !strings.Contains(verdict, "deadlock") {
+		t.Fatalf("check of the edited rules: %s: %s", state, verdict)
+	}
+	screenshot(t, ctx, "rules-maekawa-deadlock-free.png")
+}
+
+// An algorithm written from scratch: "New algorithm" in the catalogue opens the
+// mutual exclusion skeleton, the page heads it with its own title marked as the
+// student's, a renamed title shows once it runs, the explorer's summary and the link's
+// page call it by that title, never by the page's algorithm.
+func TestNewAlgorithmShowsItsOwnTitle(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := tab(t, ts.URL, 1280, 800)
+	run(t, ctx, chromedp.Navigate(ts.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`li.new-card[data-new="mutex"] a.open`)),
+		chromedp.Click(chromedp.CSS(`li.new-card[data-new="mutex"] a.open`)))
+	ready(t, ctx)
+	waitFor(t, ctx, `document.getElementById("algo-title").textContent === "My mutual exclusion" && !document.getElementById("own-tag").hidden`)
+	if title := eval[string](t, ctx, `document.title`); !strings.HasPrefix(title, "My mutual exclusion") {
+		t.Fatalf("window title %q", title)
+	}
+
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`(() => {
+		document.querySelector(".setup details").open = true;
+		document.getElementById("setup-form").elements.nodes.value = "3";
+		document.querySelector("#setup-form button[type=submit]").click();
+	})()`))
+	waitFor(t, ctx, `document.querySelectorAll("#view g.node").length === 3`)
+	run(t, ctx, chromedp.Click(chromedp.CSS(`#rules-edit`)))
+	waitFor(t, ctx, `document.getElementById("rules-source").value.includes('name = "my-mutex"')`)
+	const old = `title = "My mutual exclusion"`
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`(() => {
+		const ta = document.getElementById("rules-source");
+		const at = ta.value.indexOf(`+"`"+old+"`"+`);
+		ta.focus();
+		ta.setSelectionRange(at, at + `+"`"+old+"`"+`.length);
+	})()`), chromedp.SendKeys(`#rules-source`, `title = "Keeper mutex"`))
+	run(t, ctx, chromedp.Click(chromedp.CSS(`#rules-run`)))
+	waitFor(t, ctx, `document.getElementById("rules-status").textContent === "Running your rules."`)
+	waitFor(t, ctx, `document.getElementById("algo-title").textContent === "Keeper mutex" && !document.getElementById("own-tag").hidden && document.title.startsWith("Keeper mutex")`)
+
+	run(t, ctx, chromedp.Click(chromedp.CSS(`#rules-check`)))
+	waitFor(t, ctx, `document.getElementById("explore-dialog").open && document.getElementById("explore-dialog").dataset.state !== "running"`)
+	state := eval[string](t, ctx, `document.getElementById("explore-dialog").dataset.state`)
+	searched := eval[string](t, ctx, `document.getElementById("explore-algorithm").textContent`)
+	if state != "ok" || searched != "Searched: Keeper mutex (my-mutex), your algorithm: not one of the notes'." {
+		t.Fatalf("check: %s, %q", state, searched)
+	}
+	run(t, ctx, chromedp.Click(chromedp.CSS(`#explore-cancel`)))
+
+	path := eval[string](t, ctx, `fetch("/api/sessions/" + document.getElementById("main").dataset.session + "/link").then((r) => r.json()).then((l) => l.path)`,
+		chromedp.EvalAwaitPromise)
+	if !strings.HasPrefix(path, "/r/v3.central.") {
+		t.Fatalf("link %q", path)
+	}
+	run(t, ctx, chromedp.Navigate(ts.URL+path))
+	ready(t, ctx)
+	if h1, own := eval[string](t, ctx, `document.getElementById("algo-title").textContent`), eval[bool](t, ctx, `!document.getElementById("own-tag").hidden`); h1 != "Keeper mutex" || !own {
+		t.Fatalf("the link's page: heading %q, marked as the student's %v", h1, own)
+	}
+	if title := eval[string](t, ctx, `document.title`); !strings.HasPrefix(title, "Keeper mutex") {
+		t.Fatalf("the link's window title %q", title)
+	}
+	screenshot(t, ctx, "new-algorithm.png")
+}

@@ -24,6 +24,9 @@ type family struct {
 	Blurb   string
 	Algos   []algoCard
 	Curated int
+	// NewURL opens an algorithm written from scratch: the family's skeleton on the
+	// page of its first algorithm.
+	NewURL templ.SafeURL
 }
 
 type algoCard struct {
@@ -68,6 +71,7 @@ func BuildCatalogue() Catalogue {
 			})
 		}
 		if len(fam.Algos) > 0 {
+			fam.NewURL = templ.URL("/play/" + fam.Algos[0].Slug + "?new=1&fresh=1")
 			c.Families = append(c.Families, fam)
 		}
 	}
@@ -98,11 +102,14 @@ var nodesMin, nodesMax = strconv.Itoa(sim.MinNodes), strconv.Itoa(sim.MaxNodes)
 func freshURL(path string) templ.SafeURL { return templ.URL(path + "?fresh=1") }
 
 type Play struct {
-	Spec     *sim.Spec
-	Groups   []ruleGroup
-	Messages []messageKey
-	Session  string
-	WS       string
+	Spec *sim.Spec
+	// PageTitle is the title of the algorithm the page belongs to (Spec's slug's):
+	// the heading comes back to it when a run of a source gives way to the Go one.
+	PageTitle string
+	Groups    []ruleGroup
+	Messages  []messageKey
+	Session   string
+	WS        string
 	// API is where the page's panels read the run (metrics, space-time diagram,
 	// exports): /api/sessions/{id}, or /api/lectures/{code} for a lecture's follower.
 	API       string
@@ -217,7 +224,10 @@ const messageClasses = 7
 
 func BuildPlay(spec *sim.Spec, session string) Play {
 	p := Play{Spec: spec, Session: session, WS: "/ws/" + session, Ring: spec.Stage.Ring,
-		Curated: CuratedFor(spec.Slug), FamilyTag: familyTag(spec.Family)}
+		Curated: CuratedFor(spec.Slug), FamilyTag: familyTag(spec.Family), PageTitle: spec.Title}
+	if page, ok := algorithms.Lookup(spec.Slug); ok {
+		p.PageTitle = page.Title // the page's own algorithm, when a run goes back to it
+	}
 	if session != "" {
 		p.API = "/api/sessions/" + session
 	}
