@@ -56,6 +56,11 @@ type Scenario struct {
 	Challenge *Challenge `json:"challenge,omitempty"`
 }
 
+// DefaultWorkloadTitle is the title of a free run's default workload: the events Play
+// adds to a free run with nothing scheduled (static/workload.js). Such a run counts
+// as free where that matters (the explorer may search it at fewer processes).
+const DefaultWorkloadTitle = "Default workload"
+
 // Caption explains a key step; the playground shows it when the run reaches the trace
 // event with this seq.
 type Caption struct {

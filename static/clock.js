@@ -7,8 +7,10 @@ const GLIDE_MS = 280; // a paused step glides this long
 const GLIDE_MAX = 50; // ... when it moves less than this much virtual time
 
 // newClock is a clock at virtual time 0; last is the time the latest frame showed.
+// jump: the user asks for less motion (prefers-reduced-motion), so a playing run's
+// messages jump from step to step instead of gliding between them.
 export function newClock() {
-  return { base: 0, wall: 0, from: 0, to: 0, tween: 0, tweenStart: 0, last: 0 };
+  return { base: 0, wall: 0, from: 0, to: 0, tween: 0, tweenStart: 0, last: 0, jump: false };
 }
 
 // clockTo sets the clock when a frame says the run is at virtual time t: playing, it
@@ -33,6 +35,7 @@ export function clockTo(clk, t, playing, smooth, now) {
 // (virtual units per second at speed 1), speed and inflight (the latest arrival caps it).
 export function clockNow(clk, run, now) {
   if (run.playing) {
+    if (clk.jump) return clk.to; // where the latest frame put the run: no motion between
     let cap = clk.base;
     for (const f of run.inflight.values()) if (f.at > cap) cap = f.at;
     return Math.min(cap, clk.base + ((now - clk.wall) / 1000) * run.rate * run.speed);

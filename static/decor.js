@@ -5,7 +5,7 @@
 // name comes from the spec.
 
 import { svgEl } from "./dom.js";
-import { r2, curve } from "./layout.js";
+import { r2, curve, clearance } from "./layout.js";
 
 // MARK_MIN is the smallest size (px) of a token or leader mark, whatever the process's
 // radius: big enough to read from the back of a hall.
@@ -33,19 +33,41 @@ export function diamondPath(w) {
   return `M0 ${r2(-y)} L${r2(x)} 0 L0 ${r2(y)} L${r2(-x)} 0 Z`;
 }
 
+// badgeAt is where (relative to its process at p, of radius r) a badge of bw x h goes:
+// just clear of the circle, on the side facing the centre when that is clear of the
+// other processes' circles (others: [{x, y, r}] in stage coordinates), else the
+// nearest direction that is, turning away from the outer side where the labels are.
+export function badgeAt(p, r, bw, h, others, gap) {
+  const inward = p.x || p.y ? Math.atan2(-p.y, -p.x) : Math.PI / 2;
+  const clear = (cx, cy) => others.every((o) => {
+    const nx = Math.max(cx - bw / 2, Math.min(o.x, cx + bw / 2)), ny = Math.max(cy - h / 2, Math.min(o.y, cy + h / 2));
+    return Math.hypot(nx - o.x, ny - o.y) >= o.r + gap;
+  });
+  let first = null;
+  for (const turn of [0, 0.5, -0.5, 1, -1, 1.5, -1.5]) {
+    const a = inward + turn;
+    const d = clearance(Math.cos(a), Math.sin(a), bw / 2, h / 2, r + gap);
+    const spot = { x: Math.cos(a) * d, y: Math.sin(a) * d };
+    first ||= spot;
+    if (clear(p.x + spot.x, p.y + spot.y)) return spot;
+  }
+  return first;
+}
+
 // drawMarks draws a process's leader and token marks (shown by CSS when the process
 // has the class leader or token) on the outline of its circle of radius r, and its
 // role badge (Stage.Mark), all on the side facing the centre of the stage (p is where
 // the process sits): the state labels are on the outer side.
-export function drawMarks(g, r, p, roleLabel) {
+export function drawMarks(g, r, p, roleLabel, k = 1, others = []) {
   const w = markSize(r);
   const inward = p.x || p.y ? Math.atan2(-p.y, -p.x) : Math.PI / 2;
   const at = (a, d) => `translate(${r2(Math.cos(a) * d)} ${r2(Math.sin(a) * d)})`;
   svgEl("path", { class: "mark leader", d: starPath(w), transform: at(inward - 0.75, r * 0.95) }, g);
   svgEl("path", { class: "mark token", d: diamondPath(w), transform: at(inward + 0.75, r * 0.95) }, g);
   if (!roleLabel) return;
-  const h = 20, bw = roleLabel.length * 7.6 + 14;
-  const badge = svgEl("g", { class: "role", transform: at(inward, r + h / 2 + 6) }, g);
+  const h = 20 * k, bw = (roleLabel.length * 7.6 + 14) * k;
+  const { x, y } = badgeAt(p, r, bw, h, others, 6 * k);
+  const badge = svgEl("g", { class: "role", transform: `translate(${r2(x)} ${r2(y)})` }, g);
   svgEl("rect", { x: r2(-bw / 2), y: -h / 2, width: r2(bw), height: h, rx: h / 2 }, badge);
   svgEl("text", {}, badge).textContent = roleLabel;
 }

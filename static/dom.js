@@ -36,10 +36,39 @@ export function byId(id) {
   return document.getElementById(id);
 }
 
-// typing: the keyboard is in a form field, where letters are text, not shortcuts.
-export function typing() {
-  const tag = document.activeElement?.tagName;
-  return tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA";
+// The input types that take no typed text: a shortcut key means the shortcut there.
+const NOT_TEXT = new Set(["button", "checkbox", "color", "file", "hidden", "image", "radio", "range", "reset", "submit"]);
+
+// typing: the keyboard is in a text field (a text input, a textarea, contenteditable),
+// where every character is text, not a shortcut. A select, a checkbox, a slider or a
+// button is not one: character shortcuts work there (see controlKey).
+export function typing(el = document.activeElement) {
+  if (!el) return false;
+  if (el.tagName === "TEXTAREA" || el.isContentEditable) return true;
+  return el.tagName === "INPUT" && !NOT_TEXT.has((el.getAttribute("type") || "text").toLowerCase());
+}
+
+// controlKey: the focused control does something of its own with this key (Space
+// and Enter activate a button or toggle a checkbox; arrows, Home, End and the page
+// keys move a slider, a select or a radio group), so the page's shortcut gives way.
+export function controlKey(key, el = document.activeElement) {
+  if (!el || el === document.body) return false;
+  const activates = key === " " || key === "Enter";
+  const moves = /^(Arrow(Up|Down|Left|Right)|Home|End|PageUp|PageDown)$/.test(key);
+  if (!activates && !moves) return false;
+  const tag = el.tagName;
+  if (tag === "SELECT") return true;
+  if (tag === "INPUT") {
+    const type = (el.getAttribute("type") || "text").toLowerCase();
+    if (type === "range" || type === "radio") return true;
+    return activates;
+  }
+  if (tag === "BUTTON" || tag === "SUMMARY" || (tag === "A" && el.hasAttribute("href"))) return activates;
+  // A process on the stage is a button whose Space still plays or pauses (keys.js).
+  if (el.classList?.contains("node")) return false;
+  const role = el.getAttribute("role");
+  if (role === "menuitem" || role === "button" || role === "menuitemradio" || role === "menuitemcheckbox") return activates;
+  return false;
 }
 
 // noModifier: a key pressed without Ctrl, Meta or Alt (the browser's own shortcuts).

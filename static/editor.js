@@ -166,9 +166,15 @@ export function createEditor(page) {
     render();
   });
   ta.addEventListener("scroll", sync);
+  // Tab indents; Esc then Tab leaves the editor (Shift+Tab always does): the keyboard
+  // is never trapped in it (WCAG 2.1.2; the editor's description says so).
+  let leaving = false;
   ta.addEventListener("keydown", (e) => {
     e.stopPropagation(); // letters are text here, not the page's shortcuts
-    if (e.key === "Tab" && !e.shiftKey) {
+    if (e.key === "Escape") { leaving = true; return; }
+    const leave = leaving;
+    leaving = false;
+    if (e.key === "Tab" && !e.shiftKey && !leave) {
       e.preventDefault();
       ta.setRangeText(INDENT, ta.selectionStart, ta.selectionEnd, "end");
       st.edited = true;

@@ -32,6 +32,9 @@ function reset(dialog) {
   delete dialog.dataset.maxStates;
   part("explore-verdict").textContent = "Exploring every order of events…";
   part("explore-workload").textContent = "";
+  part("explore-resized").textContent = "";
+  part("explore-resized").hidden = true;
+  delete dialog.dataset.nodes;
   part("explore-algorithm").hidden = true;
   showProgress("starting");
   part("explore-details").replaceChildren();
@@ -55,7 +58,7 @@ function showResult(dialog, r) {
   if (r.result === "ok") {
     setState(dialog, "ok");
     const checked = (r.checked || []).map((p) => words[p] || p).join(", ");
-    part("explore-verdict").textContent = `Every property holds: ${checked}.`;
+    part("explore-verdict").textContent = `Every property holds${r.nodes ? ` with ${r.nodes} processes` : ""}: ${checked}.`;
     const p = htmlEl("p", {}, `Checked in all ${num(r.states)} reachable states, down to depth ${num(r.depth)}.`);
     if (r.entryBound) p.textContent += ` Every request is served within ${num(r.entryBound)} steps.`;
     details.append(p, facts);
@@ -118,6 +121,11 @@ function handle(dialog, line, family) {
   switch (line.type) {
     case "queued": // the server's explorer slots are taken: a fair queue, 1 is next
       showProgress(line.position === 1 ? "waiting for a free explorer slot: you are next" : `waiting for a free explorer slot: number ${line.position} in the queue`);
+      break;
+    case "resized": // the setup asked for is past the server's limits: a smaller one is checked
+      dialog.dataset.nodes = String(line.nodes);
+      part("explore-resized").textContent = `Checked with ${line.nodes} processes instead of ${line.asked}: ${line.why}.`;
+      part("explore-resized").hidden = false;
       break;
     case "start":
       dialog.dataset.maxStates = String(line.maxStates);
@@ -223,6 +231,9 @@ export function createExplore(page) {
     family: page.root.dataset.family || "" };
   if (!st.button || !st.dialog || !st.session) return null;
   st.maxNodes = Number(st.button.dataset.maxNodes) || 0; // the server's bound (web/explore.go ExploreNodes)
+  // A page that offers no search at all (a lecture's) shows no button, rather than
+  // one saying "at most 0 processes".
+  if (!st.maxNodes) { st.button.hidden = true; return null; }
   st.why = htmlEl("span", { class: "explore-why", id: "explore-why", hidden: true });
   st.button.after(st.why);
   st.button.setAttribute("aria-describedby", "explore-why");

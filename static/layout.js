@@ -15,27 +15,46 @@ export function labelChars(spec) {
   return Math.max(8, ...(doc.match(/[A-Z][A-Z0-9_-]{2,}/g) || []).map((w) => w.length));
 }
 
+// STAGE_REF is the geometric mean of a viewport's sides (CSS pixels) at which the
+// projector's stage draws its texts at their base size; a larger screen scales them
+// in proportion (1920x1080: about twice), up to STAGE_MAX.
+export const STAGE_REF = 700;
+export const STAGE_MAX = 2.6;
+
+// stageScale is the factor on the stage's texts and shapes: 1 on a page of one's own;
+// on the projector layout it grows with the screen (so that the stage, which takes
+// the left of it at full height, reads alike from the back row on any projector) and
+// with the type size chosen (A- / A+).
+export function stageScale(projector, width, height, fontScale = 1) {
+  if (!projector) return 1;
+  const k = Math.min(STAGE_MAX, Math.max(1, Math.sqrt(width * height) / STAGE_REF));
+  return Math.round(k * (fontScale > 0 ? fontScale : 1) * 100) / 100;
+}
+
+// LINE is the distance between a label's two lines, in its font size.
+export const LINE = 1.3;
+
 // ellipse places n processes on an ellipse that fills a view of width x height CSS
 // pixels (at least 240 x 200): one view unit is one pixel, so text keeps a legible size
-// whatever the window. Labels show up to 24 processes; on a narrow view they go under
-// their process, in one line.
-export function ellipse(width, height, n, chars) {
+// whatever the window; k (stageScale) scales the texts and the processes. Labels show
+// up to 24 processes; on a narrow view they go under their process, in one line.
+export function ellipse(width, height, n, chars, k = 1) {
   const W = Math.max(240, Math.round(width)), H = Math.max(200, Math.round(height));
   const labels = n <= 24;
   const below = W < 560;
   const small = n > 12 || below;
-  const fontPx = small ? 11.5 : 13.5;
+  const fontPx = (small ? 11.5 : 13.5) * k;
   const labelW = labels ? chars * fontPx * 0.66 + 8 : 0;
-  const labelH = labels ? (small ? 18 : 36) : 0;
+  const labelH = labels ? (small ? 1.4 : 1 + LINE + 0.4) * fontPx : 0;
   // a first guess of the radius of a process, refined once the ellipse is known
-  let r = 30;
+  let r = 30 * k;
   let rx = 0, ry = 0;
-  for (let k = 0; k < 2; k++) {
+  for (let i = 0; i < 2; i++) {
     const side = below ? Math.max(r, labelW / 2 + 4) : r + labelW;
     rx = Math.max(40, W / 2 - side - 8);
     ry = Math.max(40, H / 2 - r - labelH - 10);
     const perim = Math.PI * (3 * (rx + ry) - Math.sqrt((3 * rx + ry) * (rx + 3 * ry)));
-    r = Math.max(10, Math.min(34, (perim / n) * 0.3));
+    r = Math.max(10, Math.min(34 * k, (perim / n) * 0.3));
   }
   const pos = [];
   for (let i = 0; i < n; i++) {
@@ -46,7 +65,7 @@ export function ellipse(width, height, n, chars) {
   // circles may touch, down to the smallest radius. 0.4 of the distance leaves a fifth of
   // it clear, so the circles' strokes and their token or leader marks do not meet either.
   r = Math.max(10, Math.min(r, 0.4 * closest(pos)));
-  return { W, H, n, labels, below, small, fontPx, r, rx, ry, pos };
+  return { W, H, n, k, labels, below, small, fontPx, r, rx, ry, pos };
 }
 
 // closest is the smallest distance between two of the points (Infinity for fewer than two).
@@ -60,14 +79,15 @@ export function closest(pos) {
 
 // labelAt places the label of the process at p (its state and clock) outside the
 // ellipse, away from its centre: the point, the text anchor and the first line's
-// offset in em.
+// offset in em of the label's font (the second line is LINE em below it).
 export function labelAt(lay, p) {
-  if (lay.below) return { x: p.x, y: p.y + lay.r + 6, anchor: "middle", top: 0.6 };
-  const gap = lay.r + 8;
+  if (lay.below) return { x: p.x, y: p.y + lay.r + 6 * lay.k, anchor: "middle", top: 0.6 };
+  const gap = lay.r + 8 * lay.k;
   const c = Math.cos(p.a), sn = Math.sin(p.a);
   const lines = lay.small ? 1 : 2;
   const anchor = Math.abs(c) < 0.35 ? "middle" : c > 0 ? "start" : "end";
-  const top = sn < -0.35 ? -(lines - 0.5) * 1.2 : sn > 0.35 ? 0.6 : -(lines - 1) * 0.6;
+  const span = (lines - 1) * LINE; // from the first line's middle to the last's
+  const top = sn < -0.35 ? -(span + 0.6) : sn > 0.35 ? 0.6 : -span / 2;
   return { x: p.x + c * gap, y: p.y + sn * gap, anchor, top };
 }
 
@@ -79,12 +99,28 @@ export function curve(a, b, r, pill) {
   const dx = b.x - a.x, dy = b.y - a.y;
   const len = Math.hypot(dx, dy) || 1;
   const ux = dx / len, uy = dy / len;
-  const off = Math.min(r + pill * 0.9, len * 0.3);
+  // A pill starts clear of its process: the circle's radius, plus how far the pill (as
+  // long as a label of five letters makes it, pillSize) reaches back along the way.
+  const off = Math.min(clearance(ux, uy, pill * 1.7, pill * 0.5, r + 2), len * 0.45);
   const p0 = { x: a.x + ux * off, y: a.y + uy * off };
   const p2 = { x: b.x - ux * off, y: b.y - uy * off };
   const bend = len * 0.12;
   const c = { x: (a.x + b.x) / 2 - uy * bend, y: (a.y + b.y) / 2 + ux * bend };
   return { p0, c, p2, d: `M${r2(p0.x)} ${r2(p0.y)} Q${r2(c.x)} ${r2(c.y)} ${r2(p2.x)} ${r2(p2.y)}` };
+}
+
+// clearance is how far along the unit direction (ux, uy) the centre of a box of half
+// sides hw x hh must be from a circle's centre for the box to be clear of the circle of
+// radius r.
+export function clearance(ux, uy, hw, hh, r) {
+  const gap = (d) => Math.hypot(Math.max(0, d * Math.abs(ux) - hw), Math.max(0, d * Math.abs(uy) - hh));
+  let lo = 0, hi = r + hw + hh;
+  for (let i = 0; i < 30; i++) {
+    const mid = (lo + hi) / 2;
+    if (gap(mid) >= r) hi = mid;
+    else lo = mid;
+  }
+  return Math.round(hi * 100) / 100;
 }
 
 // progress is how far along its arc (0 to 1) a message sent at virtual time sent and

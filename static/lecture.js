@@ -6,7 +6,8 @@
 // app.js keeps the socket and the model; this module follows the frames app.js hands
 // it and asks for commands through page.send.
 
-import { byId, htmlEl, noModifier, typing } from "./dom.js";
+import { byId, htmlEl, noModifier, typing, controlKey } from "./dom.js";
+import { settings, keyAction, digitsOn } from "./shortcuts.js";
 import { createProjector } from "./projector.js";
 
 // createLecture starts lecture mode when page.root's socket path says this page is a
@@ -18,12 +19,42 @@ export function createLecture(page) {
   if (!mode) return null;
   // The lecture's state as frames tell it.
   const lec = { code: "", display: "", state: "", link: "", followers: 0, q: null, answered: null, step: 0 };
-  const ctx = { app: page.root, command: page.send, model: page.model, lec, wsPath };
+  const ctx = { app: page.root, command: page.send, model: page.model, lec, wsPath, spec: page.spec };
   document.body.classList.add("lecture-" + mode);
   byId("lecture-start")?.closest("form")?.remove();
   const own = mode === "presenter" ? presenter(ctx) : follower(ctx);
   const projector = createProjector(page, mode); // the layout: after the bar and the question exist
-  return { frame: (f, model) => { own(f, model); projector.frame(f, model); } };
+  return {
+    frame: (f, model) => {
+      if (f.type === "hello") showRunTitle(f.scenario, page.spec, mode);
+      own(f, model);
+      projector.frame(f, model);
+    },
+  };
+}
+
+// showRunTitle says which run the lecture shows, for presenter and followers alike:
+// the scenario's title and explanation, or that it is a free run. It follows the run
+// (hello), so a presenter moving the lecture to another scenario retitles every page.
+export function runTitle(sc, spec, mode) {
+  if (sc?.title) return { title: sc.title, about: sc.about || "" };
+  return {
+    title: `${spec?.title || "Free run"}: a free run`,
+    about: mode === "presenter"
+      ? "Nothing is scheduled: click a process to act, or press Play to start the default workload."
+      : "Nothing is scheduled: the presenter acts on the processes.",
+  };
+}
+
+function showRunTitle(sc, spec, mode) {
+  const box = document.querySelector(".run-title");
+  if (!box) return;
+  const { title, about } = runTitle(sc, spec, mode);
+  if (box.dataset.title === title && box.dataset.about === about) return;
+  box.dataset.title = title; box.dataset.about = about;
+  const details = htmlEl("details", { class: "about", id: "run-about" },
+    htmlEl("summary", { id: "run-title", text: title }), htmlEl("p", { id: "run-about-text", text: about }));
+  box.replaceChildren(details);
 }
 
 // ---- shared: the question card ----
@@ -53,6 +84,9 @@ function renderQuestion(card, q, opts) {
     if (q.answer === i) li.classList.add("correct");
     if (opts.mine === i) li.classList.add("mine");
     const label = htmlEl("span", { class: "lecture-choice-label" }, htmlEl("kbd", { text: String(i + 1) }), " " + c);
+    // Said in words as well as by colour: which is the reader's, which is right.
+    if (opts.mine === i) label.append(htmlEl("span", { class: "lecture-mine", text: " (your answer)" }));
+    if (q.answer === i) label.append(htmlEl("span", { class: "lecture-right", text: " (the answer)" }));
     if (opts.answerable) {
       const b = htmlEl("button", { type: "button", class: "lecture-choice-btn" }, label);
       b.addEventListener("click", () => opts.answer(i));
@@ -71,7 +105,13 @@ function renderQuestion(card, q, opts) {
   card.append(list);
   const foot = htmlEl("p", { class: "lecture-q-foot" });
   if (q.state === "withdrawn") foot.textContent = "Withdrawn: " + (q.reason || "");
-  else if (q.state === "revealed") foot.textContent = `${q.answers} answered. The run has shown the answer.`;
+  else if (q.state === "revealed") {
+    let yours = "";
+    if (opts.mine !== undefined && opts.mine !== null && q.answer !== undefined) {
+      yours = opts.mine === q.answer ? ` Your answer, ${q.choices[opts.mine]}, is right.` : ` Your answer was ${q.choices[opts.mine]}; the answer is ${q.choices[q.answer]}.`;
+    }
+    foot.textContent = `${q.answers} answered. The run has shown the answer.${yours}`;
+  }
   else foot.textContent = opts.footer(q);
   card.append(foot);
 }
@@ -148,6 +188,19 @@ function presenter({ app, command, lec }) {
   const card = questionCard(app);
   const actions = htmlEl("div", { class: "lecture-q-actions" });
 
+  // The Scenarios menu moves the lecture to the run chosen: the followers follow it and
+  // the join code stays (a link would have left them on the old run).
+  document.querySelector(".scenario-nav")?.addEventListener("click", (e) => {
+    const a = e.target.closest?.("a[href]");
+    if (!a) return;
+    e.preventDefault();
+    const m = new URL(a.href, location.href).pathname.match(/^\/s\/([^/]+)$/);
+    command(m ? { type: "reset", curated: decodeURIComponent(m[1]) } : { type: "reset", scenario: { version: 2, algorithm: app.dataset.slug, seed: 1 } });
+    a.closest("details")?.removeAttribute("open");
+    for (const x of document.querySelectorAll(".scenario-nav a")) x.removeAttribute("aria-current");
+    a.setAttribute("aria-current", "page");
+  });
+
   // The join code large, with the QR code, for the projector.
   const big = htmlEl("dialog", { class: "lecture-big", id: "lecture-big", "aria-label": "Join this lecture" });
   document.body.append(big);
@@ -218,7 +271,8 @@ function presenter({ app, command, lec }) {
   // A clicker sends PageDown and PageUp; the rest is for the keyboard on the desk.
   window.addEventListener("keydown", (e) => {
     if (!noModifier(e) || typing()) return;
-    if (pick.open && /^[1-9]$/.test(e.key)) {
+    const keys = settings();
+    if (pick.open && digitsOn(keys) && /^[1-9]$/.test(e.key)) {
       e.preventDefault(); e.stopPropagation();
       ask(Number(e.key) - 1);
       return;
@@ -227,8 +281,8 @@ function presenter({ app, command, lec }) {
     const mine = {
       PageDown: () => command({ type: "step" }),
       PageUp: () => command({ type: "back" }),
-      q: questions, v: () => command({ type: "lecture", op: "reveal" }), j: showBig,
-    }[e.key];
+      questions, reveal: () => command({ type: "lecture", op: "reveal" }), bigcode: showBig,
+    }[e.key === "PageDown" || e.key === "PageUp" ? e.key : keyAction(keys, e.key)];
     if (mine) { e.preventDefault(); e.stopPropagation(); mine(); }
   }, true);
 
@@ -280,8 +334,23 @@ function follower({ app, command, model, lec, wsPath }) {
     if (!lec.q || lec.q.state !== "open" || lec.answered !== null) return;
     command({ type: "lecture", op: "answer", question: lec.q.id, choice: i });
   };
+  // Fork is off while a question is open (its answer is in the run's future), and says so.
+  const forkTitle = fork.title;
+  const forkWhy = htmlEl("span", { class: "lecture-fork-why muted", id: "lecture-fork-why", hidden: true });
+  fork.after(forkWhy);
+  fork.setAttribute("aria-describedby", "lecture-fork-why");
+  fork.addEventListener("click", (e) => { if (fork.getAttribute("aria-disabled") === "true") e.preventDefault(); });
+  function syncFork() {
+    const open = Boolean(lec.q && lec.q.state === "open");
+    fork.setAttribute("aria-disabled", String(open));
+    fork.classList.toggle("disabled", open);
+    fork.title = open ? "Fork is off while a question is open: it comes back once the answer is revealed" : forkTitle;
+    forkWhy.textContent = open ? "Fork is off until the answer is revealed" : "";
+    forkWhy.hidden = !open;
+  }
   function renderCard() {
     const open = lec.q && lec.q.state === "open";
+    syncFork();
     renderQuestion(card, lec.q, {
       answerable: open && lec.answered === null, mine: lec.answered, answer,
       footer: () => (lec.answered === null ? "Choose your answer: click it or press its number." : "Answer sent. The run will show who was right."),
@@ -300,17 +369,22 @@ function follower({ app, command, model, lec, wsPath }) {
     byId("svg-wrap").append(note);
   }
 
-  const driving = new Set([" ", "ArrowRight", "ArrowLeft", ".", ",", "Home", "End", "+", "=", "-", "_", "r", "R", "l", "e", "c", "u", "PageDown", "PageUp"]);
+  // The keys that drive a run on the presenter's page; a follower's only hint at F.
+  const driving = new Set([" ", "ArrowRight", "ArrowLeft", "Home", "End", "PageDown", "PageUp"]);
+  const drivingActions = new Set(["step", "back", "faster", "slower", "restart", "request", "release", "elect", "crash", "recover"]);
   let hinted = 0;
   window.addEventListener("keydown", (e) => {
     if (!noModifier(e) || typing()) return;
-    if (lec.q && lec.q.state === "open" && lec.answered === null && /^[1-9]$/.test(e.key)) {
+    const keys = settings();
+    if (lec.q && lec.q.state === "open" && lec.answered === null && digitsOn(keys) && /^[1-9]$/.test(e.key)) {
       e.preventDefault(); e.stopPropagation();
       answer(Number(e.key) - 1);
       return;
     }
-    if (e.key === "f") { e.preventDefault(); fork.click(); return; }
-    if (driving.has(e.key)) {
+    if (controlKey(e.key)) return; // Space on the focused answer activates it
+    const id = keyAction(keys, e.key);
+    if (id === "fork") { e.preventDefault(); fork.click(); return; }
+    if (driving.has(e.key) || drivingActions.has(id)) {
       e.preventDefault(); e.stopPropagation();
       if (Date.now() - hinted > 3000) {
         hinted = Date.now();

@@ -58,9 +58,51 @@ export function openMenu(mn, i) {
   menu.querySelector("button:not(:disabled)")?.focus({ preventScroll: true });
 }
 
+// closeMenus closes the menus. When the focus was in one, it goes back to what the
+// menu was opened on: the process, or the message (its receiver once it is gone).
 export function closeMenus(mn) {
+  const active = document.activeElement;
+  const inMenu = mn.menu.contains(active) ? "menu" : mn.msgMenu.contains(active) ? "msg" : "";
   mn.menu.hidden = true;
   mn.msgMenu.hidden = true;
+  if (inMenu === "menu") focusNode(mn, mn.st.selected);
+  if (inMenu === "msg") {
+    mn.st.view.msgEls.get(mn.msg)?.g?.focus({ preventScroll: true });
+    if (mn.msgMenu.contains(document.activeElement) || document.activeElement === document.body) {
+      focusNode(mn, mn.st.model.index.get(mn.msgTo));
+    }
+  }
+}
+
+// menuOpen says whether a menu is open.
+export function menuOpen(mn) {
+  return !mn.menu.hidden || !mn.msgMenu.hidden;
+}
+
+function focusNode(mn, i) {
+  const g = i >= 0 ? mn.st.view.nodeEls[i]?.g : null;
+  if (g) g.focus({ preventScroll: true });
+  else document.getElementById("stage")?.focus({ preventScroll: true });
+}
+
+// menuKeys moves the focus in an open menu as the ARIA menu pattern says: arrows to
+// the next or previous item (round), Home and End to the first and last, Escape
+// closes it and gives the focus back (closeMenus).
+function menuKeys(mn, m, e) {
+  const items = [...m.querySelectorAll('[role="menuitem"]')].filter((b) => !b.disabled && !b.closest("[hidden]"));
+  const k = items.indexOf(document.activeElement);
+  let to = null;
+  switch (e.key) {
+    case "ArrowDown": to = items[(k + 1) % items.length]; break;
+    case "ArrowUp": to = items[(k - 1 + items.length) % items.length]; break;
+    case "Home": to = items[0]; break;
+    case "End": to = items[items.length - 1]; break;
+    case "Escape": closeMenus(mn); break;
+    default: return;
+  }
+  e.preventDefault();
+  e.stopPropagation();
+  to?.focus({ preventScroll: true });
 }
 
 // followPlay closes the menus when the run starts playing: a menu opened on a paused
@@ -86,10 +128,12 @@ function openMessageMenu(mn, g) {
   const f = mn.st.model.inflight.get(id);
   if (!f) return false;
   mn.msg = id;
+  mn.msgTo = f.msg.to;
   mn.menu.hidden = true;
   $("msg-menu-title").textContent = `${f.msg.type} #${id}: P${f.msg.from} → P${f.msg.to}`;
   mn.msgMenu.querySelector('[data-act="deliver"]').disabled = f.at >= 0;
   placeMenu(mn.msgMenu, g);
+  mn.msgMenu.querySelector("button:not(:disabled)")?.focus({ preventScroll: true });
   return true;
 }
 
@@ -141,14 +185,24 @@ function wire(mn) {
     if (!menu.contains(e.target) && !msgMenu.contains(e.target) && !e.target.closest("#view")) closeMenus(mn);
   });
 
-  // Enter opens a focused process's menu. Space does not: after a digit picks a
-  // process (and focuses it), Space still plays and pauses (keys.js).
+  menu.addEventListener("keydown", (e) => menuKeys(mn, menu, e));
+  msgMenu.addEventListener("keydown", (e) => menuKeys(mn, msgMenu, e));
+
+  // Enter opens a focused process's or message's menu. Space does not on a process:
+  // after a digit picks a process (and focuses it), Space still plays and pauses
+  // (keys.js).
   view.addEventListener("keydown", (e) => {
+    if (e.key !== "Enter") return;
     const node = e.target.closest?.(".node");
-    if (node && e.key === "Enter") {
+    const msg = e.target.closest?.(".msg");
+    if (node) {
       e.preventDefault();
       e.stopPropagation();
       openMenu(mn, Number(node.dataset.index));
+    } else if (msg) {
+      e.preventDefault();
+      e.stopPropagation();
+      openMessageMenu(mn, msg);
     }
   });
   view.addEventListener("focusin", (e) => {

@@ -104,8 +104,18 @@ export function createMetrics(page) {
       const max = m.unit === "time" && m.maxT !== undefined ? `${num(m.max)} = ${num(m.maxT)} T` : num(m.max);
       frag.append(htmlEl("span", { class: "muted" }, ` (max ${max})`));
     }
-    frag.append(htmlEl("span", { class: "samples" }, ` · ${m.samples}`));
+    frag.append(htmlEl("span", { class: "samples" }, ` · ${m.samples} measured`));
     return frag;
+  }
+
+  // soFar is messages per entry while requests are still being served: their messages
+  // are counted before their entries, so a mean would read high against the notes.
+  function soFar(m) {
+    const waiting = m.requests - m.entries;
+    const s = htmlEl("span", { class: "so-far" },
+      htmlEl("strong", { class: "value" }, `${m.messages} messages so far`), `, ${m.entries} entr${m.entries === 1 ? "y" : "ies"}`);
+    s.title = `${waiting} request${waiting === 1 ? " is" : "s are"} still being served: their messages count before their entries, so the mean per entry shows once every request has entered`;
+    return s;
   }
 
   function none(title) {
@@ -151,7 +161,7 @@ export function createMetrics(page) {
       th.title = x.name;
       th.scope = "row";
       const td1 = htmlEl("td", { class: "measured" });
-      td1.append(measured(x));
+      td1.append(x.key === "messages-per-entry" && m.requests > m.entries && m.entries > 0 ? soFar(m) : measured(x));
       const td2 = htmlEl("td", { class: "theory notes" });
       td2.append(notesCell(x.theory, x.unit));
       const td3 = htmlEl("td", { class: "theory derived" });

@@ -1,6 +1,7 @@
 // The panels beside the view: pseudocode with the fired rules lit, the inspector of
 // every variable and message in flight, and the narration log.
 
+import { WORKLOAD_TITLE } from "./workload.js";
 import { leaders, holdsToken } from "./model.js";
 import { htmlEl } from "./dom.js";
 import { messageClasses } from "./layout.js";
@@ -244,24 +245,32 @@ export class Inspector {
     return td;
   }
 
-  // showInflight lists the first 60 messages in flight by id (INFLIGHT_FAST while the
-  // run plays at FAST_SPEED or faster: at 4x nearly all of them are new at each round of
-  // the panels, and laying out sixty new lines made the inspector's frame one of the
-  // page's costliest; docs/benchmarks.md, "Heavy traffic at 4x"). A message keeps its
+  // showInflight lists the first 60 messages in flight by id, or every one once asked
+  // ("list all", paused; INFLIGHT_FAST while the run plays at FAST_SPEED or faster: at
+  // 4x nearly all of them are new at each round of the panels, and laying out sixty new
+  // lines made the inspector's frame one of the page's costliest; docs/benchmarks.md,
+  // "Heavy traffic at 4x"). A message keeps its
   // line while its text stays the same; lines of messages gone are removed, new ones
   // put in their place in the order.
   showInflight(model) {
     const msgs = [...model.inflight.values()].sort((a, b) => a.msg.id - b.msg.id);
     if (this.count.textContent !== String(msgs.length)) this.count.textContent = String(msgs.length);
-    const shown = msgs.slice(0, model.playing && model.speed >= FAST_SPEED ? INFLIGHT_FAST : 60);
+    this.model = model;
+    const fast = model.playing && model.speed >= FAST_SPEED;
+    const shown = msgs.slice(0, fast ? INFLIGHT_FAST : this.showAll ? msgs.length : 60);
     const keys = shown.map((f) => `${f.msg.id} ${f.at}`);
     const want = new Set(keys);
     this.lines ??= new Map(); // key -> its li
+    // A drop button focused as its message goes hands the focus to the next line's
+    // (or the last one's, or the list's region): never to the page's body.
+    let focusAt = -1;
     for (const [key, li] of this.lines) {
       if (want.has(key)) continue;
+      if (li.contains(document.activeElement)) focusAt = [...this.list.children].indexOf(li);
       li.remove();
       this.lines.delete(key);
     }
+    const tailFocused = this.tail?.contains(document.activeElement);
     this.tail?.remove();
     // The lines left are in the order wanted: walk both, putting in the new ones.
     let next = this.list.firstElementChild;
@@ -276,9 +285,28 @@ export class Inspector {
       this.list.insertBefore(made, next);
     });
     this.tail = null;
-    if (msgs.length > shown.length) this.tail = htmlEl("li", { class: "muted" }, `and ${msgs.length - shown.length} more`);
+    if (msgs.length > shown.length) {
+      // Paused, the rest can be listed, so that the keyboard reaches every message (on
+      // a crowded stage the messages are painted, not focusable).
+      const all = fast ? "" : htmlEl("button", { type: "button", class: "inflight-all", text: `list all ${msgs.length}` });
+      if (all) {
+        all.addEventListener("click", () => {
+          this.showAll = true;
+          const k = shown.length;
+          this.showInflight(this.model);
+          this.list.querySelectorAll("button")[k]?.focus({ preventScroll: true });
+        });
+      }
+      this.tail = htmlEl("li", { class: "muted" }, `and ${msgs.length - shown.length} more `, all);
+    }
     if (!msgs.length) this.tail = htmlEl("li", { class: "muted" }, "nothing in the network");
     if (this.tail) this.list.append(this.tail);
+    if (tailFocused && focusAt < 0) focusAt = this.list.children.length - 1;
+    if (focusAt >= 0) {
+      const buttons = [...this.list.querySelectorAll("button")];
+      const to = buttons[Math.min(focusAt, buttons.length - 1)] || this.list.closest("[tabindex]");
+      to?.focus({ preventScroll: true });
+    }
   }
 
   line(f) {
@@ -286,7 +314,8 @@ export class Inspector {
     li.append(htmlEl("span", { class: `chip ${this.msgClass.get(f.msg.type) || "m6"}` }));
     const when = f.at < 0 ? "held" : `arrives t=${f.at}`;
     li.append(htmlEl("span", { class: "what" }, `#${f.msg.id} ${f.msg.type}${payloadText(f.msg)} P${f.msg.from}→P${f.msg.to} · ${when}`));
-    const b = htmlEl("button", { type: "button", title: "Drop this message (an intervention)" }, "drop");
+    const m = f.msg;
+    const b = htmlEl("button", { type: "button", title: "Drop this message (an intervention)", "aria-label": `drop ${m.type} from P${m.from} to P${m.to} (#${m.id})` }, "drop");
     b.addEventListener("click", () => this.onDrop(f.msg.id));
     li.append(b);
     return li;
@@ -294,12 +323,24 @@ export class Inspector {
 }
 
 // Narration: one plain line per trace event, in the words of the rules' own texts.
+// tieText is what a process says when it weighs a request against its own and both
+// carry the same timestamp (theirs ts, its own own): the ids decide, and the line says
+// so instead of calling one request older. null when the timestamps differ.
+export function tieText(why, ts, own, from, self) {
+  if ((why !== "older" && why !== "younger") || ts === undefined || ts === null || ts !== own) return null;
+  return why === "younger"
+    ? `answers P${from}'s request at once: both carry timestamp ${ts}, and P${from}'s smaller id breaks the tie`
+    : `defers P${from}'s request: both carry timestamp ${ts}, and its own smaller id (P${self}) breaks the tie`;
+}
+
 export class Narrator {
   constructor(list, spec) {
     this.list = list;
     this.pageRules = spec.rules;
     this.setRules(null);
     this.lastFrom = new Map(); // node id -> sender of the message it is handling
+    this.lastTs = new Map(); // node id -> timestamp of the message it is handling
+    this.ownTs = new Map(); // node id -> timestamp of its own latest REQUEST
     this.family = spec.family;
   }
 
@@ -325,16 +366,21 @@ export class Narrator {
         // A rule with cases says which applied, naming the sender being answered.
         const why = ev.why && this.why.get(ev.rule)?.[ev.why];
         const from = this.lastFrom.get(ev.node);
-        const said = why && from !== undefined ? why.replaceAll("{from}", `P${from}`) : this.says.get(ev.rule) || "follows " + ev.rule;
+        let said = why && from !== undefined ? why.replaceAll("{from}", `P${from}`) : this.says.get(ev.rule) || "follows " + ev.rule;
+        // Two requests with the same timestamp: the ids break the tie, not their age.
+        const tie = from !== undefined && tieText(ev.why, this.lastTs.get(ev.node), this.ownTs.get(ev.node), from, ev.node);
+        if (tie) said = tie;
         text(who(ev.node), ` ${said} `, htmlEl("span", { class: "lbl" }, ev.rule));
         break;
       }
       case "send":
+        if (m.type === "REQUEST" && m.ts !== undefined) this.ownTs.set(m.from, m.ts);
         li.classList.add("net");
         text(who(m.from), ` sends ${m.type}${payloadText(m)} to `, who(m.to));
         break;
       case "deliver":
         this.lastFrom.set(m.to, m.from);
+        this.lastTs.set(m.to, m.ts);
         li.classList.add("net");
         text(who(m.to), ` receives ${m.type}${payloadText(m)} from `, who(m.from));
         break;
@@ -350,7 +396,8 @@ export class Narrator {
         break;
       case "violation":
         li.classList.add("violation");
-        text(`⚠ ${ev.property}: ${ev.detail}`);
+        // The monitor's "deadlock" without a wait-for cycle is a stall: say which.
+        text(ev.property === "deadlock" && !ev.cycle?.length ? `⚠ stalled, no wait-for cycle (deadlock monitor): ${ev.detail}` : `⚠ ${ev.property}: ${ev.detail}`);
         break;
       case "end":
         text(`The run ends: ${ev.messages} messages, ${ev.entries} entries`);
@@ -359,6 +406,11 @@ export class Narrator {
         const did = narration(ev);
         if (did === null) text(ev.type);
         else text(who(ev.node), did);
+        // The default workload Play started says so on each of its actions.
+        const sc = model.scenario;
+        if (sc?.title === WORKLOAD_TITLE && sc.events?.some((e) => e.do === ev.type && e.node === ev.node && e.at === ev.t)) {
+          li.append(htmlEl("span", { class: "lbl workload" }, "default workload"));
+        }
       }
     }
     return li;
@@ -366,7 +418,7 @@ export class Narrator {
 
   // rebuild shows exactly the model's recent events (after a snapshot).
   rebuild(model) {
-    this.lastFrom.clear();
+    this.lastFrom.clear(); this.lastTs.clear(); this.ownTs.clear();
     this.list.setAttribute("aria-busy", "true");
     this.list.replaceChildren(...model.recent.map((ev) => this.line(ev, model)));
     this.list.setAttribute("aria-busy", "false");
@@ -376,13 +428,30 @@ export class Narrator {
   // append adds the lines of new events and trims to the model's limit. Only the
   // lines that stay are made (the panels follow a fast run in batches of more events
   // than that); each still reads the events before it, for the sender a rule answers.
+  // It returns each event's line as text, null for those not made.
   append(events, model) {
     const limit = model.recentMax;
     const from = Math.max(0, events.length - limit);
-    for (let k = 0; k < from; k++) if (events[k].type === "deliver") this.lastFrom.set(events[k].msg.to, events[k].msg.from);
-    for (let k = from; k < events.length; k++) this.list.appendChild(this.line(events[k], model));
+    const texts = new Array(events.length).fill(null);
+    for (let k = 0; k < from; k++) {
+      const e = events[k];
+      if (e.type === "deliver") { this.lastFrom.set(e.msg.to, e.msg.from); this.lastTs.set(e.msg.to, e.msg.ts); }
+      if (e.type === "send" && e.msg.type === "REQUEST" && e.msg.ts !== undefined) this.ownTs.set(e.msg.from, e.msg.ts);
+    }
+    for (let k = from; k < events.length; k++) {
+      const li = this.line(events[k], model);
+      this.list.appendChild(li);
+      texts[k] = lineText(li);
+    }
     while (this.list.children.length > limit) this.list.firstChild.remove();
     this.stick = true;
+    return texts;
+  }
+
+  // latest is the text of the log's newest line ("" when empty).
+  latest() {
+    const li = this.list.lastElementChild;
+    return li ? lineText(li) : "";
   }
 
   // fast says whether the run plays fast (FAST_SPEED and up): the log then lays out
@@ -402,4 +471,9 @@ export class Narrator {
     if (this.stick) this.list.scrollTop = this.list.scrollHeight;
     this.stick = false;
   }
+}
+
+// lineText is a log line in words, without its time: "P1 follows RA2 …".
+function lineText(li) {
+  return [...li.children].filter((c) => !c.classList.contains("t")).map((c) => c.textContent).join(" ").replace(/\s+/g, " ").trim();
 }

@@ -37,8 +37,8 @@ export function createProjector(page, mode) {
   const side = page.root.querySelector(".col-right");
   const strip = createRuleStrip(byId("code-scroll"));
   side.prepend(strip.el);
-  const caption = byId("caption");
-  if (caption) side.prepend(caption);
+  const guide = byId("guide") || byId("caption");
+  if (guide) side.prepend(guide);
   strip.el.after(...[".controls", ".log-panel"].map((s) => page.root.querySelector(s)).filter(Boolean));
 
   // Refit once per animation frame at most: the rule strip takes the height above the
@@ -51,7 +51,15 @@ export function createProjector(page, mode) {
       queued = false;
       const q = byId("lecture-q");
       if (!matchMedia("(min-width: 901px)").matches) { strip.fit(Infinity); return; }
-      strip.fit(q && !q.hidden ? q.getBoundingClientRect().top : window.innerHeight);
+      let limit = q && !q.hidden ? q.getBoundingClientRect().top : window.innerHeight;
+      // The presenter's localhost warning floats over the foot of the column too, above
+      // the question: the strip keeps clear of both.
+      const warn = byId("lecture-join-warn");
+      if (warn && !warn.hidden) {
+        warn.style.setProperty("--warn-bottom", `${Math.round(window.innerHeight - limit + 8)}px`);
+        limit = warn.getBoundingClientRect().top;
+      }
+      strip.fit(limit);
     });
   }
 
@@ -62,14 +70,15 @@ export function createProjector(page, mode) {
     document.documentElement.style.setProperty("--font-scale", String(scale));
     readout.textContent = `${Math.round(scale * 100)}%`;
     refit();
+    document.dispatchEvent(new Event("pg:stagescale")); // the stage's texts follow it
   };
   const by = (d) => () => {
     scale = nextScale(scale, d);
     localStorage.setItem(SCALE_KEY, String(scale));
     apply();
   };
-  const smaller = htmlEl("button", { type: "button", class: "btn btn-quiet fs-btn", id: "font-smaller", title: "Smaller type", "aria-label": "Smaller type", text: "A−" });
-  const larger = htmlEl("button", { type: "button", class: "btn btn-quiet fs-btn", id: "font-larger", title: "Larger type", "aria-label": "Larger type", text: "A+" });
+  const smaller = htmlEl("button", { type: "button", class: "btn btn-quiet fs-btn", id: "font-smaller", title: "Smaller type", "aria-label": "A− smaller type", text: "A−" });
+  const larger = htmlEl("button", { type: "button", class: "btn btn-quiet fs-btn", id: "font-larger", title: "Larger type", "aria-label": "A+ larger type", text: "A+" });
   smaller.addEventListener("click", by(-1));
   larger.addEventListener("click", by(1));
   const bar = byId("lecture-bar");
@@ -87,11 +96,20 @@ export function createProjector(page, mode) {
   // The question comes and goes, and grows with its tally: refit when it does.
   const q = byId("lecture-q");
   if (q) new ResizeObserver(refit).observe(q);
+  const warn = byId("lecture-join-warn");
+  if (warn) new ResizeObserver(refit).observe(warn);
   apply();
 
+  // The selected process (stage.js says which): the strip shows its rules.
+  let selected = -1;
+  document.addEventListener("pg:select", (e) => {
+    selected = e.detail;
+    if (strip.show(page.model, selected)) refit();
+  });
   return {
     frame(f, model) {
-      if (strip.show(model)) refit();
+      if (f.type === "hello") selected = -1;
+      if (strip.show(model, selected)) refit();
     },
   };
 }

@@ -211,8 +211,12 @@ function draw(st, g, d, geo, c0, c1, rowA, rowB, lpad, opts) {
         t.textContent = mark;
       }
       if (labels && dot.rules.length) {
+        // Every rule the step fired, one a line, the latest nearest the dot.
         const t = svgEl("text", { class: "st-rule", y: r1(-rad - 4) }, dg);
-        t.textContent = dot.rules[0] + (dot.rules.length > 1 ? "…" : "");
+        dot.rules.forEach((rule, k) => {
+          const line = svgEl("tspan", { x: "0", dy: k === 0 ? r1(-(dot.rules.length - 1) * 12) : "12" }, t);
+          line.textContent = rule;
+        });
       }
       if (opts.clocks) {
         const ck = d.dotClock(dot);

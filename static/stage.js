@@ -3,6 +3,7 @@
 // drawing waits for the next animation frame, so that a fast run's many frames cost
 // one paint.
 
+import { workloadScenario, WORKLOAD_TITLE } from "./workload.js";
 import { byId as $, htmlEl } from "./dom.js";
 import { applyHello, applySnapshot, applyEvents, applyState, standingViolation } from "./model.js";
 import { violationText } from "./text.js";
@@ -12,6 +13,7 @@ import { newClock, clockTo, clockNow, nextSpeed, panelsDue, FAST_SPEED } from ".
 import { end } from "./connection.js";
 import { readParams, controlState, errorParam, playQuery } from "./setupform.js";
 import { crowded } from "./layout.js";
+import { Announcer } from "./announce.js";
 
 // createStage builds the stage of the page: page.root is the main element, page.spec
 // the algorithm, page.model the run, page.conn the socket, page.send(frame) sends a
@@ -27,6 +29,7 @@ export function createStage(page) {
     code: new Code($("code-scroll"), $("follow")),
     inspector: null,
     narrator: new Narrator($("log"), page.spec),
+    announcer: new Announcer($("announce")),
     selected: -1, // process position followed by the pseudocode and the keyboard
     pending: new Map(), // ref -> what to do with an error about it
     clk: newClock(),
@@ -38,6 +41,7 @@ export function createStage(page) {
     panelsAt: -Infinity, // when the panels last followed (performance.now())
     panelsPart: 0, // the next part of a round of the panels begun (PANELS), 0: none
     logQueue: [], // events for the log since the last paint
+    logFrom: 0, // the step of the queue's first event
     seekBusy: false,
     seekWanted: null,
     timelineDragging: false,
@@ -55,14 +59,22 @@ export function createStage(page) {
   // a caption shares the box with) redraws it.
   // (Observer callbacks come after layout and before paint: redrawing here never shows
   // a frame at the old size.)
-  const resized = new ResizeObserver(() => {
+  const refit = () => {
     if (st.drawnTopology < 0 || !st.view.fitToWrap()) return;
     st.drawnTopology = -1;
     redraw(st, false);
     paint(st); // now: before this frame is painted at the new size
-  });
+  };
+  const resized = new ResizeObserver(refit);
   resized.observe($("svg-wrap"));
   resized.observe($("view"));
+  // The stage's scale follows the window and the type size (projector.js says when).
+  window.addEventListener("resize", refit);
+  document.addEventListener("pg:stagescale", refit);
+  // The run controls' height, for the narrow layout's drawing (app.css, --ctl-h).
+  new ResizeObserver(([e]) => {
+    document.documentElement.style.setProperty("--ctl-h", `${Math.ceil(e.borderBoxSize[0].blockSize)}px`);
+  }).observe($("controls"));
   $("svg-wrap").appendChild(st.toastEl);
   wireControls(st);
   wireSetup(st);
@@ -109,6 +121,7 @@ export function takeFrame(st, f) {
     case "events": {
       const wasPlaying = model.playing;
       const evs = f.batches.flatMap((b) => b.events);
+      if (!st.logQueue.length) st.logFrom = model.step + 1;
       applyEvents(model, f);
       st.logQueue.push(...evs);
       glideTo(st, model.t, wasPlaying && model.playing);
@@ -151,10 +164,16 @@ function takeError(st, f) {
   toast(st, f.error);
 }
 
+let lessMotion = null; // the media query, made once the page first needs it
+
 // glideTo sets the virtual clock to a frame's time (clock.js); a paused step glides
-// there unless the page is not shown yet or the user asks for less motion.
+// there unless the page is not shown yet or the user asks for less motion (then a
+// playing run's messages jump from step to step too).
 function glideTo(st, t, playing) {
-  const smooth = st.app.dataset.ready === "true" && !matchMedia("(prefers-reduced-motion: reduce)").matches;
+  lessMotion ??= matchMedia("(prefers-reduced-motion: reduce)");
+  const still = lessMotion.matches;
+  st.clk.jump = still; // playing, the messages jump from step to step
+  const smooth = st.app.dataset.ready === "true" && !still;
   clockTo(st.clk, t, playing, smooth, performance.now());
   kick(st);
 }
@@ -213,8 +232,14 @@ function paint(st, now = performance.now()) {
 const PANELS = [
   (st) => {
     st.narrator.fast(st.model.playing && st.model.speed >= FAST_SPEED);
-    if (st.dirtyFull) st.narrator.rebuild(st.model); // model.recent has every event queued too
-    else if (st.logQueue.length) st.narrator.append(st.logQueue, st.model);
+    const { model } = st;
+    if (st.dirtyFull) {
+      st.narrator.rebuild(model); // model.recent has every event queued too
+      if (!model.playing && st.app.dataset.ready === "true") st.announcer.moved(model.step, st.narrator.latest());
+    } else if (st.logQueue.length) {
+      const lines = st.narrator.append(st.logQueue, model);
+      st.announcer.take(st.logQueue, lines, model.playing, st.logFrom, model.step);
+    }
     st.logQueue = [];
   },
   (st) => st.inspector.show(st.model, st.selected),
@@ -263,6 +288,8 @@ export function select(st, i) {
   st.view.update(st.model);
   st.code.show(st.model, i);
   st.inspector.show(st.model, i);
+  // The projector's rule strip follows the selection too (projector.js).
+  document.dispatchEvent(new CustomEvent("pg:select", { detail: i }));
 }
 
 // ---- status and toasts ----
@@ -279,33 +306,39 @@ function updateControls(st) {
   st.app.dataset.step = String(model.step);
   // A lecture's follower cannot click a process: the presenter acts.
   const follower = document.body.classList.contains("lecture-follower");
-  const actor = follower ? "the presenter acts" : "click a process";
-  if (model.stopped) setStatus("stopped", "Stopped: " + model.stopped);
-  else if (model.playing && model.quiet) setStatus("quiet", follower ? "Waiting for the presenter" : "Waiting for you: click a process");
+  const todo = st.spec.family === "election" ? "Crash or Start an election" : "Request the CS";
+  const what = `click a process and choose ${todo}`;
   // The server slows the runs of a network using more than its share of the CPU
   // while others wait (docs/protocol.md, "slowed"): the pill says so.
-  else if (model.playing && model.slowed) setStatus("playing", `Playing ${model.speed}× · slowed: the server is busy`);
-  else if (model.playing) setStatus("playing", `Playing ${model.speed}×`);
-  else if (model.quiet) setStatus("quiet", `Nothing left to happen: ${actor}`);
-  else setStatus("paused", "Paused");
+  const [state, said] = model.stopped ? ["stopped", "Stopped: " + model.stopped]
+    : follower && model.quiet ? ["quiet", "Waiting for the presenter"]
+      : model.quiet && !model.playing && canStartWorkload(st) ? ["quiet", `Ready: press Play to start, or ${what}`]
+        : model.quiet ? ["quiet", `Nothing more will happen by itself: ${what}`]
+          : model.playing && model.slowed ? ["playing", `Playing ${model.speed}× · slowed: the server is busy`]
+            : model.playing ? ["playing", `Playing ${model.speed}×`]
+              : ["paused", "Paused"];
   // A broken property the run is in takes the pill's words, for presenter and
   // followers alike; data-state still says whether the run plays or is quiet.
   const violation = standingViolation(model);
+  const covered = violation && !model.stopped;
+  // the title keeps the run's state, which the violation's words cover
+  const [text, title] = covered ? [violationText(violation), said] : [said, ""];
+  showStatus(state, text, violation ? violation.property : "", title);
+}
+
+// showStatus writes the status pill, a live region: only what changed, so that a
+// screen reader hears a state once.
+function showStatus(state, text, violation, title) {
   const s = $("status");
-  s.dataset.violation = violation ? violation.property : "";
-  s.title = "";
-  if (violation && !model.stopped) {
-    s.title = s.textContent; // the run's state, which the violation's words cover
-    s.textContent = violationText(violation);
-  }
+  if (s.dataset.state !== state) s.dataset.state = state;
+  if (s.dataset.violation !== violation) s.dataset.violation = violation;
+  if (s.title !== title) s.title = title;
+  if (s.textContent !== text) s.textContent = text;
 }
 
 // setStatus shows the run's state (data-state) and says it in words.
 export function setStatus(state, text) {
-  const s = $("status");
-  s.dataset.state = state;
-  s.dataset.violation = "";
-  s.textContent = text;
+  showStatus(state, text, "", "");
 }
 
 // toast says something briefly over the view.
@@ -318,7 +351,28 @@ export function toast(st, text) {
 
 // ---- commands ----
 
-export const togglePlay = (st) => st.send({ type: st.model.playing ? "pause" : "play" });
+// togglePlay plays or pauses. Play on a free run with nothing scheduled and nothing
+// done yet starts the algorithm's default workload (static/workload.js): the run is
+// set up again with it as its events, so a link or a replay carries it exactly.
+export function togglePlay(st) {
+  const m = st.model;
+  if (!m.playing && canStartWorkload(st)) {
+    const sc = workloadScenario(m.scenario, st.spec.family, m.ids, m.seed);
+    if (sc && st.send({ type: "reset", scenario: sc })) {
+      toast(st, `${WORKLOAD_TITLE}: ${sc.about}`);
+      st.send({ type: "play" });
+      return;
+    }
+  }
+  st.send({ type: m.playing ? "pause" : "play" });
+}
+
+// canStartWorkload: a free run, quiet at its first step, with nothing scheduled.
+function canStartWorkload(st) {
+  const m = st.model;
+  return !document.body.classList.contains("lecture-follower") && !m.name && m.quiet &&
+    m.step === 0 && !m.interventions && !m.scenario?.events?.length && !m.scenario?.title;
+}
 export const step = (st) => st.send({ type: "step" });
 export const back = (st) => st.send({ type: "back" });
 export const restart = (st) => st.send({ type: "reset" });
@@ -440,6 +494,8 @@ function wireSetup(st) {
       return;
     }
     const sc = structuredClone(model.scenario || { version: 2, algorithm: st.spec.slug });
+    // A new setup starts as a free run again: the default workload was this setup's.
+    if (sc.title === WORKLOAD_TITLE) for (const k of ["title", "about", "events", "captions"]) delete sc[k];
     const nodes = Number(fe.nodes.value);
     if (nodes !== model.ids.length) delete sc.ids;
     sc.nodes = nodes;

@@ -141,7 +141,8 @@ export function violationText(ev) {
   switch (ev.property) {
     case "deadlock":
       if (ev.cycle?.length) return `Deadlock: ${ev.cycle.map((id) => `P${id}`).join(" -> ")}`;
-      if (nodes.length) return `Deadlock: ${namesText(nodes)} ${nodes.length === 1 ? "waits" : "wait"} and nothing can come`;
+      // No wait-for cycle: a stall (a crash, a lost message), not a deadlock.
+      if (nodes.length) return `Stalled, no wait-for cycle: ${namesText(nodes)} ${nodes.length === 1 ? "waits" : "wait"} and nothing can come`;
       break;
     case "mutual-exclusion":
       if (nodes.length >= 2) return `${HOW_MANY[nodes.length] || nodes.length} in the CS: ${namesText(nodes)}`;

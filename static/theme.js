@@ -2,6 +2,7 @@
 // every page as its own entry module; the playground's other shortcuts live in keys.js.
 
 import { byId, noModifier, typing } from "./dom.js";
+import { settings, keyAction } from "./shortcuts.js";
 
 const root = document.documentElement;
 const saved = localStorage.getItem("theme");
@@ -21,8 +22,7 @@ export function toggleTheme() {
 function wire() {
   byId("theme-toggle")?.addEventListener("click", toggleTheme);
   document.addEventListener("keydown", (e) => {
-    if (e.key !== "t" && e.key !== "T") return;
-    if (!noModifier(e) || typing()) return;
+    if (!noModifier(e) || typing() || keyAction(settings(), e.key) !== "theme") return;
     toggleTheme();
   });
 }

@@ -4,7 +4,7 @@
 
 import { leaders, holdsToken, standingViolation } from "./model.js";
 import { svgEl, htmlEl } from "./dom.js";
-import { r2, labelChars, ellipse, labelAt, curve, progress, pointOn, messageLabels, messageClasses, pillSize, onCanvas as paintedOnCanvas } from "./layout.js";
+import { r2, labelChars, ellipse, labelAt, stageScale, LINE, curve, progress, pointOn, messageLabels, messageClasses, pillSize, onCanvas as paintedOnCanvas } from "./layout.js";
 import { describeInflight } from "./text.js";
 import { Decor, drawMarks } from "./decor.js";
 import { MessageLayer } from "./msglayer.js";
@@ -95,13 +95,21 @@ export class View {
   layout(n) {
     this.fitToWrap();
     const box = this.svg.getBoundingClientRect();
-    const lay = ellipse(box.width, box.height, n, this.stateChars);
+    this.k = this.scaleNow();
+    document.documentElement.style.setProperty("--stage-k", String(this.k));
+    const lay = ellipse(box.width, box.height, n, this.stateChars, this.k);
     this.layer.fit(box, this.svg.parentElement.getBoundingClientRect(), lay.W, lay.H);
     this.lay = lay;
     this.W = lay.W; this.H = lay.H;
     this.svg.setAttribute("viewBox", `${-lay.W / 2} ${-lay.H / 2} ${lay.W} ${lay.H}`);
     this.r = lay.r;
     this.pos = lay.pos;
+  }
+
+  // scaleNow is the stage's scale for the window as it is (layout.js, stageScale).
+  scaleNow() {
+    const fs = parseFloat(getComputedStyle(document.documentElement).getPropertyValue("--font-scale")) || 1;
+    return stageScale(document.body.classList.contains("projector"), window.innerWidth, window.innerHeight, fs);
   }
 
   // fitToWrap sizes the SVG to its box in pixels (--view-w, --view-h on the box), and
@@ -114,7 +122,7 @@ export class View {
     if (wrap.style.getPropertyValue("--view-w") !== w) wrap.style.setProperty("--view-w", w);
     if (wrap.style.getPropertyValue("--view-h") !== h) wrap.style.setProperty("--view-h", h);
     const b = this.svg.getBoundingClientRect();
-    return Math.round(b.width) !== this.W || Math.round(b.height) !== this.H;
+    return Math.round(b.width) !== this.W || Math.round(b.height) !== this.H || this.scaleNow() !== this.k;
   }
 
   // build redraws the processes (the set of processes changed, or the view's size).
@@ -127,12 +135,14 @@ export class View {
     this.nodeEls = [];
     this.hovered = -1;
     const st = this.svg.style;
+    const k = this.k;
     st.setProperty("--fs", `${r2(Math.max(11, this.r * 0.62))}px`);
     st.setProperty("--ms", `${r2(Math.max(11, this.r * 0.5))}px`);
-    st.setProperty("--ls", `${this.lay.fontPx}px`);
-    st.setProperty("--ls2", this.lay.small ? "10.5px" : "12px");
-    st.setProperty("--mf", n > 12 ? "10px" : "11.5px");
-    this.pill = n > 12 ? 16 : 19;
+    st.setProperty("--ls", `${r2(this.lay.fontPx)}px`);
+    st.setProperty("--ls2", `${r2((this.lay.small ? 10.5 : 12) * k)}px`);
+    st.setProperty("--mf", `${r2((n > 12 ? 10 : 11.5) * k)}px`);
+    st.setProperty("--rf", `${r2(12.5 * k)}px`);
+    this.pill = r2((n > 12 ? 16 : 19) * k);
     this.decor.build();
     if (this.spec.ring) this.drawRing(n, model);
     else if (n <= 10 && !this.spec.edges) this.drawMesh(n); // a declared topology replaces the mesh
@@ -149,20 +159,24 @@ export class View {
       svgEl("circle", { class: "body", r: r2(this.r) }, g);
       const name = svgEl("text", { class: "name" }, g);
       name.textContent = `P${id}`;
-      const k = this.r * 0.8;
+      const d = this.r * 0.8;
       const mark = (cls, txt, dx, dy) => {
         const t = svgEl("text", { class: `mark ${cls}`, x: r2(dx), y: r2(dy) }, g);
         t.textContent = txt;
       };
-      mark("crash", "✕", k, -k);
-      drawMarks(g, this.r, p, this.spec.markLabel);
-      const cs = svgEl("text", { class: "cs-tag", x: r2(-k - 2), y: r2(k) }, g);
+      mark("crash", "✕", d, -d);
+      const others = this.pos.filter((_, j) => j !== i).map((o) => ({ x: o.x, y: o.y, r: this.r }));
+      drawMarks(g, this.r, p, this.spec.markLabel, k, others);
+      const cs = svgEl("text", { class: "cs-tag", x: r2(-d - 2), y: r2(d) }, g);
       cs.textContent = "CS";
       const title = svgEl("title", {}, g);
       const { x: lx, y: ly, anchor, top } = labelAt(this.lay, p);
       const label = svgEl("g", { class: "label", transform: `translate(${r2(lx)} ${r2(ly)})` }, this.nodesG);
-      const stEl = svgEl("text", { class: "state", "text-anchor": anchor, y: `${r2(top)}em` }, label);
-      const ck = svgEl("text", { class: "clock", "text-anchor": anchor, y: `${r2(top + 1.25)}em` }, label);
+      // Both lines in the state's font size: the clock's smaller font must not pull
+      // its line up into the state's.
+      const fpx = this.lay.fontPx;
+      const stEl = svgEl("text", { class: "state", "text-anchor": anchor, y: r2(top * fpx) }, label);
+      const ck = svgEl("text", { class: "clock", "text-anchor": anchor, y: r2((top + LINE) * fpx) }, label);
       if (!this.lay.labels) label.setAttribute("display", "none");
       if (this.lay.small) ck.setAttribute("display", "none");
       this.nodeEls.push({ g, title, label, st: stEl, ck });
@@ -218,6 +232,7 @@ export class View {
       const bits = [`P${n.id}`, st];
       if (n.cs) bits.push("in the critical section");
       if (lead.has(n.id)) bits.push("leader");
+      if (holdsToken(n)) bits.push("holds the token");
       // Only what changed is written: a text written again is laid out again.
       const said = bits.filter(Boolean);
       const key = `${st}\n${sub}\n${said.join(", ")}`;
@@ -260,6 +275,12 @@ export class View {
         else m.trail.setAttribute("display", "none");
       }
       if (!model.inflight.has(id)) {
+        // A message focused as it arrives (or is dropped) hands the focus to its
+        // receiver: never to the page's body.
+        if (m.g && m.g.contains(document.activeElement)) {
+          const to = model.index.get(m.f.msg.to);
+          this.nodeEls[to]?.g.focus({ preventScroll: true });
+        }
         m.g?.remove();
         m.trail?.remove();
         this.msgEls.delete(id);
@@ -329,7 +350,11 @@ export class View {
     const f = m.f;
     m.trail = svgEl("path", { class: `trail ${m.cls}`, d: m.geo.d }, this.trails);
     if (!this.trailsShown) m.trail.setAttribute("display", "none");
-    m.g = svgEl("g", { class: `msg ${m.cls}${f.at < 0 ? " held" : ""}`, "data-id": m.id, "data-type": f.msg.type, tabindex: "-1" }, this.msgsG);
+    // Each pill is a button named in words (Enter opens its menu: menus.js).
+    m.g = svgEl("g", {
+      class: `msg ${m.cls}${f.at < 0 ? " held" : ""}`, "data-id": m.id, "data-type": f.msg.type,
+      tabindex: "0", role: "button", "aria-label": `${pillName(m.label, f.msg.type)} from P${f.msg.from} to P${f.msg.to}, message ${m.id}`,
+    }, this.msgsG);
     m.held = f.at < 0;
     if (!this.layer.on) this.fillPill(m);
   }
@@ -443,3 +468,8 @@ export class View {
   select(i) { this.selected = i; }
 }
 
+// pillName names a message's pill: its type, after the short label the pill shows
+// (a name contains the visible text: WCAG 2.5.3).
+function pillName(label, type) {
+  return label === type ? type : `${label} ${type}`;
+}

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,6 +47,10 @@ type ExploreLimits struct {
 	// compare.Options.Hold): tests of the server hold searches there to keep the
 	// slots busy. An error ends the search with it.
 	Hold func(ctx context.Context, algorithm string) error
+	// AsAsked searches a free setup at the size asked even when it is predicted past
+	// the limits (tests of the limits themselves); by default a smaller one is
+	// searched instead, and the page is told (fitSize).
+	AsAsked bool
 }
 
 func (l ExploreLimits) withDefaults() ExploreLimits {
@@ -149,6 +156,11 @@ type exploreLine struct {
 	// queued: the search waits for a slot; 1 is next
 	Position int `json:"position,omitempty"`
 
+	// resized: the setup asked for is past the server's limits; the search checks
+	// Nodes processes instead of Asked (Why says what the asked size would need)
+	Asked int    `json:"asked,omitempty"`
+	Why   string `json:"why,omitempty"`
+
 	// progress
 	States          int64   `json:"states,omitempty"`
 	Depth           int     `json:"depth,omitempty"`
@@ -177,6 +189,14 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"error": fmt.Sprintf(
 			"nodes: %d processes is too many to explore here (at most %d in the browser; the number of orders grows exponentially; use playground explore on the command line)", n, s.opts.Explore.MaxNodes)})
 		return
+	}
+	// A free setup (nothing of its own scheduled, or the page's default workload) may
+	// be searched at fewer processes when the asked size does not fit (fitSize).
+	var free *scenarios.Scenario
+	if len(sc.Events) == 0 || sc.Title == scenarios.DefaultWorkloadTitle {
+		c := *sc
+		c.Title, c.About, c.Captions = "", "", nil
+		free = &c
 	}
 	sc, added, err := explore.DefaultWorkload(sc)
 	if err != nil {
@@ -230,11 +250,24 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) {
 		return // or the client went away while waiting
 	}
 	defer release()
-	send(exploreLine{Type: "start", Algorithm: sc.Algorithm, Nodes: len(rec.Setup.Config.IDs), Workload: added,
-		MaxStates: lim.MaxStates, MaxMemory: lim.MaxMemory, Timeout: int(lim.Timeout / time.Second)})
 
 	ctx, cancel := context.WithTimeout(rctx, lim.Timeout)
 	defer cancel()
+	nodes := len(rec.Setup.Config.IDs)
+	var res *explore.Result
+	if lim.AsAsked {
+		free = nil
+	}
+	if fit := s.fitSize(ctx, free, nodes); fit.nodes < nodes {
+		send(exploreLine{Type: "resized", Nodes: fit.nodes, Asked: nodes, Why: fit.why})
+		sc, added, res, nodes = fit.sc, fit.added, fit.res, fit.nodes
+	}
+	send(exploreLine{Type: "start", Algorithm: sc.Algorithm, Nodes: nodes, Workload: added,
+		MaxStates: lim.MaxStates, MaxMemory: lim.MaxMemory, Timeout: int(lim.Timeout / time.Second)})
+	if res != nil {
+		s.sendResult(send, sc, res)
+		return
+	}
 	if lim.Hold != nil {
 		if err := lim.Hold(ctx, sc.Algorithm); err != nil {
 			if !shuttingDown() {
@@ -245,7 +278,7 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) {
 	}
 	began := time.Now()
 	defer func() { s.cpu.Charge(clientOf(r), time.Since(began)) }() // the search is its client's work (runtime/session/cpu.go)
-	res, err := s.exploring.run(ctx, sc, explore.Options{
+	res, err = s.exploring.run(ctx, sc, explore.Options{
 		MaxStates: lim.MaxStates, MaxMemory: lim.searchBudget(), ProgressEvery: lim.Progress,
 		// One worker: a search then takes one core, so the server's searches take
 		// at most lim.AtOnce cores together, whatever the machine, and the rest stay
@@ -279,6 +312,11 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) {
 		shuttingDown()
 		return // nobody is listening any more, or the server is shutting down
 	}
+	s.sendResult(send, sc, res)
+}
+
+// sendResult sends a search's result, with the challenge's verdict when sc has one.
+func (s *Server) sendResult(send func(exploreLine), sc *scenarios.Scenario, res *explore.Result) {
 	s.metrics.ExplorerRun(res.Result) // ok, violation or bounded
 	line := exploreLine{Type: "result", Result: res}
 	if sc.Challenge != nil {
@@ -286,6 +324,109 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) {
 		line.Challenge = &v
 	}
 	send(line)
+}
+
+// fitted is the size fitSize chose: the scenario at that size, what its workload
+// added, the search's result there, and why the size asked for does not fit.
+type fitted struct {
+	nodes int
+	sc    *scenarios.Scenario
+	added string
+	res   *explore.Result
+	why   string
+}
+
+// fitSize finds, for a free setup (no events of its own; nil: not free), the largest
+// number of processes up to asked whose search is predicted to fit in the server's
+// limits. It searches 2 and 3 processes (small, and bounded here) and extrapolates
+// the growth between them to the larger sizes, states and memory per state alike. A
+// broken property at a small size is the verdict already. It returns asked when that
+// size is predicted to fit, or when the prediction cannot be made (the caller then
+// searches as asked); otherwise the size, its scenario, and the result when that size
+// was one of the small searches.
+func (s *Server) fitSize(ctx context.Context, free *scenarios.Scenario, asked int) fitted {
+	none := fitted{nodes: asked}
+	if free == nil || asked <= 3 {
+		return none
+	}
+	lim := s.opts.Explore
+	budget := lim.searchBudget()
+	at := func(n int) (fitted, bool) {
+		c := *free
+		c.Nodes, c.IDs, c.Events = n, nil, nil
+		if c.Validate() != nil {
+			return fitted{}, false // too few processes for this algorithm or its params
+		}
+		sc, added, err := explore.DefaultWorkload(&c)
+		if err != nil {
+			return fitted{}, false
+		}
+		return fitted{nodes: n, sc: sc, added: added}, true
+	}
+	var small []fitted
+	for n := 2; n <= 3; n++ {
+		f, ok := at(n)
+		if !ok {
+			continue
+		}
+		res, err := s.exploring.run(ctx, f.sc, explore.Options{MaxStates: min(lim.MaxStates, probeStates), MaxMemory: budget, Workers: 1})
+		if err != nil || res.Bound != "" {
+			return none // even a small size is large: search as asked, and say so then
+		}
+		f.res = res
+		// Two processes only predict the growth: some algorithms' monitors read a
+		// stall of two as more than it is, so a verdict comes from three on.
+		if res.Result == "violation" && n >= 3 {
+			f.why = fmt.Sprintf("a property already breaks with %d processes, and that is the verdict", n)
+			return f
+		}
+		small = append(small, f)
+	}
+	if len(small) < 2 || small[0].res.States == 0 {
+		return none
+	}
+	last := small[1]
+	growth := float64(last.res.States) / float64(small[0].res.States)
+	perState := float64(last.res.Memory) / float64(last.res.States)
+	states := float64(last.res.States)
+	for n := last.nodes + 1; n <= asked; n++ {
+		states *= growth
+		memory := states * perState
+		if states <= float64(lim.MaxStates) && memory <= float64(budget) {
+			continue
+		}
+		fit := last
+		if n-1 > last.nodes {
+			if f, ok := at(n - 1); ok {
+				fit = f
+			}
+		}
+		fit.why = fmt.Sprintf("%d processes would need about %s states and %d MiB, past this server's limits (%s states, %d MiB a search)",
+			n, roughly(states), int64(memory)>>20, roughly(float64(lim.MaxStates)), budget>>20)
+		return fit
+	}
+	return none
+}
+
+// probeStates bounds the small searches fitSize makes to predict a larger one.
+const probeStates = 200_000
+
+// roughly writes a large count in two significant digits: 680,000.
+func roughly(x float64) string {
+	if x < 100 {
+		return strconv.Itoa(int(x))
+	}
+	p := math.Pow(10, math.Floor(math.Log10(x))-1)
+	v := int64(math.Round(x/p) * p)
+	str := strconv.FormatInt(v, 10)
+	var b strings.Builder
+	for i, c := range str {
+		if i > 0 && (len(str)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 // searchBudget is the memory one search may hold by its own accounting. The bound is

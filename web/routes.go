@@ -59,6 +59,7 @@ func (s *Server) routes() chi.Router {
 			r.Use(s.chargeCPU)
 			reads(r)
 			r.Get("/link", ex.SessionLink)
+			r.Get("/selfcheck", ex.SessionSelfCheck)
 		})
 		r.Route("/api/lectures/{code}", func(r chi.Router) {
 			r.Use(lec.GuardCode, s.chargeCPU) // a code costs a join guess here too

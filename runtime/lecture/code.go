@@ -4,6 +4,8 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -56,6 +58,37 @@ func NormalizeCode(s string) (string, bool) {
 		return "", false
 	}
 	return b.String(), true
+}
+
+// CodeProblem says why what someone typed is not a code (NormalizeCode said false):
+// the characters codes never use, by name, or the wrong length. A code mistyped from
+// the projector usually has a look-alike (0 for O, 1 for I) that the alphabet leaves
+// out on purpose, and saying so sends the student back to the right character.
+func CodeProblem(s string) string {
+	var bad []string
+	n := 0
+	for _, r := range strings.ToUpper(s) {
+		switch {
+		case r == ' ' || r == '-' || r == '\t':
+			continue
+		case r < 128 && strings.IndexByte(CodeAlphabet, byte(r)) >= 0:
+			n++
+		default:
+			q := "“" + string(r) + "”"
+			if !slices.Contains(bad, q) {
+				bad = append(bad, q)
+			}
+		}
+	}
+	if len(bad) > 0 {
+		which := strings.Join(bad, ", ")
+		if len(bad) > 1 {
+			which = strings.Join(bad[:len(bad)-1], ", ") + " and " + bad[len(bad)-1]
+		}
+		return fmt.Sprintf("codes never use %s: they are made of %s only (no 0, O, Q or D, no 1, I or L, no 2 or Z, 5 or S, 6 or G, 8 or B, U or V: they look alike on a projector)",
+			which, strings.Join(strings.Split(CodeAlphabet, ""), " "))
+	}
+	return fmt.Sprintf("a code has %d characters; this has %d", CodeLen, n)
 }
 
 // DisplayCode groups a code in two halves for reading aloud: "KXT 49P".

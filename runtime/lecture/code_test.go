@@ -108,3 +108,16 @@ func TestQRSVGDrawsTheCode(t *testing.T) {
 func fmtSscanf(seg string, x, y, n *int) (int, error) {
 	return fmt.Sscanf(seg, "%d %dh%dv1h", x, y, n)
 }
+
+func TestCodeProblemNamesTheCharactersCodesNeverUse(t *testing.T) {
+	for typed, want := range map[string]string{
+		"YNX4W0":   "codes never use “0”:",
+		"ABC123":   "codes never use “B”, “1” and “2”:",
+		"KXT 49":   "a code has 6 characters; this has 5",
+		"kxt-49p1": "codes never use “1”:",
+	} {
+		if got := CodeProblem(typed); !strings.HasPrefix(got, want) {
+			t.Errorf("CodeProblem(%q) = %q, want it to start %q", typed, got, want)
+		}
+	}
+}

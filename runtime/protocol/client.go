@@ -18,6 +18,7 @@ type Command struct {
 	Step     *int            `json:"step,omitempty"`
 	Speed    *float64        `json:"speed,omitempty"`
 	Scenario json.RawMessage `json:"scenario,omitempty"` // reset: a scenario v1 document
+	Curated  string          `json:"curated,omitempty"`  // reset: a curated scenario, by name
 	At       *int            `json:"at,omitempty"`       // shadows the event's: an act happens now
 	// act: the action as a scenario event writes it, decoded by the same code
 	// (runtime/sim ActionJSON); the frame's own type shadows the event's message type.

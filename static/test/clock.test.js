@@ -84,3 +84,12 @@ test("the panels follow at once when paused, and at most every PANELS_MS while p
     assert.equal(panelsDue(playing, speed, now, last, crowd), want, `playing ${playing} at ${speed}x, ${now - last} ms after, crowd ${crowd}`);
   }
 });
+
+test("with less motion, a playing clock stays at the latest frame's time: messages jump", () => {
+  const clk = newClock();
+  clk.jump = true;
+  clockTo(clk, 10, true, false, 1000);
+  assert.equal(clockNow(clk, run(true, [20]), 1500), 10);
+  clockTo(clk, 12, true, false, 1600);
+  assert.equal(clockNow(clk, run(true, [20]), 2500), 12);
+});

@@ -35,7 +35,7 @@ test("what the view's size and the number of processes decide", () => {
 });
 
 test("labels sit outside the ellipse, or under their process on a narrow view", () => {
-  const lay = { r: 20, small: false, below: false };
+  const lay = { r: 20, small: false, below: false, k: 1 };
   const at = (a) => labelAt(lay, { x: 100 * Math.cos(a), y: 100 * Math.sin(a), a });
   const right = at(0);
   assert.equal(right.anchor, "start");
@@ -43,20 +43,21 @@ test("labels sit outside the ellipse, or under their process on a narrow view", 
   assert.equal(at(Math.PI).anchor, "end");
   const topL = at(-Math.PI / 2);
   assert.equal(topL.anchor, "middle");
-  near(topL.top, -1.8, "two lines above");
+  near(topL.top, -1.9, "two lines above");
   near(at(Math.PI / 2).top, 0.6, "below the bottom one");
   near(labelAt({ ...lay, small: true }, { x: 0, y: -100, a: -Math.PI / 2 }).top, -0.6, "one line above");
   assert.deepEqual(labelAt({ ...lay, below: true }, { x: 5, y: 7, a: 0 }), { x: 5, y: 33, anchor: "middle", top: 0.6 });
 });
 
 test("a message's arc clears the circles and bends to its own side", () => {
+  // The pill (as long as five letters: 17 either side) clears the circle (10, and 2).
   const there = curve({ x: 0, y: 0 }, { x: 100, y: 0 }, 10, 10);
-  assert.deepEqual([there.p0, there.c, there.p2], [{ x: 19, y: 0 }, { x: 50, y: 12 }, { x: 81, y: 0 }]);
-  assert.equal(there.d, "M19 0 Q50 12 81 0");
+  assert.deepEqual([there.p0, there.c, there.p2], [{ x: 29, y: 0 }, { x: 50, y: 12 }, { x: 71, y: 0 }]);
+  assert.equal(there.d, "M29 0 Q50 12 71 0");
   const back = curve({ x: 100, y: 0 }, { x: 0, y: 0 }, 10, 10);
   assert.deepEqual(back.c, { x: 50, y: -12 }, "the other direction bends the other way");
   const close = curve({ x: 0, y: 0 }, { x: 20, y: 0 }, 10, 10);
-  near(close.p0.x, 6, "close processes: the arc starts 30% along");
+  near(close.p0.x, 9, "close processes: the arc starts 45% along");
 });
 
 test("how far along its arc a message is", () => {

@@ -1,7 +1,7 @@
 // rulestrip.js and projector.js: what the rule strip shows and the type-size steps.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { actingRules, fitSize } from "../rulestrip.js";
+import { actingRules, fitSize, mergeActing, namesOf } from "../rulestrip.js";
 import { nextScale, SCALES } from "../projector.js";
 
 test("the strip groups the lit rules by process, in firing order, each rule once", () => {
@@ -30,4 +30,12 @@ test("A+ and A- step through the scales and stop at the ends", () => {
   assert.equal(nextScale(SCALES[0], -1), SCALES[0]);
   assert.equal(nextScale(SCALES.at(-1), 1), SCALES.at(-1));
   assert.equal(nextScale(1.05, 1), 1.3, "between two scales: from the next one up");
+});
+
+test("processes that fired the same rules share one line", () => {
+  const acting = actingRules([0, 1, 2, 3, 4, 5, 6, 7].map((node) => ({ node, rule: "BU-1" })).concat([{ node: 9, rule: "RH1" }]));
+  assert.deepEqual(mergeActing(acting), [{ nodes: [0, 1, 2, 3, 4, 5, 6, 7], rules: ["BU-1"] }, { nodes: [9], rules: ["RH1"] }]);
+  assert.equal(namesOf([0, 1, 2, 3, 4, 5, 6, 7]), "P0–P7");
+  assert.equal(namesOf([5, 0, 1, 3]), "P0, P1, P3, P5");
+  assert.equal(namesOf([2, 3, 4, 7]), "P2–P4, P7");
 });

@@ -122,8 +122,8 @@ test("processes named in words", () => {
 test("the status pill's words for a violation, from its data", () => {
   const cases = [
     [{ property: "deadlock", detail: "wait-for cycle P1 -> P2 -> P3 -> P1", nodes: [1, 2, 3], cycle: [1, 2, 3, 1] }, "Deadlock: P1 -> P2 -> P3 -> P1"],
-    [{ property: "deadlock", detail: "…", nodes: [1, 2] }, "Deadlock: P1 and P2 wait and nothing can come"],
-    [{ property: "deadlock", detail: "…", nodes: [3] }, "Deadlock: P3 waits and nothing can come"],
+    [{ property: "deadlock", detail: "…", nodes: [1, 2] }, "Stalled, no wait-for cycle: P1 and P2 wait and nothing can come"],
+    [{ property: "deadlock", detail: "…", nodes: [3] }, "Stalled, no wait-for cycle: P3 waits and nothing can come"],
     [{ property: "mutual-exclusion", detail: "P3 entered the CS while P1 is in it", nodes: [1, 3] }, "Two in the CS: P1 and P3"],
     [{ property: "mutual-exclusion", detail: "…", nodes: [0, 1, 2] }, "Three in the CS: P0, P1 and P2"],
     [{ property: "pending", detail: "P1 has waited 88 time units", nodes: [1] }, "Waiting too long: P1"],

@@ -704,8 +704,9 @@ func TestCuratedScenarioFromTheCatalogue(t *testing.T) {
 	needBrowser(t)
 	ts := server(t)
 	ctx := tab(t, ts.URL, 1280, 720)
-	run(t, ctx, chromedp.Navigate(ts.URL+"/"),
-		chromedp.WaitVisible(chromedp.CSS(`.scenarios a`)))
+	// A card's scenarios fold under "N curated scenarios": open the first card's.
+	run(t, ctx, chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`.scenarios summary`)),
+		chromedp.Click(chromedp.CSS(`.scenarios summary`)), chromedp.WaitVisible(chromedp.CSS(`.scenarios a`)))
 	title := eval[string](t, ctx, `document.querySelector(".scenarios a").textContent`)
 	run(t, ctx, chromedp.Click(chromedp.CSS(`.scenarios a`)))
 	ready(t, ctx)

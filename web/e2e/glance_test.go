@@ -247,7 +247,7 @@ func TestViolationsShowOnTheStageAndInThePill(t *testing.T) {
 			wantDeadlock(t, follower, "follower")
 			// Under the violation's words (its title), the run's state: still playing, and only
 			// the presenter can act.
-			for who, want := range map[string]string{"presenter": "Waiting for you: click a process", "follower": "Waiting for the presenter"} {
+			for who, want := range map[string]string{"presenter": "Nothing more will happen by itself: click a process and choose Request the CS", "follower": "Waiting for the presenter"} {
 				ctx := pres
 				if who == "follower" {
 					ctx = follower

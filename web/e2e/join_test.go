@@ -54,9 +54,13 @@ func TestLectureJoinWarnsOnLocalhostAndOffersNetworkAddresses(t *testing.T) {
 		t.Fatalf("the join line says %q, want the first network address", got)
 	}
 	screenshot(t, pres, "lecture-join-warning.png")
-	// It floats over the run: the stage keeps its height, and OK puts it away.
-	if !eval[bool](t, pres, `getComputedStyle(document.getElementById("lecture-join-warn")).position === "absolute"`) {
-		t.Error("the warning takes height from the stage")
+	// It covers neither the stage nor the rule strip (a line of the bar), and OK puts it away.
+	if covered := eval[string](t, pres, `(() => {
+		const w = document.getElementById("lecture-join-warn").getBoundingClientRect();
+		const meet = (r) => w.left < r.right && r.left < w.right && w.top < r.bottom && r.top < w.bottom;
+		return [["the stage", "svg-wrap"], ["the rule strip", "rulestrip"]].filter(([, id]) => document.getElementById(id) && meet(document.getElementById(id).getBoundingClientRect())).map(([n]) => n).join(", ");
+	})()`); covered != "" {
+		t.Errorf("the warning covers %s", covered)
 	}
 
 	// Choosing the other address changes the join line and the QR code, which the server

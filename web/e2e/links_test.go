@@ -102,8 +102,9 @@ func TestCopiedLinkOpensTheSameViewInAFreshBrowser(t *testing.T) {
 	screenshot(t, fresh, "link-opened.png")
 }
 
-// expectedCaption is the caption a page must show at step: the latest whose seq the
-// run has reached, worked out here by replaying the scenario as a live session does.
+// expectedCaption is the caption a page must show at step: the captions whose events
+// are in that step's batch (a caption shows at its step only), worked out here by
+// replaying the scenario as a live session does.
 func expectedCaption(t *testing.T, sc *scenarios.Scenario, step int) string {
 	t.Helper()
 	cfg, err := sc.Config()
@@ -111,17 +112,22 @@ func expectedCaption(t *testing.T, sc *scenarios.Scenario, step int) string {
 		t.Fatal(err)
 	}
 	cfg.Until = 0 // a live run has no end time
-	last := int64(-1)
+	before, last := int64(-1), int64(-1)
+	if step > 0 {
+		if _, err := sim.Replay(cfg, nil, step-1, func(ev *sim.Event) { before = ev.Seq }); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if _, err := sim.Replay(cfg, nil, step, func(ev *sim.Event) { last = ev.Seq }); err != nil {
 		t.Fatal(err)
 	}
-	text := ""
+	var texts []string
 	for _, c := range sc.Captions {
-		if c.Seq <= last {
-			text = c.Text
+		if c.Seq > before && c.Seq <= last {
+			texts = append(texts, c.Text)
 		}
 	}
-	return text
+	return strings.Join(texts, " ")
 }
 
 type captionState struct {
@@ -132,7 +138,8 @@ type captionState struct {
 
 const captionNow = `(() => {
   const c = document.getElementById("caption");
-  return { Step: Number(document.getElementById("main").dataset.step), Hidden: c.hidden, Text: c.textContent };
+  const current = !c.hidden && c.dataset.current === "true";
+  return { Step: Number(document.getElementById("main").dataset.step), Hidden: !current, Text: current ? c.textContent : "" };
 })()`
 
 // A curated scenario's captions appear as the run reaches their events, and scrubbing

@@ -91,6 +91,8 @@ func TestProjectorLayoutWithAQuestionOpen(t *testing.T) {
 		waitFor(t, ctx, `document.getElementById("lecture-q")?.dataset.state === "open"`)
 	}
 	waitSame(t, pres, fol, "the follower")
+	// While the question is open the follower's Fork is off, and says why.
+	waitFor(t, fol, `document.getElementById("lecture-fork").getAttribute("aria-disabled") === "true" && document.getElementById("lecture-fork-why").textContent.includes("until the answer is revealed")`)
 	// The follower answers: the presenter's page has a tally, which it must not show.
 	run(t, fol, chromedp.Click(chromedp.CSS(`.lecture-choice[data-choice="0"] button`)))
 	waitFor(t, pres, `[...document.querySelectorAll("#lecture-q .lecture-count")].map((e) => e.textContent).join().startsWith("1")`)
@@ -135,6 +137,9 @@ func TestProjectorLayoutWithAQuestionOpen(t *testing.T) {
 	run(t, pres, chromedp.KeyEvent("v"))
 	waitFor(t, pres, `document.getElementById("lecture-q")?.dataset.state === "revealed"`)
 	waitFor(t, pres, tallyShownJS)
+	// The follower's answer is said in words, and Fork comes back.
+	waitFor(t, fol, `document.getElementById("lecture-q")?.dataset.state === "revealed" && document.querySelector("#lecture-q .lecture-mine")?.textContent === " (your answer)" && /Your answer (was|, )/.test(document.querySelector("#lecture-q .lecture-q-foot").textContent)`)
+	waitFor(t, fol, `document.getElementById("lecture-fork").getAttribute("aria-disabled") === "false"`)
 }
 
 // A follower on a phone: nothing overflows sideways, the title and the status pill do

@@ -200,7 +200,7 @@ func (h *Handlers) lectureByCode(w http.ResponseWriter, r *http.Request, typed s
 	code, valid := lecture.NormalizeCode(typed)
 	if !valid {
 		h.Pages.Render(w, r, http.StatusNotFound, pages.JoinPage(pages.JoinView{Heading: "Join a lecture", Code: typed,
-			Problem: fmt.Sprintf("“%s” is not a lecture code: a code has %d letters and digits, like KXT 49P.", typed, lecture.CodeLen)}))
+			Problem: fmt.Sprintf("“%s” is not a lecture code: %s. A code looks like KXT 49P.", typed, lecture.CodeProblem(typed))}))
 		return nil, false
 	}
 	l, err := h.join(r, code)
@@ -230,7 +230,7 @@ func (h *Handlers) GuardCode(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		code, valid := lecture.NormalizeCode(chi.URLParam(r, "code"))
 		if !valid {
-			http.Error(w, fmt.Sprintf("not a lecture code: a code has %d letters and digits", lecture.CodeLen), http.StatusNotFound)
+			http.Error(w, "not a lecture code: "+lecture.CodeProblem(chi.URLParam(r, "code")), http.StatusNotFound)
 			return
 		}
 		_, err := h.join(r, code)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/teach-dist/playground/algorithms"
 	"github.com/teach-dist/playground/runtime/compare"
 	"github.com/teach-dist/playground/runtime/cost"
 	"github.com/teach-dist/playground/runtime/sim"
@@ -21,7 +22,7 @@ const (
 	chartW, chartH                         = 640, 300
 	padL, padR, padT, padB                 = 56, 16, 14, 44
 	plotX0, plotY0, plotX1, plotY1         = padL, padT, chartW - padR, chartH - padB
-	maxSeriesClasses                       = 8
+	maxSeriesClasses                       = 10
 	desiredYTicks                          = 5
 	chartXLabelY, chartYLabelX             = chartH - 8, 14
 	chartXLabelX, chartYLabelY     float64 = (plotX0 + plotX1) / 2, (plotY0 + plotY1) / 2
@@ -73,8 +74,8 @@ func buildChart(id, title, ylabel, key string, specs []*sim.Spec, ns []int, res 
 	var measured, theory []line
 	ymax := 0.0
 	var desc []string
-	for i, spec := range specs {
-		class := "s" + strconv.Itoa(i%maxSeriesClasses)
+	for _, spec := range specs {
+		class := seriesClass(spec)
 		m := line{class: class, name: spec.Title}
 		// One dashed curve per figure with a value: the notes' formulas, then the
 		// project's derived ones; figures with the same points share a curve.
@@ -119,6 +120,9 @@ func buildChart(id, title, ylabel, key string, specs []*sim.Spec, ns []int, res 
 				theory = append(theory, t)
 				ch.Legend = append(ch.Legend, legendItem{Class: t.class, Name: t.name, Title: t.title, Theory: true, Dash: t.dash})
 			}
+		}
+		if end := lineEnd(spec, key, ns, res); end != "" {
+			ch.Ends = append(ch.Ends, end)
 		}
 		if len(m.pts) == 0 {
 			desc = append(desc, spec.Title+": nothing measured")
@@ -191,6 +195,64 @@ func buildChart(id, title, ylabel, key string, specs []*sim.Spec, ns []int, res 
 		ch.Measured = append(ch.Measured, points(l, true))
 	}
 	return ch
+}
+
+// seriesClass is an algorithm's colour class on every chart: its place among the
+// algorithms of its family in the registry, so that it keeps its colour whichever
+// algorithms a comparison shows beside it.
+func seriesClass(spec *sim.Spec) string {
+	k := 0
+	for _, s := range algorithms.All() {
+		if s.Slug == spec.Slug {
+			break
+		}
+		if s.Family == spec.Family {
+			k++
+		}
+	}
+	return "s" + strconv.Itoa(k%maxSeriesClasses)
+}
+
+// lineEnd says why an algorithm's measured line has no point at some sizes ("" when it
+// has them all): from which N, and what the runs there did instead.
+func lineEnd(spec *sim.Spec, key string, ns []int, res *compare.Result) string {
+	var missing []int
+	why := ""
+	for _, n := range ns {
+		c := res.Cells[spec.Slug][n]
+		if c != nil {
+			if _, ok := c.Values[key].Mean(); ok {
+				continue
+			}
+		}
+		missing = append(missing, n)
+		if why != "" {
+			continue
+		}
+		switch {
+		case c == nil:
+			why = "not run"
+		case c.Failed > 0 && c.FirstError != "":
+			why = fmt.Sprintf("%d of %d runs failed: %s", c.Failed, c.Runs, c.FirstError)
+		case c.Unserved > 0:
+			why = fmt.Sprintf("requests were left unserved (%d over %d runs): the processes deadlocked or starved, so no entry was measured", c.Unserved, c.Runs)
+		case c.Unsettled > 0:
+			why = fmt.Sprintf("%d of %d elections did not settle", c.Unsettled, c.Elections)
+		default:
+			why = "nothing to measure in these runs"
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	where := "N=" + strconv.Itoa(missing[0])
+	if len(missing) > 1 {
+		where = "from N=" + strconv.Itoa(missing[0])
+		if missing[len(missing)-1]-missing[0] != len(missing)-1 {
+			where = "at N=" + strings.Trim(strings.ReplaceAll(fmt.Sprint(missing), " ", ", "), "[]")
+		}
+	}
+	return fmt.Sprintf("%s: no value %s: %s.", spec.Title, where, why)
 }
 
 // pt is a point of a curve: a value at N.

@@ -79,7 +79,8 @@ type chart struct {
 	Measured        []series
 	Theory          []series
 	Legend          []legendItem
-	Empty           string // said in the plot when nothing was measured
+	Empty           string   // said in the plot when nothing was measured
+	Ends            []string // why a measured line has no point at some sizes
 	// EmptyLines is Empty wrapped to fit the plot, each line with its y; EmptyX is
 	// their centre.
 	EmptyLines []textLine

@@ -176,6 +176,10 @@ type messageKey struct {
 }
 
 // clientSpec is what the browser needs of the algorithm, as JSON in the page.
+// shownCosts is how many of an algorithm's costs its catalogue card shows at once;
+// the others fold under "more costs".
+const shownCosts = 3
+
 type clientSpec struct {
 	Slug     string          `json:"slug"`
 	Title    string          `json:"title"`

@@ -277,7 +277,22 @@ func ParseFrameCharged(data []byte, charge scenarios.LoadCharge) (session.Comman
 		cmd.Kind, cmd.Speed = session.Speed, *f.Speed
 	case "reset":
 		cmd.Kind = session.Reset
-		if len(f.Scenario) > 0 && string(f.Scenario) != "null" {
+		if f.Curated != "" {
+			// A curated scenario by name: the run becomes it, name and captions included
+			// (a presenter moving the lecture to another scenario).
+			if len(f.Scenario) > 0 {
+				return bad("curated: give a scenario or a curated name, not both")
+			}
+			sc, ok := scenarios.Lookup(f.Curated)
+			if !ok {
+				return session.Command{}, &FrameError{ref: f.Ref, code: protocol.CodeBadScenario, msg: fmt.Sprintf("curated: no scenario named %q", f.Curated)}
+			}
+			setup, err := runs.SetupOf(sc, f.Curated)
+			if err != nil {
+				return session.Command{}, &FrameError{ref: f.Ref, code: protocol.CodeBadScenario, msg: err.Error()}
+			}
+			cmd.Setup = &setup
+		} else if len(f.Scenario) > 0 && string(f.Scenario) != "null" {
 			sc, err := scenarios.ParseCharged(f.Scenario, charge)
 			if le := (*ratelimit.LoadError)(nil); errors.As(err, &le) {
 				return session.Command{}, &FrameError{ref: f.Ref, code: protocol.CodeRateLimited, msg: le.Error()}
