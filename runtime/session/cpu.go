@@ -40,13 +40,15 @@ import (
 //     then rests for its factor's part of the time (pace.go);
 //   - its sessions take turns (Turn): one works at a time, and after each piece of
 //     work the turn rests (Rest) so that the client's work keeps one processor busy
-//     for at most half the fair level's part of the time. However many runs it has,
-//     anyone else's request finds a processor free.
+//     for at most a quarter of the fair level's part of the time (at least an eighth
+//     of one), the time it held the turn counted on the wall clock. However many runs
+//     it has, anyone else's request finds a processor free.
 //
 // While slowed, a client is charged its work divided by its factor and the time its
-// sessions wait for their turn: what it asks for, not the little it gets, so that it
-// stays slowed while it asks for more than its share, and is back at its own speed a
-// few half-lives after it asks for less.
+// sessions wait for their turn: what it asks for, not the little it gets; and it stays
+// slowed for a half-life after it was last found over its share. So it stays slowed
+// while it asks for more than its share, and is back at its own speed a few
+// half-lives after it asks for less.
 
 // CPUOptions tune a CPU. Zero values take the defaults.
 type CPUOptions struct {
@@ -80,8 +82,9 @@ type CPU struct {
 }
 
 type cpuUse struct {
-	acc float64 // seconds of work, decayed to at
-	at  time.Time
+	acc  float64 // seconds of work, decayed to at
+	at   time.Time
+	over time.Time // when it was last found over its share
 }
 
 // maxCPUClients bounds the clients a CPU remembers; past it those whose use has
@@ -254,11 +257,24 @@ func (c *CPU) Factor(client string) float64 {
 		c.level, c.levelAt = c.levelLocked(now), now
 	}
 	u := c.by[client]
-	if u == nil || math.IsInf(c.level, 1) {
+	if u == nil {
 		return 1
 	}
 	c.decay(u, now)
-	return factorOf(c.level, u.acc/c.tau)
+	f := 1.0
+	if !math.IsInf(c.level, 1) {
+		f = factorOf(c.level, u.acc/c.tau)
+	}
+	switch {
+	case f < 1:
+		u.over = now
+	case !u.over.IsZero() && now.Sub(u.over) < c.opts.HalfLife:
+		// Slowing lowers what it uses at once, not what it asks for: it stays
+		// slowed for a half-life after it was last over, instead of going back
+		// to full speed and over again at every look.
+		f = 0.5
+	}
+	return f
 }
 
 // Rest is how long a slowed client's turn rests after w of work: so long that its
@@ -277,7 +293,7 @@ func (c *CPU) Rest(w time.Duration) time.Duration {
 
 // levelUse is the part of the fair level a slowed client's work may take of one
 // processor: a margin for the estimate, which counts the work's wall time.
-const levelUse = 0.5
+const levelUse = 0.25
 
 // minUse is the least part of a processor a slowed client's work keeps: however far
 // over its share, its pages still answer (a snapshot waits about seven times its own

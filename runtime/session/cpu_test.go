@@ -187,8 +187,8 @@ func TestTurnsOfAClient(t *testing.T) {
 	again(0)
 }
 
-// A slowed client's turn rests so that its work keeps a processor busy for at most
-// half the fair level, and at least an eighth of it.
+// A slowed client's turn rests so that its work keeps a processor busy for at most a
+// quarter of the fair level, and at least an eighth of it.
 func TestRest(t *testing.T) {
 	tests := []struct {
 		level float64
@@ -196,11 +196,12 @@ func TestRest(t *testing.T) {
 		want  time.Duration
 	}{
 		{math.Inf(1), time.Millisecond, 0},
-		{2, time.Millisecond, 0},                           // the level allows a whole processor
-		{1, time.Millisecond, time.Millisecond},            // half of one
-		{0.25, time.Millisecond, 7 * time.Millisecond},     // an eighth
-		{0.01, time.Millisecond, 7 * time.Millisecond},     // never under an eighth
-		{0.5, 5 * time.Millisecond, 15 * time.Millisecond}, // a quarter
+		{4, time.Millisecond, 0},                       // the level allows a whole processor
+		{2, time.Millisecond, time.Millisecond},        // half of one
+		{1, time.Millisecond, 3 * time.Millisecond},    // a quarter
+		{0.25, time.Millisecond, 7 * time.Millisecond}, // never under an eighth
+		{0.01, time.Millisecond, 7 * time.Millisecond},
+		{0.5, 5 * time.Millisecond, 35 * time.Millisecond}, // an eighth
 	}
 	for _, tt := range tests {
 		cpu := NewCPU(CPUOptions{Cores: 1})

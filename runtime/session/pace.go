@@ -15,18 +15,18 @@ func (s *Session) advance(now time.Time) {
 	}
 	s.refactor(now)
 	slowed := s.factor < 1
-	work := s.opts.CPU.Start()
+	began := time.Now() // the wall clock: what others wait for, not the run's clock
 	var out []batch
 	defer func() {
 		if slowed {
 			// A slowed run works at most its factor of the time: after w of work it
 			// rests w*(1/factor - 1) before its next wake, however far behind it is.
-			w := s.opts.CPU.Start() - work
+			w := time.Since(began)
 			s.notBefore = s.clock.Now().Add(time.Duration(float64(w) * (1/s.factor - 1)))
 		}
 	}()
 	for range maxBatchesPerWake {
-		if slowed && s.opts.CPU.Start()-work >= slowQuantum {
+		if slowed && time.Since(began) >= slowQuantum {
 			break // the rest waits for the next wake
 		}
 		if s.pending == nil {
