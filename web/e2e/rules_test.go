@@ -249,8 +249,8 @@ func TestNewAlgorithmShowsItsOwnTitle(t *testing.T) {
 	ts := server(t)
 	ctx := tab(t, ts.URL, 1280, 800)
 	run(t, ctx, chromedp.Navigate(ts.URL+"/"),
-		chromedp.WaitVisible(chromedp.CSS(`li.new-card[data-new="mutex"] a.open`)),
-		chromedp.Click(chromedp.CSS(`li.new-card[data-new="mutex"] a.open`)))
+		chromedp.WaitVisible(chromedp.CSS(`p.new-algorithm[data-new="mutex"] a.open`)),
+		chromedp.Click(chromedp.CSS(`p.new-algorithm[data-new="mutex"] a.open`)))
 	ready(t, ctx)
 	waitFor(t, ctx, `document.getElementById("algo-title").textContent === "My mutual exclusion" && !document.getElementById("own-tag").hidden`)
 	if title := eval[string](t, ctx, `document.title`); !strings.HasPrefix(title, "My mutual exclusion") {
