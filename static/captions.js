@@ -119,10 +119,16 @@ function hold(st, f) {
 
 // offerCheck asks the server for a predict-the-next-step question at the held step
 // and offers the first as a self-check; its answer shows once the run reaches the step
-// that shows it.
+// that shows it. An answer that came while the run played stays for this hold, so the
+// reader sees it before the next question takes its place.
 async function offerCheck(st, step) {
   const api = st.page.root.dataset.api;
   if (!api || !api.startsWith("/api/sessions/")) return;
+  if (st.check && step >= st.check.q.reveal && !st.check.shownHeld) {
+    st.check.shownHeld = true;
+    st.guide.dataset.checked = String(step);
+    return;
+  }
   try {
     const res = await fetch(`${api}/selfcheck?step=${step}`, { cache: "no-store" });
     if (!res.ok) return;

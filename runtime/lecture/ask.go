@@ -42,7 +42,7 @@ func (l *Lecture) QuestionsFrame(ctx context.Context, ref int64) []byte {
 	case err != nil:
 		f.Error = err.Error()
 	case len(qs) == 0:
-		f.Error = "nothing to predict from this step: nothing happens next without an intervention"
+		f.Error = "nothing to predict from this step: what happens next has no two plausible answers yet; step on and ask again"
 	}
 	return f.AppendJSON(nil)
 }

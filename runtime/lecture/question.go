@@ -17,12 +17,12 @@ import (
 // run reaches the step where it shows.
 //
 // A question is asked only when it is worth asking: it has at least two plausible
-// answers (only processes waiting now can be the next to enter; a single waiter cannot
-// deadlock), and its answer follows from the run on screen. The scenario's scheduled
-// actions (requests, elections, crashes still to come) are hidden from the hall, so a
-// question whose answer shows at or after the next of them is not asked, and "which
-// rule does Pk fire next" is asked only of a process a message or a timer is about to
-// wake.
+// answers (only processes waiting now, or asking before anyone enters, can be the next
+// to enter; a single waiter cannot deadlock), and its answer follows from what the hall
+// can know: the run on screen and the scenario it follows. The scenario's scheduled
+// actions (requests, elections, crashes still to come) are part of what happens next,
+// as its explanation tells them; "which rule does Pk fire next" is asked of a process
+// a message, a timer or a scheduled action is about to wake.
 
 // Kind is what a question asks.
 type Kind string
@@ -58,6 +58,11 @@ const (
 // plain look-ahead sees.
 var ErrFutureRecorded = errors.New("questions are made at the end of the timeline: this run has interventions recorded after the step shown")
 
+// ErrNothingNext is returned when nothing happens after the step shown, neither a
+// message, a timer nor an action the scenario has scheduled: there is nothing to
+// predict until someone intervenes.
+var ErrNothingNext = errors.New("nothing to predict from this step: nothing happens next without an intervention")
+
 // Generate makes the questions that can be asked at the recipe's step, in a fixed order.
 // The run is rebuilt exactly as the live session runs it (no end time, the session's
 // event limit).
@@ -91,6 +96,9 @@ func Generate(rec session.Recipe) ([]Question, error) {
 		w.after(s)
 	}
 	w.quiet = !s.HasNext()
+	if s.Steps() == step {
+		return nil, ErrNothingNext
+	}
 	return w.questions(), nil
 }
 
@@ -107,12 +115,12 @@ type watcher struct {
 
 	waiting map[int]bool // node index -> asked for the CS and not yet in it
 
-	// The look-ahead's steps by what started them: the step being watched, whether it
-	// was a delivery or timer and for which node, and the first step a scheduled
-	// action of the scenario took (0: none within the look-ahead).
+	// The look-ahead's steps by what started them: the step being watched and the
+	// node a delivery, a timer or a scheduled action of it woke.
 	curStep  int
-	curWoken int // node index a delivery or timer of curStep woke, -1: none
-	hiddenAt int
+	curWoken int // node index, -1: none (an exit, a drop)
+
+	asking map[int]bool // node index -> asked for the CS in the look-ahead before anyone entered
 
 	firstRule     *ruleAt // the first rule fired by a node a delivery or timer woke
 	firstEnter    *nodeAt
@@ -160,8 +168,12 @@ func (w *watcher) sink(ev *sim.Event) {
 			break
 		}
 		w.ruled[ev.Node] = true
-		if w.firstRule == nil && w.curWoken == ev.Node && w.hiddenAt == 0 {
+		if w.firstRule == nil && w.curWoken == ev.Node {
 			w.firstRule = &ruleAt{node: ev.Node, rule: ev.Rule, step: step}
+		}
+	case sim.EvRequest:
+		if w.firstEnter == nil && !w.waiting[ev.Node] {
+			w.asking[ev.Node] = true
 		}
 	case sim.EvEnter:
 		if w.firstEnter == nil {
@@ -183,18 +195,13 @@ func (w *watcher) sink(ev *sim.Event) {
 }
 
 // stepStarts notes what started a step of the look-ahead from its first event: a
-// delivery or a timer wakes a node, an exit ends a CS whose time is known; any other
-// first event is a scheduled action of the scenario, which the hall cannot see coming.
+// delivery, a timer or a scheduled request, election or recovery of the scenario wakes
+// a node; an exit, a drop, a crash or a partition wakes none.
 func (w *watcher) stepStarts(step int, ev *sim.Event) {
 	w.curStep, w.curWoken = step, -1
 	switch ev.Type {
-	case sim.EvDeliver, sim.EvTimer:
+	case sim.EvDeliver, sim.EvTimer, sim.EvRequest, sim.EvElect, sim.EvRecover:
 		w.curWoken = ev.Node
-	case sim.EvExit, sim.EvDrop:
-	default:
-		if w.hiddenAt == 0 {
-			w.hiddenAt = step
-		}
 	}
 }
 
@@ -207,6 +214,7 @@ func (w *watcher) start(s *sim.Sim) {
 	w.step0 = s.Steps()
 	w.entered = make(map[int]int)
 	w.ruled = make(map[int]bool)
+	w.asking = make(map[int]bool)
 	w.curStep = w.step0
 	snap := s.Snapshot()
 	w.alive0 = make([]bool, len(snap.Nodes))
@@ -251,8 +259,7 @@ func (w *watcher) name(i int) string { return fmt.Sprintf("P%d", w.ids[i]) }
 func (w *watcher) questions() []Question {
 	var out []Question
 	add := func(q Question, ok bool) {
-		visible := w.hiddenAt == 0 || q.Reveal < w.hiddenAt
-		if ok && visible && q.Reveal > w.step0 && q.Answer >= 0 && len(q.Choices) >= 2 {
+		if ok && q.Reveal > w.step0 && q.Answer >= 0 && len(q.Choices) >= 2 {
 			q.Step = w.step0
 			out = append(out, q)
 		}
@@ -299,18 +306,24 @@ func (w *watcher) nextRule() (Question, bool) {
 }
 
 // nextCS asks who enters the critical section next, among the processes waiting for
-// it now: with fewer than two waiting there is nothing to predict, and one that has
-// not asked yet cannot be the answer (its request would be a scheduled action, not
-// asked about).
+// it now and those the scenario makes ask before anyone enters: with fewer than two
+// there is nothing to predict.
 func (w *watcher) nextCS() (Question, bool) {
 	e := w.firstEnter
-	if e == nil || len(w.waiting) < 2 || !w.waiting[e.node] {
+	set := maps.Clone(w.waiting)
+	maps.Copy(set, w.asking)
+	if e == nil || len(set) < 2 || !set[e.node] {
 		return Question{}, false
 	}
-	set := maps.Clone(w.waiting)
+	text := "Who enters the critical section next?"
+	if len(w.waiting) > 0 {
+		text += fmt.Sprintf(" Waiting now: %s.", w.names(w.waiting))
+	}
+	if len(w.asking) > 0 {
+		text += fmt.Sprintf(" About to ask: %s.", w.names(w.asking))
+	}
 	w.limit(set, e.node)
 	choices, answer := w.nodeChoices(set, e.node)
-	text := fmt.Sprintf("Who enters the critical section next? Waiting now: %s.", w.names(w.waiting))
 	return Question{Kind: NextCS, Text: text, Choices: choices, Answer: answer, Reveal: e.step}, true
 }
 

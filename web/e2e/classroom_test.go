@@ -266,6 +266,12 @@ func TestPresenterSwitchingScenariosKeepsTheFollowers(t *testing.T) {
 			t.Fatalf("follower %d: the code is %q, want %q", i, got, code)
 		}
 	}
+	// The scenario's scheduled request is what happens next: at step 0, with nothing
+	// in flight, the picker asks which rule P0 fires (RA1 when its request comes).
+	run(t, pres, chromedp.KeyEvent("q"))
+	waitFor(t, pres, `document.getElementById("lecture-pick")?.open && [...document.querySelectorAll(".lecture-pick-item")].some((e) => e.textContent.includes("Which rule does P0 fire next?"))`)
+	run(t, pres, escKey)
+	waitFor(t, pres, `!document.getElementById("lecture-pick").open`)
 	// The new run goes on for all: step the presenter, and every follower shows it.
 	for range 4 {
 		before := eval[int](t, pres, `Number(document.getElementById("main").dataset.step)`)
