@@ -226,8 +226,28 @@ func waitFor(t *testing.T, ctx context.Context, cond string) {
 		if try < 20 && (strings.Contains(err.Error(), "context") || strings.Contains(err.Error(), "navigated")) && ctx.Err() == nil {
 			continue
 		}
-		t.Fatalf("waiting for %s: %v", cond, err)
+		t.Fatalf("waiting for %s: %v\n%s", cond, err, pageNow(ctx))
 	}
+}
+
+// pageNow says what the page showed when a wait failed: where it is, the status, the
+// latest toast, what has the focus and the step, to tell a slow server from a page
+// that did something else.
+func pageNow(ctx context.Context) string {
+	const js = `(() => {
+	  const t = (id) => document.getElementById(id)?.textContent?.trim().slice(0, 160) || "";
+	  const a = document.activeElement;
+	  return "page " + location.pathname + location.search + ", step " + (document.getElementById("main")?.dataset.step ?? "-") +
+	    ", status " + JSON.stringify(t("status")) + ", toast " + JSON.stringify(document.querySelector(".toast:not([hidden])")?.textContent?.trim() || "") +
+	    ", focus " + (a ? a.tagName + (a.id ? "#" + a.id : "") : "none");
+	})()`
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	out, err := chromedp.Run(cctx, chromedp.Evaluate[string](js))
+	if err != nil {
+		return "(the page could not be read: " + err.Error() + ")"
+	}
+	return out
 }
 
 // viewState is what a student sees, minus the timeline's extent: it must be the same

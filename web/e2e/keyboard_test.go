@@ -262,10 +262,10 @@ func TestShortcutSettingsRemapAndTurnOff(t *testing.T) {
 	waitFor(t, ctx, `!document.getElementById("help").open`)
 	eval[bool](t, ctx, handledKeys)
 	run(t, ctx, chromedp.KeyEvent("1"), chromedp.KeyEvent("c"), chromedp.KeyEvent("k"))
-	waitFor(t, ctx, `document.querySelector('#view g.node[data-index="1"]').classList.contains("crashed")`)
 	if got := eval[string](t, ctx, `window.__handled.join(" ")`); got != "1:true c:false k:true" {
-		t.Fatalf("keys taken: %s (want 1 and K, not C)", got)
+		t.Fatalf("keys taken: %s (want 1 and K, not C)\n%s", got, pageNow(ctx))
 	}
+	waitFor(t, ctx, `document.querySelector('#view g.node[data-index="1"]').classList.contains("crashed")`)
 
 	// Reloaded, the page keeps it; then every character key is turned off.
 	run(t, ctx, chromedp.Reload())
