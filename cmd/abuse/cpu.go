@@ -35,6 +35,7 @@ func cpuAttack(ctx context.Context, args []string) error {
 	samples := fs.Int("samples", 200, "fresh visits measured in each phase")
 	warm := fs.Duration("warm", 3*time.Second, "how long the heavy runs play before the visits are measured")
 	fair := fs.Bool("fair", true, "the server shares the CPU fairly (false: a share no machine reaches)")
+	target := fs.Duration("target", 100*time.Millisecond, "the fresh visitor's p99 under attack must be at or under this (0: no verdict)")
 	prof := fs.String("cpuprofile", "", "write a CPU profile of the whole attack (server and clients) here")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -62,7 +63,7 @@ func cpuAttack(ctx context.Context, args []string) error {
 
 	// The baseline's visitor has an address of its own: each visit is a new run, and
 	// one address may start 300 in a burst (--rate-sessions).
-	baseline, err := visits(base, "127.0.0.3", *samples)
+	baseline, _, err := visits(base, "127.0.0.3", *samples)
 	if err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
@@ -133,28 +134,35 @@ func cpuAttack(ctx context.Context, args []string) error {
 	}
 	frames.Store(0)
 	slowed.Store(0)
-	under, err := visits(base, "127.0.0.2", *samples)
+	under, p99, err := visits(base, "127.0.0.2", *samples)
 	if err != nil {
 		return fmt.Errorf("under attack: %w", err)
 	}
 	fmt.Printf("under attack: fresh visitor 127.0.0.2, %d visits: %s\n", *samples, under)
 	fmt.Printf("attacker's frames meanwhile: %d, %d of them slowed\n", frames.Load(), slowed.Load())
+	if *target > 0 && p99 > *target {
+		return fmt.Errorf("the fresh visitor's p99 under attack, %v, is over the target of %v", p99, *target)
+	}
+	if *target > 0 {
+		fmt.Printf("target met: p99 %v at or under %v\n", p99, *target)
+	}
 	return nil
 }
 
-// visits measures n fresh visits of addr: page, socket and snapshot, one after another.
-func visits(base, addr string, n int) (string, error) {
+// visits measures n fresh visits of addr: page, socket and snapshot, one after another;
+// it says their p50, p99 and max, and returns the p99.
+func visits(base, addr string, n int) (string, time.Duration, error) {
 	var ds []time.Duration
 	for range n {
 		c := newFairClient(addr)
 		start := time.Now()
 		code, id, err := c.page(base + "/play/bully?n=3")
 		if err != nil || code != http.StatusOK {
-			return "", fmt.Errorf("page %d %v", code, err)
+			return "", 0, fmt.Errorf("page %d %v", code, err)
 		}
 		conn, err := c.socket(base, id)
 		if err != nil {
-			return "", fmt.Errorf("socket: %w", err)
+			return "", 0, fmt.Errorf("socket: %w", err)
 		}
 		ds = append(ds, time.Since(start))
 		conn.Close()
@@ -165,5 +173,5 @@ func visits(base, addr string, n int) (string, error) {
 	q := func(p float64) time.Duration {
 		return ds[min(len(ds)-1, int(p*float64(len(ds))))].Round(100 * time.Microsecond)
 	}
-	return fmt.Sprintf("p50 %v, p99 %v, max %v", q(0.50), q(0.99), ds[len(ds)-1].Round(100*time.Microsecond)), nil
+	return fmt.Sprintf("p50 %v, p99 %v, max %v", q(0.50), q(0.99), ds[len(ds)-1].Round(100*time.Microsecond)), q(0.99), nil
 }
