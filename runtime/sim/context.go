@@ -1,5 +1,7 @@
 package sim
 
+import "fmt"
+
 // EffectKind says what a node did during a step.
 type EffectKind uint8
 
@@ -113,6 +115,33 @@ func (c *Context) Fail(err error) {
 	if c.err == nil {
 		c.err = err
 	}
+}
+
+// Call gives node nd, index i of a run of spec, one input through c, and checks what
+// it did against the contract: a step that failed (Fail), or that sent a message to a
+// node the run does not have or of the type reserved for application messages, is an
+// error that stops the run, and none of its effects count. The kernel and the explorer
+// (which keeps the result for every later step from the same state) call a node so.
+func (c *Context) Call(spec *Spec, i int, nd Node, in *Input) error {
+	c.Reset(i)
+	nd.Step(c, in)
+	if c.err != nil {
+		return c.err
+	}
+	for k := range c.effects {
+		e := &c.effects[k]
+		if e.Kind != Send {
+			continue
+		}
+		if e.Msg.To < 0 || e.Msg.To >= len(c.ids) {
+			return fmt.Errorf("%s: P%d sent %s to node index %d, which does not exist", spec.Slug, c.ids[i], e.Msg.Type, e.Msg.To)
+		}
+		if e.Msg.Type == AppMessage {
+			// The kernel would take it for a tell and never deliver it to the algorithm.
+			return fmt.Errorf("%s: P%d sent a message of type %s, which is reserved for application messages", spec.Slug, c.ids[i], AppMessage)
+		}
+	}
+	return nil
 }
 
 // Err returns the error recorded by Fail since the last Reset, or nil.
