@@ -23,16 +23,17 @@ import (
 // things are first met, which varies from run to run when several workers meet them;
 // nothing the search reports depends on them (see insertFlight).
 
-// effKind is what a memoised step did, in order.
-type effKind uint8
+// effKind is what a memoised step did, in order: the kernel's kinds, less the rules
+// fired (the search keeps no trace).
+type effKind = sim.EffectKind
 
 const (
-	effSend effKind = iota
-	effSetTimer
-	effCancelTimer
-	effEnter
-	effExit
-	effLeader
+	effSend        = sim.Send
+	effSetTimer    = sim.SetTimer
+	effCancelTimer = sim.CancelTimer
+	effEnter       = sim.EnterCS
+	effExit        = sim.ExitCS
+	effLeader      = sim.DeclareLeader
 )
 
 type eff struct {

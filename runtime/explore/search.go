@@ -65,6 +65,7 @@ type search struct {
 	tsMerge   treeScratch // the merge's
 	tick      int32       // the last tick's length
 	timerSet  bool        // the last apply set a timer
+	w         world       // the search's state as sim.Take changes it (world.go)
 
 	pool *pool // the workers and their buffers
 

@@ -1,0 +1,270 @@
+package explore
+
+import (
+	"fmt"
+
+	"github.com/teach-dist/playground/runtime/sim"
+)
+
+// A transition of the search is carried out by the kernel's transition function
+// (sim.Take), on the search's own state: world is that state as a sim.World. The
+// search only says which message, timer or event a transition takes out of the state,
+// and keeps its representation: nodes are interned and stepped through the memo
+// (intern.go), messages in flight are kept in canonical order, time as windows. It
+// keeps no trace.
+
+// world is state s as sim.Take changes it. A reference (Ref) is an interned message
+// or timer name.
+type world struct {
+	x     *search
+	s     *state
+	r     stepResult // the last node step's
+	quiet bool       // whether s was quiet at the last node step (canonical forms)
+	found *finding   // the first property broken during the transition
+}
+
+// world returns the search's world on state s.
+func (x *search) world(s *state) *world {
+	w := &x.w
+	w.x, w.s = x, s
+	return w
+}
+
+// transition is t out of s in the kernel's terms; ok is false for time passing, which
+// is the search's own.
+func (x *search) transition(s *state, t trans) (tr sim.Transition, ok bool) {
+	switch t.kind {
+	case tDeliver, tLose, tDrop:
+		k := t.a
+		if t.kind == tDrop {
+			k = t.b
+		}
+		f := s.msgs[k]
+		m := &x.it.message(f.msg).m
+		tr = sim.Transition{Kind: sim.TDeliver, From: m.From, To: m.To, Ref: f.msg}
+		switch t.kind {
+		case tLose:
+			tr.Kind, tr.Reason = sim.TLose, sim.ReasonLost
+		case tDrop:
+			tr.Kind, tr.Reason = sim.TLose, sim.ReasonUser
+		}
+	case tTimer:
+		tm := s.timers[t.a]
+		tr = sim.Transition{Kind: sim.TTimer, Node: int(tm.node), Ref: uint32(tm.name)}
+	case tRelease:
+		tr = sim.Transition{Kind: sim.TEndCS, Node: int(t.a)}
+	case tEvent:
+		tr = sim.Transition{Kind: sim.TAct, Act: &x.m.events[t.a].act}
+	default:
+		return tr, false
+	}
+	return tr, true
+}
+
+// take carries out tr on s and returns the property it broke, if any.
+func (x *search) take(s *state, tr sim.Transition) *finding {
+	w := x.world(s)
+	w.found = nil
+	if err := sim.Take(w, tr); err != nil {
+		// This world refuses nothing: an error is a bug, which explore's recover words.
+		panic(fmt.Sprintf("explore: %v", err))
+	}
+	return w.found
+}
+
+func (w *world) IDs() []int          { return w.x.m.ids }
+func (w *world) Alive(i int) bool    { return w.s.nodes[i].alive }
+func (w *world) InCS(i int) bool     { return w.s.nodes[i].inCS }
+func (w *world) Waiting(i int) bool  { return w.s.nodes[i].pending }
+func (w *world) Group(i int) int     { return int(w.s.group(i)) }
+func (w *world) Leader(i int) int    { return int(w.s.nodes[i].leader) }
+func (w *world) Node(i int) sim.Node { return w.x.it.nodeState(i, w.s.nodes[i].id) }
+
+func (w *world) StepNode(i int, kind sim.InputKind, ref uint32) (int, error) {
+	x, s := w.x, w.s
+	x.it.setUp(s.nodes)
+	nd := &s.nodes[i]
+	r := x.it.step(i, nd.id, kind, ref)
+	nd.id = r.next
+	if x.canon != nil {
+		w.quiet = x.quiet(s)
+		if x.canon.Node != nil {
+			nd.id = x.it.canonNode(i, r.next, w.quiet)
+		}
+	}
+	w.r = r
+	return len(r.effs), nil
+}
+
+func (w *world) Effect(k int) sim.Did {
+	e := &w.r.effs[k]
+	d := sim.Did{Kind: e.kind, Ref: e.a, After: int(e.after)}
+	switch e.kind {
+	case effSend:
+		d.To = w.x.it.message(e.a).m.To
+	case effLeader:
+		d.Leader = int(int32(e.a))
+	}
+	return d
+}
+
+func (w *world) SetAlive(i int, up bool) {
+	nd := &w.s.nodes[i]
+	nd.alive = up
+	if up {
+		nd.id = w.x.it.fresh[i]
+	}
+}
+
+func (w *world) SetInCS(i int, in bool) {
+	nd := &w.s.nodes[i]
+	nd.inCS, nd.csLeft = in, 0
+	if in && w.x.m.timed {
+		nd.csLeft = w.x.m.cs
+	}
+}
+
+func (w *world) SetWaiting(i int, waiting bool) { w.s.nodes[i].pending = waiting }
+func (w *world) SetLeader(i int, id int)        { w.s.nodes[i].leader = int32(id) }
+
+func (w *world) Arm(i int, ref uint32, after int) {
+	w.x.timerSet = true
+	w.s.removeTimer(i, ref)
+	t := timerSt{node: uint16(i), name: uint16(ref)}
+	if w.x.m.timed {
+		t.left = int32(after)
+	}
+	w.x.it.insertTimer(w.s, t)
+}
+
+func (w *world) Disarm(i int, ref uint32) { w.s.removeTimer(i, ref) }
+
+func (w *world) DisarmAll(i int) {
+	s := w.s
+	ts := s.timers[:0]
+	for _, t := range s.timers {
+		if int(t.node) != i {
+			ts = append(ts, t)
+		}
+	}
+	s.timers = ts
+}
+
+func (w *world) Send(_, k int) (uint32, bool, error) { return w.r.effs[k].a, true, nil }
+
+func (w *world) Post(ref uint32) error {
+	x := w.x
+	f := flight{msg: ref}
+	if x.canon != nil && x.canon.Msg != nil {
+		f.msg = x.it.canonMsg(ref, w.quiet)
+	}
+	if x.m.timed {
+		f.lo, f.hi = x.m.dmin, x.m.dmax
+	}
+	x.insertFlight(w.s, f)
+	return nil
+}
+
+func (w *world) LoseTo(i int, _ string) error {
+	s := w.s
+	ms := s.msgs[:0]
+	for _, f := range s.msgs {
+		if w.x.it.message(f.msg).m.To != i {
+			ms = append(ms, f)
+		}
+	}
+	s.msgs = ms
+	return nil
+}
+
+func (w *world) Partition(groups [][]int) error {
+	clear(w.s.groups)
+	for g, members := range groups {
+		for _, i := range members {
+			w.s.groups[i] = uint8(g + 1)
+		}
+	}
+	return nil
+}
+
+func (w *world) Heal() error {
+	clear(w.s.groups)
+	return nil
+}
+
+// What the trace would show: the search keeps none.
+func (w *world) Record(sim.EventType, int) error   { return nil }
+func (w *world) Delivered(uint32, int) error       { return nil }
+func (w *world) Dropped(uint32, int, string) error { return nil }
+func (w *world) Fired(int, uint32) error           { return nil }
+func (w *world) RuleFired(int, int) error          { return nil }
+func (w *world) Violation(property, detail string, _, _ []int) error {
+	if w.found == nil {
+		w.found = &finding{property: property, detail: detail}
+	}
+	return nil
+}
+
+// applyTake carries out transition t on s through sim.Take and puts the result in
+// canonical form, as apply does; it returns a property the step broke.
+func (x *search) applyTake(s *state, t trans) *finding {
+	f := x.applyTakeRaw(s, t)
+	if t.kind == tEvent {
+		x.canonical(s)
+	}
+	return f
+}
+
+func (x *search) applyTakeRaw(s *state, t trans) *finding {
+	switch t.kind {
+	case tTick:
+		return x.applyRaw(s, t)
+	case tEvent:
+		return x.eventTake(s, t.a)
+	}
+	tr, _ := x.transition(s, t)
+	// What the step takes out of the state: the message, the timer, the time left in
+	// the CS.
+	switch t.kind {
+	case tDeliver, tLose:
+		s.removeMsg(int(t.a))
+	case tDrop:
+		s.removeMsg(int(t.b))
+		s.avail &^= 1 << t.a
+	case tTimer:
+		s.timers = append(s.timers[:t.a], s.timers[t.a+1:]...)
+	case tRelease:
+		s.nodes[t.a].csLeft = 0
+	}
+	return x.take(s, tr)
+}
+
+// eventTake carries out workload event k and moves past it.
+func (x *search) eventTake(s *state, k int32) *finding {
+	m := x.m
+	a := &m.events[k].act
+	if m.timed {
+		s.cursor++
+		if int(s.cursor) == len(m.events) {
+			// Nothing is scheduled any more: the time no longer matters. Nothing else
+			// reads s.now during this event.
+			s.now = 0
+		}
+	} else if a.Do == sim.ActPartition || a.Do == sim.ActHeal {
+		s.cursor++
+	} else if a.Do != sim.ActDrop {
+		s.nodes[a.Node].cursor++
+	}
+	return x.actTake(s, k)
+}
+
+// actTake carries out workload event k without moving past it. A drop event is the
+// search's own: a token that lets one matching message be lost, from now on.
+func (x *search) actTake(s *state, k int32) *finding {
+	a := &x.m.events[k].act
+	if a.Do == sim.ActDrop {
+		s.avail |= 1 << x.m.dropIndex(k)
+		return nil
+	}
+	return x.take(s, sim.Transition{Kind: sim.TAct, Act: a})
+}
