@@ -49,7 +49,7 @@ func (s *Sim) apply(a *Action, live bool) error {
 // refused reports whether action a does not apply to the run as it stands, and then
 // refuse's answer.
 func (s *Sim) refused(a *Action, live bool) (bool, error) {
-	why := refusal(kernel{s}, a)
+	why := refusal(s, a)
 	if why == "" {
 		return false, nil
 	}

@@ -3,13 +3,9 @@ package sim
 // kernel is a run as Take changes it (World): the kernel's own record of each part
 // (network.go, timer.go, cs.go, monitor.go) and its trace. A reference (Ref) means the
 // message in play (Sim.cur) or the timer in play (Sim.curTimer) when a transition
-// carries it, and effect k of the node's step when an effect does. IDs, Alive, InCS
-// and Node are the run's own.
+// carries it, and effect k of the node's step when an effect does. The run itself is
+// the View (snapshot.go).
 type kernel struct{ *Sim }
-
-func (k kernel) Waiting(i int) bool { return k.mon.pendingSince[i] >= 0 }
-func (k kernel) Group(i int) int    { return k.nw.group[i] }
-func (k kernel) Leader(i int) int   { return k.mon.leaderOf[i] }
 
 func (k kernel) StepNode(i int, kind InputKind, _ uint32) (int, error) {
 	in := k.input(kind)
@@ -141,3 +137,5 @@ func (k kernel) RuleFired(i, j int) error {
 func (k kernel) Violation(property, detail string, nodes, cycle []int) error {
 	return k.violation(property, detail, nodes, cycle)
 }
+
+var _ View = (*Sim)(nil)

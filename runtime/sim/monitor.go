@@ -104,7 +104,7 @@ func (s *Sim) checkPending() error {
 }
 
 func (s *Sim) checkDeadlock() error {
-	if detail, nodes, cycle := Deadlock(kernel{s}); detail != "" {
+	if detail, nodes, cycle := Deadlock(s); detail != "" {
 		return s.quietViolation(PropDeadlock, detail, nodes, cycle)
 	}
 	return nil
@@ -204,7 +204,7 @@ func (s *Sim) checkLeaders() error {
 	if s.spec.Family != Election {
 		return nil
 	}
-	for detail, nodes := range LeaderProblems(kernel{s}) {
+	for detail, nodes := range LeaderProblems(s) {
 		if err := s.quietViolation(PropLeader, detail, nodes, nil); err != nil {
 			return err
 		}
