@@ -15,7 +15,7 @@ import (
 // of a step (the node's next state and what it did) is memoised. A search then spends
 // its time on the global states, which is where the interleavings multiply. This
 // relies on the contract that Step is deterministic and that Encode writes every
-// variable that matters (TestEncodeIsComplete checks the latter for the catalogue).
+// variable that matters (TestWalksMatchTheKernel checks the latter for the catalogue).
 //
 // The tables are shared by the workers of a parallel search (parallel.go): each is
 // append-only and guarded by its own lock (the memo by one of several shards), and a
