@@ -344,19 +344,15 @@ func (st *stepper) memoStep(k memoK, i int, id uint32, kind sim.InputKind, arg u
 	case sim.Timer:
 		st.in.Timer = st.timerName(arg)
 	}
-	st.ctx.Reset(i)
-	nd.Step(st.ctx, &st.in)
-	if err := st.ctx.Err(); err != nil {
-		// A scripted algorithm's error: explore's recover words it as the algorithm's.
+	if err := st.ctx.Call(st.m.spec, i, nd, &st.in); err != nil {
+		// The algorithm's error, or a step against the contract: explore's recover
+		// words it as the algorithm's.
 		panic(err)
 	}
 	effs := st.effs[:0]
 	for _, e := range st.ctx.Effects() {
 		switch e.Kind {
 		case sim.Send:
-			if e.Msg.To < 0 || e.Msg.To >= st.m.n {
-				panic(fmt.Sprintf("%s: %s sent %s to node index %d, which does not exist", st.m.spec.Slug, st.m.name(i), e.Msg.Type, e.Msg.To))
-			}
 			effs = append(effs, eff{kind: effSend, a: st.msg(&e.Msg)})
 		case sim.SetTimer:
 			st.sawTimer.Store(true)

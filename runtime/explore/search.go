@@ -80,7 +80,7 @@ type search struct {
 func (x *search) initial(s *state, path *[]pstep) *finding {
 	var found *finding
 	for i := range s.nodes {
-		s.nodes[i] = nodeSt{alive: true, leader: -1}
+		s.nodes[i] = nodeSt{id: x.it.fresh[i], alive: true, leader: -1}
 	}
 	if x.m.drops != nil && !x.m.timed {
 		s.avail = 1<<len(x.m.drops) - 1
@@ -89,8 +89,7 @@ func (x *search) initial(s *state, path *[]pstep) *finding {
 		}
 	}
 	for i := range s.nodes {
-		r := x.it.step(i, x.it.fresh[i], sim.Init, 0)
-		if f := x.effects(s, i, r); f != nil && found == nil {
+		if f := x.take(s, sim.Transition{Kind: sim.TInit, Node: i}); f != nil && found == nil {
 			found = f
 		}
 	}

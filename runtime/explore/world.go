@@ -205,22 +205,27 @@ func (w *world) Violation(property, detail string, _, _ []int) error {
 	return nil
 }
 
-// applyTake carries out transition t on s through sim.Take and puts the result in
-// canonical form, as apply does; it returns a property the step broke.
-func (x *search) applyTake(s *state, t trans) *finding {
-	f := x.applyTakeRaw(s, t)
+// apply carries out transition t on s and puts the result in canonical form. It
+// returns a finding when a property broke during the step itself (two processes in
+// the CS).
+func (x *search) apply(s *state, t trans) *finding {
+	f := x.applyRaw(s, t)
 	if t.kind == tEvent {
+		// The workload moved on: the state may have become quiet, which changes the
+		// canonical form of everything. Otherwise s was canonical, and the world put
+		// what the step changed (its node, the messages it sent) in canonical form.
 		x.canonical(s)
 	}
 	return f
 }
 
-func (x *search) applyTakeRaw(s *state, t trans) *finding {
+func (x *search) applyRaw(s *state, t trans) *finding {
 	switch t.kind {
 	case tTick:
-		return x.applyRaw(s, t)
+		x.passTime(s)
+		return nil
 	case tEvent:
-		return x.eventTake(s, t.a)
+		return x.event(s, t.a)
 	}
 	tr, _ := x.transition(s, t)
 	// What the step takes out of the state: the message, the timer, the time left in
@@ -239,8 +244,34 @@ func (x *search) applyTakeRaw(s *state, t trans) *finding {
 	return x.take(s, tr)
 }
 
-// eventTake carries out workload event k and moves past it.
-func (x *search) eventTake(s *state, k int32) *finding {
+// passTime lets time pass (tickLength): the arrival windows, the timers and the time
+// left in the CS count down.
+func (x *search) passTime(s *state) {
+	m := x.m
+	d := x.tickLength(s)
+	x.tick = d
+	for k := range s.msgs {
+		f := &s.msgs[k]
+		f.lo = max(f.lo-d, 0)
+		f.hi -= d
+	}
+	for k := range s.timers {
+		s.timers[k].left -= d
+	}
+	if m.cs > 0 {
+		for i := range s.nodes {
+			if nd := &s.nodes[i]; nd.alive && nd.inCS {
+				nd.csLeft -= d
+			}
+		}
+	}
+	if int(s.cursor) < len(m.events) {
+		s.now += d
+	}
+}
+
+// event carries out workload event k and moves past it.
+func (x *search) event(s *state, k int32) *finding {
 	m := x.m
 	a := &m.events[k].act
 	if m.timed {
@@ -255,16 +286,74 @@ func (x *search) eventTake(s *state, k int32) *finding {
 	} else if a.Do != sim.ActDrop {
 		s.nodes[a.Node].cursor++
 	}
-	return x.actTake(s, k)
+	return x.act(s, k)
 }
 
-// actTake carries out workload event k without moving past it. A drop event is the
+// act carries out workload event k without moving past it. A drop event is the
 // search's own: a token that lets one matching message be lost, from now on.
-func (x *search) actTake(s *state, k int32) *finding {
+func (x *search) act(s *state, k int32) *finding {
 	a := &x.m.events[k].act
 	if a.Do == sim.ActDrop {
 		s.avail |= 1 << x.m.dropIndex(k)
 		return nil
 	}
 	return x.take(s, sim.Transition{Kind: sim.TAct, Act: a})
+}
+
+// insertFlight puts a message in the canonical order: by content (its encoding, then
+// its arrival window) when channels are not FIFO; by channel, in send order within a
+// channel, when they are. Neither order depends on the numbers the interner gave, which
+// differ between runs with several workers: so the transitions of a state, listed in
+// this order, and the order in which the search finds states do not either.
+func (x *search) insertFlight(s *state, f flight) {
+	k := len(s.msgs)
+	if x.m.fifo {
+		ch := x.it.message(f.msg).ch
+		for k > 0 && x.it.message(s.msgs[k-1].msg).ch > ch {
+			k--
+		}
+	} else {
+		for k > 0 && x.it.flightLess(f, s.msgs[k-1]) {
+			k--
+		}
+	}
+	s.msgs = append(s.msgs, flight{})
+	copy(s.msgs[k+1:], s.msgs[k:])
+	s.msgs[k] = f
+}
+
+func (it *interner) flightLess(a, b flight) bool {
+	if a.msg != b.msg {
+		return it.msgLess(a.msg, b.msg)
+	}
+	if a.lo != b.lo {
+		return a.lo < b.lo
+	}
+	return a.hi < b.hi
+}
+
+func (s *state) removeMsg(k int) {
+	s.msgs = append(s.msgs[:k], s.msgs[k+1:]...)
+}
+
+func (s *state) removeTimer(i int, name uint32) {
+	for k, t := range s.timers {
+		if int(t.node) == i && uint32(t.name) == name {
+			s.timers = append(s.timers[:k], s.timers[k+1:]...)
+			return
+		}
+	}
+}
+
+// insertTimer keeps the timers in order of node, then name (not the name's number,
+// for the reason given at insertFlight).
+func (it *interner) insertTimer(s *state, t timerSt) {
+	k := len(s.timers)
+	for k > 0 && (s.timers[k-1].node > t.node || (s.timers[k-1].node == t.node && s.timers[k-1].name != t.name &&
+		it.timerName(uint32(s.timers[k-1].name)) > it.timerName(uint32(t.name)))) {
+		k--
+	}
+	s.timers = append(s.timers, timerSt{})
+	copy(s.timers[k+1:], s.timers[k:])
+	s.timers[k] = t
 }
