@@ -165,7 +165,7 @@ func (x *search) ample(s *state, trs []trans, next int) (int, error) {
 		to := info.m.To
 		nd := &s.nodes[to]
 		// A message to a crashed process, or across the partition, is only lost.
-		if nd.alive && s.group(info.m.From) == s.group(to) {
+		if sim.LostOnArrival(x.world(s), info.m.From, to) == "" {
 			if !x.canon.Inert(x.it.nodeState(to, nd.id)) {
 				continue
 			}
@@ -281,7 +281,7 @@ func (x *search) invisible(s *state, t trans) bool {
 	f := s.msgs[t.a]
 	info := x.it.message(f.msg)
 	to := info.m.To
-	if !s.nodes[to].alive || s.group(info.m.From) != s.group(to) {
+	if sim.LostOnArrival(x.world(s), info.m.From, to) != "" {
 		return true
 	}
 	r := x.it.step(to, s.nodes[to].id, sim.Deliver, f.msg)
