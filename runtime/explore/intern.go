@@ -23,10 +23,9 @@ import (
 // things are first met, which varies from run to run when several workers meet them;
 // nothing the search reports depends on them (see insertFlight).
 
-// effKind is what a memoised step did, in order: the kernel's kinds, less the rules
-// fired (the search keeps no trace).
-type effKind = sim.EffectKind
-
+// A memoised step's effects are the kernel's own (sim.Did, as sim.Take reads them),
+// less the rules fired (the search keeps no trace): Ref is an interned message or
+// timer name.
 const (
 	effSend        = sim.Send
 	effSetTimer    = sim.SetTimer
@@ -36,15 +35,12 @@ const (
 	effLeader      = sim.DeclareLeader
 )
 
-type eff struct {
-	kind  effKind
-	a     uint32 // send: message; timers: name; leader: the id
-	after int32  // set timer
-}
+// didBytes is what one effect (sim.Did: a kind, a reference, an int) takes in the memo.
+const didBytes = 16
 
 type stepResult struct {
-	next uint32 // the node's state after the step
-	effs []eff  // what it did, in order (shared: read only)
+	next uint32    // the node's state after the step
+	effs []sim.Did // what it did, in order (shared: read only)
 }
 
 // memoKey packs (node state, argument, input kind, node index) into one word: a map
@@ -156,7 +152,7 @@ type stepper struct {
 	in      sim.Input
 	w       sim.StateWriter
 	buf     []byte
-	effs    []eff
+	effs    []sim.Did
 	up      uint16  // who is up in the state being stepped (bit i: node i)
 	upNodes []bool  // the same, for the context
 	recent  *recent // nil: every step asks the shared memo
@@ -353,21 +349,19 @@ func (st *stepper) memoStep(k memoK, i int, id uint32, kind sim.InputKind, arg u
 	for _, e := range st.ctx.Effects() {
 		switch e.Kind {
 		case sim.Send:
-			effs = append(effs, eff{kind: effSend, a: st.msg(&e.Msg)})
+			effs = append(effs, sim.Did{Kind: effSend, Ref: st.msg(&e.Msg), Arg: e.Msg.To})
 		case sim.SetTimer:
 			st.sawTimer.Store(true)
 			if e.After < 1 {
 				st.zeroTimeout.Store(true)
 			}
-			effs = append(effs, eff{kind: effSetTimer, a: st.timer(e.Timer), after: int32(max(e.After, 0))})
+			effs = append(effs, sim.Did{Kind: effSetTimer, Ref: st.timer(e.Timer), Arg: e.After})
 		case sim.CancelTimer:
-			effs = append(effs, eff{kind: effCancelTimer, a: st.timer(e.Timer)})
-		case sim.EnterCS:
-			effs = append(effs, eff{kind: effEnter})
-		case sim.ExitCS:
-			effs = append(effs, eff{kind: effExit})
+			effs = append(effs, sim.Did{Kind: effCancelTimer, Ref: st.timer(e.Timer)})
+		case sim.EnterCS, sim.ExitCS:
+			effs = append(effs, sim.Did{Kind: e.Kind})
 		case sim.DeclareLeader:
-			effs = append(effs, eff{kind: effLeader, a: uint32(e.Leader)})
+			effs = append(effs, sim.Did{Kind: effLeader, Arg: e.Leader})
 		}
 	}
 	st.effs = effs
@@ -382,6 +376,6 @@ func (st *stepper) memoStep(k memoK, i int, id uint32, kind sim.InputKind, arg u
 		return old // another worker took the same step meanwhile
 	}
 	sh.m[k] = r
-	st.bytes.Add(64 + int64(len(effs))*12)
+	st.bytes.Add(64 + int64(len(effs))*didBytes)
 	return r
 }

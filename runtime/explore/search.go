@@ -89,7 +89,7 @@ func (x *search) initial(s *state, path *[]pstep) *finding {
 		}
 	}
 	for i := range s.nodes {
-		if f := x.take(s, sim.Transition{Kind: sim.TInit, Node: i}); f != nil && found == nil {
+		if f := x.take(s, &sim.Transition{Kind: sim.TInit, Node: i}); f != nil && found == nil {
 			found = f
 		}
 	}

@@ -327,9 +327,9 @@ func (x *search) ends(s *state, t trans, o obligation) bool {
 	r := x.it.step(i, s.nodes[i].id, kind, arg)
 	for _, e := range r.effs {
 		switch {
-		case o.kind == obTimer && (e.kind == effSetTimer || e.kind == effCancelTimer) && e.a == o.b:
+		case o.kind == obTimer && (e.Kind == effSetTimer || e.Kind == effCancelTimer) && e.Ref == o.b:
 			return true
-		case o.kind == obCS && e.kind == effExit:
+		case o.kind == obCS && e.Kind == effExit:
 			return true
 		}
 	}
@@ -340,8 +340,8 @@ func (x *search) ends(s *state, t trans, o obligation) bool {
 // ok is false for a step in which no process steps. Workload events do not come up:
 // a search that answers without time has them all at its start.
 func (x *search) nodeStep(s *state, t trans) (i int, kind sim.InputKind, arg uint32, ok bool) {
-	tr, ok := x.transition(s, t)
-	if !ok || t.kind == tEvent {
+	var tr sim.Transition
+	if !x.transition(s, t, &tr) || t.kind == tEvent {
 		return 0, 0, 0, false
 	}
 	i, kind, ok = tr.Stepping(x.world(s))

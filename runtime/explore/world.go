@@ -16,53 +16,53 @@ import (
 // world is state s as sim.Take changes it. A reference (Ref) is an interned message
 // or timer name.
 type world struct {
-	x     *search
-	s     *state
-	r     stepResult // the last node step's
-	quiet bool       // whether s was quiet at the last node step (canonical forms)
-	found *finding   // the first property broken during the transition
+	x      *search
+	s      *state
+	quiet  bool     // whether s was quiet at the last node step (canonical forms)
+	found  *finding // the first property broken during the transition
+	groups []int    // Groups' answer
 }
 
 // world returns the search's world on state s.
 func (x *search) world(s *state) *world {
 	w := &x.w
 	w.x, w.s = x, s
+	x.it.setUp(s.nodes)
 	return w
 }
 
-// transition is t out of s in the kernel's terms; ok is false for time passing, which
-// is the search's own.
-func (x *search) transition(s *state, t trans) (tr sim.Transition, ok bool) {
+// transition sets in tr, which is zero, transition t out of s in the kernel's terms;
+// it reports false for time passing, which is the search's own.
+func (x *search) transition(s *state, t trans, tr *sim.Transition) bool {
 	switch t.kind {
 	case tDeliver, tLose, tDrop:
 		k := t.a
-		if t.kind == tDrop {
-			k = t.b
-		}
-		f := s.msgs[k]
-		m := &x.it.message(f.msg).m
-		tr = sim.Transition{Kind: sim.TDeliver, From: m.From, To: m.To, Ref: f.msg}
+		tr.Kind = sim.TDeliver
 		switch t.kind {
 		case tLose:
 			tr.Kind, tr.Reason = sim.TLose, sim.ReasonLost
 		case tDrop:
+			k = t.b
 			tr.Kind, tr.Reason = sim.TLose, sim.ReasonUser
 		}
+		f := s.msgs[k]
+		m := &x.it.message(f.msg).m
+		tr.From, tr.To, tr.Ref = m.From, m.To, f.msg
 	case tTimer:
 		tm := s.timers[t.a]
-		tr = sim.Transition{Kind: sim.TTimer, Node: int(tm.node), Ref: uint32(tm.name)}
+		tr.Kind, tr.Node, tr.Ref = sim.TTimer, int(tm.node), uint32(tm.name)
 	case tRelease:
-		tr = sim.Transition{Kind: sim.TEndCS, Node: int(t.a)}
+		tr.Kind, tr.Node = sim.TEndCS, int(t.a)
 	case tEvent:
-		tr = sim.Transition{Kind: sim.TAct, Act: &x.m.events[t.a].act}
+		tr.Kind, tr.Act = sim.TAct, &x.m.events[t.a].act
 	default:
-		return tr, false
+		return false
 	}
-	return tr, true
+	return true
 }
 
 // take carries out tr on s and returns the property it broke, if any.
-func (x *search) take(s *state, tr sim.Transition) *finding {
+func (x *search) take(s *state, tr *sim.Transition) *finding {
 	w := x.world(s)
 	w.found = nil
 	if err := sim.Take(w, tr); err != nil {
@@ -73,16 +73,25 @@ func (x *search) take(s *state, tr sim.Transition) *finding {
 }
 
 func (w *world) IDs() []int          { return w.x.m.ids }
-func (w *world) Alive(i int) bool    { return w.s.nodes[i].alive }
+func (w *world) Up() []bool          { return w.x.it.upNodes } // kept by setUp
 func (w *world) InCS(i int) bool     { return w.s.nodes[i].inCS }
 func (w *world) Waiting(i int) bool  { return w.s.nodes[i].pending }
-func (w *world) Group(i int) int     { return int(w.s.group(i)) }
 func (w *world) Leader(i int) int    { return int(w.s.nodes[i].leader) }
 func (w *world) Node(i int) sim.Node { return w.x.it.nodeState(i, w.s.nodes[i].id) }
 
-func (w *world) StepNode(i int, kind sim.InputKind, ref uint32) (int, error) {
+func (w *world) Groups() []int {
+	if w.s.groups == nil {
+		return nil
+	}
+	w.groups = w.groups[:0]
+	for _, g := range w.s.groups {
+		w.groups = append(w.groups, int(g))
+	}
+	return w.groups
+}
+
+func (w *world) StepNode(i int, kind sim.InputKind, ref uint32) ([]sim.Did, error) {
 	x, s := w.x, w.s
-	x.it.setUp(s.nodes)
 	nd := &s.nodes[i]
 	r := x.it.step(i, nd.id, kind, ref)
 	nd.id = r.next
@@ -92,20 +101,7 @@ func (w *world) StepNode(i int, kind sim.InputKind, ref uint32) (int, error) {
 			nd.id = x.it.canonNode(i, r.next, w.quiet)
 		}
 	}
-	w.r = r
-	return len(r.effs), nil
-}
-
-func (w *world) Effect(k int) sim.Did {
-	e := &w.r.effs[k]
-	d := sim.Did{Kind: e.kind, Ref: e.a, After: int(e.after)}
-	switch e.kind {
-	case effSend:
-		d.To = w.x.it.message(e.a).m.To
-	case effLeader:
-		d.Leader = int(int32(e.a))
-	}
-	return d
+	return r.effs, nil
 }
 
 func (w *world) SetAlive(i int, up bool) {
@@ -114,14 +110,22 @@ func (w *world) SetAlive(i int, up bool) {
 	if up {
 		nd.id = w.x.it.fresh[i]
 	}
+	w.x.it.setUp(w.s.nodes)
 }
 
-func (w *world) SetInCS(i int, in bool) {
+func (w *world) SetInCS(i int, in bool) int {
 	nd := &w.s.nodes[i]
 	nd.inCS, nd.csLeft = in, 0
 	if in && w.x.m.timed {
 		nd.csLeft = w.x.m.cs
 	}
+	inside := 0
+	for k := range w.s.nodes {
+		if w.s.nodes[k].inCS {
+			inside++
+		}
+	}
+	return inside
 }
 
 func (w *world) SetWaiting(i int, waiting bool) { w.s.nodes[i].pending = waiting }
@@ -150,7 +154,7 @@ func (w *world) DisarmAll(i int) {
 	s.timers = ts
 }
 
-func (w *world) Send(_, k int) (uint32, bool, error) { return w.r.effs[k].a, true, nil }
+func (w *world) Send(_ int, ref uint32) (uint32, bool, error) { return ref, true, nil }
 
 func (w *world) Post(ref uint32) error {
 	x := w.x
@@ -197,7 +201,7 @@ func (w *world) Record(sim.EventType, int) error   { return nil }
 func (w *world) Delivered(uint32, int) error       { return nil }
 func (w *world) Dropped(uint32, int, string) error { return nil }
 func (w *world) Fired(int, uint32) error           { return nil }
-func (w *world) RuleFired(int, int) error          { return nil }
+func (w *world) RuleFired(int, uint32) error       { return nil }
 func (w *world) Violation(property, detail string, _, _ []int) error {
 	if w.found == nil {
 		w.found = &finding{property: property, detail: detail}
@@ -209,39 +213,35 @@ func (w *world) Violation(property, detail string, _, _ []int) error {
 // returns a finding when a property broke during the step itself (two processes in
 // the CS).
 func (x *search) apply(s *state, t trans) *finding {
-	f := x.applyRaw(s, t)
-	if t.kind == tEvent {
-		// The workload moved on: the state may have become quiet, which changes the
-		// canonical form of everything. Otherwise s was canonical, and the world put
-		// what the step changed (its node, the messages it sent) in canonical form.
-		x.canonical(s)
-	}
-	return f
-}
-
-func (x *search) applyRaw(s *state, t trans) *finding {
+	var tr sim.Transition
+	// What the step takes out of the state (the message, the timer, the time left in
+	// the CS) before sim.Take carries it out.
 	switch t.kind {
 	case tTick:
 		x.passTime(s)
 		return nil
 	case tEvent:
-		return x.event(s, t.a)
-	}
-	tr, _ := x.transition(s, t)
-	// What the step takes out of the state: the message, the timer, the time left in
-	// the CS.
-	switch t.kind {
+		f := x.event(s, t.a)
+		// The workload moved on: the state may have become quiet, which changes the
+		// canonical form of everything. Otherwise s was canonical, and the world put
+		// what the step changed (its node, the messages it sent) in canonical form.
+		x.canonical(s)
+		return f
 	case tDeliver, tLose:
+		x.transition(s, t, &tr)
 		s.removeMsg(int(t.a))
 	case tDrop:
+		x.transition(s, t, &tr)
 		s.removeMsg(int(t.b))
 		s.avail &^= 1 << t.a
 	case tTimer:
+		x.transition(s, t, &tr)
 		s.timers = append(s.timers[:t.a], s.timers[t.a+1:]...)
 	case tRelease:
+		x.transition(s, t, &tr)
 		s.nodes[t.a].csLeft = 0
 	}
-	return x.take(s, tr)
+	return x.take(s, &tr)
 }
 
 // passTime lets time pass (tickLength): the arrival windows, the timers and the time
@@ -297,7 +297,7 @@ func (x *search) act(s *state, k int32) *finding {
 		s.avail |= 1 << x.m.dropIndex(k)
 		return nil
 	}
-	return x.take(s, sim.Transition{Kind: sim.TAct, Act: a})
+	return x.take(s, &sim.Transition{Kind: sim.TAct, Act: a})
 }
 
 // insertFlight puts a message in the canonical order: by content (its encoding, then

@@ -43,13 +43,13 @@ func (s *Sim) apply(a *Action, live bool) error {
 	case ActTell:
 		return s.tell(a, live)
 	}
-	return Take(kernel{s}, Transition{Kind: TAct, Act: a, Live: live})
+	return Take(kernel{s}, &Transition{Kind: TAct, Act: a, Live: live})
 }
 
 // refused reports whether action a does not apply to the run as it stands, and then
 // refuse's answer.
 func (s *Sim) refused(a *Action, live bool) (bool, error) {
-	why := refusal(s, a)
+	why := refusal(kernel{s}, a)
 	if why == "" {
 		return false, nil
 	}
@@ -64,5 +64,5 @@ func (s *Sim) tell(a *Action, live bool) error {
 	}
 	s.ctx.Reset(a.Node)
 	s.ctx.Send(a.To, Message{Type: AppMessage})
-	return effects(kernel{s}, a.Node, 1)
+	return effects(kernel{s}, a.Node, s.ctx.did, s.nw.group)
 }

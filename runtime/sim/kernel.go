@@ -3,11 +3,13 @@ package sim
 // kernel is a run as Take changes it (World): the kernel's own record of each part
 // (network.go, timer.go, cs.go, monitor.go) and its trace. A reference (Ref) means the
 // message in play (Sim.cur) or the timer in play (Sim.curTimer) when a transition
-// carries it, and effect k of the node's step when an effect does. The run itself is
-// the View (snapshot.go).
+// carries it, and effect k of the node's step when an effect does.
 type kernel struct{ *Sim }
 
-func (k kernel) StepNode(i int, kind InputKind, _ uint32) (int, error) {
+func (k kernel) Up() []bool    { return k.alive }
+func (k kernel) Groups() []int { return k.nw.group }
+
+func (k kernel) StepNode(i int, kind InputKind, _ uint32) ([]Did, error) {
 	in := k.input(kind)
 	switch kind {
 	case Deliver:
@@ -16,14 +18,9 @@ func (k kernel) StepNode(i int, kind InputKind, _ uint32) (int, error) {
 		in.Timer = k.curTimer
 	}
 	if err := k.ctx.Call(k.spec, i, k.nodes[i], in); err != nil {
-		return 0, err
+		return nil, err
 	}
-	return len(k.ctx.effects), nil
-}
-
-func (k kernel) Effect(j int) Did {
-	e := &k.ctx.effects[j]
-	return Did{Kind: e.Kind, Ref: uint32(j), To: e.Msg.To, After: e.After, Leader: e.Leader}
+	return k.ctx.did, nil
 }
 
 func (k kernel) SetAlive(i int, up bool) {
@@ -33,11 +30,11 @@ func (k kernel) SetAlive(i int, up bool) {
 	}
 }
 
-func (k kernel) SetInCS(i int, in bool) {
+func (k kernel) SetInCS(i int, in bool) int {
 	cs := &k.cs
 	if !in {
 		cs.leave(i)
-		return
+		return cs.count
 	}
 	cs.in[i] = true
 	cs.count++
@@ -46,6 +43,7 @@ func (k kernel) SetInCS(i int, in bool) {
 		cs.pendingRelease++
 		cs.due[i] = true
 	}
+	return cs.count
 }
 
 func (k kernel) SetWaiting(i int, waiting bool) {
@@ -65,9 +63,9 @@ func (k kernel) Arm(i int, ref uint32, after int) { k.setTimer(i, k.ctx.effects[
 func (k kernel) Disarm(i int, ref uint32)         { k.tm.disarm(i, k.ctx.effects[ref].Timer) }
 func (k kernel) DisarmAll(i int)                  { k.tm.disarmAll(i) }
 
-func (k kernel) Send(_, j int) (uint32, bool, error) {
+func (k kernel) Send(_ int, ref uint32) (uint32, bool, error) {
 	// The message leaves the node: it must not share slices with the node's state.
-	k.cur = k.ctx.effects[j].Msg.Clone()
+	k.cur = k.ctx.effects[ref].Msg.Clone()
 	sent, err := k.launch()
 	return 0, sent, err
 }
@@ -126,8 +124,8 @@ func (k kernel) Fired(i int, _ uint32) error {
 	return k.emit(ev)
 }
 
-func (k kernel) RuleFired(i, j int) error {
-	e := &k.ctx.effects[j]
+func (k kernel) RuleFired(i int, ref uint32) error {
+	e := &k.ctx.effects[ref]
 	ev := k.event(EvRule, i)
 	ev.Rule = e.Rule
 	ev.Why = e.Why
@@ -137,5 +135,3 @@ func (k kernel) RuleFired(i, j int) error {
 func (k kernel) Violation(property, detail string, nodes, cycle []int) error {
 	return k.violation(property, detail, nodes, cycle)
 }
-
-var _ View = (*Sim)(nil)

@@ -104,7 +104,7 @@ func (s *Sim) checkPending() error {
 }
 
 func (s *Sim) checkDeadlock() error {
-	if detail, nodes, cycle := Deadlock(s); detail != "" {
+	if detail, nodes, cycle := Deadlock(kernel{s}); detail != "" {
 		return s.quietViolation(PropDeadlock, detail, nodes, cycle)
 	}
 	return nil
@@ -115,9 +115,10 @@ func (s *Sim) checkDeadlock() error {
 // members in index order and the cycle closed on itself; otherwise the waiting
 // processes. The kernel's monitor and the explorer both judge by it.
 func Deadlock(v View) (detail string, nodes, cycle []int) {
+	up := v.Up()
 	var waiting []int
 	for i := range v.IDs() {
-		if v.Waiting(i) && v.Alive(i) {
+		if v.Waiting(i) && up[i] {
 			waiting = append(waiting, i)
 		}
 	}
@@ -144,10 +145,11 @@ func Deadlock(v View) (detail string, nodes, cycle []int) {
 // lowest index so the answer is deterministic. It returns the cycle closed on itself.
 func waitCycle(v View) []int {
 	n := len(v.IDs())
+	up := v.Up()
 	edges := make([][]int, n)
 	any := false
 	for i := range n {
-		if !v.Alive(i) {
+		if !up[i] {
 			continue
 		}
 		if w, ok := v.Node(i).(WaitingFor); ok {
@@ -171,7 +173,7 @@ func waitCycle(v View) []int {
 		color[u] = grey
 		stack = append(stack, u)
 		for _, w := range edges[u] {
-			if w < 0 || w >= n || !v.Alive(w) {
+			if w < 0 || w >= n || !up[w] {
 				continue
 			}
 			if color[w] == grey {
@@ -204,7 +206,7 @@ func (s *Sim) checkLeaders() error {
 	if s.spec.Family != Election {
 		return nil
 	}
-	for detail, nodes := range LeaderProblems(s) {
+	for detail, nodes := range LeaderProblems(kernel{s}) {
 		if err := s.quietViolation(PropLeader, detail, nodes, nil); err != nil {
 			return err
 		}
@@ -218,12 +220,13 @@ func (s *Sim) checkLeaders() error {
 // The kernel's monitor and the explorer both judge by it.
 func LeaderProblems(v View) iter.Seq2[string, []int] {
 	return func(yield func(string, []int) bool) {
+		groups := v.Groups()
 		maxGroup := 0
 		for i := range v.IDs() {
-			maxGroup = max(maxGroup, v.Group(i))
+			maxGroup = max(maxGroup, side(groups, i))
 		}
 		for g := 0; g <= maxGroup; g++ {
-			if detail, nodes := groupLeaderProblem(v, g); detail != "" && !yield(detail, nodes) {
+			if detail, nodes := groupLeaderProblem(v, groups, g); detail != "" && !yield(detail, nodes) {
 				return
 			}
 		}
@@ -232,12 +235,12 @@ func LeaderProblems(v View) iter.Seq2[string, []int] {
 
 // groupLeaderProblem says what is wrong with group g's leaders ("" if nothing), and
 // which processes it is about.
-func groupLeaderProblem(v View, g int) (string, []int) {
-	ids := v.IDs()
+func groupLeaderProblem(v View, groups []int, g int) (string, []int) {
+	ids, up := v.IDs(), v.Up()
 	var members []int
 	decided := false
 	for i := range ids {
-		if v.Group(i) == g && v.Alive(i) {
+		if side(groups, i) == g && up[i] {
 			members = append(members, i)
 			decided = decided || v.Leader(i) >= 0
 		}

@@ -142,15 +142,15 @@ func (s *Sim) launch() (sent bool, err error) {
 // post puts the message in play (cur), sent, on its way, unless the network loses it.
 func (s *Sim) post() error {
 	nw := &s.nw
-	m := s.cur
+	m := &s.cur
 	if nw.model.Loss > 0 && s.rng.Float64() < nw.model.Loss {
-		return s.dropped(&m, m.From, ReasonLost)
+		return s.dropped(m, m.From, ReasonLost)
 	}
-	at := s.arrival(&m)
+	at := s.arrival(m)
 	slot := nw.msgs.alloc()
 	bg := len(s.spec.BackgroundMessages) > 0 && slices.Contains(s.spec.BackgroundMessages, m.Type)
 	hold := nw.model.Hold
-	nw.msgs.slots[slot] = msgSlot{msg: m, at: at, state: slotLive, held: hold, bg: bg}
+	nw.msgs.slots[slot] = msgSlot{msg: *m, at: at, state: slotLive, held: hold, bg: bg}
 	if !bg {
 		nw.inflight++
 	}
@@ -199,7 +199,7 @@ func (s *Sim) deliverSlot(slot int32) error {
 	s.nw.leave(ms)
 	s.nw.release(slot)
 	m := &s.cur
-	return Take(kernel{s}, Transition{Kind: TDeliver, From: m.From, To: m.To, App: m.Type == AppMessage})
+	return Take(kernel{s}, &Transition{Kind: TDeliver, From: m.From, To: m.To, App: m.Type == AppMessage})
 }
 
 func (s *Sim) deliverHeld(a *Action, live bool) error {
@@ -303,7 +303,7 @@ func (s *Sim) removeInFlight(slot int32, reason string) error {
 	} else {
 		ms.state = slotDead
 	}
-	return Take(kernel{s}, Transition{Kind: TLose, To: s.cur.To, Reason: reason})
+	return Take(kernel{s}, &Transition{Kind: TLose, To: s.cur.To, Reason: reason})
 }
 
 func (s *Sim) partition(groups [][]int) error {

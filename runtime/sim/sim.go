@@ -132,7 +132,7 @@ func New(cfg Config, sink Sink) (*Sim, error) {
 		s.nodes[i] = s.spec.New(i, &s.setup)
 	}
 	for i := range s.nodes {
-		if err := Take(kernel{s}, Transition{Kind: TInit, Node: i}); err != nil {
+		if err := Take(kernel{s}, &Transition{Kind: TInit, Node: i}); err != nil {
 			return nil, err
 		}
 	}
@@ -268,7 +268,7 @@ func (s *Sim) Step() (bool, error) {
 		err = s.apply(&s.cfg.Actions[it.slot], false) // read only: a copy would escape through Take
 	case itemRelease:
 		s.cs.releaseDone(int(it.slot))
-		err = Take(kernel{s}, Transition{Kind: TEndCS, Node: int(it.slot)})
+		err = Take(kernel{s}, &Transition{Kind: TEndCS, Node: int(it.slot)})
 	}
 	if err != nil {
 		return false, err

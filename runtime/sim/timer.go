@@ -91,7 +91,7 @@ func (s *Sim) fireTimer(slot int32) error {
 	delete(tm.byNode[t.node], t.name)
 	tm.deactivate(&t)
 	s.curTimer = t.name
-	return Take(kernel{s}, Transition{Kind: TTimer, Node: t.node})
+	return Take(kernel{s}, &Transition{Kind: TTimer, Node: t.node})
 }
 
 // fireNow fires node a.Node's armed timer a.Timer at once, as if it had come due. In
@@ -106,5 +106,5 @@ func (s *Sim) fireNow(a *Action, live bool) error {
 		return refuse(live, a, "%s has no timer %q armed", s.name(a.Node), a.Timer)
 	}
 	s.curTimer = a.Timer
-	return Take(kernel{s}, Transition{Kind: TTimer, Node: a.Node})
+	return Take(kernel{s}, &Transition{Kind: TTimer, Node: a.Node})
 }

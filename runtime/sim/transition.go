@@ -44,27 +44,36 @@ type Transition struct {
 // View is what Take and the monitors read of a run. Nodes are indexes 0..len(IDs())-1.
 type View interface {
 	IDs() []int
-	Alive(i int) bool
+	// Up says who is up, by node: the record Context.Up reads (read only).
+	Up() []bool
+	// Groups is each node's side of the partition (read only); nil while the network
+	// is whole.
+	Groups() []int
 	InCS(i int) bool
 	// Waiting reports whether node i asked for the CS and is not in it yet.
 	Waiting(i int) bool
-	// Group is node i's side of the partition; all are equal when the network is whole.
-	Group(i int) int
 	// Leader is the id node i takes as leader, -1 while none.
 	Leader(i int) int
 	// Node is node i's state machine, read only.
 	Node(i int) Node
 }
 
-// Did is effect k of the last node step, as Take needs it: what it is, whom a message
-// goes to, after how long a timer fires, which leader; Ref is the world's own reference
-// to what it carries (the message sent, the timer's name).
+// side is node i's side of the partition groups (View.Groups).
+func side(groups []int, i int) int {
+	if groups == nil {
+		return 0
+	}
+	return groups[i]
+}
+
+// Did is one effect of a node's step as Take reads it: what it is; Ref, the world's
+// own reference to what it carries (the message sent, the timer's name); and Arg, the
+// receiver of a message (Send), the delay of a timer (SetTimer) or the leader's id
+// (DeclareLeader).
 type Did struct {
-	Kind   EffectKind
-	Ref    uint32
-	To     int // Send
-	After  int // SetTimer
-	Leader int // DeclareLeader: an id
+	Kind EffectKind
+	Ref  uint32
+	Arg  int
 }
 
 // World is a run's state as Take changes it. The Set methods, Arm and Disarm change the
@@ -74,13 +83,14 @@ type World interface {
 	View
 
 	// StepNode gives node i an input (Deliver: message ref; Timer: timer ref) through the
-	// contract (Context.Call) and returns how many effects it had, which Effect reads.
-	StepNode(i int, kind InputKind, ref uint32) (effects int, err error)
-	Effect(k int) Did
+	// contract (Context.Call) and returns what it did, in order (read only, valid until
+	// the next step).
+	StepNode(i int, kind InputKind, ref uint32) ([]Did, error)
 
 	// SetAlive marks node i up or down; up, with a fresh state (Spec.New).
 	SetAlive(i int, up bool)
-	SetInCS(i int, in bool)
+	// SetInCS puts node i in the CS or out of it, and says how many are in it then.
+	SetInCS(i int, in bool) (inside int)
 	SetWaiting(i int, waiting bool)
 	SetLeader(i int, id int)
 	// Arm (re)arms node i's timer ref to fire after this long; Disarm takes it out.
@@ -88,10 +98,10 @@ type World interface {
 	Disarm(i int, ref uint32)
 	DisarmAll(i int)
 
-	// Send: effect k of node i's step sends its message (EvSend); ref is the world's
-	// reference to it from then on, and sent is false when the network took it at once
+	// Send: node i sends the message of its effect ref (EvSend); sent is the world's
+	// reference to it from then on, and ok is false when the network took it at once
 	// (a drop the user armed for it).
-	Send(i, k int) (ref uint32, sent bool, err error)
+	Send(i int, ref uint32) (sent uint32, ok bool, err error)
 	// Post puts a message that was sent on its way.
 	Post(ref uint32) error
 	// LoseTo loses every message on its way to node i (EvDrop each, oldest first).
@@ -105,23 +115,28 @@ type World interface {
 	Delivered(ref uint32, to int) error
 	Dropped(ref uint32, node int, reason string) error
 	Fired(i int, ref uint32) error
-	RuleFired(i, k int) error
+	RuleFired(i int, ref uint32) error
 	Violation(property, detail string, nodes, cycle []int) error
 }
 
 // Take carries out transition t on w.
-func Take(w World, t Transition) error {
+func Take(w World, t *Transition) error {
 	switch t.Kind {
 	case TInit:
 		return step(w, t.Node, Init, 0)
 	case TDeliver:
-		if reason := LostOnArrival(w, t.From, t.To); reason != "" {
+		g := w.Groups()
+		if reason := LostOnArrival(w.Up()[t.To], side(g, t.From), side(g, t.To)); reason != "" {
 			return w.Dropped(t.Ref, t.To, reason)
 		}
 		if err := w.Delivered(t.Ref, t.To); err != nil || t.App {
 			return err // an application message only carries causality
 		}
-		return step(w, t.To, Deliver, t.Ref)
+		did, err := w.StepNode(t.To, Deliver, t.Ref) // step, by hand: the commonest transition
+		if err != nil {
+			return err
+		}
+		return effects(w, t.To, did, g)
 	case TLose:
 		return w.Dropped(t.Ref, t.To, t.Reason)
 	case TTimer:
@@ -130,7 +145,7 @@ func Take(w World, t Transition) error {
 		}
 		return step(w, t.Node, Timer, t.Ref)
 	case TEndCS:
-		if !w.Alive(t.Node) || !w.InCS(t.Node) {
+		if !w.Up()[t.Node] || !w.InCS(t.Node) {
 			return nil
 		}
 		return step(w, t.Node, Release, 0)
@@ -149,11 +164,12 @@ func (t *Transition) Stepping(v View) (node int, kind InputKind, ok bool) {
 	case TInit:
 		return t.Node, Init, true
 	case TDeliver:
-		return t.To, Deliver, !t.App && LostOnArrival(v, t.From, t.To) == ""
+		g := v.Groups()
+		return t.To, Deliver, !t.App && LostOnArrival(v.Up()[t.To], side(g, t.From), side(g, t.To)) == ""
 	case TTimer:
 		return t.Node, Timer, true
 	case TEndCS:
-		return t.Node, Release, v.Alive(t.Node) && v.InCS(t.Node)
+		return t.Node, Release, v.Up()[t.Node] && v.InCS(t.Node)
 	case TAct:
 		var kind InputKind
 		switch t.Act.Do {
@@ -173,13 +189,15 @@ func (t *Transition) Stepping(v View) (node int, kind InputKind, ok bool) {
 	return 0, 0, false
 }
 
-// LostOnArrival says why a message from node from to node to is lost as it arrives
-// (ReasonCrashed, ReasonPartition), or "" when it reaches to.
-func LostOnArrival(v View, from, to int) string {
+// LostOnArrival says why a message is lost as it reaches its receiver: the receiver
+// is crashed (up false: ReasonCrashed), or on the other side of a partition from the
+// sender (their groups differ: ReasonPartition); "" when it is delivered. Take decides
+// by it, and an explorer weighs a delivery by it without taking it.
+func LostOnArrival(up bool, fromGroup, toGroup int) string {
 	switch {
-	case !v.Alive(to):
+	case !up:
 		return ReasonCrashed
-	case v.Group(from) != v.Group(to):
+	case fromGroup != toGroup:
 		return ReasonPartition
 	}
 	return ""
@@ -195,26 +213,26 @@ func refusal(v View, a *Action) string {
 	i := a.Node
 	switch a.Do {
 	case ActRequest:
-		if !v.Alive(i) {
+		if !v.Up()[i] {
 			return "%s is crashed"
 		}
 		if v.Waiting(i) || v.InCS(i) {
 			return "%s already wants or holds the CS"
 		}
 	case ActRelease:
-		if !v.Alive(i) || !v.InCS(i) {
+		if !v.Up()[i] || !v.InCS(i) {
 			return "%s is not in the CS"
 		}
 	case ActElect, ActFire, ActTell:
-		if !v.Alive(i) {
+		if !v.Up()[i] {
 			return "%s is crashed"
 		}
 	case ActCrash:
-		if !v.Alive(i) {
+		if !v.Up()[i] {
 			return "%s is already crashed"
 		}
 	case ActRecover:
-		if v.Alive(i) {
+		if v.Up()[i] {
 			return "%s is not crashed"
 		}
 	}
@@ -278,25 +296,35 @@ func crash(w World, i int) error {
 
 // step gives node i one input and carries out what it did, in order.
 func step(w World, i int, kind InputKind, ref uint32) error {
-	n, err := w.StepNode(i, kind, ref)
+	did, err := w.StepNode(i, kind, ref)
 	if err != nil {
 		return err
 	}
-	return effects(w, i, n)
+	return effects(w, i, did, w.Groups())
 }
 
-// effects carries out the n effects of node i's last step, in order.
-func effects(w World, i, n int) error {
-	for k := range n {
-		d := w.Effect(k)
+// effects carries out what node i did in a step, in order; groups is the partition
+// (View.Groups), which no effect changes.
+func effects(w World, i int, did []Did, groups []int) error {
+	for k := range did {
+		d := &did[k]
 		var err error
 		switch d.Kind {
 		case FireRule:
-			err = w.RuleFired(i, k)
+			err = w.RuleFired(i, d.Ref)
 		case Send:
-			err = send(w, i, k, d.To)
+			// A partition drops a message as it leaves.
+			ref, ok, e := w.Send(i, d.Ref)
+			switch {
+			case e != nil || !ok:
+				err = e
+			case side(groups, i) != side(groups, d.Arg):
+				err = w.Dropped(ref, i, ReasonPartition)
+			default:
+				err = w.Post(ref)
+			}
 		case SetTimer:
-			w.Arm(i, d.Ref, max(d.After, 0))
+			w.Arm(i, d.Ref, max(d.Arg, 0))
 		case CancelTimer:
 			w.Disarm(i, d.Ref)
 		case EnterCS:
@@ -307,7 +335,7 @@ func effects(w World, i, n int) error {
 				err = w.Record(EvExit, i)
 			}
 		case DeclareLeader:
-			w.SetLeader(i, d.Leader)
+			w.SetLeader(i, d.Arg)
 			err = w.Record(EvLeader, i)
 		}
 		if err != nil {
@@ -317,48 +345,28 @@ func effects(w World, i, n int) error {
 	return nil
 }
 
-// send carries out effect k of node i, a message to node to: a partition drops it as
-// it leaves.
-func send(w World, i, k, to int) error {
-	ref, sent, err := w.Send(i, k)
-	if err != nil || !sent {
-		return err
-	}
-	if w.Group(i) != w.Group(to) {
-		return w.Dropped(ref, i, ReasonPartition)
-	}
-	return w.Post(ref)
-}
-
 // enter puts node i in the CS, which ends its wait, and checks mutual exclusion.
 func enter(w World, i int) error {
 	if w.InCS(i) {
 		return nil
 	}
-	w.SetInCS(i, true)
+	inside := w.SetInCS(i, true)
 	w.SetWaiting(i, false)
 	if err := w.Record(EvEnter, i); err != nil {
 		return err
 	}
-	n := len(w.IDs())
-	others := 0
-	for j := range n {
-		if j != i && w.InCS(j) {
-			others++
-		}
-	}
-	if others == 0 {
+	if inside < 2 {
 		return nil
 	}
 	var names []string
-	var inside []int
-	for j := range n {
+	var in []int
+	for j := range w.IDs() {
 		if w.InCS(j) {
-			inside = append(inside, j)
+			in = append(in, j)
 			if j != i {
 				names = append(names, nameOf(w, j))
 			}
 		}
 	}
-	return w.Violation(PropMutex, fmt.Sprintf("%s entered the CS while %s is in it", nameOf(w, i), strings.Join(names, ", ")), inside, nil)
+	return w.Violation(PropMutex, fmt.Sprintf("%s entered the CS while %s is in it", nameOf(w, i), strings.Join(names, ", ")), in, nil)
 }
