@@ -91,9 +91,12 @@ type recent struct {
 func (r *recent) slot(k memoK) int { return int(k.mix() >> 32 & (recentSize - 1)) }
 
 type msgInfo struct {
-	m    sim.Message
-	key  string // its content, encoded: the canonical order of messages (msgLess)
-	ch   int32  // channel from*n+to
+	m   sim.Message
+	key string // its content, encoded: the canonical order of messages (msgLess)
+	// pre is key's first 16 bytes as two big-endian words, zero past its end: two
+	// keys that differ there compare as their pre do, and most do.
+	pre  [2]uint64
+	ch   int32 // channel from*n+to
 	bg   bool
 	desc string // for details: "REQUEST P1 -> P2"
 	// canon[q] is its canonical form's number + 1 (q: quiet), 0 while unknown.
@@ -203,7 +206,24 @@ func (it *interner) timerBG(id uint32) bool { return it.timers.at(id).bg }
 // msgLess orders messages by content, which does not depend on the order in which
 // they were numbered.
 func (it *interner) msgLess(a, b uint32) bool {
-	return a != b && it.msgs.at(a).key < it.msgs.at(b).key
+	if a == b {
+		return false
+	}
+	x, y := it.msgs.at(a), it.msgs.at(b)
+	switch {
+	case x.pre[0] != y.pre[0]:
+		return x.pre[0] < y.pre[0]
+	case x.pre[1] != y.pre[1]:
+		return x.pre[1] < y.pre[1]
+	}
+	return x.key < y.key
+}
+
+// keyPrefix is pre of a message's key (msgInfo).
+func keyPrefix(key string) [2]uint64 {
+	var b [16]byte
+	copy(b[:], key)
+	return [2]uint64{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])}
 }
 
 // encodings lists node i's states met so far, by number (for tests).
@@ -282,7 +302,7 @@ func (st *stepper) msg(m *sim.Message) uint32 {
 	c.ID = 0
 	key := string(b)
 	id, info := st.msgs.add()
-	info.m, info.key = c, key
+	info.m, info.key, info.pre = c, key, keyPrefix(key)
 	info.ch = int32(m.From*st.m.n + m.To)
 	info.bg = slices.Contains(st.m.bgMsgs, m.Type)
 	info.desc = fmt.Sprintf("%s %s -> %s", m.Type, st.m.name(m.From), st.m.name(m.To))
