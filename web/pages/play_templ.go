@@ -258,7 +258,7 @@ func PlayPage(p Play) templ.Component {
 			}
 			return nil
 		})
-		templ_7745c5c3_Err = layout(p.Spec.Title+" · Distributed playground", "play").Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = layout(p.Spec.Title, "play").Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
