@@ -7,9 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
+	"github.com/teach-dist/playground/cmd/internal/procfs"
 	"github.com/teach-dist/playground/web"
 )
 
@@ -72,7 +74,7 @@ func explorerAttack(ctx context.Context, args []string) error {
 		return err
 	}
 	defer stop()
-	before := rss()
+	before := procfs.Status(os.Getpid(), "VmRSS")
 	actx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -107,6 +109,6 @@ func explorerAttack(ctx context.Context, args []string) error {
 	}
 	cancel()
 	wg.Wait()
-	fmt.Printf("second address served %d of %d; attacker's searches: %v; RSS of the process (server and clients) before the searches %s, at its peak %s (the searches' bound: 256 MiB)\n", served, *tries, heavy, before, peakRSS())
+	fmt.Printf("second address served %d of %d; attacker's searches: %v; RSS of the process (server and clients) before the searches %s, at its peak %s (the searches' bound: 256 MiB)\n", served, *tries, heavy, before, procfs.Status(os.Getpid(), "VmHWM"))
 	return nil
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/teach-dist/playground/cmd/internal/procfs"
 )
 
 // server is a `playground serve` child on loopback, under a virtual-memory limit
@@ -95,25 +97,12 @@ func (s *server) alive() bool {
 // memory is the child's resident memory now and at its peak, in MiB (/proc VmRSS and
 // VmHWM).
 func (s *server) memory() (rss, peak int) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(s.cmd.Process.Pid) + "/status")
-	if err != nil {
+	now, err1 := procfs.Memory(s.cmd.Process.Pid, "VmRSS")
+	top, err2 := procfs.Memory(s.cmd.Process.Pid, "VmHWM")
+	if err1 != nil || err2 != nil {
 		return -1, -1
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		k, v, _ := strings.Cut(line, ":")
-		f := strings.Fields(v)
-		if len(f) == 0 {
-			continue
-		}
-		kb, _ := strconv.Atoi(f[0])
-		switch k {
-		case "VmRSS":
-			rss = kb >> 10
-		case "VmHWM":
-			peak = kb >> 10
-		}
-	}
-	return rss, peak
+	return int(now >> 20), int(top >> 20)
 }
 
 func (s *server) lastLines() string {

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/cookiejar"
-	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -117,24 +116,4 @@ func visit(base, addr string) string {
 	}
 	conn.Close()
 	return fmt.Sprintf("page, socket and snapshot in %v", time.Since(start).Round(time.Millisecond))
-}
-
-// peakRSS is the process's peak resident set (VmHWM), in MiB.
-func peakRSS() string { return procStatus("VmHWM:") }
-
-// rss is the process's resident set now (VmRSS).
-func rss() string { return procStatus("VmRSS:") }
-
-// procStatus is the value of one field of /proc/self/status ("?" if there is none).
-func procStatus(field string) string {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return "?"
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, field) {
-			return strings.TrimSpace(strings.TrimPrefix(l, field))
-		}
-	}
-	return "?"
 }

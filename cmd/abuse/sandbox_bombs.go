@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/teach-dist/playground/cmd/internal/procfs"
 )
 
 func init() {
@@ -136,7 +138,7 @@ func sandboxKeepAttack(ctx context.Context, args []string) error {
 		}
 		rss, _ := srv.memory()
 		fmt.Printf("link %d: %d in %v, %s; server %d MiB, its sandbox workers %d MiB\n", k+1, resp.StatusCode,
-			time.Since(t0).Round(time.Millisecond), short(said), rss, rssOf(childPids(srv.cmd.Process.Pid)))
+			time.Since(t0).Round(time.Millisecond), short(said), rss, rssOf(procfs.Children(srv.cmd.Process.Pid)))
 	}
 	after, peak := srv.memory()
 	fmt.Printf("server alive %v: %d MiB resident before, %d MiB after, peak %d MiB; a fresh visitor (127.0.0.2): %s\n",

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"slices"
 	"time"
+
+	"github.com/teach-dist/playground/cmd/internal/procfs"
 )
 
 func init() { attacks["sandbox-checks"] = sandboxChecksAttack }
@@ -107,7 +109,7 @@ func sandboxChecksAttack(ctx context.Context, args []string) error {
 		defer conn.Close()
 		ids = append(ids, id)
 	}
-	stepWorkers := childPids(pid)
+	stepWorkers := procfs.Children(pid)
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	for _, id := range ids {
@@ -124,7 +126,7 @@ func sandboxChecksAttack(ctx context.Context, args []string) error {
 		}()
 	}
 	var searches []int
-	for _, w := range childPids(pid) {
+	for _, w := range procfs.Children(pid) {
 		if !slices.Contains(stepWorkers, w) {
 			searches = append(searches, w)
 		}
@@ -157,7 +159,7 @@ func sandboxChecksAttack(ctx context.Context, args []string) error {
 	}
 	gone := time.Duration(0)
 	for _, w := range searches {
-		for !ended(w) && time.Since(cancelled) < 10*time.Minute {
+		for !procfs.Ended(w) && time.Since(cancelled) < 10*time.Minute {
 			time.Sleep(time.Millisecond)
 		}
 		gone = max(gone, time.Since(cancelled))

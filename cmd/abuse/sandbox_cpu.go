@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +16,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/teach-dist/playground/algorithms/starlarkalg"
+	"github.com/teach-dist/playground/cmd/internal/procfs"
 )
 
 func init() {
@@ -42,14 +42,11 @@ func slowTemplate(tag string) (string, error) {
 }
 
 // cpuTicks is the CPU time (user and system, in clock ticks) each of pids has used.
-func cpuTicks(pids []int) map[int]int {
-	ticks := map[int]int{}
+func cpuTicks(pids []int) map[int]int64 {
+	ticks := map[int]int64{}
 	for _, pid := range pids {
-		f := procStat("/proc/" + strconv.Itoa(pid) + "/stat")
-		if len(f) > 12 {
-			u, _ := strconv.Atoi(f[11])
-			s, _ := strconv.Atoi(f[12])
-			ticks[pid] = u + s
+		if t, err := procfs.CPUTicks(pid); err == nil {
+			ticks[pid] = t
 		}
 	}
 	return ticks
@@ -57,18 +54,12 @@ func cpuTicks(pids []int) map[int]int {
 
 // usedSince is the CPU time (clock ticks) the processes of now used since before: a
 // process that has ended counts for nothing, a new one for all its time.
-func usedSince(before, now map[int]int) int {
-	used := 0
+func usedSince(before, now map[int]int64) int64 {
+	var used int64
 	for pid, t := range now {
 		used += t - before[pid]
 	}
 	return used
-}
-
-// ended reports whether process pid no longer runs (gone, or a zombie).
-func ended(pid int) bool {
-	f := procStat("/proc/" + strconv.Itoa(pid) + "/stat")
-	return len(f) == 0 || f[0] == "Z" || f[0] == "X"
 }
 
 // quantile is the q-quantile of sorted durations.
@@ -196,7 +187,7 @@ func sandboxCPUAttack(ctx context.Context, args []string) error {
 		*sockets, stopped.Load(), time.Since(t0).Round(time.Second), why, len(during), quantile(during, 0.5).Round(100*time.Microsecond),
 		quantile(during, 0.99).Round(100*time.Microsecond), during[len(during)-1].Round(100*time.Microsecond))
 	pid := srv.cmd.Process.Pid
-	busy := cpuTicks(append(childPids(pid), pid))
+	busy := cpuTicks(append(procfs.Children(pid), pid))
 	leave()
 	left := time.Now()
 	// Idle: the server and its workers together use under a tenth of a core for a
@@ -205,7 +196,7 @@ func sandboxCPUAttack(ctx context.Context, args []string) error {
 	lastBusy, last := left, busy
 	for time.Since(lastBusy) < time.Second && time.Since(left) < 10*time.Minute {
 		time.Sleep(100 * time.Millisecond)
-		now := cpuTicks(append(childPids(pid), pid))
+		now := cpuTicks(append(procfs.Children(pid), pid))
 		if usedSince(last, now) > 1 { // more than 10 ms of CPU in 100 ms
 			lastBusy = time.Now()
 		}
@@ -264,7 +255,7 @@ func sandboxSigtermAttack(ctx context.Context, args []string) error {
 	}
 	time.Sleep(3 * time.Second) // the attack under way: every worker busy
 	pid := srv.cmd.Process.Pid
-	workers := childPids(pid)
+	workers := procfs.Children(pid)
 	fmt.Printf("server %s under attack: %d sandbox worker processes; SIGTERM\n", srv.url, len(workers))
 	sent := time.Now()
 	if err := srv.cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -277,13 +268,13 @@ func sandboxSigtermAttack(ctx context.Context, args []string) error {
 	}
 	exited := time.Since(sent)
 	for _, w := range workers {
-		for !ended(w) && time.Since(sent) < time.Minute {
+		for !procfs.Ended(w) && time.Since(sent) < time.Minute {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
 	left := 0
 	for _, w := range workers {
-		if !ended(w) {
+		if !procfs.Ended(w) {
 			left++
 		}
 	}

@@ -9,16 +9,14 @@ import (
 	"html"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gorilla/websocket"
 
+	"github.com/teach-dist/playground/cmd/internal/procfs"
 	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/sim"
 )
@@ -190,45 +188,14 @@ func linkReason(body string) string {
 	return "(no reason on the page)"
 }
 
-// childPids are the processes whose parent is pid: a server's sandbox workers.
-func childPids(pid int) []int {
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	var out []int
-	for _, path := range stats {
-		f := procStat(path)
-		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
-			n, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// procStat is the fields of a /proc/PID/stat after the command's name (state first).
-func procStat(path string) []string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil
-	}
-	return strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-}
-
 // rssOf is the resident memory of pids together, in MiB (VmRSS).
 func rssOf(pids []int) int {
-	total := 0
+	var total int64
 	for _, pid := range pids {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-				kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
-				total += kb
-			}
-		}
+		b, _ := procfs.Memory(pid, "VmRSS")
+		total += b
 	}
-	return total >> 10
+	return int(total >> 20)
 }
 
 // short cuts a message for a line of output.

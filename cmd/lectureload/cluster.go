@@ -22,6 +22,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/teach-dist/playground/cmd/internal/procfs"
 	"github.com/teach-dist/playground/runtime/protocol"
 )
 
@@ -320,17 +321,17 @@ func clusterLoad(c config, cc *clusterConfig, out io.Writer) error {
 		}
 	}
 	step0 := steps.Load()
-	load0 := loadAvg()
+	load0 := procfs.LoadAverage()
 	fmt.Fprintf(out, "NATS %s; %d servers %v (run on the first); lecture %s; %d followers (protocol %s) over %d load processes; %.0f steps/s for %s; load average %s\n",
 		natsURL, cc.servers, bases, code, c.followers, c.proto, loaders, c.rate, c.duration, load0)
 
 	all := append(append([]*proc{ns}, servers...), loads...)
 	for _, p := range all {
-		if p.cpu0, err = cpuTicks(p.cmd.Process.Pid); err != nil {
+		if p.cpu0, err = procfs.CPUTicks(p.cmd.Process.Pid); err != nil {
 			return err
 		}
 	}
-	own0, _ := cpuTicks(os.Getpid())
+	own0, _ := procfs.CPUTicks(os.Getpid())
 	total := int(c.rate*c.duration.Seconds()) + 1
 	sent := make([]int64, total)
 	start := time.Now()
@@ -346,10 +347,10 @@ func clusterLoad(c config, cc *clusterConfig, out io.Writer) error {
 	tick.Stop()
 	wall := time.Since(start)
 	for _, p := range all {
-		p.cpu1, _ = cpuTicks(p.cmd.Process.Pid)
+		p.cpu1, _ = procfs.CPUTicks(p.cmd.Process.Pid)
 	}
-	own1, _ := cpuTicks(os.Getpid())
-	load1 := loadAvg()
+	own1, _ := procfs.CPUTicks(os.Getpid())
+	load1 := procfs.LoadAverage()
 
 	// The children take the send times, wait for their last frames and report.
 	times, _ := json.Marshal(sendTimes{Step0: step0, Sent: sent})
@@ -380,9 +381,9 @@ func clusterLoad(c config, cc *clusterConfig, out io.Writer) error {
 	// reaped yet, so its /proc entry still holds its time.
 	drained := time.Since(start)
 	for _, p := range all {
-		p.cpu2, _ = cpuTicks(p.cmd.Process.Pid)
+		p.cpu2, _ = procfs.CPUTicks(p.cmd.Process.Pid)
 	}
-	own2, _ := cpuTicks(os.Getpid())
+	own2, _ := procfs.CPUTicks(os.Getpid())
 	return clusterReport(out, clusterRun{c: c, servers: servers, ns: ns, loads: loads, own: [3]int64{own0, own1, own2},
 		wall: wall, drained: drained, total: total, step0: step0, load: load0 + " -> " + load1, results: results})
 }
@@ -394,14 +395,6 @@ func decodeOr(b []byte) protocol.Frame {
 		return nil
 	}
 	return f
-}
-
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	return strings.Join(strings.Fields(string(b))[:3], " ")
 }
 
 type clusterRun struct {
@@ -500,7 +493,7 @@ func clusterReport(out io.Writer, r clusterRun) error {
 	fmt.Fprintf(out, "CPU: cores during the %.2fs of steps; CPU seconds until every follower read the last step (%.2fs after the first); load average %s:\n",
 		r.wall.Seconds(), r.drained.Seconds(), r.load)
 	line := func(name string, t [3]int64, rss string) {
-		fmt.Fprintf(out, "  %-22s %.3f cores; %.2f s", name+":", float64(t[1]-t[0])/clockTicks/r.wall.Seconds(), float64(t[2]-t[0])/clockTicks)
+		fmt.Fprintf(out, "  %-22s %.3f cores; %.2f s", name+":", float64(t[1]-t[0])/procfs.ClockTicks/r.wall.Seconds(), float64(t[2]-t[0])/procfs.ClockTicks)
 		if rss != "" {
 			fmt.Fprintf(out, "; peak RSS %s", rss)
 		}
@@ -508,11 +501,11 @@ func clusterReport(out io.Writer, r clusterRun) error {
 	}
 	ticks := func(p *proc) [3]int64 { return [3]int64{p.cpu0, p.cpu1, p.cpu2} }
 	add := func(a, b [3]int64) [3]int64 { return [3]int64{a[0] + b[0], a[1] + b[1], a[2] + b[2]} }
-	line("nats-server", ticks(r.ns), peakRSS(r.ns.cmd.Process.Pid))
+	line("nats-server", ticks(r.ns), procfs.Status(r.ns.cmd.Process.Pid, "VmHWM"))
 	var srv, tools [3]int64
 	for _, s := range r.servers {
 		srv = add(srv, ticks(s))
-		line(s.name, ticks(s), peakRSS(s.cmd.Process.Pid))
+		line(s.name, ticks(s), procfs.Status(s.cmd.Process.Pid, "VmHWM"))
 	}
 	line("servers together", srv, "")
 	tools = r.own

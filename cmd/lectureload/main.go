@@ -39,6 +39,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/teach-dist/playground/cmd/internal/procfs"
 	"github.com/teach-dist/playground/runtime/protocol"
 )
 
@@ -240,11 +241,11 @@ func load(c config, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "server %s (pid %d), lecture %s, %d followers (protocol %s) + %d that stop reading, %s for %s\n",
 		addr, pid, code, c.followers, c.proto, c.slow, pace, c.duration)
-	cpu0, err := cpuTicks(pid)
+	cpu0, err := procfs.CPUTicks(pid)
 	if err != nil {
 		return err
 	}
-	own0, _ := cpuTicks(os.Getpid())
+	own0, _ := procfs.CPUTicks(os.Getpid())
 	start := time.Now()
 	tick := time.NewTicker(time.Duration(float64(time.Second) / c.rate))
 	var asks <-chan time.Time
@@ -299,11 +300,11 @@ func load(c config, out io.Writer) error {
 	}
 	tick.Stop()
 	wall := time.Since(start)
-	cpu1, _ := cpuTicks(pid)
-	own1, _ := cpuTicks(os.Getpid())
+	cpu1, _ := procfs.CPUTicks(pid)
+	own1, _ := procfs.CPUTicks(os.Getpid())
 	// The server's memory with every follower attached, and the machine's load (it is
 	// shared: the latencies depend on it).
-	rss, load := procStatus(pid, "VmRSS"), loadAverage()
+	rss, load := procfs.Status(pid, "VmRSS"), procfs.LoadAverage()
 	// Let the last frames arrive, then close the readers.
 	time.Sleep(500 * time.Millisecond)
 	caughtUp(fl, 30*time.Second)
@@ -338,8 +339,8 @@ func load(c config, out io.Writer) error {
 	}
 
 	res := result{total: total, step0: step0, steps: steps.Load() - step0, wall: wall,
-		serverCPU: float64(cpu1-cpu0) / clockTicks, ownCPU: float64(own1-own0) / clockTicks,
-		rss: rss, peakRSS: peakRSS(pid), load: load, fl: fl,
+		serverCPU: float64(cpu1-cpu0) / procfs.ClockTicks, ownCPU: float64(own1-own0) / procfs.ClockTicks,
+		rss: rss, peakRSS: procfs.Status(pid, "VmHWM"), load: load, fl: fl,
 		slowFrames: slowFrames, slowCut: slowCut, dropAt: dropAt}
 	res.print(out, c)
 	return nil
