@@ -9,14 +9,13 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
 
+	"github.com/teach-dist/playground/cmd/internal/natsserver"
 	"github.com/teach-dist/playground/runtime/lecture"
 	"github.com/teach-dist/playground/runtime/lecture/natsbroker"
 	"github.com/teach-dist/playground/web"
@@ -175,14 +174,14 @@ func clusterPlacesAttack(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	stopNATS, url, err := runNATS(*natsBin)
+	nats, err := natsserver.Start(*natsBin)
 	if err != nil {
 		return err
 	}
-	defer stopNATS()
+	defer nats.Stop()
 	var nodes []*target
 	for range 2 {
-		b, err := natsbroker.Connect(natsbroker.Options{URL: url})
+		b, err := natsbroker.Connect(natsbroker.Options{URL: nats.URL})
 		if err != nil {
 			return err
 		}
@@ -242,43 +241,6 @@ func clusterPlacesAttack(ctx context.Context, args []string) error {
 	typ, why := firstFrame(conn)
 	fmt.Printf("cluster-places: a second address on server 2: %s %s\n", typ, why)
 	return nil
-}
-
-// runNATS starts nats-server on a free loopback port.
-func runNATS(bin string) (func(), string, error) {
-	if bin == "" {
-		for _, p := range []string{"nats-server", "/usr/sbin/nats-server", "/usr/bin/nats-server"} {
-			if path, err := exec.LookPath(p); err == nil {
-				bin = path
-				break
-			}
-		}
-		if bin == "" {
-			return nil, "", errors.New("nats-server is not installed; give -nats")
-		}
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, "", err
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command(bin, "-a", "127.0.0.1", "-p", strconv.Itoa(port))
-	if err := cmd.Start(); err != nil {
-		return nil, "", err
-	}
-	stop := func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-			c.Close()
-			return stop, "nats://" + addr, nil
-		}
-		if time.Now().After(deadline) {
-			stop()
-			return nil, "", fmt.Errorf("nats-server did not take connections on %s", addr)
-		}
-	}
 }
 
 // bodiesAttack: one address opens -n connections, each a POST whose body never comes

@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/teach-dist/playground/cmd/internal/natsserver"
 	"github.com/teach-dist/playground/cmd/internal/procfs"
 	"github.com/teach-dist/playground/runtime/protocol"
 )
@@ -102,47 +102,6 @@ type proc struct {
 func (p *proc) stop() {
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	_ = p.cmd.Wait()
-}
-
-// startNATS runs nats-server on a free loopback port and waits until it takes
-// connections.
-func startNATS(bin string) (*proc, string, error) {
-	if bin == "" {
-		for _, p := range []string{"nats-server", "/usr/sbin/nats-server", "/usr/bin/nats-server"} {
-			if path, err := exec.LookPath(p); err == nil {
-				bin = path
-				break
-			}
-		}
-		if bin == "" {
-			return nil, "", errors.New("nats-server is not installed (Debian: apt-get install nats-server); or give -nats")
-		}
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, "", err
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command(bin, "-a", "127.0.0.1", "-p", strconv.Itoa(port))
-	// Its log stays out of the report; a failure to start shows as no connection.
-	if err := cmd.Start(); err != nil {
-		return nil, "", err
-	}
-	p := &proc{name: "nats-server", cmd: cmd}
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			return p, "nats://" + addr, nil
-		}
-		if time.Now().After(deadline) {
-			p.stop()
-			return nil, "", fmt.Errorf("nats-server did not take connections on %s", addr)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // childEnv marks the environment of a child of cluster mode: a test binary (which
@@ -229,10 +188,11 @@ func clusterLoad(c config, cc *clusterConfig, out io.Writer) error {
 	if loaders <= 0 {
 		loaders = cc.servers
 	}
-	ns, natsURL, err := startNATS(cc.nats)
+	nats, err := natsserver.Start(cc.nats)
 	if err != nil {
 		return err
 	}
+	ns, natsURL := &proc{name: "nats-server", cmd: nats.Cmd}, nats.URL
 	defer ns.stop() // last: the servers close their brokers first
 	servers := make([]*proc, cc.servers)
 	bases := make([]string, cc.servers)
