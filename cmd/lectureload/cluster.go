@@ -7,9 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
-	"net/http/cookiejar"
-	"net/url"
 	"os"
 	"os/exec"
 	"slices"
@@ -21,6 +18,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/teach-dist/playground/cmd/internal/browser"
 	"github.com/teach-dist/playground/cmd/internal/natsserver"
 	"github.com/teach-dist/playground/cmd/internal/procfs"
 	"github.com/teach-dist/playground/runtime/protocol"
@@ -137,47 +135,6 @@ func startChild(name string, args ...string) (*proc, string, error) {
 	return p, strings.TrimSpace(line), nil
 }
 
-// startPresenter opens the run at path on base, starts a lecture from it and connects
-// the presenter's socket; it returns the socket and the join code.
-func startPresenter(base, path string) (*websocket.Conn, string, error) {
-	jar, _ := cookiejar.New(nil)
-	hc := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := hc.Get(base + path)
-	if err != nil {
-		return nil, "", err
-	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	m := sessionRE.FindSubmatch(page)
-	if m == nil {
-		return nil, "", fmt.Errorf("GET %s: no session in the page (%s)", path, resp.Status)
-	}
-	resp, err = hc.PostForm(base+"/lecture", url.Values{"session": {string(m[1])}})
-	if err != nil {
-		return nil, "", err
-	}
-	resp.Body.Close()
-	token := strings.TrimPrefix(resp.Header.Get("Location"), "/lecture/present/")
-	pres, err := dial(base, "/ws/present/"+token, 0, nil)
-	if err != nil {
-		return nil, "", err
-	}
-	_ = pres.SetReadDeadline(time.Now().Add(10 * time.Second))
-	for {
-		_, b, err := pres.ReadMessage()
-		if err != nil {
-			pres.Close()
-			return nil, "", fmt.Errorf("the presenter got no lecture frame: %w", err)
-		}
-		if f, err := protocol.Decode(b); err == nil {
-			if l, ok := f.(*protocol.PresenterLecture); ok {
-				_ = pres.SetReadDeadline(time.Time{})
-				return pres, l.Code, nil
-			}
-		}
-	}
-}
-
 // clusterLoad is the parent: NATS, the servers, the presenter, the load children; it
 // steps the run and reports what they all measured.
 func clusterLoad(c config, cc *clusterConfig, out io.Writer) error {
@@ -210,7 +167,7 @@ func clusterLoad(c config, cc *clusterConfig, out io.Writer) error {
 		}
 		servers[i], bases[i] = p, "http://"+addr
 	}
-	pres, code, err := startPresenter(bases[0], c.path)
+	pres, code, err := browser.At(bases[0], "127.0.0.1").Lecture(c.path)
 	if err != nil {
 		return err
 	}

@@ -25,13 +25,9 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"os"
-	"regexp"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -39,6 +35,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/teach-dist/playground/cmd/internal/browser"
 	"github.com/teach-dist/playground/cmd/internal/procfs"
 	"github.com/teach-dist/playground/runtime/protocol"
 )
@@ -95,8 +92,6 @@ func run(args []string, out io.Writer) error {
 	return load(c, out)
 }
 
-var sessionRE = regexp.MustCompile(`data-session="([^"]+)"`)
-
 func load(c config, out io.Writer) error {
 	cmd, addr, err := child(c.max)
 	if err != nil {
@@ -110,33 +105,13 @@ func load(c config, out io.Writer) error {
 	pid := cmd.Process.Pid
 
 	// The presenter: a run, a lecture on it, the presenter's socket.
-	jar, _ := cookiejar.New(nil)
-	hc := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := hc.Get(base + c.path)
-	if err != nil {
-		return err
-	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	m := sessionRE.FindSubmatch(page)
-	if m == nil {
-		return fmt.Errorf("GET %s: no session in the page (%s)", c.path, resp.Status)
-	}
-	resp, err = hc.PostForm(base+"/lecture", url.Values{"session": {string(m[1])}})
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	token := strings.TrimPrefix(resp.Header.Get("Location"), "/lecture/present/")
-	pres, err := dial(base, "/ws/present/"+token, 0, nil)
+	pres, code, err := browser.At(base, "127.0.0.1").Lecture(c.path)
 	if err != nil {
 		return err
 	}
 	defer pres.Close()
-	var code string
 	var steps atomic.Int64 // the presenter's latest step
 	followersNow := make(chan int, 1024)
-	codeC := make(chan string, 1)
 	go func() {
 		for {
 			_, b, err := pres.ReadMessage()
@@ -149,21 +124,12 @@ func load(c config, out io.Writer) error {
 			}
 			switch f := fr.(type) {
 			case *protocol.PresenterLecture:
-				select {
-				case codeC <- f.Code:
-				default:
-				}
 				followersNow <- f.Followers
 			case *protocol.Events:
 				steps.Store(int64(f.Step))
 			}
 		}
 	}()
-	select {
-	case code = <-codeC:
-	case <-time.After(10 * time.Second):
-		return errors.New("the presenter got no lecture frame")
-	}
 
 	// Followers join; sent[k] is when the command that makes step k left.
 	total := int(c.rate*c.duration.Seconds()) + 1
@@ -202,7 +168,7 @@ func load(c config, out io.Writer) error {
 	var slow []*websocket.Conn
 	for range c.slow {
 		// A small receive buffer, and nobody reading: the server's socket fills fast.
-		conn, err := dial(base, "/ws/lecture/"+code, 4096, nil)
+		conn, err := browser.At(base, "127.0.0.1").DialStalled("/ws/lecture/"+code, 4096)
 		if err != nil {
 			return err
 		}
