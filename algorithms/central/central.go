@@ -177,14 +177,8 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 		n.state = cs.Released
 		n.holder = -1
 		n.queue = n.queue[:0]
-	case sim.Request:
-		if n.state == cs.Released {
-			n.request(ctx)
-		}
-	case sim.Release:
-		if n.state == cs.Held {
-			n.release(ctx)
-		}
+	case sim.Request, sim.Release:
+		cs.Command(ctx, in.Kind, n.state, n.request, n.release)
 	case sim.Deliver:
 		m := &in.Msg
 		switch m.Type {

@@ -252,14 +252,8 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 	switch in.Kind {
 	case sim.Init, sim.Recover:
 		ctx.Rule("MI-1")
-	case sim.Request:
-		if n.state == cs.Released {
-			n.request(ctx)
-		}
-	case sim.Release:
-		if n.state == cs.Held {
-			n.release(ctx)
-		}
+	case sim.Request, sim.Release:
+		cs.Command(ctx, in.Kind, n.state, n.request, n.release)
 	case sim.Deliver:
 		n.handle(ctx, &in.Msg)
 	}

@@ -164,14 +164,8 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 	case sim.Init, sim.Recover:
 		ctx.Rule("RI1")
 		n.state = cs.Released
-	case sim.Request:
-		if n.state == cs.Released {
-			n.request(ctx)
-		}
-	case sim.Release:
-		if n.state == cs.Held {
-			n.release(ctx)
-		}
+	case sim.Request, sim.Release:
+		cs.Command(ctx, in.Kind, n.state, n.request, n.release)
 	case sim.Deliver:
 		n.clock = max(n.clock, in.Msg.TS) + 1
 		switch in.Msg.Type {

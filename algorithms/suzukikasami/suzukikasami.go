@@ -137,14 +137,8 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 	case sim.Recover:
 		ctx.Rule("SK-6")
 		n.reset()
-	case sim.Request:
-		if n.state == cs.Released {
-			n.request(ctx)
-		}
-	case sim.Release:
-		if n.state == cs.Held {
-			n.release(ctx)
-		}
+	case sim.Request, sim.Release:
+		cs.Command(ctx, in.Kind, n.state, n.request, n.release)
 	case sim.Deliver:
 		switch in.Msg.Type {
 		case MsgRequest:
