@@ -12,16 +12,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/gorilla/websocket"
-
-	"github.com/teach-dist/playground/cmd/internal/browser"
 	"github.com/teach-dist/playground/cmd/internal/natsserver"
 	"github.com/teach-dist/playground/cmd/internal/procfs"
-	"github.com/teach-dist/playground/runtime/protocol"
 )
 
 // Cluster mode (-cluster N): a real nats-server on a loopback port and N server child
@@ -167,30 +162,12 @@ func clusterLoad(c config, cc *clusterConfig, out io.Writer) error {
 		}
 		servers[i], bases[i] = p, "http://"+addr
 	}
-	pres, code, err := browser.At(bases[0], "127.0.0.1").Lecture(c.path)
+	pres, err := present(bases[0], c.path)
 	if err != nil {
 		return err
 	}
-	defer pres.Close()
-	var steps atomic.Int64 // the presenter's latest step
-	followersNow := make(chan int, 1024)
-	go func() {
-		for {
-			_, b, err := pres.ReadMessage()
-			if err != nil {
-				return
-			}
-			switch f := decodeOr(b).(type) {
-			case *protocol.PresenterLecture:
-				select {
-				case followersNow <- f.Followers:
-				default:
-				}
-			case *protocol.Events:
-				steps.Store(int64(f.Step))
-			}
-		}
-	}()
+	defer pres.conn.Close()
+	code := pres.code
 
 	// Load children, loader i on server i mod N, the followers shared out evenly.
 	loads := make([]*proc, loaders)
@@ -229,15 +206,10 @@ func clusterLoad(c config, cc *clusterConfig, out io.Writer) error {
 		return startErr
 	}
 	// The run's server counts every server's followers (each reports every second).
-	deadline := time.After(60 * time.Second)
-	for n := 0; n != c.followers; {
-		select {
-		case n = <-followersNow:
-		case <-deadline:
-			return fmt.Errorf("the run's server counts %d of %d followers", n, c.followers)
-		}
+	if err := pres.awaitFollowers(c.followers, time.After(60*time.Second)); err != nil {
+		return err
 	}
-	step0 := steps.Load()
+	step0 := pres.step.Load()
 	load0 := procfs.LoadAverage()
 	fmt.Fprintf(out, "NATS %s; %d servers %v (run on the first); lecture %s; %d followers (protocol %s) over %d load processes; %.0f steps/s for %s; load average %s\n",
 		natsURL, cc.servers, bases, code, c.followers, c.proto, loaders, c.rate, c.duration, load0)
@@ -256,8 +228,7 @@ func clusterLoad(c config, cc *clusterConfig, out io.Writer) error {
 	for k := range total {
 		<-tick.C
 		sent[k] = time.Now().UnixNano() // the wall clock: see the top of this file
-		_ = pres.SetWriteDeadline(time.Now().Add(5 * time.Second))
-		if err := pres.WriteMessage(websocket.TextMessage, []byte(`{"type":"step"}`)); err != nil {
+		if err := pres.send(`{"type":"step"}`); err != nil {
 			return err
 		}
 	}
@@ -303,15 +274,6 @@ func clusterLoad(c config, cc *clusterConfig, out io.Writer) error {
 	own2, _ := procfs.CPUTicks(os.Getpid())
 	return clusterReport(out, clusterRun{c: c, servers: servers, ns: ns, loads: loads, own: [3]int64{own0, own1, own2},
 		wall: wall, drained: drained, total: total, step0: step0, load: load0 + " -> " + load1, results: results})
-}
-
-// decodeOr decodes a protocol frame, nil when it cannot (a newer frame: not the tool's).
-func decodeOr(b []byte) protocol.Frame {
-	f, err := protocol.Decode(b)
-	if err != nil {
-		return nil
-	}
-	return f
 }
 
 type clusterRun struct {

@@ -105,31 +105,12 @@ func load(c config, out io.Writer) error {
 	pid := cmd.Process.Pid
 
 	// The presenter: a run, a lecture on it, the presenter's socket.
-	pres, code, err := browser.At(base, "127.0.0.1").Lecture(c.path)
+	pres, err := present(base, c.path)
 	if err != nil {
 		return err
 	}
-	defer pres.Close()
-	var steps atomic.Int64 // the presenter's latest step
-	followersNow := make(chan int, 1024)
-	go func() {
-		for {
-			_, b, err := pres.ReadMessage()
-			if err != nil {
-				return
-			}
-			fr, err := protocol.Decode(b)
-			if err != nil {
-				continue // a frame of a newer protocol: not this tool's concern
-			}
-			switch f := fr.(type) {
-			case *protocol.PresenterLecture:
-				followersNow <- f.Followers
-			case *protocol.Events:
-				steps.Store(int64(f.Step))
-			}
-		}
-	}()
+	defer pres.conn.Close()
+	code := pres.code
 
 	// Followers join; sent[k] is when the command that makes step k left.
 	total := int(c.rate*c.duration.Seconds()) + 1
@@ -175,15 +156,10 @@ func load(c config, out io.Writer) error {
 		slow = append(slow, conn)
 	}
 	want := c.followers + c.slow
-	deadline := time.After(30*time.Second + time.Duration(want)*5*time.Millisecond) // 55 s for 5,000
-	for n := 0; n != want; {
-		select {
-		case n = <-followersNow:
-		case <-deadline:
-			return fmt.Errorf("only %d of %d followers joined", n, want)
-		}
+	if err := pres.awaitFollowers(want, time.After(30*time.Second+time.Duration(want)*5*time.Millisecond)); err != nil { // 55 s for 5,000
+		return err
 	}
-	step0 := steps.Load()
+	step0 := pres.step.Load()
 	for _, f := range fl {
 		f.step0 = step0
 		if f.conn == nil {
@@ -221,10 +197,7 @@ func load(c config, out io.Writer) error {
 		defer at.Stop()
 		asks = at.C
 	}
-	send := func(frame string) error {
-		_ = pres.SetWriteDeadline(time.Now().Add(5 * time.Second))
-		return pres.WriteMessage(websocket.TextMessage, []byte(frame))
-	}
+	send := pres.send
 	if c.play > 0 {
 		tick.Stop() // the run plays by itself
 		if err := send(fmt.Sprintf(`{"type":"speed","speed":%g}`, c.play)); err != nil {
@@ -258,8 +231,8 @@ func load(c config, out io.Writer) error {
 					return err
 				}
 			}
-		case n := <-followersNow:
-			if n == c.followers && dropAt == 0 && c.slow > 0 {
+		case <-pres.reported:
+			if pres.followers.Load() == int64(c.followers) && dropAt == 0 && c.slow > 0 {
 				dropAt = time.Since(start)
 			}
 		}
@@ -274,10 +247,8 @@ func load(c config, out io.Writer) error {
 	// Let the last frames arrive, then close the readers.
 	time.Sleep(500 * time.Millisecond)
 	caughtUp(fl, 30*time.Second)
-	for len(followersNow) > 0 {
-		if x := <-followersNow; x == c.followers && dropAt == 0 && c.slow > 0 {
-			dropAt = time.Since(start)
-		}
+	if pres.followers.Load() == int64(c.followers) && dropAt == 0 && c.slow > 0 {
+		dropAt = time.Since(start)
 	}
 	sweep.close()
 	for _, f := range fl {
@@ -304,7 +275,7 @@ func load(c config, out io.Writer) error {
 		_ = conn.Close()
 	}
 
-	res := result{total: total, step0: step0, steps: steps.Load() - step0, wall: wall,
+	res := result{total: total, step0: step0, steps: pres.step.Load() - step0, wall: wall,
 		serverCPU: float64(cpu1-cpu0) / procfs.ClockTicks, ownCPU: float64(own1-own0) / procfs.ClockTicks,
 		rss: rss, peakRSS: procfs.Status(pid, "VmHWM"), load: load, fl: fl,
 		slowFrames: slowFrames, slowCut: slowCut, dropAt: dropAt}
