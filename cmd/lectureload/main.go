@@ -115,37 +115,23 @@ func load(c config, out io.Writer) error {
 	// Followers join; sent[k] is when the command that makes step k left.
 	total := int(c.rate*c.duration.Seconds()) + 1
 	sent := make([]atomic.Int64, total+2)
-	fl := make([]*follower, c.followers)
-	var wg sync.WaitGroup
-	var joinErr atomic.Value
-	sem := make(chan struct{}, 32)
-	for i := range fl {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			f := &follower{proto: 1, timed: true}
-			if c.proto == "2" || c.proto == "both" && i%2 == 1 {
-				// Expanding every frame for thousands of followers would make the tool,
-				// not the server, the bottleneck: a sample of them expands (and is
-				// timed), the others check the numbering and count the bytes.
-				f.proto, f.timed = 2, i%sampleEvery(c.followers) < 2
-				if f.timed {
-					f.x = protocol.NewExpander()
-				}
+	fl, err := joinAll(c.followers, func(i int) (*follower, error) {
+		f := &follower{proto: 1, timed: true}
+		if c.proto == "2" || c.proto == "both" && i%2 == 1 {
+			// Expanding every frame for thousands of followers would make the tool,
+			// not the server, the bottleneck: a sample of them expands (and is
+			// timed), the others check the numbering and count the bytes.
+			f.proto, f.timed = 2, i%sampleEvery(c.followers) < 2
+			if f.timed {
+				f.x = protocol.NewExpander()
 			}
-			if err := f.join(base, fmt.Sprintf("/ws/lecture/%s?proto=%d", code, f.proto), c.pace); err != nil {
-				joinErr.Store(err)
-				return
-			}
-			fl[i] = f
-		}()
-	}
-	wg.Wait()
-	if err, ok := joinErr.Load().(error); ok {
+		}
+		return f, f.join(base, fmt.Sprintf("/ws/lecture/%s?proto=%d", code, f.proto), c.pace)
+	})
+	if err != nil {
 		return fmt.Errorf("a follower could not join: %w", err)
 	}
+	var wg sync.WaitGroup
 	var slow []*websocket.Conn
 	for range c.slow {
 		// A small receive buffer, and nobody reading: the server's socket fills fast.
@@ -281,6 +267,34 @@ func load(c config, out io.Writer) error {
 		slowFrames: slowFrames, slowCut: slowCut, dropAt: dropAt}
 	res.print(out, c)
 	return nil
+}
+
+// joinAll joins n followers, 32 at a time; join builds follower i and joins it. It
+// returns the followers that joined (nil for one that did not) and the last error.
+func joinAll(n int, join func(i int) (*follower, error)) ([]*follower, error) {
+	fl := make([]*follower, n)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var last error
+	sem := make(chan struct{}, 32)
+	for i := range fl {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			f, err := join(i)
+			if err != nil {
+				mu.Lock()
+				last = err
+				mu.Unlock()
+				return
+			}
+			fl[i] = f
+		}()
+	}
+	wg.Wait()
+	return fl, last
 }
 
 // nodes is the n= of the run's path (the processes the presenter asks round robin).
