@@ -63,7 +63,7 @@ var ids = []int{0, 1, 2, 3, 4}
 
 // described is every registered algorithm and the worked example (example_test.go),
 // which must pass the same checks.
-func described() []*sim.Spec { return append(All(), &Example) }
+func described() []*sim.Spec { return append(All(), batonSpec()) }
 
 func TestParamsAreDeclared(t *testing.T) {
 	for _, s := range described() {

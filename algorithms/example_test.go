@@ -40,59 +40,61 @@ func defaultBatonParams(ids []int) batonParams {
 	return batonParams{Keeper: params.DefaultID(keeperParam, ids)}
 }
 
-// Example registers the algorithm. Labels are the project's own scheme (EX-1 ...), so
-// nobody takes them for the notes' labels.
-var Example = sim.Spec{
-	Slug:    "baton",
-	Title:   "Baton (example)",
-	Family:  sim.Mutex,
-	Summary: "A keeper lends one baton out in the order it was asked; whoever has the baton may enter.",
-	Rules: []sim.Rule{
-		{Label: "EX-1", Group: "Initialisation", Lines: []string{
-			"state := RELEASED",
-			"if i is the keeper: baton := here; queue := empty"},
-			Says: "starts outside the CS; the keeper starts with the baton"},
-		{Label: "EX-2", Group: "Asking for the CS", Lines: []string{
-			"state := WANTED",
-			"send ASK to the keeper   // the keeper asks itself, no message"},
-			Says: "wants the CS and asks the keeper for the baton"},
-		{Label: "EX-3", Group: "Keeper: ASK from j", Lines: []string{
-			"append j to queue",
-			"if baton = here: LEND"},
-			Says: "the keeper queues the asker and lends the baton if it has it"},
-		{Label: "EX-4", Group: "Receiving BATON", Lines: []string{
-			"state := HELD; enter the CS"},
-			Says: "has the baton and enters the CS"},
-		{Label: "EX-5", Group: "Leaving the CS", Lines: []string{
-			"state := RELEASED",
-			"send BATON to the keeper   // the keeper keeps it, no message"},
-			Says: "leaves the CS and gives the baton back"},
-		{Label: "EX-6", Group: "Keeper: BATON back", Lines: []string{
-			"baton := here; LEND",
-			"LEND: if queue is not empty: baton := away; send BATON to the head of queue"},
-			Says: "the keeper has the baton back and lends it to the next in line"},
-	},
-	Vars: []sim.Var{
-		{Name: "state", Doc: "RELEASED, WANTED or HELD"},
-		{Name: "keeper", Doc: "id of the keeper"},
-		{Name: "queue", Doc: "keeper only: ids waiting for the baton, first asked first"},
-	},
-	Messages: []sim.MessageType{
-		{Name: msgAsk, Label: "ASK", Doc: "asks the keeper for the baton"},
-		{Name: msgBaton, Label: "BATON", Doc: "the baton: lent by the keeper, or given back to it"},
-	},
-	Costs: []sim.Cost{
-		{Name: "messages per CS entry", Formula: "3 (ASK, BATON, BATON back); 0 for the keeper",
-			Value: func(int) float64 { return 3 }},
-	},
-	Defaults:    sim.Defaults{Nodes: 4, Delay: [2]int{1, 3}, CS: 2, Until: 200},
-	Params:      []sim.Param{keeperParam},
-	Stage:       sim.Stage{Mark: "keeper", MarkLabel: "keeper"},
-	ParseParams: params.Parser([]sim.Param{keeperParam}, defaultBatonParams),
-	New: func(self int, setup *sim.Setup) sim.Node {
-		p := params.Of(setup, defaultBatonParams(setup.IDs))
-		return &baton{self: self, ids: setup.IDs, keeper: params.Holder(setup.IDs, p.Keeper, keeperParam)}
-	},
+// batonSpec registers the algorithm: a new Spec at each call. Labels are the
+// project's own scheme (EX-1 ...), so nobody takes them for the notes' labels.
+func batonSpec() *sim.Spec {
+	return &sim.Spec{
+		Slug:    "baton",
+		Title:   "Baton (example)",
+		Family:  sim.Mutex,
+		Summary: "A keeper lends one baton out in the order it was asked; whoever has the baton may enter.",
+		Rules: []sim.Rule{
+			{Label: "EX-1", Group: "Initialisation", Lines: []string{
+				"state := RELEASED",
+				"if i is the keeper: baton := here; queue := empty"},
+				Says: "starts outside the CS; the keeper starts with the baton"},
+			{Label: "EX-2", Group: "Asking for the CS", Lines: []string{
+				"state := WANTED",
+				"send ASK to the keeper   // the keeper asks itself, no message"},
+				Says: "wants the CS and asks the keeper for the baton"},
+			{Label: "EX-3", Group: "Keeper: ASK from j", Lines: []string{
+				"append j to queue",
+				"if baton = here: LEND"},
+				Says: "the keeper queues the asker and lends the baton if it has it"},
+			{Label: "EX-4", Group: "Receiving BATON", Lines: []string{
+				"state := HELD; enter the CS"},
+				Says: "has the baton and enters the CS"},
+			{Label: "EX-5", Group: "Leaving the CS", Lines: []string{
+				"state := RELEASED",
+				"send BATON to the keeper   // the keeper keeps it, no message"},
+				Says: "leaves the CS and gives the baton back"},
+			{Label: "EX-6", Group: "Keeper: BATON back", Lines: []string{
+				"baton := here; LEND",
+				"LEND: if queue is not empty: baton := away; send BATON to the head of queue"},
+				Says: "the keeper has the baton back and lends it to the next in line"},
+		},
+		Vars: []sim.Var{
+			{Name: "state", Doc: "RELEASED, WANTED or HELD"},
+			{Name: "keeper", Doc: "id of the keeper"},
+			{Name: "queue", Doc: "keeper only: ids waiting for the baton, first asked first"},
+		},
+		Messages: []sim.MessageType{
+			{Name: msgAsk, Label: "ASK", Doc: "asks the keeper for the baton"},
+			{Name: msgBaton, Label: "BATON", Doc: "the baton: lent by the keeper, or given back to it"},
+		},
+		Costs: []sim.Cost{
+			{Name: "messages per CS entry", Formula: "3 (ASK, BATON, BATON back); 0 for the keeper",
+				Value: func(int) float64 { return 3 }},
+		},
+		Defaults:    sim.Defaults{Nodes: 4, Delay: [2]int{1, 3}, CS: 2, Until: 200},
+		Params:      []sim.Param{keeperParam},
+		Stage:       sim.Stage{Mark: "keeper", MarkLabel: "keeper"},
+		ParseParams: params.Parser([]sim.Param{keeperParam}, defaultBatonParams),
+		New: func(self int, setup *sim.Setup) sim.Node {
+			p := params.Of(setup, defaultBatonParams(setup.IDs))
+			return &baton{self: self, ids: setup.IDs, keeper: params.Holder(setup.IDs, p.Keeper, keeperParam)}
+		},
+	}
 }
 
 type baton struct {
@@ -186,11 +188,11 @@ var batonIDs = []int{7, 3, 5}
 
 func startBaton(t *testing.T, self int) *simtest.Fixture {
 	t.Helper()
-	p, err := Example.ParseParams([]byte(`{"keeper": 3}`), batonIDs)
+	p, err := batonSpec().ParseParams([]byte(`{"keeper": 3}`), batonIDs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return simtest.Start(t, &Example, self, &sim.Setup{IDs: batonIDs, Params: p})
+	return simtest.Start(t, batonSpec(), self, &sim.Setup{IDs: batonIDs, Params: p})
 }
 
 func wantSent(t *testing.T, f *simtest.Fixture, want ...string) {
@@ -263,7 +265,7 @@ func TestEX6_KeeperLendsToTheNextInLine(t *testing.T) {
 // Every rule has a test above; the guide asks for it and this keeps it so.
 func TestExampleRulesAllTested(t *testing.T) {
 	tested := []string{"EX-1", "EX-2", "EX-3", "EX-4", "EX-5", "EX-6"}
-	for _, r := range Example.Rules {
+	for _, r := range batonSpec().Rules {
 		if !slices.Contains(tested, r.Label) {
 			t.Errorf("rule %s has no test", r.Label)
 		}
@@ -273,11 +275,11 @@ func TestExampleRulesAllTested(t *testing.T) {
 // The kernel runs it like any registered algorithm: every request is served, one
 // process at a time, and the trace names its rules.
 func TestExampleRunsInTheKernel(t *testing.T) {
-	p, err := Example.ParseParams(nil, batonIDs)
+	p, err := batonSpec().ParseParams(nil, batonIDs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := sim.Config{Spec: &Example, IDs: batonIDs, Params: p, Seed: 1,
+	cfg := sim.Config{Spec: batonSpec(), IDs: batonIDs, Params: p, Seed: 1,
 		Network: sim.Network{DelayMin: 1, DelayMax: 3}, CS: 2, Until: 200}
 	for i := range batonIDs {
 		cfg.Actions = append(cfg.Actions, sim.Action{At: 1, Do: sim.ActRequest, Node: i})

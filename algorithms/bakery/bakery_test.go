@@ -29,7 +29,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, self int) *fixture {
 	t.Helper()
-	sf := simtest.Start(t, &Spec, self, &sim.Setup{IDs: unitIDs, MaxDelay: 3})
+	sf := simtest.Start(t, Spec(), self, &sim.Setup{IDs: unitIDs, MaxDelay: 3})
 	sf.Ctx.Reset(self) // tests begin with nothing recorded, Init's BI-1 included
 	return &fixture{Fixture: sf, n: sf.Node.(*node)}
 }
@@ -107,7 +107,7 @@ func inBakery(t *testing.T) *fixture {
 
 func TestBI1_StartsWithNoTicket(t *testing.T) {
 	for _, kind := range []sim.InputKind{sim.Init, sim.Recover} {
-		sf := simtest.NewFixture(t, &Spec, iP9, &sim.Setup{IDs: unitIDs})
+		sf := simtest.NewFixture(t, Spec(), iP9, &sim.Setup{IDs: unitIDs})
 		f := &fixture{Fixture: sf, n: sf.Node.(*node)}
 		f.Step(sim.Input{Kind: kind})
 		f.check(expect{rules: []string{"BI-1"}, state: released})
@@ -269,7 +269,7 @@ type net struct {
 func newNet(t *testing.T, ids []int) *net {
 	nt := &net{t: t, ids: ids, ctx: sim.NewContext(0, ids), inCS: make([]bool, len(ids))}
 	for i := range ids {
-		nt.nodes = append(nt.nodes, Spec.New(i, &sim.Setup{IDs: ids, MaxDelay: 1}).(*node))
+		nt.nodes = append(nt.nodes, Spec().New(i, &sim.Setup{IDs: ids, MaxDelay: 1}).(*node))
 		nt.step(i, sim.Input{Kind: sim.Init})
 	}
 	return nt
@@ -408,7 +408,7 @@ func TestParseParams(t *testing.T) {
 		maxDelay int
 		want     int
 	}{{nil, 3, 6}, {Params{}, 0, 1}, {Params{Poll: 10}, 3, 10}, {&Params{Poll: 2}, 5, 2}} {
-		if got := Spec.New(0, &sim.Setup{IDs: unitIDs, Params: tc.params, MaxDelay: tc.maxDelay}).(*node).poll; got != tc.want {
+		if got := Spec().New(0, &sim.Setup{IDs: unitIDs, Params: tc.params, MaxDelay: tc.maxDelay}).(*node).poll; got != tc.want {
 			t.Errorf("poll with params %v, max delay %d = %d, want %d", tc.params, tc.maxDelay, got, tc.want)
 		}
 	}
@@ -428,7 +428,7 @@ func sparseIDs(r *rand.Rand, n int) []int {
 }
 
 func config(seed uint64, n int, acts ...sim.Action) sim.Config {
-	return sim.Config{Spec: &Spec, IDs: simtest.IDs(n), Seed: seed,
+	return sim.Config{Spec: Spec(), IDs: simtest.IDs(n), Seed: seed,
 		Network: sim.Network{DelayMin: 1, DelayMax: 3}, CS: 2, Until: 100_000, Pending: 1_000_000, Actions: acts}
 }
 
@@ -448,7 +448,7 @@ func TestRun_SixNMinus1MessagesPerEntryWithoutContention(t *testing.T) {
 			if got := simtest.Count(evs, sim.EvEnter); got != n {
 				t.Fatalf("N=%d seed %d: %d entries, want %d", n, seed, got, n)
 			}
-			if got, want := simtest.Count(evs, sim.EvSend), 6*(n-1)*n; got != want || float64(got) != Spec.Costs[0].Value(n)*float64(n) {
+			if got, want := simtest.Count(evs, sim.EvSend), 6*(n-1)*n; got != want || float64(got) != Spec().Costs[0].Value(n)*float64(n) {
 				t.Errorf("N=%d seed %d: %d messages for %d entries, want 6(N-1) each = %d", n, seed, got, n, want)
 			}
 			for typ, per := range map[string]int{MsgReadNumber: 2 * (n - 1), MsgNumber: 2 * (n - 1), MsgReadChoosing: n - 1, MsgChoosing: n - 1} {
@@ -466,7 +466,7 @@ func TestRun_SixNMinus1MessagesPerEntryWithoutContention(t *testing.T) {
 				case sim.EvRequest:
 					asked = e.T
 				case sim.EvEnter:
-					if limit := int(Spec.Costs[2].Value(n)) * cfg.Network.DelayMax; e.T-asked > limit {
+					if limit := int(Spec().Costs[2].Value(n)) * cfg.Network.DelayMax; e.T-asked > limit {
 						t.Errorf("N=%d seed %d: entry took %d, more than 6T = %d", n, seed, e.T-asked, limit)
 					}
 				}

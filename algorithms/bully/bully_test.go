@@ -26,7 +26,7 @@ const (
 
 func newUnit(t *testing.T, self int) *node {
 	t.Helper()
-	return Spec.New(self, &sim.Setup{IDs: unitIDs, MaxDelay: 3}).(*node)
+	return Spec().New(self, &sim.Setup{IDs: unitIDs, MaxDelay: 3}).(*node)
 }
 
 // step resets ctx to the node and gives it one input.
@@ -349,7 +349,7 @@ func TestTimeoutsFromParamsAndNetwork(t *testing.T) {
 		{Params{AnswerTimeout: 1}, 5, 1, 13},
 		{&Params{AnswerTimeout: 4, CoordinatorTimeout: 9}, 5, 4, 9},
 	} {
-		n := Spec.New(0, &sim.Setup{IDs: unitIDs, Params: tc.p, MaxDelay: tc.maxDelay}).(*node)
+		n := Spec().New(0, &sim.Setup{IDs: unitIDs, Params: tc.p, MaxDelay: tc.maxDelay}).(*node)
 		if n.answerT != tc.wantA || n.coordT != tc.wnC {
 			t.Errorf("params %+v, max delay %d: time-outs %d, %d; want %d, %d", tc.p, tc.maxDelay, n.answerT, n.coordT, tc.wantA, tc.wnC)
 		}
@@ -420,7 +420,7 @@ func run(t *testing.T, cfg sim.Config) runResult {
 }
 
 func config(n int, seed uint64, acts ...sim.Action) sim.Config {
-	return sim.Config{Spec: &Spec, IDs: simtest.IDs(n), Seed: seed,
+	return sim.Config{Spec: Spec(), IDs: simtest.IDs(n), Seed: seed,
 		Network: sim.Network{DelayMin: 1, DelayMax: 3}, Until: 500, Actions: acts}
 }
 
@@ -555,21 +555,21 @@ func TestRunBestCaseSecondHighestCalls(t *testing.T) {
 		evs := run(t, config(n, seed, crash(0, n-1), elect(1, n-2))).evs
 		checkAllFollow(t, seed, evs, n, n-2)
 		// The notes' figure (000: n-2 coordinator messages) counts the COORDINATORs.
-		if got, want := simtest.CountMsgs(evs, MsgCoordinator), int(Spec.Costs[0].Notes[0].Value(n)); got != want || want != n-2 {
+		if got, want := simtest.CountMsgs(evs, MsgCoordinator), int(Spec().Costs[0].Notes[0].Value(n)); got != want || want != n-2 {
 			t.Errorf("seed %d: %d COORDINATOR messages, want the notes' N-2 = %d", seed, got, want)
 		}
 		if got := simtest.CountMsgs(evs, MsgElection); got != 1 {
 			t.Errorf("seed %d: %d ELECTION messages, want 1 (to the crashed P7)", seed, got)
 		}
-		if got, want := simtest.Count(evs, sim.EvSend), int(Spec.Costs[0].Value(n)); got != want || want != n-1 {
+		if got, want := simtest.Count(evs, sim.EvSend), int(Spec().Costs[0].Value(n)); got != want || want != n-1 {
 			t.Errorf("seed %d: %d messages, want the derived N-1 = %d", seed, got, want)
 		}
 	}
 }
 
 func TestRunWorstCaseLowestCallsIsQuadratic(t *testing.T) {
-	worst := Spec.Costs[1].Value
-	notes := Spec.Costs[1].Notes[1] // 002: ((N-1) + (N-2) + … + 1) + N-1
+	worst := Spec().Costs[1].Value
+	notes := Spec().Costs[1].Notes[1] // 002: ((N-1) + (N-2) + … + 1) + N-1
 	total := map[int]int{}
 	for _, n := range []int{4, 8, 16} {
 		for seed := uint64(1); seed <= 10; seed++ {
@@ -665,7 +665,7 @@ func TestRunSeedSweep(t *testing.T) {
 			t.Fatalf("seed %d: the workload crashed everyone", seed)
 		}
 		acts = append(acts, elect(last+50, lowest))
-		cfg := sim.Config{Spec: &Spec, IDs: simtest.IDs(n), Seed: seed,
+		cfg := sim.Config{Spec: Spec(), IDs: simtest.IDs(n), Seed: seed,
 			Network: sim.Network{DelayMin: dmin, DelayMax: dmax}, Until: 5000, Actions: acts}
 		res := run(t, cfg)
 		if !res.quiescent {
@@ -720,7 +720,7 @@ func TestRunShortTimeoutOnSlowNetworkElectsTwo(t *testing.T) {
 func TestLabelsFromTheNotesAndInvented(t *testing.T) {
 	invented := regexp.MustCompile(`^(BU|FD)-[0-9]+$`)
 	var notes, own []string
-	for _, r := range Spec.Rules {
+	for _, r := range Spec().Rules {
 		switch {
 		case invented.MatchString(r.Label):
 			own = append(own, r.Label)

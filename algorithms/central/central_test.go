@@ -29,7 +29,7 @@ func setup(t *testing.T, denied bool) *sim.Setup {
 // newStarted builds node self and runs its Init step.
 func newStarted(t *testing.T, self int, denied bool) (*node, *sim.Context) {
 	t.Helper()
-	n := Spec.New(self, setup(t, denied)).(*node)
+	n := Spec().New(self, setup(t, denied)).(*node)
 	ctx := sim.NewContext(self, ids5)
 	n.Step(ctx, &sim.Input{Kind: sim.Init})
 	ctx.Reset(self)
@@ -80,7 +80,7 @@ func TestCI1_StartsReleasedWithAFreeCS(t *testing.T) {
 		{0, `{"state":"RELEASED","coordinator":14}`},
 		{coordIdx, `{"state":"RELEASED","coordinator":14,"holder":-1,"queue":[]}`},
 	} {
-		n := Spec.New(tc.self, setup(t, false)).(*node)
+		n := Spec().New(tc.self, setup(t, false)).(*node)
 		ctx := sim.NewContext(tc.self, ids5)
 		n.Step(ctx, &sim.Input{Kind: sim.Init})
 		checkStep(t, ctx, n, []string{"CI-1"}, nil, tc.want)
@@ -90,7 +90,7 @@ func TestCI1_StartsReleasedWithAFreeCS(t *testing.T) {
 // A recovered coordinator forgets who holds the CS and who waits: the kernel gives it a
 // fresh state, and the Recover input must not invent anything.
 func TestCI1_RecoveredCoordinatorStartsEmpty(t *testing.T) {
-	n := Spec.New(coordIdx, setup(t, false)).(*node)
+	n := Spec().New(coordIdx, setup(t, false)).(*node)
 	ctx := sim.NewContext(coordIdx, ids5)
 	n.Step(ctx, &sim.Input{Kind: sim.Recover})
 	checkStep(t, ctx, n, []string{"CI-1"}, nil, `{"state":"RELEASED","coordinator":14,"holder":-1,"queue":[]}`)
@@ -338,7 +338,7 @@ func TestParseParams(t *testing.T) {
 
 // New with no params (the caller passed none) defaults to the highest id.
 func TestNewWithoutParams(t *testing.T) {
-	n := Spec.New(0, &sim.Setup{IDs: []int{3, 9, 1}}).(*node)
+	n := Spec().New(0, &sim.Setup{IDs: []int{3, 9, 1}}).(*node)
 	ctx := sim.NewContext(0, []int{3, 9, 1})
 	n.Step(ctx, &sim.Input{Kind: sim.Init})
 	if got, want := string(sim.EncodeState(n)), `{"state":"RELEASED","coordinator":9}`; got != want {
@@ -350,7 +350,7 @@ func TestNewWithoutParams(t *testing.T) {
 
 func config(seed uint64, n int, params any, until int, acts ...sim.Action) sim.Config {
 	return sim.Config{
-		Spec: &Spec, IDs: simtest.IDs(n), Params: params, Seed: seed,
+		Spec: Spec(), IDs: simtest.IDs(n), Params: params, Seed: seed,
 		Network: sim.Network{DelayMin: 1, DelayMax: 3}, CS: 2, Until: until, Actions: acts,
 	}
 }
@@ -505,7 +505,7 @@ func TestRun_SeedSweep(t *testing.T) {
 		dmin := r.IntN(4)
 		p := Params{Coordinator: ids[r.IntN(n)], Denied: r.IntN(2) == 0}
 		cfg := sim.Config{
-			Spec: &Spec, IDs: ids, Params: p, Seed: seed,
+			Spec: Spec(), IDs: ids, Params: p, Seed: seed,
 			Network: sim.Network{DelayMin: dmin, DelayMax: dmin + r.IntN(6), FIFO: r.IntN(2) == 0},
 			CS:      1 + r.IntN(4),
 			Until:   5000,

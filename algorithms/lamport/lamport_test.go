@@ -25,7 +25,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, self int, ids []int) *fixture {
 	t.Helper()
-	sf := simtest.Start(t, &Spec, self, &sim.Setup{IDs: ids})
+	sf := simtest.Start(t, Spec(), self, &sim.Setup{IDs: ids})
 	return &fixture{Fixture: sf, n: sf.Node.(*node)}
 }
 
@@ -47,7 +47,7 @@ func (f *fixture) wantSent(want ...string) {
 
 func TestLI1_StartsReleasedWithAnEmptyQueue(t *testing.T) {
 	for _, kind := range []sim.InputKind{sim.Init, sim.Recover} {
-		n := Spec.New(1, &sim.Setup{IDs: ids3})
+		n := Spec().New(1, &sim.Setup{IDs: ids3})
 		ctx := sim.NewContext(1, ids3)
 		n.Step(ctx, &sim.Input{Kind: kind})
 		if got := ctx.Rules(); !slices.Equal(got, []string{"LI-1"}) {
@@ -281,7 +281,7 @@ func TestCloneIsDeep(t *testing.T) {
 // ---- Whole runs through the kernel ----
 
 func config(seed uint64, ids []int, fifo bool, acts []sim.Action) sim.Config {
-	return sim.Config{Spec: &Spec, IDs: ids, Seed: seed,
+	return sim.Config{Spec: Spec(), IDs: ids, Seed: seed,
 		Network: sim.Network{DelayMin: 1, DelayMax: 4, FIFO: fifo}, CS: 2, Until: 5000, Actions: acts}
 }
 
@@ -454,7 +454,7 @@ func scenarioConfig(t *testing.T, js string) sim.Config {
 	if err := dec.Decode(&sc); err != nil {
 		t.Fatal(err)
 	}
-	if sc.Version != 2 || sc.Algorithm != Spec.Slug || sc.Title == "" || sc.About == "" {
+	if sc.Version != 2 || sc.Algorithm != Spec().Slug || sc.Title == "" || sc.About == "" {
 		t.Fatalf("scenario header: %+v", sc)
 	}
 	if sc.Params != nil {
@@ -469,7 +469,7 @@ func scenarioConfig(t *testing.T, js string) sim.Config {
 		}
 		acts = append(acts, sim.Action{At: e.At, Do: do, Node: slices.Index(ids, e.Node)})
 	}
-	return sim.Config{Spec: &Spec, IDs: ids, Seed: sc.Seed, CS: sc.CS, Until: sc.Until, Actions: acts,
+	return sim.Config{Spec: Spec(), IDs: ids, Seed: sc.Seed, CS: sc.CS, Until: sc.Until, Actions: acts,
 		Network: sim.Network{DelayMin: sc.Network.Delay[0], DelayMax: sc.Network.Delay[1], FIFO: sc.Network.FIFO}}
 }
 

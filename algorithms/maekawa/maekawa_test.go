@@ -30,7 +30,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, self int, variant string) *fixture {
 	t.Helper()
-	sf := simtest.Start(t, &Spec, self, &sim.Setup{IDs: ids7, Params: Params{Variant: variant}, MaxDelay: 3})
+	sf := simtest.Start(t, Spec(), self, &sim.Setup{IDs: ids7, Params: Params{Variant: variant}, MaxDelay: 3})
 	sf.Ctx.Reset(self) // tests begin with nothing recorded, Init's MI-1 included
 	return &fixture{Fixture: sf, n: sf.Node.(*node)}
 }
@@ -109,7 +109,7 @@ func TestMI1_StartsReleasedWithItsVoteFree(t *testing.T) {
 		{p(7), Basic, sim.Recover, st(cs.Released, "[3,4,7]", 0, 0, noneS, false, -1, 0, noneS)},
 		{p(5), DeadlockFree, sim.Init, df(st(cs.Released, "[2,5,7]", 0, 0, noneS, false, -1, 0, noneS), false, noneS, noneS, noneS, noneS)},
 	} {
-		sf := simtest.NewFixture(t, &Spec, tc.self, &sim.Setup{IDs: ids7, Params: Params{Variant: tc.variant}})
+		sf := simtest.NewFixture(t, Spec(), tc.self, &sim.Setup{IDs: ids7, Params: Params{Variant: tc.variant}})
 		f := &fixture{Fixture: sf, n: sf.Node.(*node)}
 		f.Step(sim.Input{Kind: tc.kind})
 		f.expect([]string{"MI-1"}, none, tc.want)
@@ -666,7 +666,7 @@ func TestNewUsesTheSets(t *testing.T) {
 		{nil, 2, "[10,30]"}, // the notes' V3 = {1, 3}
 		{nil, 1, "[20,30]"},
 	} {
-		n := Spec.New(tc.self, &sim.Setup{IDs: ids, Params: tc.params})
+		n := Spec().New(tc.self, &sim.Setup{IDs: ids, Params: tc.params})
 		if got := string(sim.EncodeState(n)); !strings.Contains(got, `"set":`+tc.want) {
 			t.Errorf("params %v, node %d: %s, want set %s", tc.params, tc.self, got, tc.want)
 		}
@@ -687,7 +687,7 @@ func sparseIDs(r *rand.Rand, n int) []int {
 }
 
 func config(seed uint64, ids []int, params any, acts ...sim.Action) sim.Config {
-	return sim.Config{Spec: &Spec, IDs: ids, Params: params, Seed: seed,
+	return sim.Config{Spec: Spec(), IDs: ids, Params: params, Seed: seed,
 		Network: sim.Network{DelayMin: 1, DelayMax: 3, FIFO: true}, CS: 2, Until: 5000, Actions: acts}
 }
 
@@ -730,7 +730,7 @@ func TestRun_ThreeKMinus1MessagesPerEntryWithoutContention(t *testing.T) {
 					if total != 3*per {
 						t.Errorf("seed %d: %d messages, want 3(K-1) per entry = %d", seed, total, 3*per)
 					}
-					if want := Spec.Costs[0].Value(n) * float64(n); math.Abs(float64(total)-want) > 1e-9 {
+					if want := Spec().Costs[0].Value(n) * float64(n); math.Abs(float64(total)-want) > 1e-9 {
 						t.Errorf("seed %d: %d messages, the cost figure says %v for %d entries", seed, total, want, n)
 					}
 					if v := simtest.Violations(evs); v != nil {
@@ -744,7 +744,7 @@ func TestRun_ThreeKMinus1MessagesPerEntryWithoutContention(t *testing.T) {
 	// at 13 (K=4) and, extended, at 16 (13 processes with K=4, 3 with K=5): below
 	// 3 sqrt(16) = 12, where the grid (K=7) cost 18.
 	for n, want := range map[int]float64{3: 3, 7: 6, 13: 9, 16: 3 * (13*3 + 3*4) / 16.0} {
-		if got := Spec.Costs[0].Value(n); got != want {
+		if got := Spec().Costs[0].Value(n); got != want {
 			t.Errorf("cost at N=%d = %v, want %v", n, got, want)
 		}
 	}
@@ -806,14 +806,14 @@ func fromScenario(t *testing.T, js string) sim.Config {
 	if err := dec.Decode(&sc); err != nil {
 		t.Fatalf("scenario: %v", err)
 	}
-	if sc.Version != 2 || sc.Algorithm != Spec.Slug || sc.Title == "" || sc.About == "" || len(sc.IDs) != sc.Nodes {
+	if sc.Version != 2 || sc.Algorithm != Spec().Slug || sc.Title == "" || sc.About == "" || len(sc.IDs) != sc.Nodes {
 		t.Fatalf("scenario header: %+v", sc)
 	}
 	params, err := ParseParams(sc.Params, sc.IDs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := sim.Config{Spec: &Spec, IDs: sc.IDs, Params: params, Seed: sc.Seed, CS: sc.CS, Until: sc.Until,
+	cfg := sim.Config{Spec: Spec(), IDs: sc.IDs, Params: params, Seed: sc.Seed, CS: sc.CS, Until: sc.Until,
 		Network: sim.Network{DelayMin: sc.Network.Delay[0], DelayMax: sc.Network.Delay[1], FIFO: sc.Network.FIFO}}
 	for _, e := range sc.Events {
 		if e.Do != "request" {
@@ -1076,16 +1076,16 @@ func TestDefaultIDsAreTheNotesNumbering(t *testing.T) {
 		{3, map[int]string{1: "[1,2]", 2: "[2,3]", 3: "[1,3]"}},
 		{7, map[int]string{1: "[1,2,3]", 2: "[2,4,6]", 3: "[3,5,6]", 4: "[1,4,5]", 5: "[2,5,7]", 6: "[1,6,7]", 7: "[3,4,7]"}},
 	} {
-		ids := Spec.Defaults.IDs(tc.n)
+		ids := Spec().Defaults.IDs(tc.n)
 		if want := tc.n; ids[0] != 1 || ids[len(ids)-1] != want {
 			t.Fatalf("default ids for N=%d: %v, want 1..%d", tc.n, ids, tc.n)
 		}
-		pp, err := Spec.ParseParams(nil, ids)
+		pp, err := Spec().ParseParams(nil, ids)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i, id := range ids {
-			got := string(sim.EncodeState(Spec.New(i, &sim.Setup{IDs: ids, Params: pp})))
+			got := string(sim.EncodeState(Spec().New(i, &sim.Setup{IDs: ids, Params: pp})))
 			if want := `"set":` + tc.sets[id]; !strings.Contains(got, want) {
 				t.Errorf("N=%d, P%d: %s, want V%d %s", tc.n, id, got, id, want)
 			}
@@ -1093,14 +1093,14 @@ func TestDefaultIDsAreTheNotesNumbering(t *testing.T) {
 	}
 }
 
-// An old link (ids 0..N-1, no params) pins Spec.Earlier's params: the sets it ran with,
+// An old link (ids 0..N-1, no params) pins Spec().Earlier's params: the sets it ran with,
 // the notes' by position at N=3 and 7 and the row+column grid elsewhere, come back.
 func TestEarlierDefaultsKeepTheOldSets(t *testing.T) {
-	if len(Spec.Earlier) != 1 || !Spec.Earlier[0].IDsFrom0 || Spec.Earlier[0].Epoch != 2 {
-		t.Fatalf("Earlier = %+v, want one epoch-2 entry with IDsFrom0", Spec.Earlier)
+	if len(Spec().Earlier) != 1 || !Spec().Earlier[0].IDsFrom0 || Spec().Earlier[0].Epoch != 2 {
+		t.Fatalf("Earlier = %+v, want one epoch-2 entry with IDsFrom0", Spec().Earlier)
 	}
 	for _, n := range []int{2, 3, 5, 7, 9, 16, 36} {
-		pp, err := Spec.ParseParams([]byte(Spec.Earlier[0].Params), simtest.IDs(n))
+		pp, err := Spec().ParseParams([]byte(Spec().Earlier[0].Params), simtest.IDs(n))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1121,7 +1121,7 @@ func TestEarlierDefaultsKeepTheOldSets(t *testing.T) {
 // the plane's 13 processes, 12 for the 3 beyond it), not the grid's 3(K-1) = 18 with
 // K = 2 sqrt(N) - 1 = 7.
 func TestN16CostsAbout3SqrtN(t *testing.T) {
-	ids := Spec.Defaults.IDs(16)
+	ids := Spec().Defaults.IDs(16)
 	for _, tc := range []struct {
 		params   string
 		min, max int
@@ -1129,7 +1129,7 @@ func TestN16CostsAbout3SqrtN(t *testing.T) {
 		{`{}`, 9, 12},
 		{`{"construction":"grid"}`, 18, 18},
 	} {
-		pp, err := Spec.ParseParams([]byte(tc.params), ids)
+		pp, err := Spec().ParseParams([]byte(tc.params), ids)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1160,14 +1160,14 @@ func TestInspectorNamesTheConstructionAndK(t *testing.T) {
 		{3, `{"sets":{"1":[1],"2":[1,2],"3":[1,3]}}`, "voting sets chosen for this run, not built: K from 1 to 2"},
 		{3, `{"sets":{"1":[1,2,3],"2":[1,2,3],"3":[1,2,3]}}`, "voting sets chosen for this run, not built: K=3"},
 	} {
-		ids := Spec.Defaults.IDs(tc.n)
-		pp, err := Spec.ParseParams([]byte(tc.params), ids)
+		ids := Spec().Defaults.IDs(tc.n)
+		pp, err := Spec().ParseParams([]byte(tc.params), ids)
 		if err != nil {
 			t.Fatalf("N=%d %s: %v", tc.n, tc.params, err)
 		}
 		for i := range ids {
 			var st struct{ Construction string }
-			if err := json.Unmarshal(sim.EncodeState(Spec.New(i, &sim.Setup{IDs: ids, Params: pp})), &st); err != nil {
+			if err := json.Unmarshal(sim.EncodeState(Spec().New(i, &sim.Setup{IDs: ids, Params: pp})), &st); err != nil {
 				t.Fatal(err)
 			}
 			if st.Construction != tc.want {

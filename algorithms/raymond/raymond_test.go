@@ -33,7 +33,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, self int) *fixture {
 	t.Helper()
-	sf := simtest.Start(t, &Spec, self, &sim.Setup{IDs: unitIDs})
+	sf := simtest.Start(t, Spec(), self, &sim.Setup{IDs: unitIDs})
 	return &fixture{Fixture: sf, n: sf.Node.(*node)}
 }
 
@@ -186,7 +186,7 @@ func TestRY8_RecoveredProcessHasNoTokenAndPointsAtItsParent(t *testing.T) {
 		self   int
 		holder int
 	}{{iP9, 3}, {iP3, 9}} { // the recovered root points at its first child
-		sf := simtest.NewFixture(t, &Spec, tc.self, &sim.Setup{IDs: unitIDs})
+		sf := simtest.NewFixture(t, Spec(), tc.self, &sim.Setup{IDs: unitIDs})
 		f := &fixture{Fixture: sf, n: sf.Node.(*node)}
 		f.Step(sim.Input{Kind: sim.Recover})
 		parent := 3
@@ -279,7 +279,7 @@ func TestParseParams(t *testing.T) {
 // --- whole runs through the kernel ---
 
 func config(seed uint64, n int, p any, acts ...sim.Action) sim.Config {
-	return sim.Config{Spec: &Spec, IDs: simtest.IDs(n), Params: p, Seed: seed,
+	return sim.Config{Spec: Spec(), IDs: simtest.IDs(n), Params: p, Seed: seed,
 		Network: sim.Network{DelayMin: 1, DelayMax: 3}, CS: 2, Until: 100_000, Actions: acts}
 }
 
@@ -369,7 +369,7 @@ func TestRun_LogarithmicMessagesPerEntry(t *testing.T) {
 		if limit := 2*logN + 3; avg[n] > limit {
 			t.Errorf("N=%d: %.2f messages per entry, want at most 2·ceil(log2 N)+3 = %.0f", n, avg[n], limit)
 		}
-		if worst := Spec.Costs[1].Value(n); avg[n] > worst {
+		if worst := Spec().Costs[1].Value(n); avg[n] > worst {
 			t.Errorf("N=%d: %.2f messages per entry, more than the worst case %.0f", n, avg[n], worst)
 		}
 		t.Logf("N=%d: %.2f messages per entry (2·ceil(log2 N) = %.0f)", n, avg[n], 2*logN)

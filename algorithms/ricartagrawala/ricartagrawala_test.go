@@ -15,7 +15,7 @@ type fixture struct{ *simtest.Fixture }
 
 func newFixture(t *testing.T, self, n int) *fixture {
 	t.Helper()
-	return &fixture{simtest.Start(t, &Spec, self, &sim.Setup{IDs: simtest.IDs(n)})}
+	return &fixture{simtest.Start(t, Spec(), self, &sim.Setup{IDs: simtest.IDs(n)})}
 }
 
 func (f *fixture) deliver(typ string, from, ts int) {
@@ -187,7 +187,7 @@ func TestCloneIsDeep(t *testing.T) {
 }
 
 func config(seed uint64, n int, acts []sim.Action) sim.Config {
-	return sim.Config{Spec: &Spec, IDs: simtest.IDs(n), Seed: seed,
+	return sim.Config{Spec: Spec(), IDs: simtest.IDs(n), Seed: seed,
 		Network: sim.Network{DelayMin: 1, DelayMax: 4}, CS: 2, Until: 5000, Actions: acts}
 }
 

@@ -29,7 +29,7 @@ func newFixture(t *testing.T, self, holder int) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sf := simtest.Start(t, &Spec, self, &sim.Setup{IDs: ids5, Params: p})
+	sf := simtest.Start(t, Spec(), self, &sim.Setup{IDs: ids5, Params: p})
 	return &fixture{Fixture: sf, n: sf.Node.(*node)}
 }
 
@@ -80,7 +80,7 @@ func TestRI1_OnlyTheChosenHolderStartsWithTheToken(t *testing.T) {
 // back with a second token.
 func TestRI1_RecoveredHolderHasNoToken(t *testing.T) {
 	p, _ := ParseParams(nil, ids5)
-	n := Spec.New(0, &sim.Setup{IDs: ids5, Params: p})
+	n := Spec().New(0, &sim.Setup{IDs: ids5, Params: p})
 	ctx := sim.NewContext(0, ids5)
 	n.Step(ctx, &sim.Input{Kind: sim.Recover})
 	if got := ctx.Rules(); !slices.Equal(got, []string{"RI1", "RI2"}) {
@@ -325,7 +325,7 @@ func TestParseParams(t *testing.T) {
 func TestNewWithoutParams(t *testing.T) {
 	ids := []int{7, 2, 9}
 	for i, want := range []string{NoToken, TokenPresent, NoToken} {
-		n := Spec.New(i, &sim.Setup{IDs: ids}).(*node)
+		n := Spec().New(i, &sim.Setup{IDs: ids}).(*node)
 		n.Step(sim.NewContext(i, ids), &sim.Input{Kind: sim.Init})
 		if n.state != want {
 			t.Errorf("P%d: %s, want %s", ids[i], n.state, want)
@@ -338,7 +338,7 @@ func TestNewWithoutParams(t *testing.T) {
 func req(at, node int) sim.Action { return sim.Action{At: at, Do: sim.ActRequest, Node: node} }
 
 func config(seed uint64, ids []int, holder int, acts []sim.Action) sim.Config {
-	return sim.Config{Spec: &Spec, IDs: ids, Params: Params{Holder: holder}, Seed: seed,
+	return sim.Config{Spec: Spec(), IDs: ids, Params: Params{Holder: holder}, Seed: seed,
 		Network: sim.Network{DelayMin: 1, DelayMax: 4}, CS: 2, Until: 5000, Actions: acts}
 }
 
@@ -582,10 +582,10 @@ func scenarioConfig(t *testing.T, js string) sim.Config {
 	if err := dec.Decode(&sc); err != nil {
 		t.Fatal(err)
 	}
-	if sc.Version != 2 || sc.Algorithm != Spec.Slug || sc.Title == "" || sc.About == "" || len(sc.IDs) != sc.Nodes {
+	if sc.Version != 2 || sc.Algorithm != Spec().Slug || sc.Title == "" || sc.About == "" || len(sc.IDs) != sc.Nodes {
 		t.Fatalf("scenario header: %+v", sc)
 	}
-	p, err := Spec.ParseParams(sc.Params, sc.IDs)
+	p, err := Spec().ParseParams(sc.Params, sc.IDs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -598,7 +598,7 @@ func scenarioConfig(t *testing.T, js string) sim.Config {
 		}
 		acts = append(acts, sim.Action{At: e.At, Do: do, Node: i})
 	}
-	return sim.Config{Spec: &Spec, IDs: sc.IDs, Params: p, Seed: sc.Seed, CS: sc.CS, Until: sc.Until, Actions: acts,
+	return sim.Config{Spec: Spec(), IDs: sc.IDs, Params: p, Seed: sc.Seed, CS: sc.CS, Until: sc.Until, Actions: acts,
 		Network: sim.Network{DelayMin: sc.Network.Delay[0], DelayMax: sc.Network.Delay[1], FIFO: sc.Network.FIFO}}
 }
 

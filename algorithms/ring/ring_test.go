@@ -32,7 +32,7 @@ func newFixture(t *testing.T, self int, params string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{simtest.Start(t, &Spec, self, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: unitMaxDelay})}
+	return &fixture{simtest.Start(t, Spec(), self, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: unitMaxDelay})}
 }
 
 func (f *fixture) deliver(typ string, from, arg int) {
@@ -193,7 +193,7 @@ func TestCR8_TheLeaderStopsItsOwnAnnouncement(t *testing.T) {
 
 func TestCR9_RecoveredProcessForgetsTheLeaderAndStartsAnElection(t *testing.T) {
 	// The kernel builds a fresh state, then says Recover (no Init).
-	f := &fixture{simtest.NewFixture(t, &Spec, iP1, &sim.Setup{IDs: unitIDs, MaxDelay: unitMaxDelay})}
+	f := &fixture{simtest.NewFixture(t, Spec(), iP1, &sim.Setup{IDs: unitIDs, MaxDelay: unitMaxDelay})}
 	f.Step(sim.Input{Kind: sim.Recover})
 	// Defaults: no restart time-out (it would need N); the check looks again at the
 	// receiver one largest delay and one later.
@@ -363,7 +363,7 @@ func TestNewResolvesTheAckTimeout(t *testing.T) {
 		{Params{Ring: ringnext.Params{Ack: true}}, 0, "set ack 1"},
 		{&Params{Ring: ringnext.Params{Ack: true, AckTimeout: 4}}, 9, "set ack 4"},
 	} {
-		n := Spec.New(iP3, &sim.Setup{IDs: unitIDs, Params: tc.params, MaxDelay: tc.maxDelay})
+		n := Spec().New(iP3, &sim.Setup{IDs: unitIDs, Params: tc.params, MaxDelay: tc.maxDelay})
 		ctx := sim.NewContext(iP3, unitIDs)
 		n.Step(ctx, &sim.Input{Kind: sim.Elect})
 		got := ""
@@ -385,7 +385,7 @@ func config(ids []int, seed uint64, params string, acts ...sim.Action) sim.Confi
 	if err != nil {
 		panic(err)
 	}
-	return sim.Config{Spec: &Spec, IDs: ids, Params: p, Seed: seed,
+	return sim.Config{Spec: Spec(), IDs: ids, Params: p, Seed: seed,
 		Network: sim.Network{DelayMin: 1, DelayMax: 3}, Until: 2000, Actions: acts}
 }
 
@@ -442,7 +442,7 @@ func TestRunBestCaseTheHighestStarts2N(t *testing.T) {
 		for seed := uint64(1); seed <= 5; seed++ {
 			ids := ringtest.RandomRing(rand.New(rand.NewPCG(seed, uint64(n))), n)
 			got := oneInitiator(t, seed, ids, slices.Index(ids, slices.Max(ids)), "")
-			if want := Spec.Costs[0].Value(n); float64(got) != want || got != 2*n {
+			if want := Spec().Costs[0].Value(n); float64(got) != want || got != 2*n {
 				t.Errorf("N=%d seed %d: %d messages, want 2N = %v", n, seed, got, want)
 			}
 		}
@@ -455,7 +455,7 @@ func TestRunWorstCaseTheOneAfterTheHighestStarts3NMinus1(t *testing.T) {
 			ids := ringtest.RandomRing(rand.New(rand.NewPCG(seed, uint64(n))), n)
 			after := (slices.Index(ids, slices.Max(ids)) + 1) % n
 			got := oneInitiator(t, seed, ids, after, "")
-			if want := Spec.Costs[1].Value(n); float64(got) != want || got != 3*n-1 {
+			if want := Spec().Costs[1].Value(n); float64(got) != want || got != 3*n-1 {
 				t.Errorf("N=%d seed %d: %d messages, want 3N-1 = %v", n, seed, got, want)
 			}
 		}
@@ -470,10 +470,10 @@ func TestRunAverageOverInitiators(t *testing.T) {
 		for s := range ids {
 			total += oneInitiator(t, uint64(s), ids, s, "")
 		}
-		if got, want := float64(total)/float64(n), Spec.Costs[2].Value(n); got != want {
+		if got, want := float64(total)/float64(n), Spec().Costs[2].Value(n); got != want {
 			t.Errorf("N=%d: %v messages on average, want %v", n, got, want)
 		}
-		if lo, hi := Spec.Costs[0].Value(n), Spec.Costs[1].Value(n); float64(total) < lo*float64(n) || float64(total) > hi*float64(n) {
+		if lo, hi := Spec().Costs[0].Value(n), Spec().Costs[1].Value(n); float64(total) < lo*float64(n) || float64(total) > hi*float64(n) {
 			t.Errorf("N=%d: average outside [2N, 3N-1]", n)
 		}
 	}
@@ -572,14 +572,14 @@ func TestRunNotesExample6Fails3Starts5Wins(t *testing.T) {
 		"ELECTION(5) 4->6", "ELECTION(5) 4->3", "ELECTION(5) 3->5",
 		"ELECTED(5) 5->0", "ELECTED(5) 0->1", "ELECTED(5) 1->4", "ELECTED(5) 4->6", "ELECTED(5) 4->3", "ELECTED(5) 3->5",
 	}
-	base := ringtest.Config(t, &Spec, notesExample)
+	base := ringtest.Config(t, Spec(), notesExample)
 	for seed := uint64(0); seed <= 30; seed++ {
 		cfg := base
 		if seed > 0 {
 			cfg.Seed = seed
 		}
 		evs := simtest.Run(t, cfg)
-		if got := ringtest.Hops(evs, &Spec, cfg.IDs, ringnext.MsgAck); !slices.Equal(got, want) {
+		if got := ringtest.Hops(evs, Spec(), cfg.IDs, ringnext.MsgAck); !slices.Equal(got, want) {
 			t.Fatalf("seed %d: ring messages\n%v\nwant\n%v", cfg.Seed, got, want)
 		}
 		checkAgree(t, cfg.Seed, evs, cfg.IDs, 5)
@@ -607,7 +607,7 @@ func TestRunNotesExample6Fails3Starts5Wins(t *testing.T) {
 // the ELECTION to it, the message is lost, and the election dies there. The monitor
 // sees everyone still following the crashed 6 once the run is quiet.
 func TestRunSkipNoneACrashedSuccessorSwallowsTheElection(t *testing.T) {
-	cfg := ringtest.Config(t, &Spec, notesExample)
+	cfg := ringtest.Config(t, Spec(), notesExample)
 	p, err := ParseParams([]byte(ringnext.Earlier), cfg.IDs)
 	if err != nil {
 		t.Fatal(err)
@@ -615,7 +615,7 @@ func TestRunSkipNoneACrashedSuccessorSwallowsTheElection(t *testing.T) {
 	cfg.Params = p
 	evs := simtest.Run(t, cfg)
 	want := []string{"ELECTION(3) 3->5", "ELECTION(5) 5->0", "ELECTION(5) 0->1", "ELECTION(5) 1->4", "ELECTION(5) 4->6"}
-	if got := ringtest.Hops(evs, &Spec, cfg.IDs); !slices.Equal(got, want) {
+	if got := ringtest.Hops(evs, Spec(), cfg.IDs); !slices.Equal(got, want) {
 		t.Fatalf("messages %v, want %v", got, want)
 	}
 	if got := simtest.Count(evs, sim.EvDrop); got != 1 {
@@ -654,7 +654,7 @@ func TestRunTheLastSurvivorElectsItself(t *testing.T) {
 	checkAgree(t, 1, evs, ids, 4)
 	// Each message tries the direct successor first: a recovered one would be found.
 	want := []string{"ELECTION(4) 4->8", "ELECTION(4) 4->2", "ELECTION(4) 4->4", "ELECTED(4) 4->8", "ELECTED(4) 4->2", "ELECTED(4) 4->4"}
-	if got := ringtest.Hops(evs, &Spec, ids, ringnext.MsgAck); !slices.Equal(got, want) {
+	if got := ringtest.Hops(evs, Spec(), ids, ringnext.MsgAck); !slices.Equal(got, want) {
 		t.Errorf("messages %v, want %v", got, want)
 	}
 }
@@ -832,7 +832,7 @@ func TestRunHighestCrashedAnyStarterElectsTheHighestAlive(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ringtest.HighestCrashedAnyStarter(t, &Spec, p, 200, func(seed uint64) []int {
+			ringtest.HighestCrashedAnyStarter(t, Spec(), p, 200, func(seed uint64) []int {
 				return ringtest.RandomRing(rand.New(rand.NewPCG(seed, 14)), 6)
 			})
 		})
@@ -857,7 +857,7 @@ func TestRunNotesElectionStartedBy17(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := ringtest.Config(t, &Spec, string(b))
+	cfg := ringtest.Config(t, Spec(), string(b))
 	evs := simtest.Run(t, cfg)
 	checkAgree(t, cfg.Seed, evs, cfg.IDs, 28)
 	for typ, want := range map[string]int{MsgElection: 14, MsgElected: 8} {
@@ -866,7 +866,7 @@ func TestRunNotesElectionStartedBy17(t *testing.T) {
 		}
 	}
 	want := []string{"ELECTION(17) 17->4", "ELECTION(17) 4->24", "ELECTION(24) 24->9", "ELECTION(24) 9->1", "ELECTION(24) 1->15", "ELECTION(24) 15->28", "ELECTION(28) 28->3"}
-	if got := ringtest.Hops(evs, &Spec, cfg.IDs); !slices.Equal(got[:len(want)], want) {
+	if got := ringtest.Hops(evs, Spec(), cfg.IDs); !slices.Equal(got[:len(want)], want) {
 		t.Errorf("messages start %v, want %v", got[:len(want)], want)
 	}
 }
@@ -945,7 +945,7 @@ func TestRunOneMoreCrashDuringTheElectionElectsTheLargestLiveID(t *testing.T) {
 		first := ""
 		for _, n := range []int{4, 6} {
 			for _, fifo := range []bool{true, false} {
-				runs, failed, f := ringtest.OneMoreCrashDuringTheElection(t, &Spec, p, n, 2, fifo)
+				runs, failed, f := ringtest.OneMoreCrashDuringTheElection(t, Spec(), p, n, 2, fifo)
 				total, bad = total+runs, bad+failed
 				if first == "" {
 					first = f

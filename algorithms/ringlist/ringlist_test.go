@@ -33,7 +33,7 @@ func newFixture(t *testing.T, self int, params string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{simtest.Start(t, &Spec, self, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: unitMaxDelay})}
+	return &fixture{simtest.Start(t, Spec(), self, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: unitMaxDelay})}
 }
 
 func (f *fixture) deliver(typ string, from, arg int, list ...int) {
@@ -254,7 +254,7 @@ func TestAL11_RecoveredProcessForgetsTheLeaderAndStartsAnElection(t *testing.T) 
 	for _, tc := range []struct{ params, rule string }{{`{"check": false}`, "AL-2"}, {`{"variant": "ids"}`, "AL-7"}} {
 		p, _ := ParseParams([]byte(tc.params), unitIDs)
 		// The kernel builds a fresh state, then says Recover (no Init).
-		f := &fixture{simtest.NewFixture(t, &Spec, iP1, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: unitMaxDelay})}
+		f := &fixture{simtest.NewFixture(t, Spec(), iP1, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: unitMaxDelay})}
 		f.Step(sim.Input{Kind: sim.Recover})
 		f.check(expect{rules: []string{"AL-11", tc.rule}, sent: []string{"ELECT[1]->3"}, state: state(true, "[1]", -1)})
 	}
@@ -400,7 +400,7 @@ func config(ids []int, seed uint64, params string, acts ...sim.Action) sim.Confi
 	if err != nil {
 		panic(err)
 	}
-	return sim.Config{Spec: &Spec, IDs: ids, Params: p, Seed: seed,
+	return sim.Config{Spec: Spec(), IDs: ids, Params: p, Seed: seed,
 		Network: sim.Network{DelayMin: 1, DelayMax: 3, FIFO: true}, Until: 2000, Actions: acts}
 }
 
@@ -435,7 +435,7 @@ func TestRunListVariantOneInitiatorCosts2N(t *testing.T) {
 			cfg.Network.FIFO = seed%2 == 0 // it does not matter
 			evs := simtest.Run(t, cfg)
 			checkAgree(t, seed, evs, ids, slices.Max(ids))
-			if got, want := simtest.Count(evs, sim.EvSend), Spec.Costs[0].Value(n); float64(got) != want || got != 2*n {
+			if got, want := simtest.Count(evs, sim.EvSend), Spec().Costs[0].Value(n); float64(got) != want || got != 2*n {
 				t.Errorf("N=%d seed %d: %d messages, want 2N = %v", n, seed, got, want)
 			}
 			ring := rotate(ids, s)
@@ -495,7 +495,7 @@ func TestRunIDsVariantCostsNSquared(t *testing.T) {
 		}
 		evs := simtest.Run(t, config(ids, seed, ids1, acts...))
 		checkAgree(t, seed, evs, ids, slices.Max(ids))
-		if got, want := simtest.CountMsgs(evs, MsgElect), Spec.Costs[3].Value(n); float64(got) != want || got != n*n {
+		if got, want := simtest.CountMsgs(evs, MsgElect), Spec().Costs[3].Value(n); float64(got) != want || got != n*n {
 			t.Errorf("seed %d (N=%d): %d ELECT, want N² = %v", seed, n, got, want)
 		}
 		if got := simtest.CountMsgs(evs, MsgElected); got != n {
@@ -521,7 +521,7 @@ func notesExample1(t *testing.T) string {
 // past the crashed P4 and P1; P2 forwards Elect(3), then gets its own Elect(2) back and
 // decides first; P3 decides when Elect(3) is back; both send Elected(P3).
 func TestRunNotesExample1FollowsTheNotesMessageByMessage(t *testing.T) {
-	cfg := ringtest.Config(t, &Spec, notesExample1(t))
+	cfg := ringtest.Config(t, Spec(), notesExample1(t))
 	evs := simtest.Run(t, cfg)
 	want := []string{
 		"ELECT([2]) 2->3",
@@ -530,7 +530,7 @@ func TestRunNotesExample1FollowsTheNotesMessageByMessage(t *testing.T) {
 		"ELECTED(3 []) 2->3",
 		"ELECTED(3 []) 3->2",
 	}
-	if got := ringtest.Hops(evs, &Spec, cfg.IDs); !slices.Equal(got, want) {
+	if got := ringtest.Hops(evs, Spec(), cfg.IDs); !slices.Equal(got, want) {
 		t.Fatalf("messages\n%v\nwant\n%v", got, want)
 	}
 	checkAgree(t, cfg.Seed, evs, cfg.IDs, 3)
@@ -573,7 +573,7 @@ func TestRunNotesExample1CaptionsQuote004InOrder(t *testing.T) {
 	if err := json.Unmarshal([]byte(text), &sc); err != nil {
 		t.Fatal(err)
 	}
-	cfg := ringtest.Config(t, &Spec, text)
+	cfg := ringtest.Config(t, Spec(), text)
 	evs := simtest.Run(t, cfg)
 	// 004, "Ring Algorithm: Example1", in order, and the event each sentence tells.
 	for k, want := range []struct {
@@ -613,7 +613,7 @@ func TestRunNotesExample1EarlierVersionWithAcks(t *testing.T) {
 		"ELECT([3]) 2->3",
 		"ELECT([2]) 3->4", "ELECT([2]) 3->1", "ELECT([2]) 3->2",
 	}
-	base := ringtest.Config(t, &Spec, notesExample1(t))
+	base := ringtest.Config(t, Spec(), notesExample1(t))
 	p, err := ParseParams([]byte(`{"variant": "ids", "ack": true, "announce": false, "restart": false}`), base.IDs)
 	if err != nil {
 		t.Fatal(err)
@@ -626,7 +626,7 @@ func TestRunNotesExample1EarlierVersionWithAcks(t *testing.T) {
 			cfg.Seed = seed
 		}
 		evs := simtest.Run(t, cfg)
-		if got := ringtest.Hops(evs, &Spec, cfg.IDs, ringnext.MsgAck); !slices.Equal(got, want) {
+		if got := ringtest.Hops(evs, Spec(), cfg.IDs, ringnext.MsgAck); !slices.Equal(got, want) {
 			t.Fatalf("seed %d: messages\n%v\nwant\n%v", cfg.Seed, got, want)
 		}
 		checkAgree(t, cfg.Seed, evs, cfg.IDs, 3)
@@ -653,7 +653,7 @@ func TestRunNotesExample1EarlierVersionWithAcks(t *testing.T) {
 // and P2 announces P3 with an ELECTED that goes round once: 2N messages for the N = 2
 // live processes, plus those lost to P4 and P1.
 func TestRunNotesExample1InTheListVariant(t *testing.T) {
-	cfg := ringtest.Config(t, &Spec, notesExample1(t))
+	cfg := ringtest.Config(t, Spec(), notesExample1(t))
 	cfg.Network = sim.Network{DelayMin: 1, DelayMax: 3, FIFO: true}
 	cfg.Params = Params{Variant: VariantList, Ring: ringnext.Params{Ack: true}}
 	evs := simtest.Run(t, cfg)
@@ -661,7 +661,7 @@ func TestRunNotesExample1InTheListVariant(t *testing.T) {
 		"ELECT([2]) 2->3", "ELECT([2 3]) 3->4", "ELECT([2 3]) 3->1", "ELECT([2 3]) 3->2",
 		"ELECTED(3 [2 3]) 2->3", "ELECTED(3 [2 3]) 3->4", "ELECTED(3 [2 3]) 3->1", "ELECTED(3 [2 3]) 3->2",
 	}
-	if got := ringtest.Hops(evs, &Spec, cfg.IDs, ringnext.MsgAck); !slices.Equal(got, want) {
+	if got := ringtest.Hops(evs, Spec(), cfg.IDs, ringnext.MsgAck); !slices.Equal(got, want) {
 		t.Fatalf("messages\n%v\nwant\n%v", got, want)
 	}
 	checkAgree(t, cfg.Seed, evs, cfg.IDs, 3)
@@ -694,7 +694,7 @@ func TestRunNotesTokenRingExample3Starts5Wins(t *testing.T) {
 		"ELECTED(5 " + list + ") 3->5", "ELECTED(5 " + list + ") 5->0", "ELECTED(5 " + list + ") 0->1",
 		"ELECTED(5 " + list + ") 1->4", "ELECTED(5 " + list + ") 4->6", "ELECTED(5 " + list + ") 4->3",
 	}
-	base := ringtest.Config(t, &Spec, notesTokenRingExample)
+	base := ringtest.Config(t, Spec(), notesTokenRingExample)
 	for seed := uint64(0); seed <= 30; seed++ {
 		cfg := base
 		if seed > 0 {
@@ -702,7 +702,7 @@ func TestRunNotesTokenRingExample3Starts5Wins(t *testing.T) {
 			cfg.Network.FIFO = seed%2 == 0 // one message at a time: FIFO does not matter
 		}
 		s, evs := ringtest.Run(t, cfg)
-		if got := ringtest.Hops(evs, &Spec, cfg.IDs, ringnext.MsgAck); !slices.Equal(got, want) {
+		if got := ringtest.Hops(evs, Spec(), cfg.IDs, ringnext.MsgAck); !slices.Equal(got, want) {
 			t.Fatalf("seed %d: messages\n%v\nwant\n%v", cfg.Seed, got, want)
 		}
 		checkAgree(t, cfg.Seed, evs, cfg.IDs, 5)
@@ -729,7 +729,7 @@ func TestRunNotesTokenRingExample3Starts5Wins(t *testing.T) {
 // With the earlier defaults (no skipping) the ELECT sent to the crashed 6 is simply
 // lost: the election dies and everyone still follows 6, which the monitor reports.
 func TestRunSkipNoneACrashedSuccessorSwallowsTheElection(t *testing.T) {
-	cfg := ringtest.Config(t, &Spec, notesTokenRingExample)
+	cfg := ringtest.Config(t, Spec(), notesTokenRingExample)
 	p, err := ParseParams([]byte(earlier), cfg.IDs)
 	if err != nil {
 		t.Fatal(err)
@@ -882,7 +882,7 @@ func TestRunHighestCrashedAnyStarterElectsTheHighestAlive(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ringtest.HighestCrashedAnyStarter(t, &Spec, p, 200, func(seed uint64) []int {
+			ringtest.HighestCrashedAnyStarter(t, Spec(), p, 200, func(seed uint64) []int {
 				return ringtest.RandomRing(rand.New(rand.NewPCG(seed, 14)), 6)
 			})
 		})
@@ -949,7 +949,7 @@ func TestRunOneMoreCrashDuringTheElectionElectsTheLargestLiveID(t *testing.T) {
 		first := ""
 		for _, n := range []int{4, 6} {
 			for _, fifo := range []bool{true, false} {
-				runs, failed, f := ringtest.OneMoreCrashDuringTheElection(t, &Spec, p, n, 2, fifo)
+				runs, failed, f := ringtest.OneMoreCrashDuringTheElection(t, Spec(), p, n, 2, fifo)
 				total, bad = total+runs, bad+failed
 				if first == "" {
 					first = f

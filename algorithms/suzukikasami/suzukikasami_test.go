@@ -31,7 +31,7 @@ func newFixture(t *testing.T, self int, params string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sf := simtest.Start(t, &Spec, self, &sim.Setup{IDs: unitIDs, Params: p})
+	sf := simtest.Start(t, Spec(), self, &sim.Setup{IDs: unitIDs, Params: p})
 	return &fixture{Fixture: sf, n: sf.Node.(*node)}
 }
 
@@ -197,7 +197,7 @@ func TestSK5(t *testing.T) {
 
 func TestSK6_RecoveredProcessHasNoTokenAndPassesOneOn(t *testing.T) {
 	// The kernel rebuilds a crashed node with New, then gives it Recover.
-	sf := simtest.NewFixture(t, &Spec, iP3, &sim.Setup{IDs: unitIDs})
+	sf := simtest.NewFixture(t, Spec(), iP3, &sim.Setup{IDs: unitIDs})
 	f := &fixture{Fixture: sf, n: sf.Node.(*node)}
 	f.Step(sim.Input{Kind: sim.Recover})
 	f.check(expect{rules: []string{"SK-6"}, state: st(cs.Released, false, "[0,0,0,0]", "[]", "[]")})
@@ -275,7 +275,7 @@ func config(seed uint64, ids []int, params string, acts ...sim.Action) sim.Confi
 	if err != nil {
 		panic(err)
 	}
-	return sim.Config{Spec: &Spec, IDs: ids, Params: p, Seed: seed,
+	return sim.Config{Spec: Spec(), IDs: ids, Params: p, Seed: seed,
 		Network: sim.Network{DelayMin: 1, DelayMax: 4}, CS: 2, Until: 5000, Actions: acts}
 }
 
@@ -305,7 +305,7 @@ func TestRun_NMessagesPerEntryZeroWithTheToken(t *testing.T) {
 			}
 			want := []int{0}
 			for i := 1; i < n; i++ {
-				want = append(want, int(Spec.Costs[0].Value(n)))
+				want = append(want, int(Spec().Costs[0].Value(n)))
 			}
 			if !slices.Equal(perEntry, want) {
 				t.Fatalf("messages per entry %v, want %v", perEntry, want)

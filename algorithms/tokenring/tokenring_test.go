@@ -38,7 +38,7 @@ func newFixture(t *testing.T, self int, params string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sf := simtest.Start(t, &Spec, self, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: 3})
+	sf := simtest.Start(t, Spec(), self, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: 3})
 	return &fixture{Fixture: sf, n: sf.Node.(*node)}
 }
 
@@ -417,7 +417,7 @@ func TestTR14_RecoveredProcessHasNoTokenAndSaysHello(t *testing.T) {
 		}
 		// The kernel rebuilds the node with New and gives it Recover instead of Init: even
 		// the initial holder comes back without the token.
-		sf := simtest.NewFixture(t, &Spec, iP3, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: 3})
+		sf := simtest.NewFixture(t, Spec(), iP3, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: 3})
 		f := &fixture{Fixture: sf, n: sf.Node.(*node)}
 		f.Step(sim.Input{Kind: sim.Recover})
 		f.check(expect{rules: []string{"TR-14"}, sent: tc.sent, effects: tc.eff, state: tc.state})
@@ -516,7 +516,7 @@ func TestParseParams(t *testing.T) {
 
 func TestNewWithoutParamsUsesTheDefaults(t *testing.T) {
 	for _, p := range []any{nil, &Params{Holder: 42, Hop: 0}} {
-		n := Spec.New(0, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: 2}).(*node)
+		n := Spec().New(0, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: 2}).(*node)
 		if n.holder != 0 || n.hop != 1 || n.regen != 0 || n.ackT != 5 {
 			t.Errorf("params %+v: holder %d hop %d regen %d ackT %d; want 0 1 0 5", p, n.holder, n.hop, n.regen, n.ackT)
 		}
@@ -530,7 +530,7 @@ func config(seed uint64, ids []int, params string, acts ...sim.Action) sim.Confi
 	if err != nil {
 		panic(err)
 	}
-	return sim.Config{Spec: &Spec, IDs: ids, Params: p, Seed: seed,
+	return sim.Config{Spec: Spec(), IDs: ids, Params: p, Seed: seed,
 		Network: sim.Network{DelayMin: 1, DelayMax: 3}, CS: 2, Until: 500, Actions: acts}
 }
 
@@ -582,7 +582,7 @@ func TestRun_OneToNMinus1MessagesToObtainTheToken(t *testing.T) {
 		}
 		// A token already on its way to the requester when it asks is counted from the
 		// next send, so 0 to N-1 are all possible; never more.
-		if tokens > int(Spec.Costs[1].Value(n)) {
+		if tokens > int(Spec().Costs[1].Value(n)) {
 			t.Fatalf("seed %d: P%d needed %d TOKEN messages, more than N-1 = %d", seed, who, tokens, n-1)
 		}
 		seen[tokens] = true
@@ -879,7 +879,7 @@ func TestRun_TooShortATimeOutRegeneratesNeedlesslyButSafely(t *testing.T) {
 
 // One caller: the ELECTION goes from the caller to the highest id (d hops) and then once
 // round (N), the ELECTED once round (N), each hop acknowledged: 2(d + 2N) messages,
-// between 4N and 6N-2, the figure in Spec.Costs. The token goes round once first and a
+// between 4N and 6N-2, the figure in Spec().Costs. The token goes round once first and a
 // long hop staggers the lost time-outs, so the first caller's ELECTION reaches everyone
 // before their own expire.
 func TestRun_RegenerationCostsFourNToSixNMinus2(t *testing.T) {
@@ -981,7 +981,7 @@ func TestRun_SeedSweepWithFaultsAndRegeneration(t *testing.T) {
 	// The sweep must exercise the whole regeneration machinery. TR-11 is not expected:
 	// with a generous time-out no token is wrongly presumed lost, so none is superseded
 	// (TestRun_TooShortATimeOutRegeneratesNeedlesslyButSafely covers it).
-	for _, r := range Spec.Rules {
+	for _, r := range Spec().Rules {
 		if r.Label != "TR-11" && fired[r.Label] == 0 {
 			t.Errorf("rule %s never fired in the sweep", r.Label)
 		}
@@ -1044,7 +1044,7 @@ func scenarioConfig(t *testing.T, raw string) sim.Config {
 	if err := dec.Decode(&s); err != nil {
 		t.Fatal(err)
 	}
-	if s.Version != 2 || s.Algorithm != Spec.Slug || s.Title == "" || s.About == "" {
+	if s.Version != 2 || s.Algorithm != Spec().Slug || s.Title == "" || s.About == "" {
 		t.Fatalf("scenario header: %+v", s)
 	}
 	cfg := config(s.Seed, simtest.IDs(s.Nodes), string(s.Params))
