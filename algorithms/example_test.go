@@ -11,7 +11,6 @@ package algorithms
 
 import (
 	"slices"
-	"strconv"
 	"testing"
 
 	"github.com/teach-dist/playground/algorithms/cs"
@@ -193,17 +192,6 @@ func startBaton(t *testing.T, self int) *simtest.Fixture {
 	return simtest.Start(t, &Example, self, &sim.Setup{IDs: batonIDs, Params: p})
 }
 
-func wantSent(t *testing.T, f *simtest.Fixture, want ...string) {
-	t.Helper()
-	var got []string
-	for _, m := range f.Ctx.Sent() {
-		got = append(got, m.Type+">"+strconv.Itoa(m.To))
-	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("sent %v, want %v", got, want)
-	}
-}
-
 func TestEX1_KeeperStartsWithTheBaton(t *testing.T) {
 	f := startBaton(t, 1)
 	f.WantRules("EX-1")
@@ -215,7 +203,7 @@ func TestEX2_AsksTheKeeper(t *testing.T) {
 	f := startBaton(t, 0)
 	f.Step(sim.Input{Kind: sim.Request})
 	f.WantRules("EX-2")
-	wantSent(t, f, "ASK>1")
+	f.WantSent("ASK->1")
 	f.WantState(`{"state":"WANTED","keeper":3}`)
 }
 
@@ -223,10 +211,10 @@ func TestEX3_KeeperLendsOrQueues(t *testing.T) {
 	f := startBaton(t, 1)
 	f.Deliver(sim.Message{Type: msgAsk, From: 0})
 	f.WantRules("EX-3")
-	wantSent(t, f, "BATON>0")
+	f.WantSent("BATON->0")
 	f.Deliver(sim.Message{Type: msgAsk, From: 2})
 	f.WantRules("EX-3")
-	wantSent(t, f)
+	f.WantSent()
 	f.WantState(`{"state":"RELEASED","keeper":3,"queue":[5]}`)
 }
 
@@ -235,9 +223,7 @@ func TestEX4_EntersWithTheBaton(t *testing.T) {
 	f.Step(sim.Input{Kind: sim.Request})
 	f.Deliver(sim.Message{Type: msgBaton, From: 1})
 	f.WantRules("EX-4")
-	if !slices.Equal(f.CS(), []string{"enter"}) {
-		t.Fatalf("CS effects %v, want enter", f.CS())
-	}
+	f.WantEffects("enter")
 }
 
 func TestEX5_GivesTheBatonBack(t *testing.T) {
@@ -246,7 +232,7 @@ func TestEX5_GivesTheBatonBack(t *testing.T) {
 	f.Deliver(sim.Message{Type: msgBaton, From: 1})
 	f.Step(sim.Input{Kind: sim.Release})
 	f.WantRules("EX-5")
-	wantSent(t, f, "BATON>1")
+	f.WantSent("BATON->1")
 	f.WantState(`{"state":"RELEASED","keeper":3}`)
 }
 
@@ -256,19 +242,12 @@ func TestEX6_KeeperLendsToTheNextInLine(t *testing.T) {
 	f.Deliver(sim.Message{Type: msgAsk, From: 2})
 	f.Deliver(sim.Message{Type: msgBaton, From: 0})
 	f.WantRules("EX-6")
-	wantSent(t, f, "BATON>2")
+	f.WantSent("BATON->2")
 	f.WantState(`{"state":"RELEASED","keeper":3,"queue":[]}`)
 }
 
 // Every rule has a test above; the guide asks for it and this keeps it so.
-func TestExampleRulesAllTested(t *testing.T) {
-	tested := []string{"EX-1", "EX-2", "EX-3", "EX-4", "EX-5", "EX-6"}
-	for _, r := range Example.Rules {
-		if !slices.Contains(tested, r.Label) {
-			t.Errorf("rule %s has no test", r.Label)
-		}
-	}
-}
+func TestExampleRulesAllTested(t *testing.T) { simtest.EveryRuleHasATest(t, &Example) }
 
 // The kernel runs it like any registered algorithm: every request is served, one
 // process at a time, and the trace names its rules.
