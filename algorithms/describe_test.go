@@ -167,3 +167,31 @@ func TestBadParamsNameTheirField(t *testing.T) {
 		}
 	}
 }
+
+// A cost is one number (Value), a range (Low and High together, in place of Value,
+// with a formula "LOW to HIGH") or a formula alone: never a range's upper bound
+// passed off as its value, which pages would show as the figure.
+func TestCostRangesAreWhole(t *testing.T) {
+	for _, s := range described() {
+		for _, c := range s.Costs {
+			if c.Low == nil && c.High == nil {
+				continue
+			}
+			switch {
+			case c.Low == nil || c.High == nil:
+				t.Errorf("%s: %q declares one bound of a range: give Low and High", s.Slug, c.Name)
+			case c.Value != nil || c.ValueFor != nil || c.ValueK != nil:
+				t.Errorf("%s: %q is a range and a single value at once", s.Slug, c.Name)
+			case !strings.Contains(c.Formula, " to "):
+				t.Errorf("%s: %q is a range; write its formula LOW to HIGH, not %q", s.Slug, c.Name, c.Formula)
+			default:
+				for n := sim.MinNodes; n <= sim.MaxNodes; n++ {
+					if lo, hi := c.Low(n), c.High(n); lo > hi {
+						t.Errorf("%s: %q for %d processes: low %v above high %v", s.Slug, c.Name, n, lo, hi)
+						break
+					}
+				}
+			}
+		}
+	}
+}
