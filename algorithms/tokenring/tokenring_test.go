@@ -529,7 +529,7 @@ func TestRun_OneToNMinus1MessagesToObtainTheToken(t *testing.T) {
 		}
 		// A token already on its way to the requester when it asks is counted from the
 		// next send, so 0 to N-1 are all possible; never more.
-		if tokens > int(Spec.Costs[1].Value(n)) {
+		if tokens > int(Spec.Costs[1].High(n)) {
 			t.Fatalf("seed %d: P%d needed %d TOKEN messages, more than N-1 = %d", seed, who, tokens, n-1)
 		}
 		seen[tokens] = true
