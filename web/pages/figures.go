@@ -48,20 +48,15 @@ func derivedFigures(ts []cost.Theory) []figure {
 // message times T "2T: 2 T" (the table's delays are in T), a range with both bounds
 // "0 to 2(N-1) = 0 to 8".
 func (f figure) text(unit string) string {
-	if f.rng != nil {
-		bounds := f1(f.rng.Low) + " to " + f1(f.rng.High)
-		switch {
-		case unit == cost.UnitTime:
-			return f.formula + ": " + bounds + " T"
-		case f.formula == bounds:
-			return f.formula
-		}
-		return f.formula + " = " + bounds
-	}
-	if f.value == nil {
+	var v string // the figure's number for N, or its two bounds
+	switch {
+	case f.rng != nil:
+		v = f1(f.rng.Low) + " to " + f1(f.rng.High)
+	case f.value != nil:
+		v = f1(*f.value)
+	default:
 		return f.formula
 	}
-	v := f1(*f.value)
 	switch {
 	case unit == cost.UnitTime:
 		return f.formula + ": " + v + " T"
