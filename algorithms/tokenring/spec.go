@@ -134,7 +134,7 @@ func Spec() *sim.Spec {
 					{In: []string{"000", "004"}, Formula: "from 1 to n-1 messages to obtain a token"},
 					{In: []string{"002"}, Formula: "Da 0 a N-1"}},
 				Formula: "1 to N-1 (0 when it is already here)",
-				Value:   func(n int) float64 { return float64(n - 1) }},
+				Low:     func(int) float64 { return 1 }, High: func(n int) float64 { return float64(n - 1) }},
 			{Name: "synchronisation delay",
 				Notes:   []sim.NoteFormula{{In: []string{"003"}, Formula: "n/2 avg, n-1 worst case", Value: func(n int) float64 { return float64(n) / 2 }}},
 				Formula: "1 to N-1 hops, N/2 on average"},

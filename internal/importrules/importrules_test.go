@@ -57,6 +57,7 @@ var rules = []rule{
 	{pattern: "static", stdOnly: true},
 	{pattern: "internal/importrules", stdOnly: true},
 	{pattern: "internal/testwait", stdOnly: true}, // tests' one way to wait
+	{pattern: "internal/guide", stdOnly: true},    // its test follows docs/adding-an-algorithm.md in a copy
 	{pattern: "runtime/protocol", may: []string{"runtime/sim"}, stdOnly: true},
 	{pattern: "runtime/causal", may: analyses, stdOnly: true},
 	{pattern: "runtime/cost", may: analyses, stdOnly: true},
