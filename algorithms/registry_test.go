@@ -32,8 +32,8 @@ func TestLookupFindsEverySlugAndNothingElse(t *testing.T) {
 		}
 		got = append(got, s.Slug)
 	}
-	if !slices.Equal(got, Slugs()) || len(got) != 12 {
-		t.Errorf("All's slugs %v, Slugs %v: want the twelve, in one order", got, Slugs())
+	if !slices.Equal(got, Slugs()) || len(slices.Compact(slices.Sorted(slices.Values(got)))) != len(got) {
+		t.Errorf("All's slugs %v, Slugs %v: want each registered algorithm once, in one order", got, Slugs())
 	}
 	if _, ok := Lookup("no-such-algorithm"); ok {
 		t.Error("Lookup found an algorithm that is not registered")
