@@ -8,7 +8,7 @@
 // compactor there checks every frame against it. The fields of the frames come from the
 // Go tables (compact_fields.js, generated).
 
-import { batchTail, clockFields, extraFields, nodeFields } from "./compact_fields.js";
+import { batchTail, clockFields, clockOf, extraFields, nodeFields, nodeView } from "./compact_fields.js";
 
 const pairSep = "\u0000"; // joins a rule and its why into one string of the table
 
@@ -44,21 +44,6 @@ export function createExpander() {
 function takeTable(v, t) {
   v.strs = [...(t.strings || [])];
   v.payload = new Map((t.payload || []).map(([typ, ...keys]) => [typ, keys]));
-}
-
-// clockOf is the clock of a protocol-1 frame: the fields an events frame's clock delta has.
-function clockOf(f) {
-  const c = {};
-  for (const { name, omitEmpty } of clockFields) if (!omitEmpty || f[name]) c[name] = f[name];
-  return c;
-}
-
-// nodeView is a process as the view keeps it: its id, state and the fields of its delta.
-function nodeView(n) {
-  const view = { id: n.id };
-  for (const { name } of nodeFields) view[name] = n[name];
-  view.state = n.state;
-  return view;
 }
 
 const isObject = (x) => x !== null && typeof x === "object" && !Array.isArray(x);
@@ -136,6 +121,9 @@ function holder(v) {
   return h;
 }
 
+// The clock fields protocol 1 leaves out when empty.
+const clockOmitEmpty = clockFields.filter((f) => f.omitEmpty).map((f) => f.name);
+
 function expandEvents(v, items) {
   let delta = 0;
   let batches = items;
@@ -150,15 +138,22 @@ function expandEvents(v, items) {
   }
   const clock = { ...v.clock, step, t, seq, horizon: Math.max(v.clock.horizon, step) };
   if (delta) readDelta(clockFields, delta, clock);
-  for (const { name, omitEmpty } of clockFields) if (omitEmpty && !clock[name]) delete clock[name];
+  for (const name of clockOmitEmpty) if (!clock[name]) delete clock[name];
   v.clock = clock;
   return { type: "events", ...clock, batches: out };
 }
 
+// tailPart is a part of a batch [E, N, ...batchTail] by its name; one left out at the
+// end is as it is when it says nothing.
+const tailAt = new Map(batchTail.map((p, i) => [p.name, i]));
+function tailPart(parts, name) {
+  const i = tailAt.get(name);
+  return i + 2 < parts.length ? parts[i + 2] : batchTail[i].zero;
+}
+
 function expandBatch(v, parts, seq, prevStep, prevT) {
-  const [evs, nodes, ...rest] = parts;
-  // The parts left out at the end are as they are when they say nothing.
-  const { arrive, dt, dstep, extra } = Object.fromEntries(batchTail.map((p, i) => [p.name, i < rest.length ? rest[i] : p.zero]));
+  const [evs, nodes] = parts;
+  const [arrive, dt, dstep, extra] = [tailPart(parts, "arrive"), tailPart(parts, "dt"), tailPart(parts, "dstep"), tailPart(parts, "extra")];
   const batch = { step: prevStep + 1 + dstep, t: prevT + dt };
   let cur = holder(v);
   const sent = [];

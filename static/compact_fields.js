@@ -2,7 +2,8 @@
 //
 // The fields of compact follower frames (docs/protocol.md, "Compact follower frames")
 // as the Go compactor writes them and its expander reads them: compact.js reads the
-// frames by these tables. A field is {key (in a compact delta), name (in the
+// frames by these tables, and makes the view's clocks and processes with the two
+// functions after them. A field is {key (in a compact delta), name (in the
 // protocol-1 object), kind, omitEmpty (protocol 1 leaves it out when empty)}.
 
 // C, an events frame's clock: the fields that differ from the prediction.
@@ -40,3 +41,16 @@ export const batchTail = [
   {"name":"dstep","zero":0},
   {"name":"extra","zero":{}},
 ];
+
+// clockOf is the clock of a protocol-1 frame: its clockFields.
+export function clockOf(f) {
+  const o = { step: f.step, t: f.t, seq: f.seq, horizon: f.horizon, playing: f.playing, speed: f.speed, quiet: f.quiet, interventions: f.interventions };
+  if (f.stopped) o.stopped = f.stopped;
+  return o;
+}
+
+// nodeView is a process as the view keeps it: its id, nodeFields and state.
+export function nodeView(f) {
+  const o = { id: f.id, alive: f.alive, cs: f.cs, token: f.token, leader: f.leader, group: f.group, state: f.state };
+  return o;
+}
