@@ -19,7 +19,7 @@ import (
 // Each message type has a short label, unique within its algorithm, that no other
 // label of the algorithm begins with (REL beside RELQ reads as a cut-off stub).
 func TestMessageLabels(t *testing.T) {
-	for _, s := range described() {
+	for _, s := range All() {
 		seen := map[string]string{}
 		for _, m := range s.Messages {
 			if m.Label == "" || utf8.RuneCountInString(m.Label) > 5 {
@@ -41,7 +41,7 @@ func TestMessageLabels(t *testing.T) {
 }
 
 func TestStageNamesDeclaredVars(t *testing.T) {
-	for _, s := range described() {
+	for _, s := range All() {
 		st := s.Stage
 		for _, v := range []string{st.Mark, st.Edges, st.Pointer, st.Group, st.GroupAbout} {
 			if v != "" && !slices.ContainsFunc(s.Vars, func(x sim.Var) bool { return x.Name == v }) {
@@ -61,12 +61,8 @@ func TestStageNamesDeclaredVars(t *testing.T) {
 
 var ids = []int{0, 1, 2, 3, 4}
 
-// described is every registered algorithm and the worked example (example_test.go),
-// which must pass the same checks.
-func described() []*sim.Spec { return append(All(), &Example) }
-
 func TestParamsAreDeclared(t *testing.T) {
-	for _, s := range described() {
+	for _, s := range All() {
 		if (s.ParseParams == nil) != (len(s.Params) == 0) {
 			t.Errorf("%s: declares %d params but ParseParams is nil=%t", s.Slug, len(s.Params), s.ParseParams == nil)
 		}
@@ -106,7 +102,7 @@ func checkDeclaration(t *testing.T, slug string, f sim.Param) {
 
 // A declared default is what a field left out really gets: giving it changes nothing.
 func TestDeclaredDefaultsAreTheDefaults(t *testing.T) {
-	for _, s := range described() {
+	for _, s := range All() {
 		if s.ParseParams == nil {
 			continue
 		}
@@ -144,7 +140,7 @@ func defaultsOf(fields []sim.Param) []string {
 
 // A value a field does not accept is refused with an error that names the field.
 func TestBadParamsNameTheirField(t *testing.T) {
-	for _, s := range described() {
+	for _, s := range All() {
 		for _, f := range s.Params {
 			bad := []any{[]any{[]any{}}}
 			switch f.Kind {
@@ -162,6 +158,34 @@ func TestBadParamsNameTheirField(t *testing.T) {
 				_, err := s.ParseParams(raw, ids)
 				if err == nil || !strings.HasPrefix(err.Error(), "params."+f.Name) {
 					t.Errorf("%s: %s gives %v, want an error naming params.%s", s.Slug, raw, err, f.Name)
+				}
+			}
+		}
+	}
+}
+
+// A cost is one number (Value), a range (Low and High together, in place of Value,
+// with a formula "LOW to HIGH") or a formula alone: never a range's upper bound
+// passed off as its value, which pages would show as the figure.
+func TestCostRangesAreWhole(t *testing.T) {
+	for _, s := range All() {
+		for _, c := range s.Costs {
+			if c.Low == nil && c.High == nil {
+				continue
+			}
+			switch {
+			case c.Low == nil || c.High == nil:
+				t.Errorf("%s: %q declares one bound of a range: give Low and High", s.Slug, c.Name)
+			case c.Value != nil || c.ValueFor != nil || c.ValueK != nil:
+				t.Errorf("%s: %q is a range and a single value at once", s.Slug, c.Name)
+			case !strings.Contains(c.Formula, " to "):
+				t.Errorf("%s: %q is a range; write its formula LOW to HIGH, not %q", s.Slug, c.Name, c.Formula)
+			default:
+				for n := sim.MinNodes; n <= sim.MaxNodes; n++ {
+					if lo, hi := c.Low(n), c.High(n); lo > hi {
+						t.Errorf("%s: %q for %d processes: low %v above high %v", s.Slug, c.Name, n, lo, hi)
+						break
+					}
 				}
 			}
 		}

@@ -21,40 +21,48 @@ import (
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
-// all is in catalogue order: mutual exclusion first, then election.
-var all = []*sim.Spec{
-	&central.Spec,
-	&lamport.Spec,
-	&ricartagrawala.Spec,
-	&ricartagrawalatoken.Spec,
-	&tokenring.Spec,
-	&suzukikasami.Spec,
-	&raymond.Spec,
-	&maekawa.Spec,
-	&bakery.Spec,
-	&bully.Spec,
-	&ring.Spec,
-	&ringlist.Spec,
+// all is in catalogue order: mutual exclusion first, then election. Each builds a new
+// Spec, so that no caller changes what another sees.
+var all = []func() *sim.Spec{
+	central.Spec,
+	lamport.Spec,
+	ricartagrawala.Spec,
+	ricartagrawalatoken.Spec,
+	tokenring.Spec,
+	suzukikasami.Spec,
+	raymond.Spec,
+	maekawa.Spec,
+	bakery.Spec,
+	bully.Spec,
+	ring.Spec,
+	ringlist.Spec,
 }
 
-// All returns every registered algorithm.
-func All() []*sim.Spec { return slices.Clone(all) }
+// slugs are all's slugs, in its order, each as its Spec says it.
+var slugs = func() []string {
+	out := make([]string, len(all))
+	for i, spec := range all {
+		out[i] = spec().Slug
+	}
+	return out
+}()
+
+// All returns every registered algorithm, in catalogue order.
+func All() []*sim.Spec {
+	out := make([]*sim.Spec, len(all))
+	for i, spec := range all {
+		out[i] = spec()
+	}
+	return out
+}
 
 // Lookup returns the algorithm with this slug.
 func Lookup(slug string) (*sim.Spec, bool) {
-	for _, s := range all {
-		if s.Slug == slug {
-			return s, true
-		}
+	if i := slices.Index(slugs, slug); i >= 0 {
+		return all[i](), true
 	}
 	return nil, false
 }
 
 // Slugs lists the registered slugs, for error messages.
-func Slugs() []string {
-	out := make([]string, len(all))
-	for i, s := range all {
-		out[i] = s.Slug
-	}
-	return out
-}
+func Slugs() []string { return slices.Clone(slugs) }

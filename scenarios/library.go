@@ -5,6 +5,7 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"path"
 	"slices"
 	"strings"
@@ -27,27 +28,22 @@ var library = mustLoadLibrary()
 // mustLoadLibrary parses the embedded scenarios once; a broken one is a build defect
 // that the package's tests catch, so failing loudly at start-up is right.
 func mustLoadLibrary() []Entry {
-	files, err := libraryFS.ReadDir("library")
-	if err != nil {
-		panic(err)
-	}
+	files, _ := fs.Glob(libraryFS, "library/*.json") // the pattern is valid
 	var out []Entry
-	for _, f := range files {
-		if path.Ext(f.Name()) != ".json" {
-			continue
-		}
-		data, err := libraryFS.ReadFile(path.Join("library", f.Name()))
+	for _, file := range files {
+		data, err := libraryFS.ReadFile(file)
 		if err != nil {
 			panic(err)
 		}
-		if src, err := libraryFS.ReadFile(path.Join("library", strings.TrimSuffix(f.Name(), ".json")+".star")); err == nil {
+		name := strings.TrimSuffix(path.Base(file), ".json")
+		if src, err := libraryFS.ReadFile(path.Join("library", name+".star")); err == nil {
 			data = withSource(data, string(src))
 		}
 		s, err := Parse(data)
 		if err != nil {
-			panic(fmt.Sprintf("curated scenario %s: %v", f.Name(), err))
+			panic(fmt.Sprintf("curated scenario %s: %v", path.Base(file), err))
 		}
-		out = append(out, Entry{Name: strings.TrimSuffix(f.Name(), ".json"), Scenario: s})
+		out = append(out, Entry{Name: name, Scenario: s})
 	}
 	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
 	return out

@@ -5,7 +5,10 @@
 // (the clock, every process, the messages in flight, a table of strings). The expander
 // turns each back into the protocol-1 frame the rest of the page reads, so nothing
 // after it knows the difference. runtime/protocol/expand.go is the same in Go, and the
-// compactor there checks every frame against it.
+// compactor there checks every frame against it. The fields of the frames come from the
+// Go tables (compact_fields.js, generated).
+
+import { batchTail, clockFields, clockOf, extraFields, nodeFields, nodeView } from "./compact_fields.js";
 
 const pairSep = "\u0000"; // joins a rule and its why into one string of the table
 
@@ -43,14 +46,25 @@ function takeTable(v, t) {
   v.payload = new Map((t.payload || []).map(([typ, ...keys]) => [typ, keys]));
 }
 
-function clockOf(f) {
-  const c = { step: f.step, t: f.t, seq: f.seq, horizon: f.horizon, playing: f.playing, speed: f.speed, quiet: f.quiet, interventions: f.interventions };
-  if (f.stopped) c.stopped = f.stopped;
-  return c;
-}
+const isObject = (x) => x !== null && typeof x === "object" && !Array.isArray(x);
 
-function nodeView(n) {
-  return { id: n.id, alive: n.alive, cs: n.cs, token: n.token, leader: n.leader, group: n.group, state: n.state };
+// The kinds of the tables' fields: a value of another type is an error, as in Go.
+const isKind = {
+  int: Number.isInteger,
+  float: (x) => typeof x === "number",
+  bool: (x) => typeof x === "boolean",
+  string: (x) => typeof x === "string",
+  network: isObject,
+  arrivals: isObject,
+};
+
+// readDelta copies the fields a delta has, by their short keys, into a protocol-1 object.
+function readDelta(fields, delta, into) {
+  for (const { key, name, kind } of fields) {
+    if (!(key in delta)) continue;
+    if (!isKind[kind](delta[key])) throw new Error(`compact frame: ${name} ${JSON.stringify(delta[key])} is not of kind ${kind}`);
+    into[name] = delta[key];
+  }
 }
 
 // followWhole takes a frame that came whole into the view.
@@ -107,7 +121,8 @@ function holder(v) {
   return h;
 }
 
-const clockKeys = { s: "step", t: "t", q: "seq", h: "horizon", p: "playing", v: "speed", z: "quiet", i: "interventions", x: "stopped" };
+// The clock fields protocol 1 leaves out when empty.
+const clockOmitEmpty = clockFields.filter((f) => f.omitEmpty).map((f) => f.name);
 
 function expandEvents(v, items) {
   let delta = 0;
@@ -122,14 +137,23 @@ function expandEvents(v, items) {
     ({ step, t } = b.batch);
   }
   const clock = { ...v.clock, step, t, seq, horizon: Math.max(v.clock.horizon, step) };
-  if (delta) for (const [k, val] of Object.entries(delta)) clock[clockKeys[k]] = val;
-  if (!clock.stopped) delete clock.stopped;
+  if (delta) readDelta(clockFields, delta, clock);
+  for (const name of clockOmitEmpty) if (!clock[name]) delete clock[name];
   v.clock = clock;
   return { type: "events", ...clock, batches: out };
 }
 
+// tailPart is a part of a batch [E, N, ...batchTail] by its name; one left out at the
+// end is as it is when it says nothing.
+const tailAt = new Map(batchTail.map((p, i) => [p.name, i]));
+function tailPart(parts, name) {
+  const i = tailAt.get(name);
+  return i + 2 < parts.length ? parts[i + 2] : batchTail[i].zero;
+}
+
 function expandBatch(v, parts, seq, prevStep, prevT) {
-  const [evs, nodes, arrive = [], dt = 0, dstep = 0, extra] = parts;
+  const [evs, nodes] = parts;
+  const [arrive, dt, dstep, extra] = [tailPart(parts, "arrive"), tailPart(parts, "dt"), tailPart(parts, "dstep"), tailPart(parts, "extra")];
   const batch = { step: prevStep + 1 + dstep, t: prevT + dt };
   let cur = holder(v);
   const sent = [];
@@ -158,8 +182,7 @@ function expandBatch(v, parts, seq, prevStep, prevT) {
   } else {
     batch.arrive = arrive;
   }
-  if (extra && extra.w) batch.network = extra.w;
-  if (extra && extra.r) batch.retime = extra.r;
+  readDelta(extraFields, extra, batch);
   return { batch, seq };
 }
 
@@ -232,12 +255,6 @@ function expandNode(v, cn) {
   } else {
     n.state = s;
   }
-  if (f) {
-    if ("a" in f) n.alive = f.a;
-    if ("c" in f) n.cs = f.c;
-    if ("k" in f) n.token = f.k;
-    if ("l" in f) n.leader = f.l;
-    if ("g" in f) n.group = f.g;
-  }
+  if (f) readDelta(nodeFields, f, n);
   return n;
 }

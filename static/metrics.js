@@ -5,7 +5,7 @@
 // is named, and a click seeks the run to it.
 
 import { byId, htmlEl } from "./dom.js";
-import { round2 as num, shortFormula, figureText, notesText } from "./text.js";
+import { round2 as num, shortFormula, figureText, rangeText, notesText } from "./text.js";
 
 const PLAYING_GAP = 500; // ms between two requests while the run plays
 
@@ -143,7 +143,9 @@ export function createMetrics(page) {
     const ul = htmlEl("ul", { class: "theory-list" });
     for (const t of list) {
       if (!t.formula) continue;
-      const li = htmlEl("li", {}, figureText(shortFormula(t.formula), t.value, t.time, unit));
+      const formula = shortFormula(t.formula);
+      const li = htmlEl("li", {}, t.range ? rangeText(formula, t.range, unit) : figureText(formula, t.value, t.time, unit));
+      if (t.range) li.classList.add("range");
       // An algorithm written from scratch declares its own figures (its costs).
       const own = byId("own-tag") && !byId("own-tag").hidden;
       li.title = `${t.name}: ${t.formula} (${own ? "declared by your algorithm" : "derived for this implementation"}; not in the notes)`;

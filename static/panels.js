@@ -82,7 +82,7 @@ export class Code {
   }
 }
 
-// ruleGroups draws rules as the page's template does (web/pages/play.templ): a
+// ruleGroups draws rules as the page's template does (web/pages/play_panels.templ): a
 // heading per run of rules of one group, each rule its label and pseudocode lines.
 function ruleGroups(rules) {
   const groups = [];

@@ -108,6 +108,18 @@ export function figureText(formula, value, time, unit) {
   return formula === round2(value) ? formula : `${formula} = ${round2(value)}`;
 }
 
+// rangeText writes a figure that is a range ({low, high, lowTime, highTime}, the server's
+// cost.Range) with its bounds for the run, as figureText writes one number: a count
+// "0 to 2(N-1) = 0 to 8", a delay "T to 2T: 2 to 4 = 1 to 2 T".
+export function rangeText(formula, range, unit) {
+  const bounds = `${round2(range.low)} to ${round2(range.high)}`;
+  if (unit === "time") {
+    const times = range.lowTime === undefined || range.highTime === undefined ? "" : `${round2(range.lowTime)} to ${round2(range.highTime)} = `;
+    return `${formula}: ${times}${bounds} T`;
+  }
+  return formula === bounds ? formula : `${formula} = ${bounds}`;
+}
+
 // notesText names the notes that give a figure: "notes 000, 004".
 export function notesText(list) {
   return `${list.length === 1 ? "note" : "notes"} ${list.join(", ")}`;

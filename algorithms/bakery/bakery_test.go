@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/teach-dist/playground/algorithms/cs"
@@ -29,8 +28,9 @@ type fixture struct {
 
 func newFixture(t *testing.T, self int) *fixture {
 	t.Helper()
-	sf := simtest.Start(t, &Spec, self, &sim.Setup{IDs: unitIDs, MaxDelay: 3})
+	sf := simtest.Start(t, Spec(), self, &sim.Setup{IDs: unitIDs, MaxDelay: 3})
 	sf.Ctx.Reset(self) // tests begin with nothing recorded, Init's BI-1 included
+	sf.Show = show
 	return &fixture{Fixture: sf, n: sf.Node.(*node)}
 }
 
@@ -38,41 +38,17 @@ func (f *fixture) deliver(typ string, from, arg int) {
 	f.Deliver(sim.Message{Type: typ, From: from, Arg: arg})
 }
 
-// sent renders messages as "TYPE->P<id>", plus "(value)" for answers.
-func (f *fixture) sent() []string {
-	var out []string
-	for _, m := range f.Ctx.Sent() {
-		s := fmt.Sprintf("%s->P%d", m.Type, unitIDs[m.To])
-		if m.Type == MsgNumber || m.Type == MsgChoosing {
-			s += fmt.Sprintf("(%d)", m.Arg)
-		}
-		out = append(out, s)
+// show writes a message as "TYPE->P<id>", plus "(value)" for answers.
+func show(m sim.Message) string {
+	s := fmt.Sprintf("%s->P%d", m.Type, unitIDs[m.To])
+	if m.Type == MsgNumber || m.Type == MsgChoosing {
+		s += fmt.Sprintf("(%d)", m.Arg)
 	}
-	return out
+	return s
 }
 
-type expect struct {
-	rules   []string
-	sent    []string
-	effects []string
-	state   string
-}
-
-func (f *fixture) check(want expect) {
-	f.T.Helper()
-	if got := f.Ctx.Rules(); !slices.Equal(got, want.rules) {
-		f.T.Errorf("rules = %v, want %v", got, want.rules)
-	}
-	if got := f.sent(); !slices.Equal(got, want.sent) {
-		f.T.Errorf("sent = %v, want %v", got, want.sent)
-	}
-	if got := f.Effects(); !slices.Equal(got, want.effects) {
-		f.T.Errorf("effects = %v, want %v", got, want.effects)
-	}
-	if got := f.State(); got != want.state {
-		f.T.Errorf("state:\n got %s\nwant %s", got, want.state)
-	}
-}
+// Every rule has a test named after it.
+func TestEveryRuleHasATest(t *testing.T) { simtest.EveryRuleHasATest(t, Spec()) }
 
 func st(state string, choosing bool, number, highest int, read, choosingOf, numberOf, ahead, passed, reading string, polling bool, rereads int) string {
 	return fmt.Sprintf(`{"state":%q,"choosing":%t,"number":%d,"highest":%d,"read":%s,"choosingOf":%s,"numberOf":%s,"ahead":%s,"passed":%s,"reading":%s,"polling":%t,"rereads":%d}`,
@@ -107,35 +83,36 @@ func inBakery(t *testing.T) *fixture {
 
 func TestBI1_StartsWithNoTicket(t *testing.T) {
 	for _, kind := range []sim.InputKind{sim.Init, sim.Recover} {
-		sf := simtest.NewFixture(t, &Spec, iP9, &sim.Setup{IDs: unitIDs})
+		sf := simtest.NewFixture(t, Spec(), iP9, &sim.Setup{IDs: unitIDs})
+		sf.Show = show
 		f := &fixture{Fixture: sf, n: sf.Node.(*node)}
 		f.Step(sim.Input{Kind: kind})
-		f.check(expect{rules: []string{"BI-1"}, state: released})
+		f.Check(simtest.Want{Rules: []string{"BI-1"}, State: released})
 	}
 }
 
 func TestBD1_SetsChoosingAndReadsEveryNumber(t *testing.T) {
 	f := newFixture(t, iP1)
 	f.Step(sim.Input{Kind: sim.Request})
-	f.check(expect{rules: []string{"BD-1"},
-		sent:  []string{"READ-NUMBER->P3", "READ-NUMBER->P9", "READ-NUMBER->P7"},
-		state: doorway(0, e)})
+	f.Check(simtest.Want{Rules: []string{"BD-1"},
+		Sent:  []string{"READ-NUMBER->P3", "READ-NUMBER->P9", "READ-NUMBER->P7"},
+		State: doorway(0, e)})
 	if got := f.n.WaitingFor(); !slices.Equal(got, []int{iP3, iP9, iP7}) {
 		t.Errorf("waiting for %v", got)
 	}
 	f.Step(sim.Input{Kind: sim.Request}) // asking again changes nothing
-	f.check(expect{state: doorway(0, e)})
+	f.Check(simtest.Want{State: doorway(0, e)})
 }
 
 func TestBD2_KeepsTheHighestNumberRead(t *testing.T) {
 	f := newFixture(t, iP3)
 	f.Step(sim.Input{Kind: sim.Request})
 	f.deliver(MsgNumber, iP1, 4)
-	f.check(expect{rules: []string{"BD-2"}, state: doorway(4, "[1]")})
+	f.Check(simtest.Want{Rules: []string{"BD-2"}, State: doorway(4, "[1]")})
 	f.deliver(MsgNumber, iP9, 2)
-	f.check(expect{rules: []string{"BD-2"}, state: doorway(4, "[9,1]")})
+	f.Check(simtest.Want{Rules: []string{"BD-2"}, State: doorway(4, "[9,1]")})
 	f.deliver(MsgNumber, iP9, 8) // a second answer from the same process is not a read
-	f.check(expect{state: doorway(4, "[9,1]")})
+	f.Check(simtest.Want{State: doorway(4, "[9,1]")})
 	if got := f.n.WaitingFor(); !slices.Equal(got, []int{iP7}) {
 		t.Errorf("waiting for %v, want [%d]", got, iP7)
 	}
@@ -147,8 +124,8 @@ func TestBD3_TakesOneMoreThanTheHighestAndChecksEveryone(t *testing.T) {
 	f.deliver(MsgNumber, iP9, 4)
 	f.deliver(MsgNumber, iP1, 2)
 	f.deliver(MsgNumber, iP7, 0)
-	f.check(expect{rules: []string{"BD-2", "BD-3"}, sent: []string{"READ-CHOOSING->P9", "READ-CHOOSING->P1", "READ-CHOOSING->P7"},
-		state: bakery("[9,1,7]", e, e, e, "[9,1,7]", false, 0)})
+	f.Check(simtest.Want{Rules: []string{"BD-2", "BD-3"}, Sent: []string{"READ-CHOOSING->P9", "READ-CHOOSING->P1", "READ-CHOOSING->P7"},
+		State: bakery("[9,1,7]", e, e, e, "[9,1,7]", false, 0)})
 	if got := f.n.WaitingFor(); !slices.Equal(got, []int{iP9, iP1, iP7}) {
 		t.Errorf("waiting for %v", got)
 	}
@@ -157,17 +134,17 @@ func TestBD3_TakesOneMoreThanTheHighestAndChecksEveryone(t *testing.T) {
 func TestBW1_WaitsUntilJHasChosen(t *testing.T) {
 	f := inBakery(t)
 	f.deliver(MsgChoosing, iP9, 1)
-	f.check(expect{rules: []string{"BW-1"}, effects: []string{"set poll 6"}, state: bakery("[9,1,7]", e, e, e, "[1,7]", true, 0)})
+	f.Check(simtest.Want{Rules: []string{"BW-1"}, Effects: []string{"set poll 6"}, State: bakery("[9,1,7]", e, e, e, "[1,7]", true, 0)})
 	f.deliver(MsgChoosing, iP1, 1) // the poll is armed already: one timer for all
-	f.check(expect{rules: []string{"BW-1"}, state: bakery("[9,1,7]", e, e, e, "[7]", true, 0)})
+	f.Check(simtest.Want{Rules: []string{"BW-1"}, State: bakery("[9,1,7]", e, e, e, "[7]", true, 0)})
 	f.deliver(MsgChoosing, iP7, 0)
-	f.check(expect{rules: []string{"BW-1"}, sent: []string{"READ-NUMBER->P7"}, state: bakery("[9,1]", "[7]", e, e, "[7]", true, 0)})
+	f.Check(simtest.Want{Rules: []string{"BW-1"}, Sent: []string{"READ-NUMBER->P7"}, State: bakery("[9,1]", "[7]", e, e, "[7]", true, 0)})
 
 	// Answers nobody awaits change nothing: P9's flag again before the re-read, and a
 	// number from P1 while its flag is still waited on.
 	f.deliver(MsgChoosing, iP9, 0)
 	f.deliver(MsgNumber, iP1, 0)
-	f.check(expect{state: bakery("[9,1]", "[7]", e, e, "[7]", true, 0)})
+	f.Check(simtest.Want{State: bakery("[9,1]", "[7]", e, e, "[7]", true, 0)})
 }
 
 func TestBW2(t *testing.T) {
@@ -189,7 +166,7 @@ func TestBW2(t *testing.T) {
 			j := slices.Index(unitIDs, tc.j)
 			f.deliver(MsgChoosing, j, 0)
 			f.deliver(MsgNumber, j, tc.v)
-			f.check(expect{rules: []string{"BW-2"}, effects: tc.effects, state: tc.state})
+			f.Check(simtest.Want{Rules: []string{"BW-2"}, Effects: tc.effects, State: tc.state})
 		})
 	}
 }
@@ -201,14 +178,14 @@ func TestBP1_ReadsAgainWhatItStillWaitsOn(t *testing.T) {
 	f.deliver(MsgNumber, iP1, 3)
 	f.Timer(TimerPoll)
 	// P7's first read is still on its way: it is not read twice.
-	f.check(expect{rules: []string{"BP-1"}, sent: []string{"READ-CHOOSING->P9", "READ-NUMBER->P1"},
-		state: bakery("[9,7]", "[1]", "[[3,1]]", e, "[9,1,7]", false, 2)})
+	f.Check(simtest.Want{Rules: []string{"BP-1"}, Sent: []string{"READ-CHOOSING->P9", "READ-NUMBER->P1"},
+		State: bakery("[9,7]", "[1]", "[[3,1]]", e, "[9,1,7]", false, 2)})
 	// A timer that is not armed (a stray from before) adds nothing.
 	f.Timer(TimerPoll)
-	f.check(expect{state: bakery("[9,7]", "[1]", "[[3,1]]", e, "[9,1,7]", false, 2)})
+	f.Check(simtest.Want{State: bakery("[9,7]", "[1]", "[[3,1]]", e, "[9,1,7]", false, 2)})
 
 	f.deliver(MsgNumber, iP1, 0) // P1 left the CS
-	f.check(expect{rules: []string{"BW-2"}, state: bakery("[9,7]", e, e, "[1]", "[9,7]", false, 2)})
+	f.Check(simtest.Want{Rules: []string{"BW-2"}, State: bakery("[9,7]", e, e, "[1]", "[9,7]", false, 2)})
 }
 
 func TestBE1_EntersOnceEveryoneIsPassed(t *testing.T) {
@@ -219,8 +196,8 @@ func TestBE1_EntersOnceEveryoneIsPassed(t *testing.T) {
 	f.deliver(MsgNumber, iP7, 6)
 	f.deliver(MsgNumber, iP1, 0)
 	f.deliver(MsgNumber, iP9, 5)
-	f.check(expect{rules: []string{"BW-2", "BE-1"}, effects: []string{"enter"},
-		state: st(cs.Held, false, 5, 4, "[9,1,7]", e, e, e, "[9,1,7]", e, false, 0)})
+	f.Check(simtest.Want{Rules: []string{"BW-2", "BE-1"}, Effects: []string{"enter"},
+		State: st(cs.Held, false, 5, 4, "[9,1,7]", e, e, e, "[9,1,7]", e, false, 0)})
 	if got := f.n.WaitingFor(); got != nil {
 		t.Errorf("in the CS yet waiting for %v", got)
 	}
@@ -233,27 +210,27 @@ func TestBX1_ThrowsTheTicketAwayWithoutMessages(t *testing.T) {
 		f.deliver(MsgNumber, j, 0)
 	}
 	f.Step(sim.Input{Kind: sim.Release})
-	f.check(expect{rules: []string{"BX-1"}, effects: []string{"exit"}, state: released})
+	f.Check(simtest.Want{Rules: []string{"BX-1"}, Effects: []string{"exit"}, State: released})
 	f.Step(sim.Input{Kind: sim.Release}) // not in the CS
-	f.check(expect{state: released})
+	f.Check(simtest.Want{State: released})
 }
 
 func TestBS1_AnswersReadsWithTheCurrentValue(t *testing.T) {
 	f := newFixture(t, iP3)
 	f.deliver(MsgReadNumber, iP7, 0)
-	f.check(expect{rules: []string{"BS-1"}, sent: []string{"NUMBER->P7(0)"}, state: released})
+	f.Check(simtest.Want{Rules: []string{"BS-1"}, Sent: []string{"NUMBER->P7(0)"}, State: released})
 	f.deliver(MsgReadChoosing, iP7, 0)
-	f.check(expect{rules: []string{"BS-1"}, sent: []string{"CHOOSING->P7(0)"}, state: released})
+	f.Check(simtest.Want{Rules: []string{"BS-1"}, Sent: []string{"CHOOSING->P7(0)"}, State: released})
 
 	f.Step(sim.Input{Kind: sim.Request}) // in the doorway: choosing
 	f.deliver(MsgReadChoosing, iP1, 0)
-	f.check(expect{rules: []string{"BS-1"}, sent: []string{"CHOOSING->P1(1)"}, state: doorway(0, e)})
+	f.Check(simtest.Want{Rules: []string{"BS-1"}, Sent: []string{"CHOOSING->P1(1)"}, State: doorway(0, e)})
 
 	f = inBakery(t) // ticket 5, done choosing
 	f.deliver(MsgReadNumber, iP1, 0)
-	f.check(expect{rules: []string{"BS-1"}, sent: []string{"NUMBER->P1(5)"}, state: bakery("[9,1,7]", e, e, e, "[9,1,7]", false, 0)})
+	f.Check(simtest.Want{Rules: []string{"BS-1"}, Sent: []string{"NUMBER->P1(5)"}, State: bakery("[9,1,7]", e, e, e, "[9,1,7]", false, 0)})
 	f.deliver(MsgReadChoosing, iP1, 0)
-	f.check(expect{rules: []string{"BS-1"}, sent: []string{"CHOOSING->P1(0)"}, state: bakery("[9,1,7]", e, e, e, "[9,1,7]", false, 0)})
+	f.Check(simtest.Want{Rules: []string{"BS-1"}, Sent: []string{"CHOOSING->P1(0)"}, State: bakery("[9,1,7]", e, e, e, "[9,1,7]", false, 0)})
 }
 
 // net drives several nodes by hand: the test picks which message arrives next.
@@ -269,7 +246,7 @@ type net struct {
 func newNet(t *testing.T, ids []int) *net {
 	nt := &net{t: t, ids: ids, ctx: sim.NewContext(0, ids), inCS: make([]bool, len(ids))}
 	for i := range ids {
-		nt.nodes = append(nt.nodes, Spec.New(i, &sim.Setup{IDs: ids, MaxDelay: 1}).(*node))
+		nt.nodes = append(nt.nodes, Spec().New(i, &sim.Setup{IDs: ids, MaxDelay: 1}).(*node))
 		nt.step(i, sim.Input{Kind: sim.Init})
 	}
 	return nt
@@ -374,41 +351,26 @@ func TestCloneIsDeep(t *testing.T) {
 }
 
 func TestParseParams(t *testing.T) {
-	for _, tc := range []struct {
-		raw     string
-		want    Params
-		wantErr string
-	}{
-		{"", Params{}, ""},
-		{"null", Params{}, ""},
-		{"{}", Params{}, ""},
-		{`{"poll":4}`, Params{Poll: 4}, ""},
-		{`{"poll":0}`, Params{}, "params.poll: must be a positive integer (at most 1000000000), got 0"},
-		{`{"poll":-2}`, Params{}, "params.poll: must be a positive integer"},
-		{`{"poll":"fast"}`, Params{}, "params.poll: got string, want a positive integer"},
-		{`{"poll":1.5}`, Params{}, "params.poll: got number 1.5, want a positive integer"},
-		{`{"timeout":3}`, Params{}, "params.timeout: unknown field (allowed: poll)"},
-		{`[1]`, Params{}, "params: got array"},
-		{`{"poll":2} {}`, Params{}, "params: must be a single JSON object"},
-		{`{"poll":`, Params{}, "params:"},
-	} {
-		got, err := ParseParams([]byte(tc.raw), unitIDs)
-		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("ParseParams(%s) error = %v, want it to contain %q", tc.raw, err, tc.wantErr)
-			}
-			continue
-		}
-		if err != nil || got != tc.want {
-			t.Errorf("ParseParams(%s) = %v, %v; want %+v", tc.raw, got, err, tc.want)
-		}
-	}
+	simtest.ParseTable(t, ParseParams, unitIDs, []simtest.ParseCase{
+		{Raw: "", Want: Params{}},
+		{Raw: "null", Want: Params{}},
+		{Raw: "{}", Want: Params{}},
+		{Raw: `{"poll":4}`, Want: Params{Poll: 4}},
+		{Raw: `{"poll":0}`, Err: "params.poll: must be a positive integer (at most 1000000000), got 0"},
+		{Raw: `{"poll":-2}`, Err: "params.poll: must be a positive integer"},
+		{Raw: `{"poll":"fast"}`, Err: "params.poll: got string, want a positive integer"},
+		{Raw: `{"poll":1.5}`, Err: "params.poll: got number 1.5, want a positive integer"},
+		{Raw: `{"timeout":3}`, Err: "params.timeout: unknown field (allowed: poll)"},
+		{Raw: `[1]`, Err: "params: got array"},
+		{Raw: `{"poll":2} {}`, Err: "params: must be a single JSON object"},
+		{Raw: `{"poll":`, Err: "params:"},
+	})
 	for _, tc := range []struct {
 		params   any
 		maxDelay int
 		want     int
 	}{{nil, 3, 6}, {Params{}, 0, 1}, {Params{Poll: 10}, 3, 10}, {&Params{Poll: 2}, 5, 2}} {
-		if got := Spec.New(0, &sim.Setup{IDs: unitIDs, Params: tc.params, MaxDelay: tc.maxDelay}).(*node).poll; got != tc.want {
+		if got := Spec().New(0, &sim.Setup{IDs: unitIDs, Params: tc.params, MaxDelay: tc.maxDelay}).(*node).poll; got != tc.want {
 			t.Errorf("poll with params %v, max delay %d = %d, want %d", tc.params, tc.maxDelay, got, tc.want)
 		}
 	}
@@ -428,7 +390,7 @@ func sparseIDs(r *rand.Rand, n int) []int {
 }
 
 func config(seed uint64, n int, acts ...sim.Action) sim.Config {
-	return sim.Config{Spec: &Spec, IDs: simtest.IDs(n), Seed: seed,
+	return sim.Config{Spec: Spec(), IDs: simtest.IDs(n), Seed: seed,
 		Network: sim.Network{DelayMin: 1, DelayMax: 3}, CS: 2, Until: 100_000, Pending: 1_000_000, Actions: acts}
 }
 
@@ -448,7 +410,7 @@ func TestRun_SixNMinus1MessagesPerEntryWithoutContention(t *testing.T) {
 			if got := simtest.Count(evs, sim.EvEnter); got != n {
 				t.Fatalf("N=%d seed %d: %d entries, want %d", n, seed, got, n)
 			}
-			if got, want := simtest.Count(evs, sim.EvSend), 6*(n-1)*n; got != want || float64(got) != Spec.Costs[0].Value(n)*float64(n) {
+			if got, want := simtest.Count(evs, sim.EvSend), 6*(n-1)*n; got != want || float64(got) != Spec().Costs[0].Value(n)*float64(n) {
 				t.Errorf("N=%d seed %d: %d messages for %d entries, want 6(N-1) each = %d", n, seed, got, n, want)
 			}
 			for typ, per := range map[string]int{MsgReadNumber: 2 * (n - 1), MsgNumber: 2 * (n - 1), MsgReadChoosing: n - 1, MsgChoosing: n - 1} {
@@ -466,7 +428,7 @@ func TestRun_SixNMinus1MessagesPerEntryWithoutContention(t *testing.T) {
 				case sim.EvRequest:
 					asked = e.T
 				case sim.EvEnter:
-					if limit := int(Spec.Costs[2].Value(n)) * cfg.Network.DelayMax; e.T-asked > limit {
+					if limit := int(Spec().Costs[2].Value(n)) * cfg.Network.DelayMax; e.T-asked > limit {
 						t.Errorf("N=%d seed %d: entry took %d, more than 6T = %d", n, seed, e.T-asked, limit)
 					}
 				}

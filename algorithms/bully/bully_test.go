@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/teach-dist/playground/algorithms/heartbeat"
@@ -24,95 +23,36 @@ const (
 	unitCoordT         = 15
 )
 
-func newUnit(t *testing.T, self int) *node {
+// unit builds node self without running Init (a test gives it Init or Recover);
+// messages show as "TYPE->index", plus "(arg)" for COORDINATOR.
+func unit(t *testing.T, self int) *simtest.Fixture {
 	t.Helper()
-	return Spec.New(self, &sim.Setup{IDs: unitIDs, MaxDelay: 3}).(*node)
+	f := simtest.NewFixture(t, Spec(), self, &sim.Setup{IDs: unitIDs, MaxDelay: 3})
+	f.Show = func(m sim.Message) string {
+		if m.Type == MsgCoordinator {
+			return fmt.Sprintf("%s(%d)", simtest.TypeTo(m), m.Arg)
+		}
+		return simtest.TypeTo(m)
+	}
+	return f
 }
 
-// step resets ctx to the node and gives it one input.
-func step(ctx *sim.Context, n *node, self int, in sim.Input) {
-	ctx.Reset(self)
-	n.Step(ctx, &in)
-}
-
-// started returns node self after Init, with ctx cleared.
-func started(t *testing.T, self int) (*node, *sim.Context) {
+// started returns node self after Init, with its effects cleared.
+func started(t *testing.T, self int) *simtest.Fixture {
 	t.Helper()
-	n := newUnit(t, self)
-	ctx := sim.NewContext(self, unitIDs)
-	step(ctx, n, self, sim.Input{Kind: sim.Init})
-	ctx.Reset(self)
-	return n, ctx
+	f := unit(t, self)
+	f.Step(sim.Input{Kind: sim.Init})
+	f.Ctx.Reset(self)
+	return f
 }
 
 func deliver(from, to int, typ string, arg int) sim.Input {
 	return sim.Input{Kind: sim.Deliver, Msg: sim.Message{Type: typ, From: from, To: to, Arg: arg}}
 }
 
-// sent renders the messages as "TYPE->index" (plus "(arg)" for COORDINATOR).
-func sent(ctx *sim.Context) []string {
-	var out []string
-	for _, m := range ctx.Sent() {
-		s := fmt.Sprintf("%s->%d", m.Type, m.To)
-		if m.Type == MsgCoordinator {
-			s += fmt.Sprintf("(%d)", m.Arg)
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
-// timers renders the timer effects as "set name after" or "cancel name".
-func timers(ctx *sim.Context) []string {
-	var out []string
-	for _, e := range ctx.Effects() {
-		switch e.Kind {
-		case sim.SetTimer:
-			out = append(out, fmt.Sprintf("set %s %d", e.Timer, e.After))
-		case sim.CancelTimer:
-			out = append(out, "cancel "+e.Timer)
-		}
-	}
-	return out
-}
-
-func leaders(ctx *sim.Context) []int {
-	var out []int
-	for _, e := range ctx.Effects() {
-		if e.Kind == sim.DeclareLeader {
-			out = append(out, e.Leader)
-		}
-	}
-	return out
-}
-
-// expect is what one step should have done.
-type expect struct {
-	rules   []string
-	sent    []string
-	timers  []string
-	leaders []int
-	state   string
-}
-
-func check(t *testing.T, ctx *sim.Context, n *node, want expect) {
-	t.Helper()
-	if got := ctx.Rules(); !slices.Equal(got, want.rules) {
-		t.Errorf("rules = %v, want %v", got, want.rules)
-	}
-	if got := sent(ctx); !slices.Equal(got, want.sent) {
-		t.Errorf("sent = %v, want %v", got, want.sent)
-	}
-	if got := timers(ctx); !slices.Equal(got, want.timers) {
-		t.Errorf("timers = %v, want %v", got, want.timers)
-	}
-	if got := leaders(ctx); !slices.Equal(got, want.leaders) {
-		t.Errorf("leaders declared = %v, want %v", got, want.leaders)
-	}
-	if got := string(sim.EncodeState(n)); got != want.state {
-		t.Errorf("state = %s, want %s", got, want.state)
-	}
-}
+// Every rule has a test named after it; the failure detector's FD rules are tested
+// beside it.
+func TestEveryRuleHasATest(t *testing.T) { simtest.EveryRuleHasATest(t, Spec(), ".", "../heartbeat") }
 
 func state(st, waiting string, leader int, answered string) string {
 	return fmt.Sprintf(`{"state":%q,"waiting":%q,"leader":%d,"answered":%s}`, st, waiting, leader, answered)
@@ -120,103 +60,102 @@ func state(st, waiting string, leader int, answered string) string {
 
 func TestBU1_StartsOffWithTheHighestIDAsLeader(t *testing.T) {
 	for self := range unitIDs {
-		n := newUnit(t, self)
-		ctx := sim.NewContext(self, unitIDs)
-		step(ctx, n, self, sim.Input{Kind: sim.Init})
-		check(t, ctx, n, expect{rules: []string{"BU-1"}, leaders: []int{9}, state: state(Off, WaitNone, 9, "[]")})
+		f := unit(t, self)
+		f.Step(sim.Input{Kind: sim.Init})
+		f.Check(simtest.Want{Rules: []string{"BU-1"}, Leaders: []int{9}, State: state(Off, WaitNone, 9, "[]")})
 	}
 }
 
 func TestRE1_SendsElectionToEveryHigherID(t *testing.T) {
-	n, ctx := started(t, iP3)
-	step(ctx, n, iP3, sim.Input{Kind: sim.Elect})
-	check(t, ctx, n, expect{
-		rules:  []string{"RE1"},
-		sent:   []string{"ELECTION->1", "ELECTION->3"}, // P9 and P7, not P1
-		timers: []string{"set answer 7"},
-		state:  state(On, WaitAnswer, 9, "[]"),
+	f := started(t, iP3)
+	f.Step(sim.Input{Kind: sim.Elect})
+	f.Check(simtest.Want{
+		Rules:   []string{"RE1"},
+		Sent:    []string{"ELECTION->1", "ELECTION->3"}, // P9 and P7, not P1
+		Effects: []string{"set answer 7"},
+		State:   state(On, WaitAnswer, 9, "[]"),
 	})
 }
 
 func TestRE1_ElectWhileAnElectionIsOnDoesNothing(t *testing.T) {
-	n, ctx := started(t, iP3)
-	step(ctx, n, iP3, sim.Input{Kind: sim.Elect})
-	step(ctx, n, iP3, sim.Input{Kind: sim.Elect})
-	check(t, ctx, n, expect{state: state(On, WaitAnswer, 9, "[]")})
+	f := started(t, iP3)
+	f.Step(sim.Input{Kind: sim.Elect})
+	f.Step(sim.Input{Kind: sim.Elect})
+	f.Check(simtest.Want{State: state(On, WaitAnswer, 9, "[]")})
 }
 
 func TestRE1_NoAnswerBeforeTimeoutMakesItCoordinator(t *testing.T) {
-	n, ctx := started(t, iP3)
-	step(ctx, n, iP3, sim.Input{Kind: sim.Elect})
-	step(ctx, n, iP3, sim.Input{Kind: sim.Timer, Timer: TimerAnswer})
-	check(t, ctx, n, expect{
-		rules:   []string{"RE1"},
-		sent:    []string{"COORDINATOR->2(3)"}, // only P1 is lower than P3
-		leaders: []int{3},
-		state:   state(Off, WaitNone, 3, "[]"),
+	f := started(t, iP3)
+	f.Step(sim.Input{Kind: sim.Elect})
+	f.Step(sim.Input{Kind: sim.Timer, Timer: TimerAnswer})
+	f.Check(simtest.Want{
+		Rules:   []string{"RE1"},
+		Sent:    []string{"COORDINATOR->2(3)"}, // only P1 is lower than P3
+		Leaders: []int{3},
+		State:   state(Off, WaitNone, 3, "[]"),
 	})
 }
 
 func TestRE1_HighestIDWaitsOutTheTimeoutThenAnnouncesToAll(t *testing.T) {
-	n, ctx := started(t, iP9)
-	step(ctx, n, iP9, sim.Input{Kind: sim.Elect})
-	check(t, ctx, n, expect{rules: []string{"RE1"}, timers: []string{"set answer 7"}, state: state(On, WaitAnswer, 9, "[]")})
-	step(ctx, n, iP9, sim.Input{Kind: sim.Timer, Timer: TimerAnswer})
-	check(t, ctx, n, expect{
-		rules:   []string{"RE1"},
-		sent:    []string{"COORDINATOR->0(9)", "COORDINATOR->2(9)", "COORDINATOR->3(9)"},
-		leaders: []int{9},
-		state:   state(Off, WaitNone, 9, "[]"),
+	f := started(t, iP9)
+	f.Step(sim.Input{Kind: sim.Elect})
+	f.Check(simtest.Want{Rules: []string{"RE1"}, Effects: []string{"set answer 7"}, State: state(On, WaitAnswer, 9, "[]")})
+	f.Step(sim.Input{Kind: sim.Timer, Timer: TimerAnswer})
+	f.Check(simtest.Want{
+		Rules:   []string{"RE1"},
+		Sent:    []string{"COORDINATOR->0(9)", "COORDINATOR->2(9)", "COORDINATOR->3(9)"},
+		Leaders: []int{9},
+		State:   state(Off, WaitNone, 9, "[]"),
 	})
 }
 
 func TestRE1_NoCoordinatorBeforeTimeoutRestartsTheElection(t *testing.T) {
-	n, ctx := started(t, iP3)
-	step(ctx, n, iP3, sim.Input{Kind: sim.Elect})
-	step(ctx, n, iP3, deliver(iP9, iP3, MsgAnswer, 0))
-	step(ctx, n, iP3, sim.Input{Kind: sim.Timer, Timer: TimerCoordinator})
-	check(t, ctx, n, expect{
-		rules:  []string{"RE1"},
-		sent:   []string{"ELECTION->1", "ELECTION->3"},
-		timers: []string{"set answer 7"},
-		state:  state(On, WaitAnswer, 9, "[]"), // the old answers no longer count
+	f := started(t, iP3)
+	f.Step(sim.Input{Kind: sim.Elect})
+	f.Step(deliver(iP9, iP3, MsgAnswer, 0))
+	f.Step(sim.Input{Kind: sim.Timer, Timer: TimerCoordinator})
+	f.Check(simtest.Want{
+		Rules:   []string{"RE1"},
+		Sent:    []string{"ELECTION->1", "ELECTION->3"},
+		Effects: []string{"set answer 7"},
+		State:   state(On, WaitAnswer, 9, "[]"), // the old answers no longer count
 	})
 }
 
 func TestRE1_TimersThatNoLongerApplyAreIgnored(t *testing.T) {
-	n, ctx := started(t, iP3)
+	f := started(t, iP3)
 	for _, name := range []string{TimerAnswer, TimerCoordinator} {
-		step(ctx, n, iP3, sim.Input{Kind: sim.Timer, Timer: name}) // no election on
-		check(t, ctx, n, expect{state: state(Off, WaitNone, 9, "[]")})
+		f.Step(sim.Input{Kind: sim.Timer, Timer: name}) // no election on
+		f.Check(simtest.Want{State: state(Off, WaitNone, 9, "[]")})
 	}
-	step(ctx, n, iP3, sim.Input{Kind: sim.Elect})
-	step(ctx, n, iP3, sim.Input{Kind: sim.Timer, Timer: TimerCoordinator}) // still waiting for answers
-	check(t, ctx, n, expect{state: state(On, WaitAnswer, 9, "[]")})
+	f.Step(sim.Input{Kind: sim.Elect})
+	f.Step(sim.Input{Kind: sim.Timer, Timer: TimerCoordinator}) // still waiting for answers
+	f.Check(simtest.Want{State: state(On, WaitAnswer, 9, "[]")})
 }
 
 func TestBU2_FirstAnswerSwitchesToWaitingForTheCoordinator(t *testing.T) {
-	n, ctx := started(t, iP3)
-	step(ctx, n, iP3, sim.Input{Kind: sim.Elect})
-	step(ctx, n, iP3, deliver(iP7, iP3, MsgAnswer, 0))
-	check(t, ctx, n, expect{
-		rules:  []string{"BU-2"},
-		timers: []string{"cancel answer", fmt.Sprintf("set coordinator %d", unitCoordT)},
-		state:  state(On, WaitCoordinator, 9, "[7]"),
+	f := started(t, iP3)
+	f.Step(sim.Input{Kind: sim.Elect})
+	f.Step(deliver(iP7, iP3, MsgAnswer, 0))
+	f.Check(simtest.Want{
+		Rules:   []string{"BU-2"},
+		Effects: []string{"cancel answer", fmt.Sprintf("set coordinator %d", unitCoordT)},
+		State:   state(On, WaitCoordinator, 9, "[7]"),
 	})
 	// A second answer is noted but does not restart the coordinator time-out.
-	step(ctx, n, iP3, deliver(iP9, iP3, MsgAnswer, 0))
-	check(t, ctx, n, expect{rules: []string{"BU-2"}, state: state(On, WaitCoordinator, 9, "[9,7]")})
+	f.Step(deliver(iP9, iP3, MsgAnswer, 0))
+	f.Check(simtest.Want{Rules: []string{"BU-2"}, State: state(On, WaitCoordinator, 9, "[9,7]")})
 	// The same process answering twice counts once.
-	step(ctx, n, iP3, deliver(iP9, iP3, MsgAnswer, 0))
-	check(t, ctx, n, expect{state: state(On, WaitCoordinator, 9, "[9,7]")})
+	f.Step(deliver(iP9, iP3, MsgAnswer, 0))
+	f.Check(simtest.Want{State: state(On, WaitCoordinator, 9, "[9,7]")})
 }
 
 func TestBU2_LateAnswerAfterTheElectionIsIgnored(t *testing.T) {
-	n, ctx := started(t, iP3)
-	step(ctx, n, iP3, sim.Input{Kind: sim.Elect})
-	step(ctx, n, iP3, sim.Input{Kind: sim.Timer, Timer: TimerAnswer}) // won: too short a time-out
-	step(ctx, n, iP3, deliver(iP9, iP3, MsgAnswer, 0))
-	check(t, ctx, n, expect{state: state(Off, WaitNone, 3, "[]")})
+	f := started(t, iP3)
+	f.Step(sim.Input{Kind: sim.Elect})
+	f.Step(sim.Input{Kind: sim.Timer, Timer: TimerAnswer}) // won: too short a time-out
+	f.Step(deliver(iP9, iP3, MsgAnswer, 0))
+	f.Check(simtest.Want{State: state(Off, WaitNone, 3, "[]")})
 }
 
 func TestRH1_AnswersElectionFromLowerID(t *testing.T) {
@@ -225,12 +164,12 @@ func TestRH1_AnswersElectionFromLowerID(t *testing.T) {
 		self, src int
 	}{{"P7 from P3", iP7, iP3}, {"P9 from P1", iP9, iP1}, {"P3 from P1", iP3, iP1}} {
 		t.Run(tc.name, func(t *testing.T) {
-			n, ctx := started(t, tc.self)
-			step(ctx, n, tc.self, deliver(tc.src, tc.self, MsgElection, 0))
-			if got := ctx.Rules(); len(got) == 0 || got[0] != "RH1" {
+			f := started(t, tc.self)
+			f.Step(deliver(tc.src, tc.self, MsgElection, 0))
+			if got := f.Ctx.Rules(); len(got) == 0 || got[0] != "RH1" {
 				t.Fatalf("rules = %v, want RH1 first", got)
 			}
-			if got := sent(ctx); len(got) == 0 || got[0] != fmt.Sprintf("ANSWER->%d", tc.src) {
+			if got := f.Sent(); len(got) == 0 || got[0] != fmt.Sprintf("ANSWER->%d", tc.src) {
 				t.Errorf("sent = %v, want an ANSWER to index %d first", got, tc.src)
 			}
 		})
@@ -238,101 +177,99 @@ func TestRH1_AnswersElectionFromLowerID(t *testing.T) {
 }
 
 func TestRH2_StartsOwnElectionWhenOff(t *testing.T) {
-	n, ctx := started(t, iP7)
-	step(ctx, n, iP7, deliver(iP3, iP7, MsgElection, 0))
-	check(t, ctx, n, expect{
-		rules:  []string{"RH1", "RH2", "RE1"},
-		sent:   []string{"ANSWER->0", "ELECTION->1"}, // then asks P9, the only higher id
-		timers: []string{"set answer 7"},
-		state:  state(On, WaitAnswer, 9, "[]"),
+	f := started(t, iP7)
+	f.Step(deliver(iP3, iP7, MsgElection, 0))
+	f.Check(simtest.Want{
+		Rules:   []string{"RH1", "RH2", "RE1"},
+		Sent:    []string{"ANSWER->0", "ELECTION->1"}, // then asks P9, the only higher id
+		Effects: []string{"set answer 7"},
+		State:   state(On, WaitAnswer, 9, "[]"),
 	})
 }
 
 func TestRH2_DoesNotStartASecondElectionWhenOn(t *testing.T) {
-	n, ctx := started(t, iP7)
-	step(ctx, n, iP7, deliver(iP3, iP7, MsgElection, 0))
-	step(ctx, n, iP7, deliver(iP1, iP7, MsgElection, 0))
-	check(t, ctx, n, expect{
-		rules: []string{"RH1", "RH2"},
-		sent:  []string{"ANSWER->2"},
-		state: state(On, WaitAnswer, 9, "[]"),
+	f := started(t, iP7)
+	f.Step(deliver(iP3, iP7, MsgElection, 0))
+	f.Step(deliver(iP1, iP7, MsgElection, 0))
+	f.Check(simtest.Want{
+		Rules: []string{"RH1", "RH2"},
+		Sent:  []string{"ANSWER->2"},
+		State: state(On, WaitAnswer, 9, "[]"),
 	})
 }
 
 func TestBU3_RecordsAHigherCoordinatorAndEndsTheElection(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		setup  func(ctx *sim.Context, n *node)
+		setup  func(f *simtest.Fixture)
 		timers []string
 	}{
-		{"no election on", func(*sim.Context, *node) {}, nil},
-		{"waiting for answers", func(ctx *sim.Context, n *node) {
-			step(ctx, n, iP3, sim.Input{Kind: sim.Elect})
+		{"no election on", func(*simtest.Fixture) {}, nil},
+		{"waiting for answers", func(f *simtest.Fixture) {
+			f.Step(sim.Input{Kind: sim.Elect})
 		}, []string{"cancel answer"}},
-		{"waiting for the coordinator", func(ctx *sim.Context, n *node) {
-			step(ctx, n, iP3, sim.Input{Kind: sim.Elect})
-			step(ctx, n, iP3, deliver(iP9, iP3, MsgAnswer, 0))
+		{"waiting for the coordinator", func(f *simtest.Fixture) {
+			f.Step(sim.Input{Kind: sim.Elect})
+			f.Step(deliver(iP9, iP3, MsgAnswer, 0))
 		}, []string{"cancel coordinator"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			n, ctx := started(t, iP3)
-			tc.setup(ctx, n)
-			step(ctx, n, iP3, deliver(iP7, iP3, MsgCoordinator, 7))
-			check(t, ctx, n, expect{
-				rules:   []string{"BU-3"},
-				timers:  tc.timers,
-				leaders: []int{7},
-				state:   state(Off, WaitNone, 7, "[]"),
+			f := started(t, iP3)
+			tc.setup(f)
+			f.Step(deliver(iP7, iP3, MsgCoordinator, 7))
+			f.Check(simtest.Want{
+				Rules:   []string{"BU-3"},
+				Effects: tc.timers,
+				Leaders: []int{7},
+				State:   state(Off, WaitNone, 7, "[]"),
 			})
 		})
 	}
 }
 
 func TestBU4_LowerCoordinatorMakesAHigherProcessCallAnElection(t *testing.T) {
-	n, ctx := started(t, iP7)
-	step(ctx, n, iP7, deliver(iP3, iP7, MsgCoordinator, 3))
-	check(t, ctx, n, expect{
-		rules:  []string{"BU-4", "RE1"},
-		sent:   []string{"ELECTION->1"},
-		timers: []string{"set answer 7"},
-		state:  state(On, WaitAnswer, 9, "[]"), // P3 is not recorded
+	f := started(t, iP7)
+	f.Step(deliver(iP3, iP7, MsgCoordinator, 3))
+	f.Check(simtest.Want{
+		Rules:   []string{"BU-4", "RE1"},
+		Sent:    []string{"ELECTION->1"},
+		Effects: []string{"set answer 7"},
+		State:   state(On, WaitAnswer, 9, "[]"), // P3 is not recorded
 	})
 	// Already in an election: that election will settle it.
-	step(ctx, n, iP7, deliver(iP1, iP7, MsgCoordinator, 1))
-	check(t, ctx, n, expect{rules: []string{"BU-4"}, state: state(On, WaitAnswer, 9, "[]")})
+	f.Step(deliver(iP1, iP7, MsgCoordinator, 1))
+	f.Check(simtest.Want{Rules: []string{"BU-4"}, State: state(On, WaitAnswer, 9, "[]")})
 }
 
 func TestBU5_RecoveredProcessForgetsTheLeaderAndCallsAnElection(t *testing.T) {
-	n := newUnit(t, iP3) // the kernel builds a fresh state, then says Recover
-	ctx := sim.NewContext(iP3, unitIDs)
-	step(ctx, n, iP3, sim.Input{Kind: sim.Recover})
-	check(t, ctx, n, expect{
-		rules:  []string{"BU-5", "RE1"},
-		sent:   []string{"ELECTION->1", "ELECTION->3"},
-		timers: []string{"set answer 7"},
-		state:  state(On, WaitAnswer, -1, "[]"),
+	f := unit(t, iP3) // the kernel builds a fresh state, then says Recover
+	f.Step(sim.Input{Kind: sim.Recover})
+	f.Check(simtest.Want{
+		Rules:   []string{"BU-5", "RE1"},
+		Sent:    []string{"ELECTION->1", "ELECTION->3"},
+		Effects: []string{"set answer 7"},
+		State:   state(On, WaitAnswer, -1, "[]"),
 	})
 }
 
 func TestBU5_RecoveredHighestIDTakesOver(t *testing.T) {
-	n := newUnit(t, iP9)
-	ctx := sim.NewContext(iP9, unitIDs)
-	step(ctx, n, iP9, sim.Input{Kind: sim.Recover})
-	check(t, ctx, n, expect{rules: []string{"BU-5", "RE1"}, timers: []string{"set answer 7"}, state: state(On, WaitAnswer, -1, "[]")})
-	step(ctx, n, iP9, sim.Input{Kind: sim.Timer, Timer: TimerAnswer})
-	check(t, ctx, n, expect{
-		rules:   []string{"RE1"},
-		sent:    []string{"COORDINATOR->0(9)", "COORDINATOR->2(9)", "COORDINATOR->3(9)"},
-		leaders: []int{9},
-		state:   state(Off, WaitNone, 9, "[]"),
+	f := unit(t, iP9)
+	f.Step(sim.Input{Kind: sim.Recover})
+	f.Check(simtest.Want{Rules: []string{"BU-5", "RE1"}, Effects: []string{"set answer 7"}, State: state(On, WaitAnswer, -1, "[]")})
+	f.Step(sim.Input{Kind: sim.Timer, Timer: TimerAnswer})
+	f.Check(simtest.Want{
+		Rules:   []string{"RE1"},
+		Sent:    []string{"COORDINATOR->0(9)", "COORDINATOR->2(9)", "COORDINATOR->3(9)"},
+		Leaders: []int{9},
+		State:   state(Off, WaitNone, 9, "[]"),
 	})
 }
 
 func TestCloneIsDeep(t *testing.T) {
-	n, ctx := started(t, iP3)
-	step(ctx, n, iP3, sim.Input{Kind: sim.Elect})
-	c := n.Clone()
-	step(ctx, n, iP3, deliver(iP9, iP3, MsgAnswer, 0))
+	f := started(t, iP3)
+	f.Step(sim.Input{Kind: sim.Elect})
+	c := f.Node.Clone()
+	f.Step(deliver(iP9, iP3, MsgAnswer, 0))
 	if got, want := string(sim.EncodeState(c)), state(On, WaitAnswer, 9, "[]"); got != want {
 		t.Errorf("clone changed with the original: %s, want %s", got, want)
 	}
@@ -349,7 +286,7 @@ func TestTimeoutsFromParamsAndNetwork(t *testing.T) {
 		{Params{AnswerTimeout: 1}, 5, 1, 13},
 		{&Params{AnswerTimeout: 4, CoordinatorTimeout: 9}, 5, 4, 9},
 	} {
-		n := Spec.New(0, &sim.Setup{IDs: unitIDs, Params: tc.p, MaxDelay: tc.maxDelay}).(*node)
+		n := Spec().New(0, &sim.Setup{IDs: unitIDs, Params: tc.p, MaxDelay: tc.maxDelay}).(*node)
 		if n.answerT != tc.wantA || n.coordT != tc.wnC {
 			t.Errorf("params %+v, max delay %d: time-outs %d, %d; want %d, %d", tc.p, tc.maxDelay, n.answerT, n.coordT, tc.wantA, tc.wnC)
 		}
@@ -357,52 +294,29 @@ func TestTimeoutsFromParamsAndNetwork(t *testing.T) {
 }
 
 func TestParseParams(t *testing.T) {
-	for _, tc := range []struct {
-		raw     string
-		want    Params
-		wantErr string // a substring; "" means success
-	}{
-		{"", Params{}, ""},
-		{"null", Params{}, ""},
-		{" {} ", Params{}, ""},
-		{`{"answerTimeout": 5}`, Params{AnswerTimeout: 5}, ""},
-		{`{"answerTimeout": 5, "coordinatorTimeout": 20}`, Params{AnswerTimeout: 5, CoordinatorTimeout: 20}, ""},
-		{`{"coordinatorTimeout": 12}`, Params{CoordinatorTimeout: 12}, ""},
-		{`{"timeout": 5}`, Params{}, `params.timeout: unknown field`},
-		{`{"answerTimeout": -1}`, Params{}, `params.answerTimeout: must be a positive integer`},
-		{`{"answerTimeout": 0}`, Params{}, `params.answerTimeout: must be a positive integer`},
-		{`{"coordinatorTimeout": -3}`, Params{}, `params.coordinatorTimeout: must be a positive integer`},
-		{`{"answerTimeout": 2000000000}`, Params{}, `params.answerTimeout: must be a positive integer`},
-		{`{"answerTimeout": "5"}`, Params{}, `params.answerTimeout: got string, want a positive integer`},
-		{`{"coordinatorTimeout": 1.5}`, Params{}, `params.coordinatorTimeout: got number 1.5, want a positive integer`},
-		{`{"heartbeat": {"period": 4}}`, Params{Heartbeat: heartbeat.Params{Period: 4}}, ""},
-		{`{"heartbeat": {"period": 6, "delay": 1}}`, Params{Heartbeat: heartbeat.Params{Period: 6, Delay: 1}}, ""},
-		{`{"heartbeat": {"period": 6, "timeout": 3}}`, Params{Heartbeat: heartbeat.Params{Period: 6, Timeout: 3}}, ""},
-		{`{"heartbeat": {"period": 6, "delay": 1, "timeout": 3}}`, Params{}, `params.heartbeat.timeout: replaces T+D`},
-		{`{"heartbeat": {"delay": 2}}`, Params{}, `params.heartbeat.period: the detector is off`},
-		{`[1]`, Params{}, `params: `},
-		{`{"answerTimeout": 5} {}`, Params{}, `params: must be a single JSON object`},
-		{`{"answerTimeout": 5`, Params{}, `params: `},
-	} {
-		var raw []byte
-		if tc.raw != "" {
-			raw = []byte(tc.raw)
-		}
-		got, err := ParseParams(raw, unitIDs)
-		if tc.wantErr != "" {
-			if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
-				t.Errorf("ParseParams(%s) error = %v, want one starting %q", tc.raw, err, tc.wantErr)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("ParseParams(%s): %v", tc.raw, err)
-			continue
-		}
-		if got != tc.want {
-			t.Errorf("ParseParams(%s) = %+v, want %+v", tc.raw, got, tc.want)
-		}
-	}
+	simtest.ParseTable(t, ParseParams, unitIDs, []simtest.ParseCase{
+		{Raw: "", Want: Params{}},
+		{Raw: "null", Want: Params{}},
+		{Raw: " {} ", Want: Params{}},
+		{Raw: `{"answerTimeout": 5}`, Want: Params{AnswerTimeout: 5}},
+		{Raw: `{"answerTimeout": 5, "coordinatorTimeout": 20}`, Want: Params{AnswerTimeout: 5, CoordinatorTimeout: 20}},
+		{Raw: `{"coordinatorTimeout": 12}`, Want: Params{CoordinatorTimeout: 12}},
+		{Raw: `{"timeout": 5}`, Err: `params.timeout: unknown field`},
+		{Raw: `{"answerTimeout": -1}`, Err: `params.answerTimeout: must be a positive integer`},
+		{Raw: `{"answerTimeout": 0}`, Err: `params.answerTimeout: must be a positive integer`},
+		{Raw: `{"coordinatorTimeout": -3}`, Err: `params.coordinatorTimeout: must be a positive integer`},
+		{Raw: `{"answerTimeout": 2000000000}`, Err: `params.answerTimeout: must be a positive integer`},
+		{Raw: `{"answerTimeout": "5"}`, Err: `params.answerTimeout: got string, want a positive integer`},
+		{Raw: `{"coordinatorTimeout": 1.5}`, Err: `params.coordinatorTimeout: got number 1.5, want a positive integer`},
+		{Raw: `{"heartbeat": {"period": 4}}`, Want: Params{Heartbeat: heartbeat.Params{Period: 4}}},
+		{Raw: `{"heartbeat": {"period": 6, "delay": 1}}`, Want: Params{Heartbeat: heartbeat.Params{Period: 6, Delay: 1}}},
+		{Raw: `{"heartbeat": {"period": 6, "timeout": 3}}`, Want: Params{Heartbeat: heartbeat.Params{Period: 6, Timeout: 3}}},
+		{Raw: `{"heartbeat": {"period": 6, "delay": 1, "timeout": 3}}`, Err: `params.heartbeat.timeout: replaces T+D`},
+		{Raw: `{"heartbeat": {"delay": 2}}`, Err: `params.heartbeat.period: the detector is off`},
+		{Raw: `[1]`, Err: `params: `},
+		{Raw: `{"answerTimeout": 5} {}`, Err: `params: must be a single JSON object`},
+		{Raw: `{"answerTimeout": 5`, Err: `params: `},
+	})
 }
 
 // --- whole runs through the kernel ---
@@ -420,7 +334,7 @@ func run(t *testing.T, cfg sim.Config) runResult {
 }
 
 func config(n int, seed uint64, acts ...sim.Action) sim.Config {
-	return sim.Config{Spec: &Spec, IDs: simtest.IDs(n), Seed: seed,
+	return sim.Config{Spec: Spec(), IDs: simtest.IDs(n), Seed: seed,
 		Network: sim.Network{DelayMin: 1, DelayMax: 3}, Until: 500, Actions: acts}
 }
 
@@ -555,21 +469,21 @@ func TestRunBestCaseSecondHighestCalls(t *testing.T) {
 		evs := run(t, config(n, seed, crash(0, n-1), elect(1, n-2))).evs
 		checkAllFollow(t, seed, evs, n, n-2)
 		// The notes' figure (000: n-2 coordinator messages) counts the COORDINATORs.
-		if got, want := simtest.CountMsgs(evs, MsgCoordinator), int(Spec.Costs[0].Notes[0].Value(n)); got != want || want != n-2 {
+		if got, want := simtest.CountMsgs(evs, MsgCoordinator), int(Spec().Costs[0].Notes[0].Value(n)); got != want || want != n-2 {
 			t.Errorf("seed %d: %d COORDINATOR messages, want the notes' N-2 = %d", seed, got, want)
 		}
 		if got := simtest.CountMsgs(evs, MsgElection); got != 1 {
 			t.Errorf("seed %d: %d ELECTION messages, want 1 (to the crashed P7)", seed, got)
 		}
-		if got, want := simtest.Count(evs, sim.EvSend), int(Spec.Costs[0].Value(n)); got != want || want != n-1 {
+		if got, want := simtest.Count(evs, sim.EvSend), int(Spec().Costs[0].Value(n)); got != want || want != n-1 {
 			t.Errorf("seed %d: %d messages, want the derived N-1 = %d", seed, got, want)
 		}
 	}
 }
 
 func TestRunWorstCaseLowestCallsIsQuadratic(t *testing.T) {
-	worst := Spec.Costs[1].Value
-	notes := Spec.Costs[1].Notes[1] // 002: ((N-1) + (N-2) + … + 1) + N-1
+	worst := Spec().Costs[1].Value
+	notes := Spec().Costs[1].Notes[1] // 002: ((N-1) + (N-2) + … + 1) + N-1
 	total := map[int]int{}
 	for _, n := range []int{4, 8, 16} {
 		for seed := uint64(1); seed <= 10; seed++ {
@@ -665,7 +579,7 @@ func TestRunSeedSweep(t *testing.T) {
 			t.Fatalf("seed %d: the workload crashed everyone", seed)
 		}
 		acts = append(acts, elect(last+50, lowest))
-		cfg := sim.Config{Spec: &Spec, IDs: simtest.IDs(n), Seed: seed,
+		cfg := sim.Config{Spec: Spec(), IDs: simtest.IDs(n), Seed: seed,
 			Network: sim.Network{DelayMin: dmin, DelayMax: dmax}, Until: 5000, Actions: acts}
 		res := run(t, cfg)
 		if !res.quiescent {
@@ -689,10 +603,7 @@ func TestRunShortTimeoutOnSlowNetworkElectsTwo(t *testing.T) {
 			cfg := config(8, seed, crash(0, 7), elect(1, 4))
 			cfg.Network = sim.Network{DelayMin: 1, DelayMax: 5}
 			if short {
-				p, err := ParseParams([]byte(`{"answerTimeout": 1}`), cfg.IDs)
-				if err != nil {
-					t.Fatal(err)
-				}
+				p := simtest.Params(t, Spec(), `{"answerTimeout": 1}`, cfg.IDs)
 				cfg.Params = p
 			}
 			evs := run(t, cfg).evs
@@ -720,7 +631,7 @@ func TestRunShortTimeoutOnSlowNetworkElectsTwo(t *testing.T) {
 func TestLabelsFromTheNotesAndInvented(t *testing.T) {
 	invented := regexp.MustCompile(`^(BU|FD)-[0-9]+$`)
 	var notes, own []string
-	for _, r := range Spec.Rules {
+	for _, r := range Spec().Rules {
 		switch {
 		case invented.MatchString(r.Label):
 			own = append(own, r.Label)

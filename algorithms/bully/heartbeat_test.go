@@ -23,7 +23,7 @@ func TestBU6_SuspectedCoordinatorStartsAnElection(t *testing.T) {
 	ids := []int{3, 9, 1, 7}
 	setup := &sim.Setup{IDs: ids, MaxDelay: 3, Params: Params{Heartbeat: heartbeat.Params{Period: 4, Delay: 6}}}
 	ctx := sim.NewContext(3, ids) // P7 watches P9, the highest
-	n := Spec.New(3, setup)
+	n := Spec().New(3, setup)
 	n.Step(ctx, &sim.Input{Kind: sim.Init})
 	if got := string(sim.EncodeState(n)); got != `{"state":"ELECTION-OFF","waiting":"none","leader":9,"answered":[],"watching":9}` {
 		t.Fatalf("state after init: %s", got)
@@ -43,7 +43,7 @@ func TestBU6_LeaderBeatsAndFollowersWatch(t *testing.T) {
 	ids := []int{0, 1, 2}
 	setup := &sim.Setup{IDs: ids, MaxDelay: 3, Params: Params{Heartbeat: heartbeat.Params{Period: 4, Delay: 6}}}
 	ctx := sim.NewContext(2, ids)
-	leader := Spec.New(2, setup)
+	leader := Spec().New(2, setup)
 	leader.Step(ctx, &sim.Input{Kind: sim.Init})
 	if got := ctx.Rules(); !slices.Equal(got, []string{"BU-1", "FD-1"}) {
 		t.Fatalf("leader at init: %v", got)

@@ -19,58 +19,25 @@ const coordIdx = 4
 
 func setup(t *testing.T, denied bool) *sim.Setup {
 	t.Helper()
-	p, err := ParseParams([]byte(`{"denied":`+strconv.FormatBool(denied)+`}`), ids5)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := simtest.Params(t, Spec(), `{"denied":`+strconv.FormatBool(denied)+`}`, ids5)
 	return &sim.Setup{IDs: ids5, Params: p, MaxDelay: 3}
 }
 
-// newStarted builds node self and runs its Init step.
-func newStarted(t *testing.T, self int, denied bool) (*node, *sim.Context) {
+// start builds node self and runs its Init step, then clears what Init recorded;
+// messages show as "TYPE->index".
+func start(t *testing.T, self int, denied bool) *simtest.Fixture {
 	t.Helper()
-	n := Spec.New(self, setup(t, denied)).(*node)
-	ctx := sim.NewContext(self, ids5)
-	n.Step(ctx, &sim.Input{Kind: sim.Init})
-	ctx.Reset(self)
-	return n, ctx
+	f := simtest.Start(t, Spec(), self, setup(t, denied))
+	f.Ctx.Reset(self)
+	return f
 }
 
-func deliver(n *node, ctx *sim.Context, typ string, from int) {
-	ctx.Reset(n.self)
-	n.Step(ctx, &sim.Input{Kind: sim.Deliver, Msg: sim.Message{Type: typ, From: from, To: n.self}})
+func deliver(f *simtest.Fixture, typ string, from int) {
+	f.Deliver(sim.Message{Type: typ, From: from})
 }
 
-func input(n *node, ctx *sim.Context, kind sim.InputKind) {
-	ctx.Reset(n.self)
-	n.Step(ctx, &sim.Input{Kind: kind})
-}
-
-type sent struct {
-	typ string
-	to  int // index
-}
-
-func checkStep(t *testing.T, ctx *sim.Context, n *node, wantRules []string, wantSent []sent, wantState string) {
-	t.Helper()
-	if got := ctx.Rules(); !slices.Equal(got, wantRules) {
-		t.Errorf("rules = %v, want %v", got, wantRules)
-	}
-	var got []sent
-	for _, m := range ctx.Sent() {
-		got = append(got, sent{m.Type, m.To})
-	}
-	if !slices.Equal(got, wantSent) {
-		t.Errorf("sent = %v, want %v", got, wantSent)
-	}
-	if got := string(sim.EncodeState(n)); got != wantState {
-		t.Errorf("state = %s, want %s", got, wantState)
-	}
-}
-
-func hasEffect(ctx *sim.Context, k sim.EffectKind) bool {
-	return slices.ContainsFunc(ctx.Effects(), func(e sim.Effect) bool { return e.Kind == k })
-}
+// Every rule has a test named after it.
+func TestEveryRuleHasATest(t *testing.T) { simtest.EveryRuleHasATest(t, Spec()) }
 
 func TestCI1_StartsReleasedWithAFreeCS(t *testing.T) {
 	for _, tc := range []struct {
@@ -80,52 +47,44 @@ func TestCI1_StartsReleasedWithAFreeCS(t *testing.T) {
 		{0, `{"state":"RELEASED","coordinator":14}`},
 		{coordIdx, `{"state":"RELEASED","coordinator":14,"holder":-1,"queue":[]}`},
 	} {
-		n := Spec.New(tc.self, setup(t, false)).(*node)
-		ctx := sim.NewContext(tc.self, ids5)
-		n.Step(ctx, &sim.Input{Kind: sim.Init})
-		checkStep(t, ctx, n, []string{"CI-1"}, nil, tc.want)
+		f := simtest.NewFixture(t, Spec(), tc.self, setup(t, false))
+		f.Step(sim.Input{Kind: sim.Init})
+		f.Check(simtest.Want{Rules: []string{"CI-1"}, State: tc.want})
 	}
 }
 
 // A recovered coordinator forgets who holds the CS and who waits: the kernel gives it a
 // fresh state, and the Recover input must not invent anything.
 func TestCI1_RecoveredCoordinatorStartsEmpty(t *testing.T) {
-	n := Spec.New(coordIdx, setup(t, false)).(*node)
-	ctx := sim.NewContext(coordIdx, ids5)
-	n.Step(ctx, &sim.Input{Kind: sim.Recover})
-	checkStep(t, ctx, n, []string{"CI-1"}, nil, `{"state":"RELEASED","coordinator":14,"holder":-1,"queue":[]}`)
+	f := simtest.NewFixture(t, Spec(), coordIdx, setup(t, false))
+	f.Step(sim.Input{Kind: sim.Recover})
+	f.Check(simtest.Want{Rules: []string{"CI-1"}, State: `{"state":"RELEASED","coordinator":14,"holder":-1,"queue":[]}`})
 }
 
 func TestCA1_ClientAsksTheCoordinator(t *testing.T) {
-	n, ctx := newStarted(t, 1, false)
-	input(n, ctx, sim.Request)
-	checkStep(t, ctx, n, []string{"CA-1"}, []sent{{MsgRequest, coordIdx}}, `{"state":"WAITING","coordinator":14}`)
+	f := start(t, 1, false)
+	f.Step(sim.Input{Kind: sim.Request})
+	f.Check(simtest.Want{Rules: []string{"CA-1"}, Sent: []string{"REQUEST->4"}, State: `{"state":"WAITING","coordinator":14}`})
 
 	// A second request while waiting changes nothing.
-	input(n, ctx, sim.Request)
-	checkStep(t, ctx, n, nil, nil, `{"state":"WAITING","coordinator":14}`)
+	f.Step(sim.Input{Kind: sim.Request})
+	f.Check(simtest.Want{State: `{"state":"WAITING","coordinator":14}`})
 }
 
 func TestCA1_CoordinatorAsksItselfWithoutMessages(t *testing.T) {
 	for _, denied := range []bool{false, true} {
 		// The CS is free: it lets itself in at once.
-		n, ctx := newStarted(t, coordIdx, denied)
-		input(n, ctx, sim.Request)
-		checkStep(t, ctx, n, []string{"CA-1", "CG-1", "CE-1"}, nil,
-			`{"state":"HELD","coordinator":14,"holder":14,"queue":[]}`)
-		if !hasEffect(ctx, sim.EnterCS) {
-			t.Errorf("denied=%v: the coordinator did not enter the CS", denied)
-		}
+		f := start(t, coordIdx, denied)
+		f.Step(sim.Input{Kind: sim.Request})
+		f.Check(simtest.Want{Rules: []string{"CA-1", "CG-1", "CE-1"}, Effects: []string{"enter"},
+			State: `{"state":"HELD","coordinator":14,"holder":14,"queue":[]}`})
 
 		// The CS is busy: it queues itself, and sends no DENIED to itself.
-		n, ctx = newStarted(t, coordIdx, denied)
-		deliver(n, ctx, MsgRequest, 2)
-		input(n, ctx, sim.Request)
-		checkStep(t, ctx, n, []string{"CA-1", "CG-1"}, nil,
-			`{"state":"WAITING","coordinator":14,"holder":12,"queue":[14]}`)
-		if hasEffect(ctx, sim.EnterCS) {
-			t.Errorf("denied=%v: the coordinator entered a busy CS", denied)
-		}
+		f = start(t, coordIdx, denied)
+		deliver(f, MsgRequest, 2)
+		f.Step(sim.Input{Kind: sim.Request})
+		f.Check(simtest.Want{Rules: []string{"CA-1", "CG-1"},
+			State: `{"state":"WAITING","coordinator":14,"holder":12,"queue":[14]}`})
 	}
 }
 
@@ -135,18 +94,18 @@ func TestCG1_CoordinatorGrantsOrQueues(t *testing.T) {
 		denied   bool
 		before   []int // indexes whose requests arrived earlier
 		from     int
-		wantSent []sent
+		wantSent []string
 		want     string
 	}{
-		{"free CS: grant", false, nil, 1, []sent{{MsgGrant, 1}},
+		{"free CS: grant", false, nil, 1, []string{"GRANT->1"},
 			`{"state":"RELEASED","coordinator":14,"holder":11,"queue":[]}`},
 		{"busy CS: queue silently", false, []int{0}, 2, nil,
 			`{"state":"RELEASED","coordinator":14,"holder":10,"queue":[12]}`},
 		{"busy CS, queue keeps arrival order", false, []int{0, 3}, 1, nil,
 			`{"state":"RELEASED","coordinator":14,"holder":10,"queue":[13,11]}`},
-		{"busy CS with DENIED: queue and say so", true, []int{0}, 2, []sent{{MsgDenied, 2}},
+		{"busy CS with DENIED: queue and say so", true, []int{0}, 2, []string{"DENIED->2"},
 			`{"state":"RELEASED","coordinator":14,"holder":10,"queue":[12]}`},
-		{"free CS with DENIED: plain grant", true, nil, 3, []sent{{MsgGrant, 3}},
+		{"free CS with DENIED: plain grant", true, nil, 3, []string{"GRANT->3"},
 			`{"state":"RELEASED","coordinator":14,"holder":13,"queue":[]}`},
 		// Over a non-FIFO channel the holder's next REQUEST can arrive before its RELEASE:
 		// it must queue, not be granted a CS it still holds on the coordinator's books.
@@ -154,76 +113,61 @@ func TestCG1_CoordinatorGrantsOrQueues(t *testing.T) {
 			`{"state":"RELEASED","coordinator":14,"holder":11,"queue":[11]}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			n, ctx := newStarted(t, coordIdx, tc.denied)
+			f := start(t, coordIdx, tc.denied)
 			for _, j := range tc.before {
-				deliver(n, ctx, MsgRequest, j)
+				deliver(f, MsgRequest, j)
 			}
-			deliver(n, ctx, MsgRequest, tc.from)
-			checkStep(t, ctx, n, []string{"CG-1"}, tc.wantSent, tc.want)
+			deliver(f, MsgRequest, tc.from)
+			f.Check(simtest.Want{Rules: []string{"CG-1"}, Sent: tc.wantSent, State: tc.want})
 		})
 	}
 }
 
 func TestCD1_DeniedClientKeepsWaiting(t *testing.T) {
-	n, ctx := newStarted(t, 2, true)
-	input(n, ctx, sim.Request)
-	deliver(n, ctx, MsgDenied, coordIdx)
-	checkStep(t, ctx, n, []string{"CD-1"}, nil, `{"state":"WAITING","coordinator":14}`)
-	if hasEffect(ctx, sim.EnterCS) {
-		t.Error("entered the CS on DENIED")
-	}
+	f := start(t, 2, true)
+	f.Step(sim.Input{Kind: sim.Request})
+	deliver(f, MsgDenied, coordIdx)
+	f.Check(simtest.Want{Rules: []string{"CD-1"}, State: `{"state":"WAITING","coordinator":14}`})
 
 	// A DENIED overtaken by its GRANT (non-FIFO) arrives when the client holds the CS.
-	deliver(n, ctx, MsgGrant, coordIdx)
-	deliver(n, ctx, MsgDenied, coordIdx)
-	checkStep(t, ctx, n, nil, nil, `{"state":"HELD","coordinator":14}`)
+	deliver(f, MsgGrant, coordIdx)
+	deliver(f, MsgDenied, coordIdx)
+	f.Check(simtest.Want{State: `{"state":"HELD","coordinator":14}`})
 }
 
 func TestCE1_GrantLetsTheClientIn(t *testing.T) {
-	n, ctx := newStarted(t, 0, false)
-	input(n, ctx, sim.Request)
-	deliver(n, ctx, MsgGrant, coordIdx)
-	checkStep(t, ctx, n, []string{"CE-1"}, nil, `{"state":"HELD","coordinator":14}`)
-	if !hasEffect(ctx, sim.EnterCS) {
-		t.Error("no enter effect")
-	}
+	f := start(t, 0, false)
+	f.Step(sim.Input{Kind: sim.Request})
+	deliver(f, MsgGrant, coordIdx)
+	f.Check(simtest.Want{Rules: []string{"CE-1"}, Effects: []string{"enter"}, State: `{"state":"HELD","coordinator":14}`})
 
 	// A GRANT to a process that is not waiting (one meant for its life before a crash)
 	// lets nobody in.
-	n, ctx = newStarted(t, 0, false)
-	deliver(n, ctx, MsgGrant, coordIdx)
-	checkStep(t, ctx, n, nil, nil, `{"state":"RELEASED","coordinator":14}`)
-	if hasEffect(ctx, sim.EnterCS) {
-		t.Error("entered the CS without asking")
-	}
+	f = start(t, 0, false)
+	deliver(f, MsgGrant, coordIdx)
+	f.Check(simtest.Want{State: `{"state":"RELEASED","coordinator":14}`})
 }
 
 func TestCL1_ClientReleasesToTheCoordinator(t *testing.T) {
-	n, ctx := newStarted(t, 3, false)
-	input(n, ctx, sim.Request)
-	deliver(n, ctx, MsgGrant, coordIdx)
-	input(n, ctx, sim.Release)
-	checkStep(t, ctx, n, []string{"CL-1"}, []sent{{MsgRelease, coordIdx}}, `{"state":"RELEASED","coordinator":14}`)
-	if !hasEffect(ctx, sim.ExitCS) {
-		t.Error("no exit effect")
-	}
+	f := start(t, 3, false)
+	f.Step(sim.Input{Kind: sim.Request})
+	deliver(f, MsgGrant, coordIdx)
+	f.Step(sim.Input{Kind: sim.Release})
+	f.Check(simtest.Want{Rules: []string{"CL-1"}, Sent: []string{"RELEASE->4"}, Effects: []string{"exit"}, State: `{"state":"RELEASED","coordinator":14}`})
 
 	// Release outside the CS does nothing.
-	input(n, ctx, sim.Release)
-	checkStep(t, ctx, n, nil, nil, `{"state":"RELEASED","coordinator":14}`)
+	f.Step(sim.Input{Kind: sim.Release})
+	f.Check(simtest.Want{State: `{"state":"RELEASED","coordinator":14}`})
 }
 
 func TestCL1_CoordinatorReleasesLocally(t *testing.T) {
-	n, ctx := newStarted(t, coordIdx, false)
-	input(n, ctx, sim.Request)
-	deliver(n, ctx, MsgRequest, 1)
-	input(n, ctx, sim.Release)
+	f := start(t, coordIdx, false)
+	f.Step(sim.Input{Kind: sim.Request})
+	deliver(f, MsgRequest, 1)
+	f.Step(sim.Input{Kind: sim.Release})
 	// Its own release needs no message; the GRANT belongs to P11's entry.
-	checkStep(t, ctx, n, []string{"CL-1", "CG-2"}, []sent{{MsgGrant, 1}},
-		`{"state":"RELEASED","coordinator":14,"holder":11,"queue":[]}`)
-	if !hasEffect(ctx, sim.ExitCS) {
-		t.Error("no exit effect")
-	}
+	f.Check(simtest.Want{Rules: []string{"CL-1", "CG-2"}, Sent: []string{"GRANT->1"}, Effects: []string{"exit"},
+		State: `{"state":"RELEASED","coordinator":14,"holder":11,"queue":[]}`})
 }
 
 func TestCG2_ReleaseGrantsTheHeadOfTheQueue(t *testing.T) {
@@ -233,62 +177,62 @@ func TestCG2_ReleaseGrantsTheHeadOfTheQueue(t *testing.T) {
 		ownReq    bool  // the coordinator asks after them
 		from      int
 		wantRules []string
-		wantSent  []sent
+		wantSent  []string
+		effects   []string
 		want      string
 	}{
-		{"empty queue frees the CS", []int{1}, false, 1, []string{"CG-2"}, nil,
+		{"empty queue frees the CS", []int{1}, false, 1, []string{"CG-2"}, nil, nil,
 			`{"state":"RELEASED","coordinator":14,"holder":-1,"queue":[]}`},
-		{"head of the queue is granted", []int{1, 2, 0}, false, 1, []string{"CG-2"}, []sent{{MsgGrant, 2}},
+		{"head of the queue is granted", []int{1, 2, 0}, false, 1, []string{"CG-2"}, []string{"GRANT->2"}, nil,
 			`{"state":"RELEASED","coordinator":14,"holder":12,"queue":[10]}`},
-		{"coordinator at the head enters itself", []int{1}, true, 1, []string{"CG-2", "CE-1"}, nil,
+		{"coordinator at the head enters itself", []int{1}, true, 1, []string{"CG-2", "CE-1"}, nil, []string{"enter"},
 			`{"state":"HELD","coordinator":14,"holder":14,"queue":[]}`},
 		// A RELEASE from someone who is not the holder predates a coordinator restart:
 		// it must not free the CS.
-		{"release from a non-holder is ignored", []int{1, 2}, false, 3, nil, nil,
+		{"release from a non-holder is ignored", []int{1, 2}, false, 3, nil, nil, nil,
 			`{"state":"RELEASED","coordinator":14,"holder":11,"queue":[12]}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			n, ctx := newStarted(t, coordIdx, false)
+			f := start(t, coordIdx, false)
 			for _, j := range tc.requests {
-				deliver(n, ctx, MsgRequest, j)
+				deliver(f, MsgRequest, j)
 			}
 			if tc.ownReq {
-				input(n, ctx, sim.Request)
+				f.Step(sim.Input{Kind: sim.Request})
 			}
-			deliver(n, ctx, MsgRelease, tc.from)
-			checkStep(t, ctx, n, tc.wantRules, tc.wantSent, tc.want)
-			if entered := hasEffect(ctx, sim.EnterCS); entered != tc.ownReq {
-				t.Errorf("coordinator entered = %v, want %v", entered, tc.ownReq)
-			}
+			deliver(f, MsgRelease, tc.from)
+			f.Check(simtest.Want{Rules: tc.wantRules, Sent: tc.wantSent, Effects: tc.effects, State: tc.want})
 		})
 	}
 }
 
 func TestWaitingFor(t *testing.T) {
-	c, ctx := newStarted(t, 2, false)
+	f := start(t, 2, false)
+	c := f.Node.(*node)
 	if got := c.WaitingFor(); got != nil {
 		t.Errorf("released client waits for %v", got)
 	}
-	input(c, ctx, sim.Request)
+	f.Step(sim.Input{Kind: sim.Request})
 	if got := c.WaitingFor(); !slices.Equal(got, []int{coordIdx}) {
 		t.Errorf("waiting client waits for %v, want [%d]", got, coordIdx)
 	}
-	co, cctx := newStarted(t, coordIdx, false)
-	deliver(co, cctx, MsgRequest, 1)
-	input(co, cctx, sim.Request) // queued behind P11
+	g := start(t, coordIdx, false)
+	co := g.Node.(*node)
+	deliver(g, MsgRequest, 1)
+	g.Step(sim.Input{Kind: sim.Request}) // queued behind P11
 	if got := co.WaitingFor(); got != nil {
 		t.Errorf("coordinator waits for %v, want nobody", got)
 	}
 }
 
 func TestCloneIsDeep(t *testing.T) {
-	n, ctx := newStarted(t, coordIdx, false)
-	deliver(n, ctx, MsgRequest, 0)
-	deliver(n, ctx, MsgRequest, 1)
-	c := n.Clone().(*node)
+	f := start(t, coordIdx, false)
+	deliver(f, MsgRequest, 0)
+	deliver(f, MsgRequest, 1)
+	c := f.Node.Clone()
 	before := string(sim.EncodeState(c))
-	deliver(n, ctx, MsgRequest, 2)
-	deliver(n, ctx, MsgRelease, 0)
+	deliver(f, MsgRequest, 2)
+	deliver(f, MsgRelease, 0)
 	if got := string(sim.EncodeState(c)); got != before {
 		t.Errorf("clone changed with the original: %s, was %s", got, before)
 	}
@@ -296,41 +240,22 @@ func TestCloneIsDeep(t *testing.T) {
 
 func TestParseParams(t *testing.T) {
 	ids := []int{0, 1, 2, 3, 4}
-	for _, tc := range []struct {
-		raw     string
-		want    Params
-		wantErr string // substring; "" means success
-	}{
-		{"", Params{Coordinator: 4}, ""},
-		{"null", Params{Coordinator: 4}, ""},
-		{" {} ", Params{Coordinator: 4}, ""},
-		{`{"coordinator":2}`, Params{Coordinator: 2}, ""},
-		{`{"denied":true}`, Params{Coordinator: 4, Denied: true}, ""},
-		{`{"coordinator":0,"denied":false}`, Params{Coordinator: 0}, ""},
-		{`{"coordinator":9}`, Params{}, "params.coordinator: 9 is not a node id (ids: 0 1 2 3 4)"},
-		{`{"coordinator":"2"}`, Params{}, "params.coordinator: got string"},
-		{`{"coordinator":1.5}`, Params{}, "params.coordinator: got number 1.5"},
-		{`{"denied":"yes"}`, Params{}, "params.denied: got string, want true or false"},
-		{`{"holder":1}`, Params{}, `params.holder: unknown field (allowed: coordinator, denied)`},
-		{`[1]`, Params{}, "params: got array"},
-		{`{"coordinator":1} {}`, Params{}, "params: must be a single JSON object"},
-		{`{"coordinator":`, Params{}, "params:"},
-	} {
-		got, err := ParseParams([]byte(tc.raw), ids)
-		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("ParseParams(%q) error = %v, want it to contain %q", tc.raw, err, tc.wantErr)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("ParseParams(%q): %v", tc.raw, err)
-			continue
-		}
-		if got != tc.want {
-			t.Errorf("ParseParams(%q) = %+v, want %+v", tc.raw, got, tc.want)
-		}
-	}
+	simtest.ParseTable(t, ParseParams, ids, []simtest.ParseCase{
+		{Raw: "", Want: Params{Coordinator: 4}},
+		{Raw: "null", Want: Params{Coordinator: 4}},
+		{Raw: " {} ", Want: Params{Coordinator: 4}},
+		{Raw: `{"coordinator":2}`, Want: Params{Coordinator: 2}},
+		{Raw: `{"denied":true}`, Want: Params{Coordinator: 4, Denied: true}},
+		{Raw: `{"coordinator":0,"denied":false}`, Want: Params{Coordinator: 0}},
+		{Raw: `{"coordinator":9}`, Err: "params.coordinator: 9 is not a node id (ids: 0 1 2 3 4)"},
+		{Raw: `{"coordinator":"2"}`, Err: "params.coordinator: got string"},
+		{Raw: `{"coordinator":1.5}`, Err: "params.coordinator: got number 1.5"},
+		{Raw: `{"denied":"yes"}`, Err: "params.denied: got string, want true or false"},
+		{Raw: `{"holder":1}`, Err: `params.holder: unknown field (allowed: coordinator, denied)`},
+		{Raw: `[1]`, Err: "params: got array"},
+		{Raw: `{"coordinator":1} {}`, Err: "params: must be a single JSON object"},
+		{Raw: `{"coordinator":`, Err: "params:"},
+	})
 	if got, err := ParseParams(nil, []int{7, 30, 5}); err != nil || got != (Params{Coordinator: 30}) {
 		t.Errorf("ParseParams(nil) with ids 7 30 5 = %+v, %v; want coordinator 30 (the highest id)", got, err)
 	}
@@ -338,19 +263,14 @@ func TestParseParams(t *testing.T) {
 
 // New with no params (the caller passed none) defaults to the highest id.
 func TestNewWithoutParams(t *testing.T) {
-	n := Spec.New(0, &sim.Setup{IDs: []int{3, 9, 1}}).(*node)
-	ctx := sim.NewContext(0, []int{3, 9, 1})
-	n.Step(ctx, &sim.Input{Kind: sim.Init})
-	if got, want := string(sim.EncodeState(n)), `{"state":"RELEASED","coordinator":9}`; got != want {
-		t.Errorf("state = %s, want %s", got, want)
-	}
+	simtest.Start(t, Spec(), 0, &sim.Setup{IDs: []int{3, 9, 1}}).WantState(`{"state":"RELEASED","coordinator":9}`)
 }
 
 // ---- Whole runs through the kernel ----
 
 func config(seed uint64, n int, params any, until int, acts ...sim.Action) sim.Config {
 	return sim.Config{
-		Spec: &Spec, IDs: simtest.IDs(n), Params: params, Seed: seed,
+		Spec: Spec(), IDs: simtest.IDs(n), Params: params, Seed: seed,
 		Network: sim.Network{DelayMin: 1, DelayMax: 3}, CS: 2, Until: until, Actions: acts,
 	}
 }
@@ -403,10 +323,7 @@ func TestRun_ThreeMessagesPerEntry(t *testing.T) {
 }
 
 func TestRun_DeniedUnderContention(t *testing.T) {
-	p, err := ParseParams([]byte(`{"denied":true}`), simtest.IDs(5))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := simtest.Params(t, Spec(), `{"denied":true}`, simtest.IDs(5))
 	for seed := uint64(1); seed <= 20; seed++ {
 		// All four clients ask at once. The first REQUEST to arrive (by t=3) is granted,
 		// and that holder cannot give the CS back before t=5 (GRANT, CS, RELEASE), so
@@ -505,7 +422,7 @@ func TestRun_SeedSweep(t *testing.T) {
 		dmin := r.IntN(4)
 		p := Params{Coordinator: ids[r.IntN(n)], Denied: r.IntN(2) == 0}
 		cfg := sim.Config{
-			Spec: &Spec, IDs: ids, Params: p, Seed: seed,
+			Spec: Spec(), IDs: ids, Params: p, Seed: seed,
 			Network: sim.Network{DelayMin: dmin, DelayMax: dmin + r.IntN(6), FIFO: r.IntN(2) == 0},
 			CS:      1 + r.IntN(4),
 			Until:   5000,

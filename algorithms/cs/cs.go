@@ -4,6 +4,8 @@
 // one its notes use, and the inspector shows it.
 package cs
 
+import "github.com/teach-dist/playground/runtime/sim"
+
 const (
 	// Released: outside the CS and not asking for it.
 	Released = "RELEASED"
@@ -14,3 +16,16 @@ const (
 	// Held: inside the CS.
 	Held = "HELD"
 )
+
+// Command carries out the user's command kind (sim.Request or sim.Release) for a
+// process in state, as every algorithm whose state is one of these does: a request
+// counts only from Released, a release only from Held (the kernel refuses the others
+// before they reach a process; the process keeps to its own state all the same).
+func Command(ctx *sim.Context, kind sim.InputKind, state string, request, release func(*sim.Context)) {
+	switch {
+	case kind == sim.Request && state == Released:
+		request(ctx)
+	case kind == sim.Release && state == Held:
+		release(ctx)
+	}
+}

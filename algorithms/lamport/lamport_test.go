@@ -25,7 +25,8 @@ type fixture struct {
 
 func newFixture(t *testing.T, self int, ids []int) *fixture {
 	t.Helper()
-	sf := simtest.Start(t, &Spec, self, &sim.Setup{IDs: ids})
+	sf := simtest.Start(t, Spec(), self, &sim.Setup{IDs: ids})
+	sf.Show = simtest.TypeToTS // "TYPE->to@ts", to a node index
 	return &fixture{Fixture: sf, n: sf.Node.(*node)}
 }
 
@@ -33,32 +34,15 @@ func (f *fixture) deliver(typ string, from, ts int) {
 	f.Deliver(sim.Message{Type: typ, From: from, TS: ts})
 }
 
-// wantSent compares messages as "TYPE->to@ts", to being a node index.
-func (f *fixture) wantSent(want ...string) {
-	f.T.Helper()
-	var got []string
-	for _, m := range f.Ctx.Sent() {
-		got = append(got, fmt.Sprintf("%s->%d@%d", m.Type, m.To, m.TS))
-	}
-	if !slices.Equal(got, want) {
-		f.T.Fatalf("sent: got %v, want %v", got, want)
-	}
-}
+// Every rule has a test named after it.
+func TestEveryRuleHasATest(t *testing.T) { simtest.EveryRuleHasATest(t, Spec()) }
 
 func TestLI1_StartsReleasedWithAnEmptyQueue(t *testing.T) {
 	for _, kind := range []sim.InputKind{sim.Init, sim.Recover} {
-		n := Spec.New(1, &sim.Setup{IDs: ids3})
-		ctx := sim.NewContext(1, ids3)
-		n.Step(ctx, &sim.Input{Kind: kind})
-		if got := ctx.Rules(); !slices.Equal(got, []string{"LI-1"}) {
-			t.Errorf("%v: rules %v, want [LI-1]", kind, got)
-		}
-		if len(ctx.Effects()) != 1 {
-			t.Errorf("%v: effects %v, want only the rule", kind, ctx.Effects())
-		}
-		if got, want := string(sim.EncodeState(n)), `{"state":"RELEASED","clock":0,"ts":0,"queue":[],"latest":[0,0,0],"heard":[]}`; got != want {
-			t.Errorf("%v: state %s, want %s", kind, got, want)
-		}
+		f := simtest.NewFixture(t, Spec(), 1, &sim.Setup{IDs: ids3})
+		f.Step(sim.Input{Kind: kind})
+		f.Check(simtest.Want{Rules: []string{"LI-1"},
+			State: `{"state":"RELEASED","clock":0,"ts":0,"queue":[],"latest":[0,0,0],"heard":[]}`})
 	}
 }
 
@@ -67,13 +51,13 @@ func TestLA1_StampsQueuesAndSendsTheRequest(t *testing.T) {
 	f.deliver(MsgReply, 2, 4) // a stray message only moves the clock to 5
 	f.Step(sim.Input{Kind: sim.Request})
 	f.WantRules("LA-1")
-	f.wantSent("REQUEST->0@6", "REQUEST->2@6")
+	f.WantSent("REQUEST->0@6", "REQUEST->2@6")
 	f.WantState(`{"state":"REQUESTED","clock":6,"ts":6,"queue":[[6,10]],"latest":[0,0,4],"heard":[]}`)
 
 	// Asking again while waiting changes nothing.
 	f.Step(sim.Input{Kind: sim.Request})
 	f.WantRules()
-	f.wantSent()
+	f.WantSent()
 }
 
 func TestLH1_QueuesTheRequestAndRepliesAtOnce(t *testing.T) {
@@ -132,7 +116,7 @@ func TestLH1_QueuesTheRequestAndRepliesAtOnce(t *testing.T) {
 			}
 			f.deliver(MsgRequest, tc.from, tc.ts)
 			f.WantRules("LH-1")
-			f.wantSent(tc.wantSent...)
+			f.WantSent(tc.wantSent...)
 			f.WantState(tc.wantState)
 		})
 	}
@@ -143,7 +127,7 @@ func TestLH2_ReplyCountsAsALaterMessage(t *testing.T) {
 	f.Step(sim.Input{Kind: sim.Request})
 	f.deliver(MsgReply, 0, 3)
 	f.WantRules("LH-2")
-	f.wantSent()
+	f.WantSent()
 	f.WantState(`{"state":"REQUESTED","clock":4,"ts":1,"queue":[[1,30]],"latest":[3,0,0],"heard":[20]}`)
 	if got := f.n.WaitingFor(); !slices.Equal(got, []int{1}) {
 		t.Fatalf("waiting for %v, want [1]", got)
@@ -161,7 +145,7 @@ func TestLH3_ReleaseRemovesTheSendersRequest(t *testing.T) {
 		f.deliver(MsgRequest, 1, 2)
 		f.deliver(MsgRelease, 0, 6)
 		f.WantRules("LH-3")
-		f.wantSent()
+		f.WantSent()
 		f.WantState(`{"state":"RELEASED","clock":7,"ts":0,"queue":[[2,10]],"latest":[6,2,0],"heard":[]}`)
 	})
 	t.Run("OldestOfTwo", func(t *testing.T) {
@@ -235,7 +219,7 @@ func TestLR1_ReleasesToEveryone(t *testing.T) {
 	f.WantRules("LH-1", "LE-1")
 	f.Step(sim.Input{Kind: sim.Release})
 	f.WantRules("LR-1")
-	f.wantSent("RELEASE->0@8", "RELEASE->2@8")
+	f.WantSent("RELEASE->0@8", "RELEASE->2@8")
 	if e := f.Ctx.Effects(); e[1].Kind != sim.ExitCS {
 		t.Fatalf("second effect %v, want ExitCS right after LR-1", e[1].Kind)
 	}
@@ -244,7 +228,7 @@ func TestLR1_ReleasesToEveryone(t *testing.T) {
 	// Releasing outside the CS does nothing.
 	f.Step(sim.Input{Kind: sim.Release})
 	f.WantRules()
-	f.wantSent()
+	f.WantSent()
 }
 
 func TestWaitingFor(t *testing.T) {
@@ -281,7 +265,7 @@ func TestCloneIsDeep(t *testing.T) {
 // ---- Whole runs through the kernel ----
 
 func config(seed uint64, ids []int, fifo bool, acts []sim.Action) sim.Config {
-	return sim.Config{Spec: &Spec, IDs: ids, Seed: seed,
+	return sim.Config{Spec: Spec(), IDs: ids, Seed: seed,
 		Network: sim.Network{DelayMin: 1, DelayMax: 4, FIFO: fifo}, CS: 2, Until: 5000, Actions: acts}
 }
 
@@ -454,7 +438,7 @@ func scenarioConfig(t *testing.T, js string) sim.Config {
 	if err := dec.Decode(&sc); err != nil {
 		t.Fatal(err)
 	}
-	if sc.Version != 2 || sc.Algorithm != Spec.Slug || sc.Title == "" || sc.About == "" {
+	if sc.Version != 2 || sc.Algorithm != Spec().Slug || sc.Title == "" || sc.About == "" {
 		t.Fatalf("scenario header: %+v", sc)
 	}
 	if sc.Params != nil {
@@ -469,7 +453,7 @@ func scenarioConfig(t *testing.T, js string) sim.Config {
 		}
 		acts = append(acts, sim.Action{At: e.At, Do: do, Node: slices.Index(ids, e.Node)})
 	}
-	return sim.Config{Spec: &Spec, IDs: ids, Seed: sc.Seed, CS: sc.CS, Until: sc.Until, Actions: acts,
+	return sim.Config{Spec: Spec(), IDs: ids, Seed: sc.Seed, CS: sc.CS, Until: sc.Until, Actions: acts,
 		Network: sim.Network{DelayMin: sc.Network.Delay[0], DelayMax: sc.Network.Delay[1], FIFO: sc.Network.FIFO}}
 }
 

@@ -30,8 +30,9 @@ type fixture struct {
 
 func newFixture(t *testing.T, self int, variant string) *fixture {
 	t.Helper()
-	sf := simtest.Start(t, &Spec, self, &sim.Setup{IDs: ids7, Params: Params{Variant: variant}, MaxDelay: 3})
+	sf := simtest.Start(t, Spec(), self, &sim.Setup{IDs: ids7, Params: Params{Variant: variant}, MaxDelay: 3})
 	sf.Ctx.Reset(self) // tests begin with nothing recorded, Init's MI-1 included
+	sf.Show = show
 	return &fixture{Fixture: sf, n: sf.Node.(*node)}
 }
 
@@ -42,33 +43,12 @@ func (f *fixture) deliver(typ string, from, ts int) {
 func (f *fixture) request() { f.Step(sim.Input{Kind: sim.Request}) }
 func (f *fixture) release() { f.Step(sim.Input{Kind: sim.Release}) }
 
-// sent renders messages as "TYPE->P<id>@ts".
-func (f *fixture) sent() []string {
-	var out []string
-	for _, m := range f.Ctx.Sent() {
-		out = append(out, fmt.Sprintf("%s->P%d@%d", m.Type, ids7[m.To], m.TS))
-	}
-	return out
-}
+// show writes a message as "TYPE->P<id>@ts". Maekawa sets no timers: Check, which
+// compares every effect, would show one.
+func show(m sim.Message) string { return fmt.Sprintf("%s->P%d@%d", m.Type, ids7[m.To], m.TS) }
 
-// expect checks the last step: rules fired, messages sent, state afterwards.
-func (f *fixture) expect(rules []string, sent []string, state string) {
-	f.T.Helper()
-	if got := f.Ctx.Rules(); !slices.Equal(got, rules) {
-		f.T.Errorf("rules = %v, want %v", got, rules)
-	}
-	if got := f.sent(); !slices.Equal(got, sent) {
-		f.T.Errorf("sent = %v, want %v", got, sent)
-	}
-	if got := f.State(); got != state {
-		f.T.Errorf("state:\n got %s\nwant %s", got, state)
-	}
-	for _, e := range f.Ctx.Effects() {
-		if e.Kind == sim.SetTimer {
-			f.T.Errorf("set timer %s: Maekawa uses no timers", e.Timer)
-		}
-	}
-}
+// Every rule has a test named after it.
+func TestEveryRuleHasATest(t *testing.T) { simtest.EveryRuleHasATest(t, Spec()) }
 
 func (f *fixture) waitingFor() []int {
 	var out []int
@@ -109,10 +89,10 @@ func TestMI1_StartsReleasedWithItsVoteFree(t *testing.T) {
 		{p(7), Basic, sim.Recover, st(cs.Released, "[3,4,7]", 0, 0, noneS, false, -1, 0, noneS)},
 		{p(5), DeadlockFree, sim.Init, df(st(cs.Released, "[2,5,7]", 0, 0, noneS, false, -1, 0, noneS), false, noneS, noneS, noneS, noneS)},
 	} {
-		sf := simtest.NewFixture(t, &Spec, tc.self, &sim.Setup{IDs: ids7, Params: Params{Variant: tc.variant}})
+		sf := simtest.NewFixture(t, Spec(), tc.self, &sim.Setup{IDs: ids7, Params: Params{Variant: tc.variant}})
 		f := &fixture{Fixture: sf, n: sf.Node.(*node)}
 		f.Step(sim.Input{Kind: tc.kind})
-		f.expect([]string{"MI-1"}, none, tc.want)
+		f.Check(simtest.Want{Rules: []string{"MI-1"}, State: tc.want})
 	}
 }
 
@@ -121,23 +101,23 @@ func TestMA1_AsksTheOtherMembersAndVotesForItself(t *testing.T) {
 	f.request()
 	// Its own REQUEST goes to its own voter half (MH-1) with no message, and the vote
 	// it gives itself is counted at once (MA-2).
-	f.expect([]string{"MA-1", "MH-1", "MA-2"}, []string{"REQUEST->P4@1", "REQUEST->P6@1"},
-		st(cs.Wanted, "[2,4,6]", 1, 1, "[2]", true, 2, 1, noneS))
+	f.Check(simtest.Want{Rules: []string{"MA-1", "MH-1", "MA-2"}, Sent: []string{"REQUEST->P4@1", "REQUEST->P6@1"},
+		State: st(cs.Wanted, "[2,4,6]", 1, 1, "[2]", true, 2, 1, noneS)})
 	if got := f.waitingFor(); !slices.Equal(got, []int{4, 6}) {
 		t.Errorf("waiting for %v, want [4 6]", got)
 	}
 
 	// A second request while waiting changes nothing.
 	f.request()
-	f.expect(nil, none, st(cs.Wanted, "[2,4,6]", 1, 1, "[2]", true, 2, 1, noneS))
+	f.Check(simtest.Want{State: st(cs.Wanted, "[2,4,6]", 1, 1, "[2]", true, 2, 1, noneS)})
 }
 
 func TestMA1_OwnRequestQueuesWhenItsVoteIsTaken(t *testing.T) {
 	f := newFixture(t, p(1), Basic)
 	f.deliver(MsgRequest, p(4), 5) // P1 votes for P4 (P1 is in V4)
 	f.request()
-	f.expect([]string{"MA-1", "MH-1"}, []string{"REQUEST->P2@6", "REQUEST->P3@6"},
-		st(cs.Wanted, "[1,2,3]", 6, 6, noneS, true, 4, 5, "[[6,1]]"))
+	f.Check(simtest.Want{Rules: []string{"MA-1", "MH-1"}, Sent: []string{"REQUEST->P2@6", "REQUEST->P3@6"},
+		State: st(cs.Wanted, "[1,2,3]", 6, 6, noneS, true, 4, 5, "[[6,1]]")})
 	// It lacks P2's and P3's votes, and its own, which P4 holds.
 	if got := f.waitingFor(); !slices.Equal(got, []int{2, 3, 4}) {
 		t.Errorf("waiting for %v, want [2 3 4]", got)
@@ -148,7 +128,7 @@ func TestMA2_CountsVotesUntilK(t *testing.T) {
 	f := newFixture(t, p(1), Basic)
 	f.request()
 	f.deliver(MsgReply, p(3), 1)
-	f.expect([]string{"MA-2"}, none, st(cs.Wanted, "[1,2,3]", 1, 1, "[1,3]", true, 1, 1, noneS))
+	f.Check(simtest.Want{Rules: []string{"MA-2"}, State: st(cs.Wanted, "[1,2,3]", 1, 1, "[1,3]", true, 1, 1, noneS)})
 	if f.Has(sim.EnterCS) {
 		t.Error("entered with 2 of 3 votes")
 	}
@@ -161,7 +141,7 @@ func TestMA3_GivesBackAVoteItDidNotAskFor(t *testing.T) {
 	// Not waiting: the vote belongs to a request from before a crash.
 	f := newFixture(t, p(1), Basic)
 	f.deliver(MsgReply, p(2), 4)
-	f.expect([]string{"MA-3"}, []string{"RELEASE->P2@4"}, st(cs.Released, "[1,2,3]", 4, 0, noneS, false, -1, 0, noneS))
+	f.Check(simtest.Want{Rules: []string{"MA-3"}, Sent: []string{"RELEASE->P2@4"}, State: st(cs.Released, "[1,2,3]", 4, 0, noneS, false, -1, 0, noneS)})
 
 	// Waiting, but the vote is for another (older) request of its.
 	f = newFixture(t, p(1), DeadlockFree)
@@ -169,8 +149,8 @@ func TestMA3_GivesBackAVoteItDidNotAskFor(t *testing.T) {
 	f.deliver(MsgRelease, p(4), 5)
 	f.request() // ts 6
 	f.deliver(MsgReply, p(3), 2)
-	f.expect([]string{"MA-3"}, []string{"RELEASE->P3@2"},
-		df(st(cs.Wanted, "[1,2,3]", 6, 6, "[1]", true, 1, 6, noneS), false, noneS, noneS, noneS, noneS))
+	f.Check(simtest.Want{Rules: []string{"MA-3"}, Sent: []string{"RELEASE->P3@2"},
+		State: df(st(cs.Wanted, "[1,2,3]", 6, 6, "[1]", true, 1, 6, noneS), false, noneS, noneS, noneS, noneS)})
 }
 
 // A second vote for the current request is ignored, in the CS above all: handing it
@@ -180,10 +160,10 @@ func TestMA3_DuplicateVoteIsNotGivenBack(t *testing.T) {
 	f.request()
 	f.deliver(MsgReply, p(2), 1)
 	f.deliver(MsgReply, p(2), 1)
-	f.expect(nil, none, st(cs.Wanted, "[1,2,3]", 1, 1, "[1,2]", true, 1, 1, noneS))
+	f.Check(simtest.Want{State: st(cs.Wanted, "[1,2,3]", 1, 1, "[1,2]", true, 1, 1, noneS)})
 	f.deliver(MsgReply, p(3), 1)
 	f.deliver(MsgReply, p(3), 1)
-	f.expect(nil, none, st(cs.Held, "[1,2,3]", 1, 1, "[1,2,3]", true, 1, 1, noneS))
+	f.Check(simtest.Want{State: st(cs.Held, "[1,2,3]", 1, 1, "[1,2,3]", true, 1, 1, noneS)})
 }
 
 func TestME1_EntersWithTheWholeSetsVotes(t *testing.T) {
@@ -191,7 +171,7 @@ func TestME1_EntersWithTheWholeSetsVotes(t *testing.T) {
 	f.request()
 	f.deliver(MsgReply, p(2), 1)
 	f.deliver(MsgReply, p(3), 1)
-	f.expect([]string{"MA-2", "ME-1"}, none, st(cs.Held, "[1,2,3]", 1, 1, "[1,2,3]", true, 1, 1, noneS))
+	f.Check(simtest.Want{Rules: []string{"MA-2", "ME-1"}, Effects: []string{"enter"}, State: st(cs.Held, "[1,2,3]", 1, 1, "[1,2,3]", true, 1, 1, noneS)})
 	if effs := f.Ctx.Effects(); effs[len(effs)-1].Kind != sim.EnterCS {
 		t.Errorf("last effect %v, want EnterCS", effs[len(effs)-1].Kind)
 	}
@@ -231,7 +211,7 @@ func TestMH1(t *testing.T) {
 				tc.setup(f)
 			}
 			f.deliver(MsgRequest, tc.from, tc.ts)
-			f.expect([]string{"MH-1"}, tc.sent, tc.want)
+			f.Check(simtest.Want{Rules: []string{"MH-1"}, Sent: tc.sent, State: tc.want})
 		})
 	}
 }
@@ -274,8 +254,8 @@ func TestMH2(t *testing.T) {
 			for _, r := range tc.before {
 				clock = max(clock, r.ts)
 			}
-			f.expect([]string{"MH-1", "MH-2"}, tc.sent,
-				df(st(cs.Released, "[1,2,3]", clock, 0, noneS, true, 4, 5, tc.queue), tc.inquired, noneS, noneS, noneS, tc.told))
+			f.Check(simtest.Want{Rules: []string{"MH-1", "MH-2"}, Sent: tc.sent,
+				State: df(st(cs.Released, "[1,2,3]", clock, 0, noneS, true, 4, 5, tc.queue), tc.inquired, noneS, noneS, noneS, tc.told)})
 		})
 	}
 }
@@ -285,17 +265,17 @@ func TestMF1_RelinquishesTheVotesItWasAskedFor(t *testing.T) {
 	f.request() // (1, P1); P1 votes for itself
 	f.deliver(MsgReply, p(2), 1)
 	f.deliver(MsgInquire, p(2), 1) // not blocked yet: hold on to P2's vote
-	f.expect([]string{"MQ-1"}, none,
-		df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1,2]", true, 1, 1, noneS), false, noneS, noneS, "[2]", noneS))
+	f.Check(simtest.Want{Rules: []string{"MQ-1"},
+		State: df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1,2]", true, 1, 1, noneS), false, noneS, noneS, "[2]", noneS)})
 
 	f.deliver(MsgFailed, p(3), 1)
-	f.expect([]string{"MF-1"}, []string{"RELINQUISH->P2@1"},
-		df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1]", true, 1, 1, noneS), false, "[3]", "[2]", noneS, noneS))
+	f.Check(simtest.Want{Rules: []string{"MF-1"}, Sent: []string{"RELINQUISH->P2@1"},
+		State: df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1]", true, 1, 1, noneS), false, "[3]", "[2]", noneS, noneS)})
 
 	// P2's vote comes back: the yield is over, P3's FAILED still stands.
 	f.deliver(MsgReply, p(2), 1)
-	f.expect([]string{"MA-2"}, none,
-		df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1,2]", true, 1, 1, noneS), false, "[3]", noneS, noneS, noneS))
+	f.Check(simtest.Want{Rules: []string{"MA-2"},
+		State: df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1,2]", true, 1, 1, noneS), false, "[3]", noneS, noneS, noneS)})
 }
 
 func TestMF1_StaleFailedIsIgnored(t *testing.T) {
@@ -303,9 +283,9 @@ func TestMF1_StaleFailedIsIgnored(t *testing.T) {
 	f.request()
 	f.deliver(MsgReply, p(3), 1)
 	f.deliver(MsgFailed, p(3), 1) // overtaken by the vote that followed it
-	f.expect(nil, none, df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1,3]", true, 1, 1, noneS), false, noneS, noneS, noneS, noneS))
+	f.Check(simtest.Want{State: df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1,3]", true, 1, 1, noneS), false, noneS, noneS, noneS, noneS)})
 	f.deliver(MsgFailed, p(2), 0) // about an earlier request
-	f.expect(nil, none, df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1,3]", true, 1, 1, noneS), false, noneS, noneS, noneS, noneS))
+	f.Check(simtest.Want{State: df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1,3]", true, 1, 1, noneS), false, noneS, noneS, noneS, noneS)})
 }
 
 // A process's own vote goes back and forth with no message: P4 (set {1,4,5}) votes for
@@ -315,12 +295,12 @@ func TestMF1_RelinquishesItsOwnVoteWithoutMessages(t *testing.T) {
 	f := newFixture(t, p(4), DeadlockFree)
 	f.request()
 	f.deliver(MsgRequest, p(1), 1)
-	f.expect([]string{"MH-1", "MH-2", "MQ-1"}, none,
-		df(st(cs.Wanted, "[1,4,5]", 1, 1, "[4]", true, 4, 1, "[[1,1]]"), true, noneS, noneS, "[4]", noneS))
+	f.Check(simtest.Want{Rules: []string{"MH-1", "MH-2", "MQ-1"},
+		State: df(st(cs.Wanted, "[1,4,5]", 1, 1, "[4]", true, 4, 1, "[[1,1]]"), true, noneS, noneS, "[4]", noneS)})
 
 	f.deliver(MsgFailed, p(5), 1)
-	f.expect([]string{"MF-1", "MY-1"}, []string{"REPLY->P1@1"},
-		df(st(cs.Wanted, "[1,4,5]", 1, 1, noneS, true, 1, 1, "[[1,4]]"), false, "[5]", "[4]", noneS, "[4]"))
+	f.Check(simtest.Want{Rules: []string{"MF-1", "MY-1"}, Sent: []string{"REPLY->P1@1"},
+		State: df(st(cs.Wanted, "[1,4,5]", 1, 1, noneS, true, 1, 1, "[[1,4]]"), false, "[5]", "[4]", noneS, "[4]")})
 	if got := f.waitingFor(); !slices.Equal(got, []int{1, 5}) {
 		t.Errorf("waiting for %v, want [1 5]", got)
 	}
@@ -361,7 +341,7 @@ func TestMQ1(t *testing.T) {
 			f := newFixture(t, p(1), DeadlockFree)
 			tc.setup(f)
 			f.deliver(MsgInquire, tc.from, tc.ts)
-			f.expect(tc.rules, tc.sent, tc.want)
+			f.Check(simtest.Want{Rules: tc.rules, Sent: tc.sent, State: tc.want})
 		})
 	}
 }
@@ -373,8 +353,8 @@ func TestMQ1_HeldInquiryAnsweredWhenTheVoteArrives(t *testing.T) {
 	f.deliver(MsgFailed, p(2), 1)
 	f.deliver(MsgInquire, p(3), 1)
 	f.deliver(MsgReply, p(3), 1)
-	f.expect([]string{"MA-2"}, []string{"RELINQUISH->P3@1"},
-		df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1]", true, 1, 1, noneS), false, "[2]", "[3]", noneS, noneS))
+	f.Check(simtest.Want{Rules: []string{"MA-2"}, Sent: []string{"RELINQUISH->P3@1"},
+		State: df(st(cs.Wanted, "[1,2,3]", 1, 1, "[1]", true, 1, 1, noneS), false, "[2]", "[3]", noneS, noneS)})
 }
 
 func TestMY1_GivesTheVoteToTheOldestRequest(t *testing.T) {
@@ -383,13 +363,13 @@ func TestMY1_GivesTheVoteToTheOldestRequest(t *testing.T) {
 	f.deliver(MsgRequest, p(6), 4) // INQUIRE to P4
 	f.deliver(MsgRequest, p(2), 3) // FAILED to P6, the displaced head
 	f.deliver(MsgRelinquish, p(4), 5)
-	f.expect([]string{"MY-1"}, []string{"REPLY->P2@3"},
-		df(st(cs.Released, "[1,2,3]", 5, 0, noneS, true, 2, 3, "[[4,6],[5,4]]"), false, noneS, noneS, noneS, "[6,4]"))
+	f.Check(simtest.Want{Rules: []string{"MY-1"}, Sent: []string{"REPLY->P2@3"},
+		State: df(st(cs.Released, "[1,2,3]", 5, 0, noneS, true, 2, 3, "[[4,6],[5,4]]"), false, noneS, noneS, noneS, "[6,4]")})
 
 	// A RELINQUISH from anyone but the candidate changes nothing.
 	f.deliver(MsgRelinquish, p(6), 4)
-	f.expect(nil, none,
-		df(st(cs.Released, "[1,2,3]", 5, 0, noneS, true, 2, 3, "[[4,6],[5,4]]"), false, noneS, noneS, noneS, "[6,4]"))
+	f.Check(simtest.Want{
+		State: df(st(cs.Released, "[1,2,3]", 5, 0, noneS, true, 2, 3, "[[4,6],[5,4]]"), false, noneS, noneS, noneS, "[6,4]")})
 }
 
 func TestMR1_ReleasesTheWholeSet(t *testing.T) {
@@ -414,7 +394,7 @@ func TestMR1_ReleasesTheWholeSet(t *testing.T) {
 				f.deliver(MsgRequest, p(4), 3)
 			}
 			f.release()
-			f.expect(tc.rules, tc.sent, tc.want)
+			f.Check(simtest.Want{Rules: tc.rules, Sent: tc.sent, Effects: []string{"exit"}, State: tc.want})
 			if effs := f.Ctx.Effects(); len(effs) < 2 || effs[1].Kind != sim.ExitCS {
 				t.Errorf("second effect %v, want ExitCS right after MR-1", effs[1].Kind)
 			}
@@ -422,7 +402,7 @@ func TestMR1_ReleasesTheWholeSet(t *testing.T) {
 	}
 	f := newFixture(t, p(1), Basic)
 	f.release() // not in the CS
-	f.expect(nil, none, st(cs.Released, "[1,2,3]", 0, 0, noneS, false, -1, 0, noneS))
+	f.Check(simtest.Want{State: st(cs.Released, "[1,2,3]", 0, 0, noneS, false, -1, 0, noneS)})
 }
 
 func TestMV1(t *testing.T) {
@@ -458,7 +438,7 @@ func TestMV1(t *testing.T) {
 				tc.setup(f)
 			}
 			f.deliver(MsgRelease, tc.from, tc.ts)
-			f.expect(tc.rules, tc.sent, tc.want)
+			f.Check(simtest.Want{Rules: tc.rules, Sent: tc.sent, State: tc.want})
 		})
 	}
 }
@@ -598,64 +578,41 @@ func both(a, b []int) []int {
 
 func TestParseParams(t *testing.T) {
 	ids := []int{10, 20, 30}
-	for _, tc := range []struct {
-		raw     string
-		want    Params
-		wantErr string // substring; "" means success
-	}{
-		{"", Params{Variant: Basic, Construction: Plane, Sets: notes3}, ""},
-		{"null", Params{Variant: Basic, Construction: Plane, Sets: notes3}, ""},
-		{" {} ", Params{Variant: Basic, Construction: Plane, Sets: notes3}, ""},
-		{`{"variant":"deadlock-free"}`, Params{Variant: DeadlockFree, Construction: Plane, Sets: notes3}, ""},
-		{`{"variant":"basic","sets":null}`, Params{Variant: Basic, Construction: Plane, Sets: notes3}, ""},
-		{`{"construction":"grid"}`, Params{Variant: Basic, Construction: Grid, Sets: notes3}, ""},
-		{`{"sets":{"10":[10,20],"20":[20,30],"30":[30,10]}}`, Params{Variant: Basic, Construction: Plane, Sets: [][]int{{0, 1}, {1, 2}, {0, 2}}}, ""},
-		{`{"sets":{"30":[10,30],"10":[10],"20":[20,10]}}`, Params{Variant: Basic, Construction: Plane, Sets: [][]int{{0}, {0, 1}, {0, 2}}}, ""},
-		{`{"construction":"grid","sets":{"30":[10,30],"10":[10],"20":[20,10]}}`, Params{Variant: Basic, Construction: Grid, Sets: [][]int{{0}, {0, 1}, {0, 2}}}, ""},
-		{`{"construction":"square"}`, Params{}, `params.construction: "square" is unknown (allowed: "plane", "grid")`},
-		{`{"variant":"fast"}`, Params{}, `params.variant: "fast" is unknown (allowed: "basic", "deadlock-free")`},
-		{`{"variant":1}`, Params{}, `params.variant: got number, want "basic" or "deadlock-free"`},
-		{`{"voters":1}`, Params{}, "params.voters: unknown field (allowed: variant, construction, sets)"},
-		{`{"sets":[[10]]}`, Params{}, `params.sets: want an object {"<id>": [ids...]}`},
-		{`{"sets":{"10":[10,20],"20":[20,30]}}`, Params{}, "params.sets: no set for node 30 (give one for every node: 10 20 30)"},
-		{`{"sets":{"11":[11]}}`, Params{}, `params.sets.11: "11" is not a node id (ids: 10 20 30)`},
-		{`{"sets":{"x":[10]}}`, Params{}, `params.sets.x: "x" is not a node id`},
-		{`{"sets":{"10":[10],"10":[10,20]}}`, Params{}, "params.sets.10: given twice"},
-		{`{"sets":{"10":[10,40]}}`, Params{}, "params.sets.10: 40 is not a node id (ids: 10 20 30)"},
-		{`{"sets":{"10":[10,20,10]}}`, Params{}, "params.sets.10: 10 is listed twice"},
-		{`{"sets":{"10":[20,30]}}`, Params{}, "params.sets.10: must contain 10 itself"},
-		{`{"sets":{"10":"all"}}`, Params{}, "params.sets.10: want an array of node ids"},
-		{`{"sets":{"10":[1.5]}}`, Params{}, "params.sets.10: want an array of node ids"},
-		{`{"sets":{"10":[10,20],"20":[20],"30":[30,10]}}`, Params{}, "params.sets.20: shares no process with params.sets.30"},
-		{`[1]`, Params{}, "params: got array"},
-		{`{"variant":"basic"} {}`, Params{}, "params: must be a single JSON object"},
-		{`{"variant":`, Params{}, "params:"},
-	} {
-		got, err := ParseParams([]byte(tc.raw), ids)
-		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("ParseParams(%s) error = %v, want it to contain %q", tc.raw, err, tc.wantErr)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("ParseParams(%s): %v", tc.raw, err)
-			continue
-		}
-		g := got.(Params)
-		if g.Variant != tc.want.Variant || g.Construction != tc.want.Construction || !slices.EqualFunc(g.Sets, tc.want.Sets, slices.Equal) {
-			t.Errorf("ParseParams(%s) = %+v, want %+v", tc.raw, g, tc.want)
-		}
-	}
+	simtest.ParseTable(t, ParseParams, ids, []simtest.ParseCase{
+		{Raw: "", Want: Params{Variant: Basic, Construction: Plane, Sets: notes3}},
+		{Raw: "null", Want: Params{Variant: Basic, Construction: Plane, Sets: notes3}},
+		{Raw: " {} ", Want: Params{Variant: Basic, Construction: Plane, Sets: notes3}},
+		{Raw: `{"variant":"deadlock-free"}`, Want: Params{Variant: DeadlockFree, Construction: Plane, Sets: notes3}},
+		{Raw: `{"variant":"basic","sets":null}`, Want: Params{Variant: Basic, Construction: Plane, Sets: notes3}},
+		{Raw: `{"construction":"grid"}`, Want: Params{Variant: Basic, Construction: Grid, Sets: notes3}},
+		{Raw: `{"sets":{"10":[10,20],"20":[20,30],"30":[30,10]}}`, Want: Params{Variant: Basic, Construction: Plane, Sets: [][]int{{0, 1}, {1, 2}, {0, 2}}}},
+		{Raw: `{"sets":{"30":[10,30],"10":[10],"20":[20,10]}}`, Want: Params{Variant: Basic, Construction: Plane, Sets: [][]int{{0}, {0, 1}, {0, 2}}}},
+		{Raw: `{"construction":"grid","sets":{"30":[10,30],"10":[10],"20":[20,10]}}`, Want: Params{Variant: Basic, Construction: Grid, Sets: [][]int{{0}, {0, 1}, {0, 2}}}},
+		{Raw: `{"construction":"square"}`, Err: `params.construction: "square" is unknown (allowed: "plane", "grid")`},
+		{Raw: `{"variant":"fast"}`, Err: `params.variant: "fast" is unknown (allowed: "basic", "deadlock-free")`},
+		{Raw: `{"variant":1}`, Err: `params.variant: got number, want "basic" or "deadlock-free"`},
+		{Raw: `{"voters":1}`, Err: "params.voters: unknown field (allowed: variant, construction, sets)"},
+		{Raw: `{"sets":[[10]]}`, Err: `params.sets: want an object {"<id>": [ids...]}`},
+		{Raw: `{"sets":{"10":[10,20],"20":[20,30]}}`, Err: "params.sets: no set for node 30 (give one for every node: 10 20 30)"},
+		{Raw: `{"sets":{"11":[11]}}`, Err: `params.sets.11: "11" is not a node id (ids: 10 20 30)`},
+		{Raw: `{"sets":{"x":[10]}}`, Err: `params.sets.x: "x" is not a node id`},
+		{Raw: `{"sets":{"10":[10],"10":[10,20]}}`, Err: "params.sets.10: given twice"},
+		{Raw: `{"sets":{"10":[10,40]}}`, Err: "params.sets.10: 40 is not a node id (ids: 10 20 30)"},
+		{Raw: `{"sets":{"10":[10,20,10]}}`, Err: "params.sets.10: 10 is listed twice"},
+		{Raw: `{"sets":{"10":[20,30]}}`, Err: "params.sets.10: must contain 10 itself"},
+		{Raw: `{"sets":{"10":"all"}}`, Err: "params.sets.10: want an array of node ids"},
+		{Raw: `{"sets":{"10":[1.5]}}`, Err: "params.sets.10: want an array of node ids"},
+		{Raw: `{"sets":{"10":[10,20],"20":[20],"30":[30,10]}}`, Err: "params.sets.20: shares no process with params.sets.30"},
+		{Raw: `[1]`, Err: "params: got array"},
+		{Raw: `{"variant":"basic"} {}`, Err: "params: must be a single JSON object"},
+		{Raw: `{"variant":`, Err: "params:"},
+	})
 }
 
 // Custom sets reach the nodes; without params a node gets the default sets.
 func TestNewUsesTheSets(t *testing.T) {
 	ids := []int{10, 20, 30}
-	pp, err := ParseParams([]byte(`{"sets":{"10":[10],"20":[10,20],"30":[10,30]}}`), ids)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pp := simtest.Params(t, Spec(), `{"sets":{"10":[10],"20":[10,20],"30":[10,30]}}`, ids)
 	for _, tc := range []struct {
 		params any
 		self   int
@@ -666,7 +623,7 @@ func TestNewUsesTheSets(t *testing.T) {
 		{nil, 2, "[10,30]"}, // the notes' V3 = {1, 3}
 		{nil, 1, "[20,30]"},
 	} {
-		n := Spec.New(tc.self, &sim.Setup{IDs: ids, Params: tc.params})
+		n := Spec().New(tc.self, &sim.Setup{IDs: ids, Params: tc.params})
 		if got := string(sim.EncodeState(n)); !strings.Contains(got, `"set":`+tc.want) {
 			t.Errorf("params %v, node %d: %s, want set %s", tc.params, tc.self, got, tc.want)
 		}
@@ -687,7 +644,7 @@ func sparseIDs(r *rand.Rand, n int) []int {
 }
 
 func config(seed uint64, ids []int, params any, acts ...sim.Action) sim.Config {
-	return sim.Config{Spec: &Spec, IDs: ids, Params: params, Seed: seed,
+	return sim.Config{Spec: Spec(), IDs: ids, Params: params, Seed: seed,
 		Network: sim.Network{DelayMin: 1, DelayMax: 3, FIFO: true}, CS: 2, Until: 5000, Actions: acts}
 }
 
@@ -730,7 +687,7 @@ func TestRun_ThreeKMinus1MessagesPerEntryWithoutContention(t *testing.T) {
 					if total != 3*per {
 						t.Errorf("seed %d: %d messages, want 3(K-1) per entry = %d", seed, total, 3*per)
 					}
-					if want := Spec.Costs[0].Value(n) * float64(n); math.Abs(float64(total)-want) > 1e-9 {
+					if want := Spec().Costs[0].Value(n) * float64(n); math.Abs(float64(total)-want) > 1e-9 {
 						t.Errorf("seed %d: %d messages, the cost figure says %v for %d entries", seed, total, want, n)
 					}
 					if v := simtest.Violations(evs); v != nil {
@@ -744,7 +701,7 @@ func TestRun_ThreeKMinus1MessagesPerEntryWithoutContention(t *testing.T) {
 	// at 13 (K=4) and, extended, at 16 (13 processes with K=4, 3 with K=5): below
 	// 3 sqrt(16) = 12, where the grid (K=7) cost 18.
 	for n, want := range map[int]float64{3: 3, 7: 6, 13: 9, 16: 3 * (13*3 + 3*4) / 16.0} {
-		if got := Spec.Costs[0].Value(n); got != want {
+		if got := Spec().Costs[0].Value(n); got != want {
 			t.Errorf("cost at N=%d = %v, want %v", n, got, want)
 		}
 	}
@@ -753,10 +710,7 @@ func TestRun_ThreeKMinus1MessagesPerEntryWithoutContention(t *testing.T) {
 // A custom set of one (the process alone) costs no message at all.
 func TestRun_CustomSets(t *testing.T) {
 	ids := []int{10, 20, 30, 40}
-	pp, err := ParseParams([]byte(`{"sets":{"10":[10],"20":[10,20],"30":[10,30],"40":[10,40]}}`), ids)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pp := simtest.Params(t, Spec(), `{"sets":{"10":[10],"20":[10,20],"30":[10,30],"40":[10,40]}}`, ids)
 	evs := simtest.Run(t, config(1, ids, pp, req(0, 0), req(20, 3)))
 	if got, want := simtest.Count(evs, sim.EvSend), 3; got != want {
 		t.Errorf("%d messages, want 0 for P10 (K=1) and 3 for P40 (K=2)", got)
@@ -806,14 +760,14 @@ func fromScenario(t *testing.T, js string) sim.Config {
 	if err := dec.Decode(&sc); err != nil {
 		t.Fatalf("scenario: %v", err)
 	}
-	if sc.Version != 2 || sc.Algorithm != Spec.Slug || sc.Title == "" || sc.About == "" || len(sc.IDs) != sc.Nodes {
+	if sc.Version != 2 || sc.Algorithm != Spec().Slug || sc.Title == "" || sc.About == "" || len(sc.IDs) != sc.Nodes {
 		t.Fatalf("scenario header: %+v", sc)
 	}
 	params, err := ParseParams(sc.Params, sc.IDs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := sim.Config{Spec: &Spec, IDs: sc.IDs, Params: params, Seed: sc.Seed, CS: sc.CS, Until: sc.Until,
+	cfg := sim.Config{Spec: Spec(), IDs: sc.IDs, Params: params, Seed: sc.Seed, CS: sc.CS, Until: sc.Until,
 		Network: sim.Network{DelayMin: sc.Network.Delay[0], DelayMax: sc.Network.Delay[1], FIFO: sc.Network.FIFO}}
 	for _, e := range sc.Events {
 		if e.Do != "request" {
@@ -1076,16 +1030,16 @@ func TestDefaultIDsAreTheNotesNumbering(t *testing.T) {
 		{3, map[int]string{1: "[1,2]", 2: "[2,3]", 3: "[1,3]"}},
 		{7, map[int]string{1: "[1,2,3]", 2: "[2,4,6]", 3: "[3,5,6]", 4: "[1,4,5]", 5: "[2,5,7]", 6: "[1,6,7]", 7: "[3,4,7]"}},
 	} {
-		ids := Spec.Defaults.IDs(tc.n)
+		ids := Spec().Defaults.IDs(tc.n)
 		if want := tc.n; ids[0] != 1 || ids[len(ids)-1] != want {
 			t.Fatalf("default ids for N=%d: %v, want 1..%d", tc.n, ids, tc.n)
 		}
-		pp, err := Spec.ParseParams(nil, ids)
+		pp, err := Spec().ParseParams(nil, ids)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i, id := range ids {
-			got := string(sim.EncodeState(Spec.New(i, &sim.Setup{IDs: ids, Params: pp})))
+			got := string(sim.EncodeState(Spec().New(i, &sim.Setup{IDs: ids, Params: pp})))
 			if want := `"set":` + tc.sets[id]; !strings.Contains(got, want) {
 				t.Errorf("N=%d, P%d: %s, want V%d %s", tc.n, id, got, id, want)
 			}
@@ -1093,14 +1047,14 @@ func TestDefaultIDsAreTheNotesNumbering(t *testing.T) {
 	}
 }
 
-// An old link (ids 0..N-1, no params) pins Spec.Earlier's params: the sets it ran with,
+// An old link (ids 0..N-1, no params) pins Spec().Earlier's params: the sets it ran with,
 // the notes' by position at N=3 and 7 and the row+column grid elsewhere, come back.
 func TestEarlierDefaultsKeepTheOldSets(t *testing.T) {
-	if len(Spec.Earlier) != 1 || !Spec.Earlier[0].IDsFrom0 || Spec.Earlier[0].Epoch != 2 {
-		t.Fatalf("Earlier = %+v, want one epoch-2 entry with IDsFrom0", Spec.Earlier)
+	if len(Spec().Earlier) != 1 || !Spec().Earlier[0].IDsFrom0 || Spec().Earlier[0].Epoch != 2 {
+		t.Fatalf("Earlier = %+v, want one epoch-2 entry with IDsFrom0", Spec().Earlier)
 	}
 	for _, n := range []int{2, 3, 5, 7, 9, 16, 36} {
-		pp, err := Spec.ParseParams([]byte(Spec.Earlier[0].Params), simtest.IDs(n))
+		pp, err := Spec().ParseParams([]byte(Spec().Earlier[0].Params), simtest.IDs(n))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1121,7 +1075,7 @@ func TestEarlierDefaultsKeepTheOldSets(t *testing.T) {
 // the plane's 13 processes, 12 for the 3 beyond it), not the grid's 3(K-1) = 18 with
 // K = 2 sqrt(N) - 1 = 7.
 func TestN16CostsAbout3SqrtN(t *testing.T) {
-	ids := Spec.Defaults.IDs(16)
+	ids := Spec().Defaults.IDs(16)
 	for _, tc := range []struct {
 		params   string
 		min, max int
@@ -1129,7 +1083,7 @@ func TestN16CostsAbout3SqrtN(t *testing.T) {
 		{`{}`, 9, 12},
 		{`{"construction":"grid"}`, 18, 18},
 	} {
-		pp, err := Spec.ParseParams([]byte(tc.params), ids)
+		pp, err := Spec().ParseParams([]byte(tc.params), ids)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1160,14 +1114,14 @@ func TestInspectorNamesTheConstructionAndK(t *testing.T) {
 		{3, `{"sets":{"1":[1],"2":[1,2],"3":[1,3]}}`, "voting sets chosen for this run, not built: K from 1 to 2"},
 		{3, `{"sets":{"1":[1,2,3],"2":[1,2,3],"3":[1,2,3]}}`, "voting sets chosen for this run, not built: K=3"},
 	} {
-		ids := Spec.Defaults.IDs(tc.n)
-		pp, err := Spec.ParseParams([]byte(tc.params), ids)
+		ids := Spec().Defaults.IDs(tc.n)
+		pp, err := Spec().ParseParams([]byte(tc.params), ids)
 		if err != nil {
 			t.Fatalf("N=%d %s: %v", tc.n, tc.params, err)
 		}
 		for i := range ids {
 			var st struct{ Construction string }
-			if err := json.Unmarshal(sim.EncodeState(Spec.New(i, &sim.Setup{IDs: ids, Params: pp})), &st); err != nil {
+			if err := json.Unmarshal(sim.EncodeState(Spec().New(i, &sim.Setup{IDs: ids, Params: pp})), &st); err != nil {
 				t.Fatal(err)
 			}
 			if st.Construction != tc.want {

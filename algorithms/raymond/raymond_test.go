@@ -33,42 +33,16 @@ type fixture struct {
 
 func newFixture(t *testing.T, self int) *fixture {
 	t.Helper()
-	sf := simtest.Start(t, &Spec, self, &sim.Setup{IDs: unitIDs})
-	return &fixture{Fixture: sf, n: sf.Node.(*node)}
+	sf := simtest.Start(t, Spec(), self, &sim.Setup{IDs: unitIDs})
+	return &fixture{Fixture: sf, n: sf.Node.(*node)} // messages show as "TYPE->index"
 }
 
 func (f *fixture) deliver(typ string, from int) {
 	f.Deliver(sim.Message{Type: typ, From: from})
 }
 
-func (f *fixture) sent() []string {
-	var out []string
-	for _, m := range f.Ctx.Sent() {
-		out = append(out, fmt.Sprintf("%s->%d", m.Type, m.To))
-	}
-	return out
-}
-
-type expect struct {
-	rules, sent, cs []string
-	state           string
-}
-
-func (f *fixture) check(want expect) {
-	f.T.Helper()
-	if got := f.Ctx.Rules(); !slices.Equal(got, want.rules) {
-		f.T.Errorf("rules = %v, want %v", got, want.rules)
-	}
-	if got := f.sent(); !slices.Equal(got, want.sent) {
-		f.T.Errorf("sent = %v, want %v", got, want.sent)
-	}
-	if got := f.CS(); !slices.Equal(got, want.cs) {
-		f.T.Errorf("CS effects = %v, want %v", got, want.cs)
-	}
-	if got := f.State(); got != want.state {
-		f.T.Errorf("state:\n got %s\nwant %s", got, want.state)
-	}
-}
+// Every rule has a test named after it.
+func TestEveryRuleHasATest(t *testing.T) { simtest.EveryRuleHasATest(t, Spec()) }
 
 func st(state string, holder int, queue string, asked bool, parent int) string {
 	return fmt.Sprintf(`{"state":%q,"holder":%d,"queue":%s,"asked":%t,"parent":%d}`, state, holder, queue, asked, parent)
@@ -80,20 +54,20 @@ func TestRY1_EveryonePointsTowardsTheRoot(t *testing.T) {
 		holder, paren int
 	}{{iP3, 3, -1}, {iP9, 3, 3}, {iP1, 3, 3}, {iP7, 9, 9}, {iP5, 9, 9}} {
 		f := newFixture(t, tc.self)
-		f.check(expect{rules: []string{"RY-1"}, state: st(cs.Released, tc.holder, "[]", false, tc.paren)})
+		f.Check(simtest.Want{Rules: []string{"RY-1"}, State: st(cs.Released, tc.holder, "[]", false, tc.paren)})
 	}
 }
 
 func TestRY2_RequestWithoutTheTokenAsksTheHolder(t *testing.T) {
 	f := newFixture(t, iP7)
 	f.Step(sim.Input{Kind: sim.Request})
-	f.check(expect{rules: []string{"RY-2", "RY-7"}, sent: []string{"REQUEST->1"}, state: st(cs.Requested, 9, "[7]", true, 9)})
+	f.Check(simtest.Want{Rules: []string{"RY-2", "RY-7"}, Sent: []string{"REQUEST->1"}, State: st(cs.Requested, 9, "[7]", true, 9)})
 }
 
 func TestRY2_RequestWithTheTokenEntersAtOnce(t *testing.T) {
 	f := newFixture(t, iP3)
 	f.Step(sim.Input{Kind: sim.Request})
-	f.check(expect{rules: []string{"RY-2", "RY-6"}, cs: []string{"enter"}, state: st(cs.Held, 3, "[]", false, -1)})
+	f.Check(simtest.Want{Rules: []string{"RY-2", "RY-6"}, Effects: []string{"enter"}, State: st(cs.Held, 3, "[]", false, -1)})
 }
 
 func TestRY3(t *testing.T) {
@@ -124,7 +98,7 @@ func TestRY3(t *testing.T) {
 				tc.setup(f)
 			}
 			f.deliver(MsgRequest, tc.from)
-			f.check(expect{rules: tc.rules, sent: tc.sent, state: tc.state})
+			f.Check(simtest.Want{Rules: tc.rules, Sent: tc.sent, State: tc.state})
 		})
 	}
 }
@@ -134,7 +108,7 @@ func TestRY4(t *testing.T) {
 		f := newFixture(t, iP7)
 		f.Step(sim.Input{Kind: sim.Request})
 		f.deliver(MsgPrivilege, iP9)
-		f.check(expect{rules: []string{"RY-4", "RY-6"}, cs: []string{"enter"}, state: st(cs.Held, 7, "[]", false, 9)})
+		f.Check(simtest.Want{Rules: []string{"RY-4", "RY-6"}, Effects: []string{"enter"}, State: st(cs.Held, 7, "[]", false, 9)})
 	})
 	t.Run("TokenForTheHeadGoesOnAndTheRestAsksForItBack", func(t *testing.T) {
 		f := newFixture(t, iP9)
@@ -144,8 +118,8 @@ func TestRY4(t *testing.T) {
 		f.deliver(MsgPrivilege, iP3)
 		// P7 asked first: the token goes down to it, and P9 asks P7 for it back on
 		// behalf of P5 and itself.
-		f.check(expect{rules: []string{"RY-4", "RY-6", "RY-7"}, sent: []string{"PRIVILEGE->3", "REQUEST->3"},
-			state: st(cs.Requested, 7, "[5,9]", true, 3)})
+		f.Check(simtest.Want{Rules: []string{"RY-4", "RY-6", "RY-7"}, Sent: []string{"PRIVILEGE->3", "REQUEST->3"},
+			State: st(cs.Requested, 7, "[5,9]", true, 3)})
 	})
 }
 
@@ -155,30 +129,30 @@ func TestRY5_LeavingHandsTheTokenToTheHeadOfTheQueue(t *testing.T) {
 	f.deliver(MsgRequest, iP1)
 	f.deliver(MsgRequest, iP9)
 	f.Step(sim.Input{Kind: sim.Release})
-	f.check(expect{rules: []string{"RY-5", "RY-6", "RY-7"}, sent: []string{"PRIVILEGE->2", "REQUEST->2"}, cs: []string{"exit"},
-		state: st(cs.Released, 1, "[9]", true, -1)})
+	f.Check(simtest.Want{Rules: []string{"RY-5", "RY-6", "RY-7"}, Sent: []string{"PRIVILEGE->2", "REQUEST->2"}, Effects: []string{"exit"},
+		State: st(cs.Released, 1, "[9]", true, -1)})
 }
 
 func TestRY5_LeavingWithNobodyQueuedKeepsTheToken(t *testing.T) {
 	f := newFixture(t, iP3)
 	f.Step(sim.Input{Kind: sim.Request})
 	f.Step(sim.Input{Kind: sim.Release})
-	f.check(expect{rules: []string{"RY-5"}, cs: []string{"exit"}, state: st(cs.Released, 3, "[]", false, -1)})
+	f.Check(simtest.Want{Rules: []string{"RY-5"}, Effects: []string{"exit"}, State: st(cs.Released, 3, "[]", false, -1)})
 }
 
 func TestRY6_AssignResetsAsked(t *testing.T) {
 	f := newFixture(t, iP1)
 	f.Step(sim.Input{Kind: sim.Request}) // asked := true
 	f.deliver(MsgPrivilege, iP3)
-	f.check(expect{rules: []string{"RY-4", "RY-6"}, cs: []string{"enter"}, state: st(cs.Held, 1, "[]", false, 3)})
+	f.Check(simtest.Want{Rules: []string{"RY-4", "RY-6"}, Effects: []string{"enter"}, State: st(cs.Held, 1, "[]", false, 3)})
 }
 
 func TestRY7_AsksOnlyOnceUntilTheTokenComes(t *testing.T) {
 	f := newFixture(t, iP9)
 	f.Step(sim.Input{Kind: sim.Request})
-	f.check(expect{rules: []string{"RY-2", "RY-7"}, sent: []string{"REQUEST->0"}, state: st(cs.Requested, 3, "[9]", true, 3)})
+	f.Check(simtest.Want{Rules: []string{"RY-2", "RY-7"}, Sent: []string{"REQUEST->0"}, State: st(cs.Requested, 3, "[9]", true, 3)})
 	f.deliver(MsgRequest, iP5)
-	f.check(expect{rules: []string{"RY-3"}, state: st(cs.Requested, 3, "[9,5]", true, 3)})
+	f.Check(simtest.Want{Rules: []string{"RY-3"}, State: st(cs.Requested, 3, "[9,5]", true, 3)})
 }
 
 func TestRY8_RecoveredProcessHasNoTokenAndPointsAtItsParent(t *testing.T) {
@@ -186,14 +160,14 @@ func TestRY8_RecoveredProcessHasNoTokenAndPointsAtItsParent(t *testing.T) {
 		self   int
 		holder int
 	}{{iP9, 3}, {iP3, 9}} { // the recovered root points at its first child
-		sf := simtest.NewFixture(t, &Spec, tc.self, &sim.Setup{IDs: unitIDs})
+		sf := simtest.NewFixture(t, Spec(), tc.self, &sim.Setup{IDs: unitIDs})
 		f := &fixture{Fixture: sf, n: sf.Node.(*node)}
 		f.Step(sim.Input{Kind: sim.Recover})
 		parent := 3
 		if tc.self == iP3 {
 			parent = -1
 		}
-		f.check(expect{rules: []string{"RY-8"}, state: st(cs.Released, tc.holder, "[]", false, parent)})
+		f.Check(simtest.Want{Rules: []string{"RY-8"}, State: st(cs.Released, tc.holder, "[]", false, parent)})
 	}
 }
 
@@ -279,7 +253,7 @@ func TestParseParams(t *testing.T) {
 // --- whole runs through the kernel ---
 
 func config(seed uint64, n int, p any, acts ...sim.Action) sim.Config {
-	return sim.Config{Spec: &Spec, IDs: simtest.IDs(n), Params: p, Seed: seed,
+	return sim.Config{Spec: Spec(), IDs: simtest.IDs(n), Params: p, Seed: seed,
 		Network: sim.Network{DelayMin: 1, DelayMax: 3}, CS: 2, Until: 100_000, Actions: acts}
 }
 
@@ -369,7 +343,7 @@ func TestRun_LogarithmicMessagesPerEntry(t *testing.T) {
 		if limit := 2*logN + 3; avg[n] > limit {
 			t.Errorf("N=%d: %.2f messages per entry, want at most 2·ceil(log2 N)+3 = %.0f", n, avg[n], limit)
 		}
-		if worst := Spec.Costs[1].Value(n); avg[n] > worst {
+		if worst := Spec().Costs[1].Value(n); avg[n] > worst {
 			t.Errorf("N=%d: %.2f messages per entry, more than the worst case %.0f", n, avg[n], worst)
 		}
 		t.Logf("N=%d: %.2f messages per entry (2·ceil(log2 N) = %.0f)", n, avg[n], 2*logN)
@@ -412,10 +386,7 @@ func TestRun_HeavyLoadIsCheaperPerEntry(t *testing.T) {
 // The tree in params is the one used: on a chain, the last node's request climbs every
 // edge.
 func TestRun_ChainTreeFromParams(t *testing.T) {
-	p, err := ParseParams([]byte(`{"tree": {"1": 0, "2": 1, "3": 2, "4": 3}}`), simtest.IDs(5))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := simtest.Params(t, Spec(), `{"tree": {"1": 0, "2": 1, "3": 2, "4": 3}}`, simtest.IDs(5))
 	evs := simtest.Run(t, config(1, 5, p, request(0, 4)))
 	if got, want := simtest.Count(evs, sim.EvSend), 8; got != want {
 		t.Fatalf("%d messages, want 2·4 = %d", got, want)

@@ -10,38 +10,27 @@ import (
 	"github.com/teach-dist/playground/runtime/sim/simtest"
 )
 
-// fixture is the shared hand-driven node plus this package's message renderer.
+// fixture is the shared hand-driven node; messages show as "TYPE->to@ts".
 type fixture struct{ *simtest.Fixture }
 
 func newFixture(t *testing.T, self, n int) *fixture {
 	t.Helper()
-	return &fixture{simtest.Start(t, &Spec, self, &sim.Setup{IDs: simtest.IDs(n)})}
+	f := simtest.Start(t, Spec(), self, &sim.Setup{IDs: simtest.IDs(n)})
+	f.Show = simtest.TypeToTS
+	return &fixture{f}
 }
 
 func (f *fixture) deliver(typ string, from, ts int) {
 	f.Deliver(sim.Message{Type: typ, From: from, TS: ts})
 }
 
-// sent lists messages as "TYPE->to@ts".
-func (f *fixture) sent() []string {
-	var out []string
-	for _, m := range f.Ctx.Sent() {
-		out = append(out, fmt.Sprintf("%s->%d@%d", m.Type, m.To, m.TS))
-	}
-	return out
-}
-
-func (f *fixture) wantSent(want ...string) {
-	f.T.Helper()
-	if got := f.sent(); !slices.Equal(got, want) {
-		f.T.Fatalf("sent: got %v, want %v", got, want)
-	}
-}
+// Every rule has a test named after it.
+func TestEveryRuleHasATest(t *testing.T) { simtest.EveryRuleHasATest(t, Spec()) }
 
 func TestRI1_StartsReleased(t *testing.T) {
 	f := newFixture(t, 1, 3)
 	f.WantRules("RI1")
-	f.wantSent()
+	f.WantSent()
 	f.WantState(`{"state":"RELEASED","clock":0,"ts":0,"replied":[],"deferred":[]}`)
 }
 
@@ -59,7 +48,7 @@ func TestRA2_SendsRequestToAllOthers(t *testing.T) {
 	f := newFixture(t, 1, 4)
 	f.Step(sim.Input{Kind: sim.Request})
 	f.WantRules("RA1", "RA2")
-	f.wantSent("REQUEST->0@1", "REQUEST->2@1", "REQUEST->3@1")
+	f.WantSent("REQUEST->0@1", "REQUEST->2@1", "REQUEST->3@1")
 }
 
 func TestRA3_WaitsForAllReplies(t *testing.T) {
@@ -67,7 +56,7 @@ func TestRA3_WaitsForAllReplies(t *testing.T) {
 	f.Step(sim.Input{Kind: sim.Request})
 	f.deliver(MsgReply, 2, 5)
 	f.WantRules("RA3")
-	f.wantSent()
+	f.WantSent()
 	f.WantState(`{"state":"REQUESTED","clock":6,"ts":1,"replied":[2],"deferred":[]}`)
 	if got := f.Node.(sim.WaitingFor).WaitingFor(); !slices.Equal(got, []int{1}) {
 		t.Fatalf("waiting for %v, want [1]", got)
@@ -82,10 +71,7 @@ func TestRE1_EntersAfterNMinus1Replies(t *testing.T) {
 	f.deliver(MsgReply, 1, 2)
 	f.deliver(MsgReply, 2, 2)
 	f.WantRules("RA3", "RE1")
-	effects := f.Ctx.Effects()
-	if last := effects[len(effects)-1]; last.Kind != sim.EnterCS {
-		t.Fatalf("last effect %v, want EnterCS", last.Kind)
-	}
+	f.WantEffects("enter")
 	f.WantState(`{"state":"HELD","clock":4,"ts":1,"replied":[1,2],"deferred":[]}`)
 }
 
@@ -150,7 +136,7 @@ func TestRH1(t *testing.T) {
 			}
 			f.deliver(MsgRequest, tc.reqFrom, tc.reqTS)
 			f.WantRules("RH1")
-			f.wantSent(tc.wantSent...)
+			f.WantSent(tc.wantSent...)
 			f.WantState(tc.wantState)
 		})
 	}
@@ -166,7 +152,7 @@ func TestRR1_RepliesToAllDeferredOnRelease(t *testing.T) {
 	f.deliver(MsgRequest, 1, 3)
 	f.Step(sim.Input{Kind: sim.Release})
 	f.WantRules("RR1")
-	f.wantSent("REPLY->3@7", "REPLY->1@8")
+	f.WantSent("REPLY->3@7", "REPLY->1@8")
 	if effects := f.Ctx.Effects(); effects[1].Kind != sim.ExitCS {
 		t.Fatalf("second effect %v, want ExitCS right after RR1", effects[1].Kind)
 	}
@@ -187,7 +173,7 @@ func TestCloneIsDeep(t *testing.T) {
 }
 
 func config(seed uint64, n int, acts []sim.Action) sim.Config {
-	return sim.Config{Spec: &Spec, IDs: simtest.IDs(n), Seed: seed,
+	return sim.Config{Spec: Spec(), IDs: simtest.IDs(n), Seed: seed,
 		Network: sim.Network{DelayMin: 1, DelayMax: 4}, CS: 2, Until: 5000, Actions: acts}
 }
 

@@ -25,11 +25,9 @@ type fixture struct {
 // newFixture builds node self among ids5 with the token first at holder (an id).
 func newFixture(t *testing.T, self, holder int) *fixture {
 	t.Helper()
-	p, err := ParseParams([]byte(fmt.Sprintf(`{"holder":%d}`, holder)), ids5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sf := simtest.Start(t, &Spec, self, &sim.Setup{IDs: ids5, Params: p})
+	p := simtest.Params(t, Spec(), fmt.Sprintf(`{"holder":%d}`, holder), ids5)
+	sf := simtest.Start(t, Spec(), self, &sim.Setup{IDs: ids5, Params: p})
+	sf.Show = show
 	return &fixture{Fixture: sf, n: sf.Node.(*node)}
 }
 
@@ -41,21 +39,17 @@ func (f *fixture) token(from, ts int, vec ...int) {
 	f.Deliver(sim.Message{Type: MsgToken, From: from, TS: ts, Vec: vec})
 }
 
-// wantSent compares messages as "TYPE->to@ts" plus the token vector, to a node index.
-func (f *fixture) wantSent(want ...string) {
-	f.T.Helper()
-	var got []string
-	for _, m := range f.Ctx.Sent() {
-		s := fmt.Sprintf("%s->%d@%d", m.Type, m.To, m.TS)
-		if m.Vec != nil {
-			s += fmt.Sprint(m.Vec)
-		}
-		got = append(got, s)
+// show writes a message as "TYPE->to@ts" plus the token vector, to a node index.
+func show(m sim.Message) string {
+	s := simtest.TypeToTS(m)
+	if m.Vec != nil {
+		s += fmt.Sprint(m.Vec)
 	}
-	if !slices.Equal(got, want) {
-		f.T.Fatalf("sent: got %v, want %v", got, want)
-	}
+	return s
 }
+
+// Every rule has a test named after it.
+func TestEveryRuleHasATest(t *testing.T) { simtest.EveryRuleHasATest(t, Spec()) }
 
 func TestRI1_OnlyTheChosenHolderStartsWithTheToken(t *testing.T) {
 	for _, tc := range []struct {
@@ -69,7 +63,7 @@ func TestRI1_OnlyTheChosenHolderStartsWithTheToken(t *testing.T) {
 	} {
 		f := newFixture(t, tc.self, tc.holder)
 		f.WantRules("RI1", "RI2")
-		f.wantSent()
+		f.WantSent()
 		if !strings.HasPrefix(string(sim.EncodeState(f.n)), `{"state":"`+tc.want+`"`) {
 			t.Errorf("P%d with holder P%d: state %s, want %s", ids5[tc.self], tc.holder, sim.EncodeState(f.n), tc.want)
 		}
@@ -79,16 +73,10 @@ func TestRI1_OnlyTheChosenHolderStartsWithTheToken(t *testing.T) {
 // The kernel rebuilds a recovered node from scratch; the first holder must not come
 // back with a second token.
 func TestRI1_RecoveredHolderHasNoToken(t *testing.T) {
-	p, _ := ParseParams(nil, ids5)
-	n := Spec.New(0, &sim.Setup{IDs: ids5, Params: p})
-	ctx := sim.NewContext(0, ids5)
-	n.Step(ctx, &sim.Input{Kind: sim.Recover})
-	if got := ctx.Rules(); !slices.Equal(got, []string{"RI1", "RI2"}) {
-		t.Fatalf("rules %v, want RI1 RI2", got)
-	}
-	if got, want := string(sim.EncodeState(n)), `{"state":"NO-TOKEN","clock":0,"waiting":false,"request":[0,0,0,0,0],"token":[]}`; got != want {
-		t.Fatalf("state %s, want %s", got, want)
-	}
+	f := simtest.NewFixture(t, Spec(), 0, &sim.Setup{IDs: ids5, Params: simtest.Params(t, Spec(), "", ids5)})
+	f.Step(sim.Input{Kind: sim.Recover})
+	f.WantRules("RI1", "RI2")
+	f.WantState(`{"state":"NO-TOKEN","clock":0,"waiting":false,"request":[0,0,0,0,0],"token":[]}`)
 }
 
 func TestRI2_EveryTimestampStartsAtZero(t *testing.T) {
@@ -104,7 +92,7 @@ func TestRA1_AsksForTheTokenOrEntersWithIt(t *testing.T) {
 		f.request(4, 6) // clock 7: the request carries 8
 		f.Step(sim.Input{Kind: sim.Request})
 		f.WantRules("RA1")
-		f.wantSent("REQUEST->0@8", "REQUEST->1@8", "REQUEST->3@8", "REQUEST->4@8")
+		f.WantSent("REQUEST->0@8", "REQUEST->1@8", "REQUEST->3@8", "REQUEST->4@8")
 		if f.Has(sim.EnterCS) {
 			t.Fatal("entered without the token")
 		}
@@ -113,14 +101,14 @@ func TestRA1_AsksForTheTokenOrEntersWithIt(t *testing.T) {
 		// Asking again while waiting sends nothing more.
 		f.Step(sim.Input{Kind: sim.Request})
 		f.WantRules()
-		f.wantSent()
+		f.WantSent()
 	})
 	t.Run("EntersWhenTheTokenArrives", func(t *testing.T) {
 		f := newFixture(t, 2, 10)
 		f.Step(sim.Input{Kind: sim.Request})
 		f.token(0, 3, 3, 0, 0, 0, 0)
 		f.WantRules("RA1")
-		f.wantSent()
+		f.WantSent()
 		if !f.Has(sim.EnterCS) {
 			t.Fatal("did not enter with the token")
 		}
@@ -130,7 +118,7 @@ func TestRA1_AsksForTheTokenOrEntersWithIt(t *testing.T) {
 		f := newFixture(t, 3, 40)
 		f.Step(sim.Input{Kind: sim.Request})
 		f.WantRules("RA1")
-		f.wantSent() // 0 messages: the token is already here
+		f.WantSent() // 0 messages: the token is already here
 		if !f.Has(sim.EnterCS) {
 			t.Fatal("did not enter")
 		}
@@ -146,7 +134,7 @@ func TestRH1_KeepsTheNewestRequestTimestamp(t *testing.T) {
 	f := newFixture(t, 0, 20)
 	f.request(3, 5)
 	f.WantRules("RH1")
-	f.wantSent()
+	f.WantSent()
 	f.WantState(`{"state":"NO-TOKEN","clock":6,"waiting":false,"request":[0,0,0,5,0],"token":[]}`)
 	// An older request arriving late (non-FIFO) does not lower the entry.
 	f.request(3, 2)
@@ -159,7 +147,7 @@ func TestRH2_AnUnusedTokenIsPassedAtOnce(t *testing.T) {
 		f := newFixture(t, 1, 20)
 		f.request(3, 4)
 		f.WantRules("RH1", "RH2", "RR2")
-		f.wantSent("TOKEN->3@5[0 5 0 0 0]")
+		f.WantSent("TOKEN->3@5[0 5 0 0 0]")
 		f.WantState(`{"state":"NO-TOKEN","clock":5,"waiting":false,"request":[0,0,0,4,0],"token":[]}`)
 	})
 	t.Run("TokenHeldKeepsIt", func(t *testing.T) {
@@ -167,14 +155,14 @@ func TestRH2_AnUnusedTokenIsPassedAtOnce(t *testing.T) {
 		f.Step(sim.Input{Kind: sim.Request})
 		f.request(3, 4)
 		f.WantRules("RH1")
-		f.wantSent()
+		f.WantSent()
 		f.WantState(`{"state":"TOKEN-HELD","clock":5,"waiting":false,"request":[0,0,0,4,0],"token":[0,0,0,0,0]}`)
 	})
 	t.Run("NoTokenOnlyRecords", func(t *testing.T) {
 		f := newFixture(t, 2, 20)
 		f.request(3, 4)
 		f.WantRules("RH1")
-		f.wantSent()
+		f.WantSent()
 	})
 }
 
@@ -183,7 +171,7 @@ func TestRR1_LeavingKeepsTheTokenWhenNobodyWaits(t *testing.T) {
 	f.Step(sim.Input{Kind: sim.Request})
 	f.Step(sim.Input{Kind: sim.Release})
 	f.WantRules("RR1", "RR2")
-	f.wantSent()
+	f.WantSent()
 	if !f.Has(sim.ExitCS) {
 		t.Fatal("no exit")
 	}
@@ -196,7 +184,7 @@ func TestRR1_LeavingKeepsTheTokenWhenNobodyWaits(t *testing.T) {
 	// Kept, the token is used again without a message.
 	f.Step(sim.Input{Kind: sim.Request})
 	f.WantRules("RA1")
-	f.wantSent()
+	f.WantSent()
 	if !f.Has(sim.EnterCS) {
 		t.Fatal("did not re-enter with the kept token")
 	}
@@ -237,7 +225,7 @@ func TestRR2_PassesToTheNextWaitingProcessInRoundRobin(t *testing.T) {
 			f.Step(sim.Input{Kind: sim.Release})
 			f.WantRules("RR1", "RR2")
 			if tc.want == "" {
-				f.wantSent()
+				f.WantSent()
 				if f.n.state != TokenPresent {
 					t.Fatalf("state %s, want TOKEN-PRESENT", f.n.state)
 				}
@@ -267,7 +255,7 @@ func TestRR2_UnaskedTokenIsPassedOn(t *testing.T) {
 	f.request(4, 3)
 	f.token(0, 1, 1, 0, 0, 0, 0)
 	f.WantRules("RR2")
-	f.wantSent("TOKEN->4@5[1 0 5 0 0]")
+	f.WantSent("TOKEN->4@5[1 0 5 0 0]")
 	if f.Has(sim.EnterCS) {
 		t.Fatal("entered without asking")
 	}
@@ -288,34 +276,19 @@ func TestCloneIsDeep(t *testing.T) {
 
 func TestParseParams(t *testing.T) {
 	ids := []int{3, 1, 4}
-	for _, tc := range []struct {
-		raw     string
-		want    Params
-		wantErr string // substring; "" means success
-	}{
-		{"", Params{Holder: 1}, ""},
-		{"null", Params{Holder: 1}, ""},
-		{" {} ", Params{Holder: 1}, ""},
-		{`{"holder":4}`, Params{Holder: 4}, ""},
-		{`{"holder":2}`, Params{}, "params.holder: 2 is not a node id (ids: 3 1 4)"},
-		{`{"holder":"3"}`, Params{}, "params.holder: got string, want a node id"},
-		{`{"holder":1.5}`, Params{}, "params.holder: got number 1.5"},
-		{`{"coordinator":1}`, Params{}, `params.coordinator: unknown field (allowed: holder)`},
-		{`[1]`, Params{}, "params: got array"},
-		{`{"holder":1} {}`, Params{}, "params: must be a single JSON object"},
-		{`{"holder":`, Params{}, "params:"},
-	} {
-		got, err := ParseParams([]byte(tc.raw), ids)
-		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("ParseParams(%q) error = %v, want it to contain %q", tc.raw, err, tc.wantErr)
-			}
-			continue
-		}
-		if err != nil || got != tc.want {
-			t.Errorf("ParseParams(%q) = %+v, %v; want %+v", tc.raw, got, err, tc.want)
-		}
-	}
+	simtest.ParseTable(t, ParseParams, ids, []simtest.ParseCase{
+		{Raw: "", Want: Params{Holder: 1}},
+		{Raw: "null", Want: Params{Holder: 1}},
+		{Raw: " {} ", Want: Params{Holder: 1}},
+		{Raw: `{"holder":4}`, Want: Params{Holder: 4}},
+		{Raw: `{"holder":2}`, Err: "params.holder: 2 is not a node id (ids: 3 1 4)"},
+		{Raw: `{"holder":"3"}`, Err: "params.holder: got string, want a node id"},
+		{Raw: `{"holder":1.5}`, Err: "params.holder: got number 1.5"},
+		{Raw: `{"coordinator":1}`, Err: `params.coordinator: unknown field (allowed: holder)`},
+		{Raw: `[1]`, Err: "params: got array"},
+		{Raw: `{"holder":1} {}`, Err: "params: must be a single JSON object"},
+		{Raw: `{"holder":`, Err: "params:"},
+	})
 	if _, err := ParseParams(nil, nil); err == nil || !strings.HasPrefix(err.Error(), "params.holder:") {
 		t.Errorf("ParseParams with no ids: %v", err)
 	}
@@ -325,7 +298,7 @@ func TestParseParams(t *testing.T) {
 func TestNewWithoutParams(t *testing.T) {
 	ids := []int{7, 2, 9}
 	for i, want := range []string{NoToken, TokenPresent, NoToken} {
-		n := Spec.New(i, &sim.Setup{IDs: ids}).(*node)
+		n := Spec().New(i, &sim.Setup{IDs: ids}).(*node)
 		n.Step(sim.NewContext(i, ids), &sim.Input{Kind: sim.Init})
 		if n.state != want {
 			t.Errorf("P%d: %s, want %s", ids[i], n.state, want)
@@ -338,7 +311,7 @@ func TestNewWithoutParams(t *testing.T) {
 func req(at, node int) sim.Action { return sim.Action{At: at, Do: sim.ActRequest, Node: node} }
 
 func config(seed uint64, ids []int, holder int, acts []sim.Action) sim.Config {
-	return sim.Config{Spec: &Spec, IDs: ids, Params: Params{Holder: holder}, Seed: seed,
+	return sim.Config{Spec: Spec(), IDs: ids, Params: Params{Holder: holder}, Seed: seed,
 		Network: sim.Network{DelayMin: 1, DelayMax: 4}, CS: 2, Until: 5000, Actions: acts}
 }
 
@@ -582,10 +555,10 @@ func scenarioConfig(t *testing.T, js string) sim.Config {
 	if err := dec.Decode(&sc); err != nil {
 		t.Fatal(err)
 	}
-	if sc.Version != 2 || sc.Algorithm != Spec.Slug || sc.Title == "" || sc.About == "" || len(sc.IDs) != sc.Nodes {
+	if sc.Version != 2 || sc.Algorithm != Spec().Slug || sc.Title == "" || sc.About == "" || len(sc.IDs) != sc.Nodes {
 		t.Fatalf("scenario header: %+v", sc)
 	}
-	p, err := Spec.ParseParams(sc.Params, sc.IDs)
+	p, err := Spec().ParseParams(sc.Params, sc.IDs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -598,7 +571,7 @@ func scenarioConfig(t *testing.T, js string) sim.Config {
 		}
 		acts = append(acts, sim.Action{At: e.At, Do: do, Node: i})
 	}
-	return sim.Config{Spec: &Spec, IDs: sc.IDs, Params: p, Seed: sc.Seed, CS: sc.CS, Until: sc.Until, Actions: acts,
+	return sim.Config{Spec: Spec(), IDs: sc.IDs, Params: p, Seed: sc.Seed, CS: sc.CS, Until: sc.Until, Actions: acts,
 		Network: sim.Network{DelayMin: sc.Network.Delay[0], DelayMax: sc.Network.Delay[1], FIFO: sc.Network.FIFO}}
 }
 

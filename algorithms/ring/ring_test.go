@@ -23,68 +23,32 @@ const (
 	unitMaxDelay       = 3 // ack time-out 7
 )
 
-// fixture is the shared hand-driven node plus this package's check.
+// fixture is the shared hand-driven node; messages show as sentText writes them.
 type fixture struct{ *simtest.Fixture }
 
 func newFixture(t *testing.T, self int, params string) *fixture {
 	t.Helper()
-	p, err := ParseParams([]byte(ringtest.RuleParams(t, params)), unitIDs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &fixture{simtest.Start(t, &Spec, self, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: unitMaxDelay})}
+	p := simtest.Params(t, Spec(), ringtest.RuleParams(t, params), unitIDs)
+	f := simtest.Start(t, Spec(), self, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: unitMaxDelay})
+	f.Show = sentText
+	return &fixture{f}
 }
 
 func (f *fixture) deliver(typ string, from, arg int) {
 	f.Deliver(sim.Message{Type: typ, From: from, Arg: arg})
 }
 
-// expect is what one step should have done; sent is "TYPE(arg)->index", timers
-// "set name after" or "cancel name".
-type expect struct {
-	rules   []string
-	sent    []string
-	timers  []string
-	leaders []int
-	state   string
+// sentText writes a message as "TYPE(arg)->index", or "ACK->index".
+func sentText(m sim.Message) string {
+	if m.Type == ringnext.MsgAck {
+		return simtest.TypeTo(m)
+	}
+	return fmt.Sprintf("%s(%d)->%d", m.Type, m.Arg, m.To)
 }
 
-func (f *fixture) check(want expect) {
-	f.T.Helper()
-	if got := f.Ctx.Rules(); !slices.Equal(got, want.rules) {
-		f.T.Errorf("rules = %v, want %v", got, want.rules)
-	}
-	var sent, timers []string
-	var leaders []int
-	for _, e := range f.Ctx.Effects() {
-		switch e.Kind {
-		case sim.Send:
-			if e.Msg.Type == ringnext.MsgAck {
-				sent = append(sent, fmt.Sprintf("ACK->%d", e.Msg.To))
-			} else {
-				sent = append(sent, fmt.Sprintf("%s(%d)->%d", e.Msg.Type, e.Msg.Arg, e.Msg.To))
-			}
-		case sim.SetTimer:
-			timers = append(timers, fmt.Sprintf("set %s %d", e.Timer, e.After))
-		case sim.CancelTimer:
-			timers = append(timers, "cancel "+e.Timer)
-		case sim.DeclareLeader:
-			leaders = append(leaders, e.Leader)
-		}
-	}
-	if !slices.Equal(sent, want.sent) {
-		f.T.Errorf("sent = %v, want %v", sent, want.sent)
-	}
-	if !slices.Equal(timers, want.timers) {
-		f.T.Errorf("timers = %v, want %v", timers, want.timers)
-	}
-	if !slices.Equal(leaders, want.leaders) {
-		f.T.Errorf("leaders declared = %v, want %v", leaders, want.leaders)
-	}
-	if got := f.State(); got != want.state {
-		f.T.Errorf("state = %s, want %s", got, want.state)
-	}
-}
+// Every rule has a test named after it; the ring elections' shared rules (ringnext's
+// DT and AK) may be tested in either.
+func TestEveryRuleHasATest(t *testing.T) { simtest.EveryRuleHasATest(t, Spec(), ".", "../ringlist") }
 
 func state(participant bool, leader int) string {
 	return fmt.Sprintf(`{"participant":%t,"leader":%d}`, participant, leader)
@@ -105,36 +69,36 @@ func ackState(participant bool, leader, awaiting int, unacked ...string) string 
 func TestCR1_StartsNonParticipantWithTheHighestIDAsLeader(t *testing.T) {
 	for self := range unitIDs {
 		f := newFixture(t, self, "")
-		f.check(expect{rules: []string{"CR-1"}, leaders: []int{9}, state: state(false, 9)})
+		f.Check(simtest.Want{Rules: []string{"CR-1"}, Leaders: []int{9}, State: state(false, 9)})
 	}
 	f := newFixture(t, iP3, `{"ack": true}`)
-	f.check(expect{rules: []string{"CR-1"}, leaders: []int{9}, state: ackState(false, 9, -1)})
+	f.Check(simtest.Want{Rules: []string{"CR-1"}, Leaders: []int{9}, State: ackState(false, 9, -1)})
 }
 
 func TestCR2_SendsItsOwnIDToTheSuccessor(t *testing.T) {
 	f := newFixture(t, iP3, "")
 	f.Step(sim.Input{Kind: sim.Elect})
-	f.check(expect{rules: []string{"CR-2"}, sent: []string{"ELECTION(3)->1"}, state: state(true, 9)})
+	f.Check(simtest.Want{Rules: []string{"CR-2"}, Sent: []string{"ELECTION(3)->1"}, State: state(true, 9)})
 }
 
 func TestCR2_TheLastInTheOrderSendsToTheFirst(t *testing.T) {
 	f := newFixture(t, iP7, "")
 	f.Step(sim.Input{Kind: sim.Elect})
-	f.check(expect{rules: []string{"CR-2"}, sent: []string{"ELECTION(7)->0"}, state: state(true, 9)})
+	f.Check(simtest.Want{Rules: []string{"CR-2"}, Sent: []string{"ELECTION(7)->0"}, State: state(true, 9)})
 }
 
 func TestCR2_AParticipantStartsNoSecondElection(t *testing.T) {
 	f := newFixture(t, iP3, "")
 	f.deliver(MsgElection, iP7, 7) // joins by passing on 7
 	f.Step(sim.Input{Kind: sim.Elect})
-	f.check(expect{state: state(true, 9)})
+	f.Check(simtest.Want{State: state(true, 9)})
 }
 
 func TestCR2_InAckModeWaitsForTheAck(t *testing.T) {
 	f := newFixture(t, iP3, `{"ack": true}`)
 	f.Step(sim.Input{Kind: sim.Elect})
-	f.check(expect{rules: []string{"CR-2"}, sent: []string{"ELECTION(3)->1"}, timers: []string{"set ack 7"},
-		state: ackState(true, 9, 9, "ELECTION(3)")})
+	f.Check(simtest.Want{Rules: []string{"CR-2"}, Sent: []string{"ELECTION(3)->1"}, Effects: []string{"set ack 7"},
+		State: ackState(true, 9, 9, "ELECTION(3)")})
 }
 
 func TestCR3_ForwardsALargerIDUnchanged(t *testing.T) {
@@ -145,7 +109,7 @@ func TestCR3_ForwardsALargerIDUnchanged(t *testing.T) {
 				f.Step(sim.Input{Kind: sim.Elect})
 			}
 			f.deliver(MsgElection, iP9, 3)
-			f.check(expect{rules: []string{"CR-3"}, sent: []string{"ELECTION(3)->3"}, state: state(true, 9)})
+			f.Check(simtest.Want{Rules: []string{"CR-3"}, Sent: []string{"ELECTION(3)->3"}, State: state(true, 9)})
 		})
 	}
 }
@@ -153,21 +117,21 @@ func TestCR3_ForwardsALargerIDUnchanged(t *testing.T) {
 func TestCR4_ReplacesASmallerIDWithItsOwn(t *testing.T) {
 	f := newFixture(t, iP7, "")
 	f.deliver(MsgElection, iP1, 1)
-	f.check(expect{rules: []string{"CR-4"}, sent: []string{"ELECTION(7)->0"}, state: state(true, 9)})
+	f.Check(simtest.Want{Rules: []string{"CR-4"}, Sent: []string{"ELECTION(7)->0"}, State: state(true, 9)})
 }
 
 func TestCR5_AParticipantSwallowsASmallerID(t *testing.T) {
 	f := newFixture(t, iP7, "")
 	f.Step(sim.Input{Kind: sim.Elect})
 	f.deliver(MsgElection, iP1, 1)
-	f.check(expect{rules: []string{"CR-5"}, state: state(true, 9)})
+	f.Check(simtest.Want{Rules: []string{"CR-5"}, State: state(true, 9)})
 }
 
 func TestCR6_ItsOwnIDBackMakesItTheLeader(t *testing.T) {
 	f := newFixture(t, iP7, "")
 	f.Step(sim.Input{Kind: sim.Elect})
 	f.deliver(MsgElection, iP1, 7)
-	f.check(expect{rules: []string{"CR-6"}, sent: []string{"ELECTED(7)->0"}, leaders: []int{7}, state: state(false, 7)})
+	f.Check(simtest.Want{Rules: []string{"CR-6"}, Sent: []string{"ELECTED(7)->0"}, Leaders: []int{7}, State: state(false, 7)})
 }
 
 func TestCR7_RecordsTheLeaderAndPassesItOn(t *testing.T) {
@@ -178,7 +142,7 @@ func TestCR7_RecordsTheLeaderAndPassesItOn(t *testing.T) {
 				f.Step(sim.Input{Kind: sim.Elect})
 			}
 			f.deliver(MsgElected, iP7, 7)
-			f.check(expect{rules: []string{"CR-7"}, sent: []string{"ELECTED(7)->1"}, leaders: []int{7}, state: state(false, 7)})
+			f.Check(simtest.Want{Rules: []string{"CR-7"}, Sent: []string{"ELECTED(7)->1"}, Leaders: []int{7}, State: state(false, 7)})
 		})
 	}
 }
@@ -188,27 +152,28 @@ func TestCR8_TheLeaderStopsItsOwnAnnouncement(t *testing.T) {
 	f.Step(sim.Input{Kind: sim.Elect})
 	f.deliver(MsgElection, iP1, 7)
 	f.deliver(MsgElected, iP1, 7)
-	f.check(expect{rules: []string{"CR-8"}, state: state(false, 7)})
+	f.Check(simtest.Want{Rules: []string{"CR-8"}, State: state(false, 7)})
 }
 
 func TestCR9_RecoveredProcessForgetsTheLeaderAndStartsAnElection(t *testing.T) {
 	// The kernel builds a fresh state, then says Recover (no Init).
-	f := &fixture{simtest.NewFixture(t, &Spec, iP1, &sim.Setup{IDs: unitIDs, MaxDelay: unitMaxDelay})}
+	f := &fixture{simtest.NewFixture(t, Spec(), iP1, &sim.Setup{IDs: unitIDs, MaxDelay: unitMaxDelay})}
+	f.Show = sentText
 	f.Step(sim.Input{Kind: sim.Recover})
 	// Defaults: no restart time-out (it would need N); the check looks again at the
 	// receiver one largest delay and one later.
-	f.check(expect{rules: []string{"CR-9", "CR-2"}, sent: []string{"ELECTION(1)->3"}, timers: []string{"set check 4"},
-		state: `{"participant":true,"leader":-1,"unchecked":["ELECTION(1)->7"]}`})
+	f.Check(simtest.Want{Rules: []string{"CR-9", "CR-2"}, Sent: []string{"ELECTION(1)->3"}, Effects: []string{"set check 4"},
+		State: `{"participant":true,"leader":-1,"unchecked":["ELECTION(1)->7"]}`})
 }
 
 func TestAK1_AMessageWaitsBehindTheUnacknowledgedOne(t *testing.T) {
 	f := newFixture(t, iP1, `{"ack": true}`)
 	f.deliver(MsgElection, iP9, 3) // ELECTION(3) to P7
-	f.check(expect{rules: []string{"AK-2", "CR-3"}, sent: []string{"ACK->1", "ELECTION(3)->3"}, timers: []string{"set ack 7"},
-		state: ackState(true, 9, 7, "ELECTION(3)")})
+	f.Check(simtest.Want{Rules: []string{"AK-2", "CR-3"}, Sent: []string{"ACK->1", "ELECTION(3)->3"}, Effects: []string{"set ack 7"},
+		State: ackState(true, 9, 7, "ELECTION(3)")})
 	f.deliver(MsgElected, iP9, 3) // ELECTED(3) queued: nothing sent but the ACK
-	f.check(expect{rules: []string{"AK-2", "CR-7", "AK-1"}, sent: []string{"ACK->1"}, leaders: []int{3},
-		state: ackState(false, 3, 7, "ELECTION(3)", "ELECTED(3)")})
+	f.Check(simtest.Want{Rules: []string{"AK-2", "CR-7", "AK-1"}, Sent: []string{"ACK->1"}, Leaders: []int{3},
+		State: ackState(false, 3, 7, "ELECTION(3)", "ELECTED(3)")})
 }
 
 func TestAK2_AcknowledgesARingMessageBeforeHandlingIt(t *testing.T) {
@@ -217,30 +182,30 @@ func TestAK2_AcknowledgesARingMessageBeforeHandlingIt(t *testing.T) {
 		f.deliver(typ, iP9, 9)
 		rule := map[string]string{MsgElection: "CR-3", MsgElected: "CR-7"}[typ]
 		participant := typ == MsgElection
-		f.check(expect{rules: []string{"AK-2", rule}, sent: []string{"ACK->1", typ + "(9)->3"}, timers: []string{"set ack 7"},
-			leaders: map[bool][]int{false: {9}}[participant], state: ackState(participant, 9, 7, map[bool]string{true: "ELECTION(9)", false: "ELECTED(9)"}[participant])})
+		f.Check(simtest.Want{Rules: []string{"AK-2", rule}, Sent: []string{"ACK->1", typ + "(9)->3"}, Effects: []string{"set ack 7"},
+			Leaders: map[bool][]int{false: {9}}[participant], State: ackState(participant, 9, 7, map[bool]string{true: "ELECTION(9)", false: "ELECTED(9)"}[participant])})
 	}
 	// Without acknowledgements nothing is sent back.
 	f := newFixture(t, iP1, "")
 	f.deliver(MsgElection, iP9, 9)
-	f.check(expect{rules: []string{"CR-3"}, sent: []string{"ELECTION(9)->3"}, state: state(true, 9)})
+	f.Check(simtest.Want{Rules: []string{"CR-3"}, Sent: []string{"ELECTION(9)->3"}, State: state(true, 9)})
 }
 
 func TestAK3_AnAckReleasesTheNextQueuedMessage(t *testing.T) {
 	f := newFixture(t, iP7, `{"ack": true}`)
 	f.Step(sim.Input{Kind: sim.Elect}) // ELECTION(7) to P3, not yet acknowledged
 	f.deliver(MsgElection, iP1, 7)     // own id back: ELECTED(7) waits behind it
-	f.check(expect{rules: []string{"AK-2", "CR-6", "AK-1"}, sent: []string{"ACK->2"}, leaders: []int{7},
-		state: ackState(false, 7, 3, "ELECTION(7)", "ELECTED(7)")})
+	f.Check(simtest.Want{Rules: []string{"AK-2", "CR-6", "AK-1"}, Sent: []string{"ACK->2"}, Leaders: []int{7},
+		State: ackState(false, 7, 3, "ELECTION(7)", "ELECTED(7)")})
 	f.deliver(ringnext.MsgAck, iP9, 0) // not from where the message went: ignored
-	f.check(expect{state: ackState(false, 7, 3, "ELECTION(7)", "ELECTED(7)")})
+	f.Check(simtest.Want{State: ackState(false, 7, 3, "ELECTION(7)", "ELECTED(7)")})
 	f.deliver(ringnext.MsgAck, iP3, 0)
-	f.check(expect{rules: []string{"AK-3"}, sent: []string{"ELECTED(7)->0"}, timers: []string{"cancel ack", "set ack 7"},
-		state: ackState(false, 7, 3, "ELECTED(7)")})
+	f.Check(simtest.Want{Rules: []string{"AK-3"}, Sent: []string{"ELECTED(7)->0"}, Effects: []string{"cancel ack", "set ack 7"},
+		State: ackState(false, 7, 3, "ELECTED(7)")})
 	f.deliver(ringnext.MsgAck, iP3, 0)
-	f.check(expect{rules: []string{"AK-3"}, timers: []string{"cancel ack"}, state: ackState(false, 7, -1)})
+	f.Check(simtest.Want{Rules: []string{"AK-3"}, Effects: []string{"cancel ack"}, State: ackState(false, 7, -1)})
 	f.deliver(ringnext.MsgAck, iP3, 0) // nothing left to acknowledge
-	f.check(expect{state: ackState(false, 7, -1)})
+	f.Check(simtest.Want{State: ackState(false, 7, -1)})
 }
 
 func TestAK4_ATimeoutSkipsTheSilentSuccessor(t *testing.T) {
@@ -248,21 +213,21 @@ func TestAK4_ATimeoutSkipsTheSilentSuccessor(t *testing.T) {
 	f.deliver(MsgElection, iP9, 3) // ELECTION(3) to P7
 	f.deliver(MsgElected, iP9, 3)  // ELECTED(3) queued behind it
 	f.Timer(ringnext.TimerAck)
-	f.check(expect{rules: []string{"AK-4"}, sent: []string{"ELECTION(3)->0"}, timers: []string{"set ack 7"},
-		state: ackState(false, 3, 3, "ELECTION(3)", "ELECTED(3)")})
+	f.Check(simtest.Want{Rules: []string{"AK-4"}, Sent: []string{"ELECTION(3)->0"}, Effects: []string{"set ack 7"},
+		State: ackState(false, 3, 3, "ELECTION(3)", "ELECTED(3)")})
 	// P3 is silent too: the ELECTION that must end at P3 is dropped, not sent on, and
 	// the queued ELECTED starts at the direct successor again.
 	f.Timer(ringnext.TimerAck)
-	f.check(expect{rules: []string{"AK-4"}, sent: []string{"ELECTED(3)->3"}, timers: []string{"set ack 7"},
-		state: ackState(false, 3, 7, "ELECTED(3)")})
+	f.Check(simtest.Want{Rules: []string{"AK-4"}, Sent: []string{"ELECTED(3)->3"}, Effects: []string{"set ack 7"},
+		State: ackState(false, 3, 7, "ELECTED(3)")})
 	f.Timer(ringnext.TimerAck)
-	f.check(expect{rules: []string{"AK-4"}, sent: []string{"ELECTED(3)->0"}, timers: []string{"set ack 7"},
-		state: ackState(false, 3, 3, "ELECTED(3)")})
+	f.Check(simtest.Want{Rules: []string{"AK-4"}, Sent: []string{"ELECTED(3)->0"}, Effects: []string{"set ack 7"},
+		State: ackState(false, 3, 3, "ELECTED(3)")})
 	f.Timer(ringnext.TimerAck)
-	f.check(expect{rules: []string{"AK-4"}, state: ackState(false, 3, -1)})
+	f.Check(simtest.Want{Rules: []string{"AK-4"}, State: ackState(false, 3, -1)})
 	// A time-out with nothing unacknowledged (a stale one) does nothing.
 	f.Timer(ringnext.TimerAck)
-	f.check(expect{state: ackState(false, 3, -1)})
+	f.Check(simtest.Want{State: ackState(false, 3, -1)})
 }
 
 func TestAK4_TheLastSurvivorSendsToItself(t *testing.T) {
@@ -270,15 +235,15 @@ func TestAK4_TheLastSurvivorSendsToItself(t *testing.T) {
 	f.Step(sim.Input{Kind: sim.Elect})
 	for _, to := range []int{2, 3, 0} { // P9, P1, P7 silent in turn
 		f.Timer(ringnext.TimerAck)
-		f.check(expect{rules: []string{"AK-4"}, sent: []string{fmt.Sprintf("ELECTION(3)->%d", to)}, timers: []string{"set ack 7"},
-			state: ackState(true, 9, unitIDs[to], "ELECTION(3)")})
+		f.Check(simtest.Want{Rules: []string{"AK-4"}, Sent: []string{fmt.Sprintf("ELECTION(3)->%d", to)}, Effects: []string{"set ack 7"},
+			State: ackState(true, 9, unitIDs[to], "ELECTION(3)")})
 	}
 	f.deliver(MsgElection, iP3, 3)
-	f.check(expect{rules: []string{"AK-2", "CR-6", "AK-1"}, sent: []string{"ACK->0"}, leaders: []int{3},
-		state: ackState(false, 3, 3, "ELECTION(3)", "ELECTED(3)")})
+	f.Check(simtest.Want{Rules: []string{"AK-2", "CR-6", "AK-1"}, Sent: []string{"ACK->0"}, Leaders: []int{3},
+		State: ackState(false, 3, 3, "ELECTION(3)", "ELECTED(3)")})
 	f.deliver(ringnext.MsgAck, iP3, 0) // its own ACK: the ELECTED tries P9 first again
-	f.check(expect{rules: []string{"AK-3"}, sent: []string{"ELECTED(3)->1"}, timers: []string{"cancel ack", "set ack 7"},
-		state: ackState(false, 3, 9, "ELECTED(3)")})
+	f.Check(simtest.Want{Rules: []string{"AK-3"}, Sent: []string{"ELECTED(3)->1"}, Effects: []string{"cancel ack", "set ack 7"},
+		State: ackState(false, 3, 9, "ELECTED(3)")})
 }
 
 func TestCloneIsDeep(t *testing.T) {
@@ -301,55 +266,32 @@ func TestCloneIsDeep(t *testing.T) {
 
 func TestParseParams(t *testing.T) {
 	def := Params{Ring: ringnext.Params{Skip: "detector", Check: true}}
-	for _, tc := range []struct {
-		raw     string
-		want    Params
-		wantErr string // a prefix; "" means success
-	}{
-		{"", def, ""},
-		{"null", def, ""},
-		{" {} ", def, ""},
-		{`{"ack": false}`, def, ""},
-		{`{"ack": true}`, Params{Ring: ringnext.Params{Skip: "detector", Ack: true, Check: true}}, ""},
-		{`{"ack": true, "ackTimeout": 5}`, Params{Ring: ringnext.Params{Skip: "detector", Ack: true, AckTimeout: 5, Check: true}}, ""},
-		{`{"skip": "ack", "ackTimeout": 5}`, Params{Ring: ringnext.Params{Skip: "ack", AckTimeout: 5, Check: true}}, ""},
-		{`{"skip": "none"}`, Params{Ring: ringnext.Params{Skip: "none", Check: true}}, ""},
-		{ringnext.Earlier, Params{Ring: ringnext.Params{Skip: "none", Check: true}}, ""},
-		{ringnext.Earlier3, Params{Ring: ringnext.Params{Skip: "detector", Restart: true}}, ""},
-		{`{"restart": true}`, Params{Ring: ringnext.Params{Skip: "detector", Restart: true, Check: true}}, ""},
-		{`{"ackTimeout": 5}`, Params{}, `params.ackTimeout: only used with "skip": "ack"`},
-		{`{"skip": "none", "ackTimeout": 5}`, Params{}, `params.ackTimeout: only used with "skip": "ack"`},
-		{`{"ack": true, "ackTimeout": 0}`, Params{}, `params.ackTimeout: must be a positive integer`},
-		{`{"ack": true, "ackTimeout": -2}`, Params{}, `params.ackTimeout: must be a positive integer`},
-		{`{"ack": true, "ackTimeout": 2000000000}`, Params{}, `params.ackTimeout: must be a positive integer`},
-		{`{"ack": true, "ackTimeout": 1.5}`, Params{}, `params.ackTimeout: got number 1.5, want a positive integer`},
-		{`{"ack": "yes"}`, Params{}, `params.ack: got string, want true or false`},
-		{`{"skip": "sometimes"}`, Params{}, `params.skip: "sometimes" is unknown (allowed: "detector", "ack", "none")`},
-		{`{"skip": [6]}`, Params{}, `params.skip: got array`},
-		{`{"variant": "ids"}`, Params{}, `params.variant: unknown field`},
-		{`[1]`, Params{}, `params: `},
-		{`{"ack": true} {}`, Params{}, `params: must be a single JSON object`},
-		{`{"ack": true`, Params{}, `params: `},
-	} {
-		var raw []byte
-		if tc.raw != "" {
-			raw = []byte(tc.raw)
-		}
-		got, err := ParseParams(raw, unitIDs)
-		if tc.wantErr != "" {
-			if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
-				t.Errorf("ParseParams(%s) error = %v, want one starting %q", tc.raw, err, tc.wantErr)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("ParseParams(%s): %v", tc.raw, err)
-			continue
-		}
-		if got != tc.want {
-			t.Errorf("ParseParams(%s) = %+v, want %+v", tc.raw, got, tc.want)
-		}
-	}
+	simtest.ParseTable(t, ParseParams, unitIDs, []simtest.ParseCase{
+		{Raw: "", Want: def},
+		{Raw: "null", Want: def},
+		{Raw: " {} ", Want: def},
+		{Raw: `{"ack": false}`, Want: def},
+		{Raw: `{"ack": true}`, Want: Params{Ring: ringnext.Params{Skip: "detector", Ack: true, Check: true}}},
+		{Raw: `{"ack": true, "ackTimeout": 5}`, Want: Params{Ring: ringnext.Params{Skip: "detector", Ack: true, AckTimeout: 5, Check: true}}},
+		{Raw: `{"skip": "ack", "ackTimeout": 5}`, Want: Params{Ring: ringnext.Params{Skip: "ack", AckTimeout: 5, Check: true}}},
+		{Raw: `{"skip": "none"}`, Want: Params{Ring: ringnext.Params{Skip: "none", Check: true}}},
+		{Raw: ringnext.Earlier, Want: Params{Ring: ringnext.Params{Skip: "none", Check: true}}},
+		{Raw: ringnext.Earlier3, Want: Params{Ring: ringnext.Params{Skip: "detector", Restart: true}}},
+		{Raw: `{"restart": true}`, Want: Params{Ring: ringnext.Params{Skip: "detector", Restart: true, Check: true}}},
+		{Raw: `{"ackTimeout": 5}`, Err: `params.ackTimeout: only used with "skip": "ack"`},
+		{Raw: `{"skip": "none", "ackTimeout": 5}`, Err: `params.ackTimeout: only used with "skip": "ack"`},
+		{Raw: `{"ack": true, "ackTimeout": 0}`, Err: `params.ackTimeout: must be a positive integer`},
+		{Raw: `{"ack": true, "ackTimeout": -2}`, Err: `params.ackTimeout: must be a positive integer`},
+		{Raw: `{"ack": true, "ackTimeout": 2000000000}`, Err: `params.ackTimeout: must be a positive integer`},
+		{Raw: `{"ack": true, "ackTimeout": 1.5}`, Err: `params.ackTimeout: got number 1.5, want a positive integer`},
+		{Raw: `{"ack": "yes"}`, Err: `params.ack: got string, want true or false`},
+		{Raw: `{"skip": "sometimes"}`, Err: `params.skip: "sometimes" is unknown (allowed: "detector", "ack", "none")`},
+		{Raw: `{"skip": [6]}`, Err: `params.skip: got array`},
+		{Raw: `{"variant": "ids"}`, Err: `params.variant: unknown field`},
+		{Raw: `[1]`, Err: `params: `},
+		{Raw: `{"ack": true} {}`, Err: `params: must be a single JSON object`},
+		{Raw: `{"ack": true`, Err: `params: `},
+	})
 }
 
 func TestNewResolvesTheAckTimeout(t *testing.T) {
@@ -363,7 +305,7 @@ func TestNewResolvesTheAckTimeout(t *testing.T) {
 		{Params{Ring: ringnext.Params{Ack: true}}, 0, "set ack 1"},
 		{&Params{Ring: ringnext.Params{Ack: true, AckTimeout: 4}}, 9, "set ack 4"},
 	} {
-		n := Spec.New(iP3, &sim.Setup{IDs: unitIDs, Params: tc.params, MaxDelay: tc.maxDelay})
+		n := Spec().New(iP3, &sim.Setup{IDs: unitIDs, Params: tc.params, MaxDelay: tc.maxDelay})
 		ctx := sim.NewContext(iP3, unitIDs)
 		n.Step(ctx, &sim.Input{Kind: sim.Elect})
 		got := ""
@@ -385,7 +327,7 @@ func config(ids []int, seed uint64, params string, acts ...sim.Action) sim.Confi
 	if err != nil {
 		panic(err)
 	}
-	return sim.Config{Spec: &Spec, IDs: ids, Params: p, Seed: seed,
+	return sim.Config{Spec: Spec(), IDs: ids, Params: p, Seed: seed,
 		Network: sim.Network{DelayMin: 1, DelayMax: 3}, Until: 2000, Actions: acts}
 }
 
@@ -442,7 +384,7 @@ func TestRunBestCaseTheHighestStarts2N(t *testing.T) {
 		for seed := uint64(1); seed <= 5; seed++ {
 			ids := ringtest.RandomRing(rand.New(rand.NewPCG(seed, uint64(n))), n)
 			got := oneInitiator(t, seed, ids, slices.Index(ids, slices.Max(ids)), "")
-			if want := Spec.Costs[0].Value(n); float64(got) != want || got != 2*n {
+			if want := Spec().Costs[0].Value(n); float64(got) != want || got != 2*n {
 				t.Errorf("N=%d seed %d: %d messages, want 2N = %v", n, seed, got, want)
 			}
 		}
@@ -455,7 +397,7 @@ func TestRunWorstCaseTheOneAfterTheHighestStarts3NMinus1(t *testing.T) {
 			ids := ringtest.RandomRing(rand.New(rand.NewPCG(seed, uint64(n))), n)
 			after := (slices.Index(ids, slices.Max(ids)) + 1) % n
 			got := oneInitiator(t, seed, ids, after, "")
-			if want := Spec.Costs[1].Value(n); float64(got) != want || got != 3*n-1 {
+			if want := Spec().Costs[1].Value(n); float64(got) != want || got != 3*n-1 {
 				t.Errorf("N=%d seed %d: %d messages, want 3N-1 = %v", n, seed, got, want)
 			}
 		}
@@ -470,10 +412,10 @@ func TestRunAverageOverInitiators(t *testing.T) {
 		for s := range ids {
 			total += oneInitiator(t, uint64(s), ids, s, "")
 		}
-		if got, want := float64(total)/float64(n), Spec.Costs[2].Value(n); got != want {
+		if got, want := float64(total)/float64(n), Spec().Costs[2].Value(n); got != want {
 			t.Errorf("N=%d: %v messages on average, want %v", n, got, want)
 		}
-		if lo, hi := Spec.Costs[0].Value(n), Spec.Costs[1].Value(n); float64(total) < lo*float64(n) || float64(total) > hi*float64(n) {
+		if lo, hi := Spec().Costs[0].Value(n), Spec().Costs[1].Value(n); float64(total) < lo*float64(n) || float64(total) > hi*float64(n) {
 			t.Errorf("N=%d: average outside [2N, 3N-1]", n)
 		}
 	}
@@ -572,14 +514,14 @@ func TestRunNotesExample6Fails3Starts5Wins(t *testing.T) {
 		"ELECTION(5) 4->6", "ELECTION(5) 4->3", "ELECTION(5) 3->5",
 		"ELECTED(5) 5->0", "ELECTED(5) 0->1", "ELECTED(5) 1->4", "ELECTED(5) 4->6", "ELECTED(5) 4->3", "ELECTED(5) 3->5",
 	}
-	base := ringtest.Config(t, &Spec, notesExample)
+	base := ringtest.Config(t, Spec(), notesExample)
 	for seed := uint64(0); seed <= 30; seed++ {
 		cfg := base
 		if seed > 0 {
 			cfg.Seed = seed
 		}
 		evs := simtest.Run(t, cfg)
-		if got := ringtest.Hops(evs, &Spec, cfg.IDs, ringnext.MsgAck); !slices.Equal(got, want) {
+		if got := ringtest.Hops(evs, Spec(), cfg.IDs, ringnext.MsgAck); !slices.Equal(got, want) {
 			t.Fatalf("seed %d: ring messages\n%v\nwant\n%v", cfg.Seed, got, want)
 		}
 		checkAgree(t, cfg.Seed, evs, cfg.IDs, 5)
@@ -607,15 +549,12 @@ func TestRunNotesExample6Fails3Starts5Wins(t *testing.T) {
 // the ELECTION to it, the message is lost, and the election dies there. The monitor
 // sees everyone still following the crashed 6 once the run is quiet.
 func TestRunSkipNoneACrashedSuccessorSwallowsTheElection(t *testing.T) {
-	cfg := ringtest.Config(t, &Spec, notesExample)
-	p, err := ParseParams([]byte(ringnext.Earlier), cfg.IDs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := ringtest.Config(t, Spec(), notesExample)
+	p := simtest.Params(t, Spec(), ringnext.Earlier, cfg.IDs)
 	cfg.Params = p
 	evs := simtest.Run(t, cfg)
 	want := []string{"ELECTION(3) 3->5", "ELECTION(5) 5->0", "ELECTION(5) 0->1", "ELECTION(5) 1->4", "ELECTION(5) 4->6"}
-	if got := ringtest.Hops(evs, &Spec, cfg.IDs); !slices.Equal(got, want) {
+	if got := ringtest.Hops(evs, Spec(), cfg.IDs); !slices.Equal(got, want) {
 		t.Fatalf("messages %v, want %v", got, want)
 	}
 	if got := simtest.Count(evs, sim.EvDrop); got != 1 {
@@ -654,7 +593,7 @@ func TestRunTheLastSurvivorElectsItself(t *testing.T) {
 	checkAgree(t, 1, evs, ids, 4)
 	// Each message tries the direct successor first: a recovered one would be found.
 	want := []string{"ELECTION(4) 4->8", "ELECTION(4) 4->2", "ELECTION(4) 4->4", "ELECTED(4) 4->8", "ELECTED(4) 4->2", "ELECTED(4) 4->4"}
-	if got := ringtest.Hops(evs, &Spec, ids, ringnext.MsgAck); !slices.Equal(got, want) {
+	if got := ringtest.Hops(evs, Spec(), ids, ringnext.MsgAck); !slices.Equal(got, want) {
 		t.Errorf("messages %v, want %v", got, want)
 	}
 }
@@ -773,7 +712,7 @@ func TestDT1_TheDetectorSkipsCrashedSuccessors(t *testing.T) {
 			}
 			f.Ctx.SetUp(up)
 			f.Step(sim.Input{Kind: sim.Elect})
-			f.check(expect{rules: tc.rule, sent: tc.want, state: state(true, 9)})
+			f.Check(simtest.Want{Rules: tc.rule, Sent: tc.want, State: state(true, 9)})
 		})
 	}
 }
@@ -781,13 +720,13 @@ func TestDT1_TheDetectorSkipsCrashedSuccessors(t *testing.T) {
 func TestCR10_AParticipantWithNoOutcomeRestartsTheElection(t *testing.T) {
 	f := newFixture(t, iP1, `{"restart": true}`)
 	f.deliver(MsgElection, iP9, 9) // CR-3: passes 9 on and waits for the outcome
-	f.check(expect{rules: []string{"CR-3"}, sent: []string{"ELECTION(9)->3"}, timers: []string{"set restart 37"}, state: state(true, 9)})
+	f.Check(simtest.Want{Rules: []string{"CR-3"}, Sent: []string{"ELECTION(9)->3"}, Effects: []string{"set restart 37"}, State: state(true, 9)})
 	f.Timer(ringnext.TimerRestart) // 9 crashed during its election: no ELECTED came
-	f.check(expect{rules: []string{"CR-10", "CR-2"}, sent: []string{"ELECTION(1)->3"}, timers: []string{"set restart 37"}, state: state(true, 9)})
+	f.Check(simtest.Want{Rules: []string{"CR-10", "CR-2"}, Sent: []string{"ELECTION(1)->3"}, Effects: []string{"set restart 37"}, State: state(true, 9)})
 	f.deliver(MsgElected, iP7, 7) // the new election's outcome stops the wait
-	f.check(expect{rules: []string{"CR-7"}, sent: []string{"ELECTED(7)->3"}, timers: []string{"cancel restart"}, leaders: []int{7}, state: state(false, 7)})
+	f.Check(simtest.Want{Rules: []string{"CR-7"}, Sent: []string{"ELECTED(7)->3"}, Effects: []string{"cancel restart"}, Leaders: []int{7}, State: state(false, 7)})
 	f.Timer(ringnext.TimerRestart) // a late firing after the outcome changes nothing
-	f.check(expect{state: state(false, 7)})
+	f.Check(simtest.Want{State: state(false, 7)})
 }
 
 // The defaults are the notes' version: with no params the candidate's crash during its
@@ -828,11 +767,8 @@ func TestRunByDefaultAnElectionThatDiedIsRestarted(t *testing.T) {
 func TestRunHighestCrashedAnyStarterElectsTheHighestAlive(t *testing.T) {
 	for _, params := range []string{"", `{"skip": "ack"}`} {
 		t.Run(params, func(t *testing.T) {
-			p, err := ParseParams([]byte(params), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ringtest.HighestCrashedAnyStarter(t, &Spec, p, 200, func(seed uint64) []int {
+			p := simtest.Params(t, Spec(), params, nil)
+			ringtest.HighestCrashedAnyStarter(t, Spec(), p, 200, func(seed uint64) []int {
 				return ringtest.RandomRing(rand.New(rand.NewPCG(seed, 14)), 6)
 			})
 		})
@@ -857,7 +793,7 @@ func TestRunNotesElectionStartedBy17(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := ringtest.Config(t, &Spec, string(b))
+	cfg := ringtest.Config(t, Spec(), string(b))
 	evs := simtest.Run(t, cfg)
 	checkAgree(t, cfg.Seed, evs, cfg.IDs, 28)
 	for typ, want := range map[string]int{MsgElection: 14, MsgElected: 8} {
@@ -866,7 +802,7 @@ func TestRunNotesElectionStartedBy17(t *testing.T) {
 		}
 	}
 	want := []string{"ELECTION(17) 17->4", "ELECTION(17) 4->24", "ELECTION(24) 24->9", "ELECTION(24) 9->1", "ELECTION(24) 1->15", "ELECTION(24) 15->28", "ELECTION(28) 28->3"}
-	if got := ringtest.Hops(evs, &Spec, cfg.IDs); !slices.Equal(got[:len(want)], want) {
+	if got := ringtest.Hops(evs, Spec(), cfg.IDs); !slices.Equal(got[:len(want)], want) {
 		t.Errorf("messages start %v, want %v", got[:len(want)], want)
 	}
 }
@@ -937,15 +873,12 @@ func TestRunOneMoreCrashDuringTheElectionElectsTheLargestLiveID(t *testing.T) {
 		{"", false},
 		{ringnext.Earlier3, true},
 	} {
-		p, err := ParseParams([]byte(tc.params), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := simtest.Params(t, Spec(), tc.params, nil)
 		total, bad := 0, 0
 		first := ""
 		for _, n := range []int{4, 6} {
 			for _, fifo := range []bool{true, false} {
-				runs, failed, f := ringtest.OneMoreCrashDuringTheElection(t, &Spec, p, n, 2, fifo)
+				runs, failed, f := ringtest.OneMoreCrashDuringTheElection(t, Spec(), p, n, 2, fifo)
 				total, bad = total+runs, bad+failed
 				if first == "" {
 					first = f
@@ -978,14 +911,14 @@ func TestDT2_AMessageLostWithACrashedReceiverIsSentAgain(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, iP3, `{"check": true}`)
 			f.Step(sim.Input{Kind: sim.Elect})
-			f.check(expect{rules: []string{"CR-2"}, sent: []string{"ELECTION(3)->1"}, timers: []string{"set check 4"}, state: checked(true, 9, "ELECTION(3)->9")})
+			f.Check(simtest.Want{Rules: []string{"CR-2"}, Sent: []string{"ELECTION(3)->1"}, Effects: []string{"set check 4"}, State: checked(true, 9, "ELECTION(3)->9")})
 			f.Ctx.SetUp([]bool{true, !tc.down, true, true})
 			f.Timer(ringnext.TimerCheck)
 			var timers []string
 			if tc.down {
 				timers = []string{"set check 4"}
 			}
-			f.check(expect{rules: tc.rules, sent: tc.sent, timers: timers, state: tc.state})
+			f.Check(simtest.Want{Rules: tc.rules, Sent: tc.sent, Effects: timers, State: tc.state})
 		})
 	}
 }
@@ -994,26 +927,26 @@ func TestCR11_ACrashedCandidateIsReplacedByTheOwnID(t *testing.T) {
 	f := newFixture(t, iP3, `{"check": true}`)
 	f.Ctx.SetUp([]bool{true, false, true, true}) // P9, the candidate, has crashed
 	f.deliver(MsgElection, iP7, 9)
-	f.check(expect{rules: []string{"CR-3", "DT-1", "CR-11", "DT-1"}, sent: []string{"ELECTION(3)->2"}, timers: []string{"set check 4"},
-		state: checked(true, 9, "ELECTION(3)->1")})
+	f.Check(simtest.Want{Rules: []string{"CR-3", "DT-1", "CR-11", "DT-1"}, Sent: []string{"ELECTION(3)->2"}, Effects: []string{"set check 4"},
+		State: checked(true, 9, "ELECTION(3)->1")})
 }
 
 func TestCR12_ACrashedAnnouncedLeaderStartsANewElection(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		down   bool
-		expect expect
+		expect simtest.Want
 	}{
-		{"leader up", false, expect{rules: []string{"CR-7"}, sent: []string{"ELECTED(7)->3"}, timers: []string{"set check 4"}, leaders: []int{7},
-			state: checked(false, 7, "ELECTED(7)->7")}},
-		{"leader crashed", true, expect{rules: []string{"CR-12", "CR-2", "DT-1"}, sent: []string{"ELECTION(1)->0"}, timers: []string{"set check 4"},
-			state: checked(true, 9, "ELECTION(1)->3")}},
+		{"leader up", false, simtest.Want{Rules: []string{"CR-7"}, Sent: []string{"ELECTED(7)->3"}, Effects: []string{"set check 4"}, Leaders: []int{7},
+			State: checked(false, 7, "ELECTED(7)->7")}},
+		{"leader crashed", true, simtest.Want{Rules: []string{"CR-12", "CR-2", "DT-1"}, Sent: []string{"ELECTION(1)->0"}, Effects: []string{"set check 4"},
+			State: checked(true, 9, "ELECTION(1)->3")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, iP1, `{"check": true}`)
 			f.Ctx.SetUp([]bool{true, true, true, !tc.down})
 			f.deliver(MsgElected, iP9, 7)
-			f.check(tc.expect)
+			f.Check(tc.expect)
 		})
 	}
 }
@@ -1022,11 +955,11 @@ func TestCR13_AParticipantWhoseIDCrashedSendsItsOwn(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		down   bool
-		expect expect
+		expect simtest.Want
 	}{
-		{"the id sent on is up: CR-5", false, expect{rules: []string{"CR-5"}, state: state(true, 9)}},
-		{"the id sent on crashed", true, expect{rules: []string{"CR-13", "DT-1"}, sent: []string{"ELECTION(3)->2"}, timers: []string{"set check 4"},
-			state: checked(true, 9, "ELECTION(3)->1")}},
+		{"the id sent on is up: CR-5", false, simtest.Want{Rules: []string{"CR-5"}, State: state(true, 9)}},
+		{"the id sent on crashed", true, simtest.Want{Rules: []string{"CR-13", "DT-1"}, Sent: []string{"ELECTION(3)->2"}, Effects: []string{"set check 4"},
+			State: checked(true, 9, "ELECTION(3)->1")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, iP3, `{"check": true}`)
@@ -1034,7 +967,7 @@ func TestCR13_AParticipantWhoseIDCrashedSendsItsOwn(t *testing.T) {
 			f.Timer(ringnext.TimerCheck)   // 9 got it
 			f.Ctx.SetUp([]bool{true, !tc.down, true, true})
 			f.deliver(MsgElection, iP7, 1)
-			f.check(tc.expect)
+			f.Check(tc.expect)
 		})
 	}
 }
@@ -1042,5 +975,5 @@ func TestCR13_AParticipantWhoseIDCrashedSendsItsOwn(t *testing.T) {
 func TestCR14_ACopyOfAnElectionAlreadyWonIsDiscarded(t *testing.T) {
 	f := newFixture(t, iP9, `{"check": true}`)
 	f.deliver(MsgElection, iP3, 9) // not a participant: it has won this one already
-	f.check(expect{rules: []string{"CR-14"}, state: state(false, 9)})
+	f.Check(simtest.Want{Rules: []string{"CR-14"}, State: state(false, 9)})
 }

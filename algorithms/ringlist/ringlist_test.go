@@ -24,71 +24,36 @@ const (
 	unitMaxDelay       = 3 // ack time-out 7
 )
 
-// fixture is the shared hand-driven node plus this package's check.
+// fixture is the shared hand-driven node; messages show as sentText writes them.
 type fixture struct{ *simtest.Fixture }
 
 func newFixture(t *testing.T, self int, params string) *fixture {
 	t.Helper()
-	p, err := ParseParams([]byte(ringtest.RuleParams(t, params)), unitIDs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &fixture{simtest.Start(t, &Spec, self, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: unitMaxDelay})}
+	p := simtest.Params(t, Spec(), ringtest.RuleParams(t, params), unitIDs)
+	f := simtest.Start(t, Spec(), self, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: unitMaxDelay})
+	f.Show = sentText
+	return &fixture{f}
 }
 
 func (f *fixture) deliver(typ string, from, arg int, list ...int) {
 	f.Deliver(sim.Message{Type: typ, From: from, Arg: arg, Vec: list})
 }
 
-// expect is what one step should have done; sent is "ELECT[list]->index",
-// "ELECTED(k)[list]->index" or "ACK->index".
-type expect struct {
-	rules   []string
-	sent    []string
-	timers  []string
-	leaders []int
-	state   string
+// sentText writes a message as "ELECT[list]->index", "ELECTED(k)[list]->index" or
+// "ACK->index".
+func sentText(m sim.Message) string {
+	switch m.Type {
+	case ringnext.MsgAck:
+		return simtest.TypeTo(m)
+	case MsgElected:
+		return fmt.Sprintf("ELECTED(%d)%v->%d", m.Arg, m.Vec, m.To)
+	}
+	return fmt.Sprintf("%s%v->%d", m.Type, m.Vec, m.To)
 }
 
-func (f *fixture) check(want expect) {
-	f.T.Helper()
-	if got := f.Ctx.Rules(); !slices.Equal(got, want.rules) {
-		f.T.Errorf("rules = %v, want %v", got, want.rules)
-	}
-	var sent, timers []string
-	var leaders []int
-	for _, e := range f.Ctx.Effects() {
-		switch e.Kind {
-		case sim.Send:
-			switch e.Msg.Type {
-			case ringnext.MsgAck:
-				sent = append(sent, fmt.Sprintf("ACK->%d", e.Msg.To))
-			case MsgElected:
-				sent = append(sent, fmt.Sprintf("ELECTED(%d)%v->%d", e.Msg.Arg, e.Msg.Vec, e.Msg.To))
-			default:
-				sent = append(sent, fmt.Sprintf("%s%v->%d", e.Msg.Type, e.Msg.Vec, e.Msg.To))
-			}
-		case sim.SetTimer:
-			timers = append(timers, fmt.Sprintf("set %s %d", e.Timer, e.After))
-		case sim.CancelTimer:
-			timers = append(timers, "cancel "+e.Timer)
-		case sim.DeclareLeader:
-			leaders = append(leaders, e.Leader)
-		}
-	}
-	if !slices.Equal(sent, want.sent) {
-		f.T.Errorf("sent = %v, want %v", sent, want.sent)
-	}
-	if !slices.Equal(timers, want.timers) {
-		f.T.Errorf("timers = %v, want %v", timers, want.timers)
-	}
-	if !slices.Equal(leaders, want.leaders) {
-		f.T.Errorf("leaders declared = %v, want %v", leaders, want.leaders)
-	}
-	if got := f.State(); got != want.state {
-		f.T.Errorf("state = %s, want %s", got, want.state)
-	}
-}
+// Every rule has a test named after it; the ring elections' shared rules (ringnext's
+// DT and AK) may be tested in either.
+func TestEveryRuleHasATest(t *testing.T) { simtest.EveryRuleHasATest(t, Spec(), ".", "../ring") }
 
 func state(participant bool, active string, leader int) string {
 	return fmt.Sprintf(`{"participant":%t,"active":%s,"leader":%d}`, participant, active, leader)
@@ -112,11 +77,11 @@ func TestAL1_StartsWithAnEmptyActiveListAndTheHighestIDAsLeader(t *testing.T) {
 	for _, params := range []string{"", ids} {
 		for self := range unitIDs {
 			f := newFixture(t, self, params)
-			f.check(expect{rules: []string{"AL-1"}, leaders: []int{9}, state: state(false, "[]", 9)})
+			f.Check(simtest.Want{Rules: []string{"AL-1"}, Leaders: []int{9}, State: state(false, "[]", 9)})
 		}
 	}
 	f := newFixture(t, iP3, `{"ack": true}`)
-	f.check(expect{rules: []string{"AL-1"}, leaders: []int{9}, state: ackState(false, "[]", 9, -1)})
+	f.Check(simtest.Want{Rules: []string{"AL-1"}, Leaders: []int{9}, State: ackState(false, "[]", 9, -1)})
 }
 
 // --- variant list ---
@@ -124,27 +89,27 @@ func TestAL1_StartsWithAnEmptyActiveListAndTheHighestIDAsLeader(t *testing.T) {
 func TestAL2_SendsAnElectHoldingItsOwnID(t *testing.T) {
 	f := newFixture(t, iP7, "")
 	f.Step(sim.Input{Kind: sim.Elect})
-	f.check(expect{rules: []string{"AL-2"}, sent: []string{"ELECT[7]->0"}, state: state(true, "[7]", 9)})
+	f.Check(simtest.Want{Rules: []string{"AL-2"}, Sent: []string{"ELECT[7]->0"}, State: state(true, "[7]", 9)})
 	// Noticing again starts a fresh ELECT: it costs messages, never correctness.
 	f.Step(sim.Input{Kind: sim.Elect})
-	f.check(expect{rules: []string{"AL-2"}, sent: []string{"ELECT[7]->0"}, state: state(true, "[7]", 9)})
+	f.Check(simtest.Want{Rules: []string{"AL-2"}, Sent: []string{"ELECT[7]->0"}, State: state(true, "[7]", 9)})
 }
 
 func TestAL3_AddsItsIDAndPassesTheListOn(t *testing.T) {
 	f := newFixture(t, iP1, "")
 	f.deliver(MsgElect, iP9, 0, 3, 9)
-	f.check(expect{rules: []string{"AL-3"}, sent: []string{"ELECT[3 9 1]->3"}, state: state(true, "[3,9,1]", 9)})
+	f.Check(simtest.Want{Rules: []string{"AL-3"}, Sent: []string{"ELECT[3 9 1]->3"}, State: state(true, "[3,9,1]", 9)})
 	// A second election going round at the same time collects it too.
 	f.deliver(MsgElect, iP9, 0, 9)
-	f.check(expect{rules: []string{"AL-3"}, sent: []string{"ELECT[9 1]->3"}, state: state(true, "[9,1]", 9)})
+	f.Check(simtest.Want{Rules: []string{"AL-3"}, Sent: []string{"ELECT[9 1]->3"}, State: state(true, "[9,1]", 9)})
 }
 
 func TestAL4_ItsIDBackMeansTheListIsCompleteAndTheHighestIsAnnounced(t *testing.T) {
 	f := newFixture(t, iP1, "")
 	f.Step(sim.Input{Kind: sim.Elect})
 	f.deliver(MsgElect, iP9, 0, 1, 7, 3)
-	f.check(expect{rules: []string{"AL-4"}, sent: []string{"ELECTED(7)[1 7 3]->3"}, leaders: []int{7},
-		state: state(false, "[1,7,3]", 7)})
+	f.Check(simtest.Want{Rules: []string{"AL-4"}, Sent: []string{"ELECTED(7)[1 7 3]->3"}, Leaders: []int{7},
+		State: state(false, "[1,7,3]", 7)})
 }
 
 // The ELECT came back to P3 without passing its initiator P7 and P9: the list's first
@@ -152,8 +117,8 @@ func TestAL4_ItsIDBackMeansTheListIsCompleteAndTheHighestIsAnnounced(t *testing.
 func TestAL4_IDsAheadOfItsOwnWereSkippedAsCrashed(t *testing.T) {
 	f := newFixture(t, iP3, "")
 	f.deliver(MsgElect, iP1, 0, 7, 9, 3, 1)
-	f.check(expect{rules: []string{"AL-4"}, sent: []string{"ELECTED(3)[3 1]->1"}, leaders: []int{3},
-		state: state(false, "[3,1]", 3)})
+	f.Check(simtest.Want{Rules: []string{"AL-4"}, Sent: []string{"ELECTED(3)[3 1]->1"}, Leaders: []int{3},
+		State: state(false, "[3,1]", 3)})
 }
 
 func TestAL5_RecordsTheLeaderAndTheListAndPassesThemOn(t *testing.T) {
@@ -164,8 +129,8 @@ func TestAL5_RecordsTheLeaderAndTheListAndPassesThemOn(t *testing.T) {
 				f.deliver(MsgElect, iP3, 0, 1, 7, 3)
 			}
 			f.deliver(MsgElected, iP3, 7, 1, 7, 3)
-			f.check(expect{rules: []string{"AL-5"}, sent: []string{"ELECTED(7)[1 7 3]->2"}, leaders: []int{7},
-				state: state(false, "[1,7,3]", 7)})
+			f.Check(simtest.Want{Rules: []string{"AL-5"}, Sent: []string{"ELECTED(7)[1 7 3]->2"}, Leaders: []int{7},
+				State: state(false, "[1,7,3]", 7)})
 		})
 	}
 }
@@ -175,7 +140,7 @@ func TestAL6_TheAnnouncerStopsItsOwnAnnouncement(t *testing.T) {
 	f.Step(sim.Input{Kind: sim.Elect})
 	f.deliver(MsgElect, iP9, 0, 1, 7, 3, 9)
 	f.deliver(MsgElected, iP9, 9, 1, 7, 3, 9)
-	f.check(expect{rules: []string{"AL-6"}, state: state(false, "[1,7,3,9]", 9)})
+	f.Check(simtest.Want{Rules: []string{"AL-6"}, State: state(false, "[1,7,3,9]", 9)})
 }
 
 // --- variant ids ---
@@ -183,10 +148,10 @@ func TestAL6_TheAnnouncerStopsItsOwnAnnouncement(t *testing.T) {
 func TestAL7_StartsItsActiveListAndSendsItsID(t *testing.T) {
 	f := newFixture(t, iP7, ids)
 	f.Step(sim.Input{Kind: sim.Elect})
-	f.check(expect{rules: []string{"AL-7"}, sent: []string{"ELECT[7]->0"}, state: state(true, "[7]", 9)})
+	f.Check(simtest.Want{Rules: []string{"AL-7"}, Sent: []string{"ELECT[7]->0"}, State: state(true, "[7]", 9)})
 	// A participant is already in an election: noticing again does nothing.
 	f.Step(sim.Input{Kind: sim.Elect})
-	f.check(expect{state: state(true, "[7]", 9)})
+	f.Check(simtest.Want{State: state(true, "[7]", 9)})
 }
 
 // The notes' example: P3 receives elect(2) first, makes its list [2,3], and sends
@@ -194,16 +159,16 @@ func TestAL7_StartsItsActiveListAndSendsItsID(t *testing.T) {
 func TestAL8_TheFirstElectSeenStartsTheListAndSendsItsOwnIDFirst(t *testing.T) {
 	f := newFixture(t, iP3, ids)
 	f.deliver(MsgElect, iP7, 0, 7)
-	f.check(expect{rules: []string{"AL-8"}, sent: []string{"ELECT[3]->1", "ELECT[7]->1"}, state: state(true, "[7,3]", 9)})
+	f.Check(simtest.Want{Rules: []string{"AL-8"}, Sent: []string{"ELECT[3]->1", "ELECT[7]->1"}, State: state(true, "[7,3]", 9)})
 }
 
 func TestAL9_AParticipantAddsTheIDAndPassesItOn(t *testing.T) {
 	f := newFixture(t, iP3, ids)
 	f.Step(sim.Input{Kind: sim.Elect})
 	f.deliver(MsgElect, iP7, 0, 9)
-	f.check(expect{rules: []string{"AL-9"}, sent: []string{"ELECT[9]->1"}, state: state(true, "[3,9]", 9)})
+	f.Check(simtest.Want{Rules: []string{"AL-9"}, Sent: []string{"ELECT[9]->1"}, State: state(true, "[3,9]", 9)})
 	f.deliver(MsgElect, iP7, 0, 9) // a duplicate is passed on but listed once
-	f.check(expect{rules: []string{"AL-9"}, sent: []string{"ELECT[9]->1"}, state: state(true, "[3,9]", 9)})
+	f.Check(simtest.Want{Rules: []string{"AL-9"}, Sent: []string{"ELECT[9]->1"}, State: state(true, "[3,9]", 9)})
 }
 
 func TestAL10_ItsOwnIDBackCompletesTheListAndPicksTheHighest(t *testing.T) {
@@ -212,10 +177,10 @@ func TestAL10_ItsOwnIDBackCompletesTheListAndPicksTheHighest(t *testing.T) {
 	f.deliver(MsgElect, iP7, 0, 1)
 	f.deliver(MsgElect, iP7, 0, 7)
 	f.deliver(MsgElect, iP7, 0, 3)
-	f.check(expect{rules: []string{"AL-10"}, sent: []string{"ELECTED(7)[]->1"}, leaders: []int{7}, state: state(false, "[3,1,7]", 7)})
+	f.Check(simtest.Want{Rules: []string{"AL-10"}, Sent: []string{"ELECTED(7)[]->1"}, Leaders: []int{7}, State: state(false, "[3,1,7]", 7)})
 	// Its id once more, after the decision: a leftover, dropped.
 	f.deliver(MsgElect, iP7, 0, 3)
-	f.check(expect{rules: []string{"AL-10"}, state: state(false, "[3,1,7]", 7)})
+	f.Check(simtest.Want{Rules: []string{"AL-10"}, State: state(false, "[3,1,7]", 7)})
 }
 
 func TestAL10_WithoutAnnounceNobodyIsTold(t *testing.T) {
@@ -223,7 +188,7 @@ func TestAL10_WithoutAnnounceNobodyIsTold(t *testing.T) {
 	f.Step(sim.Input{Kind: sim.Elect})
 	f.deliver(MsgElect, iP7, 0, 7)
 	f.deliver(MsgElect, iP7, 0, 3)
-	f.check(expect{rules: []string{"AL-10"}, leaders: []int{7}, state: state(false, "[3,7]", 7)})
+	f.Check(simtest.Want{Rules: []string{"AL-10"}, Leaders: []int{7}, State: state(false, "[3,7]", 7)})
 }
 
 func TestAL12_AnAnnouncementIsTakenUntilTheProcessDecidesThenDiscarded(t *testing.T) {
@@ -231,22 +196,22 @@ func TestAL12_AnAnnouncementIsTakenUntilTheProcessDecidesThenDiscarded(t *testin
 	f.Step(sim.Input{Kind: sim.Elect})
 	// Still a participant: it takes the leader but waits for its own id, and passes nothing on.
 	f.deliver(MsgElected, iP7, 1)
-	f.check(expect{rules: []string{"AL-12"}, leaders: []int{1}, state: state(true, "[3]", 1)})
+	f.Check(simtest.Want{Rules: []string{"AL-12"}, Leaders: []int{1}, State: state(true, "[3]", 1)})
 	f.deliver(MsgElect, iP7, 0, 1)
 	f.deliver(MsgElect, iP7, 0, 3)
-	f.check(expect{rules: []string{"AL-10"}, sent: []string{"ELECTED(3)[]->1"}, leaders: []int{3}, state: state(false, "[3,1]", 3)})
+	f.Check(simtest.Want{Rules: []string{"AL-10"}, Sent: []string{"ELECTED(3)[]->1"}, Leaders: []int{3}, State: state(false, "[3,1]", 3)})
 	// Decided: a later announcement is discarded.
 	f.deliver(MsgElected, iP7, 3)
-	f.check(expect{rules: []string{"AL-12"}, state: state(false, "[3,1]", 3)})
+	f.Check(simtest.Want{Rules: []string{"AL-12"}, State: state(false, "[3,1]", 3)})
 }
 
 func TestAL13_AParticipantWithNoLeaderRestartsTheElection(t *testing.T) {
 	for _, tc := range []struct{ params, rule, timer string }{{`{"restart": true}`, "AL-2", "set restart 37"}, {`{"variant": "ids", "restart": true}`, "AL-7", "set restart 148"}} {
 		f := newFixture(t, iP1, tc.params)
 		f.Step(sim.Input{Kind: sim.Elect})
-		f.check(expect{rules: []string{tc.rule}, sent: []string{"ELECT[1]->3"}, timers: []string{tc.timer}, state: state(true, "[1]", 9)})
+		f.Check(simtest.Want{Rules: []string{tc.rule}, Sent: []string{"ELECT[1]->3"}, Effects: []string{tc.timer}, State: state(true, "[1]", 9)})
 		f.Timer(ringnext.TimerRestart)
-		f.check(expect{rules: []string{"AL-13", tc.rule}, sent: []string{"ELECT[1]->3"}, timers: []string{tc.timer}, state: state(true, "[1]", 9)})
+		f.Check(simtest.Want{Rules: []string{"AL-13", tc.rule}, Sent: []string{"ELECT[1]->3"}, Effects: []string{tc.timer}, State: state(true, "[1]", 9)})
 	}
 }
 
@@ -254,9 +219,10 @@ func TestAL11_RecoveredProcessForgetsTheLeaderAndStartsAnElection(t *testing.T) 
 	for _, tc := range []struct{ params, rule string }{{`{"check": false}`, "AL-2"}, {`{"variant": "ids"}`, "AL-7"}} {
 		p, _ := ParseParams([]byte(tc.params), unitIDs)
 		// The kernel builds a fresh state, then says Recover (no Init).
-		f := &fixture{simtest.NewFixture(t, &Spec, iP1, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: unitMaxDelay})}
+		f := &fixture{simtest.NewFixture(t, Spec(), iP1, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: unitMaxDelay})}
+		f.Show = sentText
 		f.Step(sim.Input{Kind: sim.Recover})
-		f.check(expect{rules: []string{"AL-11", tc.rule}, sent: []string{"ELECT[1]->3"}, state: state(true, "[1]", -1)})
+		f.Check(simtest.Want{Rules: []string{"AL-11", tc.rule}, Sent: []string{"ELECT[1]->3"}, State: state(true, "[1]", -1)})
 	}
 }
 
@@ -265,8 +231,8 @@ func TestAL11_RecoveredProcessForgetsTheLeaderAndStartsAnElection(t *testing.T) 
 func TestAK2_AcknowledgesAnElectBeforeHandlingIt(t *testing.T) {
 	f := newFixture(t, iP1, `{"ack": true}`)
 	f.deliver(MsgElect, iP9, 0, 9)
-	f.check(expect{rules: []string{"AK-2", "AL-3"}, sent: []string{"ACK->1", "ELECT[9 1]->3"}, timers: []string{"set ack 7"},
-		state: ackState(true, "[9,1]", 9, 7, "ELECT[9,1]")})
+	f.Check(simtest.Want{Rules: []string{"AK-2", "AL-3"}, Sent: []string{"ACK->1", "ELECT[9 1]->3"}, Effects: []string{"set ack 7"},
+		State: ackState(true, "[9,1]", 9, 7, "ELECT[9,1]")})
 }
 
 // AL-8 sends two messages: the second waits for the first one's ACK (AK-1), and leaves
@@ -274,18 +240,18 @@ func TestAK2_AcknowledgesAnElectBeforeHandlingIt(t *testing.T) {
 func TestAK1_TheSecondElectWaitsForTheFirstOnesAck(t *testing.T) {
 	f := newFixture(t, iP3, `{"variant": "ids", "ack": true}`)
 	f.deliver(MsgElect, iP7, 0, 7)
-	f.check(expect{rules: []string{"AK-2", "AL-8", "AK-1"}, sent: []string{"ACK->3", "ELECT[3]->1"}, timers: []string{"set ack 7"},
-		state: ackState(true, "[7,3]", 9, 9, "ELECT[3]", "ELECT[7]")})
+	f.Check(simtest.Want{Rules: []string{"AK-2", "AL-8", "AK-1"}, Sent: []string{"ACK->3", "ELECT[3]->1"}, Effects: []string{"set ack 7"},
+		State: ackState(true, "[7,3]", 9, 9, "ELECT[3]", "ELECT[7]")})
 }
 
 func TestAK3_AnAckReleasesTheQueuedElect(t *testing.T) {
 	f := newFixture(t, iP3, `{"variant": "ids", "ack": true}`)
 	f.deliver(MsgElect, iP7, 0, 7)
 	f.deliver(ringnext.MsgAck, iP9, 0)
-	f.check(expect{rules: []string{"AK-3"}, sent: []string{"ELECT[7]->1"}, timers: []string{"cancel ack", "set ack 7"},
-		state: ackState(true, "[7,3]", 9, 9, "ELECT[7]")})
+	f.Check(simtest.Want{Rules: []string{"AK-3"}, Sent: []string{"ELECT[7]->1"}, Effects: []string{"cancel ack", "set ack 7"},
+		State: ackState(true, "[7,3]", 9, 9, "ELECT[7]")})
 	f.deliver(ringnext.MsgAck, iP9, 0)
-	f.check(expect{rules: []string{"AK-3"}, timers: []string{"cancel ack"}, state: ackState(true, "[7,3]", 9, -1)})
+	f.Check(simtest.Want{Rules: []string{"AK-3"}, Effects: []string{"cancel ack"}, State: ackState(true, "[7,3]", 9, -1)})
 }
 
 // A message that must end at the silent process is dropped: an ids-variant ELECT
@@ -347,50 +313,27 @@ func TestParseParams(t *testing.T) {
 	}
 	earlier := list
 	earlier.Announce, earlier.Ring.Skip, earlier.Ring.Restart = false, ringnext.SkipNone, false
-	for _, tc := range []struct {
-		raw     string
-		want    Params
-		wantErr string // a prefix; "" means success
-	}{
-		{"", list, ""},
-		{"null", list, ""},
-		{" {} ", list, ""},
-		{`{"variant": "list"}`, list, ""},
-		{`{"variant": "ids"}`, idsV, ""},
-		{`{"variant": "ids", "ack": true}`, acked(idsV, 0), ""},
-		{`{"ack": true, "ackTimeout": 9}`, acked(list, 9), ""},
-		{`{"variant": "bully"}`, list, `params.variant: "bully" is unknown (allowed: "list", "ids")`},
-		{`{"variant": 2}`, list, `params.variant: got number, want "list" or "ids"`},
-		{earlier_, earlier, ""},
-		{`{"announce": false, "variant": "ids"}`, Params{Variant: VariantIDs, Ring: list.Ring}, ""},
-		{`{"announce": "no"}`, list, `params.announce: got string, want true or false`},
-		{`{"ackTimeout": 9}`, list, `params.ackTimeout: only used with "skip": "ack"`},
-		{`{"ack": true, "ackTimeout": 0}`, list, `params.ackTimeout: must be a positive integer`},
-		{`{"ack": 1}`, list, `params.ack: got number, want true or false`},
-		{`{"skip": [1]}`, list, `params.skip: got array`},
-		{`{"nope": 1}`, list, `params.nope: unknown field (allowed: variant, announce, skip, ack, ackTimeout, restart, check)`},
-		{`"ids"`, list, `params: `},
-		{`{} {}`, list, `params: must be a single JSON object`},
-	} {
-		var raw []byte
-		if tc.raw != "" {
-			raw = []byte(tc.raw)
-		}
-		got, err := ParseParams(raw, unitIDs)
-		if tc.wantErr != "" {
-			if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
-				t.Errorf("ParseParams(%s) error = %v, want one starting %q", tc.raw, err, tc.wantErr)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("ParseParams(%s): %v", tc.raw, err)
-			continue
-		}
-		if got != tc.want {
-			t.Errorf("ParseParams(%s) = %+v, want %+v", tc.raw, got, tc.want)
-		}
-	}
+	simtest.ParseTable(t, ParseParams, unitIDs, []simtest.ParseCase{
+		{Raw: "", Want: list},
+		{Raw: "null", Want: list},
+		{Raw: " {} ", Want: list},
+		{Raw: `{"variant": "list"}`, Want: list},
+		{Raw: `{"variant": "ids"}`, Want: idsV},
+		{Raw: `{"variant": "ids", "ack": true}`, Want: acked(idsV, 0)},
+		{Raw: `{"ack": true, "ackTimeout": 9}`, Want: acked(list, 9)},
+		{Raw: `{"variant": "bully"}`, Err: `params.variant: "bully" is unknown (allowed: "list", "ids")`},
+		{Raw: `{"variant": 2}`, Err: `params.variant: got number, want "list" or "ids"`},
+		{Raw: earlier_, Want: earlier},
+		{Raw: `{"announce": false, "variant": "ids"}`, Want: Params{Variant: VariantIDs, Ring: list.Ring}},
+		{Raw: `{"announce": "no"}`, Err: `params.announce: got string, want true or false`},
+		{Raw: `{"ackTimeout": 9}`, Err: `params.ackTimeout: only used with "skip": "ack"`},
+		{Raw: `{"ack": true, "ackTimeout": 0}`, Err: `params.ackTimeout: must be a positive integer`},
+		{Raw: `{"ack": 1}`, Err: `params.ack: got number, want true or false`},
+		{Raw: `{"skip": [1]}`, Err: `params.skip: got array`},
+		{Raw: `{"nope": 1}`, Err: `params.nope: unknown field (allowed: variant, announce, skip, ack, ackTimeout, restart, check)`},
+		{Raw: `"ids"`, Err: `params: `},
+		{Raw: `{} {}`, Err: `params: must be a single JSON object`},
+	})
 }
 
 // --- whole runs through the kernel ---
@@ -400,7 +343,7 @@ func config(ids []int, seed uint64, params string, acts ...sim.Action) sim.Confi
 	if err != nil {
 		panic(err)
 	}
-	return sim.Config{Spec: &Spec, IDs: ids, Params: p, Seed: seed,
+	return sim.Config{Spec: Spec(), IDs: ids, Params: p, Seed: seed,
 		Network: sim.Network{DelayMin: 1, DelayMax: 3, FIFO: true}, Until: 2000, Actions: acts}
 }
 
@@ -435,7 +378,7 @@ func TestRunListVariantOneInitiatorCosts2N(t *testing.T) {
 			cfg.Network.FIFO = seed%2 == 0 // it does not matter
 			evs := simtest.Run(t, cfg)
 			checkAgree(t, seed, evs, ids, slices.Max(ids))
-			if got, want := simtest.Count(evs, sim.EvSend), Spec.Costs[0].Value(n); float64(got) != want || got != 2*n {
+			if got, want := simtest.Count(evs, sim.EvSend), Spec().Costs[0].Value(n); float64(got) != want || got != 2*n {
 				t.Errorf("N=%d seed %d: %d messages, want 2N = %v", n, seed, got, want)
 			}
 			ring := rotate(ids, s)
@@ -495,7 +438,7 @@ func TestRunIDsVariantCostsNSquared(t *testing.T) {
 		}
 		evs := simtest.Run(t, config(ids, seed, ids1, acts...))
 		checkAgree(t, seed, evs, ids, slices.Max(ids))
-		if got, want := simtest.CountMsgs(evs, MsgElect), Spec.Costs[3].Value(n); float64(got) != want || got != n*n {
+		if got, want := simtest.CountMsgs(evs, MsgElect), Spec().Costs[3].Value(n); float64(got) != want || got != n*n {
 			t.Errorf("seed %d (N=%d): %d ELECT, want N² = %v", seed, n, got, want)
 		}
 		if got := simtest.CountMsgs(evs, MsgElected); got != n {
@@ -521,7 +464,7 @@ func notesExample1(t *testing.T) string {
 // past the crashed P4 and P1; P2 forwards Elect(3), then gets its own Elect(2) back and
 // decides first; P3 decides when Elect(3) is back; both send Elected(P3).
 func TestRunNotesExample1FollowsTheNotesMessageByMessage(t *testing.T) {
-	cfg := ringtest.Config(t, &Spec, notesExample1(t))
+	cfg := ringtest.Config(t, Spec(), notesExample1(t))
 	evs := simtest.Run(t, cfg)
 	want := []string{
 		"ELECT([2]) 2->3",
@@ -530,7 +473,7 @@ func TestRunNotesExample1FollowsTheNotesMessageByMessage(t *testing.T) {
 		"ELECTED(3 []) 2->3",
 		"ELECTED(3 []) 3->2",
 	}
-	if got := ringtest.Hops(evs, &Spec, cfg.IDs); !slices.Equal(got, want) {
+	if got := ringtest.Hops(evs, Spec(), cfg.IDs); !slices.Equal(got, want) {
 		t.Fatalf("messages\n%v\nwant\n%v", got, want)
 	}
 	checkAgree(t, cfg.Seed, evs, cfg.IDs, 3)
@@ -573,7 +516,7 @@ func TestRunNotesExample1CaptionsQuote004InOrder(t *testing.T) {
 	if err := json.Unmarshal([]byte(text), &sc); err != nil {
 		t.Fatal(err)
 	}
-	cfg := ringtest.Config(t, &Spec, text)
+	cfg := ringtest.Config(t, Spec(), text)
 	evs := simtest.Run(t, cfg)
 	// 004, "Ring Algorithm: Example1", in order, and the event each sentence tells.
 	for k, want := range []struct {
@@ -613,11 +556,8 @@ func TestRunNotesExample1EarlierVersionWithAcks(t *testing.T) {
 		"ELECT([3]) 2->3",
 		"ELECT([2]) 3->4", "ELECT([2]) 3->1", "ELECT([2]) 3->2",
 	}
-	base := ringtest.Config(t, &Spec, notesExample1(t))
-	p, err := ParseParams([]byte(`{"variant": "ids", "ack": true, "announce": false, "restart": false}`), base.IDs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := ringtest.Config(t, Spec(), notesExample1(t))
+	p := simtest.Params(t, Spec(), `{"variant": "ids", "ack": true, "announce": false, "restart": false}`, base.IDs)
 	base.Params = p
 	base.Network = sim.Network{DelayMin: 1, DelayMax: 3, FIFO: true}
 	for seed := uint64(0); seed <= 30; seed++ {
@@ -626,7 +566,7 @@ func TestRunNotesExample1EarlierVersionWithAcks(t *testing.T) {
 			cfg.Seed = seed
 		}
 		evs := simtest.Run(t, cfg)
-		if got := ringtest.Hops(evs, &Spec, cfg.IDs, ringnext.MsgAck); !slices.Equal(got, want) {
+		if got := ringtest.Hops(evs, Spec(), cfg.IDs, ringnext.MsgAck); !slices.Equal(got, want) {
 			t.Fatalf("seed %d: messages\n%v\nwant\n%v", cfg.Seed, got, want)
 		}
 		checkAgree(t, cfg.Seed, evs, cfg.IDs, 3)
@@ -653,7 +593,7 @@ func TestRunNotesExample1EarlierVersionWithAcks(t *testing.T) {
 // and P2 announces P3 with an ELECTED that goes round once: 2N messages for the N = 2
 // live processes, plus those lost to P4 and P1.
 func TestRunNotesExample1InTheListVariant(t *testing.T) {
-	cfg := ringtest.Config(t, &Spec, notesExample1(t))
+	cfg := ringtest.Config(t, Spec(), notesExample1(t))
 	cfg.Network = sim.Network{DelayMin: 1, DelayMax: 3, FIFO: true}
 	cfg.Params = Params{Variant: VariantList, Ring: ringnext.Params{Ack: true}}
 	evs := simtest.Run(t, cfg)
@@ -661,7 +601,7 @@ func TestRunNotesExample1InTheListVariant(t *testing.T) {
 		"ELECT([2]) 2->3", "ELECT([2 3]) 3->4", "ELECT([2 3]) 3->1", "ELECT([2 3]) 3->2",
 		"ELECTED(3 [2 3]) 2->3", "ELECTED(3 [2 3]) 3->4", "ELECTED(3 [2 3]) 3->1", "ELECTED(3 [2 3]) 3->2",
 	}
-	if got := ringtest.Hops(evs, &Spec, cfg.IDs, ringnext.MsgAck); !slices.Equal(got, want) {
+	if got := ringtest.Hops(evs, Spec(), cfg.IDs, ringnext.MsgAck); !slices.Equal(got, want) {
 		t.Fatalf("messages\n%v\nwant\n%v", got, want)
 	}
 	checkAgree(t, cfg.Seed, evs, cfg.IDs, 3)
@@ -694,7 +634,7 @@ func TestRunNotesTokenRingExample3Starts5Wins(t *testing.T) {
 		"ELECTED(5 " + list + ") 3->5", "ELECTED(5 " + list + ") 5->0", "ELECTED(5 " + list + ") 0->1",
 		"ELECTED(5 " + list + ") 1->4", "ELECTED(5 " + list + ") 4->6", "ELECTED(5 " + list + ") 4->3",
 	}
-	base := ringtest.Config(t, &Spec, notesTokenRingExample)
+	base := ringtest.Config(t, Spec(), notesTokenRingExample)
 	for seed := uint64(0); seed <= 30; seed++ {
 		cfg := base
 		if seed > 0 {
@@ -702,7 +642,7 @@ func TestRunNotesTokenRingExample3Starts5Wins(t *testing.T) {
 			cfg.Network.FIFO = seed%2 == 0 // one message at a time: FIFO does not matter
 		}
 		s, evs := ringtest.Run(t, cfg)
-		if got := ringtest.Hops(evs, &Spec, cfg.IDs, ringnext.MsgAck); !slices.Equal(got, want) {
+		if got := ringtest.Hops(evs, Spec(), cfg.IDs, ringnext.MsgAck); !slices.Equal(got, want) {
 			t.Fatalf("seed %d: messages\n%v\nwant\n%v", cfg.Seed, got, want)
 		}
 		checkAgree(t, cfg.Seed, evs, cfg.IDs, 5)
@@ -729,11 +669,8 @@ func TestRunNotesTokenRingExample3Starts5Wins(t *testing.T) {
 // With the earlier defaults (no skipping) the ELECT sent to the crashed 6 is simply
 // lost: the election dies and everyone still follows 6, which the monitor reports.
 func TestRunSkipNoneACrashedSuccessorSwallowsTheElection(t *testing.T) {
-	cfg := ringtest.Config(t, &Spec, notesTokenRingExample)
-	p, err := ParseParams([]byte(earlier), cfg.IDs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := ringtest.Config(t, Spec(), notesTokenRingExample)
+	p := simtest.Params(t, Spec(), earlier, cfg.IDs)
 	cfg.Params = p
 	evs := simtest.Run(t, cfg)
 	if got, want := simtest.CountMsgs(evs, MsgElect), 5; got != want {
@@ -878,11 +815,8 @@ func TestRunIDsVariantCrashDuringElectionNeverSettles(t *testing.T) {
 func TestRunHighestCrashedAnyStarterElectsTheHighestAlive(t *testing.T) {
 	for _, params := range []string{"", `{"skip": "ack"}`, `{"variant": "ids", "skip": "ack"}`} {
 		t.Run(params, func(t *testing.T) {
-			p, err := ParseParams([]byte(params), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ringtest.HighestCrashedAnyStarter(t, &Spec, p, 200, func(seed uint64) []int {
+			p := simtest.Params(t, Spec(), params, nil)
+			ringtest.HighestCrashedAnyStarter(t, Spec(), p, 200, func(seed uint64) []int {
 				return ringtest.RandomRing(rand.New(rand.NewPCG(seed, 14)), 6)
 			})
 		})
@@ -941,15 +875,12 @@ func TestRunOneMoreCrashDuringTheElectionElectsTheLargestLiveID(t *testing.T) {
 		{"", false},
 		{ringnext.Earlier3, true},
 	} {
-		p, err := ParseParams([]byte(tc.params), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := simtest.Params(t, Spec(), tc.params, nil)
 		total, bad := 0, 0
 		first := ""
 		for _, n := range []int{4, 6} {
 			for _, fifo := range []bool{true, false} {
-				runs, failed, f := ringtest.OneMoreCrashDuringTheElection(t, &Spec, p, n, 2, fifo)
+				runs, failed, f := ringtest.OneMoreCrashDuringTheElection(t, Spec(), p, n, 2, fifo)
 				total, bad = total+runs, bad+failed
 				if first == "" {
 					first = f
@@ -968,14 +899,14 @@ func TestAL14_ACrashedLeaderStartsANewElection(t *testing.T) {
 		f := newFixture(t, iP1, `{"check": true}`)
 		f.Ctx.SetUp([]bool{true, false, true, true}) // P9 crashed after it was picked
 		f.deliver(MsgElected, iP9, 9, 7, 3, 9)
-		f.check(expect{rules: []string{"AL-14", "AL-2"}, sent: []string{"ELECT[1]->3"}, timers: []string{"set check 4"},
-			state: `{"participant":true,"active":[1],"leader":9,"unchecked":["ELECT[1]->7"]}`})
+		f.Check(simtest.Want{Rules: []string{"AL-14", "AL-2"}, Sent: []string{"ELECT[1]->3"}, Effects: []string{"set check 4"},
+			State: `{"participant":true,"active":[1],"leader":9,"unchecked":["ELECT[1]->7"]}`})
 	})
 	t.Run("picked", func(t *testing.T) {
 		f := newFixture(t, iP7, `{"check": true}`)
 		f.Ctx.SetUp([]bool{true, false, true, true})
 		f.deliver(MsgElect, iP1, 0, 7, 3, 9, 1) // back at P7, whose highest id, 9, has crashed
-		f.check(expect{rules: []string{"AL-4", "AL-14", "AL-2"}, sent: []string{"ELECT[7]->0"}, timers: []string{"set check 4"},
-			state: `{"participant":true,"active":[7],"leader":9,"unchecked":["ELECT[7]->3"]}`})
+		f.Check(simtest.Want{Rules: []string{"AL-4", "AL-14", "AL-2"}, Sent: []string{"ELECT[7]->0"}, Effects: []string{"set check 4"},
+			State: `{"participant":true,"active":[7],"leader":9,"unchecked":["ELECT[7]->3"]}`})
 	})
 }

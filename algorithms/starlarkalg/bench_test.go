@@ -37,7 +37,7 @@ func BenchmarkKernelRicartAgrawala(b *testing.B) {
 		for _, v := range []struct {
 			name string
 			spec *sim.Spec
-		}{{"go", &ricartagrawala.Spec}, {"starlark", star}} {
+		}{{"go", ricartagrawala.Spec()}, {"starlark", star}} {
 			for _, mode := range []string{"no-trace", "json-trace"} {
 				b.Run(fmt.Sprintf("N=%d/%s/%s", n, mode, v.name), func(b *testing.B) {
 					cfg := benchConfig(v.spec, n)
@@ -88,7 +88,7 @@ func BenchmarkKernelRicartAgrawalaRatio(b *testing.B) {
 				cfg    sim.Config
 				events int64
 				cpu    float64
-			}{{cfg: benchConfig(&ricartagrawala.Spec, c.n)}, {cfg: benchConfig(star, c.n)}}
+			}{{cfg: benchConfig(ricartagrawala.Spec(), c.n)}, {cfg: benchConfig(star, c.n)}}
 			for b.Loop() {
 				for k := range sides {
 					side := &sides[k]

@@ -328,6 +328,7 @@ func lenArg(t *starlark.Thread, args starlark.Tuple, k int) int {
 	return iterLen(args[k], workLeft(t))
 }
 
+// strLen is the length of a string or bytes, 0 for anything else.
 func strLen(v starlark.Value) int {
 	switch v := v.(type) {
 	case starlark.String:
@@ -726,6 +727,16 @@ const (
 	keyValue = "$keyv"
 )
 
+// probe is what a predeclared probe is as a starlark.Value: the loader's rewrites
+// index it (its Get says the answer), a script never sees it otherwise.
+type probe struct{ name string }
+
+func (p probe) String() string      { return p.name }
+func (probe) Type() string          { return "probe" }
+func (probe) Freeze()               {}
+func (probe) Truth() starlark.Bool  { return true }
+func (probe) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: probe") }
+
 // maxKeyWeight bounds the weight of a dict key or an index: hashing or comparing a
 // key happens in the instruction that indexes, which no charge can reach, so a key
 // weighing more is refused. Keys are small in an algorithm ((ts, id) weighs 3).
@@ -735,13 +746,8 @@ const maxKeyWeight = 256
 // literal, and $key[k] is k when it weighs at most maxKeyWeight, else an error. A
 // tuple that holds itself twice at every level (t = (t, t), forty times) weighs 2^40:
 // hashing it would never end.
-type keyProbe struct{}
+type keyProbe struct{ probe }
 
-func (keyProbe) String() string        { return keyName }
-func (keyProbe) Type() string          { return "probe" }
-func (keyProbe) Freeze()               {}
-func (keyProbe) Truth() starlark.Bool  { return true }
-func (keyProbe) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: probe") }
 func (keyProbe) Get(k starlark.Value) (starlark.Value, bool, error) {
 	if !flat(k) || strLen(k) >= bytesPerUnit {
 		if w := weight(k, maxKeyWeight+1); w > maxKeyWeight {
@@ -758,13 +764,8 @@ const (
 )
 
 // flatProbe is $flat: $flat[x] says whether x is flat.
-type flatProbe struct{}
+type flatProbe struct{ probe }
 
-func (flatProbe) String() string        { return flatName }
-func (flatProbe) Type() string          { return "probe" }
-func (flatProbe) Freeze()               {}
-func (flatProbe) Truth() starlark.Bool  { return true }
-func (flatProbe) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: probe") }
 func (flatProbe) Get(x starlark.Value) (starlark.Value, bool, error) {
 	return starlark.Bool(flat(x) && strLen(x) < bytesPerUnit), true, nil // a long string pays
 }

@@ -413,24 +413,23 @@ func (c *stepCtx) cancelTimer(args starlark.Tuple, kwargs []starlark.Tuple) (sta
 }
 
 func (c *stepCtx) enter(args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := starlark.UnpackPositionalArgs("ctx.enter", args, kwargs, 0); err != nil {
-		return nil, err
-	}
-	if err := c.act("ctx.enter"); err != nil {
-		return nil, err
-	}
-	c.ctx.Enter()
-	return starlark.None, nil
+	return c.bare("ctx.enter", args, kwargs, c.ctx.Enter)
 }
 
 func (c *stepCtx) exit(args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := starlark.UnpackPositionalArgs("ctx.exit", args, kwargs, 0); err != nil {
+	return c.bare("ctx.exit", args, kwargs, c.ctx.Exit)
+}
+
+// bare is an action of ctx that takes no argument (fn is its name): do carries it out
+// once the step may act.
+func (c *stepCtx) bare(fn string, args starlark.Tuple, kwargs []starlark.Tuple, do func()) (starlark.Value, error) {
+	if err := starlark.UnpackPositionalArgs(fn, args, kwargs, 0); err != nil {
 		return nil, err
 	}
-	if err := c.act("ctx.exit"); err != nil {
+	if err := c.act(fn); err != nil {
 		return nil, err
 	}
-	c.ctx.Exit()
+	do()
 	return starlark.None, nil
 }
 

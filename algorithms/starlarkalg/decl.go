@@ -122,18 +122,7 @@ func contains(list []string, s string) bool {
 }
 
 func (d *decl) str(key string, required bool) (string, error) {
-	v, ok := d.args[key]
-	if !ok {
-		if required {
-			return "", fmt.Errorf("%s: missing", key)
-		}
-		return "", nil
-	}
-	s, ok := starlark.AsString(v)
-	if !ok {
-		return "", fmt.Errorf("%s: got %s, want a string", key, v.Type())
-	}
-	return s, nil
+	return optString(d.args, key, required)
 }
 
 func (d *decl) integer(key string) (int, error) {
@@ -373,7 +362,7 @@ func (ps *paramSet) parse(raw []byte, ids []int) (any, error) {
 
 // toStarlark turns decoded params into a frozen paramsValue.
 func toStarlark(fields []sim.Param, v reflect.Value) *paramsValue {
-	out := &paramsValue{names: make([]string, len(fields)), vals: make([]starlark.Value, len(fields))}
+	out := &paramsValue{record{kind: "params", names: make([]string, len(fields)), vals: make([]starlark.Value, len(fields))}}
 	for k, f := range fields {
 		out.names[k] = f.Name
 		fv := v.Field(k)
@@ -399,26 +388,9 @@ func toStarlark(fields []sim.Param, v reflect.Value) *paramsValue {
 	return out
 }
 
-// paramsValue is ctx.params: read-only fields named as the params are.
-type paramsValue struct {
-	names []string
-	vals  []starlark.Value
-}
-
-func (p *paramsValue) String() string        { return "params" }
-func (p *paramsValue) Type() string          { return "params" }
-func (p *paramsValue) Freeze()               {}
-func (p *paramsValue) Truth() starlark.Bool  { return true }
-func (p *paramsValue) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: params") }
-func (p *paramsValue) AttrNames() []string   { return p.names }
-func (p *paramsValue) Attr(name string) (starlark.Value, error) {
-	for k, n := range p.names {
-		if n == name {
-			return p.vals[k], nil
-		}
-	}
-	return nil, fmt.Errorf("params has no field %q (fields: %v)", name, p.names)
-}
+// paramsValue is ctx.params: read-only fields named as the params are (a type of its
+// own, so that a run's params are told from any other record).
+type paramsValue struct{ record }
 
 // toDefaults reads defaults = {"nodes": 5, "delay": (1, 3), "fifo": False, "cs": 2,
 // "until": 500, "first_id": 0}; keys left out take those values.

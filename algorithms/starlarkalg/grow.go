@@ -94,8 +94,8 @@ func growBuiltins(d starlark.StringDict) {
 	}
 	d[starName] = starlark.NewBuiltin("*", checkedStar)
 	d[starStarName] = starlark.NewBuiltin("**", checkedStarStar)
-	d[flatValue] = flatProbe{}
-	d[keyValue] = keyProbe{}
+	d[flatValue] = flatProbe{probe{flatName}}
+	d[keyValue] = keyProbe{probe{keyName}}
 	for op, name := range compareNames {
 		d[name] = starlark.NewBuiltin(op.String(), checkedCompare(op))
 	}
@@ -122,15 +122,10 @@ func growBuiltins(d starlark.StringDict) {
 
 // shallow is the number of elements (or bytes) of a sequence, what copying it costs.
 func shallow(v starlark.Value) int {
-	switch v := v.(type) {
-	case starlark.String:
-		return len(v)
-	case starlark.Bytes:
-		return len(v)
-	case starlark.Sequence:
-		return v.Len()
+	if s, ok := v.(starlark.Sequence); ok {
+		return s.Len()
 	}
-	return 0
+	return strLen(v)
 }
 
 // deepSize is about the length of v's text (what str, repr and formatting build),
@@ -388,7 +383,9 @@ func (r *rewriter) stmt(s syntax.Stmt) {
 			// t op= y becomes t op= check(t, y, None): the check sees both operands and
 			// returns y, and the assignment keeps its meaning (a list's += extends it in
 			// place). The target is read twice, so it must read the same both times.
-			read := cloneTarget(s.LHS)
+			// A copy, names as they are: the tree never shares a node (the resolver
+			// annotates each).
+			read := cloneExpr(s.LHS, func(name string) string { return name })
 			r.expr(&read)
 			r.target(&s.LHS)
 			s.RHS = &syntax.CallExpr{Fn: &syntax.Ident{NamePos: s.OpPos, Name: growOps[op]}, Lparen: s.OpPos,
@@ -472,36 +469,6 @@ func plainTarget(e syntax.Expr) bool {
 		return plainTarget(e.X)
 	}
 	return false
-}
-
-// cloneTarget copies a plain target, so that the tree never shares a node (the
-// resolver annotates each).
-func cloneTarget(e syntax.Expr) syntax.Expr {
-	switch e := e.(type) {
-	case *syntax.Ident:
-		c := *e
-		c.Binding = nil
-		return &c
-	case *syntax.DotExpr:
-		c := *e
-		c.X = cloneTarget(e.X)
-		name := *e.Name
-		name.Binding = nil
-		c.Name = &name
-		return &c
-	case *syntax.IndexExpr:
-		c := *e
-		c.X, c.Y = cloneTarget(e.X), cloneTarget(e.Y)
-		return &c
-	case *syntax.ParenExpr:
-		c := *e
-		c.X = cloneTarget(e.X)
-		return &c
-	case *syntax.Literal:
-		c := *e
-		return &c
-	}
-	return e
 }
 
 // target rewrites what an assignment's target computes, not the target itself.

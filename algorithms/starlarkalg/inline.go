@@ -430,18 +430,23 @@ var inlinedName = regexp.MustCompile(`\$i[0-9]+\$`)
 // demangle removes the inlining prefixes from an error message.
 func demangle(msg string) string { return inlinedName.ReplaceAllString(msg, "") }
 
+// cloneEach clones every node of list with clone (nil stays nil).
+func cloneEach[T any](list []T, clone func(T) T) []T {
+	if list == nil {
+		return nil
+	}
+	out := make([]T, len(list))
+	for k, x := range list {
+		out[k] = clone(x)
+	}
+	return out
+}
+
 // cloneStmt copies a helper's statement with its names renamed: every node is new,
 // because the resolver annotates each one.
 func cloneStmt(s syntax.Stmt, rename func(string) string) syntax.Stmt {
 	stmts := func(list []syntax.Stmt) []syntax.Stmt {
-		if list == nil {
-			return nil
-		}
-		out := make([]syntax.Stmt, len(list))
-		for k, x := range list {
-			out[k] = cloneStmt(x, rename)
-		}
-		return out
+		return cloneEach(list, func(x syntax.Stmt) syntax.Stmt { return cloneStmt(x, rename) })
 	}
 	switch s := s.(type) {
 	case *syntax.AssignStmt:
@@ -476,14 +481,7 @@ func cloneExpr(e syntax.Expr, rename func(string) string) syntax.Expr {
 		return nil
 	}
 	exprs := func(list []syntax.Expr) []syntax.Expr {
-		if list == nil {
-			return nil
-		}
-		out := make([]syntax.Expr, len(list))
-		for k, x := range list {
-			out[k] = cloneExpr(x, rename)
-		}
-		return out
+		return cloneEach(list, func(x syntax.Expr) syntax.Expr { return cloneExpr(x, rename) })
 	}
 	switch e := e.(type) {
 	case *syntax.Ident:

@@ -48,30 +48,37 @@ func ownName(g starlark.StringDict) (string, error) {
 }
 
 // CostTable is a declared cost evaluated for every number of processes: Values[n]
-// for n from sim.MinNodes to sim.MaxNodes (the others are 0). It holds numbers only,
-// so that a server can draw the figures without running the source.
+// for n from sim.MinNodes to sim.MaxNodes (the others are 0), or a range, Low[n] to
+// High[n]. It holds numbers only, so that a server can draw the figures without
+// running the source.
 type CostTable struct {
 	Name, Formula string
 	Values        []float64
+	Low, High     []float64
 }
 
-// Cost is the table as a sim.Cost (a formula alone when Values is nil).
+// Cost is the table as a sim.Cost: a value, a range (sim.Cost.Low and High, as a Go
+// algorithm declares one) or a formula alone.
 func (t CostTable) Cost() sim.Cost {
-	values := t.Values
+	return sim.Cost{Name: t.Name, Formula: t.Formula, Value: table(t.Values), Low: table(t.Low), High: table(t.High)}
+}
+
+// table is values as a function of n (nil for none); NaN outside the table.
+func table(values []float64) func(int) float64 {
 	if values == nil {
-		return sim.Cost{Name: t.Name, Formula: t.Formula}
+		return nil
 	}
-	return sim.Cost{Name: t.Name, Formula: t.Formula, Value: func(n int) float64 {
+	return func(n int) float64 {
 		if n < 0 || n >= len(values) {
 			return math.NaN()
 		}
 		return values[n]
-	}}
+	}
 }
 
-// costTables reads costs = [cost(...)]: each with a value, or a range (low and high,
-// two tables: "NAME, least" and "NAME, most"), or neither (a formula only); a value is
-// a number or a function of n, evaluated now for every n.
+// costTables reads costs = [cost(...)]: each with a value, or a range (low and high),
+// or neither (a formula only); a value or a bound is a number or a function of n,
+// evaluated now for every n.
 func costTables(thread *starlark.Thread, g starlark.StringDict) ([]CostTable, error) {
 	decls, err := listOf(g, "costs", "cost", func(d *decl) (*decl, error) { return d, nil })
 	if err != nil {
@@ -112,9 +119,7 @@ func costTables(thread *starlark.Thread, g starlark.StringDict) ([]CostTable, er
 							break
 						}
 					}
-					fl, fh := rangeFormulas(formula)
-					tables = append(tables, CostTable{Name: name + ", least", Formula: fl, Values: lo},
-						CostTable{Name: name + ", most", Formula: fh, Values: hi})
+					tables = append(tables, CostTable{Name: name, Formula: formula, Low: lo, High: hi})
 				}
 			}
 			if err != nil {
@@ -232,19 +237,4 @@ func forgetNode(names []string) func(sim.Node, bool) sim.Node {
 		}
 		return out
 	}
-}
-
-// rangeFormulas splits a range's formula, "LOW to HIGH" before any ": explanation",
-// into the formula of each bound, so that each figure shows its own half: "2N to
-// 3N-1: ..." gives "2N: ..." and "3N-1: ...". Without " to " both are the formula.
-func rangeFormulas(formula string) (low, high string) {
-	head, tail, explained := strings.Cut(formula, ": ")
-	lo, hi, ok := strings.Cut(head, " to ")
-	if !ok {
-		return formula, formula
-	}
-	if explained {
-		tail = ": " + tail
-	}
-	return lo + tail, hi + tail
 }

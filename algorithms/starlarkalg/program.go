@@ -265,7 +265,7 @@ func (r *stateReader) value(depth int) starlark.Value {
 func DecodeState(b []byte) (*state, error) {
 	r := &stateReader{b: b}
 	n := r.count()
-	st := &state{names: make([]string, 0, n), vals: make([]starlark.Value, 0, n)}
+	st := stateOf(make([]string, 0, n), make([]starlark.Value, 0, n))
 	for range n {
 		st.names = append(st.names, r.str())
 		st.vals = append(st.vals, r.value(0))

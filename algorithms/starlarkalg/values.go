@@ -14,7 +14,8 @@ import (
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
-// record is a read-only value with named fields (setup).
+// record is a value with named fields: a handler's setup and ctx.params, read-only,
+// and (with SetField of its own) a process's state.
 type record struct {
 	kind  string
 	names []string
@@ -36,13 +37,15 @@ func (r *record) Attr(name string) (starlark.Value, error) {
 
 // state is a process's variables: the fields init returned, in that order. Setting a
 // field init did not return is an error, so a misspelt variable is caught at its line.
-type state struct {
-	names []string // shared between clones, never written
-	vals  []starlark.Value
+type state struct{ record } // its names are shared between clones, never written
+
+// stateOf is a state of these variables and values.
+func stateOf(names []string, vals []starlark.Value) *state {
+	return &state{record{kind: "state", names: names, vals: vals}}
 }
 
 func newState(d *starlark.Dict) (*state, error) {
-	st := &state{}
+	st := stateOf(nil, nil)
 	for _, kv := range d.Items() {
 		k, ok := starlark.AsString(kv[0])
 		if !ok {
@@ -54,12 +57,6 @@ func newState(d *starlark.Dict) (*state, error) {
 	return st, nil
 }
 
-func (s *state) String() string        { return "state" }
-func (s *state) Type() string          { return "state" }
-func (s *state) Freeze()               {}
-func (s *state) Truth() starlark.Bool  { return true }
-func (s *state) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: state") }
-func (s *state) AttrNames() []string   { return s.names }
 func (s *state) Attr(name string) (starlark.Value, error) {
 	if k := slices.Index(s.names, name); k >= 0 {
 		return s.vals[k], nil
@@ -75,7 +72,7 @@ func (s *state) SetField(name string, v starlark.Value) error {
 }
 
 func (s *state) clone() *state {
-	c := &state{names: s.names, vals: make([]starlark.Value, len(s.vals))}
+	c := stateOf(s.names, make([]starlark.Value, len(s.vals)))
 	for k, v := range s.vals {
 		c.vals[k] = deepCopy(v)
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/teach-dist/playground/algorithms/cs"
@@ -27,11 +26,8 @@ type fixture struct {
 
 func newFixture(t *testing.T, self int, params string) *fixture {
 	t.Helper()
-	p, err := ParseParams([]byte(params), unitIDs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sf := simtest.Start(t, &Spec, self, &sim.Setup{IDs: unitIDs, Params: p})
+	sf := simtest.Start(t, Spec(), self, &sim.Setup{IDs: unitIDs, Params: simtest.Params(t, Spec(), params, unitIDs)})
+	sf.Show = show
 	return &fixture{Fixture: sf, n: sf.Node.(*node)}
 }
 
@@ -44,39 +40,16 @@ func (f *fixture) token(from int, ln, q []int) {
 	f.Deliver(sim.Message{Type: MsgToken, From: from, Vec: ln, Queue: q})
 }
 
-// sent renders messages as "REQUEST->index(sn)" or "TOKEN->index LN=[..] Q=[..]".
-func (f *fixture) sent() []string {
-	var out []string
-	for _, m := range f.Ctx.Sent() {
-		if m.Type == MsgRequest {
-			out = append(out, fmt.Sprintf("REQUEST->%d(%d)", m.To, m.Arg))
-		} else {
-			out = append(out, fmt.Sprintf("TOKEN->%d LN=%v Q=%v", m.To, m.Vec, m.Queue))
-		}
+// show writes a message as "REQUEST->index(sn)" or "TOKEN->index LN=[..] Q=[..]".
+func show(m sim.Message) string {
+	if m.Type == MsgRequest {
+		return fmt.Sprintf("REQUEST->%d(%d)", m.To, m.Arg)
 	}
-	return out
+	return fmt.Sprintf("TOKEN->%d LN=%v Q=%v", m.To, m.Vec, m.Queue)
 }
 
-type expect struct {
-	rules, sent, cs []string
-	state           string
-}
-
-func (f *fixture) check(want expect) {
-	f.T.Helper()
-	if got := f.Ctx.Rules(); !slices.Equal(got, want.rules) {
-		f.T.Errorf("rules = %v, want %v", got, want.rules)
-	}
-	if got := f.sent(); !slices.Equal(got, want.sent) {
-		f.T.Errorf("sent = %v, want %v", got, want.sent)
-	}
-	if got := f.CS(); !slices.Equal(got, want.cs) {
-		f.T.Errorf("CS effects = %v, want %v", got, want.cs)
-	}
-	if got := f.State(); got != want.state {
-		f.T.Errorf("state:\n got %s\nwant %s", got, want.state)
-	}
-}
+// Every rule has a test named after it.
+func TestEveryRuleHasATest(t *testing.T) { simtest.EveryRuleHasATest(t, Spec()) }
 
 func st(state string, token bool, rn, ln, q string) string {
 	return fmt.Sprintf(`{"state":%q,"token":%t,"RN":%s,"LN":%s,"Q":%s}`, state, token, rn, ln, q)
@@ -84,24 +57,24 @@ func st(state string, token bool, rn, ln, q string) string {
 
 func TestSK1_OneProcessStartsWithTheToken(t *testing.T) {
 	f := newFixture(t, iP3, "")
-	f.check(expect{rules: []string{"SK-1"}, state: st(cs.Released, true, "[0,0,0,0]", "[0,0,0,0]", "[]")})
+	f.Check(simtest.Want{Rules: []string{"SK-1"}, State: st(cs.Released, true, "[0,0,0,0]", "[0,0,0,0]", "[]")})
 	g := newFixture(t, iP9, "")
-	g.check(expect{rules: []string{"SK-1"}, state: st(cs.Released, false, "[0,0,0,0]", "[]", "[]")})
+	g.Check(simtest.Want{Rules: []string{"SK-1"}, State: st(cs.Released, false, "[0,0,0,0]", "[]", "[]")})
 	h := newFixture(t, iP7, `{"holder": 7}`)
-	h.check(expect{rules: []string{"SK-1"}, state: st(cs.Released, true, "[0,0,0,0]", "[0,0,0,0]", "[]")})
+	h.Check(simtest.Want{Rules: []string{"SK-1"}, State: st(cs.Released, true, "[0,0,0,0]", "[0,0,0,0]", "[]")})
 }
 
 func TestSK2_RequestBroadcastsTheNextNumber(t *testing.T) {
 	f := newFixture(t, iP1, "")
 	f.Step(sim.Input{Kind: sim.Request})
-	f.check(expect{rules: []string{"SK-2"}, sent: []string{"REQUEST->0(1)", "REQUEST->1(1)", "REQUEST->3(1)"},
-		state: st(cs.Requested, false, "[0,0,1,0]", "[]", "[]")})
+	f.Check(simtest.Want{Rules: []string{"SK-2"}, Sent: []string{"REQUEST->0(1)", "REQUEST->1(1)", "REQUEST->3(1)"},
+		State: st(cs.Requested, false, "[0,0,1,0]", "[]", "[]")})
 }
 
 func TestSK2_HolderEntersWithoutAMessage(t *testing.T) {
 	f := newFixture(t, iP3, "")
 	f.Step(sim.Input{Kind: sim.Request})
-	f.check(expect{rules: []string{"SK-2"}, cs: []string{"enter"}, state: st(cs.Held, true, "[0,0,0,0]", "[0,0,0,0]", "[]")})
+	f.Check(simtest.Want{Rules: []string{"SK-2"}, Effects: []string{"enter"}, State: st(cs.Held, true, "[0,0,0,0]", "[0,0,0,0]", "[]")})
 }
 
 func TestSK3(t *testing.T) {
@@ -140,7 +113,7 @@ func TestSK3(t *testing.T) {
 				tc.setup(f)
 			}
 			f.request(tc.from, tc.sn)
-			f.check(expect{rules: []string{"SK-3"}, sent: tc.sent, state: tc.state})
+			f.Check(simtest.Want{Rules: []string{"SK-3"}, Sent: tc.sent, State: tc.state})
 		})
 	}
 }
@@ -149,7 +122,7 @@ func TestSK4_TokenLetsTheRequesterIn(t *testing.T) {
 	f := newFixture(t, iP1, "")
 	f.Step(sim.Input{Kind: sim.Request})
 	f.token(iP3, []int{2, 0, 0, 1}, []int{7})
-	f.check(expect{rules: []string{"SK-4"}, cs: []string{"enter"}, state: st(cs.Held, true, "[0,0,1,0]", "[2,0,0,1]", "[7]")})
+	f.Check(simtest.Want{Rules: []string{"SK-4"}, Effects: []string{"enter"}, State: st(cs.Held, true, "[0,0,1,0]", "[2,0,0,1]", "[7]")})
 }
 
 func TestSK5(t *testing.T) {
@@ -190,23 +163,24 @@ func TestSK5(t *testing.T) {
 				tc.setup(f)
 			}
 			f.Step(sim.Input{Kind: sim.Release})
-			f.check(expect{rules: []string{"SK-5"}, sent: tc.sent, cs: []string{"exit"}, state: tc.state})
+			f.Check(simtest.Want{Rules: []string{"SK-5"}, Sent: tc.sent, Effects: []string{"exit"}, State: tc.state})
 		})
 	}
 }
 
 func TestSK6_RecoveredProcessHasNoTokenAndPassesOneOn(t *testing.T) {
 	// The kernel rebuilds a crashed node with New, then gives it Recover.
-	sf := simtest.NewFixture(t, &Spec, iP3, &sim.Setup{IDs: unitIDs})
+	sf := simtest.NewFixture(t, Spec(), iP3, &sim.Setup{IDs: unitIDs})
+	sf.Show = show
 	f := &fixture{Fixture: sf, n: sf.Node.(*node)}
 	f.Step(sim.Input{Kind: sim.Recover})
-	f.check(expect{rules: []string{"SK-6"}, state: st(cs.Released, false, "[0,0,0,0]", "[]", "[]")})
+	f.Check(simtest.Want{Rules: []string{"SK-6"}, State: st(cs.Released, false, "[0,0,0,0]", "[]", "[]")})
 	// A token sent to its earlier incarnation goes on to the head of the queue.
 	f.token(iP9, []int{1, 1, 0, 0}, []int{1, 7})
-	f.check(expect{rules: []string{"SK-6"}, sent: []string{"TOKEN->2 LN=[1 1 0 0] Q=[7]"}, state: st(cs.Released, false, "[0,0,0,0]", "[]", "[]")})
+	f.Check(simtest.Want{Rules: []string{"SK-6"}, Sent: []string{"TOKEN->2 LN=[1 1 0 0] Q=[7]"}, State: st(cs.Released, false, "[0,0,0,0]", "[]", "[]")})
 	// ... or stays when nobody is queued.
 	f.token(iP9, []int{1, 1, 0, 0}, nil)
-	f.check(expect{rules: []string{"SK-6"}, state: st(cs.Released, true, "[0,0,0,0]", "[1,1,0,0]", "[]")})
+	f.Check(simtest.Want{Rules: []string{"SK-6"}, State: st(cs.Released, true, "[0,0,0,0]", "[1,1,0,0]", "[]")})
 }
 
 func TestCloneIsDeep(t *testing.T) {
@@ -234,38 +208,19 @@ func TestTokenIsCopiedOnReceipt(t *testing.T) {
 }
 
 func TestParseParams(t *testing.T) {
-	for _, tc := range []struct {
-		raw     string
-		want    Params
-		wantErr string
-	}{
-		{"", Params{Holder: 3}, ""},
-		{"null", Params{Holder: 3}, ""},
-		{"{}", Params{Holder: 3}, ""},
-		{`{"holder": 1}`, Params{Holder: 1}, ""},
-		{`{"holder": 2}`, Params{}, "params.holder: 2 is not a node id (ids: 3 9 1 7)"},
-		{`{"holder": "1"}`, Params{}, "params.holder: got string, want a node id"},
-		{`{"holder": 1.5}`, Params{}, "params.holder: got number 1.5, want a node id"},
-		{`{"coordinator": 1}`, Params{}, "params.coordinator: unknown field (allowed: holder)"},
-		{`[1]`, Params{}, "params: got array"},
-		{`{"holder": 1} 2`, Params{}, "params: must be a single JSON object"},
-		{`{"holder":`, Params{}, "params: "},
-	} {
-		var raw []byte
-		if tc.raw != "" {
-			raw = []byte(tc.raw)
-		}
-		got, err := ParseParams(raw, unitIDs)
-		if tc.wantErr != "" {
-			if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
-				t.Errorf("ParseParams(%s) error = %v, want one starting %q", tc.raw, err, tc.wantErr)
-			}
-			continue
-		}
-		if err != nil || got != tc.want {
-			t.Errorf("ParseParams(%s) = %+v, %v; want %+v", tc.raw, got, err, tc.want)
-		}
-	}
+	simtest.ParseTable(t, ParseParams, unitIDs, []simtest.ParseCase{
+		{Raw: "", Want: Params{Holder: 3}},
+		{Raw: "null", Want: Params{Holder: 3}},
+		{Raw: "{}", Want: Params{Holder: 3}},
+		{Raw: `{"holder": 1}`, Want: Params{Holder: 1}},
+		{Raw: `{"holder": 2}`, Err: "params.holder: 2 is not a node id (ids: 3 9 1 7)"},
+		{Raw: `{"holder": "1"}`, Err: "params.holder: got string, want a node id"},
+		{Raw: `{"holder": 1.5}`, Err: "params.holder: got number 1.5, want a node id"},
+		{Raw: `{"coordinator": 1}`, Err: "params.coordinator: unknown field (allowed: holder)"},
+		{Raw: `[1]`, Err: "params: got array"},
+		{Raw: `{"holder": 1} 2`, Err: "params: must be a single JSON object"},
+		{Raw: `{"holder":`, Err: "params: "},
+	})
 }
 
 // --- whole runs through the kernel ---
@@ -275,7 +230,7 @@ func config(seed uint64, ids []int, params string, acts ...sim.Action) sim.Confi
 	if err != nil {
 		panic(err)
 	}
-	return sim.Config{Spec: &Spec, IDs: ids, Params: p, Seed: seed,
+	return sim.Config{Spec: Spec(), IDs: ids, Params: p, Seed: seed,
 		Network: sim.Network{DelayMin: 1, DelayMax: 4}, CS: 2, Until: 5000, Actions: acts}
 }
 
@@ -305,7 +260,7 @@ func TestRun_NMessagesPerEntryZeroWithTheToken(t *testing.T) {
 			}
 			want := []int{0}
 			for i := 1; i < n; i++ {
-				want = append(want, int(Spec.Costs[0].Value(n)))
+				want = append(want, int(Spec().Costs[0].Value(n)))
 			}
 			if !slices.Equal(perEntry, want) {
 				t.Fatalf("messages per entry %v, want %v", perEntry, want)

@@ -103,14 +103,8 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 			}
 			n.armLost(ctx)
 		}
-	case sim.Request:
-		if n.state == cs.Released {
-			n.request(ctx)
-		}
-	case sim.Release:
-		if n.state == cs.Held {
-			n.release(ctx)
-		}
+	case sim.Request, sim.Release:
+		cs.Command(ctx, in.Kind, n.state, n.request, n.release)
 	case sim.Timer:
 		n.onTimer(ctx, in.Timer)
 	case sim.Deliver:

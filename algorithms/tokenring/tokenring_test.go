@@ -34,11 +34,8 @@ type fixture struct {
 // newFixture builds node self with the given params JSON and runs its Init.
 func newFixture(t *testing.T, self int, params string) *fixture {
 	t.Helper()
-	p, err := ParseParams([]byte(params), unitIDs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sf := simtest.Start(t, &Spec, self, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: 3})
+	sf := simtest.Start(t, Spec(), self, &sim.Setup{IDs: unitIDs, Params: simtest.Params(t, Spec(), params, unitIDs), MaxDelay: 3})
+	sf.Show = sentText
 	return &fixture{Fixture: sf, n: sf.Node.(*node)}
 }
 
@@ -52,46 +49,21 @@ func (f *fixture) deliver(typ string, from, arg, ts int) {
 	f.Deliver(sim.Message{Type: typ, From: from, Arg: arg, TS: ts})
 }
 
-// sent renders messages as "TYPE->index", plus "(arg,ts)" for ELECTION and ELECTED and
+// sentText writes a message as "TYPE->index", plus "(arg,ts)" for ELECTION and ELECTED and
 // "(gen)" for TOKEN.
-func (f *fixture) sent() []string {
-	var out []string
-	for _, m := range f.Ctx.Sent() {
-		s := fmt.Sprintf("%s->%d", m.Type, m.To)
-		switch m.Type {
-		case MsgElection, MsgElected:
-			s += fmt.Sprintf("(%d,%d)", m.Arg, m.TS)
-		case MsgToken:
-			s += fmt.Sprintf("(%d)", m.Arg)
-		}
-		out = append(out, s)
+func sentText(m sim.Message) string {
+	s := simtest.TypeTo(m)
+	switch m.Type {
+	case MsgElection, MsgElected:
+		s += fmt.Sprintf("(%d,%d)", m.Arg, m.TS)
+	case MsgToken:
+		s += fmt.Sprintf("(%d)", m.Arg)
 	}
-	return out
+	return s
 }
 
-// expect is what one step should have done; nil slices mean "nothing".
-type expect struct {
-	rules   []string
-	sent    []string
-	effects []string
-	state   string
-}
-
-func (f *fixture) check(want expect) {
-	f.T.Helper()
-	if got := f.Ctx.Rules(); !slices.Equal(got, want.rules) {
-		f.T.Errorf("rules = %v, want %v", got, want.rules)
-	}
-	if got := f.sent(); !slices.Equal(got, want.sent) {
-		f.T.Errorf("sent = %v, want %v", got, want.sent)
-	}
-	if got := f.Effects(); !slices.Equal(got, want.effects) {
-		f.T.Errorf("effects = %v, want %v", got, want.effects)
-	}
-	if got := f.State(); got != want.state {
-		f.T.Errorf("state:\n got %s\nwant %s", got, want.state)
-	}
-}
+// Every rule has a test named after it.
+func TestEveryRuleHasATest(t *testing.T) { simtest.EveryRuleHasATest(t, Spec()) }
 
 // plain is the encoded state without regeneration.
 func plain(state string, token bool, next int) string {
@@ -121,47 +93,47 @@ func (s full) String() string {
 func TestTR1_InitialHolderStartsWithTheToken(t *testing.T) {
 	t.Run("DefaultHolderIsFirstInRingOrder", func(t *testing.T) {
 		f := newFixture(t, iP3, "")
-		f.check(expect{rules: []string{"TR-1"}, effects: []string{"set hop 1"}, state: plain(cs.Released, true, 9)})
+		f.Check(simtest.Want{Rules: []string{"TR-1"}, Effects: []string{"set hop 1"}, State: plain(cs.Released, true, 9)})
 		g := newFixture(t, iP9, "")
-		g.check(expect{rules: []string{"TR-1"}, state: plain(cs.Released, false, 1)})
+		g.Check(simtest.Want{Rules: []string{"TR-1"}, State: plain(cs.Released, false, 1)})
 	})
 	t.Run("HolderParam", func(t *testing.T) {
 		f := newFixture(t, iP7, `{"holder": 7, "hop": 4}`)
-		f.check(expect{rules: []string{"TR-1"}, effects: []string{"set hop 4"}, state: plain(cs.Released, true, 3)})
+		f.Check(simtest.Want{Rules: []string{"TR-1"}, Effects: []string{"set hop 4"}, State: plain(cs.Released, true, 3)})
 		g := newFixture(t, iP3, `{"holder": 7}`)
-		g.check(expect{rules: []string{"TR-1"}, state: plain(cs.Released, false, 9)})
+		g.Check(simtest.Want{Rules: []string{"TR-1"}, State: plain(cs.Released, false, 9)})
 	})
 	t.Run("RegenerationArmsTheLostTimeOutOfTheOthers", func(t *testing.T) {
 		f := regen(t, iP1)
-		f.check(expect{rules: []string{"TR-1"}, effects: []string{"set lost 30"},
-			state: full{state: cs.Released, next: 7, candidate: -1}.String()})
+		f.Check(simtest.Want{Rules: []string{"TR-1"}, Effects: []string{"set lost 30"},
+			State: full{state: cs.Released, next: 7, candidate: -1}.String()})
 	})
 }
 
 func TestTR2_RequestWithoutTheTokenWaits(t *testing.T) {
 	f := newFixture(t, iP9, "")
 	f.Step(sim.Input{Kind: sim.Request})
-	f.check(expect{rules: []string{"TR-2"}, state: plain(cs.Wanted, false, 1)})
+	f.Check(simtest.Want{Rules: []string{"TR-2"}, State: plain(cs.Wanted, false, 1)})
 }
 
 func TestTR2_RequestDuringTheHopEntersAtOnce(t *testing.T) {
 	f := newFixture(t, iP3, "")
 	f.Step(sim.Input{Kind: sim.Request})
-	f.check(expect{rules: []string{"TR-2"}, effects: []string{"cancel hop", "enter"}, state: plain(cs.Held, true, 9)})
+	f.Check(simtest.Want{Rules: []string{"TR-2"}, Effects: []string{"cancel hop", "enter"}, State: plain(cs.Held, true, 9)})
 }
 
 func TestTR3_TokenLetsAWaiterIn(t *testing.T) {
 	f := newFixture(t, iP9, "")
 	f.Step(sim.Input{Kind: sim.Request})
 	f.deliver(MsgToken, iP3, 0, 0)
-	f.check(expect{rules: []string{"TR-3"}, effects: []string{"enter"}, state: plain(cs.Held, true, 1)})
+	f.Check(simtest.Want{Rules: []string{"TR-3"}, Effects: []string{"enter"}, State: plain(cs.Held, true, 1)})
 }
 
 func TestTR3_UnwantedTokenIsHeldForTheHop(t *testing.T) {
 	f := newFixture(t, iP9, `{"hop": 2, "regenerate": 30}`)
 	f.deliver(MsgToken, iP3, 0, 0)
-	f.check(expect{rules: []string{"TR-3"}, effects: []string{"cancel lost", "set hop 2"},
-		state: full{state: cs.Released, token: true, next: 1, candidate: -1}.String()})
+	f.Check(simtest.Want{Rules: []string{"TR-3"}, Effects: []string{"cancel lost", "set hop 2"},
+		State: full{state: cs.Released, token: true, next: 1, candidate: -1}.String()})
 }
 
 func TestTR3_TokenEndsParticipationAndAdoptsANewerGeneration(t *testing.T) {
@@ -180,21 +152,21 @@ func TestTR4_HopExpiryPassesTheTokenToTheSuccessor(t *testing.T) {
 	f := newFixture(t, iP7, "")
 	f.deliver(MsgToken, iP1, 0, 0)
 	f.Timer(TimerHop)
-	f.check(expect{rules: []string{"TR-4"}, sent: []string{"TOKEN->0(0)"}, state: plain(cs.Released, false, 3)})
+	f.Check(simtest.Want{Rules: []string{"TR-4"}, Sent: []string{"TOKEN->0(0)"}, State: plain(cs.Released, false, 3)})
 }
 
 func TestTR4_PassingRestartsTheLostTimeOut(t *testing.T) {
 	f := regen(t, iP3)
 	f.Timer(TimerHop)
-	f.check(expect{rules: []string{"TR-4"}, sent: []string{"TOKEN->1(0)"}, effects: []string{"set lost 30"},
-		state: full{state: cs.Released, next: 9, candidate: -1}.String()})
+	f.Check(simtest.Want{Rules: []string{"TR-4"}, Sent: []string{"TOKEN->1(0)"}, Effects: []string{"set lost 30"},
+		State: full{state: cs.Released, next: 9, candidate: -1}.String()})
 }
 
 func TestTR4_StaleHopTimerDoesNothing(t *testing.T) {
 	f := newFixture(t, iP3, "")
 	f.Step(sim.Input{Kind: sim.Request}) // enters during the hop
 	f.Timer(TimerHop)
-	f.check(expect{state: plain(cs.Held, true, 9)})
+	f.Check(simtest.Want{State: plain(cs.Held, true, 9)})
 }
 
 func TestTR5_LeavingPassesTheTokenOnAtOnce(t *testing.T) {
@@ -202,7 +174,7 @@ func TestTR5_LeavingPassesTheTokenOnAtOnce(t *testing.T) {
 	f.Step(sim.Input{Kind: sim.Request})
 	f.deliver(MsgToken, iP3, 0, 0)
 	f.Step(sim.Input{Kind: sim.Release})
-	f.check(expect{rules: []string{"TR-5"}, sent: []string{"TOKEN->2(0)"}, effects: []string{"exit"}, state: plain(cs.Released, false, 1)})
+	f.Check(simtest.Want{Rules: []string{"TR-5"}, Sent: []string{"TOKEN->2(0)"}, Effects: []string{"exit"}, State: plain(cs.Released, false, 1)})
 }
 
 func TestTR5_LeavingWithASupersededTokenDestroysItAndSendsTheKeptELECTED(t *testing.T) {
@@ -210,24 +182,24 @@ func TestTR5_LeavingWithASupersededTokenDestroysItAndSendsTheKeptELECTED(t *test
 	f.Step(sim.Input{Kind: sim.Request})
 	f.deliver(MsgToken, iP3, 0, 0) // in the CS with a generation-0 token
 	f.deliver(MsgElected, iP3, 7, 1)
-	f.check(expect{rules: []string{"TR-9"}, sent: []string{"ACK->0"},
-		state: full{state: cs.Held, token: true, next: 1, gen: 1, candidate: -1, kept: "ELECTED(7,1)"}.String()})
+	f.Check(simtest.Want{Rules: []string{"TR-9"}, Sent: []string{"ACK->0"},
+		State: full{state: cs.Held, token: true, next: 1, gen: 1, candidate: -1, kept: "ELECTED(7,1)"}.String()})
 	f.Step(sim.Input{Kind: sim.Release})
-	f.check(expect{rules: []string{"TR-5"}, sent: []string{"ELECTED->2(7,1)"}, effects: []string{"exit", "set lost 30", "set ack 7"},
-		state: full{state: cs.Released, next: 1, gen: 1, candidate: -1, outbox: "ELECTED(7,1)", awaiting: 1}.String()})
+	f.Check(simtest.Want{Rules: []string{"TR-5"}, Sent: []string{"ELECTED->2(7,1)"}, Effects: []string{"exit", "set lost 30", "set ack 7"},
+		State: full{state: cs.Released, next: 1, gen: 1, candidate: -1, outbox: "ELECTED(7,1)", awaiting: 1}.String()})
 }
 
 func TestTR6_LostTimeOutCallsAnElection(t *testing.T) {
 	f := regen(t, iP1)
 	f.Timer(TimerLost)
-	f.check(expect{rules: []string{"TR-6"}, sent: []string{"ELECTION->3(1,0)"}, effects: []string{"set lost 30", "set ack 7"},
-		state: full{state: cs.Released, next: 7, participant: true, candidate: 1, outbox: "ELECTION(1,0)", awaiting: 7}.String()})
+	f.Check(simtest.Want{Rules: []string{"TR-6"}, Sent: []string{"ELECTION->3(1,0)"}, Effects: []string{"set lost 30", "set ack 7"},
+		State: full{state: cs.Released, next: 7, participant: true, candidate: 1, outbox: "ELECTION(1,0)", awaiting: 7}.String()})
 }
 
 func TestTR6_NoRegenerationNoSuspicion(t *testing.T) {
 	f := newFixture(t, iP1, "")
 	f.Timer(TimerLost)
-	f.check(expect{state: plain(cs.Released, false, 7)})
+	f.Check(simtest.Want{State: plain(cs.Released, false, 7)})
 }
 
 func TestTR7(t *testing.T) {
@@ -282,7 +254,7 @@ func TestTR7(t *testing.T) {
 			if got := f.Ctx.Rules(); !slices.Equal(got, []string{"TR-7"}) {
 				t.Errorf("rules = %v, want [TR-7]", got)
 			}
-			if got := f.sent(); !slices.Equal(got, tc.sent) {
+			if got := f.Sent(); !slices.Equal(got, tc.sent) {
 				t.Errorf("sent = %v, want %v", got, tc.sent)
 			}
 			if got := f.Effects(); !slices.Equal(got, tc.eff) {
@@ -301,16 +273,16 @@ func TestTR8_OwnIDComingRoundWinsWithANewGeneration(t *testing.T) {
 	f.Timer(TimerLost)
 	f.deliver(MsgAck, iP1, 0, 0)
 	f.deliver(MsgElection, iP3, 9, 5) // someone on the way had seen generation 5
-	f.check(expect{rules: []string{"TR-8"}, sent: []string{"ACK->0", "ELECTED->2(9,6)"}, effects: []string{"set ack 7"},
-		state: full{state: cs.Released, next: 1, gen: 6, candidate: 9, outbox: "ELECTED(9,6)", awaiting: 1}.String()})
+	f.Check(simtest.Want{Rules: []string{"TR-8"}, Sent: []string{"ACK->0", "ELECTED->2(9,6)"}, Effects: []string{"set ack 7"},
+		State: full{state: cs.Released, next: 1, gen: 6, candidate: 9, outbox: "ELECTED(9,6)", awaiting: 1}.String()})
 }
 
 func TestTR9_ElectedDestroysAnIdleOldTokenAndPassesTheNewsOn(t *testing.T) {
 	f := regen(t, iP3) // holds the generation-0 token during its hop
 	f.deliver(MsgElected, iP7, 9, 1)
-	f.check(expect{rules: []string{"TR-9"}, sent: []string{"ACK->3", "ELECTED->1(9,1)"},
-		effects: []string{"cancel hop", "set lost 30", "set ack 7"},
-		state:   full{state: cs.Released, next: 9, gen: 1, candidate: -1, outbox: "ELECTED(9,1)", awaiting: 9}.String()})
+	f.Check(simtest.Want{Rules: []string{"TR-9"}, Sent: []string{"ACK->3", "ELECTED->1(9,1)"},
+		Effects: []string{"cancel hop", "set lost 30", "set ack 7"},
+		State:   full{state: cs.Released, next: 9, gen: 1, candidate: -1, outbox: "ELECTED(9,1)", awaiting: 9}.String()})
 }
 
 func TestTR9_ElectedEndsParticipation(t *testing.T) {
@@ -318,15 +290,15 @@ func TestTR9_ElectedEndsParticipation(t *testing.T) {
 	f.Timer(TimerLost)
 	f.deliver(MsgAck, iP7, 0, 0)
 	f.deliver(MsgElected, iP9, 9, 1)
-	f.check(expect{rules: []string{"TR-9"}, sent: []string{"ACK->1", "ELECTED->3(9,1)"}, effects: []string{"set lost 30", "set ack 7"},
-		state: full{state: cs.Released, next: 7, gen: 1, candidate: 1, outbox: "ELECTED(9,1)", awaiting: 7}.String()})
+	f.Check(simtest.Want{Rules: []string{"TR-9"}, Sent: []string{"ACK->1", "ELECTED->3(9,1)"}, Effects: []string{"set lost 30", "set ack 7"},
+		State: full{state: cs.Released, next: 7, gen: 1, candidate: 1, outbox: "ELECTED(9,1)", awaiting: 7}.String()})
 }
 
 func TestTR9_OldOrRepeatedElectedIsOnlyAcknowledged(t *testing.T) {
 	f := regen(t, iP1)
 	f.n.gen = 3
 	f.deliver(MsgElected, iP9, 9, 3)
-	f.check(expect{rules: []string{"TR-9"}, sent: []string{"ACK->1"}, state: full{state: cs.Released, next: 7, gen: 3, candidate: -1}.String()})
+	f.Check(simtest.Want{Rules: []string{"TR-9"}, Sent: []string{"ACK->1"}, State: full{state: cs.Released, next: 7, gen: 3, candidate: -1}.String()})
 }
 
 func TestTR10_OwnElectedComingRoundCreatesTheToken(t *testing.T) {
@@ -337,15 +309,15 @@ func TestTR10_OwnElectedComingRoundCreatesTheToken(t *testing.T) {
 	f.deliver(MsgElection, iP3, 9, 0)
 	f.deliver(MsgAck, iP1, 0, 0)
 	f.deliver(MsgElected, iP3, 9, 1)
-	f.check(expect{rules: []string{"TR-10"}, sent: []string{"ACK->0"}, effects: []string{"cancel lost", "enter"},
-		state: full{state: cs.Held, token: true, next: 1, gen: 1, candidate: 9}.String()})
+	f.Check(simtest.Want{Rules: []string{"TR-10"}, Sent: []string{"ACK->0"}, Effects: []string{"cancel lost", "enter"},
+		State: full{state: cs.Held, token: true, next: 1, gen: 1, candidate: 9}.String()})
 }
 
 func TestTR10_AnOlderRoundOfMineCreatesNothing(t *testing.T) {
 	f := regen(t, iP9)
 	f.n.gen = 2
 	f.deliver(MsgElected, iP3, 9, 1)
-	f.check(expect{rules: []string{"TR-9"}, sent: []string{"ACK->0"}, state: full{state: cs.Released, next: 1, gen: 2, candidate: -1}.String()})
+	f.Check(simtest.Want{Rules: []string{"TR-9"}, Sent: []string{"ACK->0"}, State: full{state: cs.Released, next: 1, gen: 2, candidate: -1}.String()})
 }
 
 func TestTR11_TokenOfAnOlderGenerationIsDestroyed(t *testing.T) {
@@ -354,10 +326,10 @@ func TestTR11_TokenOfAnOlderGenerationIsDestroyed(t *testing.T) {
 	f.deliver(MsgElected, iP9, 9, 1)
 	f.deliver(MsgAck, iP7, 0, 0)
 	f.deliver(MsgToken, iP9, 0, 0)
-	f.check(expect{rules: []string{"TR-11"}, state: full{state: cs.Wanted, next: 7, gen: 1, candidate: -1}.String()})
+	f.Check(simtest.Want{Rules: []string{"TR-11"}, State: full{state: cs.Wanted, next: 7, gen: 1, candidate: -1}.String()})
 	f.deliver(MsgToken, iP9, 1, 0) // the new one is taken
-	f.check(expect{rules: []string{"TR-3"}, effects: []string{"cancel lost", "enter"},
-		state: full{state: cs.Held, token: true, next: 7, gen: 1, candidate: -1}.String()})
+	f.Check(simtest.Want{Rules: []string{"TR-3"}, Effects: []string{"cancel lost", "enter"},
+		State: full{state: cs.Held, token: true, next: 7, gen: 1, candidate: -1}.String()})
 }
 
 func TestTR12_AckSendsTheNextQueuedMessage(t *testing.T) {
@@ -365,23 +337,23 @@ func TestTR12_AckSendsTheNextQueuedMessage(t *testing.T) {
 	f.Timer(TimerLost)               // ELECTION(1) out to P7
 	f.deliver(MsgElected, iP9, 9, 1) // ELECTED queued behind it
 	f.deliver(MsgAck, iP3, 0, 0)     // not from next: ignored
-	f.check(expect{state: full{state: cs.Released, next: 7, gen: 1, candidate: 1, outbox: "ELECTION(1,0) ELECTED(9,1)", awaiting: 7}.String()})
+	f.Check(simtest.Want{State: full{state: cs.Released, next: 7, gen: 1, candidate: 1, outbox: "ELECTION(1,0) ELECTED(9,1)", awaiting: 7}.String()})
 	f.deliver(MsgAck, iP7, 0, 0)
-	f.check(expect{rules: []string{"TR-12"}, sent: []string{"ELECTED->3(9,1)"}, effects: []string{"cancel ack", "set ack 7"},
-		state: full{state: cs.Released, next: 7, gen: 1, candidate: 1, outbox: "ELECTED(9,1)", awaiting: 7}.String()})
+	f.Check(simtest.Want{Rules: []string{"TR-12"}, Sent: []string{"ELECTED->3(9,1)"}, Effects: []string{"cancel ack", "set ack 7"},
+		State: full{state: cs.Released, next: 7, gen: 1, candidate: 1, outbox: "ELECTED(9,1)", awaiting: 7}.String()})
 }
 
 func TestTR13_SilentSuccessorIsSkipped(t *testing.T) {
 	f := regen(t, iP1)
 	f.Timer(TimerLost)
 	f.Timer(TimerAck) // P7 is silent: try P3
-	f.check(expect{rules: []string{"TR-13"}, sent: []string{"ELECTION->0(1,0)"}, effects: []string{"set ack 7"},
-		state: full{state: cs.Released, next: 3, participant: true, candidate: 1, outbox: "ELECTION(1,0)", awaiting: 3}.String()})
+	f.Check(simtest.Want{Rules: []string{"TR-13"}, Sent: []string{"ELECTION->0(1,0)"}, Effects: []string{"set ack 7"},
+		State: full{state: cs.Released, next: 3, participant: true, candidate: 1, outbox: "ELECTION(1,0)", awaiting: 3}.String()})
 	// From now on the token skips P7 too.
 	f.deliver(MsgAck, iP3, 0, 0)
 	f.deliver(MsgToken, iP9, 0, 0)
 	f.Timer(TimerHop)
-	if got := f.sent(); !slices.Equal(got, []string{"TOKEN->0(0)"}) {
+	if got := f.Sent(); !slices.Equal(got, []string{"TOKEN->0(0)"}) {
 		t.Errorf("token sent %v, want it to skip P7 and go to P3", got)
 	}
 }
@@ -393,11 +365,11 @@ func TestTR13_AProcessLeftAloneElectsItselfAndKeepsTheToken(t *testing.T) {
 	f.Timer(TimerAck)
 	f.Timer(TimerAck)
 	f.Timer(TimerAck) // P7, P3, P9 all silent
-	f.check(expect{rules: []string{"TR-13", "TR-8", "TR-10"}, effects: []string{"cancel lost", "enter"},
-		state: full{state: cs.Held, token: true, next: 1, gen: 1, candidate: 1}.String()})
+	f.Check(simtest.Want{Rules: []string{"TR-13", "TR-8", "TR-10"}, Effects: []string{"cancel lost", "enter"},
+		State: full{state: cs.Held, token: true, next: 1, gen: 1, candidate: 1}.String()})
 	f.Step(sim.Input{Kind: sim.Release})
-	f.check(expect{rules: []string{"TR-5"}, effects: []string{"exit"},
-		state: full{state: cs.Released, token: true, next: 1, gen: 1, candidate: 1}.String()})
+	f.Check(simtest.Want{Rules: []string{"TR-5"}, Effects: []string{"exit"},
+		State: full{state: cs.Released, token: true, next: 1, gen: 1, candidate: 1}.String()})
 }
 
 func TestTR14_RecoveredProcessHasNoTokenAndSaysHello(t *testing.T) {
@@ -411,16 +383,14 @@ func TestTR14_RecoveredProcessHasNoTokenAndSaysHello(t *testing.T) {
 		{`{"regenerate": 30}`, []string{"HELLO->1", "HELLO->2", "HELLO->3"}, []string{"set lost 30"},
 			full{state: cs.Released, next: 9, candidate: -1}.String()},
 	} {
-		p, err := ParseParams([]byte(tc.params), unitIDs)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := simtest.Params(t, Spec(), tc.params, unitIDs)
 		// The kernel rebuilds the node with New and gives it Recover instead of Init: even
 		// the initial holder comes back without the token.
-		sf := simtest.NewFixture(t, &Spec, iP3, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: 3})
+		sf := simtest.NewFixture(t, Spec(), iP3, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: 3})
+		sf.Show = sentText
 		f := &fixture{Fixture: sf, n: sf.Node.(*node)}
 		f.Step(sim.Input{Kind: sim.Recover})
-		f.check(expect{rules: []string{"TR-14"}, sent: tc.sent, effects: tc.eff, state: tc.state})
+		f.Check(simtest.Want{Rules: []string{"TR-14"}, Sent: tc.sent, Effects: tc.eff, State: tc.state})
 	}
 }
 
@@ -429,9 +399,9 @@ func TestTR15_HelloTakesTheRecoveredProcessBack(t *testing.T) {
 	f.Timer(TimerLost)
 	f.Timer(TimerAck) // P1 skipped: next is P7
 	f.deliver(MsgHello, iP3, 0, 0)
-	f.check(expect{state: full{state: cs.Released, next: 7, participant: true, candidate: 9, outbox: "ELECTION(9,0)", awaiting: 7}.String()})
+	f.Check(simtest.Want{State: full{state: cs.Released, next: 7, participant: true, candidate: 9, outbox: "ELECTION(9,0)", awaiting: 7}.String()})
 	f.deliver(MsgHello, iP1, 0, 0)
-	f.check(expect{rules: []string{"TR-15"}, state: full{state: cs.Released, next: 1, participant: true, candidate: 9, outbox: "ELECTION(9,0)", awaiting: 7}.String()})
+	f.Check(simtest.Want{Rules: []string{"TR-15"}, State: full{state: cs.Released, next: 1, participant: true, candidate: 9, outbox: "ELECTION(9,0)", awaiting: 7}.String()})
 }
 
 func TestTR15_LoneHolderStartsPassingAgain(t *testing.T) {
@@ -441,16 +411,16 @@ func TestTR15_LoneHolderStartsPassingAgain(t *testing.T) {
 	f.Timer(TimerAck)
 	f.Timer(TimerAck) // alone, with the new token
 	f.deliver(MsgHello, iP3, 0, 0)
-	f.check(expect{rules: []string{"TR-15"}, effects: []string{"set hop 1"},
-		state: full{state: cs.Released, token: true, next: 3, gen: 1, candidate: 1}.String()})
+	f.Check(simtest.Want{Rules: []string{"TR-15"}, Effects: []string{"set hop 1"},
+		State: full{state: cs.Released, token: true, next: 3, gen: 1, candidate: 1}.String()})
 }
 
 func TestTR15_HelloFromTheSilentReceiverGetsTheMessageAgain(t *testing.T) {
 	f := regen(t, iP1)
 	f.Timer(TimerLost) // ELECTION(1) to P7, which crashes and recovers before the time-out
 	f.deliver(MsgHello, iP7, 0, 0)
-	f.check(expect{rules: []string{"TR-15"}, sent: []string{"ELECTION->3(1,0)"}, effects: []string{"set ack 7"},
-		state: full{state: cs.Released, next: 7, participant: true, candidate: 1, outbox: "ELECTION(1,0)", awaiting: 7}.String()})
+	f.Check(simtest.Want{Rules: []string{"TR-15"}, Sent: []string{"ELECTION->3(1,0)"}, Effects: []string{"set ack 7"},
+		State: full{state: cs.Released, next: 7, participant: true, candidate: 1, outbox: "ELECTION(1,0)", awaiting: 7}.String()})
 }
 
 func TestCloneIsDeep(t *testing.T) {
@@ -470,53 +440,30 @@ func TestCloneIsDeep(t *testing.T) {
 }
 
 func TestParseParams(t *testing.T) {
-	for _, tc := range []struct {
-		raw     string
-		want    Params
-		wantErr string // prefix; "" means success
-	}{
-		{"", Params{Holder: 3, Hop: 1}, ""},
-		{"null", Params{Holder: 3, Hop: 1}, ""},
-		{" {} ", Params{Holder: 3, Hop: 1}, ""},
-		{`{"holder": 7}`, Params{Holder: 7, Hop: 1}, ""},
-		{`{"hop": 5, "regenerate": 40, "ackTimeout": 9}`, Params{Holder: 3, Hop: 5, Regenerate: 40, AckTimeout: 9}, ""},
-		{`{"regenerate": 0}`, Params{Holder: 3, Hop: 1}, ""},
-		{`{"holder": 4}`, Params{}, "params.holder: 4 is not a node id (ids: 3 9 1 7)"},
-		{`{"holder": "7"}`, Params{}, "params.holder: got string, want a node id"},
-		{`{"hop": 0}`, Params{}, "params.hop: must be a positive integer"},
-		{`{"hop": 1.5}`, Params{}, "params.hop: got number 1.5, want a positive integer"},
-		{`{"regenerate": -1}`, Params{}, "params.regenerate: must be 0 (off) or a positive integer"},
-		{`{"regenerate": true}`, Params{}, "params.regenerate: got bool, want 0 (off) or a positive integer"},
-		{`{"ackTimeout": 0}`, Params{}, "params.ackTimeout: must be a positive integer"},
-		{`{"timeout": 5}`, Params{}, "params.timeout: unknown field (allowed: holder, hop, regenerate, ackTimeout)"},
-		{`[1]`, Params{}, "params: got array"},
-		{`{"hop": 2} {}`, Params{}, "params: must be a single JSON object"},
-		{`{"hop": 2`, Params{}, "params: "},
-	} {
-		var raw []byte
-		if tc.raw != "" {
-			raw = []byte(tc.raw)
-		}
-		got, err := ParseParams(raw, unitIDs)
-		if tc.wantErr != "" {
-			if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
-				t.Errorf("ParseParams(%s) error = %v, want one starting %q", tc.raw, err, tc.wantErr)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("ParseParams(%s): %v", tc.raw, err)
-			continue
-		}
-		if got != tc.want {
-			t.Errorf("ParseParams(%s) = %+v, want %+v", tc.raw, got, tc.want)
-		}
-	}
+	simtest.ParseTable(t, ParseParams, unitIDs, []simtest.ParseCase{
+		{Raw: "", Want: Params{Holder: 3, Hop: 1}},
+		{Raw: "null", Want: Params{Holder: 3, Hop: 1}},
+		{Raw: " {} ", Want: Params{Holder: 3, Hop: 1}},
+		{Raw: `{"holder": 7}`, Want: Params{Holder: 7, Hop: 1}},
+		{Raw: `{"hop": 5, "regenerate": 40, "ackTimeout": 9}`, Want: Params{Holder: 3, Hop: 5, Regenerate: 40, AckTimeout: 9}},
+		{Raw: `{"regenerate": 0}`, Want: Params{Holder: 3, Hop: 1}},
+		{Raw: `{"holder": 4}`, Err: "params.holder: 4 is not a node id (ids: 3 9 1 7)"},
+		{Raw: `{"holder": "7"}`, Err: "params.holder: got string, want a node id"},
+		{Raw: `{"hop": 0}`, Err: "params.hop: must be a positive integer"},
+		{Raw: `{"hop": 1.5}`, Err: "params.hop: got number 1.5, want a positive integer"},
+		{Raw: `{"regenerate": -1}`, Err: "params.regenerate: must be 0 (off) or a positive integer"},
+		{Raw: `{"regenerate": true}`, Err: "params.regenerate: got bool, want 0 (off) or a positive integer"},
+		{Raw: `{"ackTimeout": 0}`, Err: "params.ackTimeout: must be a positive integer"},
+		{Raw: `{"timeout": 5}`, Err: "params.timeout: unknown field (allowed: holder, hop, regenerate, ackTimeout)"},
+		{Raw: `[1]`, Err: "params: got array"},
+		{Raw: `{"hop": 2} {}`, Err: "params: must be a single JSON object"},
+		{Raw: `{"hop": 2`, Err: "params: "},
+	})
 }
 
 func TestNewWithoutParamsUsesTheDefaults(t *testing.T) {
 	for _, p := range []any{nil, &Params{Holder: 42, Hop: 0}} {
-		n := Spec.New(0, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: 2}).(*node)
+		n := Spec().New(0, &sim.Setup{IDs: unitIDs, Params: p, MaxDelay: 2}).(*node)
 		if n.holder != 0 || n.hop != 1 || n.regen != 0 || n.ackT != 5 {
 			t.Errorf("params %+v: holder %d hop %d regen %d ackT %d; want 0 1 0 5", p, n.holder, n.hop, n.regen, n.ackT)
 		}
@@ -530,7 +477,7 @@ func config(seed uint64, ids []int, params string, acts ...sim.Action) sim.Confi
 	if err != nil {
 		panic(err)
 	}
-	return sim.Config{Spec: &Spec, IDs: ids, Params: p, Seed: seed,
+	return sim.Config{Spec: Spec(), IDs: ids, Params: p, Seed: seed,
 		Network: sim.Network{DelayMin: 1, DelayMax: 3}, CS: 2, Until: 500, Actions: acts}
 }
 
@@ -582,7 +529,7 @@ func TestRun_OneToNMinus1MessagesToObtainTheToken(t *testing.T) {
 		}
 		// A token already on its way to the requester when it asks is counted from the
 		// next send, so 0 to N-1 are all possible; never more.
-		if tokens > int(Spec.Costs[1].Value(n)) {
+		if tokens > int(Spec().Costs[1].High(n)) {
 			t.Fatalf("seed %d: P%d needed %d TOKEN messages, more than N-1 = %d", seed, who, tokens, n-1)
 		}
 		seen[tokens] = true
@@ -879,7 +826,7 @@ func TestRun_TooShortATimeOutRegeneratesNeedlesslyButSafely(t *testing.T) {
 
 // One caller: the ELECTION goes from the caller to the highest id (d hops) and then once
 // round (N), the ELECTED once round (N), each hop acknowledged: 2(d + 2N) messages,
-// between 4N and 6N-2, the figure in Spec.Costs. The token goes round once first and a
+// between 4N and 6N-2, the figure in Spec().Costs. The token goes round once first and a
 // long hop staggers the lost time-outs, so the first caller's ELECTION reaches everyone
 // before their own expire.
 func TestRun_RegenerationCostsFourNToSixNMinus2(t *testing.T) {
@@ -981,7 +928,7 @@ func TestRun_SeedSweepWithFaultsAndRegeneration(t *testing.T) {
 	// The sweep must exercise the whole regeneration machinery. TR-11 is not expected:
 	// with a generous time-out no token is wrongly presumed lost, so none is superseded
 	// (TestRun_TooShortATimeOutRegeneratesNeedlesslyButSafely covers it).
-	for _, r := range Spec.Rules {
+	for _, r := range Spec().Rules {
 		if r.Label != "TR-11" && fired[r.Label] == 0 {
 			t.Errorf("rule %s never fired in the sweep", r.Label)
 		}
@@ -1044,7 +991,7 @@ func scenarioConfig(t *testing.T, raw string) sim.Config {
 	if err := dec.Decode(&s); err != nil {
 		t.Fatal(err)
 	}
-	if s.Version != 2 || s.Algorithm != Spec.Slug || s.Title == "" || s.About == "" {
+	if s.Version != 2 || s.Algorithm != Spec().Slug || s.Title == "" || s.About == "" {
 		t.Fatalf("scenario header: %+v", s)
 	}
 	cfg := config(s.Seed, simtest.IDs(s.Nodes), string(s.Params))

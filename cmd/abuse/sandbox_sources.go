@@ -3,23 +3,22 @@ package main
 import (
 	"bytes"
 	"compress/flate"
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
-	"net/http"
-	"net/url"
-	"os"
-	"path/filepath"
+	"io"
 	"regexp"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gorilla/websocket"
 
-	"github.com/teach-dist/playground/runtime/protocol"
+	"github.com/teach-dist/playground/algorithms/starlarkalg"
+	"github.com/teach-dist/playground/cmd/internal/browser"
+	"github.com/teach-dist/playground/cmd/internal/procfs"
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
@@ -46,6 +45,27 @@ var sandboxBombs = []struct{ name, code string }{
 	{"max", "big = list(range(65536)) * 15\nspin = [max(big) for i in range(50000)]\n"}, // minutes of CPU
 }
 
+// burn takes minutes of CPU (max() over a million elements, again and again) unless
+// something stops it: the body of a handler.
+const burn = "    big = list(range(65536)) * 15\n    for i in range(50000):\n        max(big)\n"
+
+// cpuSource's request handler burns.
+func cpuSource(tag string) string {
+	return abuseSource("\ndef on_request(ctx, s):\n" + burn + "# " + tag + "\n")
+}
+
+// playSlow opens a run as c of the Ricart-Agrawala template whose request handler
+// burns first: a search of it holds its explorer slot until something stops it. It
+// returns the run's session id and socket.
+func playSlow(c *browser.Client, tag string) (string, *websocket.Conn, error) {
+	src, _ := starlarkalg.Template("ricart-agrawala")
+	slow := strings.Replace(src, "def on_request(ctx, s):\n", "def on_request(ctx, s):\n    burn()\n", 1)
+	if slow == src {
+		return "", nil, errors.New("the template has no on_request to slow down")
+	}
+	return playSource(c, slow+"\ndef burn():\n"+burn+fmt.Sprintf("# %s %d\n", tag, time.Now().UnixNano()))
+}
+
 // sourceScenario is a three-process Ricart-Agrawala run of source in which P0 and P1
 // ask for the CS at the first step.
 func sourceScenario(source string) map[string]any {
@@ -54,9 +74,9 @@ func sourceScenario(source string) map[string]any {
 }
 
 // resetFrame is the page's Run with source.
-func resetFrame(source string) []byte {
+func resetFrame(source string) string {
 	b, _ := json.Marshal(map[string]any{"type": "reset", "ref": 1, "scenario": sourceScenario(source)})
-	return b
+	return string(b)
 }
 
 // sourceLink is the path of a share link to a run of source at step 3, encoded here
@@ -70,41 +90,15 @@ func sourceLink(source string) string {
 	return "/r/v3.ricart-agrawala." + base64.RawURLEncoding.EncodeToString(buf.Bytes())
 }
 
-// frame is what the sandbox attacks read of a server frame.
-type frame struct {
-	Type, Code, Error, Stopped string
-	Ref                        int64
-	raw                        []byte
-}
-
-// readFrame reads conn until a frame of one of types, within d.
-func readFrame(conn *websocket.Conn, d time.Duration, types ...string) (frame, error) {
-	_ = conn.SetReadDeadline(time.Now().Add(d))
-	defer conn.SetReadDeadline(time.Time{})
-	for {
-		_, b, err := conn.ReadMessage()
-		if err != nil {
-			return frame{}, err
-		}
-		var f frame
-		_ = json.Unmarshal(b, &f)
-		f.raw = b
-		if slices.Contains(types, f.Type) {
-			return f, nil
-		}
+// playSource opens a new run as c (without its cookies: a reload would resume the last
+// one), makes it run source (the page's Edit rules, then Run) and returns its session
+// id and socket, read up to the new run's snapshot.
+func playSource(c *browser.Client, source string) (string, *websocket.Conn, error) {
+	id, err := c.Run("/play/ricart-agrawala?n=3")
+	if err != nil {
+		return "", nil, err
 	}
-}
-
-// playSource opens a new run as c (without its cookies: a reload would resume the
-// last one), makes it run source (the page's Edit rules → Run) and
-// returns its session id and socket, read up to the new run's snapshot.
-func playSource(c *fairClient, base, source string) (string, *websocket.Conn, error) {
-	c.fresh()
-	code, id, err := c.page(base + "/play/ricart-agrawala?n=3")
-	if err != nil || code != http.StatusOK {
-		return "", nil, fmt.Errorf("page: %d %v", code, err)
-	}
-	conn, err := c.socket(base, id)
+	conn, err := c.Socket("/ws/" + id)
 	if err != nil {
 		return "", nil, err
 	}
@@ -118,7 +112,7 @@ func playSource(c *fairClient, base, source string) (string, *websocket.Conn, er
 // restart sends the reset frame of source on conn and reads up to the new run's
 // snapshot.
 func restart(conn *websocket.Conn, source string) error {
-	if err := conn.WriteMessage(websocket.TextMessage, resetFrame(source)); err != nil {
+	if err := send(conn, resetFrame(source)); err != nil {
 		return err
 	}
 	for {
@@ -140,44 +134,16 @@ func restart(conn *websocket.Conn, source string) error {
 	return nil
 }
 
-// startLectureAs starts a lecture from a new run as c and returns its join code and
-// the presenter's socket.
-func startLectureAs(c *fairClient, base string) (string, *websocket.Conn, error) {
-	c.fresh()
-	code, id, err := c.page(base + "/play/ricart-agrawala?n=3")
-	if err != nil || code != http.StatusOK {
-		return "", nil, fmt.Errorf("page: %d %v", code, err)
-	}
-	nc := *c.http
-	nc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	resp, err := nc.PostForm(base+"/lecture", url.Values{"session": {id}})
+// openLink opens the share link of a run of source as c: its status, and what its page
+// says is wrong with the link (when it is an error page).
+func openLink(ctx context.Context, c *browser.Client, source string) (int, string, error) {
+	resp, err := c.Get(ctx, sourceLink(source))
 	if err != nil {
-		return "", nil, err
+		return 0, "", err
 	}
-	resp.Body.Close()
-	loc := resp.Header.Get("Location")
-	if !strings.HasPrefix(loc, "/lecture/present/") {
-		return "", nil, fmt.Errorf("POST /lecture: %d %q", resp.StatusCode, loc)
-	}
-	p, _, err := c.ws.Dial("ws"+strings.TrimPrefix(base, "http")+"/ws/present/"+strings.TrimPrefix(loc, "/lecture/present/"), http.Header{"Origin": {base}})
-	if err != nil {
-		return "", nil, err
-	}
-	for {
-		_ = p.SetReadDeadline(time.Now().Add(10 * time.Second))
-		_, b, err := p.ReadMessage()
-		if err != nil {
-			p.Close()
-			return "", nil, err
-		}
-		if fr, err := protocol.Decode(b); err == nil {
-			if l, ok := fr.(*protocol.PresenterLecture); ok && l.Code != "" {
-				_ = p.SetReadDeadline(time.Time{})
-				drain(p)
-				return l.Code, p, nil
-			}
-		}
-	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, linkReason(string(body)), err
 }
 
 var reasonRE = regexp.MustCompile(`<p class="reason">([^<]*)</p>`)
@@ -190,45 +156,14 @@ func linkReason(body string) string {
 	return "(no reason on the page)"
 }
 
-// childPids are the processes whose parent is pid: a server's sandbox workers.
-func childPids(pid int) []int {
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	var out []int
-	for _, path := range stats {
-		f := procStat(path)
-		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
-			n, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// procStat is the fields of a /proc/PID/stat after the command's name (state first).
-func procStat(path string) []string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil
-	}
-	return strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-}
-
 // rssOf is the resident memory of pids together, in MiB (VmRSS).
 func rssOf(pids []int) int {
-	total := 0
+	var total int64
 	for _, pid := range pids {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-				kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
-				total += kb
-			}
-		}
+		b, _ := procfs.Memory(pid, "VmRSS")
+		total += b
 	}
-	return total >> 10
+	return int(total >> 20)
 }
 
 // short cuts a message for a line of output.

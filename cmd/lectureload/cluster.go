@@ -7,22 +7,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
-	"net/http/cookiejar"
-	"net/url"
 	"os"
 	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/gorilla/websocket"
-
-	"github.com/teach-dist/playground/runtime/protocol"
+	"github.com/teach-dist/playground/cmd/internal/natsserver"
+	"github.com/teach-dist/playground/cmd/internal/procfs"
 )
 
 // Cluster mode (-cluster N): a real nats-server on a loopback port and N server child
@@ -103,47 +97,6 @@ func (p *proc) stop() {
 	_ = p.cmd.Wait()
 }
 
-// startNATS runs nats-server on a free loopback port and waits until it takes
-// connections.
-func startNATS(bin string) (*proc, string, error) {
-	if bin == "" {
-		for _, p := range []string{"nats-server", "/usr/sbin/nats-server", "/usr/bin/nats-server"} {
-			if path, err := exec.LookPath(p); err == nil {
-				bin = path
-				break
-			}
-		}
-		if bin == "" {
-			return nil, "", errors.New("nats-server is not installed (Debian: apt-get install nats-server); or give -nats")
-		}
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, "", err
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command(bin, "-a", "127.0.0.1", "-p", strconv.Itoa(port))
-	// Its log stays out of the report; a failure to start shows as no connection.
-	if err := cmd.Start(); err != nil {
-		return nil, "", err
-	}
-	p := &proc{name: "nats-server", cmd: cmd}
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			return p, "nats://" + addr, nil
-		}
-		if time.Now().After(deadline) {
-			p.stop()
-			return nil, "", fmt.Errorf("nats-server did not take connections on %s", addr)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // childEnv marks the environment of a child of cluster mode: a test binary (which
 // runs the tool in-process) knows from it that it is to be the child.
 const childEnv = "LECTURELOAD_CHILD"
@@ -177,47 +130,6 @@ func startChild(name string, args ...string) (*proc, string, error) {
 	return p, strings.TrimSpace(line), nil
 }
 
-// startPresenter opens the run at path on base, starts a lecture from it and connects
-// the presenter's socket; it returns the socket and the join code.
-func startPresenter(base, path string) (*websocket.Conn, string, error) {
-	jar, _ := cookiejar.New(nil)
-	hc := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := hc.Get(base + path)
-	if err != nil {
-		return nil, "", err
-	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	m := sessionRE.FindSubmatch(page)
-	if m == nil {
-		return nil, "", fmt.Errorf("GET %s: no session in the page (%s)", path, resp.Status)
-	}
-	resp, err = hc.PostForm(base+"/lecture", url.Values{"session": {string(m[1])}})
-	if err != nil {
-		return nil, "", err
-	}
-	resp.Body.Close()
-	token := strings.TrimPrefix(resp.Header.Get("Location"), "/lecture/present/")
-	pres, err := dial(base, "/ws/present/"+token, 0, nil)
-	if err != nil {
-		return nil, "", err
-	}
-	_ = pres.SetReadDeadline(time.Now().Add(10 * time.Second))
-	for {
-		_, b, err := pres.ReadMessage()
-		if err != nil {
-			pres.Close()
-			return nil, "", fmt.Errorf("the presenter got no lecture frame: %w", err)
-		}
-		if f, err := protocol.Decode(b); err == nil {
-			if l, ok := f.(*protocol.PresenterLecture); ok {
-				_ = pres.SetReadDeadline(time.Time{})
-				return pres, l.Code, nil
-			}
-		}
-	}
-}
-
 // clusterLoad is the parent: NATS, the servers, the presenter, the load children; it
 // steps the run and reports what they all measured.
 func clusterLoad(c config, cc *clusterConfig, out io.Writer) error {
@@ -228,10 +140,11 @@ func clusterLoad(c config, cc *clusterConfig, out io.Writer) error {
 	if loaders <= 0 {
 		loaders = cc.servers
 	}
-	ns, natsURL, err := startNATS(cc.nats)
+	nats, err := natsserver.Start(cc.nats)
 	if err != nil {
 		return err
 	}
+	ns, natsURL := &proc{name: "nats-server", cmd: nats.Cmd}, nats.URL
 	defer ns.stop() // last: the servers close their brokers first
 	servers := make([]*proc, cc.servers)
 	bases := make([]string, cc.servers)
@@ -249,30 +162,12 @@ func clusterLoad(c config, cc *clusterConfig, out io.Writer) error {
 		}
 		servers[i], bases[i] = p, "http://"+addr
 	}
-	pres, code, err := startPresenter(bases[0], c.path)
+	pres, err := present(bases[0], c.path)
 	if err != nil {
 		return err
 	}
-	defer pres.Close()
-	var steps atomic.Int64 // the presenter's latest step
-	followersNow := make(chan int, 1024)
-	go func() {
-		for {
-			_, b, err := pres.ReadMessage()
-			if err != nil {
-				return
-			}
-			switch f := decodeOr(b).(type) {
-			case *protocol.PresenterLecture:
-				select {
-				case followersNow <- f.Followers:
-				default:
-				}
-			case *protocol.Events:
-				steps.Store(int64(f.Step))
-			}
-		}
-	}()
+	defer pres.conn.Close()
+	code := pres.code
 
 	// Load children, loader i on server i mod N, the followers shared out evenly.
 	loads := make([]*proc, loaders)
@@ -311,26 +206,21 @@ func clusterLoad(c config, cc *clusterConfig, out io.Writer) error {
 		return startErr
 	}
 	// The run's server counts every server's followers (each reports every second).
-	deadline := time.After(60 * time.Second)
-	for n := 0; n != c.followers; {
-		select {
-		case n = <-followersNow:
-		case <-deadline:
-			return fmt.Errorf("the run's server counts %d of %d followers", n, c.followers)
-		}
+	if err := pres.awaitFollowers(c.followers, time.After(60*time.Second)); err != nil {
+		return err
 	}
-	step0 := steps.Load()
-	load0 := loadAvg()
+	step0 := pres.step.Load()
+	load0 := procfs.LoadAverage()
 	fmt.Fprintf(out, "NATS %s; %d servers %v (run on the first); lecture %s; %d followers (protocol %s) over %d load processes; %.0f steps/s for %s; load average %s\n",
 		natsURL, cc.servers, bases, code, c.followers, c.proto, loaders, c.rate, c.duration, load0)
 
 	all := append(append([]*proc{ns}, servers...), loads...)
 	for _, p := range all {
-		if p.cpu0, err = cpuTicks(p.cmd.Process.Pid); err != nil {
+		if p.cpu0, err = procfs.CPUTicks(p.cmd.Process.Pid); err != nil {
 			return err
 		}
 	}
-	own0, _ := cpuTicks(os.Getpid())
+	own0, _ := procfs.CPUTicks(os.Getpid())
 	total := int(c.rate*c.duration.Seconds()) + 1
 	sent := make([]int64, total)
 	start := time.Now()
@@ -338,18 +228,17 @@ func clusterLoad(c config, cc *clusterConfig, out io.Writer) error {
 	for k := range total {
 		<-tick.C
 		sent[k] = time.Now().UnixNano() // the wall clock: see the top of this file
-		_ = pres.SetWriteDeadline(time.Now().Add(5 * time.Second))
-		if err := pres.WriteMessage(websocket.TextMessage, []byte(`{"type":"step"}`)); err != nil {
+		if err := pres.send(`{"type":"step"}`); err != nil {
 			return err
 		}
 	}
 	tick.Stop()
 	wall := time.Since(start)
 	for _, p := range all {
-		p.cpu1, _ = cpuTicks(p.cmd.Process.Pid)
+		p.cpu1, _ = procfs.CPUTicks(p.cmd.Process.Pid)
 	}
-	own1, _ := cpuTicks(os.Getpid())
-	load1 := loadAvg()
+	own1, _ := procfs.CPUTicks(os.Getpid())
+	load1 := procfs.LoadAverage()
 
 	// The children take the send times, wait for their last frames and report.
 	times, _ := json.Marshal(sendTimes{Step0: step0, Sent: sent})
@@ -380,28 +269,11 @@ func clusterLoad(c config, cc *clusterConfig, out io.Writer) error {
 	// reaped yet, so its /proc entry still holds its time.
 	drained := time.Since(start)
 	for _, p := range all {
-		p.cpu2, _ = cpuTicks(p.cmd.Process.Pid)
+		p.cpu2, _ = procfs.CPUTicks(p.cmd.Process.Pid)
 	}
-	own2, _ := cpuTicks(os.Getpid())
+	own2, _ := procfs.CPUTicks(os.Getpid())
 	return clusterReport(out, clusterRun{c: c, servers: servers, ns: ns, loads: loads, own: [3]int64{own0, own1, own2},
 		wall: wall, drained: drained, total: total, step0: step0, load: load0 + " -> " + load1, results: results})
-}
-
-// decodeOr decodes a protocol frame, nil when it cannot (a newer frame: not the tool's).
-func decodeOr(b []byte) protocol.Frame {
-	f, err := protocol.Decode(b)
-	if err != nil {
-		return nil
-	}
-	return f
-}
-
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	return strings.Join(strings.Fields(string(b))[:3], " ")
 }
 
 type clusterRun struct {
@@ -500,7 +372,7 @@ func clusterReport(out io.Writer, r clusterRun) error {
 	fmt.Fprintf(out, "CPU: cores during the %.2fs of steps; CPU seconds until every follower read the last step (%.2fs after the first); load average %s:\n",
 		r.wall.Seconds(), r.drained.Seconds(), r.load)
 	line := func(name string, t [3]int64, rss string) {
-		fmt.Fprintf(out, "  %-22s %.3f cores; %.2f s", name+":", float64(t[1]-t[0])/clockTicks/r.wall.Seconds(), float64(t[2]-t[0])/clockTicks)
+		fmt.Fprintf(out, "  %-22s %.3f cores; %.2f s", name+":", float64(t[1]-t[0])/procfs.ClockTicks/r.wall.Seconds(), float64(t[2]-t[0])/procfs.ClockTicks)
 		if rss != "" {
 			fmt.Fprintf(out, "; peak RSS %s", rss)
 		}
@@ -508,11 +380,11 @@ func clusterReport(out io.Writer, r clusterRun) error {
 	}
 	ticks := func(p *proc) [3]int64 { return [3]int64{p.cpu0, p.cpu1, p.cpu2} }
 	add := func(a, b [3]int64) [3]int64 { return [3]int64{a[0] + b[0], a[1] + b[1], a[2] + b[2]} }
-	line("nats-server", ticks(r.ns), peakRSS(r.ns.cmd.Process.Pid))
+	line("nats-server", ticks(r.ns), procfs.Status(r.ns.cmd.Process.Pid, "VmHWM"))
 	var srv, tools [3]int64
 	for _, s := range r.servers {
 		srv = add(srv, ticks(s))
-		line(s.name, ticks(s), peakRSS(s.cmd.Process.Pid))
+		line(s.name, ticks(s), procfs.Status(s.cmd.Process.Pid, "VmHWM"))
 	}
 	line("servers together", srv, "")
 	tools = r.own

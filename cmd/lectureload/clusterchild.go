@@ -73,51 +73,37 @@ func loadChild(spec string, in io.Reader, out io.Writer) error {
 	if err := json.Unmarshal([]byte(spec), &j); err != nil {
 		return fmt.Errorf("-job: %w", err)
 	}
-	fl := make([]*follower, j.Followers)
 	steps := make([]atomic.Int64, j.Followers) // the latest step a timed follower read
 	recv := make([][]stepAt, j.Followers)
-	var wg, readers sync.WaitGroup
-	var joinErr error
-	var mu sync.Mutex
-	sem := make(chan struct{}, 32)
+	var readers sync.WaitGroup
 	every := sampleEvery(j.Followers)
 	// Each follower reads from the moment it joined, as a device does: one that waited
 	// for the last of thousands to join would miss the server's pings meanwhile.
 	sweep := newSweeper(j.Pace)
-	for i := range fl {
-		wg.Add(1)
-		sem <- struct{}{}
+	fl, joinErr := joinAll(j.Followers, func(i int) (*follower, error) {
+		// Only a sample is timed (and, with protocol 2, expanded): the tool's work for
+		// thousands of followers would otherwise be the bottleneck.
+		f := &follower{proto: 1, timed: i%every < 2}
+		if j.Proto == "2" || j.Proto == "both" && i%2 == 1 {
+			f.proto = 2
+			if f.timed {
+				f.x = protocol.NewExpander()
+			}
+		}
+		if err := f.join(j.Base, fmt.Sprintf("/ws/lecture/%s?proto=%d", j.Code, f.proto), j.Pace); err != nil {
+			return f, err
+		}
+		if f.conn == nil {
+			sweep.add(f)
+			return f, nil
+		}
+		readers.Add(1)
 		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			// Only a sample is timed (and, with protocol 2, expanded): the tool's
-			// work for thousands of followers would otherwise be the bottleneck.
-			f := &follower{proto: 1, timed: i%every < 2}
-			if j.Proto == "2" || j.Proto == "both" && i%2 == 1 {
-				f.proto = 2
-				if f.timed {
-					f.x = protocol.NewExpander()
-				}
-			}
-			if err := f.join(j.Base, fmt.Sprintf("/ws/lecture/%s?proto=%d", j.Code, f.proto), j.Pace); err != nil {
-				mu.Lock()
-				joinErr = err
-				mu.Unlock()
-				return
-			}
-			fl[i] = f
-			if f.conn == nil {
-				sweep.add(f)
-				return
-			}
-			readers.Add(1)
-			go func() {
-				defer readers.Done()
-				recv[i] = f.readStamped(&steps[i])
-			}()
+			defer readers.Done()
+			recv[i] = f.readStamped(&steps[i])
 		}()
-	}
-	wg.Wait()
+		return f, nil
+	})
 	if joinErr != nil {
 		sweep.close()
 		for _, f := range fl {

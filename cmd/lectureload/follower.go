@@ -55,7 +55,7 @@ type follower struct {
 // sweeper once per pace, outside the network poller (rawfollower.go).
 func (f *follower) join(base, path string, pace time.Duration) error {
 	if f.timed || pace <= 0 {
-		conn, err := dial(base, path, 0, &f.wire)
+		conn, err := dial(base, path, &f.wire)
 		f.conn = conn
 		return err
 	}
@@ -71,19 +71,16 @@ func (f *follower) close() {
 	}
 }
 
-// dial opens a WebSocket to path; count, if not nil, counts the bytes read.
-func dial(base, path string, readBuffer int, count *atomic.Int64) (*websocket.Conn, error) {
+// dial opens a WebSocket to path; count counts the bytes read.
+func dial(base, path string, count *atomic.Int64) (*websocket.Conn, error) {
 	d := *websocket.DefaultDialer
 	d.HandshakeTimeout = 30 * time.Second
 	d.NetDialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		if err == nil && readBuffer > 0 {
-			_ = c.(*net.TCPConn).SetReadBuffer(readBuffer)
+		if err != nil {
+			return nil, err
 		}
-		if err == nil && count != nil {
-			return &countingConn{Conn: c, n: count}, nil
-		}
-		return c, err
+		return &countingConn{Conn: c, n: count}, nil
 	}
 	conn, _, err := d.Dial("ws"+strings.TrimPrefix(base, "http")+path, http.Header{"Origin": {base}})
 	return conn, err

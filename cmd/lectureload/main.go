@@ -25,13 +25,9 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"os"
-	"regexp"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -39,6 +35,8 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/teach-dist/playground/cmd/internal/browser"
+	"github.com/teach-dist/playground/cmd/internal/procfs"
 	"github.com/teach-dist/playground/runtime/protocol"
 )
 
@@ -94,8 +92,6 @@ func run(args []string, out io.Writer) error {
 	return load(c, out)
 }
 
-var sessionRE = regexp.MustCompile(`data-session="([^"]+)"`)
-
 func load(c config, out io.Writer) error {
 	cmd, addr, err := child(c.max)
 	if err != nil {
@@ -109,114 +105,47 @@ func load(c config, out io.Writer) error {
 	pid := cmd.Process.Pid
 
 	// The presenter: a run, a lecture on it, the presenter's socket.
-	jar, _ := cookiejar.New(nil)
-	hc := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := hc.Get(base + c.path)
+	pres, err := present(base, c.path)
 	if err != nil {
 		return err
 	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	m := sessionRE.FindSubmatch(page)
-	if m == nil {
-		return fmt.Errorf("GET %s: no session in the page (%s)", c.path, resp.Status)
-	}
-	resp, err = hc.PostForm(base+"/lecture", url.Values{"session": {string(m[1])}})
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	token := strings.TrimPrefix(resp.Header.Get("Location"), "/lecture/present/")
-	pres, err := dial(base, "/ws/present/"+token, 0, nil)
-	if err != nil {
-		return err
-	}
-	defer pres.Close()
-	var code string
-	var steps atomic.Int64 // the presenter's latest step
-	followersNow := make(chan int, 1024)
-	codeC := make(chan string, 1)
-	go func() {
-		for {
-			_, b, err := pres.ReadMessage()
-			if err != nil {
-				return
-			}
-			fr, err := protocol.Decode(b)
-			if err != nil {
-				continue // a frame of a newer protocol: not this tool's concern
-			}
-			switch f := fr.(type) {
-			case *protocol.PresenterLecture:
-				select {
-				case codeC <- f.Code:
-				default:
-				}
-				followersNow <- f.Followers
-			case *protocol.Events:
-				steps.Store(int64(f.Step))
-			}
-		}
-	}()
-	select {
-	case code = <-codeC:
-	case <-time.After(10 * time.Second):
-		return errors.New("the presenter got no lecture frame")
-	}
+	defer pres.conn.Close()
+	code := pres.code
 
 	// Followers join; sent[k] is when the command that makes step k left.
 	total := int(c.rate*c.duration.Seconds()) + 1
 	sent := make([]atomic.Int64, total+2)
-	fl := make([]*follower, c.followers)
-	var wg sync.WaitGroup
-	var joinErr atomic.Value
-	sem := make(chan struct{}, 32)
-	for i := range fl {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			f := &follower{proto: 1, timed: true}
-			if c.proto == "2" || c.proto == "both" && i%2 == 1 {
-				// Expanding every frame for thousands of followers would make the tool,
-				// not the server, the bottleneck: a sample of them expands (and is
-				// timed), the others check the numbering and count the bytes.
-				f.proto, f.timed = 2, i%sampleEvery(c.followers) < 2
-				if f.timed {
-					f.x = protocol.NewExpander()
-				}
+	fl, err := joinAll(c.followers, func(i int) (*follower, error) {
+		f := &follower{proto: 1, timed: true}
+		if c.proto == "2" || c.proto == "both" && i%2 == 1 {
+			// Expanding every frame for thousands of followers would make the tool,
+			// not the server, the bottleneck: a sample of them expands (and is
+			// timed), the others check the numbering and count the bytes.
+			f.proto, f.timed = 2, i%sampleEvery(c.followers) < 2
+			if f.timed {
+				f.x = protocol.NewExpander()
 			}
-			if err := f.join(base, fmt.Sprintf("/ws/lecture/%s?proto=%d", code, f.proto), c.pace); err != nil {
-				joinErr.Store(err)
-				return
-			}
-			fl[i] = f
-		}()
-	}
-	wg.Wait()
-	if err, ok := joinErr.Load().(error); ok {
+		}
+		return f, f.join(base, fmt.Sprintf("/ws/lecture/%s?proto=%d", code, f.proto), c.pace)
+	})
+	if err != nil {
 		return fmt.Errorf("a follower could not join: %w", err)
 	}
+	var wg sync.WaitGroup
 	var slow []*websocket.Conn
 	for range c.slow {
 		// A small receive buffer, and nobody reading: the server's socket fills fast.
-		conn, err := dial(base, "/ws/lecture/"+code, 4096, nil)
+		conn, err := browser.At(base, "127.0.0.1").DialStalled("/ws/lecture/"+code, 4096)
 		if err != nil {
 			return err
 		}
 		slow = append(slow, conn)
 	}
 	want := c.followers + c.slow
-	deadline := time.After(30*time.Second + time.Duration(want)*5*time.Millisecond) // 55 s for 5,000
-	for n := 0; n != want; {
-		select {
-		case n = <-followersNow:
-		case <-deadline:
-			return fmt.Errorf("only %d of %d followers joined", n, want)
-		}
+	if err := pres.awaitFollowers(want, time.After(30*time.Second+time.Duration(want)*5*time.Millisecond)); err != nil { // 55 s for 5,000
+		return err
 	}
-	step0 := steps.Load()
+	step0 := pres.step.Load()
 	for _, f := range fl {
 		f.step0 = step0
 		if f.conn == nil {
@@ -240,11 +169,11 @@ func load(c config, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "server %s (pid %d), lecture %s, %d followers (protocol %s) + %d that stop reading, %s for %s\n",
 		addr, pid, code, c.followers, c.proto, c.slow, pace, c.duration)
-	cpu0, err := cpuTicks(pid)
+	cpu0, err := procfs.CPUTicks(pid)
 	if err != nil {
 		return err
 	}
-	own0, _ := cpuTicks(os.Getpid())
+	own0, _ := procfs.CPUTicks(os.Getpid())
 	start := time.Now()
 	tick := time.NewTicker(time.Duration(float64(time.Second) / c.rate))
 	var asks <-chan time.Time
@@ -254,10 +183,7 @@ func load(c config, out io.Writer) error {
 		defer at.Stop()
 		asks = at.C
 	}
-	send := func(frame string) error {
-		_ = pres.SetWriteDeadline(time.Now().Add(5 * time.Second))
-		return pres.WriteMessage(websocket.TextMessage, []byte(frame))
-	}
+	send := pres.send
 	if c.play > 0 {
 		tick.Stop() // the run plays by itself
 		if err := send(fmt.Sprintf(`{"type":"speed","speed":%g}`, c.play)); err != nil {
@@ -291,26 +217,24 @@ func load(c config, out io.Writer) error {
 					return err
 				}
 			}
-		case n := <-followersNow:
-			if n == c.followers && dropAt == 0 && c.slow > 0 {
+		case <-pres.reported:
+			if pres.followers.Load() == int64(c.followers) && dropAt == 0 && c.slow > 0 {
 				dropAt = time.Since(start)
 			}
 		}
 	}
 	tick.Stop()
 	wall := time.Since(start)
-	cpu1, _ := cpuTicks(pid)
-	own1, _ := cpuTicks(os.Getpid())
+	cpu1, _ := procfs.CPUTicks(pid)
+	own1, _ := procfs.CPUTicks(os.Getpid())
 	// The server's memory with every follower attached, and the machine's load (it is
 	// shared: the latencies depend on it).
-	rss, load := procStatus(pid, "VmRSS"), loadAverage()
+	rss, load := procfs.Status(pid, "VmRSS"), procfs.LoadAverage()
 	// Let the last frames arrive, then close the readers.
 	time.Sleep(500 * time.Millisecond)
 	caughtUp(fl, 30*time.Second)
-	for len(followersNow) > 0 {
-		if x := <-followersNow; x == c.followers && dropAt == 0 && c.slow > 0 {
-			dropAt = time.Since(start)
-		}
+	if pres.followers.Load() == int64(c.followers) && dropAt == 0 && c.slow > 0 {
+		dropAt = time.Since(start)
 	}
 	sweep.close()
 	for _, f := range fl {
@@ -337,12 +261,40 @@ func load(c config, out io.Writer) error {
 		_ = conn.Close()
 	}
 
-	res := result{total: total, step0: step0, steps: steps.Load() - step0, wall: wall,
-		serverCPU: float64(cpu1-cpu0) / clockTicks, ownCPU: float64(own1-own0) / clockTicks,
-		rss: rss, peakRSS: peakRSS(pid), load: load, fl: fl,
+	res := result{total: total, step0: step0, steps: pres.step.Load() - step0, wall: wall,
+		serverCPU: float64(cpu1-cpu0) / procfs.ClockTicks, ownCPU: float64(own1-own0) / procfs.ClockTicks,
+		rss: rss, peakRSS: procfs.Status(pid, "VmHWM"), load: load, fl: fl,
 		slowFrames: slowFrames, slowCut: slowCut, dropAt: dropAt}
 	res.print(out, c)
 	return nil
+}
+
+// joinAll joins n followers, 32 at a time; join builds follower i and joins it. It
+// returns the followers that joined (nil for one that did not) and the last error.
+func joinAll(n int, join func(i int) (*follower, error)) ([]*follower, error) {
+	fl := make([]*follower, n)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var last error
+	sem := make(chan struct{}, 32)
+	for i := range fl {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			f, err := join(i)
+			if err != nil {
+				mu.Lock()
+				last = err
+				mu.Unlock()
+				return
+			}
+			fl[i] = f
+		}()
+	}
+	wg.Wait()
+	return fl, last
 }
 
 // nodes is the n= of the run's path (the processes the presenter asks round robin).

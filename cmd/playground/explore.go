@@ -13,7 +13,6 @@ import (
 
 	"github.com/teach-dist/playground/runtime/explore"
 	"github.com/teach-dist/playground/runtime/sandbox"
-	"github.com/teach-dist/playground/scenarios"
 )
 
 // Exit statuses of explore (CONTRACT: 0 every property holds, 3 one breaks; 1 bad
@@ -77,10 +76,8 @@ SCENARIO is a scenario file, a curated name (see 'playground list') or - for std
 	}
 	// A source is a student's code: it loads, runs and is searched in sandbox workers
 	// under a memory limit a little above the search's own (runtime/sandbox).
-	box := sandbox.New(sandbox.Options{Workers: 1, Memory: max(2*mem+256<<20, 512<<20)})
-	defer box.Close()
-	scenarios.UseSourceLoader(box)
-	defer scenarios.UseSourceLoader(scenarios.InProcess)
+	box, done := loadSourcesIn(sandbox.Options{Workers: 1, Memory: max(2*mem+256<<20, 512<<20)})
+	defer done()
 	sc, err := loadScenario(fs.Arg(0), stdin)
 	if err != nil {
 		return err

@@ -16,7 +16,6 @@ import (
 	"github.com/teach-dist/playground/algorithms/starlarkalg"
 	"github.com/teach-dist/playground/runtime/grade"
 	"github.com/teach-dist/playground/runtime/sandbox"
-	"github.com/teach-dist/playground/scenarios"
 )
 
 const gradeUsage = `usage: playground grade [flags] ASSIGNMENT SUBMISSION
@@ -75,10 +74,8 @@ func gradeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// with the bounds the server's sources have (runtime/sandbox's defaults), at this
 	// process's CPU priority rather than below it: the grader does nothing else
 	// meanwhile, and a score must not depend on what else the machine runs.
-	box := sandbox.New(sandbox.Options{Workers: 1, Nice: -1})
-	defer box.Close()
-	scenarios.UseSourceLoader(box)
-	defer scenarios.UseSourceLoader(scenarios.InProcess)
+	box, done := loadSourcesIn(sandbox.Options{Workers: 1, Nice: -1})
+	defer done()
 	opt := grade.Options{Explorer: box, URL: strings.TrimSuffix(*url, "/")}
 	if !*quiet {
 		opt.Progress = func(check string) { fmt.Fprintf(stderr, "grade: checking %s\n", check) }

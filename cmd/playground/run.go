@@ -48,10 +48,8 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if fs.NArg() != 1 {
 		return errors.New("run: expected exactly one SCENARIO (a file, a curated name, or -)")
 	}
-	box := sandbox.New(sandbox.Options{Workers: 1}) // a source runs in a sandbox worker
-	defer box.Close()
-	scenarios.UseSourceLoader(box)
-	defer scenarios.UseSourceLoader(scenarios.InProcess)
+	box, done := loadSourcesIn(sandbox.Options{Workers: 1}) // a source runs in a sandbox worker
+	defer done()
 	sc, err := loadScenario(fs.Arg(0), stdin)
 	if err != nil {
 		return err
@@ -99,6 +97,18 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return fmt.Errorf("run: %w", err)
 	}
 	return werr
+}
+
+// loadSourcesIn starts a sandbox of opts and makes it the scenarios' source loader: a
+// student's source then loads and runs only in its workers. done gives the loading
+// back to this process and closes the sandbox.
+func loadSourcesIn(opts sandbox.Options) (box *sandbox.Pool, done func()) {
+	box = sandbox.New(opts)
+	scenarios.UseSourceLoader(box)
+	return box, func() {
+		scenarios.UseSourceLoader(scenarios.InProcess)
+		box.Close()
+	}
 }
 
 // loadScenario reads "-" (stdin), a file, or a curated name, in that order.

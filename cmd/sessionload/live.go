@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/teach-dist/playground/cmd/internal/procfs"
 )
 
 // live: every client plays; measure the server over the window.
@@ -18,7 +20,7 @@ func live(ctx context.Context, c *config, srv *server) error {
 	st := &stats{}
 	tr := newTransport()
 	hc := &http.Client{Transport: tr}
-	rss0, _ := rss(srv.pid)
+	rss0, _ := procfs.Memory(srv.pid, "VmRSS")
 	start := time.Now()
 	clients, err := openAll(ctx, c, srv, st, tr, true)
 	if err != nil {
@@ -33,8 +35,8 @@ func live(ctx context.Context, c *config, srv *server) error {
 	fmt.Fprintf(c.out, "ramp-up: %d sessions opened and connected in %v\n", len(clients), ramp.Round(time.Millisecond))
 	sleep(ctx, c.warmup)
 
-	cpu0, _ := cpuTime(srv.pid)
-	self0, _ := cpuTime(os.Getpid())
+	cpu0, _ := procfs.CPU(srv.pid)
+	self0, _ := procfs.CPU(os.Getpid())
 	ev0, fr0 := st.events.Load(), st.frames.Load()
 	srvEv0 := srv.metric(hc, "playground_trace_events_total")
 	type at struct {
@@ -49,16 +51,16 @@ func live(ctx context.Context, c *config, srv *server) error {
 	var peak int64
 	for time.Since(w0) < c.duration && ctx.Err() == nil {
 		sleep(ctx, min(5*time.Second, c.duration-time.Since(w0)))
-		if r, err := rss(srv.pid); err == nil {
+		if r, err := procfs.Memory(srv.pid, "VmRSS"); err == nil {
 			peak = max(peak, r)
 		}
 	}
 	window := time.Since(w0)
-	cpu1, _ := cpuTime(srv.pid)
-	self1, _ := cpuTime(os.Getpid())
+	cpu1, _ := procfs.CPU(srv.pid)
+	self1, _ := procfs.CPU(os.Getpid())
 	ev1, fr1 := st.events.Load(), st.frames.Load()
 	srvEv1 := srv.metric(hc, "playground_trace_events_total")
-	rss1, _ := rss(srv.pid)
+	rss1, _ := procfs.Memory(srv.pid, "VmRSS")
 	var paces []float64
 	for i, cl := range clients {
 		t, seen := cl.clock.get()

@@ -30,6 +30,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/teach-dist/playground/cmd/internal/procfs"
 )
 
 func main() {
@@ -109,7 +111,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer srv.stop(c.out)
 	fmt.Fprintf(c.out, "server %s pid %d; %d clients on %s; load average %s; GOMAXPROCS of both: %s\n",
-		srv.base, srv.pid, c.sessions, c.path, loadAverage(), gomaxprocs())
+		srv.base, srv.pid, c.sessions, c.path, procfs.LoadAverage(), gomaxprocs())
 	switch c.mode {
 	case "live":
 		return live(ctx, &c, srv)

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/teach-dist/playground/cmd/internal/procfs"
 	"github.com/teach-dist/playground/web/ops"
 )
 
@@ -169,6 +170,6 @@ func (s *server) settle(hc *http.Client) int64 {
 		s.gc(hc)
 		time.Sleep(2 * time.Second)
 	}
-	r, _ := rss(s.pid)
+	r, _ := procfs.Memory(s.pid, "VmRSS")
 	return r
 }

@@ -33,6 +33,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/teach-dist/playground/cmd/internal/procfs"
 	"github.com/teach-dist/playground/runtime/explore"
 )
 
@@ -156,7 +157,7 @@ func compare(ctx context.Context, c *config, stdout, stderr io.Writer) error {
 	}
 
 	fmt.Fprintf(stdout, "spinvsexplore %s\n", strings.Join(c.args, " "))
-	fmt.Fprintf(stdout, "%s; %d CPUs; load average %s at the start\n", time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.NumCPU(), loadAverage())
+	fmt.Fprintf(stdout, "%s; %d CPUs; load average %s at the start\n", time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.NumCPU(), procfs.LoadAverage())
 	if spin != "" {
 		fmt.Fprintf(stdout, "%s; pan built with `cc -O2 -DSAFETY -DMEMLIM=%d`, run as `pan -m%d`\n", spinVersion(spin), c.memory>>20, c.depth)
 	}
@@ -194,7 +195,7 @@ func compare(ctx context.Context, c *config, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	fmt.Fprintf(stdout, "\nload average %s at the end\n", loadAverage())
+	fmt.Fprintf(stdout, "\nload average %s at the end\n", procfs.LoadAverage())
 	for _, s := range notes {
 		fmt.Fprintln(stdout, "-", s)
 	}

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
 	"os/exec"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -50,17 +48,4 @@ func runMeasured(ctx context.Context, timeout time.Duration, dir, name string, a
 		return nil, err
 	}
 	return m, nil
-}
-
-// loadAverage is /proc/loadavg's three figures: how busy the machine was.
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
 }

@@ -45,7 +45,9 @@ func layoutPaths(t *testing.T, readme string) []string {
 }
 
 // README's layout is the map a newcomer reads first: every folder it names exists,
-// and every package of the module is on it.
+// and every package of the module is on it. An algorithm the registry lists counts as
+// named by the algorithms/ line ("one pure state machine per algorithm"), so that
+// adding one (docs/adding-an-algorithm.md) needs no edit of the README.
 func TestReadmeLayoutNamesEveryPackage(t *testing.T) {
 	root := filepath.Join("..", "..")
 	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
@@ -59,11 +61,54 @@ func TestReadmeLayoutNamesEveryPackage(t *testing.T) {
 			t.Errorf("README's layout names %s/, which is not a folder of the repository", p)
 		}
 	}
+	var pkgs []string
+	registered := map[string]bool{}
 	for _, p := range list(t, module+"/...") {
 		rel := strings.TrimPrefix(strings.TrimPrefix(p.path, module), "/")
-		if rel != "" && !listed[rel] {
-			t.Errorf("package %s is not in README's layout: say what it is there", rel)
+		pkgs = append(pkgs, rel)
+		if rel == "algorithms" {
+			for _, imp := range p.imports {
+				if alg, ok := strings.CutPrefix(imp, module+"/"); ok {
+					registered[alg] = true
+				}
+			}
 		}
+	}
+	for _, rel := range unlisted(pkgs, listed, registered) {
+		t.Errorf("package %s is not in README's layout: say what it is there", rel)
+	}
+}
+
+// unlisted are the packages (module-relative, "" the module's root) the layout does
+// not name: neither listed, nor an algorithm the registry imports (registered) while
+// the layout names algorithms/.
+func unlisted(pkgs []string, listed, registered map[string]bool) []string {
+	var out []string
+	for _, rel := range pkgs {
+		name, under := strings.CutPrefix(rel, "algorithms/")
+		algorithm := under && !strings.Contains(name, "/") && registered[rel]
+		if rel == "" || listed[rel] || algorithm && listed["algorithms"] {
+			continue
+		}
+		out = append(out, rel)
+	}
+	return out
+}
+
+// A registered algorithm needs no line of its own; a helper beside the algorithms, a
+// package inside an algorithm's folder and any other package do.
+func TestUnlistedAcceptsRegisteredAlgorithmsOnly(t *testing.T) {
+	listed := map[string]bool{"algorithms": true, "algorithms/central": true, "web": true}
+	registered := map[string]bool{"algorithms/central": true, "algorithms/carvalhoroucairol": true, "runtime/sim": true}
+	pkgs := []string{"", "algorithms", "algorithms/central", "algorithms/carvalhoroucairol", "algorithms/newhelper",
+		"algorithms/carvalhoroucairol/crtest", "runtime/sim", "web", "web/newpart"}
+	got := strings.Join(unlisted(pkgs, listed, registered), " ")
+	if want := "algorithms/newhelper algorithms/carvalhoroucairol/crtest runtime/sim web/newpart"; got != want {
+		t.Errorf("unlisted\n got %s\nwant %s", got, want)
+	}
+	delete(listed, "algorithms")
+	if got := unlisted([]string{"algorithms/carvalhoroucairol"}, listed, registered); len(got) != 1 {
+		t.Errorf("without an algorithms/ line a registered algorithm must be listed: got %v", got)
 	}
 }
 

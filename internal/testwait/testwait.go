@@ -46,28 +46,25 @@ func forWithin(t testing.TB, limit time.Duration, failure string, cond func() bo
 // channel's close is what a test waits for), and fails t with "never: what" after Limit.
 func Recv[T any](t testing.TB, what string, c <-chan T) T {
 	t.Helper()
-	timer := time.NewTimer(Limit)
-	defer timer.Stop()
-	select {
-	case v := <-c:
-		return v
-	case <-timer.C:
-		t.Fatalf("never: %s", what)
-	}
-	panic("unreachable") // Fatalf does not return
+	return recvWithin(t, Limit, "never: "+what, c)
 }
 
 // RecvWithin is Recv where the requirement itself is a bound in time: it fails t with
 // "not within ceiling: what" once ceiling has passed without a value.
 func RecvWithin[T any](t testing.TB, ceiling time.Duration, what string, c <-chan T) T {
 	t.Helper()
-	timer := time.NewTimer(ceiling)
+	return recvWithin(t, ceiling, fmt.Sprintf("not within %v: %s", ceiling, what), c)
+}
+
+func recvWithin[T any](t testing.TB, limit time.Duration, failure string, c <-chan T) T {
+	t.Helper()
+	timer := time.NewTimer(limit)
 	defer timer.Stop()
 	select {
 	case v := <-c:
 		return v
 	case <-timer.C:
-		t.Fatalf("not within %v: %s", ceiling, what)
+		t.Fatalf("%s", failure)
 	}
 	panic("unreachable") // Fatalf does not return
 }

@@ -119,10 +119,10 @@ func TestClocksAgreeWithHappenedBeforeOnRuns(t *testing.T) {
 		name string
 		cfg  sim.Config
 	}{
-		{"ricart-agrawala", sim.Config{Spec: &ricartagrawala.Spec, IDs: simtest.IDs(4), Seed: 3,
+		{"ricart-agrawala", sim.Config{Spec: ricartagrawala.Spec(), IDs: simtest.IDs(4), Seed: 3,
 			Network: sim.Network{DelayMin: 1, DelayMax: 4, Loss: 0.1}, CS: 2, Until: 200,
 			Actions: simtest.RandomActions(3, 4, sim.Mutex, simtest.Workload{Requests: 5, Span: 40, Crashes: 1, Recover: true})}},
-		{"bully", sim.Config{Spec: &bully.Spec, IDs: []int{4, 9, 2, 7, 5}, Seed: 8,
+		{"bully", sim.Config{Spec: bully.Spec(), IDs: []int{4, 9, 2, 7, 5}, Seed: 8,
 			Network: sim.Network{DelayMin: 1, DelayMax: 3}, Until: 300,
 			Actions: simtest.RandomActions(8, 5, sim.Election, simtest.Workload{Requests: 2, Span: 30, Crashes: 2})}},
 	}

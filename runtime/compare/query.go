@@ -76,7 +76,7 @@ func ParseQuery(q url.Values, lim Limits) (Query, *ParamError) {
 		if !ok {
 			return cq, badParam("alg", "%q is not an algorithm (allowed: %s)", slug, strings.Join(algorithms.Slugs(), ", "))
 		}
-		if !slices.Contains(cq.Specs, spec) {
+		if !slices.ContainsFunc(cq.Specs, func(s *sim.Spec) bool { return s.Slug == slug }) {
 			cq.Specs = append(cq.Specs, spec)
 		}
 	}

@@ -90,6 +90,18 @@ type Theory struct {
 	Value   *float64     `json:"value"`   // Formula for N (delays in T); nil: no single number
 	// Time is Value in time units (Value × T, the run's mean delay), for delays.
 	Time *float64 `json:"time,omitempty"`
+	// Range is Formula for N when it is a range (sim.Cost.Low and High); Value is then
+	// nil.
+	Range *Range `json:"range,omitempty"`
+}
+
+// Range is a figure that lies between two bounds: a band on the charts.
+type Range struct {
+	Low  float64 `json:"low"`
+	High float64 `json:"high"`
+	// LowTime and HighTime are the bounds in time units, for delays (as Theory.Time).
+	LowTime  *float64 `json:"lowTime,omitempty"`
+	HighTime *float64 `json:"highTime,omitempty"`
 }
 
 // NoteFigure is one formula of the notes, evaluated like Theory's.

@@ -114,6 +114,13 @@ func theory(spec *sim.Spec, key string, n int, meanDelay float64, params any, si
 		}
 		t := Theory{Name: c.Name, Formula: c.Formula, Notes: []NoteFigure{}}
 		t.Value, t.Time = eval(c.Value)
+		if c.Low != nil && c.High != nil {
+			lo, loT := eval(c.Low)
+			hi, hiT := eval(c.High)
+			if lo != nil && hi != nil {
+				t.Range = &Range{Low: *lo, High: *hi, LowTime: loT, HighTime: hiT}
+			}
+		}
 		if c.ValueFor != nil && params != nil {
 			t.Value, t.Time = eval(func(n int) float64 { return c.ValueFor(n, params) })
 		}

@@ -1,11 +1,14 @@
 package cost
 
 import (
+	"encoding/json"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/teach-dist/playground/algorithms"
+	"github.com/teach-dist/playground/runtime/sim"
 )
 
 // Every figure says where it comes from: the notes' formulas name notes that exist
@@ -97,5 +100,29 @@ func TestBullyNotesFigures(t *testing.T) {
 	}
 	if *worst.Value != 29 {
 		t.Errorf("derived worst case %v, want N²-N-1 = 29", *worst.Value)
+	}
+}
+
+// A range is one figure with two bounds, not its upper bound alone: "0 to 2(N-1)" for
+// N = 5 is 0 to 8, with no single Value; a delay's bounds come in time units too.
+func TestTheoryOfARange(t *testing.T) {
+	spec := &sim.Spec{Slug: "range", Family: sim.Mutex, Costs: []sim.Cost{
+		{Name: "messages per CS entry", Formula: "0 to 2(N-1): none when nobody else asked",
+			Low: func(int) float64 { return 0 }, High: func(n int) float64 { return float64(2 * (n - 1)) }},
+		{Name: "client delay", Formula: "T to 2T",
+			Low: func(int) float64 { return 1 }, High: func(int) float64 { return 2 }},
+	}}
+	th := TheoryFor(spec, PerEntry, 5, 2)
+	if len(th) != 1 || th[0].Value != nil || th[0].Range == nil || th[0].Range.Low != 0 || th[0].Range.High != 8 ||
+		th[0].Range.LowTime != nil || th[0].Range.HighTime != nil {
+		t.Fatalf("messages per entry: %+v, want the range 0 to 8 and no single value", th)
+	}
+	th = TheoryFor(spec, ClientDelay, 5, 2)
+	if r := th[0].Range; r == nil || r.Low != 1 || r.High != 2 || r.LowTime == nil || *r.LowTime != 2 || r.HighTime == nil || *r.HighTime != 4 {
+		t.Fatalf("client delay: %+v, want 1 to 2 T, 2 to 4 time units", th[0].Range)
+	}
+	b, err := json.Marshal(th[0])
+	if err != nil || !strings.Contains(string(b), `"value":null`) || !strings.Contains(string(b), `"range":{"low":1,"high":2,"lowTime":2,"highTime":4}`) {
+		t.Errorf("the JSON the pages read: %s %v", b, err)
 	}
 }

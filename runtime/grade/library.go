@@ -4,6 +4,7 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"path"
 	"slices"
 	"strings"
@@ -34,24 +35,18 @@ func mustLoadLibrary() map[string]*Assignment {
 		}
 		out[e.Name] = a
 	}
-	files, err := libraryFS.ReadDir("library")
-	if err != nil {
-		panic(err)
-	}
-	for _, f := range files {
-		if path.Ext(f.Name()) != ".json" {
-			continue
-		}
-		data, err := libraryFS.ReadFile(path.Join("library", f.Name()))
+	files, _ := fs.Glob(libraryFS, "library/*.json") // the pattern is valid
+	for _, file := range files {
+		data, err := libraryFS.ReadFile(file)
 		if err != nil {
 			panic(err)
 		}
 		a, err := Parse(data, func(name string) ([]byte, error) { return libraryFS.ReadFile(path.Join("library", name)) })
 		if err != nil {
-			panic(fmt.Sprintf("curated assignment %s: %v", f.Name(), err))
+			panic(fmt.Sprintf("curated assignment %s: %v", path.Base(file), err))
 		}
-		if a.Name != strings.TrimSuffix(f.Name(), ".json") || out[a.Name] != nil {
-			panic(fmt.Sprintf("curated assignment %s: its name %q is not its file's or is taken", f.Name(), a.Name))
+		if a.Name != strings.TrimSuffix(path.Base(file), ".json") || out[a.Name] != nil {
+			panic(fmt.Sprintf("curated assignment %s: its name %q is not its file's or is taken", path.Base(file), a.Name))
 		}
 		out[a.Name] = a
 	}

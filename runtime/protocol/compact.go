@@ -117,10 +117,11 @@ func compactEvents(w *view, f *Events) ([]byte, error) {
 	b := make([]byte, 0, 64)
 	var body []byte
 	seq, step, t := w.clock.Seq, w.clock.Step, w.clock.T
-	for _, bt := range f.Batches {
+	for i := range f.Batches {
+		bt := &f.Batches[i]
 		body = append(body, ',')
 		var err error
-		body, seq, err = compactBatch(body, w, &bt, seq, step, t)
+		body, seq, err = compactBatch(body, w, bt, seq, step, t)
 		if err != nil {
 			return nil, err
 		}
@@ -129,7 +130,7 @@ func compactEvents(w *view, f *Events) ([]byte, error) {
 	pred := w.clock
 	pred.Step, pred.T, pred.Seq, pred.Horizon = step, t, seq, max(w.clock.Horizon, step)
 	b = append(b, '[')
-	b = appendClockDelta(b, &pred, &f.Clock)
+	b = appendDelta(b, clockDelta, &pred, &f.Clock, "{", "0")
 	if len(b) == 2 && b[1] == '0' && len(body) > 0 {
 		b = b[:1] // a clock as predicted is left out: the first batch starts at once
 		body = body[1:]
@@ -139,66 +140,8 @@ func compactEvents(w *view, f *Events) ([]byte, error) {
 	return append(b, ']'), nil
 }
 
-// appendDeltaKey writes the key k of a delta's field: the delta opens with open before
-// its first field (nothing was written since start), the others follow a comma.
-func appendDeltaKey(b []byte, start int, open, k string) []byte {
-	if len(b) == start {
-		b = append(b, open...)
-	} else {
-		b = append(b, ',')
-	}
-	b = append(b, '"')
-	b = append(b, k...)
-	return append(b, `":`...)
-}
-
-// The clock's fields in a delta, by short name.
-func appendClockDelta(b []byte, pred, c *Clock) []byte {
-	start := len(b)
-	field := func(k string) { b = appendDeltaKey(b, start, "{", k) }
-	if c.Step != pred.Step {
-		field("s")
-		b = appendInt(b, c.Step)
-	}
-	if c.T != pred.T {
-		field("t")
-		b = appendInt(b, c.T)
-	}
-	if c.Seq != pred.Seq {
-		field("q")
-		b = strconv.AppendInt(b, c.Seq, 10)
-	}
-	if c.Horizon != pred.Horizon {
-		field("h")
-		b = appendInt(b, c.Horizon)
-	}
-	if c.Playing != pred.Playing {
-		field("p")
-		b = appendBool(b, c.Playing)
-	}
-	if c.Speed != pred.Speed {
-		field("v")
-		b = appendFloat(b, c.Speed)
-	}
-	if c.Quiet != pred.Quiet {
-		field("z")
-		b = appendBool(b, c.Quiet)
-	}
-	if c.Interventions != pred.Interventions {
-		field("i")
-		b = appendInt(b, c.Interventions)
-	}
-	if c.Stopped != pred.Stopped {
-		field("x")
-		b = appendString(b, c.Stopped)
-	}
-	if len(b) == start {
-		return append(b, '0')
-	}
-	return append(b, '}')
-}
-
-// compactBatch writes [E, N] and, when needed, A, dt, dstep and {"w":network,"r":retime}.
+// compactBatch writes [E, N, A, dt, dstep, X] (batchTail), its trailing parts left out
+// when they say nothing.
 func compactBatch(b []byte, w *view, bt *Batch, seq int64, prevStep, prevT int) ([]byte, int64, error) {
 	evs, err := arrayItems(bt.Events)
 	if err != nil {
@@ -255,46 +198,29 @@ func compactBatch(b []byte, w *view, bt *Batch, seq int64, prevStep, prevT int) 
 		}
 	}
 	b = append(b, "],["...)
-	for i, n := range bt.Nodes {
+	for i := range bt.Nodes {
+		n := &bt.Nodes[i]
 		if i > 0 {
 			b = append(b, ',')
 		}
-		nv, err := newNodeView(n)
+		nv, err := newNodeView(*n)
 		if err != nil {
 			return nil, 0, err
 		}
-		b = compactNode(b, w, w.nodes[n.ID], nv, &n)
+		b = compactNode(b, w, w.nodes[n.ID], nv, n)
 		w.nodes[n.ID] = nv
 	}
 	b = append(b, ']')
-	dt, dstep := bt.T-prevT, bt.Step-(prevStep+1)
-	if len(bt.Arrive) > 0 || len(sent) > 0 || dt != 0 || dstep != 0 || bt.Network != nil || bt.Retime != nil {
-		b = append(b, ',')
-		b = compactArrivals(b, bt, sent)
-	}
-	if dt != 0 || dstep != 0 || bt.Network != nil || bt.Retime != nil {
-		b = append(b, ',')
-		b = appendInt(b, dt)
-	}
-	if dstep != 0 || bt.Network != nil || bt.Retime != nil {
-		b = append(b, ',')
-		b = appendInt(b, dstep)
-	}
-	if bt.Network != nil || bt.Retime != nil {
-		b = append(b, ",{"...)
-		if bt.Network != nil {
-			b = append(b, `"w":`...)
-			b = bt.Network.appendJSON(b)
-		}
-		if bt.Retime != nil {
-			if bt.Network != nil {
-				b = append(b, ',')
-			}
-			b = append(b, `"r":`...)
-			b = bt.Retime.appendJSON(b)
-		}
-		b = append(b, '}')
-	}
+	var starts [len(batchTail)]int
+	starts[0] = len(b)
+	b = compactArrivals(append(b, ','), bt, sent)
+	starts[1] = len(b)
+	b = appendInt(append(b, ','), bt.T-prevT)
+	starts[2] = len(b)
+	b = appendInt(append(b, ','), bt.Step-(prevStep+1))
+	starts[3] = len(b)
+	b = appendDelta(append(b, ','), batchExtra, &noBatch, bt, "{", "{}")
+	b = trimTail(b, starts[:])
 	return append(b, ']'), seq, nil
 }
 
@@ -448,9 +374,9 @@ func compactEvent(b []byte, w *view, memo *sendMemo, ev json.RawMessage, keys []
 // compactNode writes a process's view against the one the follower has:
 // [id, [k, v, ...]] gives the state variables that changed, by their place k among the
 // state's keys (-k-1 and a list: the old list with these items added at its end; "k"
-// and S: a string, as a string of the table); [id, {state}] the whole state when its keys changed; a third element
-// {"a","c","k","l","g"} the fields alive, cs, token, leader, group that changed. A
-// process the follower has no view of, or a view with rules, goes whole.
+// and S: a string, as a string of the table); [id, {state}] the whole state when its
+// keys changed; a third element, the delta of the other fields (nodeDelta), when any
+// changed. A process the follower has no view of, or a view with rules, goes whole.
 func compactNode(b []byte, w *view, old, nv *nodeView, n *Node) []byte {
 	if old == nil || n.Rules != nil {
 		return n.appendJSON(b)
@@ -490,31 +416,7 @@ func compactNode(b []byte, w *view, old, nv *nodeView, n *Node) []byte {
 	} else {
 		b = appendRaw(b, n.State)
 	}
-	start := len(b)
-	field := func(k string) { b = appendDeltaKey(b, start, ",{", k) }
-	if n.Alive != old.Alive {
-		field("a")
-		b = appendBool(b, n.Alive)
-	}
-	if n.CS != old.CS {
-		field("c")
-		b = appendBool(b, n.CS)
-	}
-	if n.Token != old.Token {
-		field("k")
-		b = appendBool(b, n.Token)
-	}
-	if n.Leader != old.Leader {
-		field("l")
-		b = appendInt(b, n.Leader)
-	}
-	if n.Group != old.Group {
-		field("g")
-		b = appendInt(b, n.Group)
-	}
-	if len(b) != start {
-		b = append(b, '}')
-	}
+	b = appendDelta(b, nodeDelta, &old.Node, n, ",{", "")
 	return append(b, ']')
 }
 

@@ -74,6 +74,7 @@ func TestExpandRefusesWhatDoesNotFit(t *testing.T) {
 		{`[1,[[[2]],[]]]`, "with none before it"},
 		{`[1,[[],[[7,[0,1]]]]]`, "no view"},
 		{`[1,[[],[],[3]]]`, "do not match"},
+		{`[1,{"p":1}]`, "compact field p (playing)"},
 	} {
 		_, _, err := NewExpander().Expand([]byte(tt.frame))
 		if err == nil || !strings.Contains(err.Error(), tt.err) {

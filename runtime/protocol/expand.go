@@ -119,38 +119,14 @@ func (x *Expander) expandEvents(body []byte) ([]byte, error) {
 	f.Clock = w.clock
 	f.Step, f.T, f.Seq, f.Horizon = step, t, seq, max(w.clock.Horizon, step)
 	if !bytes.Equal(clock, []byte("0")) {
-		var d struct {
-			S *int     `json:"s"`
-			T *int     `json:"t"`
-			Q *int64   `json:"q"`
-			H *int     `json:"h"`
-			P *bool    `json:"p"`
-			V *float64 `json:"v"`
-			Z *bool    `json:"z"`
-			I *int     `json:"i"`
-			X *string  `json:"x"`
+		c := f.Clock // read into a copy, which alone goes to the heap
+		if err := readDelta(clock, clockDelta, &c); err != nil {
+			return nil, err
 		}
-		if err := json.Unmarshal(clock, &d); err != nil {
-			return nil, fmt.Errorf("protocol: compact clock: %w", err)
-		}
-		set(&f.Step, d.S)
-		set(&f.T, d.T)
-		set(&f.Seq, d.Q)
-		set(&f.Horizon, d.H)
-		set(&f.Playing, d.P)
-		set(&f.Speed, d.V)
-		set(&f.Quiet, d.Z)
-		set(&f.Interventions, d.I)
-		set(&f.Stopped, d.X)
+		f.Clock = c
 	}
 	w.clock = f.Clock
 	return f.AppendJSON(nil), nil
-}
-
-func set[T any](dst *T, v *T) {
-	if v != nil {
-		*dst = *v
-	}
 }
 
 func expandBatch(w *view, raw json.RawMessage, seq int64, prevStep, prevT int) (Batch, int64, error) {
@@ -158,31 +134,23 @@ func expandBatch(w *view, raw json.RawMessage, seq int64, prevStep, prevT int) (
 	if err := json.Unmarshal(raw, &parts); err != nil || len(parts) < 2 {
 		return Batch{}, 0, errors.New("protocol: a compact batch is [events, nodes, arrivals, ...]")
 	}
-	if len(parts) == 2 {
-		parts = append(parts, json.RawMessage("[]"))
+	var tail [len(batchTail)]json.RawMessage // the parts left out at the end say nothing
+	for i, p := range batchTail {
+		tail[i] = p.Zero
+		if 2+i < len(parts) {
+			tail[i] = parts[2+i]
+		}
 	}
+	arrive, dt, dstep, extra := tail[0], tail[1], tail[2], tail[3]
 	bt := Batch{Step: prevStep + 1, T: prevT}
-	if len(parts) > 3 {
-		if err := json.Unmarshal(parts[3], &bt.T); err != nil {
-			return Batch{}, 0, err
-		}
-		bt.T += prevT
+	if err := addInt(&bt.T, dt); err != nil {
+		return Batch{}, 0, err
 	}
-	if len(parts) > 4 {
-		if err := json.Unmarshal(parts[4], &bt.Step); err != nil {
-			return Batch{}, 0, err
-		}
-		bt.Step += prevStep + 1
+	if err := addInt(&bt.Step, dstep); err != nil {
+		return Batch{}, 0, err
 	}
-	if len(parts) > 5 {
-		var x struct {
-			W *Network `json:"w"`
-			R Arrivals `json:"r"`
-		}
-		if err := json.Unmarshal(parts[5], &x); err != nil {
-			return Batch{}, 0, err
-		}
-		bt.Network, bt.Retime = x.W, x.R
+	if err := readDelta(extra, batchExtra, &bt); err != nil {
+		return Batch{}, 0, err
 	}
 	var packed []json.RawMessage
 	if err := json.Unmarshal(parts[0], &packed); err != nil {
@@ -253,13 +221,13 @@ func expandBatch(w *view, raw json.RawMessage, seq int64, prevStep, prevT int) (
 		w.nodes[n.ID] = nv
 		bt.Nodes = append(bt.Nodes, n)
 	}
-	if bytes.HasPrefix(parts[2], []byte("{")) {
-		if err := json.Unmarshal(parts[2], &bt.Arrive); err != nil {
+	if bytes.HasPrefix(arrive, []byte("{")) {
+		if err := json.Unmarshal(arrive, &bt.Arrive); err != nil {
 			return Batch{}, 0, err
 		}
 	} else {
 		var offs []int
-		if err := json.Unmarshal(parts[2], &offs); err != nil || len(offs) != len(sent) {
+		if err := json.Unmarshal(arrive, &offs); err != nil || len(offs) != len(sent) {
 			return Batch{}, 0, errors.New("protocol: compact arrivals do not match the messages sent")
 		}
 		bt.Arrive = make(Arrivals, len(offs))
@@ -268,6 +236,16 @@ func expandBatch(w *view, raw json.RawMessage, seq int64, prevStep, prevT int) (
 		}
 	}
 	return bt, seq, nil
+}
+
+// addInt adds the integer raw to *x.
+func addInt(x *int, raw json.RawMessage) error {
+	d, err := strconv.Atoi(string(raw))
+	if err != nil {
+		return fmt.Errorf("protocol: %s is not an integer", raw)
+	}
+	*x += d
+	return nil
 }
 
 // repeats reports whether a compact event is [to, to..]: digits and commas only.
@@ -498,21 +476,11 @@ func expandNode(w *view, cn json.RawMessage) (Node, error) {
 		n.State = append(b, '}')
 	}
 	if len(parts) > 2 {
-		var d struct {
-			A *bool `json:"a"`
-			C *bool `json:"c"`
-			K *bool `json:"k"`
-			L *int  `json:"l"`
-			G *int  `json:"g"`
-		}
-		if err := json.Unmarshal(parts[2], &d); err != nil {
+		changed := n // read into a copy, which alone goes to the heap
+		if err := readDelta(parts[2], nodeDelta, &changed); err != nil {
 			return Node{}, err
 		}
-		set(&n.Alive, d.A)
-		set(&n.CS, d.C)
-		set(&n.Token, d.K)
-		set(&n.Leader, d.L)
-		set(&n.Group, d.G)
+		n = changed
 	}
 	return n, nil
 }

@@ -46,7 +46,7 @@ func BenchmarkKernelSandboxed(b *testing.B) {
 		for _, v := range []struct {
 			name string
 			spec *sim.Spec
-		}{{"go", &ricartagrawala.Spec}, {"starlark-in-worker", local}, {"starlark-sandboxed", remote}} {
+		}{{"go", ricartagrawala.Spec()}, {"starlark-in-worker", local}, {"starlark-sandboxed", remote}} {
 			b.Run(fmt.Sprintf("N=%d/%s", n, v.name), func(b *testing.B) {
 				cfg := benchConfig(v.spec, n)
 				var events int64
@@ -80,7 +80,7 @@ func BenchmarkKernelInWorker(b *testing.B) {
 	defer pool.Close()
 	for _, n := range []int{5, 16} {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
-			cfg := benchConfig(&ricartagrawala.Spec, n)
+			cfg := benchConfig(ricartagrawala.Spec(), n)
 			sc := benchScenario(b, cfg, src)
 			var goTime, workerTime time.Duration
 			var goEvents, workerEvents int64

@@ -15,7 +15,7 @@ import (
 // benchConfig is a busy Ricart-Agrawala run: every node asks for the CS again and again.
 func benchConfig(n int) sim.Config {
 	return sim.Config{
-		Spec: &ricartagrawala.Spec, IDs: simtest.IDs(n), Seed: 1,
+		Spec: ricartagrawala.Spec(), IDs: simtest.IDs(n), Seed: 1,
 		Network: sim.Network{DelayMin: 1, DelayMax: 5},
 		CS:      1, Until: sim.MaxTime, Pending: sim.MaxTime,
 		Actions:   simtest.RandomActions(1, n, sim.Mutex, simtest.Workload{Requests: 40 * n, Span: 40 * n * 4}),

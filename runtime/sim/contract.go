@@ -330,6 +330,10 @@ type Cost struct {
 	// Value evaluates Formula for n nodes (nil where it is not a single number);
 	// delays are in message times T.
 	Value func(n int) float64
+	// Low and High, set together in place of Value, make the figure a range: Formula
+	// writes it "LOW to HIGH" ("0 to 2(N-1): ..."), Low and High evaluate its bounds
+	// for n nodes. Pages show both numbers and /compare draws the band between them.
+	Low, High func(n int) float64
 	// ValueFor, when set, evaluates Formula for a run's n and params (what ParseParams
 	// returned), where the params change the figure (Maekawa's sets: K); a measured
 	// run shows it in place of Value, which stays the figure for the defaults.

@@ -7,6 +7,8 @@ import { readFileSync } from "node:fs";
 import { createExpander } from "../compact.js";
 
 const runs = JSON.parse(readFileSync(new URL("./testdata/compact-frames.json", import.meta.url), "utf8"));
+// Frames that use every field of the Go tables (runtime/protocol, TestCompactFieldsGolden).
+const everyField = JSON.parse(readFileSync(new URL("./testdata/compact-fields.json", import.meta.url), "utf8"));
 
 for (const [name, frames] of Object.entries(runs)) {
   test(`${name}: every compact frame expands to its protocol-1 frame, for a follower from the start and a joiner`, () => {
@@ -38,6 +40,13 @@ for (const [name, frames] of Object.entries(runs)) {
   });
 }
 
+test("every field of the tables (compact_fields.js) expands as the Go expander reads it", () => {
+  const x = createExpander();
+  for (const [i, { compact, v1 }] of everyField.entries()) {
+    assert.deepEqual(x.expand(JSON.parse(compact)), JSON.parse(v1), `frame ${i}: ${compact}`);
+  }
+});
+
 test("a compact frame that does not fit the view is an error, not a wrong frame", () => {
   const x = createExpander();
   x.expand([1, { type: "hello", proto: 1 }]);
@@ -45,4 +54,5 @@ test("a compact frame that does not fit the view is an error, not a wrong frame"
     network: { delay: [1, 3], fifo: false, loss: 0, hold: false }, nodes: [], inflight: [], lit: [], recent: [] }]);
   assert.throws(() => x.expand([2, [[4], [], []]]), /not in flight/);
   assert.throws(() => x.expand([3, [[-5], [], []]]), /not in the table/);
+  assert.throws(() => x.expand([4, { p: 1 }]), /playing 1 is not of kind bool/);
 });

@@ -1,7 +1,7 @@
 // text.js: the words the page shows for the run's things.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { payloadText, describeInflight, describeEvent, narration, describeMessage, valueText, groupsText, round2, shortFormula, figureText, notesText, namesText, violationText } from "../text.js";
+import { payloadText, describeInflight, describeEvent, narration, describeMessage, valueText, groupsText, round2, shortFormula, figureText, rangeText, notesText, namesText, violationText } from "../text.js";
 
 const req = { id: 4, type: "REQUEST", from: 1, to: 2, ts: 3 };
 
@@ -108,6 +108,14 @@ test("cost figures and their numbers", () => {
     [["O(N²)", null, undefined, "messages"], "O(N²)"],
   ];
   for (const [args, want] of rows) assert.equal(figureText(...args), want, args[0]);
+  // A range shows both bounds, never the upper one alone.
+  const ranges = [
+    [["0 to 2(N-1)", { low: 0, high: 8 }, "messages"], "0 to 2(N-1) = 0 to 8"],
+    [["0 to 3", { low: 0, high: 3 }, "messages"], "0 to 3"],
+    [["T to 2T", { low: 1, high: 2, lowTime: 2, highTime: 4 }, "time"], "T to 2T: 2 to 4 = 1 to 2 T"],
+    [["T to 2T", { low: 1, high: 2 }, "time"], "T to 2T: 1 to 2 T"],
+  ];
+  for (const [args, want] of ranges) assert.equal(rangeText(...args), want, args[0]);
   assert.equal(notesText(["002"]), "note 002");
   assert.equal(notesText(["000", "004"]), "notes 000, 004");
 });

@@ -10,18 +10,17 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/teach-dist/playground/algorithms"
 	"github.com/teach-dist/playground/scenarios"
 )
 
-var allSlugs = []string{"central", "lamport", "ricart-agrawala", "ricart-agrawala-token", "token-ring",
-	"maekawa", "suzuki-kasami", "raymond", "bakery", "bully", "ring", "ring-list"}
-
 // Play on a free run starts something: a message moves within a second of the click
 // (the default workload when nothing is scheduled), and the status says what to do.
+// Every registered algorithm, so that an algorithm added is played in Chromium too.
 func TestPlayOnEveryFreeRunMovesAMessage(t *testing.T) {
 	needBrowser(t)
 	ts := server(t)
-	for _, slug := range allSlugs {
+	for _, slug := range algorithms.Slugs() {
 		t.Run(slug, func(t *testing.T) {
 			ctx := isolatedTab(t, ts.URL, 1280, 800)
 			run(t, ctx, chromedp.Navigate(ts.URL+"/play/"+slug+"?fresh=1"))

@@ -127,6 +127,31 @@ func TestMetricsPanelShowsMessagesPerEntry(t *testing.T) {
 	screenshot(t, ctx, "metrics-panel.png")
 }
 
+// A figure that is a range shows both its bounds, one entry, never its upper bound
+// alone: the token ring's "1 to N-1" messages to obtain the token for N = 5, and the
+// "0 to 3" of the New algorithm skeleton, a range its Starlark source declares with
+// low and high.
+func TestMetricsPanelShowsARangeWithBothBounds(t *testing.T) {
+	needBrowser(t)
+	ts := server(t)
+	ctx := tab(t, ts.URL, 1280, 720)
+	derived := func(key string) string {
+		return `[...document.querySelectorAll('#metrics tr[data-key="` + key + `"] td.derived li')].map((li) => (li.classList.contains("range") ? "range: " : "") + li.textContent).join(" | ")`
+	}
+	for _, c := range []struct{ path, key, want string }{
+		{"/play/token-ring?n=5&seed=2", "messages-to-enter", "range: 1 to N-1 = 1 to 4"},
+		{"/play/central?new=1&n=4", "messages-per-entry", "range: 0 to 3"},
+	} {
+		run(t, ctx, chromedp.Navigate(ts.URL+c.path))
+		ready(t, ctx)
+		waitFor(t, ctx, derived(c.key)+` !== ""`)
+		if got := eval[string](t, ctx, derived(c.key)); got != c.want {
+			t.Errorf("%s: the derived column of %s says %q, want %q", c.path, c.key, got, c.want)
+		}
+	}
+	screenshot(t, ctx, "metrics-range.png")
+}
+
 // In the RA token algorithm's curated scenario the token goes round-robin and
 // overtakes a request that happened before: the panel names the grant, and a click
 // seeks the run to it.

@@ -72,6 +72,7 @@ func buildChart(id, title, ylabel, key string, specs []*sim.Spec, ns []int, res 
 	ch := chart{ID: "chart-" + id, Title: title + " against N", YLabel: ylabel, Width: chartW, Height: chartH,
 		Box: fmt.Sprintf("0 0 %d %d", chartW, chartH)}
 	var measured, theory []line
+	var ranges []band
 	ymax := 0.0
 	var desc []string
 	for _, spec := range specs {
@@ -83,6 +84,8 @@ func buildChart(id, title, ylabel, key string, specs []*sim.Spec, ns []int, res 
 		var sources [][]string // per curve: where its figures come from
 		var formula []string   // per curve: the first figure's formula
 		byFigure := map[string]int{}
+		var bands []band // the ranges, one band each
+		byBand := map[string]int{}
 		for _, n := range ns {
 			c := res.Cells[spec.Slug][n]
 			if c == nil {
@@ -94,6 +97,18 @@ func buildChart(id, title, ylabel, key string, specs []*sim.Spec, ns []int, res 
 			}
 			ts := c.Theory[key]
 			for _, f := range append(notesFigures(ts), derivedFigures(ts)...) {
+				if f.rng != nil {
+					k, ok := byBand[f.title]
+					if !ok {
+						k = len(bands)
+						byBand[f.title] = k
+						bands = append(bands, band{name: spec.Title + ", " + f.source + ": " + f.formula, title: f.title})
+					}
+					bands[k].low = append(bands[k].low, pt{n, f.rng.Low})
+					bands[k].high = append(bands[k].high, pt{n, f.rng.High})
+					ymax = max(ymax, f.rng.High)
+					continue
+				}
 				if f.value == nil {
 					continue
 				}
@@ -121,6 +136,11 @@ func buildChart(id, title, ylabel, key string, specs []*sim.Spec, ns []int, res 
 				ch.Legend = append(ch.Legend, legendItem{Class: t.class, Name: t.name, Title: t.title, Theory: true, Dash: t.dash})
 			}
 		}
+		for k := range bands {
+			bands[k].class = class
+			ranges = append(ranges, bands[k])
+			ch.Legend = append(ch.Legend, legendItem{Class: class, Name: bands[k].name, Title: bands[k].title, Theory: true, Band: true})
+		}
 		if end := lineEnd(spec, key, ns, res); end != "" {
 			ch.Ends = append(ch.Ends, end)
 		}
@@ -137,8 +157,12 @@ func buildChart(id, title, ylabel, key string, specs []*sim.Spec, ns []int, res 
 			ch.Empty += ": it needs a process waiting when another leaves (try the heavy workload)"
 		}
 	}
-	ch.Desc = fmt.Sprintf("Measured %s (solid lines, one per algorithm, mean over the seeds), the notes' formulas and the project's derived figures (dashed). %s. The table below gives every value.",
-		ylabel, strings.Join(desc, "; "))
+	shaded := ""
+	if len(ranges) > 0 {
+		shaded = " A figure that is a range is a shaded band between its least and its most."
+	}
+	ch.Desc = fmt.Sprintf("Measured %s (solid lines, one per algorithm, mean over the seeds), the notes' formulas and the project's derived figures (dashed).%s %s. The table below gives every value.",
+		ylabel, shaded, strings.Join(desc, "; "))
 
 	xlo, xhi := float64(ns[0]), float64(ns[len(ns)-1])
 	if xlo == xhi {
@@ -190,6 +214,16 @@ func buildChart(id, title, ylabel, key string, specs []*sim.Spec, ns []int, res 
 	}
 	for _, l := range theory {
 		ch.Theory = append(ch.Theory, points(l, false))
+	}
+	// A band's outline: along its most from left to right, back along its least.
+	for _, b := range ranges {
+		outline := line{class: b.class, name: b.name, pts: slices.Clone(b.high)}
+		for k := len(b.low) - 1; k >= 0; k-- {
+			outline.pts = append(outline.pts, b.low[k])
+		}
+		s := points(outline, false)
+		s.Name = b.title
+		ch.Bands = append(ch.Bands, s)
 	}
 	for _, l := range measured {
 		ch.Measured = append(ch.Measured, points(l, true))
@@ -265,6 +299,12 @@ type pt struct {
 type line struct {
 	class, name, title, dash string
 	pts                      []pt
+}
+
+// band is a range's figure before it is laid out: its least and its most at each N.
+type band struct {
+	class, name, title string
+	low, high          []pt
 }
 
 // mergeCurves folds curves with the same points into the first of them, joining

@@ -4,10 +4,13 @@ import (
 	"context"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/teach-dist/playground/runtime/compare"
+	"github.com/teach-dist/playground/runtime/cost"
+	"github.com/teach-dist/playground/runtime/sim"
 )
 
 func TestShortFormula(t *testing.T) {
@@ -104,5 +107,44 @@ func TestCompareChecksTheNotesComparisonOfMaekawaAndRicartAgrawala(t *testing.T)
 		if !slices.ContainsFunc(legend, func(l string) bool { return strings.HasPrefix(l, want[0]) && strings.Contains(l, want[1]) }) {
 			t.Errorf("no curve of %s's %s in the legend %q", want[0], want[1], legend)
 		}
+	}
+}
+
+// A figure that is a range ("0 to 2(N-1)") is drawn as the band between its bounds,
+// not as a line at one of them, and the table writes both bounds.
+func TestARangeIsABand(t *testing.T) {
+	spec := &sim.Spec{Slug: "ranged", Title: "Ranged", Family: sim.Mutex}
+	ns := []int{3, 4, 5}
+	res := &compare.Result{Cells: map[string]map[int]*compare.Cell{spec.Slug: {}}}
+	for _, n := range ns {
+		high := float64(2 * (n - 1))
+		res.Cells[spec.Slug][n] = &compare.Cell{
+			Values: map[string]compare.Agg{cost.PerEntry: {N: 1, Sum: high / 2, Min: high / 2, Max: high / 2}},
+			Theory: map[string][]cost.Theory{cost.PerEntry: {{Name: "messages per CS entry", Formula: "0 to 2(N-1): none when nobody else asked",
+				Range: &cost.Range{Low: 0, High: high}}}},
+		}
+	}
+	ch := buildChart("t", "Messages per CS entry", "messages per entry", cost.PerEntry, []*sim.Spec{spec}, ns, res)
+	if len(ch.Theory) != 0 || len(ch.Bands) != 1 || len(ch.Measured) != 1 {
+		t.Fatalf("%d theory lines, %d bands, %d measured: want the range as one band and no line", len(ch.Theory), len(ch.Bands), len(ch.Measured))
+	}
+	var xs, ys []float64
+	for _, p := range strings.Fields(ch.Bands[0].Points) {
+		x, y, _ := strings.Cut(p, ",")
+		xf, _ := strconv.ParseFloat(x, 64)
+		yf, _ := strconv.ParseFloat(y, 64)
+		xs, ys = append(xs, xf), append(ys, yf)
+	}
+	// Along the most from N=3 to N=5 (4, 6, 8 messages: rising, so y falls), then back
+	// along the least (0 at every N: the x axis).
+	if len(xs) != 6 || !(xs[0] < xs[1] && xs[1] < xs[2]) || xs[3] != xs[2] || xs[5] != xs[0] ||
+		!(ys[0] > ys[1] && ys[1] > ys[2]) || ys[3] != plotY1 || ys[4] != plotY1 || ys[5] != plotY1 {
+		t.Errorf("band outline %q: want the most left to right, then the least right to left", ch.Bands[0].Points)
+	}
+	if i := slices.IndexFunc(ch.Legend, func(l legendItem) bool { return l.Band }); i < 0 || !strings.HasSuffix(ch.Legend[i].Name, "derived: 0 to 2(N-1)") {
+		t.Errorf("legend %+v: want the band named with its formula", ch.Legend)
+	}
+	if c := figuresCell(derivedFigures(res.Cells[spec.Slug][5].Theory[cost.PerEntry]), cost.UnitMessages, ""); c.Text != "0 to 2(N-1) = 0 to 8" {
+		t.Errorf("the table's cell says %q, want 0 to 2(N-1) = 0 to 8", c.Text)
 	}
 }

@@ -78,6 +78,7 @@ type chart struct {
 	Axis            axis
 	Measured        []series
 	Theory          []series
+	Bands           []series // the ranges: a shaded area between their bounds (Points, a closed outline)
 	Legend          []legendItem
 	Empty           string   // said in the plot when nothing was measured
 	Ends            []string // why a measured line has no point at some sizes
@@ -112,6 +113,7 @@ type legendItem struct {
 	Name   string
 	Title  string // the cost's full name and formula
 	Theory bool
+	Band   bool // a range: its swatch is a shaded box
 	Dash   string
 }
 

@@ -16,6 +16,7 @@ type figure struct {
 	formula string // as shown: the notes' whole, the derived one without its explanation
 	title   string // the cost's name and the formula in full
 	value   *float64
+	rng     *cost.Range // a range's bounds (value is then nil): a band on the charts
 }
 
 // notesFigures are the notes' formulas of ts, in order.
@@ -38,18 +39,24 @@ func derivedFigures(ts []cost.Theory) []figure {
 			continue
 		}
 		out = append(out, figure{source: "derived", formula: shortFormula(t.Formula),
-			title: t.Name + ": " + t.Formula + " (derived for this implementation, not in the notes)", value: t.Value})
+			title: t.Name + ": " + t.Formula + " (derived for this implementation, not in the notes)", value: t.Value, rng: t.Range})
 	}
 	return out
 }
 
 // text is the figure as a table cell writes it: a count "3(N-1) = 12", a delay in
-// message times T "2T: 2 T" (the table's delays are in T).
+// message times T "2T: 2 T" (the table's delays are in T), a range with both bounds
+// "0 to 2(N-1) = 0 to 8".
 func (f figure) text(unit string) string {
-	if f.value == nil {
+	var v string // the figure's number for N, or its two bounds
+	switch {
+	case f.rng != nil:
+		v = f1(f.rng.Low) + " to " + f1(f.rng.High)
+	case f.value != nil:
+		v = f1(*f.value)
+	default:
 		return f.formula
 	}
-	v := f1(*f.value)
 	switch {
 	case unit == cost.UnitTime:
 		return f.formula + ": " + v + " T"

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/gorilla/websocket"
 )
 
 // Batched writes. gorilla/websocket writes each message with a system call of its
@@ -26,6 +28,85 @@ import (
 // once, by gorilla, not twice).
 const batchBytes = 64 << 10
 
+// batchWriter is the frameWriter (writer.go) of a connection Hub.Upgrade made: its
+// batches go out in one system call each, and a shared frame to an idle client is
+// written at once by its sender (the fan-out's fast path).
+//
+// A frame sent to a client with nothing queued and no writer running is written
+// with one non-blocking system call (batchConn.tryWrite): a lecture's fan-out to
+// thousands of followers then starts no goroutine, sets no deadline and wakes nobody
+// per frame and per follower. What the socket does not take at once is the
+// writePump's to finish, before anything queued after it, under the write deadline as
+// ever: a follower that stops reading fills its socket buffer, then its queue, and is
+// dropped as before. Frames that come in a burst (a catch-up on joining, several in a
+// row) are better written together: after a fast write, the next one within fastGap
+// is queued, and the writePump takes it and whatever follows in one write. A
+// fan-out's frames to one follower are a whole fan-out apart.
+type batchWriter struct {
+	ws   *websocket.Conn
+	conn *batchConn // ws's network connection
+	// lastFast is the time of the last fast write, fastGap the gap after it within which
+	// a frame counts as part of a burst (0: none does); under the client's lock.
+	lastFast time.Time
+	fastGap  time.Duration
+}
+
+// fastGap is how long after a fast write the next frame counts as part of a burst
+// and is queued (batchWriter.fastGap; tests set their own). Sending one frame to each
+// of 5,000 followers takes tens of milliseconds; a catch-up's frames come microseconds
+// apart.
+const fastGap = time.Millisecond
+
+// writeBatch writes the frame the fast path began, then frames and the ping: when
+// there are several, gathered (hold) and written with one call (release).
+func (w *batchWriter) writeBatch(frames []queued, ping bool, deadline time.Time) error {
+	if w.conn.hasRest.Load() {
+		if err := w.conn.flushPending(deadline); err != nil {
+			return err
+		}
+	}
+	writes, size := len(frames), 0
+	for _, q := range frames {
+		size += len(q.frame)
+	}
+	if ping {
+		writes++
+	}
+	_ = w.ws.SetWriteDeadline(deadline)
+	if writes < 2 || size > batchBytes {
+		return writeEach(w.ws, frames, ping)
+	}
+	w.conn.hold()
+	err := writeEach(w.ws, frames, ping)
+	if rerr := w.conn.release(); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+func (w *batchWriter) writeNow(q queued) (ok, rest bool) {
+	if q.wire == nil || !w.apart() {
+		return false, false
+	}
+	return w.conn.tryWrite(q.wire)
+}
+
+func (w *batchWriter) unfinished() bool { return w.conn.hasRest.Load() }
+
+// apart reports whether the last fast write was at least w.fastGap ago, and if so
+// counts this one as the last. Call with the client's lock held.
+func (w *batchWriter) apart() bool {
+	if w.fastGap <= 0 {
+		return true
+	}
+	now := time.Now()
+	if now.Sub(w.lastFast) < w.fastGap {
+		return false
+	}
+	w.lastFast = now
+	return true
+}
+
 // batchBufs are the buffers of batches in progress: a connection holds one only while
 // it writes, so an idle follower costs none.
 var batchBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
@@ -39,14 +120,13 @@ type batchConn struct {
 	// mu is held through every write to Conn: a frame tryWrite left half written
 	// (pending) goes out whole before anything else, whoever writes next, and tryWrite,
 	// which only tries the lock, never waits behind a write that blocks.
-	mu       sync.Mutex
-	held     *[]byte   // the batch being gathered; nil when writes go straight through
-	deadline time.Time // asked for while held, set once at release
-	pending  []byte    // the unwritten end of the frame tryWrite began; written first
-	hasRest  atomic.Bool
-	rawBuf   []byte        // what rawWrite writes, for rawWriter
-	rawN     int           // what rawWriter wrote
-	rawFn    func(uintptr) // b.rawWriter, made once
+	mu      sync.Mutex
+	held    *[]byte // the batch being gathered; nil when writes go straight through
+	pending []byte  // the unwritten end of the frame tryWrite began; written first
+	hasRest atomic.Bool
+	rawBuf  []byte        // what rawWrite writes, for rawWriter
+	rawN    int           // what rawWriter wrote
+	rawFn   func(uintptr) // b.rawWriter, made once
 }
 
 // Write implements net.Conn: gathered while held, else written after what is pending.
@@ -88,11 +168,11 @@ func (b *batchConn) flushPending(deadline time.Time) error {
 	return b.writePending()
 }
 
-// tryWrite is the fan-out's fast path (client.go, Client.enqueue): it writes wire, a
+// tryWrite is the fan-out's fast path (batchWriter.writeNow): it writes wire, a
 // whole WebSocket frame that does not change (prepared.go), with one non-blocking
 // system call on the caller's goroutine, without a deadline, a goroutine or a wake-up.
 // What the socket buffer cannot take now stays pending, to be written before anything
-// else (the client's writer sees rest and writes it). It reports false, having
+// else (the client's writePump sees rest and writes it). It reports false, having
 // written nothing, when it cannot try: not a TCP connection, or another write under
 // way (the reader answering a ping), or something pending already.
 func (b *batchConn) tryWrite(wire []byte) (ok, rest bool) {
@@ -176,28 +256,22 @@ func (b *batchConn) hold() {
 	defer b.mu.Unlock()
 	if b.held == nil {
 		b.held = batchBufs.Get().(*[]byte)
-		b.deadline = time.Time{}
 	}
 }
 
-// release ends the batch and writes what it gathered in one call, under the last
-// deadline asked for, after what is pending.
+// release ends the batch and writes what it gathered in one call, after what is
+// pending, under the write deadline gorilla set on the connection last.
 func (b *batchConn) release() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	buf, deadline := b.held, b.deadline
+	buf := b.held
 	b.held = nil
 	if buf == nil {
 		return nil
 	}
 	var err error
 	if len(*buf) > 0 {
-		if !deadline.IsZero() {
-			err = b.Conn.SetWriteDeadline(deadline)
-		}
-		if err == nil {
-			err = b.writePending()
-		}
+		err = b.writePending()
 		if err == nil {
 			_, err = b.Conn.Write(*buf)
 		}

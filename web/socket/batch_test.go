@@ -76,7 +76,7 @@ func newBatchRig(t *testing.T) *batchRig {
 		wc := &writeCounter{Conn: bc.Conn}
 		bc.Conn = wc // before the first write
 		c := newClient(conn, 256, 0, time.Hour, 10*time.Second)
-		if c.batch != bc {
+		if batchOf(c) != bc {
 			t.Error("the client does not batch through its batchConn")
 		}
 		return c
@@ -86,7 +86,7 @@ func newBatchRig(t *testing.T) *batchRig {
 		t.Fatal(err)
 	}
 	rig := &batchRig{c: testwait.Recv(t, "the server's client", clients), reader: reader}
-	rig.writes = rig.c.batch.Conn.(*writeCounter)
+	rig.writes = batchOf(rig.c).Conn.(*writeCounter)
 	reader.SetPingHandler(func(string) error {
 		rig.mu.Lock()
 		rig.pings = append(rig.pings, rig.msgRead)
@@ -182,7 +182,7 @@ func TestQueuedFramesAreWrittenInOneBatch(t *testing.T) {
 			}
 			testwait.For(t, "the writer done with the batch", func() bool { return !writing(rig.c) })
 			rig.c.mu.Lock()
-			queued := rig.c.bytes
+			queued := rig.c.queue.bytes
 			rig.c.mu.Unlock()
 			if queued != 0 {
 				t.Fatalf("%d bytes still counted as queued after the batch", queued)

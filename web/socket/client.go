@@ -13,54 +13,36 @@ import (
 	"github.com/teach-dist/playground/web/ratelimit"
 )
 
-// Client is one WebSocket connection: a session subscriber. Writes happen on a
-// goroutine that runs only while something waits to be written (frames, a ping, the
-// close), so a tab left open costs no goroutine and no stack for its writes; there is
-// never more than one, so writes stay in order. The session only ever queues frames,
-// and a full queue drops the client instead of slowing the session. The queue is a
-// slice that grows only while frames wait (a short one is reused: recycle); it is
-// bounded in frames and in bytes (a snapshot of 128 processes is 1.5 MB, so 256 of
-// them would be 400 MB for one tab that never reads), and a snapshot replaces an
-// older one nobody has read yet. Frames found queued together go out in one write
-// (batch.go).
+// Client is one WebSocket connection: a session's subscriber, a lecture's follower or
+// presenter. It is gorilla/websocket's chat example client: the session only ever
+// queues frames (sendQueue, its send channel), a writing goroutine (writePump) writes
+// them under a deadline with a ping when one is due, a full queue drops the client
+// instead of slowing the session, and the reader (Hub.ReadLoop, its readPump) keeps
+// the connection alive with pongs. Two things differ, each for thousands of idle tabs
+// or followers:
 //
-// A shared frame (SendShared) sent to a client with nothing queued and no writer
-// running is written at once by the sender, with one non-blocking system call
-// (batchConn.tryWrite): a lecture's fan-out to thousands of followers then starts no
-// goroutine, sets no deadline and wakes nobody per frame and per follower. What the
-// socket does not take at once is the writer's to finish, before anything queued
-// after it, under the write deadline as ever: a follower that stops reading fills its
-// socket buffer, then its queue, and is dropped as before. Frames that come in a burst
-// (a catch-up on joining, several in a row) are better written together: after a
-// fast write, the next one within fastGap is queued, and the writer takes it and
-// whatever follows in one write (batch.go). A fan-out's frames to one follower are a
-// whole fan-out apart.
+//   - the writePump runs only while something waits to be written (frames, a ping,
+//     the close), so a tab left open costs no goroutine and no stack for its writes;
+//     there is never more than one, so writes stay in order;
+//   - how frames reach the connection is a frameWriter's (writer.go): gorilla's write
+//     per message, or, for a connection Hub.Upgrade made, frames gathered into one
+//     system call per batch and a shared frame to an idle client written at once by
+//     its sender (batch.go, the fan-out's fast path).
 type Client struct {
 	conn       *websocket.Conn
-	batch      *batchConn    // conn's network connection, when it can hold writes (batch.go)
-	flusher    func()        // c.flush, the writing goroutine's function
-	maxQueue   int           // frames queued at once before the client counts as too slow
-	maxBytes   int           // bytes queued or being written before it counts as too slow
+	out        frameWriter   // how frames reach conn
+	pump       func()        // c.writePump, made once: "go c.writePump()" would allocate its closure at every start
 	ping, wait time.Duration // between pings; deadline of each write
 	gone       chan struct{} // closed once the connection is closed
-	once       sync.Once
-	slowOnce   sync.Once // a client is counted slow once, however it was found out
+	slowOnce   sync.Once     // a client is counted slow once, however it was found out
 
-	mu         sync.Mutex
-	quit       bool // CloseWith was called: nothing more is queued
-	queue      []queued
-	spare      []queued // the queue last written, emptied, for the next frames (recycle)
-	bytes      int      // of the frames queued and of those the writer holds, until written
-	started    bool     // Start was called: writes may begin
-	writing    bool     // the writing goroutine runs (it stays true once the connection is closed)
-	pingDue    bool
-	pinger     *time.Timer
-	closeCode  int
-	closeText  string
-	peerClosed bool      // the reader answered the peer's close frame: nothing more is written past gorilla
-	lastFast   time.Time // of the last fast write
-	fastGap    time.Duration
-	drain      bool // write what is queued before closing (not for a client too slow to take it)
+	mu       sync.Mutex
+	phase    phase
+	writer   writerState
+	closeReq *closeRequest // CloseWith's, the first call's; nil while the client is open
+	queue    sendQueue
+	pingDue  bool
+	pinger   *time.Timer
 
 	// Set by Hub.NewClient (hub.go): metrics, rate limits, shutdown.
 	obs     *ops.Metrics
@@ -68,54 +50,82 @@ type Client struct {
 	release func() // when the connection has ended
 }
 
+// phase is how far a client's connection has come.
+type phase uint8
+
+const (
+	// handshaking: its handler made it and has not called Start yet (it checks the
+	// request, or refuses it): frames queue, nothing is written.
+	handshaking phase = iota
+	// live: started. The writePump writes what is queued, and a shared frame to an
+	// idle client may be written at once (frameWriter.writeNow).
+	live
+	// peerClosed: live, and the reader answered the peer's close frame. gorilla refuses
+	// our writes from now on; the fast path, which writes past gorilla, writes nothing.
+	peerClosed
+)
+
+// writerState is whether the writePump runs.
+type writerState uint8
+
+const (
+	writerIdle    writerState = iota // nothing waits to be written: none runs
+	writerRunning                    // one runs; what is queued meanwhile is its to write
+	writerEnded                      // the connection ended: none starts again
+)
+
+// closeRequest is how CloseWith asked the connection to close.
+type closeRequest struct {
+	code  int
+	text  string
+	drain bool // write what is queued first (not for a client too slow to take it)
+}
+
 func newClient(conn *websocket.Conn, queue, maxBytes int, ping, wait time.Duration) *Client {
-	c := &Client{conn: conn, maxQueue: queue, maxBytes: maxBytes, ping: ping, wait: wait,
-		gone: make(chan struct{}), closeCode: websocket.CloseNormalClosure, fastGap: fastGap}
-	if conn != nil {
-		c.batch, _ = conn.UnderlyingConn().(*batchConn) // made by Hub.Upgrade
-	}
-	c.flusher = c.flush // once: "go c.flush()" would allocate its closure at every start
+	c := &Client{conn: conn, out: writerFor(conn), ping: ping, wait: wait, gone: make(chan struct{}),
+		queue: sendQueue{maxFrames: queue, maxBytes: maxBytes}}
+	c.pump = c.writePump
 	return c
 }
 
 // Start lets writes begin (what was queued or closed before goes out now) and pings
-// the client every c.ping: its pongs keep the read deadline alive.
+// the client every c.ping: its pongs keep the read deadline alive (Hub.ReadLoop).
 func (c *Client) Start() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.started = true
+	if c.phase == handshaking {
+		c.phase = live
+	}
 	c.pinger = time.AfterFunc(c.ping, func() {
 		c.mu.Lock()
 		c.pingDue = true
-		c.kick()
+		c.startWriter()
 		c.mu.Unlock()
 	})
-	if len(c.queue) > 0 || c.closing() {
-		c.kick()
+	if !c.queue.empty() || c.closing() {
+		c.startWriter()
 	}
 }
 
-// kick starts the writing goroutine unless it runs. Call with c.mu held.
-func (c *Client) kick() {
-	if c.started && !c.writing {
-		c.writing = true
-		go c.flusher()
+// startWriter starts the writePump unless it runs, may not yet (before Start) or
+// may not again (the connection ended). Call with c.mu held.
+func (c *Client) startWriter() {
+	if c.phase != handshaking && c.writer == writerIdle {
+		c.writer = writerRunning
+		go c.pump()
 	}
 }
 
-// closing reports whether CloseWith was called. Call with c.mu held. (A flag under the
-// lock the caller holds anyway: a channel's select cost 1 % of a server's CPU in a
-// 5,000-follower fan-out.)
-func (c *Client) closing() bool { return c.quit }
+// closing reports whether CloseWith was called: nothing more is queued. Call with c.mu
+// held. (A field under the lock the caller holds anyway: a channel's select cost 1 %
+// of a server's CPU in a 5,000-follower fan-out.)
+func (c *Client) closing() bool { return c.closeReq != nil }
 
-// queued is a frame waiting to be written, with its type when the session delivered
-// it (protocol.Frame's Type): what supersede goes by. Frames sent as bytes (errors,
-// a lecture's stamped frames) have none and are never superseded.
-type queued struct {
-	frame []byte
-	typ   string
-	pm    *websocket.PreparedMessage // frame, framed once for every client that shares it (SendShared); or nil
-	wire  []byte                     // pm's bytes on the wire, for the fast path (prepared.go); or nil
+// idle reports whether nothing is queued or being written and no ping is due, on a
+// live connection: a frame may then go out at once (frameWriter.writeNow) without
+// passing anything. Call with c.mu held.
+func (c *Client) idle() bool {
+	return c.phase == live && c.writer == writerIdle && c.queue.empty() && !c.pingDue
 }
 
 // Send queues an encoded frame for the client; false when the client is gone or was
@@ -133,93 +143,44 @@ func (c *Client) Deliver(f protocol.Encoded) bool {
 }
 
 func (c *Client) enqueue(q queued) bool {
-	frame := q.frame
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closing() {
 		return false
 	}
 	if q.typ == "snapshot" {
-		c.supersede()
+		c.queue.supersede()
 	}
-	// One frame always fits an empty queue, however large: the bound is on what
-	// waits, not on what the session may send.
-	if len(c.queue) >= c.maxQueue || (c.bytes > 0 && c.maxBytes > 0 && c.bytes+len(frame) > c.maxBytes) {
+	if c.queue.full(len(q.frame)) {
 		c.slow()
 		c.closeLocked(websocket.CloseTryAgainLater, protocol.CloseSlow, false)
 		return false
 	}
-	if q.wire != nil && c.started && !c.writing && len(c.queue) == 0 && !c.pingDue && !c.peerClosed && c.batch != nil && c.apart() {
-		if ok, rest := c.batch.tryWrite(q.wire); ok {
+	if c.idle() {
+		if ok, rest := c.out.writeNow(q); ok {
 			if rest {
-				c.kick() // the writer finishes the frame, under its deadline
+				c.startWriter() // the writePump finishes the frame, under its deadline
 			}
 			return true
 		}
 	}
-	c.queue = append(c.queue, q)
-	c.bytes += len(frame)
-	c.kick()
+	c.queue.push(q)
+	c.startWriter()
 	return true
 }
 
-// fastGap is how long after a fast write the next frame counts as part of a burst
-// and is queued (Client.fastGap; tests set their own). Sending one frame to each of
-// 5,000 followers takes tens of milliseconds; a catch-up's frames come microseconds
-// apart.
-const fastGap = time.Millisecond
-
-// apart reports whether the last fast write was at least c.fastGap ago, and if so
-// counts this one as the last. Call with c.mu held.
-func (c *Client) apart() bool {
-	if c.fastGap <= 0 {
-		return true
-	}
-	now := time.Now()
-	if now.Sub(c.lastFast) < c.fastGap {
-		return false
-	}
-	c.lastFast = now
-	return true
-}
-
-// peerClosing wraps the reader's close handler (ReadLoop): once the peer's close
+// peerClosing wraps the reader's close handler (Hub.ReadLoop): once the peer's close
 // frame is answered, the fast path writes nothing more past gorilla, which refuses
 // its own writes from then on.
 func (c *Client) peerClosing(answer func(int, string) error) func(int, string) error {
 	return func(code int, text string) error {
 		c.mu.Lock()
-		c.peerClosed = true
+		if c.phase == live {
+			c.phase = peerClosed
+		}
 		c.mu.Unlock()
 		return answer(code, text)
 	}
-}
-
-// supersede drops, before a new snapshot is queued, the newest unsent snapshot and the
-// events and state frames queued after it: the new snapshot is the whole state they
-// led to. Other frames (errors, lecture and question frames, hello) stay, in order.
-// Call with c.mu held.
-func (c *Client) supersede() {
-	last := -1
-	for k, q := range c.queue {
-		if q.typ == "snapshot" {
-			last = k
-		}
-	}
-	if last < 0 {
-		return
-	}
-	kept := c.queue[:last]
-	for _, q := range c.queue[last:] {
-		switch q.typ {
-		case "snapshot", "events", "state":
-			c.bytes -= len(q.frame)
-			continue
-		}
-		kept = append(kept, q)
-	}
-	clear(c.queue[len(kept):])
-	c.queue = kept
 }
 
 // slow counts the client in playground_slow_clients_dropped_total: its queue passed a
@@ -239,33 +200,32 @@ func (c *Client) CloseWith(code int, text string, drain bool) {
 }
 
 func (c *Client) closeLocked(code int, text string, drain bool) {
-	c.once.Do(func() {
-		c.closeCode, c.closeText, c.drain = code, text, drain
-		c.quit = true
-		c.kick()
-	})
+	if c.closing() {
+		return
+	}
+	c.closeReq = &closeRequest{code: code, text: text, drain: drain}
+	c.startWriter()
 }
 
-// flush is the writing goroutine: it writes what is queued, and the ping when due,
-// each under a deadline, until nothing waits; after CloseWith it sends the close
-// frame and closes the connection, which also ends the reader.
-func (c *Client) flush() {
+// writePump is the writing goroutine: it writes what is queued and the ping when
+// due, each batch under a write deadline, until nothing waits, and returns; the next
+// frame starts it again (startWriter). After CloseWith it writes the close frame and
+// closes the connection, which also ends the reader.
+func (c *Client) writePump() {
 	for {
 		c.mu.Lock()
-		frames := c.queue
-		c.queue, c.spare = c.spare, nil
+		frames := c.queue.take()
 		ping := c.pingDue
 		c.pingDue = false
-		closing := c.closing()
-		rest := c.batch != nil && c.batch.hasRest.Load() // a frame the fast path began
-		if len(frames) == 0 && !ping && !closing && !rest {
-			c.writing = false
+		closeReq := c.closeReq
+		if len(frames) == 0 && !ping && closeReq == nil && !c.out.unfinished() {
+			c.writer = writerIdle
 			c.mu.Unlock()
 			return
 		}
 		c.mu.Unlock()
-		if closing {
-			c.finish(frames)
+		if closeReq != nil {
+			c.finish(frames, closeReq)
 			return
 		}
 		if err := c.write(frames, ping); err != nil {
@@ -279,108 +239,54 @@ func (c *Client) flush() {
 		if ping {
 			c.pinger.Reset(c.ping)
 		}
-		c.recycle(frames)
+		c.mu.Lock()
+		c.queue.recycle(frames)
+		c.mu.Unlock()
 	}
 }
 
-// write writes frames, then the ping when one is due, in batches of up to batchBytes
-// (batch.go): when the connection can hold its writes, each batch is one system call
-// under one deadline. A frame larger than a batch goes alone.
+// write writes frames, then the ping when one is due, in batches of up to batchBytes,
+// each under a write deadline of its own (a frame larger than a batch goes alone);
+// the bytes of a batch leave the queue's bound once written. A frame the fast path
+// began goes before them all (frameWriter.writeBatch).
 func (c *Client) write(frames []queued, ping bool) error {
-	if c.batch != nil && c.batch.hasRest.Load() {
-		if err := c.batch.flushPending(time.Now().Add(c.wait)); err != nil {
-			return err
+	for {
+		n, size := 0, 0
+		for n < len(frames) && (n == 0 || size+len(frames[n].frame) <= batchBytes) {
+			size += len(frames[n].frame)
+			n++
 		}
-	}
-	for i := 0; i < len(frames) || ping; {
-		j, size := i, 0
-		for j < len(frames) && (j == i || size+len(frames[j].frame) <= batchBytes) {
-			size += len(frames[j].frame)
-			j++
-		}
-		withPing := ping && j == len(frames)
-		writes := j - i
-		if withPing {
-			writes++
-		}
-		held := c.batch != nil && writes > 1 && size <= batchBytes
-		_ = c.conn.SetWriteDeadline(time.Now().Add(c.wait))
-		if held {
-			c.batch.hold()
-		}
-		err := c.writeEach(frames[i:j], withPing)
-		if held {
-			if rerr := c.batch.release(); err == nil {
-				err = rerr
-			}
-		}
-		if err != nil {
+		withPing := ping && n == len(frames)
+		if err := c.out.writeBatch(frames[:n], withPing, time.Now().Add(c.wait)); err != nil {
 			return err
 		}
 		c.mu.Lock()
-		c.bytes -= size
+		c.queue.written(size)
 		c.mu.Unlock()
-		i, ping = j, ping && !withPing
-	}
-	return nil
-}
-
-// writeEach writes frames as text messages, then a ping if ping.
-func (c *Client) writeEach(frames []queued, ping bool) error {
-	for _, q := range frames {
-		var err error
-		if q.pm != nil {
-			err = c.conn.WritePreparedMessage(q.pm)
-		} else {
-			err = c.conn.WriteMessage(websocket.TextMessage, q.frame)
-		}
-		if err != nil {
-			return err
+		frames, ping = frames[n:], ping && !withPing
+		if len(frames) == 0 && !ping {
+			return nil
 		}
 	}
-	if ping {
-		return c.conn.WriteMessage(websocket.PingMessage, nil)
-	}
-	return nil
-}
-
-// spareFrames bounds the queue kept for reuse: a follower that took a long catch-up
-// does not keep its length for the rest of the lecture.
-const spareFrames = 16
-
-// recycle keeps the queue just written, emptied, as the next one: a follower's steady
-// stream of frames then queues without allocating.
-func (c *Client) recycle(frames []queued) {
-	if cap(frames) > spareFrames {
-		return
-	}
-	clear(frames)
-	c.mu.Lock()
-	c.spare = frames[:0]
-	c.mu.Unlock()
 }
 
 // finish writes what is left (when draining) and the close frame, then ends.
-func (c *Client) finish(frames []queued) {
+func (c *Client) finish(frames []queued, req *closeRequest) {
 	defer c.end()
-	c.mu.Lock()
-	msg := websocket.FormatCloseMessage(c.closeCode, c.closeText)
-	drain := c.drain
-	c.mu.Unlock()
 	deadline := time.Now().Add(c.wait)
 	_ = c.conn.SetWriteDeadline(deadline)
-	if drain {
+	if req.drain {
 		for _, q := range frames {
 			if err := c.conn.WriteMessage(websocket.TextMessage, q.frame); err != nil {
 				return
 			}
 		}
 	}
-	_ = c.conn.WriteControl(websocket.CloseMessage, msg, deadline)
+	_ = c.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(req.code, req.text), deadline)
 }
 
 // fail ends a connection that could not be written to: nothing more is queued (the
-// writing goroutine is this one, so CloseWith starts no other).
+// writePump is this goroutine, so CloseWith starts no other).
 func (c *Client) fail() {
 	c.CloseWith(websocket.CloseAbnormalClosure, "", false)
 	c.end()
@@ -396,6 +302,9 @@ func (c *Client) Stop() {
 func (c *Client) end() {
 	c.pinger.Stop()
 	c.conn.Close()
+	c.mu.Lock()
+	c.writer = writerEnded
+	c.mu.Unlock()
 	if c.release != nil {
 		c.release()
 	}

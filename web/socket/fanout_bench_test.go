@@ -22,7 +22,7 @@ import (
 // frame" is the writer before batching (each frame its own system call); "batched"
 // is Hub.Upgrade's connection (batch.go); "prepared" frames the shared frame once for
 // all (prepared.go); "fast path" writes it from the sender's goroutine when the
-// client is idle (client.go, batch.go tryWrite). cpu-ns/delivery is the process's user and system CPU per frame
+// client is idle (batch.go, batchWriter.writeNow). cpu-ns/delivery is the process's user and system CPU per frame
 // per client, which a busy machine disturbs less than the time.
 //
 //	go test -run '^$' -bench FanOut -count 3 ./web/socket/
@@ -54,10 +54,10 @@ func benchFanOut(b *testing.B, n, burst int, batched, prepared, fast bool) {
 		}
 		c := newClient(conn, 1024, 0, time.Hour, 10*time.Second)
 		if !batched {
-			c.batch = nil
+			c.out = plainWriter{ws: conn}
 		}
-		if !fast && c.batch != nil {
-			c.batch.raw = nil // tryWrite declines: every frame goes through the writer
+		if b := batchOf(c); !fast && b != nil {
+			b.raw = nil // tryWrite declines: every frame goes through the writer
 		}
 		c.Start()
 		clients <- c

@@ -31,13 +31,13 @@ func newFastRig(t *testing.T, queue int, wait time.Duration) *fastRig {
 }
 
 // newFastRigGap is newFastRig whose client counts frames within gap of a fast write
-// as a burst (Client.fastGap; 0: never).
+// as a burst (batchWriter.fastGap; 0: never).
 func newFastRigGap(t *testing.T, queue int, wait, gap time.Duration) *fastRig {
 	t.Helper()
 	ts, clients := serveClients(t, func(conn *websocket.Conn) *Client {
 		_ = conn.UnderlyingConn().(*batchConn).SetWriteBuffer(4096)
 		c := newClient(conn, queue, 0, time.Hour, wait)
-		c.fastGap = gap
+		c.out.(*batchWriter).fastGap = gap
 		c.Start()
 		return c
 	})
@@ -54,7 +54,7 @@ func newFastRigGap(t *testing.T, queue int, wait, gap time.Duration) *fastRig {
 		t.Fatal(err)
 	}
 	rig := &fastRig{c: testwait.Recv(t, "the server's client", clients), reader: reader}
-	if rig.c.batch == nil || rig.c.batch.raw == nil {
+	if b := batchOf(rig.c); b == nil || b.raw == nil {
 		t.Fatal("a loopback TCP client has no fast path")
 	}
 	reader.SetPingHandler(func(string) error {
@@ -76,7 +76,7 @@ func newFastRigGap(t *testing.T, queue int, wait, gap time.Duration) *fastRig {
 func (r *fastRig) ping() {
 	r.c.mu.Lock()
 	r.c.pingDue = true
-	r.c.kick()
+	r.c.startWriter()
 	r.c.mu.Unlock()
 }
 
@@ -103,9 +103,9 @@ func TestServerTextFrameIsReadBack(t *testing.T) {
 		rig := newFastRig(t, 16, 10*time.Second)
 		payload := bytes.Repeat([]byte("y"), size)
 		rig.c.mu.Lock()
-		ok, rest := rig.c.batch.tryWrite(serverTextFrame(payload))
+		ok, rest := batchOf(rig.c).tryWrite(serverTextFrame(payload))
 		if rest {
-			rig.c.kick()
+			rig.c.startWriter()
 		}
 		rig.c.mu.Unlock()
 		if !ok {
@@ -130,7 +130,7 @@ func TestSharedFrameToAnIdleClientIsWrittenAtOnce(t *testing.T) {
 			t.Fatalf("frame %d refused", k)
 		}
 		rig.c.mu.Lock()
-		w, queued := rig.c.writing, len(rig.c.queue)
+		w, queued := rig.c.writer == writerRunning, len(rig.c.queue.frames)
 		rig.c.mu.Unlock()
 		if w || queued != 0 {
 			t.Fatalf("frame %d to an idle client: writer running %v, %d queued; want it written at once", k, w, queued)
@@ -220,7 +220,7 @@ func TestFastPathStillDropsAStalledClient(t *testing.T) {
 	}
 	testwait.Recv(t, "the stalled client closed", rig.c.gone)
 	rig.c.mu.Lock()
-	code, text := rig.c.closeCode, rig.c.closeText
+	code, text := rig.c.closeReq.code, rig.c.closeReq.text
 	rig.c.mu.Unlock()
 	if code != websocket.CloseTryAgainLater || text != protocol.CloseSlow {
 		t.Fatalf("closed with %d %q, want %d %q", code, text, websocket.CloseTryAgainLater, protocol.CloseSlow)
@@ -234,7 +234,7 @@ func TestBurstAfterAFastWriteIsQueued(t *testing.T) {
 	lastFast := func() time.Time {
 		rig.c.mu.Lock()
 		defer rig.c.mu.Unlock()
-		return rig.c.lastFast
+		return rig.c.out.(*batchWriter).lastFast
 	}
 	var want []string
 	var first time.Time

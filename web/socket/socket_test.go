@@ -94,7 +94,16 @@ func openClients(h *Hub) []*Client {
 func writing(c *Client) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.writing
+	return c.writer == writerRunning
+}
+
+// batchOf is the connection a client batches its writes through (nil: it writes
+// plainly).
+func batchOf(c *Client) *batchConn {
+	if w, ok := c.out.(*batchWriter); ok {
+		return w.conn
+	}
+	return nil
 }
 
 // A tab left open holds no writing goroutine: one runs while frames wait, and a
@@ -255,11 +264,11 @@ func TestSnapshotIsNotQueuedTwice(t *testing.T) {
 				want = append(want, wire(f))
 				wantBytes += len(wire(f))
 			}
-			for _, q := range c.queue {
+			for _, q := range c.queue.frames {
 				got = append(got, q.frame)
 			}
-			if g, w := bytes.Join(got, []byte("\n")), bytes.Join(want, []byte("\n")); !bytes.Equal(g, w) || c.bytes != wantBytes {
-				t.Fatalf("queue (%d bytes):\n%s\nwant (%d bytes):\n%s", c.bytes, g, wantBytes, w)
+			if g, w := bytes.Join(got, []byte("\n")), bytes.Join(want, []byte("\n")); !bytes.Equal(g, w) || c.queue.bytes != wantBytes {
+				t.Fatalf("queue (%d bytes):\n%s\nwant (%d bytes):\n%s", c.queue.bytes, g, wantBytes, w)
 			}
 		})
 	}

@@ -1,5 +1,7 @@
-// Package simtest helps tests run whole simulations: random workloads for seed sweeps,
-// and questions about the recorded trace.
+// Package simtest is the algorithms' tests' kit: one process driven by hand for the
+// one-test-per-rule tests (Fixture, Want, EveryRuleHasATest), params tables
+// (ParseTable), whole runs with random workloads for seed sweeps, and questions about
+// the recorded trace (docs/adding-an-algorithm.md, step 7).
 package simtest
 
 import (

@@ -1,0 +1,197 @@
+// Package baton is the worked example of docs/adding-an-algorithm.md, an algorithm
+// added by following that guide to the letter (internal/guide tests that it still
+// passes every test): one baton, kept by a keeper process, is the right to enter the
+// CS. A process asks the keeper for it, gets it, and gives it back on leaving; the
+// keeper lends it out in the order it was asked. It is not one of the notes'
+// algorithms, so every label is the project's own (EX-1 ...). Like the central
+// coordinator, it does not survive the keeper's crash: a recovered keeper believes
+// the baton is home again.
+package baton
+
+import (
+	"slices"
+
+	"github.com/teach-dist/playground/algorithms/cs"
+	"github.com/teach-dist/playground/algorithms/nodeid"
+	"github.com/teach-dist/playground/algorithms/params"
+	"github.com/teach-dist/playground/runtime/sim"
+)
+
+// Message types.
+const (
+	MsgAsk   = "ASK"
+	MsgBaton = "BATON"
+)
+
+// keeperParam declares the one setting; its Default drives DefaultParams too.
+var keeperParam = sim.Param{Name: "keeper", Kind: sim.ParamNode, Default: sim.FirstID,
+	Doc: "the process that keeps the baton and lends it out"}
+
+// Params are the settings, tagged with their params field names.
+type Params struct {
+	Keeper int `param:"keeper"` // id of the keeper
+}
+
+// DefaultParams are the declared defaults: the first id keeps the baton.
+func DefaultParams(ids []int) Params {
+	return Params{Keeper: params.DefaultID(keeperParam, ids)}
+}
+
+// ParseParams decodes {"keeper": id}.
+var ParseParams = params.Parser([]sim.Param{keeperParam}, DefaultParams)
+
+// Spec registers the algorithm: a new value at each call, so that no caller changes
+// what another sees.
+func Spec() *sim.Spec {
+	return &sim.Spec{
+		Slug:    "baton",
+		Title:   "Baton (worked example)",
+		Family:  sim.Mutex,
+		Summary: "A keeper lends one baton out in the order it was asked; whoever has the baton may enter.",
+		Rules: []sim.Rule{
+			{Label: "EX-1", Group: "Initialisation", Lines: []string{
+				"state := RELEASED",
+				"if i is the keeper: baton := here; queue := empty"},
+				Says: "starts outside the CS; the keeper starts with the baton"},
+			{Label: "EX-2", Group: "Asking for the CS", Lines: []string{
+				"state := WANTED",
+				"send ASK to the keeper   // the keeper asks itself, no message"},
+				Says: "wants the CS and asks the keeper for the baton"},
+			{Label: "EX-3", Group: "Keeper: ASK from j", Lines: []string{
+				"append j to queue",
+				"if baton = here: LEND"},
+				Says: "the keeper queues the asker and lends the baton if it has it"},
+			{Label: "EX-4", Group: "Receiving BATON", Lines: []string{
+				"state := HELD; enter the CS"},
+				Says: "has the baton and enters the CS"},
+			{Label: "EX-5", Group: "Leaving the CS", Lines: []string{
+				"state := RELEASED",
+				"send BATON to the keeper   // the keeper keeps it, no message"},
+				Says: "leaves the CS and gives the baton back"},
+			{Label: "EX-6", Group: "Keeper: BATON back", Lines: []string{
+				"baton := here; LEND",
+				"LEND: if queue is not empty: baton := away; send BATON to the head of queue"},
+				Says: "the keeper has the baton back and lends it to the next in line"},
+		},
+		Vars: []sim.Var{
+			{Name: "state", Doc: "RELEASED, WANTED or HELD"},
+			{Name: "keeper", Doc: "id of the keeper"},
+			{Name: "baton", Doc: "keeper only: the baton is here, not lent out"},
+			{Name: "queue", Doc: "keeper only: ids waiting for the baton, first asked first"},
+		},
+		Messages: []sim.MessageType{
+			{Name: MsgAsk, Label: "ASK", Doc: "asks the keeper for the baton"},
+			{Name: MsgBaton, Label: "BATON", Doc: "the baton: lent by the keeper, or given back to it"},
+		},
+		// A range: the keeper's own entries cost nothing, the others' three messages.
+		Costs: []sim.Cost{
+			{Name: "messages per CS entry", Formula: "0 to 3: none for the keeper; ASK, BATON and BATON back for the others",
+				Low: func(int) float64 { return 0 }, High: func(int) float64 { return 3 }},
+			{Name: "messages to enter the CS", Formula: "2 (ASK, BATON); none for the keeper",
+				Value: func(int) float64 { return 2 }},
+		},
+		Defaults:    sim.Defaults{Nodes: 4, Delay: [2]int{1, 3}, CS: 2, Until: 200},
+		Params:      []sim.Param{keeperParam},
+		Stage:       sim.Stage{Mark: "keeper", MarkLabel: "keeper"},
+		ParseParams: ParseParams,
+		New: func(self int, setup *sim.Setup) sim.Node {
+			p := params.Of(setup, DefaultParams(setup.IDs))
+			return &node{self: self, ids: setup.IDs, keeper: params.Holder(setup.IDs, p.Keeper, keeperParam)}
+		},
+	}
+}
+
+type node struct {
+	self, keeper int   // indexes
+	ids          []int // shared, never written
+	state        string
+	here         bool  // keeper only: the baton is here
+	queue        []int // keeper only: indexes
+}
+
+func (n *node) Step(ctx *sim.Context, in *sim.Input) {
+	switch in.Kind {
+	case sim.Init, sim.Recover:
+		ctx.Rule("EX-1")
+		n.state, n.here, n.queue = cs.Released, n.self == n.keeper, nil
+	case sim.Request:
+		if n.state == cs.Released {
+			ctx.Rule("EX-2")
+			n.state = cs.Wanted
+			n.send(ctx, n.keeper, MsgAsk)
+		}
+	case sim.Release:
+		if n.state == cs.Held {
+			ctx.Rule("EX-5")
+			n.state = cs.Released
+			ctx.Exit()
+			n.send(ctx, n.keeper, MsgBaton)
+		}
+	case sim.Deliver:
+		n.receive(ctx, in.Msg.Type, in.Msg.From)
+	}
+}
+
+// send delivers to itself at once, since a process sends the network nothing for
+// itself.
+func (n *node) send(ctx *sim.Context, to int, typ string) {
+	if to == n.self {
+		n.receive(ctx, typ, n.self)
+		return
+	}
+	ctx.Send(to, sim.Message{Type: typ})
+}
+
+// receive handles a message from node from (itself, for what it sends itself). A
+// baton from the keeper to a process that wants it is a loan; any other baton reaching
+// the keeper is one given back.
+func (n *node) receive(ctx *sim.Context, typ string, from int) {
+	switch {
+	case typ == MsgAsk && n.self == n.keeper:
+		ctx.Rule("EX-3")
+		n.queue = append(n.queue, from)
+		n.lend(ctx)
+	case typ == MsgBaton && from == n.keeper && n.state == cs.Wanted:
+		ctx.Rule("EX-4")
+		n.state = cs.Held
+		ctx.Enter()
+	case typ == MsgBaton && n.self == n.keeper:
+		ctx.Rule("EX-6")
+		n.here = true
+		n.lend(ctx)
+	}
+}
+
+func (n *node) lend(ctx *sim.Context) {
+	if !n.here || len(n.queue) == 0 {
+		return
+	}
+	j := n.queue[0]
+	n.queue, n.here = slices.Delete(n.queue, 0, 1), false
+	n.send(ctx, j, MsgBaton)
+}
+
+// WaitingFor: a process that wants the baton waits for the keeper.
+func (n *node) WaitingFor() []int {
+	if n.state == cs.Wanted && n.self != n.keeper {
+		return []int{n.keeper}
+	}
+	return nil
+}
+
+func (n *node) Clone() sim.Node {
+	c := *n
+	c.queue = slices.Clone(n.queue)
+	return &c
+}
+
+// Encode writes everything that decides what the process does next: the explorer
+// takes two processes that encode alike for the same state.
+func (n *node) Encode(w *sim.StateWriter) {
+	w.Str("state", n.state)
+	w.Int("keeper", n.ids[n.keeper])
+	if n.self == n.keeper {
+		w.Bool("baton", n.here)
+		w.Ints("queue", nodeid.All(n.ids, n.queue))
+	}
+}
