@@ -4,10 +4,12 @@
 // that breaks it. The run is handed back as a scenario in hold mode, which the kernel
 // replays (and the browser shows) step by step.
 //
-// It does not drive the kernel per state: it steps the algorithm's nodes directly
-// (sim.Node, through a sim.Context), models the network as the multiset of messages in
-// flight (FIFO queues per channel when the scenario says so), and stores each state
-// once as a compact canonical key. See docs/explorer.md.
+// It does not run a kernel per state: it keeps a compact state of its own (node states
+// interned, the network as the multiset of messages in flight, or FIFO queues per
+// channel when the scenario says so) and carries out each transition on it with the
+// kernel's own transition function (sim.Take, world.go), stepping each node once per
+// distinct state and input; each state is stored once as a compact canonical key. See
+// docs/explorer.md.
 package explore
 
 import (

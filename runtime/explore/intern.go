@@ -15,7 +15,7 @@ import (
 // of a step (the node's next state and what it did) is memoised. A search then spends
 // its time on the global states, which is where the interleavings multiply. This
 // relies on the contract that Step is deterministic and that Encode writes every
-// variable that matters (TestEncodeIsComplete checks the latter for the catalogue).
+// variable that matters (TestWalksMatchTheKernel checks the latter for the catalogue).
 //
 // The tables are shared by the workers of a parallel search (parallel.go): each is
 // append-only and guarded by its own lock (the memo by one of several shards), and a
@@ -23,27 +23,24 @@ import (
 // things are first met, which varies from run to run when several workers meet them;
 // nothing the search reports depends on them (see insertFlight).
 
-// effKind is what a memoised step did, in order.
-type effKind uint8
-
+// A memoised step's effects are the kernel's own (sim.Did, as sim.Take reads them),
+// less the rules fired (the search keeps no trace): Ref is an interned message or
+// timer name.
 const (
-	effSend effKind = iota
-	effSetTimer
-	effCancelTimer
-	effEnter
-	effExit
-	effLeader
+	effSend        = sim.Send
+	effSetTimer    = sim.SetTimer
+	effCancelTimer = sim.CancelTimer
+	effEnter       = sim.EnterCS
+	effExit        = sim.ExitCS
+	effLeader      = sim.DeclareLeader
 )
 
-type eff struct {
-	kind  effKind
-	a     uint32 // send: message; timers: name; leader: the id
-	after int32  // set timer
-}
+// didBytes is what one effect (sim.Did: a kind, a reference, an int) takes in the memo.
+const didBytes = 16
 
 type stepResult struct {
-	next uint32 // the node's state after the step
-	effs []eff  // what it did, in order (shared: read only)
+	next uint32    // the node's state after the step
+	effs []sim.Did // what it did, in order (shared: read only)
 }
 
 // memoKey packs (node state, argument, input kind, node index) into one word: a map
@@ -94,9 +91,12 @@ type recent struct {
 func (r *recent) slot(k memoK) int { return int(k.mix() >> 32 & (recentSize - 1)) }
 
 type msgInfo struct {
-	m    sim.Message
-	key  string // its content, encoded: the canonical order of messages (msgLess)
-	ch   int32  // channel from*n+to
+	m   sim.Message
+	key string // its content, encoded: the canonical order of messages (msgLess)
+	// pre is key's first 16 bytes as two big-endian words, zero past its end: two
+	// keys that differ there compare as their pre do, and most do.
+	pre  [2]uint64
+	ch   int32 // channel from*n+to
 	bg   bool
 	desc string // for details: "REQUEST P1 -> P2"
 	// canon[q] is its canonical form's number + 1 (q: quiet), 0 while unknown.
@@ -155,7 +155,7 @@ type stepper struct {
 	in      sim.Input
 	w       sim.StateWriter
 	buf     []byte
-	effs    []eff
+	effs    []sim.Did
 	up      uint16  // who is up in the state being stepped (bit i: node i)
 	upNodes []bool  // the same, for the context
 	recent  *recent // nil: every step asks the shared memo
@@ -206,7 +206,24 @@ func (it *interner) timerBG(id uint32) bool { return it.timers.at(id).bg }
 // msgLess orders messages by content, which does not depend on the order in which
 // they were numbered.
 func (it *interner) msgLess(a, b uint32) bool {
-	return a != b && it.msgs.at(a).key < it.msgs.at(b).key
+	if a == b {
+		return false
+	}
+	x, y := it.msgs.at(a), it.msgs.at(b)
+	switch {
+	case x.pre[0] != y.pre[0]:
+		return x.pre[0] < y.pre[0]
+	case x.pre[1] != y.pre[1]:
+		return x.pre[1] < y.pre[1]
+	}
+	return x.key < y.key
+}
+
+// keyPrefix is pre of a message's key (msgInfo).
+func keyPrefix(key string) [2]uint64 {
+	var b [16]byte
+	copy(b[:], key)
+	return [2]uint64{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])}
 }
 
 // encodings lists node i's states met so far, by number (for tests).
@@ -285,7 +302,7 @@ func (st *stepper) msg(m *sim.Message) uint32 {
 	c.ID = 0
 	key := string(b)
 	id, info := st.msgs.add()
-	info.m, info.key = c, key
+	info.m, info.key, info.pre = c, key, keyPrefix(key)
 	info.ch = int32(m.From*st.m.n + m.To)
 	info.bg = slices.Contains(st.m.bgMsgs, m.Type)
 	info.desc = fmt.Sprintf("%s %s -> %s", m.Type, st.m.name(m.From), st.m.name(m.To))
@@ -343,34 +360,28 @@ func (st *stepper) memoStep(k memoK, i int, id uint32, kind sim.InputKind, arg u
 	case sim.Timer:
 		st.in.Timer = st.timerName(arg)
 	}
-	st.ctx.Reset(i)
-	nd.Step(st.ctx, &st.in)
-	if err := st.ctx.Err(); err != nil {
-		// A scripted algorithm's error: explore's recover words it as the algorithm's.
+	if err := st.ctx.Call(st.m.spec, i, nd, &st.in); err != nil {
+		// The algorithm's error, or a step against the contract: explore's recover
+		// words it as the algorithm's.
 		panic(err)
 	}
 	effs := st.effs[:0]
 	for _, e := range st.ctx.Effects() {
 		switch e.Kind {
 		case sim.Send:
-			if e.Msg.To < 0 || e.Msg.To >= st.m.n {
-				panic(fmt.Sprintf("%s: %s sent %s to node index %d, which does not exist", st.m.spec.Slug, st.m.name(i), e.Msg.Type, e.Msg.To))
-			}
-			effs = append(effs, eff{kind: effSend, a: st.msg(&e.Msg)})
+			effs = append(effs, sim.Did{Kind: effSend, Ref: st.msg(&e.Msg), Arg: e.Msg.To})
 		case sim.SetTimer:
 			st.sawTimer.Store(true)
 			if e.After < 1 {
 				st.zeroTimeout.Store(true)
 			}
-			effs = append(effs, eff{kind: effSetTimer, a: st.timer(e.Timer), after: int32(max(e.After, 0))})
+			effs = append(effs, sim.Did{Kind: effSetTimer, Ref: st.timer(e.Timer), Arg: e.After})
 		case sim.CancelTimer:
-			effs = append(effs, eff{kind: effCancelTimer, a: st.timer(e.Timer)})
-		case sim.EnterCS:
-			effs = append(effs, eff{kind: effEnter})
-		case sim.ExitCS:
-			effs = append(effs, eff{kind: effExit})
+			effs = append(effs, sim.Did{Kind: effCancelTimer, Ref: st.timer(e.Timer)})
+		case sim.EnterCS, sim.ExitCS:
+			effs = append(effs, sim.Did{Kind: e.Kind})
 		case sim.DeclareLeader:
-			effs = append(effs, eff{kind: effLeader, a: uint32(e.Leader)})
+			effs = append(effs, sim.Did{Kind: effLeader, Arg: e.Leader})
 		}
 	}
 	st.effs = effs
@@ -385,6 +396,6 @@ func (st *stepper) memoStep(k memoK, i int, id uint32, kind sim.InputKind, arg u
 		return old // another worker took the same step meanwhile
 	}
 	sh.m[k] = r
-	st.bytes.Add(64 + int64(len(effs))*12)
+	st.bytes.Add(64 + int64(len(effs))*didBytes)
 	return r
 }

@@ -165,7 +165,7 @@ func (x *search) ample(s *state, trs []trans, next int) (int, error) {
 		to := info.m.To
 		nd := &s.nodes[to]
 		// A message to a crashed process, or across the partition, is only lost.
-		if nd.alive && s.group(info.m.From) == s.group(to) {
+		if sim.LostOnArrival(nd.alive, int(s.group(info.m.From)), int(s.group(to))) == "" {
 			if !x.canon.Inert(x.it.nodeState(to, nd.id)) {
 				continue
 			}
@@ -191,7 +191,7 @@ func (x *search) checkInert(s *state, i int, msg uint32) error {
 	r := x.it.step(i, id, sim.Deliver, msg)
 	from := x.it.message(msg).m.From
 	for _, e := range r.effs {
-		if e.kind != effSend || x.it.message(e.a).m.To != from {
+		if e.Kind != effSend || e.Arg != from {
 			return fmt.Errorf("explore: %s: %s is declared inert but does more than answer %s", x.m.spec.Slug, x.m.name(i), x.it.message(msg).desc)
 		}
 	}
@@ -281,12 +281,12 @@ func (x *search) invisible(s *state, t trans) bool {
 	f := s.msgs[t.a]
 	info := x.it.message(f.msg)
 	to := info.m.To
-	if !s.nodes[to].alive || s.group(info.m.From) != s.group(to) {
+	if sim.LostOnArrival(s.nodes[to].alive, int(s.group(info.m.From)), int(s.group(to))) != "" {
 		return true
 	}
 	r := x.it.step(to, s.nodes[to].id, sim.Deliver, f.msg)
 	for _, e := range r.effs {
-		if e.kind == effEnter || e.kind == effExit || e.kind == effLeader {
+		if e.Kind == effEnter || e.Kind == effExit || e.Kind == effLeader {
 			return false
 		}
 	}

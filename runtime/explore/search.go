@@ -65,6 +65,7 @@ type search struct {
 	tsMerge   treeScratch // the merge's
 	tick      int32       // the last tick's length
 	timerSet  bool        // the last apply set a timer
+	w         world       // the search's state as sim.Take changes it (world.go)
 
 	pool *pool // the workers and their buffers
 
@@ -79,7 +80,7 @@ type search struct {
 func (x *search) initial(s *state, path *[]pstep) *finding {
 	var found *finding
 	for i := range s.nodes {
-		s.nodes[i] = nodeSt{alive: true, leader: -1}
+		s.nodes[i] = nodeSt{id: x.it.fresh[i], alive: true, leader: -1}
 	}
 	if x.m.drops != nil && !x.m.timed {
 		s.avail = 1<<len(x.m.drops) - 1
@@ -88,8 +89,7 @@ func (x *search) initial(s *state, path *[]pstep) *finding {
 		}
 	}
 	for i := range s.nodes {
-		r := x.it.step(i, x.it.fresh[i], sim.Init, 0)
-		if f := x.effects(s, i, r); f != nil && found == nil {
+		if f := x.take(s, &sim.Transition{Kind: sim.TInit, Node: i}); f != nil && found == nil {
 			found = f
 		}
 	}

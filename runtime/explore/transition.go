@@ -104,24 +104,11 @@ func (x *search) workload(s *state, out []trans) []trans {
 	return out
 }
 
-// applies reports whether an event would do something now; the kernel skips the ones
-// that do not (a request from a node that already waits). Untimed searches hold such
-// an event back until it applies: it happens whenever the node is ready.
-func (x *search) applies(s *state, a *sim.Action) bool {
-	switch a.Do {
-	case sim.ActRequest:
-		nd := &s.nodes[a.Node]
-		return nd.alive && !nd.pending && !nd.inCS
-	case sim.ActRelease:
-		nd := &s.nodes[a.Node]
-		return nd.alive && nd.inCS
-	case sim.ActElect, sim.ActCrash:
-		return s.nodes[a.Node].alive
-	case sim.ActRecover:
-		return !s.nodes[a.Node].alive
-	}
-	return true
-}
+// applies reports whether an event would do something now (sim.Applies); the kernel
+// skips the ones that do not (a request from a node that already waits). Untimed
+// searches hold such an event back until it applies: it happens whenever the node is
+// ready.
+func (x *search) applies(s *state, a *sim.Action) bool { return sim.Applies(x.world(s), a) }
 
 // canTick reports whether time may pass: something waits for it, and nothing is due
 // now that cannot wait.

@@ -327,32 +327,23 @@ func (x *search) ends(s *state, t trans, o obligation) bool {
 	r := x.it.step(i, s.nodes[i].id, kind, arg)
 	for _, e := range r.effs {
 		switch {
-		case o.kind == obTimer && (e.kind == effSetTimer || e.kind == effCancelTimer) && e.a == o.b:
+		case o.kind == obTimer && (e.Kind == effSetTimer || e.Kind == effCancelTimer) && e.Ref == o.b:
 			return true
-		case o.kind == obCS && e.kind == effExit:
+		case o.kind == obCS && e.Kind == effExit:
 			return true
 		}
 	}
 	return false
 }
 
-// nodeStep says which process steps in t, with what input, as applyRaw does; ok is
-// false for a step in which no process steps.
+// nodeStep says which process steps in t, with what input (sim.Transition.Stepping);
+// ok is false for a step in which no process steps. Workload events do not come up:
+// a search that answers without time has them all at its start.
 func (x *search) nodeStep(s *state, t trans) (i int, kind sim.InputKind, arg uint32, ok bool) {
-	switch t.kind {
-	case tDeliver:
-		f := s.msgs[t.a]
-		info := x.it.message(f.msg)
-		to := info.m.To
-		if !s.nodes[to].alive || s.group(info.m.From) != s.group(to) {
-			return 0, 0, 0, false
-		}
-		return to, sim.Deliver, f.msg, true
-	case tTimer:
-		tm := s.timers[t.a]
-		return int(tm.node), sim.Timer, uint32(tm.name), true
-	case tRelease:
-		return int(t.a), sim.Release, 0, true
+	var tr sim.Transition
+	if !x.transition(s, t, &tr) || t.kind == tEvent {
+		return 0, 0, 0, false
 	}
-	return 0, 0, 0, false
+	i, kind, ok = tr.Stepping(x.world(s))
+	return i, kind, tr.Ref, ok
 }

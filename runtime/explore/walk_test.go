@@ -1,22 +1,23 @@
 package explore
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/teach-dist/playground/algorithms"
+	"github.com/teach-dist/playground/algorithms/starlarkalg"
 	"github.com/teach-dist/playground/runtime/sim"
 	"github.com/teach-dist/playground/scenarios"
 )
 
-// The explorer steps each distinct node state once and memoises the result, keyed by
-// the node's Encode. That is only right if Encode writes everything that matters: two
-// node values that encode alike must behave alike. TestEncodeIsComplete walks random
-// paths of the search for every algorithm while also stepping the real node values
-// (never replaced by the interned representative) and checks that both agree on the
-// next encoding and on every effect.
+// The explorer carries out its transitions with the kernel's transition function
+// (sim.Take) on a state of its own, and steps each distinct node state once, keyed by
+// the node's Encode. TestWalksMatchTheKernel walks random paths of the search for every
+// algorithm, with every kind of transition, while a kernel run takes the same steps on
+// real node values, and checks that both agree after each one.
 
 // walkScenarios returns small scenarios with faults for every algorithm.
 func walkScenarios(t *testing.T) []*scenarios.Scenario {
@@ -73,68 +74,152 @@ func join(parts []string) string {
 	return s
 }
 
-func TestEncodeIsComplete(t *testing.T) {
+// stepCase is a configuration whose random walks take every kind of transition the
+// search has: deliveries, timers, ends of the CS, and each workload event (request,
+// release, elect, crash, recover, partition, heal), plus, where it says so, losses and
+// drop tokens; timed or not.
+type stepCase struct {
+	name  string
+	cfg   sim.Config
+	timed bool // time on even without timers
+}
+
+// stepCases returns, for every algorithm, its walk scenarios (requests or elections,
+// a crash and a recovery) and variants with each fault and with time; with
+// starlark, the same for the algorithm's Starlark template instead of the Go one.
+func stepCases(t *testing.T, starlark bool) []stepCase {
+	t.Helper()
+	var out []stepCase
 	for _, sc := range walkScenarios(t) {
 		cfg, err := sc.Config()
 		if err != nil {
 			t.Fatal(err)
 		}
-		name := fmt.Sprintf("%s/fifo=%v", sc.Algorithm, cfg.Network.FIFO)
-		t.Run(name, func(t *testing.T) {
-			for seed := uint64(1); seed <= 200; seed++ {
-				walk(t, cfg, seed, 300)
+		if starlark {
+			src, ok := starlarkalg.Template(sc.Algorithm)
+			if !ok {
+				continue
 			}
+			spec, err := starlarkalg.Load(sc.Algorithm, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Spec, cfg.Params = spec, nil
+			if spec.ParseParams != nil {
+				if cfg.Params, err = spec.ParseParams(sc.Params, cfg.IDs); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		name := fmt.Sprintf("%s/n=%d/fifo=%v", sc.Algorithm, len(cfg.IDs), cfg.Network.FIFO)
+		if sc.Title != "" {
+			name = sc.Algorithm + "/" + sc.Title
+		}
+		out = append(out, stepCase{name: name, cfg: cfg})
+		if cfg.Network.FIFO || sc.Title != "" {
+			continue // the faults once per algorithm
+		}
+		n := len(cfg.IDs)
+		with := func(what string, change func(c *sim.Config)) {
+			c := cfg
+			c.Actions = append([]sim.Action(nil), cfg.Actions...)
+			change(&c)
+			out = append(out, stepCase{name: name + "/" + what, cfg: c})
+		}
+		with("loss", func(c *sim.Config) { c.Network.Loss = 0.2 })
+		with("drop", func(c *sim.Config) {
+			c.Actions = append(c.Actions, sim.Action{At: 1, Do: sim.ActDrop, From: -1, To: 0})
 		})
+		with("partition", func(c *sim.Config) {
+			rest := make([]int, 0, n-1)
+			for i := 1; i < n; i++ {
+				rest = append(rest, i)
+			}
+			c.Actions = append(c.Actions, sim.Action{At: 2, Do: sim.ActPartition, Groups: [][]int{{0}, rest}, From: -1, To: -1},
+				sim.Action{At: 5, Do: sim.ActHeal, From: -1, To: -1})
+		})
+		if cfg.Spec.Family == sim.Mutex {
+			with("release-events", func(c *sim.Config) {
+				c.CS = 0
+				for i := range n {
+					c.Actions = append(c.Actions, sim.Action{At: 2, Do: sim.ActRelease, Node: i, From: -1, To: -1})
+				}
+			})
+		}
+		out = append(out, stepCase{name: name + "/timed", cfg: cfg, timed: true})
 	}
+	return out
 }
 
-// walk takes up to steps random transitions of the search from the initial state.
-func walk(t *testing.T, cfg sim.Config, seed uint64, steps int) {
+// newWalkSearch is the search a walk of c takes: with time when c says so or the
+// algorithm sets timers (as a search restarts timed), with canonical forms or not.
+func newWalkSearch(t *testing.T, c stepCase, full bool) *search {
 	t.Helper()
-	timed := false
-	var x *search
+	timed := c.timed
 	for {
-		var err error
-		x, err = newSearch(cfg, timed, &Options{NoReduce: true})
+		x, err := newSearch(c.cfg, timed, &Options{NoReduce: full})
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := newState(x.m)
-		x.initial(s, nil)
+		x.initial(newState(x.m), nil)
 		if x.it.sawTimer.Load() && !timed {
 			timed = true
 			continue
 		}
-		break
+		return x
 	}
-	rng := rand.New(rand.NewPCG(seed, 7))
-	s := newState(x.m)
-	// The real nodes: built and stepped independently of the interner.
-	real := make([]sim.Node, x.m.n)
-	for i := range real {
-		real[i] = x.m.spec.New(i, &x.m.setup)
-		ctx := sim.NewContext(i, x.m.ids)
-		real[i].Step(ctx, &sim.Input{Kind: sim.Init})
-	}
-	x.initial(s, nil)
-	// Events at time 0 ran inside initial; replay them on the real nodes.
-	for _, k := range x.m.start {
-		a := x.m.events[k].act
-		realAct(t, x, real, &a)
-	}
-	check := func(step int, what string) {
-		t.Helper()
-		for i := range real {
-			if !s.nodes[i].alive {
-				continue
-			}
-			got := string(sim.EncodeState(real[i]))
-			if want := x.it.nodes[i].v.at(s.nodes[i].id).enc; got != want {
-				t.Fatalf("seed %d, step %d (%s): %s is\n  %s\nbut the explorer has\n  %s", seed, step, what, x.m.name(i), got, want)
-			}
+}
+
+// TestWalksMatchTheKernel: the explorer's successors are the kernel's. On random walks
+// of every algorithm, Go and Starlark, with each fault and with time (stepCases), each
+// transition of the search is also carried out on a kernel run in hold mode, as a
+// counterexample is (a delivery or a loss picks the held message with the same
+// content, a timer is a fire event, the end of a CS a release, a workload event the
+// action itself), and after each one both must agree on every process (up, in the CS,
+// waiting, leader, node state, armed timers, side of the partition), on the messages
+// in flight, and on a broken mutual exclusion. The kernel's nodes are real values,
+// never replaced by the explorer's interned ones: so this also checks that Encode
+// writes all that matters (the explorer steps each distinct encoding once).
+func TestWalksMatchTheKernel(t *testing.T) {
+	for _, starlark := range []bool{false, true} {
+		seeds := uint64(60)
+		if starlark {
+			seeds = 4
+		}
+		for _, c := range stepCases(t, starlark) {
+			t.Run(fmt.Sprintf("starlark=%v/%s", starlark, c.name), func(t *testing.T) {
+				x := newWalkSearch(t, c, true)
+				for seed := uint64(1); seed <= seeds; seed++ {
+					walkWithKernel(t, x, seed, 200)
+				}
+			})
 		}
 	}
-	check(0, "start")
+}
+
+// walkWithKernel takes up to steps random transitions of x from its initial state, on
+// the search and on a kernel run alike, comparing them after each.
+func walkWithKernel(t *testing.T, x *search, seed uint64, steps int) {
+	t.Helper()
+	var mutex []string // the kernel's mutual exclusion violations during the step
+	k, err := sim.New(x.kernelConfig(), func(ev *sim.Event) {
+		if ev.Type == sim.EvViolation && ev.Property == sim.PropMutex {
+			mutex = append(mutex, ev.Detail)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newState(x.m)
+	var start []pstep
+	x.initial(s, &start)
+	for j := range start {
+		kernelStep(t, x, k, &start[j])
+	}
+	if d := kernelDiff(x, s, k); d != "" {
+		t.Fatalf("seed %d, at the start: %s", seed, d)
+	}
+	rng := rand.New(rand.NewPCG(seed, 11))
 	var trs []trans
 	for step := 1; step <= steps; step++ {
 		trs = x.enumerate(s, trs)
@@ -143,124 +228,106 @@ func walk(t *testing.T, cfg sim.Config, seed uint64, steps int) {
 		}
 		tr := trs[rng.IntN(len(trs))]
 		p := x.describe(s, tr)
-		i, in, ok := inputOf(x, s, tr)
-		var want []sim.Effect
-		if ok {
-			if in.Kind == sim.Recover {
-				real[i] = x.m.spec.New(i, &x.m.setup)
-			}
-			ctx := sim.NewContext(i, x.m.ids)
-			up := make([]bool, len(real))
-			for k := range up {
-				up[k] = s.nodes[k].alive
-			}
-			ctx.SetUp(up) // the perfect failure detector sees the state's crashes
-			real[i].Step(ctx, &in)
-			want = slices.Clone(ctx.Effects())
+		f := x.apply(s, tr)
+		mutex = mutex[:0]
+		kernelStep(t, x, k, &p)
+		if d := kernelDiff(x, s, k); d != "" {
+			t.Fatalf("seed %d, step %d (%s): %s", seed, step, p.words, d)
 		}
-		var r stepResult
-		if ok {
-			id := s.nodes[i].id
-			if in.Kind == sim.Recover {
-				id = x.it.fresh[i]
-			}
-			arg := uint32(0)
-			switch tr.kind {
-			case tDeliver:
-				arg = s.msgs[tr.a].msg
-			case tTimer:
-				arg = uint32(s.timers[tr.a].name)
-			}
-			x.it.setUp(s.nodes)
-			r = x.it.step(i, id, in.Kind, arg)
+		var want []string
+		if f != nil && f.property == sim.PropMutex {
+			want = []string{f.detail}
 		}
-		if x.apply(s, tr) != nil {
-			return // a violation: the walk has nothing more to check beyond it
+		if fmt.Sprint(want) != fmt.Sprint(mutex) {
+			t.Fatalf("seed %d, step %d (%s): the explorer finds %v, the kernel %v", seed, step, p.words, want, mutex)
 		}
-		if ok {
-			compareEffects(t, x, seed, step, p.words, want, r.effs)
+		if f != nil {
+			return
 		}
-		check(step, p.words)
 	}
 }
 
-// realAct applies a workload event to the real nodes (start events).
-func realAct(t *testing.T, x *search, real []sim.Node, a *sim.Action) {
+// kernelStep carries out path step p on kernel run k, as kernelEvents does.
+func kernelStep(t *testing.T, x *search, k *sim.Sim, p *pstep) {
 	t.Helper()
-	kind, ok := map[sim.ActionKind]sim.InputKind{sim.ActRequest: sim.Request, sim.ActRelease: sim.Release, sim.ActElect: sim.Elect, sim.ActRecover: sim.Recover}[a.Do]
-	if !ok {
+	var a sim.Action
+	switch p.kind {
+	case tTick:
 		return
-	}
-	if kind == sim.Recover {
-		real[a.Node] = x.m.spec.New(a.Node, &x.m.setup)
-	}
-	real[a.Node].Step(sim.NewContext(a.Node, x.m.ids), &sim.Input{Kind: kind})
-}
-
-// inputOf says which node tr steps and with what input (ok false: no node steps).
-func inputOf(x *search, s *state, tr trans) (int, sim.Input, bool) {
-	switch tr.kind {
-	case tDeliver:
-		m := x.it.message(s.msgs[tr.a].msg).m
-		if !s.nodes[m.To].alive || s.group(m.From) != s.group(m.To) {
-			return 0, sim.Input{}, false
+	case tDeliver, tLose, tDrop:
+		held, ok := x.held(k, p)
+		if !ok {
+			t.Fatalf("%s: the kernel holds no such message", p.words)
 		}
-		return m.To, sim.Input{Kind: sim.Deliver, Msg: m.Clone()}, true
+		a = sim.Action{Do: sim.ActDeliver, Msg: held.ID, From: -1, To: -1}
+		if p.kind != tDeliver {
+			a.Do = sim.ActDrop
+		}
 	case tTimer:
-		tm := s.timers[tr.a]
-		return int(tm.node), sim.Input{Kind: sim.Timer, Timer: x.it.timerName(uint32(tm.name))}, true
+		a = sim.Action{Do: sim.ActFire, Node: p.node, Timer: p.timer, From: -1, To: -1}
 	case tRelease:
-		return int(tr.a), sim.Input{Kind: sim.Release}, true
+		a = sim.Action{Do: sim.ActRelease, Node: p.node, From: -1, To: -1}
 	case tEvent:
-		a := &x.m.events[tr.a].act
-		if !x.applies(s, a) {
-			return 0, sim.Input{}, false
+		if p.act.Do == sim.ActDrop {
+			return // a token of the search's: the kernel's drops are the losses it allows
 		}
-		kind, ok := map[sim.ActionKind]sim.InputKind{sim.ActRequest: sim.Request, sim.ActRelease: sim.Release, sim.ActElect: sim.Elect, sim.ActRecover: sim.Recover}[a.Do]
-		return a.Node, sim.Input{Kind: kind}, ok
+		a = p.act
+		a.At = 0
 	}
-	return 0, sim.Input{}, false
+	err := k.Apply(a)
+	var refused *sim.ActionError
+	switch {
+	case p.kind == tEvent && p.skip:
+		if !errors.As(err, &refused) {
+			t.Fatalf("%s: the search skips it, the kernel answers %v", p.words, err)
+		}
+	case err != nil:
+		t.Fatalf("%s: %v", p.words, err)
+	}
 }
 
-func compareEffects(t *testing.T, x *search, seed uint64, step int, what string, want []sim.Effect, got []eff) {
-	t.Helper()
-	var w []string
-	for _, e := range want {
-		switch e.Kind {
-		case sim.Send:
-			m := e.Msg
-			w = append(w, "send "+x.msgWords(&m))
-		case sim.SetTimer:
-			w = append(w, fmt.Sprintf("set %s %d", e.Timer, max(e.After, 0)))
-		case sim.CancelTimer:
-			w = append(w, "cancel "+e.Timer)
-		case sim.EnterCS:
-			w = append(w, "enter")
-		case sim.ExitCS:
-			w = append(w, "exit")
-		case sim.DeclareLeader:
-			w = append(w, fmt.Sprintf("leader %d", e.Leader))
+// kernelDiff says how state s of the search and kernel run k differ ("" if they do
+// not).
+func kernelDiff(x *search, s *state, k *sim.Sim) string {
+	for i := range s.nodes {
+		nd := &s.nodes[i]
+		name := x.m.name(i)
+		if nd.alive != k.Alive(i) {
+			return fmt.Sprintf("%s up: search %v, kernel %v", name, nd.alive, k.Alive(i))
+		}
+		if !nd.alive {
+			continue
+		}
+		if nd.inCS != k.InCS(i) || nd.pending != k.Waiting(i) || int(nd.leader) != k.Leader(i) || int(s.group(i)) != k.Group(i) {
+			return fmt.Sprintf("%s in the CS, waiting, leader, group: search %v %v %d %d, kernel %v %v %d %d", name,
+				nd.inCS, nd.pending, nd.leader, s.group(i), k.InCS(i), k.Waiting(i), k.Leader(i), k.Group(i))
+		}
+		if got, want := x.it.nodes[i].v.at(nd.id).enc, string(sim.EncodeState(k.Node(i))); got != want {
+			return fmt.Sprintf("%s is\n  %s\nin the search, but the kernel's is\n  %s", name, got, want)
+		}
+		var timers []string
+		for _, tm := range s.timers {
+			if int(tm.node) == i {
+				timers = append(timers, x.it.timerName(uint32(tm.name)))
+			}
+		}
+		slices.Sort(timers)
+		if !slices.Equal(timers, k.Armed(i)) {
+			return fmt.Sprintf("%s's timers: search %v, kernel %v", name, timers, k.Armed(i))
 		}
 	}
-	var g []string
-	for _, e := range got {
-		switch e.kind {
-		case effSend:
-			m := x.it.message(e.a).m
-			g = append(g, "send "+x.msgWords(&m))
-		case effSetTimer:
-			g = append(g, fmt.Sprintf("set %s %d", x.it.timerName(e.a), e.after))
-		case effCancelTimer:
-			g = append(g, "cancel "+x.it.timerName(e.a))
-		case effEnter:
-			g = append(g, "enter")
-		case effExit:
-			g = append(g, "exit")
-		case effLeader:
-			g = append(g, fmt.Sprintf("leader %d", int32(e.a)))
-		}
+	var got, want []string
+	for _, f := range s.msgs {
+		m := x.it.message(f.msg).m
+		got = append(got, x.msgWords(&m))
 	}
-	if !slices.Equal(w, g) {
-		t.Fatalf("seed %d, step %d (%s): the real node did\n  %v\nbut the memoised step of a node that encodes the same did\n  %v", seed, step, what, w, g)
+	for _, f := range k.InFlight() {
+		want = append(want, x.msgWords(&f.Msg))
 	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		return fmt.Sprintf("in flight: search %v, kernel %v", got, want)
+	}
+	return ""
 }

@@ -29,6 +29,7 @@ func (s *Sim) Clone(sink Sink) *Sim {
 	}
 	c.ev = Event{}
 	c.in = Input{}
+	c.cur, c.curTimer = Message{}, ""
 
 	c.q.items = slices.Clone(s.q.items)
 

@@ -1,5 +1,7 @@
 package sim
 
+import "fmt"
+
 // EffectKind says what a node did during a step.
 type EffectKind uint8
 
@@ -31,7 +33,14 @@ type Context struct {
 	ids     []int
 	up      []bool // who is up, for Up; nil: everybody
 	effects []Effect
+	did     []Did // the same effects as Take reads them (Ref: the effect's index)
 	err     error // set by Fail: the step could not be carried out
+}
+
+// add records effect e; arg is what Take reads of it (Did.Arg).
+func (c *Context) add(e Effect, arg int) {
+	c.did = append(c.did, Did{Kind: e.Kind, Ref: uint32(len(c.effects)), Arg: arg})
+	c.effects = append(c.effects, e)
 }
 
 // NewContext returns a context for node self among ids; tests use it to drive one node.
@@ -70,39 +79,39 @@ func (c *Context) Index(id int) (int, bool) {
 
 // Rule records that a labelled rule of the pseudocode fired.
 func (c *Context) Rule(label string) {
-	c.effects = append(c.effects, Effect{Kind: FireRule, Rule: label})
+	c.add(Effect{Kind: FireRule, Rule: label}, 0)
 }
 
 // RuleWhy records that a rule fired and which of its cases applied, so the narration
 // can say why ("defers P1's request: its own request is older"). why is a key of the
 // rule's Why map: a constant, so recording it costs nothing.
 func (c *Context) RuleWhy(label, why string) {
-	c.effects = append(c.effects, Effect{Kind: FireRule, Rule: label, Why: why})
+	c.add(Effect{Kind: FireRule, Rule: label, Why: why}, 0)
 }
 
 // Send sends m to node index to. The kernel assigns the id and sets From and To.
 func (c *Context) Send(to int, m Message) {
 	m.From, m.To = c.self, to
-	c.effects = append(c.effects, Effect{Kind: Send, Msg: m})
+	c.add(Effect{Kind: Send, Msg: m}, to)
 }
 
 // SetTimer (re)arms the named timer to fire after the given virtual time.
 func (c *Context) SetTimer(name string, after int) {
-	c.effects = append(c.effects, Effect{Kind: SetTimer, Timer: name, After: after})
+	c.add(Effect{Kind: SetTimer, Timer: name, After: after}, after)
 }
 
 // CancelTimer disarms the named timer; cancelling an unarmed one is harmless.
 func (c *Context) CancelTimer(name string) {
-	c.effects = append(c.effects, Effect{Kind: CancelTimer, Timer: name})
+	c.add(Effect{Kind: CancelTimer, Timer: name}, 0)
 }
 
 // Enter and Exit mark the critical section.
-func (c *Context) Enter() { c.effects = append(c.effects, Effect{Kind: EnterCS}) }
-func (c *Context) Exit()  { c.effects = append(c.effects, Effect{Kind: ExitCS}) }
+func (c *Context) Enter() { c.add(Effect{Kind: EnterCS}, 0) }
+func (c *Context) Exit()  { c.add(Effect{Kind: ExitCS}, 0) }
 
 // Leader records that this node now takes the node with this id as leader.
 func (c *Context) Leader(id int) {
-	c.effects = append(c.effects, Effect{Kind: DeclareLeader, Leader: id})
+	c.add(Effect{Kind: DeclareLeader, Leader: id}, id)
 }
 
 // Fail records that this step could not be carried out: an algorithm written in a
@@ -113,6 +122,33 @@ func (c *Context) Fail(err error) {
 	if c.err == nil {
 		c.err = err
 	}
+}
+
+// Call gives node nd, index i of a run of spec, one input through c, and checks what
+// it did against the contract: a step that failed (Fail), or that sent a message to a
+// node the run does not have or of the type reserved for application messages, is an
+// error that stops the run, and none of its effects count. The kernel and the explorer
+// (which keeps the result for every later step from the same state) call a node so.
+func (c *Context) Call(spec *Spec, i int, nd Node, in *Input) error {
+	c.Reset(i)
+	nd.Step(c, in)
+	if c.err != nil {
+		return c.err
+	}
+	for _, d := range c.did {
+		if d.Kind != Send {
+			continue
+		}
+		e := &c.effects[d.Ref]
+		if d.Arg < 0 || d.Arg >= len(c.ids) {
+			return fmt.Errorf("%s: P%d sent %s to node index %d, which does not exist", spec.Slug, c.ids[i], e.Msg.Type, e.Msg.To)
+		}
+		if e.Msg.Type == AppMessage {
+			// The kernel would take it for a tell and never deliver it to the algorithm.
+			return fmt.Errorf("%s: P%d sent a message of type %s, which is reserved for application messages", spec.Slug, c.ids[i], AppMessage)
+		}
+	}
+	return nil
 }
 
 // Err returns the error recorded by Fail since the last Reset, or nil.
@@ -127,6 +163,7 @@ func (c *Context) Reset(self int) {
 	c.err = nil
 	clear(c.effects) // drop references held by old messages
 	c.effects = c.effects[:0]
+	c.did = c.did[:0]
 }
 
 // Sent returns the messages sent since the last Reset, for tests.

@@ -1,10 +1,5 @@
 package sim
 
-import (
-	"fmt"
-	"strings"
-)
-
 // critical is who is in the critical section, and the ends of CS time still to come.
 //
 // Invariant: count is the number of nodes with in[i] set, and pendingRelease the number
@@ -48,53 +43,4 @@ func (cs *critical) releaseDone(i int) {
 			broken("pending CS ends below zero after node %d", i)
 		}
 	}
-}
-
-func (s *Sim) enter(i int) error {
-	cs := &s.cs
-	if cs.in[i] {
-		return nil
-	}
-	cs.in[i] = true
-	cs.count++
-	s.mon.pendingSince[i] = -1
-	s.mon.totals.Entries++
-	if err := s.emit(s.event(EvEnter, i)); err != nil {
-		return err
-	}
-	if cs.count > 1 {
-		var others []string
-		var inside []int
-		for j := range cs.in {
-			if cs.in[j] {
-				inside = append(inside, j)
-			}
-			if cs.in[j] && j != i {
-				others = append(others, s.name(j))
-			}
-		}
-		if err := s.violation(PropMutex, fmt.Sprintf("%s entered the CS while %s is in it", s.name(i), strings.Join(others, ", ")), inside, nil); err != nil {
-			return err
-		}
-	}
-	if s.cfg.CS > 0 {
-		s.q.schedule(item{t: s.now + s.cfg.CS, kind: itemRelease, slot: int32(i), gen: cs.gen[i]})
-		cs.pendingRelease++
-		cs.due[i] = true
-	}
-	return nil
-}
-
-func (s *Sim) exit(i int) error {
-	if !s.cs.leave(i) {
-		return nil
-	}
-	return s.emit(s.event(EvExit, i))
-}
-
-func (s *Sim) release(i int) error {
-	if !s.alive[i] || !s.cs.in[i] {
-		return nil
-	}
-	return s.stepNode(i, s.input(Release))
 }

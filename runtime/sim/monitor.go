@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 )
@@ -103,38 +104,55 @@ func (s *Sim) checkPending() error {
 }
 
 func (s *Sim) checkDeadlock() error {
+	if detail, nodes, cycle := Deadlock(kernel{s}); detail != "" {
+		return s.quietViolation(PropDeadlock, detail, nodes, cycle)
+	}
+	return nil
+}
+
+// Deadlock says what is wrong with a quiescent run in which some alive process still
+// waits for the CS ("" when none waits): the wait-for cycle, if there is one, with its
+// members in index order and the cycle closed on itself; otherwise the waiting
+// processes. The kernel's monitor and the explorer both judge by it.
+func Deadlock(v View) (detail string, nodes, cycle []int) {
+	up := v.Up()
 	var waiting []int
-	for i, since := range s.mon.pendingSince {
-		if since >= 0 && s.alive[i] {
+	for i := range v.IDs() {
+		if v.Waiting(i) && up[i] {
 			waiting = append(waiting, i)
 		}
 	}
 	if len(waiting) == 0 {
-		return nil
+		return "", nil, nil
 	}
-	if cycle := s.waitCycle(); cycle != nil {
+	if cycle := waitCycle(v); cycle != nil {
 		names := make([]string, len(cycle))
 		for k, i := range cycle {
-			names[k] = s.name(i)
+			names[k] = nameOf(v, i)
 		}
 		members := slices.Clone(cycle[:len(cycle)-1])
 		slices.Sort(members)
-		return s.quietViolation(PropDeadlock, "wait-for cycle "+strings.Join(names, " -> "), members, cycle)
+		return "wait-for cycle " + strings.Join(names, " -> "), members, cycle
 	}
 	names := make([]string, len(waiting))
 	for k, i := range waiting {
-		names[k] = s.name(i)
+		names[k] = nameOf(v, i)
 	}
-	return s.quietViolation(PropDeadlock, fmt.Sprintf("nothing is in flight and no timer is armed, yet %s still wait for the CS", strings.Join(names, ", ")), waiting, nil)
+	return fmt.Sprintf("nothing is in flight and no timer is armed, yet %s still wait for the CS", strings.Join(names, ", ")), waiting, nil
 }
 
 // waitCycle finds a cycle in the wait-for graph of alive nodes, searching from the
 // lowest index so the answer is deterministic. It returns the cycle closed on itself.
-func (s *Sim) waitCycle() []int {
-	edges := make([][]int, s.n)
+func waitCycle(v View) []int {
+	n := len(v.IDs())
+	up := v.Up()
+	edges := make([][]int, n)
 	any := false
-	for i, nd := range s.nodes {
-		if w, ok := nd.(WaitingFor); ok && s.alive[i] {
+	for i := range n {
+		if !up[i] {
+			continue
+		}
+		if w, ok := v.Node(i).(WaitingFor); ok {
 			edges[i] = w.WaitingFor()
 			any = any || len(edges[i]) > 0
 		}
@@ -147,26 +165,26 @@ func (s *Sim) waitCycle() []int {
 		grey
 		black
 	)
-	color := make([]int, s.n)
+	color := make([]int, n)
 	var stack []int
 	var found []int
 	var visit func(int) bool
 	visit = func(u int) bool {
 		color[u] = grey
 		stack = append(stack, u)
-		for _, v := range edges[u] {
-			if v < 0 || v >= s.n || !s.alive[v] {
+		for _, w := range edges[u] {
+			if w < 0 || w >= n || !up[w] {
 				continue
 			}
-			if color[v] == grey {
+			if color[w] == grey {
 				for k, x := range stack {
-					if x == v {
-						found = append(append([]int(nil), stack[k:]...), v)
+					if x == w {
+						found = append(append([]int(nil), stack[k:]...), w)
 						return true
 					}
 				}
 			}
-			if color[v] == white && visit(v) {
+			if color[w] == white && visit(w) {
 				return true
 			}
 		}
@@ -174,7 +192,7 @@ func (s *Sim) waitCycle() []int {
 		color[u] = black
 		return false
 	}
-	for u := 0; u < s.n; u++ {
+	for u := 0; u < n; u++ {
 		if color[u] == white && visit(u) {
 			return found
 		}
@@ -188,29 +206,43 @@ func (s *Sim) checkLeaders() error {
 	if s.spec.Family != Election {
 		return nil
 	}
-	maxGroup := 0
-	for _, g := range s.nw.group {
-		maxGroup = max(maxGroup, g)
-	}
-	for g := 0; g <= maxGroup; g++ {
-		if detail, nodes := s.groupLeaderProblem(g); detail != "" {
-			if err := s.quietViolation(PropLeader, detail, nodes, nil); err != nil {
-				return err
-			}
+	for detail, nodes := range LeaderProblems(kernel{s}) {
+		if err := s.quietViolation(PropLeader, detail, nodes, nil); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
+// LeaderProblems yields, for each connected group of a quiescent run in which some
+// alive process records a leader, what is wrong with its leaders, and which processes
+// it is about: all its alive processes must take the same alive process of the group.
+// The kernel's monitor and the explorer both judge by it.
+func LeaderProblems(v View) iter.Seq2[string, []int] {
+	return func(yield func(string, []int) bool) {
+		groups := v.Groups()
+		maxGroup := 0
+		for i := range v.IDs() {
+			maxGroup = max(maxGroup, side(groups, i))
+		}
+		for g := 0; g <= maxGroup; g++ {
+			if detail, nodes := groupLeaderProblem(v, groups, g); detail != "" && !yield(detail, nodes) {
+				return
+			}
+		}
+	}
+}
+
 // groupLeaderProblem says what is wrong with group g's leaders ("" if nothing), and
 // which processes it is about.
-func (s *Sim) groupLeaderProblem(g int) (string, []int) {
+func groupLeaderProblem(v View, groups []int, g int) (string, []int) {
+	ids, up := v.IDs(), v.Up()
 	var members []int
 	decided := false
-	for i := range s.nodes {
-		if s.nw.group[i] == g && s.alive[i] {
+	for i := range ids {
+		if side(groups, i) == g && up[i] {
 			members = append(members, i)
-			decided = decided || s.mon.leaderOf[i] >= 0
+			decided = decided || v.Leader(i) >= 0
 		}
 	}
 	if !decided {
@@ -219,33 +251,33 @@ func (s *Sim) groupLeaderProblem(g int) (string, []int) {
 	var selfLeaders []string
 	var selves []int
 	for _, i := range members {
-		if s.mon.leaderOf[i] == s.cfg.IDs[i] {
-			selfLeaders = append(selfLeaders, s.name(i))
+		if v.Leader(i) == ids[i] {
+			selfLeaders = append(selfLeaders, nameOf(v, i))
 			selves = append(selves, i)
 		}
 	}
 	if len(selfLeaders) > 1 {
 		return fmt.Sprintf("%s each take themselves as leader", strings.Join(selfLeaders, " and ")), selves
 	}
-	want := s.mon.leaderOf[members[0]]
+	want := v.Leader(members[0])
 	for _, i := range members {
-		l := s.mon.leaderOf[i]
+		l := v.Leader(i)
 		if l < 0 {
-			return fmt.Sprintf("%s has no leader", s.name(i)), []int{i}
+			return fmt.Sprintf("%s has no leader", nameOf(v, i)), []int{i}
 		}
 		if l != want {
-			return fmt.Sprintf("%s takes P%d as leader but %s takes P%d", s.name(members[0]), want, s.name(i), l), []int{members[0], i}
+			return fmt.Sprintf("%s takes P%d as leader but %s takes P%d", nameOf(v, members[0]), want, nameOf(v, i), l), []int{members[0], i}
 		}
 	}
 	for _, i := range members {
-		if s.cfg.IDs[i] == want {
+		if ids[i] == want {
 			return "", nil
 		}
 	}
 	// The leader they agree on is not among them: the processes concerned are the
 	// leader itself, if it is one of the run's (crashed or on the other side).
 	var gone []int
-	if k := slices.Index(s.cfg.IDs, want); k >= 0 {
+	if k := slices.Index(ids, want); k >= 0 {
 		gone = []int{k}
 	}
 	return fmt.Sprintf("all take P%d as leader, but P%d is crashed or cut off", want, want), gone

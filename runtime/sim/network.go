@@ -113,8 +113,11 @@ func (nw *network) holdInFlight() {
 	}
 }
 
-func (s *Sim) send(m Message) error {
+// launch numbers the message in play (cur) and writes its send event; a drop armed
+// for it takes it at once (sent false).
+func (s *Sim) launch() (sent bool, err error) {
 	nw := &s.nw
+	m := &s.cur
 	m.ID = nw.nextID
 	nw.nextID++
 	if m.Type == AppMessage {
@@ -123,27 +126,31 @@ func (s *Sim) send(m Message) error {
 		s.mon.totals.Messages++
 	}
 	ev := s.event(EvSend, m.From)
-	ev.Msg = m
+	ev.Msg = *m
 	if err := s.emit(ev); err != nil {
-		return err
+		return false, err
 	}
 	for k := range nw.armedDrops {
-		if nw.armedDrops[k].matches(&m) {
+		if nw.armedDrops[k].matches(m) {
 			nw.armedDrops = slices.Delete(nw.armedDrops, k, k+1)
-			return s.dropped(&m, m.From, ReasonUser)
+			return false, s.dropped(m, m.From, ReasonUser)
 		}
 	}
-	if nw.group[m.From] != nw.group[m.To] {
-		return s.dropped(&m, m.From, ReasonPartition)
-	}
+	return true, nil
+}
+
+// post puts the message in play (cur), sent, on its way, unless the network loses it.
+func (s *Sim) post() error {
+	nw := &s.nw
+	m := &s.cur
 	if nw.model.Loss > 0 && s.rng.Float64() < nw.model.Loss {
-		return s.dropped(&m, m.From, ReasonLost)
+		return s.dropped(m, m.From, ReasonLost)
 	}
-	at := s.arrival(&m)
+	at := s.arrival(m)
 	slot := nw.msgs.alloc()
 	bg := len(s.spec.BackgroundMessages) > 0 && slices.Contains(s.spec.BackgroundMessages, m.Type)
 	hold := nw.model.Hold
-	nw.msgs.slots[slot] = msgSlot{msg: m, at: at, state: slotLive, held: hold, bg: bg}
+	nw.msgs.slots[slot] = msgSlot{msg: *m, at: at, state: slotLive, held: hold, bg: bg}
 	if !bg {
 		nw.inflight++
 	}
@@ -182,37 +189,17 @@ func (s *Sim) dropped(m *Message, node int, reason string) error {
 	return s.emit(ev)
 }
 
+// deliverSlot takes message slot out of the network: it arrives.
 func (s *Sim) deliverSlot(slot int32) error {
 	ms := &s.nw.msgs.slots[slot]
 	if ms.state != slotLive {
 		broken("delivering message slot %d, which is not in use", slot)
 	}
-	m := ms.msg
+	s.cur = ms.msg
 	s.nw.leave(ms)
 	s.nw.release(slot)
-	return s.deliver(&m)
-}
-
-func (s *Sim) deliver(m *Message) error {
-	if !s.alive[m.To] {
-		return s.dropped(m, m.To, ReasonCrashed)
-	}
-	if s.nw.group[m.From] != s.nw.group[m.To] {
-		return s.dropped(m, m.To, ReasonPartition)
-	}
-	ev := s.event(EvDeliver, m.To)
-	ev.Msg = *m
-	if m.Type == AppMessage {
-		// An application message only carries causality: the algorithm never sees it.
-		return s.emit(ev)
-	}
-	s.mon.totals.Delivered++
-	if err := s.emit(ev); err != nil {
-		return err
-	}
-	in := s.input(Deliver)
-	in.Msg = *m
-	return s.stepNode(m.To, in)
+	m := &s.cur
+	return Take(kernel{s}, &Transition{Kind: TDeliver, From: m.From, To: m.To, App: m.Type == AppMessage})
 }
 
 func (s *Sim) deliverHeld(a *Action, live bool) error {
@@ -227,7 +214,7 @@ func (s *Sim) deliverHeld(a *Action, live bool) error {
 			// list is in send order).
 			for _, o := range nw.held[:k] {
 				if om := &nw.msgs.slots[o].msg; om.From == m.From && om.To == m.To {
-					return s.refuse(live, a, "FIFO: message %d waits behind message %d on the channel %s -> %s",
+					return refuse(live, a, "FIFO: message %d waits behind message %d on the channel %s -> %s",
 						m.ID, om.ID, s.name(m.From), s.name(m.To))
 				}
 			}
@@ -238,7 +225,7 @@ func (s *Sim) deliverHeld(a *Action, live bool) error {
 		}
 		return s.deliverSlot(slot)
 	}
-	return s.refuse(live, a, "message %d is not held in flight", a.Msg)
+	return refuse(live, a, "message %d is not held in flight", a.Msg)
 }
 
 // setNetwork changes the network model from now on (see NetChange for the rules about
@@ -296,7 +283,7 @@ func (s *Sim) drop(a *Action, live bool) error {
 	}
 	if best < 0 {
 		if a.Msg != 0 {
-			return s.refuse(live, a, "message %d is not in flight", a.Msg)
+			return refuse(live, a, "message %d is not in flight", a.Msg)
 		}
 		nw.armedDrops = append(nw.armedDrops, *a)
 		return nil
@@ -304,11 +291,11 @@ func (s *Sim) drop(a *Action, live bool) error {
 	return s.removeInFlight(best, ReasonUser)
 }
 
-// removeInFlight takes a message out of the network with a drop event.
+// removeInFlight takes a message out of the network: it is lost.
 func (s *Sim) removeInFlight(slot int32, reason string) error {
 	nw := &s.nw
 	ms := &nw.msgs.slots[slot]
-	m := ms.msg
+	s.cur = ms.msg
 	nw.leave(ms)
 	if ms.held {
 		nw.held = slices.DeleteFunc(nw.held, func(x int32) bool { return x == slot })
@@ -316,7 +303,7 @@ func (s *Sim) removeInFlight(slot int32, reason string) error {
 	} else {
 		ms.state = slotDead
 	}
-	return s.dropped(&m, m.To, reason)
+	return Take(kernel{s}, &Transition{Kind: TLose, To: s.cur.To, Reason: reason})
 }
 
 func (s *Sim) partition(groups [][]int) error {

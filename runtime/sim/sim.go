@@ -2,13 +2,16 @@
 // the network model, crashes, timers, the workload and the monitors. It imports nothing
 // of the project's own, owns no goroutine and reads no clock.
 //
-// A run (Sim) is composed of one part per concern, each in its own file with the
-// invariants it keeps: the event queue (queue.go), the network and hold mode
-// (network.go), the timers (timer.go), the critical section (cs.go) and the monitors
-// (monitor.go); message and timer slots come from a free-list pool (pool.go).
-// Interventions are applied in apply.go and validated in check.go, whatever their
-// source: actions as people write them decode in actionjson.go. A broken invariant is
-// a bug in the kernel: it panics, naming the invariant (invariant.go).
+// Every step is carried out by one transition function, Take (transition.go), on a
+// World: the kernel's own record (kernel.go) or the explorer's (runtime/explore), so
+// both step alike by construction. A run (Sim) is composed of one part per concern,
+// each in its own file with the invariants it keeps: the event queue (queue.go), the
+// network and hold mode (network.go), the timers (timer.go), the critical section
+// (cs.go) and the monitors (monitor.go); message and timer slots come from a free-list
+// pool (pool.go). Interventions are applied in apply.go and validated in check.go,
+// whatever their source: actions as people write them decode in actionjson.go. A
+// broken invariant is a bug in the kernel: it panics, naming the invariant
+// (invariant.go).
 package sim
 
 import (
@@ -74,6 +77,10 @@ type Sim struct {
 	ctx    Context // scratch, reused by every step
 	ev     Event
 	in     Input
+	// The message or timer the transition in progress is about (Take's Ref stands for
+	// them): the kernel keeps one at a time.
+	cur      Message
+	curTimer string
 
 	q              eventQueue
 	nw             network
@@ -125,7 +132,7 @@ func New(cfg Config, sink Sink) (*Sim, error) {
 		s.nodes[i] = s.spec.New(i, &s.setup)
 	}
 	for i := range s.nodes {
-		if err := s.stepNode(i, s.input(Init)); err != nil {
+		if err := Take(kernel{s}, &Transition{Kind: TInit, Node: i}); err != nil {
 			return nil, err
 		}
 	}
@@ -258,11 +265,10 @@ func (s *Sim) Step() (bool, error) {
 		err = s.fireTimer(it.slot)
 	case itemAction:
 		s.pendingActions--
-		a := s.cfg.Actions[it.slot]
-		err = s.apply(&a, false)
+		err = s.apply(&s.cfg.Actions[it.slot], false) // read only: a copy would escape through Take
 	case itemRelease:
 		s.cs.releaseDone(int(it.slot))
-		err = s.release(int(it.slot))
+		err = Take(kernel{s}, &Transition{Kind: TEndCS, Node: int(it.slot)})
 	}
 	if err != nil {
 		return false, err
@@ -312,53 +318,4 @@ func (s *Sim) name(i int) string { return fmt.Sprintf("P%d", s.cfg.IDs[i]) }
 func (s *Sim) input(kind InputKind) *Input {
 	s.in = Input{Kind: kind}
 	return &s.in
-}
-
-// stepNode gives one input to node i and carries out what it did, in order.
-func (s *Sim) stepNode(i int, in *Input) error {
-	s.ctx.Reset(i)
-	s.nodes[i].Step(&s.ctx, in)
-	if err := s.ctx.err; err != nil {
-		return err
-	}
-	for k := range s.ctx.effects {
-		if err := s.effect(i, &s.ctx.effects[k]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (s *Sim) effect(i int, e *Effect) error {
-	switch e.Kind {
-	case FireRule:
-		ev := s.event(EvRule, i)
-		ev.Rule = e.Rule
-		ev.Why = e.Why
-		return s.emit(ev)
-	case Send:
-		if e.Msg.To < 0 || e.Msg.To >= s.n {
-			return fmt.Errorf("%s: %s sent %s to node index %d, which does not exist", s.spec.Slug, s.name(i), e.Msg.Type, e.Msg.To)
-		}
-		if e.Msg.Type == AppMessage {
-			// The kernel would take it for a tell and never deliver it to the algorithm.
-			return fmt.Errorf("%s: %s sent a message of type %s, which is reserved for application messages", s.spec.Slug, s.name(i), AppMessage)
-		}
-		// The message leaves the node: it must not share slices with the node's state.
-		return s.send(e.Msg.Clone())
-	case SetTimer:
-		s.setTimer(i, e.Timer, e.After)
-	case CancelTimer:
-		s.tm.disarm(i, e.Timer)
-	case EnterCS:
-		return s.enter(i)
-	case ExitCS:
-		return s.exit(i)
-	case DeclareLeader:
-		s.mon.leaderOf[i] = e.Leader
-		ev := s.event(EvLeader, i)
-		ev.Leader = e.Leader
-		return s.emit(ev)
-	}
-	return nil
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"maps"
 	"slices"
 )
 
@@ -113,6 +114,18 @@ func (s *Sim) Alive(i int) bool { return s.alive[i] }
 
 // InCS reports whether node i is in the critical section.
 func (s *Sim) InCS(i int) bool { return s.cs.in[i] }
+
+// Waiting reports whether node i asked for the CS and has not entered it yet.
+func (s *Sim) Waiting(i int) bool { return s.mon.pendingSince[i] >= 0 }
+
+// Group is node i's side of the partition (Snapshot.Groups).
+func (s *Sim) Group(i int) int { return s.nw.group[i] }
+
+// Leader is the id node i takes as leader, -1 while none.
+func (s *Sim) Leader(i int) int { return s.mon.leaderOf[i] }
+
+// Armed lists the names of node i's armed timers, in name order.
+func (s *Sim) Armed(i int) []string { return slices.Sorted(maps.Keys(s.tm.byNode[i])) }
 
 // Intervention is a live action taken just before step Step; recording them is what
 // makes an interactive run reproducible. An action that takes a step (TakesStep: a

@@ -90,7 +90,8 @@ func (s *Sim) fireTimer(slot int32) error {
 	tm.release(slot)
 	delete(tm.byNode[t.node], t.name)
 	tm.deactivate(&t)
-	return s.timerFires(t.node, t.name)
+	s.curTimer = t.name
+	return Take(kernel{s}, &Transition{Kind: TTimer, Node: t.node})
 }
 
 // fireNow fires node a.Node's armed timer a.Timer at once, as if it had come due. In
@@ -98,24 +99,12 @@ func (s *Sim) fireTimer(slot int32) error {
 // deliveries; this lets a time-out be placed in that order too. The timer's scheduled
 // expiry is cancelled, so it fires once.
 func (s *Sim) fireNow(a *Action, live bool) error {
-	i := a.Node
-	if !s.alive[i] {
-		return s.refuse(live, a, "%s is crashed", s.name(i))
-	}
-	if _, ok := s.tm.disarm(i, a.Timer); !ok {
-		return s.refuse(live, a, "%s has no timer %q armed", s.name(i), a.Timer)
-	}
-	return s.timerFires(i, a.Timer)
-}
-
-// timerFires records node i's timer name firing and hands it to the node.
-func (s *Sim) timerFires(i int, name string) error {
-	ev := s.event(EvTimer, i)
-	ev.Name = name
-	if err := s.emit(ev); err != nil {
+	if no, err := s.refused(a, live); no {
 		return err
 	}
-	in := s.input(Timer)
-	in.Timer = name
-	return s.stepNode(i, in)
+	if _, ok := s.tm.disarm(a.Node, a.Timer); !ok {
+		return refuse(live, a, "%s has no timer %q armed", s.name(a.Node), a.Timer)
+	}
+	s.curTimer = a.Timer
+	return Take(kernel{s}, &Transition{Kind: TTimer, Node: a.Node})
 }
