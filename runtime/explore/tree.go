@@ -30,16 +30,38 @@ import (
 // (through vals, elsewhere in memory) only when those match: about once per lookup.
 // Numbers are given in the order words are first inserted. Like byteSet it may be
 // read by other goroutines while one inserts.
+//
+// The table is cut into segments that double one at a time (segments.go).
 type pairSet struct {
-	vals  paged[uint64]
-	table atomic.Pointer[ptable]
-	count int
+	vals   paged[uint64]
+	dir    atomic.Pointer[pdir]
+	perSeg [segments]int // words per segment
+	plan   segPlan
+	count  int
+}
+
+// pdir is a pairSet's segments, replaced whole when one changes (readers may hold
+// the old one: it still finds every word they may ask for).
+type pdir struct {
+	segShift uint // top bits of a hash that choose the segment (0: one segment)
+	segs     [segments]*ptable
 }
 
 type ptable struct {
 	slots []uint32 // tag<<28 | number+1; 0 is empty
 	mask  uint64
-	shift uint // a word's home is its hash's top bits: hash >> shift
+	shift uint // a word's home in its segment is the hash's next bits: hash << segShift >> shift
+}
+
+func newPtable(bits uint) *ptable {
+	return &ptable{slots: make([]uint32, 1<<bits), mask: 1<<bits - 1, shift: 64 - bits}
+}
+
+// place returns the segment of a word whose hash is h, its table and its home there.
+func (d *pdir) place(h uint64) (int, *ptable, uint64) {
+	seg := int(h >> (64 - d.segShift)) // a shift by 64 gives 0: one segment
+	t := d.segs[seg]
+	return seg, t, h << d.segShift >> t.shift
 }
 
 // maxPairs is how many words a pairSet holds at most (numbers take 28 bits of a
@@ -48,13 +70,16 @@ const maxPairs = 1<<28 - 1
 
 func slotTag(h uint64) uint32 { return uint32(h&15) << 28 }
 
+const firstSlotBits = 10 // a new table's size: 1024 slots
+
 func newPairSet() *pairSet {
-	ps := &pairSet{}
-	ps.table.Store(&ptable{slots: make([]uint32, 1<<10), mask: 1<<10 - 1, shift: 64 - 10})
+	ps := &pairSet{plan: newSegPlan(1 << firstSlotBits)}
+	ps.dir.Store(&pdir{segs: [segments]*ptable{newPtable(firstSlotBits)}})
 	return ps
 }
 
-// pairHash mixes a word (MurmurHash3's finaliser): the table's homes are its top bits.
+// pairHash mixes a word (MurmurHash3's finaliser): the table's segments and homes
+// are its top bits.
 func pairHash(v uint64) uint64 {
 	v ^= v >> 33
 	v *= 0xff51afd7ed558ccd
@@ -71,9 +96,9 @@ func (ps *pairSet) at(k uint32) uint64 { return ps.vals.at(int(k)) }
 // lookup returns v's number, if it is stored. It may run while another goroutine
 // inserts.
 func (ps *pairSet) lookup(v, h uint64) (uint32, bool) {
-	t := ps.table.Load()
+	_, t, i := ps.dir.Load().place(h)
 	tag := slotTag(h)
-	for i := h >> t.shift; ; i = (i + 1) & t.mask {
+	for ; ; i = (i + 1) & t.mask {
 		slot := atomic.LoadUint32(&t.slots[i])
 		if slot == 0 {
 			return 0, false
@@ -87,9 +112,8 @@ func (ps *pairSet) lookup(v, h uint64) (uint32, bool) {
 // insert adds v (whose hash is h) unless it is there, and returns its number and
 // whether it is new. Only one goroutine inserts.
 func (ps *pairSet) insert(v, h uint64) (uint32, bool) {
-	t := ps.table.Load()
+	seg, t, i := ps.dir.Load().place(h)
 	tag := slotTag(h)
-	i := h >> t.shift
 	for {
 		slot := t.slots[i] // only this goroutine writes: no atomic load needed
 		if slot == 0 {
@@ -105,34 +129,61 @@ func (ps *pairSet) insert(v, h uint64) (uint32, bool) {
 	}
 	k := uint32(ps.count)
 	ps.count++
+	ps.perSeg[seg]++
 	ps.vals.append(v)
 	atomic.StoreUint32(&t.slots[i], tag|(k+1)) // after the word: a reader may follow it
-	if uint64(ps.count)*4 > uint64(len(t.slots))*3 {
-		ps.grow()
-	}
+	ps.plan.after(ps.count, seg, ps.perSeg[seg], ps.grow, ps.split)
 	return k, true
 }
 
-// grow doubles the table: the words are hashed again, read in number order.
-func (ps *pairSet) grow() {
-	old := ps.table.Load()
-	t := &ptable{slots: make([]uint32, 2*len(old.slots)), shift: old.shift - 1}
-	t.mask = uint64(len(t.slots) - 1)
-	for k := 0; k < ps.count; k++ {
-		h := pairHash(ps.vals.at(k))
-		i := h >> t.shift
-		for t.slots[i] != 0 {
-			i = (i + 1) & t.mask
-		}
-		t.slots[i] = slotTag(h) | uint32(k+1)
+// grow doubles a segment: its words are hashed again.
+func (ps *pairSet) grow(seg int) {
+	old := ps.dir.Load()
+	d := *old
+	t := old.segs[seg]
+	d.segs[seg] = newPtable(64 - t.shift + 1)
+	d.rehash(t, &ps.vals, nil)
+	ps.dir.Store(&d) // readers still on the old table find every word they may ask for
+}
+
+// split cuts the one table into segments.
+func (ps *pairSet) split() {
+	old := ps.dir.Load()
+	d := &pdir{segShift: segBits}
+	for s := range d.segs {
+		d.segs[s] = newPtable(splitBits)
 	}
-	ps.table.Store(t) // readers still on the old table find every word they may ask for
+	d.rehash(old.segs[0], &ps.vals, &ps.perSeg)
+	ps.dir.Store(d)
+}
+
+// rehash places t's words in d (counting them per segment in per, if not nil).
+func (d *pdir) rehash(t *ptable, vals *paged[uint64], per *[segments]int) {
+	if per != nil {
+		clear(per[:])
+	}
+	for _, slot := range t.slots {
+		if slot == 0 {
+			continue
+		}
+		seg, nt, i := d.place(pairHash(vals.at(int(slot&(1<<28-1) - 1))))
+		for nt.slots[i] != 0 {
+			i = (i + 1) & nt.mask
+		}
+		nt.slots[i] = slot
+		if per != nil {
+			per[seg]++
+		}
+	}
 }
 
 // held is what the set holds.
 func (ps *pairSet) held() int64 { return ps.vals.bytes() + ps.tableBytes() }
 
-func (ps *pairSet) tableBytes() int64 { return int64(len(ps.table.Load().slots)) * 4 }
+func (ps *pairSet) tableBytes() int64 { return int64(ps.plan.slots()) * 4 }
+
+// growBytes is what the next doubling of a segment (or the split) allocates at most.
+func (ps *pairSet) growBytes() int64 { return int64(ps.plan.largest()) * 4 }
 
 // tnode is an inner node of the tree over a state's parts: each child is an inner
 // node (its index, >= 0) or a part (-1 - its index).
@@ -430,11 +481,11 @@ func (st *store) stateBytes() int64 {
 func (st *store) edgeBytes() int64 { return st.edgeStart.bytes() + st.edges.bytes() }
 
 // memory is everything the store holds, and what the next growth of its largest
-// table takes: a table doubles in one allocation while the old one is still read,
-// so a search stopped just under the bound would otherwise pass it by twice that
-// table.
+// table segment takes: a segment doubles in one allocation while the old one is
+// still read, so a search stopped just under the bound would otherwise pass it by
+// twice that segment.
 func (st *store) memory() int64 {
-	grow := max(st.leaves.tableBytes(), st.inner.tableBytes(), st.roots.tableBytes()) * 2
+	grow := max(st.leaves.growBytes(), st.inner.growBytes(), st.roots.growBytes())
 	return st.stateBytes() + st.edgeBytes() + grow
 }
 
