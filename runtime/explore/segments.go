@@ -13,9 +13,10 @@ package explore
 // numbers of node states differ between runs, and so do the parts' hashes). A small
 // table is one segment, doubling when three quarters full; at splitSlots*segments
 // slots it is split into segments, which double in turn: segment k when the table
-// is (3/8 + 3/8*(k+1)/16) full, so that each segment is about that full (the hash
-// spreads thousands of entries evenly) when its turn comes. A segment that fills
-// to fifteen sixteenths all the same doubles at once.
+// is (3/5 + 3/20*(k+1)/16) full, so that each segment is about that full (the hash
+// spreads thousands of entries evenly) when its turn comes, and the table is, as one
+// that doubles whole, three eighths to three quarters full. A segment that fills to
+// fifteen sixteenths all the same doubles at once.
 
 const (
 	segBits  = 4
@@ -69,8 +70,8 @@ func (p *segPlan) after(count, seg, inSeg int, grow func(seg int), split func())
 	if inSeg*16 > p.size[seg]*15 {
 		p.double(seg, grow) // the hash was uneven: never seen with thousands a segment
 	}
-	// Segment next doubles when the table is (3/8 + 3/8*(next+1)/16) full.
-	if count*128 > segments*p.base*(48+3*(p.next+1)) {
+	// Segment next doubles when the table is (3/5 + 3/20*(next+1)/16) full.
+	if count*640 > segments*p.base*(384+6*(p.next+1)) {
 		if p.size[p.next] == p.base {
 			p.double(p.next, grow)
 		}

@@ -2,7 +2,9 @@ package explore
 
 import (
 	"bytes"
+	"cmp"
 	"slices"
+	"strings"
 	"sync/atomic"
 )
 
@@ -493,14 +495,12 @@ func (st *store) memory() int64 {
 // (insertFlight) of channels that are not FIFO.
 func (x *search) sortFlights(s *state) {
 	if !x.m.fifo {
+		// The order of flightLess, with one comparison of contents per pair.
 		slices.SortFunc(s.msgs, func(a, b flight) int {
-			switch {
-			case x.it.flightLess(a, b):
-				return -1
-			case x.it.flightLess(b, a):
-				return 1
+			if a.msg != b.msg {
+				return strings.Compare(x.it.message(a.msg).key, x.it.message(b.msg).key)
 			}
-			return 0
+			return cmp.Or(cmp.Compare(a.lo, b.lo), cmp.Compare(a.hi, b.hi))
 		})
 	}
 }
