@@ -40,14 +40,6 @@ func newSegPlan(slots int) segPlan {
 	return p
 }
 
-// segShift is how many top bits of a hash choose the segment: none before the split.
-func (p *segPlan) segShift() uint {
-	if p.split {
-		return segBits
-	}
-	return 0
-}
-
 // after is called once an entry was added to segment seg (which then holds inSeg
 // entries) and the table to count: grow doubles a segment, split cuts the one
 // table into segments of splitSlots.
