@@ -137,7 +137,7 @@ type Result struct {
 	Message string `json:"message"`
 	Memory  int64  `json:"memory"` // bytes held by the search at the end
 	// Storage splits Memory by what it holds (Memory also counts the next growth of
-	// the largest table, and the workers' buffers).
+	// the largest table segment, and the workers' buffers).
 	Storage *Storage `json:"storage,omitempty"`
 }
 
