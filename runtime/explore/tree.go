@@ -236,10 +236,12 @@ func newStore(parts int, keepEdges bool) *store {
 // treeScratch is a worker's view of one state's tree: its parts and the numbers of
 // its leaves and inner nodes (to share what a successor keeps of it).
 type treeScratch struct {
-	parts [][]byte // a loaded state's parts (in the leaves' arena)
-	leaf  []uint32 // leaf numbers; noID when unknown
-	val   []uint64 // each inner node's pair
-	id    []uint32 // each inner node's number (not the root's); noID when unknown
+	parts  [][]byte   // a loaded state's parts (in the leaves' arena)
+	leaf   []uint32   // leaf numbers; noID when unknown
+	val    []uint64   // each inner node's pair
+	id     []uint32   // each inner node's number (not the root's); noID when unknown
+	pairs  *pairCache // nil: pairs are looked up in the store alone
+	leaves *leafCache // nil: parts are looked up in the store alone
 }
 
 const noID = ^uint32(0)
@@ -301,7 +303,7 @@ func (st *store) resolve(buf []byte, ends []int, cur *treeScratch, scratch *tree
 			ref.id = cur.leaf[j]
 		} else {
 			ref.hash = st.leaves.hash(p)
-			if id, ok := st.leaves.lookup(p, ref.hash); ok {
+			if id, ok := st.lookupLeaf(scratch, p, ref.hash); ok {
 				ref.id = id
 			} else {
 				known = false
@@ -326,7 +328,7 @@ func (st *store) resolve(buf []byte, ends []int, cur *treeScratch, scratch *tree
 		}
 		if cur != nil && v == cur.val[q] {
 			scratch.id[q] = cur.id[q]
-		} else if id, ok := st.inner.lookup(v, pairHash(v)); ok {
+		} else if id, ok := st.lookupPair(scratch, v); ok {
 			scratch.id[q] = id
 		} else {
 			scratch.id[q] = noID
@@ -358,15 +360,25 @@ func (st *store) intern(buf []byte, refs []partRef, scratch *treeScratch) uint64
 		if q == root {
 			return v
 		}
-		scratch.id[q], _ = st.inner.insert(v, pairHash(v))
+		scratch.id[q] = st.internPair(scratch, v)
 	}
 	panic("unreachable")
 }
 
 // insert adds the state whose root is v (a successor of parent) unless it is there;
-// it returns the state's number and whether it is new.
-func (st *store) insert(v uint64, parent uint32) (uint32, bool) {
-	k, isNew := st.roots.insert(v, pairHash(v))
+// it returns the state's number and whether it is new. cache, if not nil, is the
+// merge's memory of recent roots.
+func (st *store) insert(v uint64, parent uint32, cache *pairCache) (uint32, bool) {
+	h := pairHash(v)
+	if cache != nil {
+		if k, ok := cache.get(v, h); ok {
+			return k, false
+		}
+	}
+	k, isNew := st.roots.insert(v, h)
+	if cache != nil {
+		cache.put(v, h, k)
+	}
 	if isNew {
 		st.count++
 		if !st.keepEdges {
