@@ -139,7 +139,7 @@ type Result struct {
 	Message string `json:"message"`
 	Memory  int64  `json:"memory"` // bytes held by the search at the end
 	// Storage splits Memory by what it holds (Memory also counts the next growth of
-	// the largest table, and the workers' buffers).
+	// the largest table segment, and the workers' buffers).
 	Storage *Storage `json:"storage,omitempty"`
 }
 
@@ -303,7 +303,7 @@ func (x *search) explore(ctx context.Context, sc *scenarios.Scenario) (res *Resu
 	if err != nil {
 		return nil, err
 	}
-	if x.timeless() && (out.found != nil || out.bound != "") {
+	if x.timeless() && (out.found != nil || out.bound != "") && !x.clockStopped(out.bound) {
 		return nil, errUntimedInconclusive
 	}
 	res = &Result{
@@ -317,6 +317,8 @@ func (x *search) explore(ctx context.Context, sc *scenarios.Scenario) (res *Resu
 		res.Reduction = append(res.Reduction, "canonical")
 	}
 	switch {
+	case out.bound != "" && x.timeless():
+		res.Reduction = append(res.Reduction, ReductionUntimedStopped)
 	case out.found != nil || out.bound != "":
 	case x.timeless():
 		// Proved without time: the waiting states are checked for cycles that time
@@ -324,10 +326,14 @@ func (x *search) explore(ctx context.Context, sc *scenarios.Scenario) (res *Resu
 		if out, err = x.fairWaits(ctx); err != nil {
 			return nil, err
 		}
-		if out.bound != "" {
+		switch {
+		case out.bound == "":
+			res.Reduction = append(res.Reduction, ReductionUntimed)
+		case x.clockStopped(out.bound):
+			res.Reduction = append(res.Reduction, ReductionUntimedStopped)
+		default:
 			return nil, errUntimedInconclusive
 		}
-		res.Reduction = append(res.Reduction, ReductionUntimed)
 	case !x.m.election:
 		out, res.EntryBound, err = x.liveness(ctx)
 		if err != nil {
@@ -365,6 +371,17 @@ func (x *search) explore(ctx context.Context, sc *scenarios.Scenario) (res *Resu
 		}
 	}
 	return res, nil
+}
+
+// ReductionUntimedStopped is listed when the search without time (untimed.go) was
+// stopped by the time limit or a cancel before it could answer: the search with time
+// would meet the same deadline at once, so the result is the untimed search's, bounded.
+const ReductionUntimedStopped = "untimed (stopped before an answer; the search with time was not tried)"
+
+// clockStopped reports whether bound is the time limit or a cancel, which a search
+// started after it would meet at once.
+func (x *search) clockStopped(bound string) bool {
+	return bound == BoundTime || bound == BoundCancelled
 }
 
 // PropertyWords names a property for people: "deadlock" is the property of having

@@ -105,6 +105,14 @@ func (x *search) newPool() *pool {
 		}
 		p.workers = p.workers[1:] // the search's goroutine merges
 	}
+	// Each goroutine's own memory of recent pairs (paircache.go): the merge's of
+	// roots and of the pairs it stores, each worker's of the pairs and parts it
+	// looks up.
+	x.roots, x.tsMerge.pairs = new(pairCache), new(pairCache)
+	for _, w := range p.workers {
+		w.tsSucc.pairs, w.tsSucc.leaves = new(pairCache), new(leafCache)
+	}
+	x.it.bytes.Add(int64(2+len(p.workers))*pairCacheBytes + int64(len(p.workers))*leafCacheBytes)
 	p.chunks = make([]chunk, aheadChunks*len(p.workers))
 	p.filled = make([]int, len(p.chunks))
 	p.held = make([]int64, len(p.chunks))
@@ -281,7 +289,7 @@ func (x *search) merge(ctx context.Context, ch *chunk, k int, checked *int) (out
 		if !sc.known {
 			root = x.st.intern(ch.keys, ch.parts[sc.parts:int(sc.parts)+x.st.nparts], &x.tsMerge)
 		}
-		idx, isNew := x.st.insert(root, uint32(k))
+		idx, isNew := x.st.insert(root, uint32(k), x.roots)
 		x.st.addEdge(idx)
 		if !isNew {
 			continue

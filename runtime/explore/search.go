@@ -63,6 +63,7 @@ type search struct {
 	tsSucc    treeScratch // a successor being looked up
 	tsFind    treeScratch // storeState and find
 	tsMerge   treeScratch // the merge's
+	roots     *pairCache  // the merge's memory of recent roots
 	tick      int32       // the last tick's length
 	timerSet  bool        // the last apply set a timer
 	w         world       // the search's state as sim.Take changes it (world.go)
@@ -203,7 +204,7 @@ func (x *search) storeState(s *state, parent uint32) (uint32, error) {
 	if !ok {
 		root = x.st.intern(x.key, x.refs, &x.tsFind)
 	}
-	k, _ := x.st.insert(root, parent)
+	k, _ := x.st.insert(root, parent, nil)
 	return k, nil
 }
 

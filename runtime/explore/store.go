@@ -9,17 +9,20 @@ import (
 
 // byteSet interns byte strings (the parts of states, tree.go): each in an
 // append-only arena, found through an open-addressing table from a 64-bit hash to its
-// number (a slot keeps the hash's top 32 bits, whose top bits are also its home, so
-// the table grows without rehashing; strings compared in full when those bits match).
-// Numbers are given in the order strings are first inserted.
+// number (a slot keeps the hash's top 32 bits, whose top bits are also its segment
+// and home, so the table grows without rehashing; strings compared in full when
+// those bits match). The table is cut into segments that double one at a time
+// (segments.go). Numbers are given in the order strings are first inserted.
 type byteSet struct {
-	seed  maphash.Seed
-	pages paged[byte]   // the arena: pages of pageSize bytes, each filled up to fill
-	page  int           // the page being filled
-	fill  int           // bytes used of it
-	offs  paged[uint64] // page<<pageBits | position
-	table atomic.Pointer[table]
-	count int
+	seed   maphash.Seed
+	pages  paged[byte]   // the arena: pages of pageSize bytes, each filled up to fill
+	page   int           // the page being filled
+	fill   int           // bytes used of it
+	offs   paged[uint64] // page<<pageBits | position
+	dir    atomic.Pointer[bdir]
+	perSeg [segments]int // strings per segment
+	plan   segPlan
+	count  int
 
 	arenaBytes int64
 }
@@ -33,7 +36,42 @@ type byteSet struct {
 type table struct {
 	slots []uint64 // hash's top 32 bits << 32 | number+1; 0 is empty
 	mask  uint64
-	shift uint // a slot's home is the hash's top bits: tag >> shift
+	shift uint // a slot's home in its segment is the tag's next bits (bdir.place)
+}
+
+// bdir is a byteSet's segments, replaced whole when one changes (readers may hold
+// the old one: it still finds every string they may ask for).
+type bdir struct {
+	segShift uint // top bits of a tag that choose the segment (0: one segment)
+	segs     [segments]*table
+}
+
+// place returns the segment of a string whose tag (its hash's top 32 bits) is tag,
+// its table and its home there.
+func (d *bdir) place(tag uint64) (int, *table, uint64) {
+	seg := int(tag >> (32 - d.segShift)) // a tag has 32 bits: a shift by 32 gives 0
+	t := d.segs[seg]
+	return seg, t, tag << d.segShift & (1<<32 - 1) >> t.shift
+}
+
+// rehash places t's slots in d (counting them per segment in per, if not nil).
+func (d *bdir) rehash(t *table, per *[segments]int) {
+	if per != nil {
+		clear(per[:])
+	}
+	for _, slot := range t.slots {
+		if slot == 0 {
+			continue
+		}
+		seg, nt, i := d.place(slot >> 32)
+		for nt.slots[i] != 0 {
+			i = (i + 1) & nt.mask
+		}
+		nt.slots[i] = slot
+		if per != nil {
+			per[seg]++
+		}
+	}
 }
 
 // paged is an array that grows by whole pages: never copied (but for the first,
@@ -119,8 +157,8 @@ const (
 )
 
 func newByteSet() *byteSet {
-	bs := &byteSet{seed: maphash.MakeSeed()}
-	bs.table.Store(newTable(10))
+	bs := &byteSet{seed: maphash.MakeSeed(), plan: newSegPlan(1 << firstSlotBits)}
+	bs.dir.Store(&bdir{segs: [segments]*table{newTable(firstSlotBits)}})
 	return bs
 }
 
@@ -144,9 +182,8 @@ const MaxKey = 1<<16 - 1
 // insert adds b, whose hash is h, unless it is there; it returns its number and
 // whether it is new. b must be at most MaxKey bytes. Only one goroutine inserts.
 func (bs *byteSet) insert(b []byte, h uint64) (uint32, bool) {
-	t := bs.table.Load()
 	tag := h >> 32
-	i := tag >> t.shift
+	seg, t, i := bs.dir.Load().place(tag)
 	for {
 		slot := t.slots[i] // only this goroutine writes: no atomic load needed
 		if slot == 0 {
@@ -162,20 +199,19 @@ func (bs *byteSet) insert(b []byte, h uint64) (uint32, bool) {
 	}
 	k := uint32(bs.count)
 	bs.count++
+	bs.perSeg[seg]++
 	bs.offs.append(bs.put(b))
 	atomic.StoreUint64(&t.slots[i], tag<<32|uint64(k+1)) // after the string: a reader may follow it
-	if uint64(bs.count)*4 > uint64(len(t.slots))*3 {
-		bs.grow()
-	}
+	bs.plan.after(bs.count, seg, bs.perSeg[seg], bs.grow, bs.split)
 	return k, true
 }
 
 // lookup returns b's number, if it is stored (h is its hash). It may run while
 // another goroutine inserts.
 func (bs *byteSet) lookup(b []byte, h uint64) (uint32, bool) {
+	_, t, i := bs.dir.Load().place(h >> 32)
 	tag := h >> 32
-	t := bs.table.Load()
-	for i := tag >> t.shift; ; i = (i + 1) & t.mask {
+	for ; ; i = (i + 1) & t.mask {
 		slot := atomic.LoadUint64(&t.slots[i])
 		if slot == 0 {
 			return 0, false
@@ -205,29 +241,35 @@ func (bs *byteSet) put(b []byte) uint64 {
 	return off
 }
 
-func (bs *byteSet) grow() {
-	old := bs.table.Load()
-	if old.shift == 0 {
+// grow doubles a segment. The home of a slot is the top bits of the hash, which the
+// slot keeps (its tag): growing never reads a string again.
+func (bs *byteSet) grow(seg int) {
+	old := bs.dir.Load()
+	t := old.segs[seg]
+	if t.shift == old.segShift {
 		panic("explore: a table outgrew its 32-bit tags") // 4 billion slots: beyond any memory bound
 	}
-	t := &table{slots: make([]uint64, 2*len(old.slots)), shift: old.shift - 1}
-	t.mask = uint64(len(t.slots) - 1)
-	// The home of a slot is the top bits of the hash, which the slot keeps (its tag):
-	// growing never reads a string again.
-	for _, slot := range old.slots {
-		if slot == 0 {
-			continue
-		}
-		i := slot >> 32 >> t.shift
-		for t.slots[i] != 0 {
-			i = (i + 1) & t.mask
-		}
-		t.slots[i] = slot
+	d := *old
+	d.segs[seg] = newTable(32 - t.shift + 1)
+	d.rehash(t, nil)
+	bs.dir.Store(&d) // readers still on the old table find every string they may ask for
+}
+
+// split cuts the one table into segments.
+func (bs *byteSet) split() {
+	old := bs.dir.Load()
+	d := &bdir{segShift: segBits}
+	for s := range d.segs {
+		d.segs[s] = newTable(splitBits)
 	}
-	bs.table.Store(t) // readers still on the old table find every string they may ask for
+	d.rehash(old.segs[0], &bs.perSeg)
+	bs.dir.Store(d)
 }
 
 // held is what the set holds.
 func (bs *byteSet) held() int64 { return bs.pages.bytes() + bs.offs.bytes() + bs.tableBytes() }
 
-func (bs *byteSet) tableBytes() int64 { return int64(len(bs.table.Load().slots)) * 8 }
+func (bs *byteSet) tableBytes() int64 { return int64(bs.plan.slots()) * 8 }
+
+// growBytes is what the next doubling of a segment (or the split) allocates at most.
+func (bs *byteSet) growBytes() int64 { return int64(bs.plan.largest()) * 8 }

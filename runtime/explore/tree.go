@@ -2,7 +2,9 @@ package explore
 
 import (
 	"bytes"
+	"cmp"
 	"slices"
+	"strings"
 	"sync/atomic"
 )
 
@@ -30,16 +32,38 @@ import (
 // (through vals, elsewhere in memory) only when those match: about once per lookup.
 // Numbers are given in the order words are first inserted. Like byteSet it may be
 // read by other goroutines while one inserts.
+//
+// The table is cut into segments that double one at a time (segments.go).
 type pairSet struct {
-	vals  paged[uint64]
-	table atomic.Pointer[ptable]
-	count int
+	vals   paged[uint64]
+	dir    atomic.Pointer[pdir]
+	perSeg [segments]int // words per segment
+	plan   segPlan
+	count  int
+}
+
+// pdir is a pairSet's segments, replaced whole when one changes (readers may hold
+// the old one: it still finds every word they may ask for).
+type pdir struct {
+	segShift uint // top bits of a hash that choose the segment (0: one segment)
+	segs     [segments]*ptable
 }
 
 type ptable struct {
 	slots []uint32 // tag<<28 | number+1; 0 is empty
 	mask  uint64
-	shift uint // a word's home is its hash's top bits: hash >> shift
+	shift uint // a word's home in its segment is the hash's next bits: hash << segShift >> shift
+}
+
+func newPtable(bits uint) *ptable {
+	return &ptable{slots: make([]uint32, 1<<bits), mask: 1<<bits - 1, shift: 64 - bits}
+}
+
+// place returns the segment of a word whose hash is h, its table and its home there.
+func (d *pdir) place(h uint64) (int, *ptable, uint64) {
+	seg := int(h >> (64 - d.segShift)) // a shift by 64 gives 0: one segment
+	t := d.segs[seg]
+	return seg, t, h << d.segShift >> t.shift
 }
 
 // maxPairs is how many words a pairSet holds at most (numbers take 28 bits of a
@@ -48,13 +72,16 @@ const maxPairs = 1<<28 - 1
 
 func slotTag(h uint64) uint32 { return uint32(h&15) << 28 }
 
+const firstSlotBits = 10 // a new table's size: 1024 slots
+
 func newPairSet() *pairSet {
-	ps := &pairSet{}
-	ps.table.Store(&ptable{slots: make([]uint32, 1<<10), mask: 1<<10 - 1, shift: 64 - 10})
+	ps := &pairSet{plan: newSegPlan(1 << firstSlotBits)}
+	ps.dir.Store(&pdir{segs: [segments]*ptable{newPtable(firstSlotBits)}})
 	return ps
 }
 
-// pairHash mixes a word (MurmurHash3's finaliser): the table's homes are its top bits.
+// pairHash mixes a word (MurmurHash3's finaliser): the table's segments and homes
+// are its top bits.
 func pairHash(v uint64) uint64 {
 	v ^= v >> 33
 	v *= 0xff51afd7ed558ccd
@@ -71,9 +98,9 @@ func (ps *pairSet) at(k uint32) uint64 { return ps.vals.at(int(k)) }
 // lookup returns v's number, if it is stored. It may run while another goroutine
 // inserts.
 func (ps *pairSet) lookup(v, h uint64) (uint32, bool) {
-	t := ps.table.Load()
+	_, t, i := ps.dir.Load().place(h)
 	tag := slotTag(h)
-	for i := h >> t.shift; ; i = (i + 1) & t.mask {
+	for ; ; i = (i + 1) & t.mask {
 		slot := atomic.LoadUint32(&t.slots[i])
 		if slot == 0 {
 			return 0, false
@@ -87,9 +114,8 @@ func (ps *pairSet) lookup(v, h uint64) (uint32, bool) {
 // insert adds v (whose hash is h) unless it is there, and returns its number and
 // whether it is new. Only one goroutine inserts.
 func (ps *pairSet) insert(v, h uint64) (uint32, bool) {
-	t := ps.table.Load()
+	seg, t, i := ps.dir.Load().place(h)
 	tag := slotTag(h)
-	i := h >> t.shift
 	for {
 		slot := t.slots[i] // only this goroutine writes: no atomic load needed
 		if slot == 0 {
@@ -105,34 +131,61 @@ func (ps *pairSet) insert(v, h uint64) (uint32, bool) {
 	}
 	k := uint32(ps.count)
 	ps.count++
+	ps.perSeg[seg]++
 	ps.vals.append(v)
 	atomic.StoreUint32(&t.slots[i], tag|(k+1)) // after the word: a reader may follow it
-	if uint64(ps.count)*4 > uint64(len(t.slots))*3 {
-		ps.grow()
-	}
+	ps.plan.after(ps.count, seg, ps.perSeg[seg], ps.grow, ps.split)
 	return k, true
 }
 
-// grow doubles the table: the words are hashed again, read in number order.
-func (ps *pairSet) grow() {
-	old := ps.table.Load()
-	t := &ptable{slots: make([]uint32, 2*len(old.slots)), shift: old.shift - 1}
-	t.mask = uint64(len(t.slots) - 1)
-	for k := 0; k < ps.count; k++ {
-		h := pairHash(ps.vals.at(k))
-		i := h >> t.shift
-		for t.slots[i] != 0 {
-			i = (i + 1) & t.mask
-		}
-		t.slots[i] = slotTag(h) | uint32(k+1)
+// grow doubles a segment: its words are hashed again.
+func (ps *pairSet) grow(seg int) {
+	old := ps.dir.Load()
+	d := *old
+	t := old.segs[seg]
+	d.segs[seg] = newPtable(64 - t.shift + 1)
+	d.rehash(t, &ps.vals, nil)
+	ps.dir.Store(&d) // readers still on the old table find every word they may ask for
+}
+
+// split cuts the one table into segments.
+func (ps *pairSet) split() {
+	old := ps.dir.Load()
+	d := &pdir{segShift: segBits}
+	for s := range d.segs {
+		d.segs[s] = newPtable(splitBits)
 	}
-	ps.table.Store(t) // readers still on the old table find every word they may ask for
+	d.rehash(old.segs[0], &ps.vals, &ps.perSeg)
+	ps.dir.Store(d)
+}
+
+// rehash places t's words in d (counting them per segment in per, if not nil).
+func (d *pdir) rehash(t *ptable, vals *paged[uint64], per *[segments]int) {
+	if per != nil {
+		clear(per[:])
+	}
+	for _, slot := range t.slots {
+		if slot == 0 {
+			continue
+		}
+		seg, nt, i := d.place(pairHash(vals.at(int(slot&(1<<28-1) - 1))))
+		for nt.slots[i] != 0 {
+			i = (i + 1) & nt.mask
+		}
+		nt.slots[i] = slot
+		if per != nil {
+			per[seg]++
+		}
+	}
 }
 
 // held is what the set holds.
 func (ps *pairSet) held() int64 { return ps.vals.bytes() + ps.tableBytes() }
 
-func (ps *pairSet) tableBytes() int64 { return int64(len(ps.table.Load().slots)) * 4 }
+func (ps *pairSet) tableBytes() int64 { return int64(ps.plan.slots()) * 4 }
+
+// growBytes is what the next doubling of a segment (or the split) allocates at most.
+func (ps *pairSet) growBytes() int64 { return int64(ps.plan.largest()) * 4 }
 
 // tnode is an inner node of the tree over a state's parts: each child is an inner
 // node (its index, >= 0) or a part (-1 - its index).
@@ -183,10 +236,12 @@ func newStore(parts int, keepEdges bool) *store {
 // treeScratch is a worker's view of one state's tree: its parts and the numbers of
 // its leaves and inner nodes (to share what a successor keeps of it).
 type treeScratch struct {
-	parts [][]byte // a loaded state's parts (in the leaves' arena)
-	leaf  []uint32 // leaf numbers; noID when unknown
-	val   []uint64 // each inner node's pair
-	id    []uint32 // each inner node's number (not the root's); noID when unknown
+	parts  [][]byte   // a loaded state's parts (in the leaves' arena)
+	leaf   []uint32   // leaf numbers; noID when unknown
+	val    []uint64   // each inner node's pair
+	id     []uint32   // each inner node's number (not the root's); noID when unknown
+	pairs  *pairCache // nil: pairs are looked up in the store alone
+	leaves *leafCache // nil: parts are looked up in the store alone
 }
 
 const noID = ^uint32(0)
@@ -248,7 +303,7 @@ func (st *store) resolve(buf []byte, ends []int, cur *treeScratch, scratch *tree
 			ref.id = cur.leaf[j]
 		} else {
 			ref.hash = st.leaves.hash(p)
-			if id, ok := st.leaves.lookup(p, ref.hash); ok {
+			if id, ok := st.lookupLeaf(scratch, p, ref.hash); ok {
 				ref.id = id
 			} else {
 				known = false
@@ -273,7 +328,7 @@ func (st *store) resolve(buf []byte, ends []int, cur *treeScratch, scratch *tree
 		}
 		if cur != nil && v == cur.val[q] {
 			scratch.id[q] = cur.id[q]
-		} else if id, ok := st.inner.lookup(v, pairHash(v)); ok {
+		} else if id, ok := st.lookupPair(scratch, v); ok {
 			scratch.id[q] = id
 		} else {
 			scratch.id[q] = noID
@@ -305,15 +360,25 @@ func (st *store) intern(buf []byte, refs []partRef, scratch *treeScratch) uint64
 		if q == root {
 			return v
 		}
-		scratch.id[q], _ = st.inner.insert(v, pairHash(v))
+		scratch.id[q] = st.internPair(scratch, v)
 	}
 	panic("unreachable")
 }
 
 // insert adds the state whose root is v (a successor of parent) unless it is there;
-// it returns the state's number and whether it is new.
-func (st *store) insert(v uint64, parent uint32) (uint32, bool) {
-	k, isNew := st.roots.insert(v, pairHash(v))
+// it returns the state's number and whether it is new. cache, if not nil, is the
+// merge's memory of recent roots.
+func (st *store) insert(v uint64, parent uint32, cache *pairCache) (uint32, bool) {
+	h := pairHash(v)
+	if cache != nil {
+		if k, ok := cache.get(v, h); ok {
+			return k, false
+		}
+	}
+	k, isNew := st.roots.insert(v, h)
+	if cache != nil {
+		cache.put(v, h, k)
+	}
 	if isNew {
 		st.count++
 		if !st.keepEdges {
@@ -430,11 +495,11 @@ func (st *store) stateBytes() int64 {
 func (st *store) edgeBytes() int64 { return st.edgeStart.bytes() + st.edges.bytes() }
 
 // memory is everything the store holds, and what the next growth of its largest
-// table takes: a table doubles in one allocation while the old one is still read,
-// so a search stopped just under the bound would otherwise pass it by twice that
-// table.
+// table segment takes: a segment doubles in one allocation while the old one is
+// still read, so a search stopped just under the bound would otherwise pass it by
+// twice that segment.
 func (st *store) memory() int64 {
-	grow := max(st.leaves.tableBytes(), st.inner.tableBytes(), st.roots.tableBytes()) * 2
+	grow := max(st.leaves.growBytes(), st.inner.growBytes(), st.roots.growBytes())
 	return st.stateBytes() + st.edgeBytes() + grow
 }
 
@@ -442,14 +507,12 @@ func (st *store) memory() int64 {
 // (insertFlight) of channels that are not FIFO.
 func (x *search) sortFlights(s *state) {
 	if !x.m.fifo {
+		// The order of flightLess, with one comparison of contents per pair.
 		slices.SortFunc(s.msgs, func(a, b flight) int {
-			switch {
-			case x.it.flightLess(a, b):
-				return -1
-			case x.it.flightLess(b, a):
-				return 1
+			if a.msg != b.msg {
+				return strings.Compare(x.it.message(a.msg).key, x.it.message(b.msg).key)
 			}
-			return 0
+			return cmp.Or(cmp.Compare(a.lo, b.lo), cmp.Compare(a.hi, b.hi))
 		})
 	}
 }
