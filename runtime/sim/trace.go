@@ -1,6 +1,9 @@
 package sim
 
-import "strconv"
+import (
+	"io"
+	"strconv"
+)
 
 // EventType is the `type` of a trace v1 event.
 type EventType uint8
@@ -234,6 +237,18 @@ func (e *Encoder) AppendLine(b []byte, ev *Event) []byte {
 // Lines returns a sink that appends every event to *buf as a JSON line.
 func (e *Encoder) Lines(buf *[]byte) Sink {
 	return func(ev *Event) { *buf = e.AppendLine(*buf, ev) }
+}
+
+// To returns a sink that writes every event to w as a JSON line. A failed write does
+// not stop the run: the first error is kept in *werr for the caller, after the run.
+func (e *Encoder) To(w io.Writer, werr *error) Sink {
+	var line []byte
+	return func(ev *Event) {
+		line = e.AppendLine(line[:0], ev)
+		if _, err := w.Write(line); err != nil && *werr == nil {
+			*werr = err
+		}
+	}
 }
 
 // Recorder keeps a copy of every event, for tests and replays.
