@@ -154,24 +154,20 @@ func (e *Encoder) Append(b []byte, ev *Event) []byte {
 		b = append(b, ']')
 	case EvEnd:
 		t := ev.Totals
-		b = append(b, `,"messages":`...)
-		b = strconv.AppendInt(b, int64(t.Messages), 10)
-		b = append(b, `,"entries":`...)
-		b = strconv.AppendInt(b, int64(t.Entries), 10)
-		b = append(b, `,"delivered":`...)
-		b = strconv.AppendInt(b, int64(t.Delivered), 10)
-		b = append(b, `,"dropped":`...)
-		b = strconv.AppendInt(b, int64(t.Dropped), 10)
-		b = append(b, `,"elections":`...)
-		b = strconv.AppendInt(b, int64(t.Elections), 10)
-		b = append(b, `,"violations":`...)
-		b = strconv.AppendInt(b, int64(t.Violations), 10)
-		b = append(b, `,"steps":`...)
-		b = strconv.AppendInt(b, int64(t.Steps), 10)
-		if t.App > 0 {
-			// Only runs with application messages have it, so older traces stay as they were.
-			b = append(b, `,"app":`...)
-			b = strconv.AppendInt(b, int64(t.App), 10)
+		totals := [...]struct {
+			key string
+			n   int
+		}{{"messages", t.Messages}, {"entries", t.Entries}, {"delivered", t.Delivered}, {"dropped", t.Dropped},
+			{"elections", t.Elections}, {"violations", t.Violations}, {"steps", t.Steps}, {"app", t.App}}
+		for _, f := range totals {
+			// Only runs with application messages have "app", so older traces stay as they were.
+			if f.key == "app" && f.n == 0 {
+				continue
+			}
+			b = append(b, `,"`...)
+			b = append(b, f.key...)
+			b = append(b, `":`...)
+			b = strconv.AppendInt(b, int64(f.n), 10)
 		}
 	}
 	return append(b, '}')
