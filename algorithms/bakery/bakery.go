@@ -312,15 +312,6 @@ func (n *node) WaitingFor() []int {
 	return out
 }
 
-func (n *node) Clone() sim.Node {
-	c := *n
-	c.read = append([]bool(nil), n.read...)
-	c.stage = append([]uint8(nil), n.stage...)
-	c.inFlight = append([]bool(nil), n.inFlight...)
-	c.seen = append([]int(nil), n.seen...)
-	return &c
-}
-
 // idsAt lists the ids of the processes whose check is at this stage.
 func (n *node) idsAt(stage uint8) []int {
 	return nodeid.Filter(n.ids, func(j int) bool { return n.stage[j] == stage })
@@ -347,4 +338,13 @@ func (n *node) Encode(w *sim.StateWriter) {
 	w.Ints("reading", nodeid.Where(n.ids, n.inFlight))
 	w.Bool("polling", n.polling)
 	w.Int("rereads", n.rereads)
+}
+
+func (n *node) Clone() sim.Node {
+	c := *n
+	c.read = append([]bool(nil), n.read...)
+	c.stage = append([]uint8(nil), n.stage...)
+	c.inFlight = append([]bool(nil), n.inFlight...)
+	c.seen = append([]int(nil), n.seen...)
+	return &c
 }

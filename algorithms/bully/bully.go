@@ -288,12 +288,6 @@ func (n *node) onCoordinator(ctx *sim.Context, m *sim.Message) {
 	}
 }
 
-func (n *node) Clone() sim.Node {
-	c := *n
-	c.answered = slices.Clone(n.answered)
-	return &c
-}
-
 func (n *node) Encode(w *sim.StateWriter) {
 	w.Str("state", n.state)
 	w.Str("waiting", n.waiting)
@@ -302,4 +296,10 @@ func (n *node) Encode(w *sim.StateWriter) {
 	if n.detector {
 		w.Int("watching", nodeid.Of(n.ids, n.fd.Watched()))
 	}
+}
+
+func (n *node) Clone() sim.Node {
+	c := *n
+	c.answered = slices.Clone(n.answered)
+	return &c
 }

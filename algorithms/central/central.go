@@ -213,12 +213,6 @@ func (n *node) WaitingFor() []int {
 	return []int{n.coord}
 }
 
-func (n *node) Clone() sim.Node {
-	c := *n
-	c.queue = slices.Clone(n.queue)
-	return &c
-}
-
 func (n *node) Encode(w *sim.StateWriter) {
 	w.Str("state", n.state)
 	w.Int("coordinator", n.ids[n.coord])
@@ -227,4 +221,10 @@ func (n *node) Encode(w *sim.StateWriter) {
 	}
 	w.Int("holder", nodeid.Of(n.ids, n.holder))
 	w.Ints("queue", nodeid.All(n.ids, n.queue))
+}
+
+func (n *node) Clone() sim.Node {
+	c := *n
+	c.queue = slices.Clone(n.queue)
+	return &c
 }

@@ -180,13 +180,6 @@ func (n *node) WaitingFor() []int {
 	return out
 }
 
-func (n *node) Clone() sim.Node {
-	c := *n
-	c.queue = slices.Clone(n.queue)
-	c.latest = slices.Clone(n.latest)
-	return &c
-}
-
 func (n *node) Encode(w *sim.StateWriter) {
 	w.Str("state", n.state)
 	w.Int("clock", n.clock)
@@ -194,4 +187,11 @@ func (n *node) Encode(w *sim.StateWriter) {
 	w.Pairs("queue", nodeid.Stamped(n.ids, n.queue, func(e *entry) (int, int) { return e.ts, e.j }))
 	w.Ints("latest", n.latest)
 	w.Ints("heard", nodeid.Filter(n.ids, func(j int) bool { return n.ts > 0 && j != n.self && n.heardFrom(j) }))
+}
+
+func (n *node) Clone() sim.Node {
+	c := *n
+	c.queue = slices.Clone(n.queue)
+	c.latest = slices.Clone(n.latest)
+	return &c
 }

@@ -414,17 +414,6 @@ func (n *node) WaitingFor() []int {
 	return out
 }
 
-func (n *node) Clone() sim.Node {
-	c := *n
-	c.got = slices.Clone(n.got)
-	c.failed = slices.Clone(n.failed)
-	c.yielded = slices.Clone(n.yielded)
-	c.inquiries = slices.Clone(n.inquiries)
-	c.queue = slices.Clone(n.queue)
-	c.local = nil // always empty between steps
-	return &c
-}
-
 // idsWhere lists, in set order, the ids of the members for which flag is true.
 func (n *node) idsWhere(flag []bool) []int {
 	out := []int{}
@@ -461,4 +450,15 @@ func (n *node) Encode(w *sim.StateWriter) {
 		}
 	}
 	w.Ints("told", told)
+}
+
+func (n *node) Clone() sim.Node {
+	c := *n
+	c.got = slices.Clone(n.got)
+	c.failed = slices.Clone(n.failed)
+	c.yielded = slices.Clone(n.yielded)
+	c.inquiries = slices.Clone(n.inquiries)
+	c.queue = slices.Clone(n.queue)
+	c.local = nil // always empty between steps
+	return &c
 }

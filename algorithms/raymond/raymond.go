@@ -268,12 +268,6 @@ func (n *node) WaitingFor() []int {
 	return []int{n.holder}
 }
 
-func (n *node) Clone() sim.Node {
-	c := *n
-	c.queue = slices.Clone(n.queue)
-	return &c
-}
-
 func (n *node) Encode(w *sim.StateWriter) {
 	state := cs.Released
 	switch {
@@ -287,6 +281,12 @@ func (n *node) Encode(w *sim.StateWriter) {
 	w.Ints("queue", nodeid.All(n.ids, n.queue))
 	w.Bool("asked", n.asked)
 	w.Int("parent", nodeid.Of(n.ids, n.parent))
+}
+
+func (n *node) Clone() sim.Node {
+	c := *n
+	c.queue = slices.Clone(n.queue)
+	return &c
 }
 
 // HoldsToken reports whether the privilege is here (the holder pointer points at self).

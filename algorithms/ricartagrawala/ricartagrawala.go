@@ -186,17 +186,17 @@ func (n *node) WaitingFor() []int {
 	return out
 }
 
-func (n *node) Clone() sim.Node {
-	c := *n
-	c.replied = append([]bool(nil), n.replied...)
-	c.deferred = append([]int(nil), n.deferred...)
-	return &c
-}
-
 func (n *node) Encode(w *sim.StateWriter) {
 	w.Str("state", n.state)
 	w.Int("clock", n.clock)
 	w.Int("ts", n.ts)
 	w.Ints("replied", nodeid.Where(n.ids, n.replied))
 	w.Ints("deferred", nodeid.All(n.ids, n.deferred))
+}
+
+func (n *node) Clone() sim.Node {
+	c := *n
+	c.replied = append([]bool(nil), n.replied...)
+	c.deferred = append([]int(nil), n.deferred...)
+	return &c
 }

@@ -190,13 +190,6 @@ func (n *node) pass(ctx *sim.Context) {
 	}
 }
 
-func (n *node) Clone() sim.Node {
-	c := *n
-	c.request = slices.Clone(n.request)
-	c.token = slices.Clone(n.token)
-	return &c
-}
-
 func (n *node) Encode(w *sim.StateWriter) {
 	w.Str("state", n.state)
 	w.Int("clock", n.clock)
@@ -207,6 +200,13 @@ func (n *node) Encode(w *sim.StateWriter) {
 		token = []int{}
 	}
 	w.Ints("token", token)
+}
+
+func (n *node) Clone() sim.Node {
+	c := *n
+	c.request = slices.Clone(n.request)
+	c.token = slices.Clone(n.token)
+	return &c
 }
 
 // HoldsToken reports whether this process has the token (present or in use).

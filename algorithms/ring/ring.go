@@ -205,14 +205,14 @@ func (n *node) onElected(ctx *sim.Context, k int) {
 	n.link.Send(ctx, sim.Message{Type: MsgElected, Arg: k})
 }
 
-func (n *node) Clone() sim.Node {
-	c := *n
-	c.link = n.link.Clone()
-	return &c
-}
-
 func (n *node) Encode(w *sim.StateWriter) {
 	w.Bool("participant", n.Participant)
 	w.Int("leader", n.leader)
 	n.link.Encode(w, n.ids)
+}
+
+func (n *node) Clone() sim.Node {
+	c := *n
+	c.link = n.link.Clone()
+	return &c
 }

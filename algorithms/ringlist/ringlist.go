@@ -316,16 +316,16 @@ func (n *node) onElectedID(ctx *sim.Context, k int) {
 	ctx.Leader(k)
 }
 
-func (n *node) Clone() sim.Node {
-	c := *n
-	c.active = slices.Clone(n.active)
-	c.link = n.link.Clone()
-	return &c
-}
-
 func (n *node) Encode(w *sim.StateWriter) {
 	w.Bool("participant", n.Participant)
 	w.Ints("active", n.active)
 	w.Int("leader", n.leader)
 	n.link.Encode(w, n.ids)
+}
+
+func (n *node) Clone() sim.Node {
+	c := *n
+	c.active = slices.Clone(n.active)
+	c.link = n.link.Clone()
+	return &c
 }

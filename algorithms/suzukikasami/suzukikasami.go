@@ -177,20 +177,20 @@ func (n *node) dispatch(ctx *sim.Context) {
 	n.sendToken(ctx, j)
 }
 
-func (n *node) Clone() sim.Node {
-	c := *n
-	c.rn = slices.Clone(n.rn)
-	c.ln = slices.Clone(n.ln)
-	c.q = slices.Clone(n.q)
-	return &c
-}
-
 func (n *node) Encode(w *sim.StateWriter) {
 	w.Str("state", n.state)
 	w.Bool("token", n.token)
 	w.Ints("RN", n.rn)
 	w.Ints("LN", n.ln)
 	w.Ints("Q", nodeid.All(n.ids, n.q))
+}
+
+func (n *node) Clone() sim.Node {
+	c := *n
+	c.rn = slices.Clone(n.rn)
+	c.ln = slices.Clone(n.ln)
+	c.q = slices.Clone(n.q)
+	return &c
 }
 
 // HoldsToken reports whether the token is here.

@@ -232,16 +232,6 @@ func (n *node) onTimer(ctx *sim.Context, name string) {
 	}
 }
 
-func (n *node) Clone() sim.Node {
-	c := *n
-	c.outbox = slices.Clone(n.outbox)
-	for k := range c.outbox {
-		c.outbox[k] = c.outbox[k].Clone()
-	}
-	c.kept = n.kept.Clone()
-	return &c
-}
-
 func (n *node) Encode(w *sim.StateWriter) {
 	w.Str("state", n.state)
 	w.Bool("token", n.token)
@@ -267,6 +257,16 @@ func (n *node) Encode(w *sim.StateWriter) {
 		awaiting = n.ids[n.sentTo]
 	}
 	w.Int("awaitingAck", awaiting)
+}
+
+func (n *node) Clone() sim.Node {
+	c := *n
+	c.outbox = slices.Clone(n.outbox)
+	for k := range c.outbox {
+		c.outbox[k] = c.outbox[k].Clone()
+	}
+	c.kept = n.kept.Clone()
+	return &c
 }
 
 // show writes an election message as TYPE(id,gen).
