@@ -272,8 +272,7 @@ func (n *node) onNumber(ctx *sim.Context, j, v int) {
 	// No poll can be armed here: a process that said "wait" is passed only after a
 	// re-read, and the timer fired for that re-read.
 	ctx.Rule("BE-1")
-	n.state = cs.Held
-	ctx.Enter()
+	cs.Enter(ctx, &n.state)
 }
 
 // repoll is BP-1: one more read of every variable still waited on.

@@ -172,14 +172,12 @@ func (n *node) onGrant(ctx *sim.Context) {
 		return
 	}
 	ctx.Rule("CE-1")
-	n.state = cs.Held
-	ctx.Enter()
+	cs.Enter(ctx, &n.state)
 }
 
 func (n *node) release(ctx *sim.Context) {
 	ctx.Rule("CL-1")
-	n.state = cs.Released
-	ctx.Exit()
+	cs.Leave(ctx, &n.state)
 	if n.isCoord() {
 		n.onRelease(ctx, n.self)
 		return

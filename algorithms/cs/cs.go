@@ -17,6 +17,18 @@ const (
 	Held = "HELD"
 )
 
+// Enter puts a process in the CS: state := HELD, and the kernel is told.
+func Enter(ctx *sim.Context, state *string) {
+	*state = Held
+	ctx.Enter()
+}
+
+// Leave takes a process out of the CS: state := RELEASED, and the kernel is told.
+func Leave(ctx *sim.Context, state *string) {
+	*state = Released
+	ctx.Exit()
+}
+
 // Command carries out the user's command kind (sim.Request or sim.Release) for a
 // process in state, as every algorithm whose state is one of these does: a request
 // counts only from Released, a release only from Held (the kernel refuses the others

@@ -31,3 +31,20 @@ func TestCommandKeepsToTheState(t *testing.T) {
 		}
 	}
 }
+
+func TestEnterAndLeaveSetTheStateAndTellTheKernel(t *testing.T) {
+	ctx := sim.NewContext(0, []int{0, 1})
+	state := Requested
+	Enter(ctx, &state)
+	if state != Held {
+		t.Errorf("after Enter: %s, want %s", state, Held)
+	}
+	Leave(ctx, &state)
+	if state != Released {
+		t.Errorf("after Leave: %s, want %s", state, Released)
+	}
+	effects := ctx.Effects()
+	if len(effects) != 2 || effects[0].Kind != sim.EnterCS || effects[1].Kind != sim.ExitCS {
+		t.Errorf("effects %+v, want EnterCS then ExitCS", effects)
+	}
+}

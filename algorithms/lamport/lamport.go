@@ -140,16 +140,14 @@ func (n *node) tryEnter(ctx *sim.Context) {
 		}
 	}
 	ctx.Rule("LE-1")
-	n.state = cs.Held
-	ctx.Enter()
+	cs.Enter(ctx, &n.state)
 }
 
 func (n *node) release(ctx *sim.Context) {
 	ctx.Rule("LR-1")
-	n.state = cs.Released
+	cs.Leave(ctx, &n.state)
 	n.queue = slices.DeleteFunc(n.queue, func(e entry) bool { return e.j == n.self })
 	n.ts = 0
-	ctx.Exit()
 	n.clock++
 	for j := 0; j < ctx.N(); j++ {
 		if j != n.self {

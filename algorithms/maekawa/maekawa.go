@@ -290,8 +290,7 @@ func (n *node) onInquire(ctx *sim.Context, j, ts int) {
 
 func (n *node) release(ctx *sim.Context) {
 	ctx.Rule("MR-1")
-	n.state = cs.Released
-	ctx.Exit()
+	cs.Leave(ctx, &n.state)
 	for _, j := range n.set {
 		n.send(ctx, j, sim.Message{Type: MsgRelease, TS: n.ts})
 	}

@@ -154,18 +154,16 @@ func (n *node) onReply(ctx *sim.Context, m *sim.Message) {
 	n.replies++
 	if n.replies == ctx.N()-1 {
 		ctx.Rule("RE1")
-		n.state = cs.Held
-		ctx.Enter()
+		cs.Enter(ctx, &n.state)
 	}
 }
 
 func (n *node) release(ctx *sim.Context) {
 	ctx.Rule("RR1")
-	n.state = cs.Released
+	cs.Leave(ctx, &n.state)
 	n.ts = 0
 	clear(n.replied)
 	n.replies = 0
-	ctx.Exit()
 	for _, j := range n.deferred {
 		n.reply(ctx, j)
 	}

@@ -104,8 +104,7 @@ func (n *node) request(ctx *sim.Context) {
 	ctx.Rule("SK-2")
 	n.state = cs.Requested
 	if n.token {
-		n.state = cs.Held
-		ctx.Enter()
+		cs.Enter(ctx, &n.state)
 		return
 	}
 	n.rn[n.self]++
@@ -144,8 +143,7 @@ func (n *node) onToken(ctx *sim.Context, m *sim.Message) {
 	}
 	if n.state == cs.Requested {
 		ctx.Rule("SK-4")
-		n.state = cs.Held
-		ctx.Enter()
+		cs.Enter(ctx, &n.state)
 		return
 	}
 	// Sent to an earlier incarnation of this process (SK-6): pass it on.
@@ -155,8 +153,7 @@ func (n *node) onToken(ctx *sim.Context, m *sim.Message) {
 
 func (n *node) release(ctx *sim.Context) {
 	ctx.Rule("SK-5")
-	n.state = cs.Released
-	ctx.Exit()
+	cs.Leave(ctx, &n.state)
 	n.ln[n.self] = n.rn[n.self]
 	for d := 1; d < ctx.N(); d++ {
 		k := (n.self + d) % ctx.N()

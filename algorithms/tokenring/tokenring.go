@@ -151,8 +151,7 @@ func (n *node) request(ctx *sim.Context) {
 }
 
 func (n *node) enter(ctx *sim.Context) {
-	n.state = cs.Held
-	ctx.Enter()
+	cs.Enter(ctx, &n.state)
 }
 
 // take is TR-3 once the token is known to be valid.
@@ -191,8 +190,7 @@ func (n *node) pass(ctx *sim.Context) {
 
 func (n *node) release(ctx *sim.Context) {
 	ctx.Rule("TR-5")
-	n.state = cs.Released
-	ctx.Exit()
+	cs.Leave(ctx, &n.state)
 	if n.hasKept {
 		// The token is superseded: destroy it and let the ELECTED go on.
 		n.token = false

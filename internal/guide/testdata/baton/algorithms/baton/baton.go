@@ -82,8 +82,7 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 	case sim.Release:
 		if n.state == cs.Held {
 			ctx.Rule("EX-5")
-			n.state = cs.Released
-			ctx.Exit()
+			cs.Leave(ctx, &n.state)
 			n.send(ctx, n.keeper, MsgBaton)
 		}
 	case sim.Deliver:
@@ -112,8 +111,7 @@ func (n *node) receive(ctx *sim.Context, typ string, from int) {
 		n.lend(ctx)
 	case typ == MsgBaton && from == n.keeper && n.state == cs.Wanted:
 		ctx.Rule("EX-4")
-		n.state = cs.Held
-		ctx.Enter()
+		cs.Enter(ctx, &n.state)
 	case typ == MsgBaton && n.self == n.keeper:
 		ctx.Rule("EX-6")
 		n.here = true
