@@ -185,22 +185,25 @@ func newNode(self int, setup *sim.Setup) sim.Node {
 	return &node{self: self, ids: setup.IDs, parent: p.Parent[self], child: child}
 }
 
+// start empties the node's queue and points it at its parent; the root, which has
+// none, points at rootHolder: itself with the token at the start (RY-1), its first
+// child after a crash, the token lost (RY-8).
+func (n *node) start(rootHolder int) {
+	n.holder = n.parent
+	if n.parent < 0 {
+		n.holder = rootHolder
+	}
+	n.queue, n.asked, n.using = n.queue[:0], false, false
+}
+
 func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 	switch in.Kind {
 	case sim.Init:
 		ctx.Rule("RY-1")
-		n.holder = n.parent
-		if n.parent < 0 {
-			n.holder = n.self
-		}
-		n.queue, n.asked, n.using = n.queue[:0], false, false
+		n.start(n.self)
 	case sim.Recover:
 		ctx.Rule("RY-8")
-		n.holder = n.parent
-		if n.parent < 0 {
-			n.holder = n.child
-		}
-		n.queue, n.asked, n.using = n.queue[:0], false, false
+		n.start(n.child)
 	case sim.Request:
 		if !n.using && !slices.Contains(n.queue, n.self) {
 			ctx.Rule("RY-2")
