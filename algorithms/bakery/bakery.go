@@ -133,22 +133,8 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 	switch in.Kind {
 	case sim.Init, sim.Recover:
 		ctx.Rule("BI-1")
-	case sim.Request:
-		if n.state == cs.Released {
-			n.doorway(ctx)
-		}
-	case sim.Release:
-		if n.state == cs.Held {
-			ctx.Rule("BX-1")
-			n.state = cs.Released
-			n.number = 0
-			n.rereads = 0
-			n.highest = 0
-			clear(n.read)
-			clear(n.stage)
-			clear(n.seen)
-			ctx.Exit()
-		}
+	case sim.Request, sim.Release:
+		cs.Command(ctx, in.Kind, n.state, n.doorway, n.release)
 	case sim.Timer:
 		if in.Timer == TimerPoll && n.polling {
 			n.repoll(ctx)
@@ -181,6 +167,17 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+func (n *node) release(ctx *sim.Context) {
+	ctx.Rule("BX-1")
+	cs.Leave(ctx, &n.state)
+	n.number = 0
+	n.rereads = 0
+	n.highest = 0
+	clear(n.read)
+	clear(n.stage)
+	clear(n.seen)
 }
 
 func (n *node) doorway(ctx *sim.Context) {

@@ -62,15 +62,8 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 	case sim.Init, sim.Recover:
 		// The kernel builds a fresh state on recovery; LI-1 just says so.
 		ctx.Rule("LI-1")
-	case sim.Request:
-		if n.state == cs.Released {
-			n.request(ctx)
-			n.tryEnter(ctx)
-		}
-	case sim.Release:
-		if n.state == cs.Held {
-			n.release(ctx)
-		}
+	case sim.Request, sim.Release:
+		cs.Command(ctx, in.Kind, n.state, n.request, n.release)
 	case sim.Deliver:
 		m := &in.Msg
 		n.clock = max(n.clock, m.TS) + 1
@@ -98,6 +91,7 @@ func (n *node) request(ctx *sim.Context) {
 			ctx.Send(j, sim.Message{Type: MsgRequest, TS: n.ts})
 		}
 	}
+	n.tryEnter(ctx) // alone, or everyone else already spoke later
 }
 
 func (n *node) insert(e entry) {
