@@ -31,6 +31,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/teach-dist/playground/internal/defaults"
 	"github.com/teach-dist/playground/runtime/lecture"
 )
 
@@ -67,15 +68,9 @@ func (o Options) withDefaults() Options {
 		_, _ = rand.Read(b[:])
 		o.Node = host + "-" + hex.EncodeToString(b[:])
 	}
-	if o.Timeout <= 0 {
-		o.Timeout = 2 * time.Second
-	}
-	if o.Heartbeat <= 0 {
-		o.Heartbeat = time.Second
-	}
-	if o.ReconnectWait <= 0 {
-		o.ReconnectWait = time.Second
-	}
+	defaults.Positive(&o.Timeout, 2*time.Second)
+	defaults.Positive(&o.Heartbeat, time.Second)
+	defaults.Positive(&o.ReconnectWait, time.Second)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
