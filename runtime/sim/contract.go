@@ -49,9 +49,12 @@ const (
 
 var inputNames = [...]string{"init", "deliver", "timer", "request", "release", "elect", "recover"}
 
-func (k InputKind) String() string {
-	if int(k) < len(inputNames) {
-		return inputNames[k]
+func (k InputKind) String() string { return enumName(inputNames[:], k) }
+
+// enumName is the name of an enumerated value v: names[v], or "unknown" past the end.
+func enumName[T ~uint8](names []string, v T) string {
+	if int(v) < len(names) {
+		return names[v]
 	}
 	return "unknown"
 }

@@ -30,12 +30,7 @@ const (
 var eventNames = [...]string{"send", "deliver", "drop", "rule", "request", "enter", "exit",
 	"elect", "leader", "crash", "recover", "timer", "violation", "partition", "heal", "end"}
 
-func (t EventType) String() string {
-	if int(t) < len(eventNames) {
-		return eventNames[t]
-	}
-	return "unknown"
-}
+func (t EventType) String() string { return enumName(eventNames[:], t) }
 
 // Event is one line of the trace (CONTRACT: trace v1, docs/trace.md). Node indexes are
 // turned into the scenario's ids when the event is encoded.
