@@ -109,27 +109,21 @@ func (e *Encoder) Append(b []byte, ev *Event) []byte {
 		b = append(b, `,"msg":`...)
 		b = e.AppendMessage(b, &ev.Msg)
 		if ev.Reason != "" {
-			b = append(b, `,"reason":`...)
-			b = appendString(b, ev.Reason)
+			b = appendStringField(b, `,"reason":`, ev.Reason)
 		}
 	case EvRule:
-		b = append(b, `,"rule":`...)
-		b = appendString(b, ev.Rule)
+		b = appendStringField(b, `,"rule":`, ev.Rule)
 		if ev.Why != "" {
-			b = append(b, `,"why":`...)
-			b = appendString(b, ev.Why)
+			b = appendStringField(b, `,"why":`, ev.Why)
 		}
 	case EvTimer:
-		b = append(b, `,"name":`...)
-		b = appendString(b, ev.Name)
+		b = appendStringField(b, `,"name":`, ev.Name)
 	case EvLeader:
 		b = append(b, `,"leader":`...)
 		b = strconv.AppendInt(b, int64(ev.Leader), 10)
 	case EvViolation:
-		b = append(b, `,"property":`...)
-		b = appendString(b, ev.Property)
-		b = append(b, `,"detail":`...)
-		b = appendString(b, ev.Detail)
+		b = appendStringField(b, `,"property":`, ev.Property)
+		b = appendStringField(b, `,"detail":`, ev.Detail)
 		if ev.Nodes != nil {
 			b = append(b, `,"nodes":`...)
 			b = e.appendIDs(b, ev.Nodes)
@@ -218,6 +212,11 @@ func (e *Encoder) appendIDs(b []byte, idx []int) []byte {
 		b = strconv.AppendInt(b, e.id(i), 10)
 	}
 	return append(b, ']')
+}
+
+// appendStringField writes a string field: key is its `,"name":` prefix.
+func appendStringField(b []byte, key, v string) []byte {
+	return appendString(append(b, key...), v)
 }
 
 // AppendLine writes ev followed by a newline.
