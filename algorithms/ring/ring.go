@@ -155,12 +155,6 @@ func (n *node) deadLeader(ctx *sim.Context) {
 	n.elect(ctx)
 }
 
-// upID says whether the failure detector sees process id up.
-func upID(ctx *sim.Context, id int) bool {
-	i, ok := ctx.Index(id)
-	return ok && ctx.Up(i)
-}
-
 func (n *node) onElection(ctx *sim.Context, k int) {
 	me := ctx.SelfID()
 	switch {
@@ -172,7 +166,7 @@ func (n *node) onElection(ctx *sim.Context, k int) {
 		ctx.Rule("CR-4")
 		n.Join(ctx)
 		n.sendElection(ctx, me)
-	case k < me && n.link.Checks() && n.sent >= 0 && !upID(ctx, n.sent):
+	case k < me && n.sent >= 0 && n.link.Crashed(ctx, n.sent):
 		ctx.Rule("CR-13")
 		n.Join(ctx)
 		n.sendElection(ctx, me)
@@ -194,7 +188,7 @@ func (n *node) onElected(ctx *sim.Context, k int) {
 		ctx.Rule("CR-8")
 		return
 	}
-	if n.link.Checks() && !upID(ctx, k) {
+	if n.link.Crashed(ctx, k) {
 		n.deadLeader(ctx)
 		return
 	}

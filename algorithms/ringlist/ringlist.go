@@ -233,7 +233,7 @@ func (n *node) onElectList(ctx *sim.Context, list []int) {
 	// message to a crashed process is lost and cannot come back at all).
 	n.active = append(n.active[:0], list[k:]...)
 	n.Leave(ctx)
-	if k := slices.Max(n.active); n.link.Checks() && !upID(ctx, k) {
+	if k := slices.Max(n.active); n.link.Crashed(ctx, k) {
 		n.deadLeader(ctx)
 		return
 	}
@@ -250,16 +250,10 @@ func (n *node) deadLeader(ctx *sim.Context) {
 	n.elect(ctx)
 }
 
-// upID says whether the failure detector sees process id up.
-func upID(ctx *sim.Context, id int) bool {
-	i, ok := ctx.Index(id)
-	return ok && ctx.Up(i)
-}
-
 func (n *node) onElected(ctx *sim.Context, k int, list []int) {
 	// Asked first, so that the announcer too, when its announcement comes back, finds
 	// the leader crashed since it was picked.
-	if n.link.Checks() && !upID(ctx, k) {
+	if n.link.Crashed(ctx, k) {
 		n.deadLeader(ctx)
 		return
 	}

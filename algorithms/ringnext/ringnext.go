@@ -231,6 +231,16 @@ func NewLink(p Params, maxDelay int, owner func(m *sim.Message) int) Link {
 // announced leader crashed.
 func (l *Link) Checks() bool { return l.check }
 
+// Crashed says whether, with the detector and check on (Checks), the detector sees
+// process id crashed: the candidate or leader a ring election must then replace.
+func (l *Link) Crashed(ctx *sim.Context, id int) bool {
+	if !l.check {
+		return false
+	}
+	i, ok := ctx.Index(id)
+	return !ok || !ctx.Up(i)
+}
+
 // Send passes m on to the successor; in ack mode it waits in line while an earlier
 // message is not acknowledged. It reports false when m was dropped because the
 // process it must end at has crashed (DT-1).
