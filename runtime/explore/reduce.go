@@ -2,6 +2,7 @@ package explore
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 
 	"github.com/teach-dist/playground/runtime/sim"
@@ -202,26 +203,30 @@ func (x *search) checkInert(s *state, i int, msg uint32) error {
 }
 
 // Partial-order reduction on FIFO channels. On a FIFO channel only the oldest message
-// can arrive, and only its receiver takes it. Take a process p such that every
-// channel into p from a process that may still send to it (alive, in p's part of the
-// partition) holds a message, and whose enabled steps are all deliveries that change
-// nothing the properties see (no entry into or exit from the CS, no leader). Let T
-// be those deliveries. No step of another process can enable a new step of p (a
-// message it sends to p joins the back of a channel that already has a head), nor
-// disable one (only p takes from its channels), and each commutes with every step of
-// T: they change different processes, and a step that takes the head of a channel
-// commutes with one that appends to its back. So T is a persistent set (Godefroid),
-// and invisible: the search may take T alone. This needs what the inert reduction
-// needs (no loss, no background traffic, no time), and no drop token, partition,
-// heal, crash or recovery to come (each could remove or strand a message of T, or
-// let a process send again); with canonical forms, no workload event at all, since
-// the last one changes the canonical form of every process (quiet).
+// can arrive, and only its receiver takes it. Take a set P of processes closed under
+// "may send on an empty channel": for every p in P, every process that may still send
+// to p (alive, in p's part of the partition) and whose channel to p is empty is in P
+// too. Let T be the steps of P's processes, and let them all be deliveries that
+// change nothing the properties see (no entry into or exit from the CS, no leader).
+// A step outside T is another process's: it cannot enable a new step of P (a message
+// it sends into P joins the back of a channel that already has a head, which stays
+// there until a process of P takes it, and P's processes only move by T), nor disable
+// one (only a receiver takes from its channels), and it commutes with every step of
+// T: they change different processes, and taking a channel's head commutes with
+// appending to its back. So T is a persistent set (Godefroid), and invisible: the
+// search may take T alone. A single process whose channels all hold a message is the
+// smallest such set; when one of its channels is empty, the sender joins it, and so
+// on. This needs what the inert reduction needs (no loss, no background traffic, no
+// time), and no drop token, partition, heal, crash or recovery to come (each could
+// remove or strand a message of T, or let a process send again); with canonical
+// forms, no workload event at all, since the last one changes the canonical form of
+// every process (quiet).
 //
 // What it keeps and what not is the inert reduction's (above): deadlocks at the same
-// distance (a delivery of T stays enabled until p takes one, so every run to a
-// deadlock takes one of them), every cycle with a fully expanded state (the same
-// proviso: every step of T must lead one level deeper), visible steps in the same
-// order; a broken mutual exclusion or bounded entry is searched again without it.
+// distance (a delivery of T stays enabled until a process of P takes one, so every
+// run to a deadlock takes one of them), every cycle with a fully expanded state (the
+// same proviso: every step of T must lead one level deeper), visible steps in the
+// same order; a broken mutual exclusion or bounded entry is searched again without it.
 
 // sporApplies reports whether the search may use partial-order reduction on FIFO
 // channels.
@@ -247,31 +252,102 @@ func (x *search) sporState(s *state) bool {
 	return true
 }
 
-// sporSet returns process p's deliveries among s's transitions (trs) when they form
-// a persistent set smaller than trs (see above), but for the cycle proviso, which
-// their expansion checks (expandState).
-func (x *search) sporSet(s *state, trs []trans, p int) ([]trans, bool) {
-	m := x.m
-	set := x.pset[:0]
-	defer func() { x.pset = set }()
+// sporSets returns the candidate sets of processes of s (bit masks, see above), each
+// process's closure once, those with the fewest steps first (ties: the lowest
+// process first), so that the search tries the smallest persistent sets first.
+func (x *search) sporSets(s *state, trs []trans) []uint16 {
+	n := x.m.n
+	var fed [MaxNodes]uint16 // fed[p] bit q: the channel from q to p holds a message
+	for _, f := range s.msgs {
+		ch := int(x.it.message(f.msg).ch)
+		fed[ch%n] |= 1 << (ch / n)
+	}
+	var steps [MaxNodes]int
 	for _, t := range trs {
-		switch {
-		case t.kind == tDeliver && x.it.message(s.msgs[t.a].msg).m.To == p:
-			if !x.invisible(s, t) {
-				return nil, false
-			}
-			set = append(set, t)
-		case t.kind == tDeliver:
-		case t.kind == tTimer && int(s.timers[t.a].node) == p,
-			t.kind == tRelease && int(t.a) == p,
-			t.kind == tEvent && m.events[t.a].act.Node == p:
-			return nil, false // a step of p that is not a delivery
+		if p := x.stepper(s, t); p >= 0 {
+			steps[p]++
 		}
 	}
-	if len(set) == 0 || len(set) == len(trs) || !x.fedBy(s, p) {
+	sets := x.psets[:0]
+	defer func() { x.psets = sets }()
+	for p := range n {
+		set := x.closure(s, p, &fed)
+		if !slices.Contains(sets, set) {
+			sets = append(sets, set)
+		}
+	}
+	count := func(set uint16) int {
+		c := 0
+		for p := range n {
+			if set&(1<<p) != 0 {
+				c += steps[p]
+			}
+		}
+		return c
+	}
+	slices.SortStableFunc(sets, func(a, b uint16) int { return count(a) - count(b) })
+	return sets
+}
+
+// closure is the smallest set of processes that holds p and every process that may
+// still send on an empty channel into one of its members.
+func (x *search) closure(s *state, p int, fed *[MaxNodes]uint16) uint16 {
+	set, work := uint16(1)<<p, uint16(1)<<p
+	for work != 0 {
+		r := bits.TrailingZeros16(work)
+		work &^= 1 << r
+		for q := range s.nodes {
+			if set&(1<<q) == 0 && s.nodes[q].alive && s.group(q) == s.group(r) && fed[r]&(1<<q) == 0 {
+				set |= 1 << q
+				work |= 1 << q
+			}
+		}
+	}
+	return set
+}
+
+// stepper is the process whose step t is (a delivery: its receiver), or -1 for a
+// step of no process.
+func (x *search) stepper(s *state, t trans) int {
+	m := x.m
+	switch t.kind {
+	case tDeliver, tLose:
+		return x.it.message(s.msgs[t.a].msg).m.To
+	case tTimer:
+		return int(s.timers[t.a].node)
+	case tRelease:
+		return int(t.a)
+	case tEvent:
+		if a := &m.events[t.a].act; a.Do != sim.ActPartition && a.Do != sim.ActHeal {
+			return a.Node
+		}
+	}
+	return -1
+}
+
+// sporSet returns the steps of the processes in set (a bit mask) among s's
+// transitions (trs) when they are all invisible deliveries and fewer than trs (see
+// above), but for the cycle proviso, which their expansion checks (expandState).
+func (x *search) sporSet(s *state, trs []trans, set uint16) ([]trans, bool) {
+	out := x.pset[:0]
+	defer func() { x.pset = out }()
+	for _, t := range trs {
+		p := x.stepper(s, t)
+		if p < 0 {
+			return nil, false // sporState rules these out; a step of no process is never persistent here
+		}
+		if set&(1<<p) == 0 {
+			continue
+		}
+		if t.kind != tDeliver || !x.invisible(s, t) {
+			return nil, false // a step of P that is not an invisible delivery
+		}
+		out = append(out, t)
+	}
+	if len(out) == 0 || len(out) == len(trs) {
 		return nil, false
 	}
-	return set, true
+	return out, true
 }
 
 // invisible reports whether delivery t changes nothing the properties see: the
@@ -287,24 +363,6 @@ func (x *search) invisible(s *state, t trans) bool {
 	r := x.it.step(to, s.nodes[to].id, sim.Deliver, f.msg)
 	for _, e := range r.effs {
 		if e.Kind == effEnter || e.Kind == effExit || e.Kind == effLeader {
-			return false
-		}
-	}
-	return true
-}
-
-// fedBy reports whether every channel into p from a process that may still send to
-// it holds a message.
-func (x *search) fedBy(s *state, p int) bool {
-	n := x.m.n
-	var fed uint16 // bit q: the channel from q to p holds a message
-	for _, f := range s.msgs {
-		if ch := int(x.it.message(f.msg).ch); ch%n == p {
-			fed |= 1 << (ch / n)
-		}
-	}
-	for q := range s.nodes {
-		if q != p && s.nodes[q].alive && s.group(q) == s.group(p) && fed&(1<<q) == 0 {
 			return false
 		}
 	}
