@@ -100,6 +100,64 @@ func Spec() *sim.Spec {
 		// FIFO by default: the algorithm needs it; switching it off is the lesson.
 		Defaults: sim.Defaults{Nodes: 5, Delay: [2]int{1, 3}, FIFO: true, CS: 2, Until: 500},
 		New:      newNode,
+		Canon:    &sim.Canon{Node: canonNode, Horizon: &sim.Horizon{Node: stamp, Msg: msgStamp, CapNode: capNode, CapMsg: capMsg}},
+	}
+}
+
+// Once nobody will ask again (quiet), a released process never reads its queue or
+// what it heard (it never tries to enter again): canonNode forgets them. Only its
+// clock still counts, as the floor of the timestamps it sends.
+func canonNode(nd sim.Node, quiet bool) sim.Node {
+	n := nd.(*node)
+	if !quiet || n.state != cs.Released {
+		return n
+	}
+	c := n.Clone().(*node)
+	c.queue = nil
+	clear(c.latest)
+	return c
+}
+
+// The horizon (sim.Horizon): clocks only grow by max and +1, and a timestamp other
+// than a request's is only ever compared with a request's (heardFrom), so once
+// quiet, a clock at or above the largest request timestamp still held anywhere (h)
+// stamps everything later than every request, and a received timestamp above h is
+// later than all of them: the clock is capped at h, what it heard at h+1.
+
+// stamp is the largest request timestamp a process holds: its own, and those queued.
+func stamp(nd sim.Node) int {
+	n := nd.(*node)
+	h := n.ts
+	for _, e := range n.queue {
+		h = max(h, e.ts)
+	}
+	return h
+}
+
+// msgStamp is a REQUEST's timestamp; the others carry a clock, not a request.
+func msgStamp(m *sim.Message) int {
+	if m.Type == MsgRequest {
+		return m.TS
+	}
+	return 0
+}
+
+func capNode(nd sim.Node, h int) sim.Node {
+	n := nd.(*node)
+	if n.clock <= h && !slices.ContainsFunc(n.latest, func(v int) bool { return v > h+1 }) {
+		return n
+	}
+	c := n.Clone().(*node)
+	c.clock = min(c.clock, h)
+	for j := range c.latest {
+		c.latest[j] = min(c.latest[j], h+1)
+	}
+	return c
+}
+
+func capMsg(m *sim.Message, h int) {
+	if m.Type != MsgRequest {
+		m.TS = min(m.TS, h+1)
 	}
 }
 

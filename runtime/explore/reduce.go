@@ -39,17 +39,8 @@ func (x *search) canonical(s *state) {
 				s.msgs[k].msg, changed = id, true
 			}
 		}
-		// FIFO queues keep their order: a canonical message stays on its channel.
-		if changed && !x.m.fifo {
-			slices.SortFunc(s.msgs, func(a, b flight) int {
-				switch {
-				case x.it.flightLess(a, b):
-					return -1
-				case x.it.flightLess(b, a):
-					return 1
-				}
-				return 0
-			})
+		if changed {
+			x.sortFlights(s)
 		}
 	}
 }
@@ -105,17 +96,114 @@ func (st *stepper) canonMsg(id uint32, quiet bool) uint32 {
 	return v
 }
 
+// The horizon (sim.Horizon): once quiet, every node state and message is stored
+// capped at the largest request timestamp still held in s. The horizon can only fall
+// as requests are served and forgotten, and capping at h then at a lower h' is capping
+// at h', so the stored form depends on the state alone. A quiet state has no workload
+// to come, so capping commutes with every step (the algorithm's declaration) and the
+// capped states form a quotient of the graph as the canonical forms do.
+
+// horizon is the largest request timestamp s holds, or -1 when s is not capped (no
+// declaration, a full search, or workload still to come).
+func (x *search) horizon(s *state) int {
+	if x.canon == nil || x.canon.Horizon == nil || !x.quiet(s) {
+		return -1
+	}
+	h := 0
+	for i := range s.nodes {
+		if s.nodes[i].alive {
+			h = max(h, x.it.stamp(&x.it.nodes[i].v.at(s.nodes[i].id).capped, func() int {
+				return x.canon.Horizon.Node(x.it.nodeState(i, s.nodes[i].id))
+			}))
+		}
+	}
+	for _, f := range s.msgs {
+		info := x.it.message(f.msg)
+		h = max(h, x.it.stamp(&info.capped, func() int { return x.canon.Horizon.Msg(&info.m) }))
+	}
+	return h
+}
+
+// capAtHorizon caps every node state and message of s at its horizon.
+func (x *search) capAtHorizon(s *state) {
+	h := x.horizon(s)
+	if h < 0 {
+		return
+	}
+	for i := range s.nodes {
+		if nd := &s.nodes[i]; nd.alive {
+			nd.id = x.it.capNode(i, nd.id, h)
+		}
+	}
+	changed := false
+	for k := range s.msgs {
+		if id := x.it.capMsg(s.msgs[k].msg, h); id != s.msgs[k].msg {
+			s.msgs[k].msg, changed = id, true
+		}
+	}
+	if changed {
+		x.sortFlights(s)
+	}
+}
+
+// stamp returns the memoised request timestamp of c, computing it once.
+func (st *stepper) stamp(c *capped, of func() int) int {
+	if v := c.stamp.Load(); v != 0 {
+		return int(v - 1)
+	}
+	v := of()
+	c.stamp.Store(int32(v + 1))
+	return v
+}
+
+// capNode returns the number of node i's state id capped at h (memoised).
+func (st *stepper) capNode(i int, id uint32, h int) uint32 {
+	info := st.nodes[i].v.at(id)
+	if h < capMemo {
+		if v := info.at[h].Load(); v != 0 {
+			return v - 1
+		}
+	}
+	v := st.node(i, st.m.spec.Canon.Horizon.CapNode(info.nd, h))
+	if h < capMemo {
+		info.at[h].Store(v + 1)
+	}
+	return v
+}
+
+// capMsg returns the number of message id capped at h (memoised).
+func (st *stepper) capMsg(id uint32, h int) uint32 {
+	info := st.message(id)
+	if h < capMemo {
+		if v := info.at[h].Load(); v != 0 {
+			return v - 1
+		}
+	}
+	m := info.m.Clone()
+	st.m.spec.Canon.Horizon.CapMsg(&m, h)
+	v := st.msg(&m)
+	if h < capMemo {
+		info.at[h].Store(v + 1)
+	}
+	return v
+}
+
 // sameMessage reports whether a message the kernel holds is the one a path step
 // delivers: the same content, or, in a reduced search, the same canonical form.
 func (x *search) sameMessage(held *sim.Message, p *pstep) bool {
 	if equalContent(held, &p.msg) {
 		return true
 	}
-	if x.canon == nil || x.canon.Msg == nil {
+	if x.canon == nil || (x.canon.Msg == nil && p.horizon < 0) {
 		return false
 	}
 	c := held.Clone()
-	x.canon.Msg(&c, p.quiet)
+	if x.canon.Msg != nil {
+		x.canon.Msg(&c, p.quiet)
+	}
+	if p.horizon >= 0 {
+		x.canon.Horizon.CapMsg(&c, p.horizon)
+	}
 	return equalContent(&c, &p.msg)
 }
 

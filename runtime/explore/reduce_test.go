@@ -156,9 +156,13 @@ func TestReducedPinned(t *testing.T) {
 		{file: "ricart-agrawala-4-fifo.json", states: 11294, depth: 32, reduction: []string{"canonical", "partial-order"}},
 		{file: "maekawa-deadlock-free-3-twice.json", states: 884, depth: 31, reduction: []string{"canonical", "partial-order"}},
 		{file: "maekawa-7.json", property: sim.PropDeadlock, states: 77998, depth: 21, reduction: []string{"canonical"}},
-		// Lamport declares nothing; the partial-order reduction on FIFO channels needs no
-		// declaration (47 212 states without it).
-		{file: "lamport-fifo-3.json", states: 31182, depth: 24, reduction: []string{"partial-order"}},
+		// Lamport's clocks capped at the horizon, and the partial-order reduction on FIFO
+		// channels (47 212 states with neither, 31 182 with the latter alone).
+		{file: "lamport-fifo-3.json", states: 473, depth: 24, reduction: []string{"canonical", "partial-order"}},
+		// Requests with different timestamps, the horizon climbing (5 009 in full).
+		{file: "lamport-fifo-2-thrice.json", states: 3692, depth: 30, reduction: []string{"canonical", "partial-order"}},
+		// Without FIFO: the same shortest violation (1 526 states in full).
+		{file: "lamport-non-fifo-3-anytime.json", property: sim.PropMutex, states: 1405, depth: 7, reduction: []string{"canonical"}},
 		// Bakery's timed questions, answered without time (full: 26 892 and 9 354 states).
 		{file: "bakery-3-two.json", states: 3445, depth: 28, reduction: []string{"canonical", ReductionUntimed}},
 		{file: "bakery-3-two-fifo.json", states: 1308, depth: 31, reduction: []string{"canonical", ReductionUntimed}},

@@ -187,6 +187,27 @@ type Canon struct {
 	// property (runtime/explore/untimed.go); otherwise it searches with time as always.
 	// The declaration only chooses the order of the two searches: no verdict rests on it.
 	Asynchronous bool
+	// Horizon, nil for most: see Horizon.
+	Horizon *Horizon
+}
+
+// Horizon is for an algorithm whose clocks and timestamps only grow (by max and +1)
+// and are only ever compared with the timestamps of requests (Lamport's). Once quiet
+// no request is made any more, so the largest timestamp of a request still held
+// somewhere (by a node, or by a message in flight), h, bounds every comparison still
+// to come: a clock at h or above stamps everything it sends above every request, a
+// received timestamp above h is later than every request. The explorer then stores
+// each node and message with such values at the cap (CapNode, CapMsg), which merges
+// states that differ only above the horizon and behave alike. Each function is pure.
+type Horizon struct {
+	// Node is the largest request timestamp n holds (its own, those it queues); 0: none.
+	Node func(n Node) int
+	// Msg is the request timestamp m carries; 0 for a message that carries none.
+	Msg func(m *Message) int
+	// CapNode returns a copy of n with every value above the horizon h at its cap.
+	CapNode func(n Node, h int) Node
+	// CapMsg puts a copy of a message likewise.
+	CapMsg func(m *Message, h int)
 }
 
 // Setup is what every node of a run is built from.
