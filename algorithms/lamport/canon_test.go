@@ -3,22 +3,17 @@ package lamport
 import (
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"testing"
 
 	"github.com/teach-dist/playground/runtime/sim"
+	"github.com/teach-dist/playground/runtime/sim/simtest"
 )
 
-// What the explorer's reductions rest on (sim.Canon): once nobody asks again, putting
-// a state and an input in canonical form, at any horizon at or above every request
-// timestamp they hold, and then stepping gives what stepping and then the canonical
-// form give: the same state, the same rules, the same entry and exit, the same
-// messages (capped). Node states come from random runs of one process with requests,
-// late messages and stale timestamps, as non-FIFO channels produce them.
+// What the explorer's reductions rest on: the canonical forms commute with every step
+// once nobody asks again. Node states come from random runs of one process with
+// requests, late messages and stale timestamps, as non-FIFO channels produce them.
 func TestCanonicalFormsCommuteWithEveryQuietStep(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 11))
-	canon := func(nd sim.Node, h int) sim.Node { return capNode(canonNode(nd, true), h) }
-	for trial := range 3000 {
+	simtest.CanonCommutes(t, Spec(), 3000, func(rng *rand.Rand, trial int) simtest.QuietCase {
 		f := newFixture(t, trial%3, ids3)
 		self := f.Ctx.Self()
 		randomInput := func(requests bool) sim.Input {
@@ -36,40 +31,8 @@ func TestCanonicalFormsCommuteWithEveryQuietStep(t *testing.T) {
 		for range rng.IntN(10) {
 			f.Step(randomInput(true))
 		}
-		in := randomInput(false)
-		h := max(stamp(f.Node), msgStamp(&in.Msg)) + rng.IntN(3)
-		start := f.Node.Clone()
-
-		// Step, then the canonical form.
-		f.Step(in)
-		want := outcome(f.Node, f.Ctx, h, canon)
-
-		// The canonical form, then step.
-		f.Node = canon(start, h).Clone()
-		capped := in
-		capMsg(&capped.Msg, h)
-		f.Step(capped)
-		got := outcome(f.Node, f.Ctx, h, canon)
-		if !slices.Equal(got, want) {
-			t.Fatalf("trial %d: from %s with %+v at horizon %d:\n canonical then step: %q\n step then canonical: %q",
-				trial, sim.EncodeState(start), in, h, got, want)
-		}
-	}
-}
-
-// outcome is what a step did, in canonical form: the state, rules, effects and
-// messages (capped at h).
-func outcome(nd sim.Node, ctx *sim.Context, h int, canon func(sim.Node, int) sim.Node) []string {
-	out := []string{string(sim.EncodeState(canon(nd, h)))}
-	out = append(out, ctx.Rules()...)
-	for _, e := range ctx.Effects() {
-		out = append(out, strconv.Itoa(int(e.Kind)))
-	}
-	for _, m := range ctx.Sent() {
-		capMsg(&m, h)
-		out = append(out, m.Type+"->"+strconv.Itoa(m.To)+"@"+strconv.Itoa(m.TS))
-	}
-	return out
+		return simtest.QuietCase{F: f.Fixture, In: randomInput(false)}
+	})
 }
 
 // The horizon's figures on one state: the largest request timestamp held (own and

@@ -1,0 +1,94 @@
+package simtest
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/teach-dist/playground/runtime/sim"
+)
+
+// QuietCase is one case of CanonCommutes: a fixture already driven to some state, and
+// an input that can still come once the workload is over (no Request).
+type QuietCase struct {
+	F  *Fixture
+	In sim.Input
+}
+
+// CanonCommutes checks what the explorer's reductions of spec rest on (sim.Canon):
+// once the workload is over, putting a state and an input in canonical form
+// (Canon.Node, Canon.Msg, then the Horizon's cap at any horizon at or above every
+// request timestamp they hold) and then stepping gives what stepping and then the
+// canonical form give: the same state, rules, effects and messages. Each of the trials
+// calls gen for a case.
+func CanonCommutes(t *testing.T, spec *sim.Spec, trials int, gen func(rng *rand.Rand, trial int) QuietCase) {
+	t.Helper()
+	c := spec.Canon
+	if c == nil {
+		t.Fatalf("%s declares no canonical forms", spec.Slug)
+	}
+	rng := rand.New(rand.NewPCG(7, 11))
+	for trial := range trials {
+		q := gen(rng, trial)
+		h := 0
+		if c.Horizon != nil {
+			h = max(c.Horizon.Node(q.F.Node), c.Horizon.Msg(&q.In.Msg)) + rng.IntN(3)
+		}
+		canonNode := func(nd sim.Node) sim.Node {
+			if c.Node != nil {
+				nd = c.Node(nd, true)
+			}
+			if c.Horizon != nil {
+				nd = c.Horizon.CapNode(nd, h)
+			}
+			return nd
+		}
+		canonMsg := func(m sim.Message) sim.Message {
+			m = m.Clone()
+			if c.Msg != nil {
+				c.Msg(&m, true)
+			}
+			if c.Horizon != nil {
+				c.Horizon.CapMsg(&m, h)
+			}
+			return m
+		}
+		outcome := func() []string {
+			out := []string{string(sim.EncodeState(canonNode(q.F.Node)))}
+			out = append(out, q.F.Ctx.Rules()...)
+			for _, e := range q.F.Ctx.Effects() {
+				out = append(out, "effect "+strconv.Itoa(int(e.Kind)))
+			}
+			for _, m := range q.F.Ctx.Sent() {
+				m = canonMsg(m)
+				out = append(out, m.Type+"->"+strconv.Itoa(m.To)+"@"+strconv.Itoa(m.TS)+" "+strconv.Itoa(m.Arg)+" "+slicesString(m.Vec))
+			}
+			return out
+		}
+		start := q.F.Node.Clone()
+
+		q.F.Step(q.In) // step, then the canonical form
+		want := outcome()
+
+		q.F.Node = canonNode(start).Clone() // the canonical form, then step
+		in := q.In
+		in.Msg = canonMsg(in.Msg)
+		q.F.Step(in)
+		if got := outcome(); !slices.Equal(got, want) {
+			t.Fatalf("trial %d: from %s with %+v at horizon %d:\n canonical form, then step: %q\n step, then canonical form: %q",
+				trial, sim.EncodeState(start), q.In, h, got, want)
+		}
+	}
+}
+
+func slicesString(v []int) string {
+	b := []byte{'['}
+	for k, x := range v {
+		if k > 0 {
+			b = append(b, ' ')
+		}
+		b = strconv.AppendInt(b, int64(x), 10)
+	}
+	return string(append(b, ']'))
+}
