@@ -163,6 +163,10 @@ func TestReducedPinned(t *testing.T) {
 		{file: "lamport-fifo-2-thrice.json", states: 3692, depth: 30, reduction: []string{"canonical", "partial-order"}},
 		// Without FIFO: the same shortest violation (1 526 states in full).
 		{file: "lamport-non-fifo-3-anytime.json", property: sim.PropMutex, states: 1405, depth: 7, reduction: []string{"canonical"}},
+		// The token variant: idle processes inert, the token's clocks capped at the
+		// horizon (160, 6 753 and 1 091 816 states in full).
+		{file: "ricart-agrawala-token-3.json", states: 60, depth: 12, reduction: []string{"canonical", "partial-order"}},
+		{file: "ricart-agrawala-token-3-anytime.json", states: 1837, depth: 15, reduction: []string{"canonical", "partial-order"}},
 		// Bakery's timed questions, answered without time (full: 26 892 and 9 354 states).
 		{file: "bakery-3-two.json", states: 3445, depth: 28, reduction: []string{"canonical", ReductionUntimed}},
 		{file: "bakery-3-two-fifo.json", states: 1308, depth: 31, reduction: []string{"canonical", ReductionUntimed}},
