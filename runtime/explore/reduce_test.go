@@ -167,6 +167,9 @@ func TestReducedPinned(t *testing.T) {
 		// horizon (160, 6 753 and 1 091 816 states in full).
 		{file: "ricart-agrawala-token-3.json", states: 60, depth: 12, reduction: []string{"canonical", "partial-order"}},
 		{file: "ricart-agrawala-token-3-anytime.json", states: 1837, depth: 15, reduction: []string{"canonical", "partial-order"}},
+		// Suzuki-Kasami: idle processes inert (98 and 13 054 states in full).
+		{file: "suzuki-kasami-3.json", states: 70, depth: 12, reduction: []string{"canonical", "partial-order"}},
+		{file: "suzuki-kasami-3-twice.json", states: 10142, depth: 27, reduction: []string{"canonical", "partial-order"}},
 		// Bakery's timed questions, answered without time (full: 26 892 and 9 354 states).
 		{file: "bakery-3-two.json", states: 3445, depth: 28, reduction: []string{"canonical", ReductionUntimed}},
 		{file: "bakery-3-two-fifo.json", states: 1308, depth: 31, reduction: []string{"canonical", ReductionUntimed}},

@@ -62,7 +62,7 @@ func CanonCommutes(t *testing.T, spec *sim.Spec, trials int, gen func(rng *rand.
 			}
 			for _, m := range q.F.Ctx.Sent() {
 				m = canonMsg(m)
-				out = append(out, m.Type+"->"+strconv.Itoa(m.To)+"@"+strconv.Itoa(m.TS)+" "+strconv.Itoa(m.Arg)+" "+slicesString(m.Vec))
+				out = append(out, m.Type+"->"+strconv.Itoa(m.To)+"@"+strconv.Itoa(m.TS)+" "+strconv.Itoa(m.Arg)+" "+slicesString(m.Vec)+" "+slicesString(m.Queue))
 			}
 			return out
 		}
