@@ -74,7 +74,7 @@ func TestExploreProvesSuzukiKasamiExit0(t *testing.T) {
 // and both prove the same.
 func TestExploreReducesUnlessFull(t *testing.T) {
 	red, _, code := exploreArgs(t, "", "--quiet", exploreData+"ricart-agrawala-3.json")
-	if code != 0 || red.Result != "ok" || *red.States != 265 || len(red.Reduction) == 0 || red.Reduction[0] != "canonical" {
+	if code != 0 || red.Result != "ok" || *red.States != 35 || len(red.Reduction) == 0 || red.Reduction[0] != "canonical" {
 		t.Fatalf("exit %d, %+v", code, red)
 	}
 	full, _, code := exploreArgs(t, "", "--quiet", "--full", exploreData+"ricart-agrawala-3.json")

@@ -219,7 +219,13 @@ func equalContent(h, m *sim.Message) bool {
 // which only that process writes; no crash, partition or drop can come any more to
 // interfere, and no message is lost at random (the reduction is off with network
 // loss). Such a delivery is also invisible: it changes nobody's CS, waiting or leader.
-// So {that delivery} is a persistent set, and the search may take it alone.
+// So {that delivery} is a persistent set, and the search may take it alone. The same
+// holds for a delivery the algorithm declares to commute with every other step of its
+// receiver (sim.Canon.Commutes: Ricart-Agrawala's REPLY that is not the last, and a
+// REQUEST deferred whatever the receiver does first), when the step itself is
+// invisible: the other processes' steps change other processes, and the receiver's
+// own, sent yet or not, commute with it by the declaration, which checkCommutes tests
+// against the ones at hand.
 //
 // Every deadlock (a state with no way on) stays reachable, and by a path of the same
 // length (the delivery must happen on every run to it: a persistent step stays enabled
@@ -235,7 +241,7 @@ func equalContent(h, m *sim.Message) bool {
 // porApplies reports whether the search may use partial-order reduction.
 func (x *search) porApplies() bool {
 	m := x.m
-	return x.canon != nil && x.canon.Inert != nil && !m.timed && !m.loss &&
+	return x.canon != nil && (x.canon.Inert != nil || x.canon.Commutes != nil) && !m.timed && !m.loss &&
 		len(m.bgMsgs) == 0 && len(m.bgTimers) == 0
 }
 
@@ -255,11 +261,21 @@ func (x *search) ample(s *state, trs []trans, next int) (int, error) {
 		nd := &s.nodes[to]
 		// A message to a crashed process, or across the partition, is only lost.
 		if sim.LostOnArrival(nd.alive, int(s.group(info.m.From)), int(s.group(to))) == "" {
-			if !x.canon.Inert(x.it.nodeState(to, nd.id)) {
+			node := x.it.nodeState(to, nd.id)
+			switch {
+			case x.canon.Inert != nil && x.canon.Inert(node):
+				if err := x.checkInert(s, to, f.msg); err != nil {
+					return -1, err
+				}
+			case x.canon.Commutes != nil && x.canon.Commutes(node, &info.m):
+				if !x.invisible(s, t) {
+					continue
+				}
+				if err := x.checkCommutes(s, trs, o); err != nil {
+					return -1, err
+				}
+			default:
 				continue
-			}
-			if err := x.checkInert(s, to, f.msg); err != nil {
-				return -1, err
 			}
 		}
 		x.next.copyFrom(s)
@@ -270,6 +286,63 @@ func (x *search) ample(s *state, trs []trans, next int) (int, error) {
 		return o, nil
 	}
 	return -1, nil
+}
+
+// checkCommutes checks the declaration (sim.Canon.Commutes) on the delivery trs[o]
+// against the receiver's other steps at hand: either order gives the receiver the
+// same state, and the same messages and entries and exits between them.
+func (x *search) checkCommutes(s *state, trs []trans, o int) error {
+	x.it.setUp(s.nodes)
+	t := trs[o]
+	to := x.stepper(s, t)
+	id := s.nodes[to].id
+	m := s.msgs[t.a].msg
+	for k, u := range trs {
+		if k == o || x.stepper(s, u) != to || (u.kind != tDeliver && u.kind != tRelease) {
+			continue
+		}
+		kind, arg := sim.Release, uint32(0)
+		if u.kind == tDeliver {
+			kind, arg = sim.Deliver, s.msgs[u.a].msg
+		}
+		a, aDid := x.twoSteps(to, id, sim.Deliver, m, kind, arg)
+		b, bDid := x.twoSteps(to, id, kind, arg, sim.Deliver, m)
+		if a != b || !slices.Equal(aDid, bDid) {
+			return fmt.Errorf("explore: %s: %s is declared to commute with %s's other steps, but not with %s (Canon.Commutes)",
+				x.m.spec.Slug, x.it.message(m).desc, x.m.name(to), x.describe(s, u).words)
+		}
+	}
+	return nil
+}
+
+// twoSteps gives node i's state id two inputs in turn, each step's result put in
+// canonical form, and returns the state and what the steps did, in canonical form
+// and sorted (messages as a multiset, entries and exits counted).
+func (x *search) twoSteps(i int, id uint32, k1 sim.InputKind, a1 uint32, k2 sim.InputKind, a2 uint32) (uint32, []uint64) {
+	var did []uint64
+	for _, in := range [2]struct {
+		kind sim.InputKind
+		arg  uint32
+	}{{k1, a1}, {k2, a2}} {
+		r := x.it.step(i, id, in.kind, in.arg)
+		id = r.next
+		if x.canon.Node != nil {
+			id = x.it.canonNode(i, id, true)
+		}
+		for _, e := range r.effs {
+			v := uint64(e.Kind) << 32
+			if e.Kind == effSend {
+				ref := e.Ref
+				if x.canon.Msg != nil {
+					ref = x.it.canonMsg(ref, true)
+				}
+				v |= uint64(ref)
+			}
+			did = append(did, v)
+		}
+	}
+	slices.Sort(did)
+	return id, did
 }
 
 // checkInert checks the declaration on the delivery at hand: the process only answers
