@@ -35,6 +35,81 @@ func TestCanonicalFormsCommuteWithEveryQuietStep(t *testing.T) {
 	})
 }
 
+// Lamport's deliveries commute over FIFO channels once the clock is at the horizon,
+// with every other input that can come first then: the head of another sender's
+// channel, or the release. The states are a FIFO run's (random workloads of several
+// requests at random times, so timestamps differ), taken once every request is made,
+// with the heads of the channels into each process and the horizon the explorer
+// would compute (the largest request timestamp held, or one above).
+func TestDeclaredDeliveriesCommute(t *testing.T) {
+	var cases []simtest.CommuteCase
+	for seed := uint64(1); len(cases) < 4000 && seed < 400; seed++ {
+		acts := simtest.RandomActions(seed, 3, sim.Mutex, simtest.Workload{Requests: 2 + int(seed%5), Span: 8})
+		last := 0
+		for _, a := range acts {
+			last = max(last, a.At)
+		}
+		cfg := config(seed, ids3, true, acts)
+		cfg.Pending = 100_000
+		s, err := sim.New(cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s.HasNext() {
+			if _, err := s.Step(); err != nil {
+				t.Fatal(err)
+			}
+			if s.Now() <= last {
+				continue // requests still to come: not quiet
+			}
+			cases = append(cases, quietCases(t, s, int(seed))...)
+		}
+	}
+	simtest.DeliveriesCommute(t, Spec(), len(cases), func(_ *rand.Rand, trial int) simtest.CommuteCase { return cases[trial] })
+}
+
+// quietCases are the pairs of inputs each process of s may take next: the heads of
+// two channels into it, or one and its release.
+func quietCases(t *testing.T, s *sim.Sim, seed int) []simtest.CommuteCase {
+	h := 0
+	for i := range s.IDs() {
+		if s.Alive(i) {
+			h = max(h, stamp(s.Node(i)))
+		}
+	}
+	heads := map[[2]int]sim.Message{}
+	for _, f := range s.InFlight() {
+		h = max(h, msgStamp(&f.Msg))
+		if _, ok := heads[[2]int{f.Msg.From, f.Msg.To}]; !ok {
+			heads[[2]int{f.Msg.From, f.Msg.To}] = f.Msg
+		}
+	}
+	h += seed % 2
+	var out []simtest.CommuteCase
+	for to := range s.IDs() {
+		var in []sim.Message
+		for from := range s.IDs() {
+			if m, ok := heads[[2]int{from, to}]; ok {
+				in = append(in, m)
+			}
+		}
+		for k, m := range in {
+			others := []sim.Input{{Kind: sim.Release}}
+			for j, o := range in {
+				if j != k {
+					others = append(others, sim.Input{Kind: sim.Deliver, Msg: o})
+				}
+			}
+			for _, other := range others {
+				f := simtest.NewFixture(t, Spec(), to, &sim.Setup{IDs: ids3})
+				f.Node = s.Node(to).Clone()
+				out = append(out, simtest.CommuteCase{F: f, Deliver: m, Other: other, Quiet: sim.Quiet{FIFO: true, Horizon: h}})
+			}
+		}
+	}
+	return out
+}
+
 // The horizon's figures on one state: the largest request timestamp held (own and
 // queued; a REQUEST's, not a REPLY's), the clock capped there and what was heard one
 // above; a released process forgets its queue and what it heard.

@@ -100,7 +100,8 @@ func Spec() *sim.Spec {
 		// FIFO by default: the algorithm needs it; switching it off is the lesson.
 		Defaults: sim.Defaults{Nodes: 5, Delay: [2]int{1, 3}, FIFO: true, CS: 2, Until: 500},
 		New:      newNode,
-		Canon:    &sim.Canon{Node: canonNode, Horizon: &sim.Horizon{Node: stamp, Msg: msgStamp, CapNode: capNode, CapMsg: capMsg}},
+		Canon: &sim.Canon{Node: canonNode, Commutes: commutes,
+			Horizon: &sim.Horizon{Node: stamp, Msg: msgStamp, CapNode: capNode, CapMsg: capMsg}},
 	}
 }
 
@@ -116,6 +117,18 @@ func canonNode(nd sim.Node, quiet bool) sim.Node {
 	c.queue = nil
 	clear(c.latest)
 	return c
+}
+
+// commutes: over FIFO channels, once quiet, with the process's clock at the horizon
+// (so every stamp it sends is capped alike, and its clock stays there), a delivery
+// only inserts the sender's request into the queue in (timestamp, id) order, removes
+// it, or raises what was heard from the sender, and answers a REQUEST: the same in
+// either order with a delivery from another sender or the release (which removes
+// only the own request). The next message from the same sender cannot come first on
+// a FIFO channel; without FIFO a RELEASE can overtake its REQUEST, and the order then
+// decides whether the request stays queued for ever.
+func commutes(nd sim.Node, _ *sim.Message, q sim.Quiet) bool {
+	return q.FIFO && q.Horizon >= 0 && nd.(*node).clock >= q.Horizon
 }
 
 // The horizon (sim.Horizon): clocks only grow by max and +1, and a timestamp other

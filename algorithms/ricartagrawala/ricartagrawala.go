@@ -147,7 +147,7 @@ func canonNode(nd sim.Node, quiet bool) sim.Node {
 //     as it would be at once after the release.
 //
 // The clock, which makes each step's stamps differ, is forgotten once quiet (canonNode).
-func commutes(nd sim.Node, m *sim.Message) bool {
+func commutes(nd sim.Node, m *sim.Message, _ sim.Quiet) bool {
 	n := nd.(*node)
 	switch m.Type {
 	case MsgReply:

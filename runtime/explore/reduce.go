@@ -267,7 +267,7 @@ func (x *search) ample(s *state, trs []trans, next int) (int, error) {
 				if err := x.checkInert(s, to, f.msg); err != nil {
 					return -1, err
 				}
-			case x.canon.Commutes != nil && x.canon.Commutes(node, &info.m):
+			case x.canon.Commutes != nil && x.canon.Commutes(node, &info.m, sim.Quiet{FIFO: x.m.fifo, Horizon: x.horizon(s)}):
 				if !x.invisible(s, t) {
 					continue
 				}
@@ -297,6 +297,7 @@ func (x *search) checkCommutes(s *state, trs []trans, o int) error {
 	to := x.stepper(s, t)
 	id := s.nodes[to].id
 	m := s.msgs[t.a].msg
+	h := x.horizon(s)
 	for k, u := range trs {
 		if k == o || x.stepper(s, u) != to || (u.kind != tDeliver && u.kind != tRelease) {
 			continue
@@ -305,8 +306,8 @@ func (x *search) checkCommutes(s *state, trs []trans, o int) error {
 		if u.kind == tDeliver {
 			kind, arg = sim.Deliver, s.msgs[u.a].msg
 		}
-		a, aDid := x.twoSteps(to, id, sim.Deliver, m, kind, arg)
-		b, bDid := x.twoSteps(to, id, kind, arg, sim.Deliver, m)
+		a, aDid := x.twoSteps(to, id, h, sim.Deliver, m, kind, arg)
+		b, bDid := x.twoSteps(to, id, h, kind, arg, sim.Deliver, m)
 		if a != b || !slices.Equal(aDid, bDid) {
 			return fmt.Errorf("explore: %s: %s is declared to commute with %s's other steps, but not with %s (Canon.Commutes)",
 				x.m.spec.Slug, x.it.message(m).desc, x.m.name(to), x.describe(s, u).words)
@@ -316,9 +317,10 @@ func (x *search) checkCommutes(s *state, trs []trans, o int) error {
 }
 
 // twoSteps gives node i's state id two inputs in turn, each step's result put in
-// canonical form, and returns the state and what the steps did, in canonical form
-// and sorted (messages as a multiset, entries and exits counted).
-func (x *search) twoSteps(i int, id uint32, k1 sim.InputKind, a1 uint32, k2 sim.InputKind, a2 uint32) (uint32, []uint64) {
+// canonical form (capped at the horizon h, if h >= 0), and returns the state and what
+// the steps did, in canonical form and sorted (messages as a multiset, entries and
+// exits counted).
+func (x *search) twoSteps(i int, id uint32, h int, k1 sim.InputKind, a1 uint32, k2 sim.InputKind, a2 uint32) (uint32, []uint64) {
 	var did []uint64
 	for _, in := range [2]struct {
 		kind sim.InputKind
@@ -329,12 +331,18 @@ func (x *search) twoSteps(i int, id uint32, k1 sim.InputKind, a1 uint32, k2 sim.
 		if x.canon.Node != nil {
 			id = x.it.canonNode(i, id, true)
 		}
+		if h >= 0 {
+			id = x.it.capNode(i, id, h)
+		}
 		for _, e := range r.effs {
 			v := uint64(e.Kind) << 32
 			if e.Kind == effSend {
 				ref := e.Ref
 				if x.canon.Msg != nil {
 					ref = x.it.canonMsg(ref, true)
+				}
+				if h >= 0 {
+					ref = x.it.capMsg(ref, h)
 				}
 				v |= uint64(ref)
 			}

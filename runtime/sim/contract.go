@@ -180,14 +180,15 @@ type Canon struct {
 	// sets a timer or declares a leader). Deliveries to such a process then commute with every other step, which
 	// lets the explorer take one of them alone (partial-order reduction). Nil: never.
 	Inert func(n Node) bool
-	// Commutes reports that, once the workload is over, delivering m to n gives the
-	// same as with any other step n may take before or after it, in either order (a
-	// delivery of any message, sent yet or not; leaving the CS), and that no such step
-	// disables it. The explorer then takes such a delivery alone when it changes
-	// nothing the properties see (partial-order reduction, as for Inert, which is the
-	// case of every message to n); it checks the claim against the receiver's other
-	// steps at hand. Nil: none.
-	Commutes func(n Node, m *Message) bool
+	// Commutes reports that, once the workload is over, delivering m to n, when that
+	// step changes nothing the properties see (it neither enters nor leaves the CS
+	// nor declares a leader), gives the same as with any other step n may take before
+	// or after it, in either order (a delivery of any message, sent yet or not, that
+	// the network lets come first; leaving the CS), and that no such step disables
+	// it. The explorer then takes such a delivery alone (partial-order reduction, as
+	// for Inert, which is the case of every message to n); it checks the claim
+	// against the receiver's other steps at hand. Nil: none.
+	Commutes func(n Node, m *Message, q Quiet) bool
 	// Asynchronous says that the algorithm's properties are meant to hold without any
 	// timing assumption: its timers only pace retries (a poll), never stand in for a
 	// failure detector. The explorer then answers a timed question first without time,
@@ -197,6 +198,16 @@ type Canon struct {
 	Asynchronous bool
 	// Horizon, nil for most: see Horizon.
 	Horizon *Horizon
+}
+
+// Quiet is what Canon.Commutes may rest on besides the node and the message.
+type Quiet struct {
+	// FIFO: the network keeps each channel's order, so the receiver's next message
+	// from the same sender cannot come first.
+	FIFO bool
+	// Horizon is what the state's nodes and messages are capped at (Horizon), -1 for
+	// an algorithm that declares none.
+	Horizon int
 }
 
 // Horizon is for an algorithm whose clocks and timestamps only grow (by max and +1)

@@ -94,18 +94,21 @@ func slicesString(v []int) string {
 }
 
 // CommuteCase is one case of DeliveriesCommute: a fixture driven to some state, a
-// delivery, and another input that can still come once the workload is over.
+// delivery, another input that can still come once the workload is over, and what
+// the explorer would know (Quiet.Horizon: -1 for none).
 type CommuteCase struct {
 	F       *Fixture
 	Deliver sim.Message
 	Other   sim.Input
+	Quiet   sim.Quiet
 }
 
 // DeliveriesCommute checks spec's Canon.Commutes: whenever it says a delivery
-// commutes, giving the node the delivery and then the other input gives what the
-// other input and then the delivery give, in canonical form (Canon.Node and
-// Canon.Msg once quiet): the state, and the messages, entries and exits of the two
-// steps together. It fails if no case of the trials was declared to commute.
+// commutes, and the delivery changes nothing the properties see, giving the node the delivery and then the other input gives what the
+// other input and then the delivery give, all in the form the explorer stores once
+// quiet (Canon.Node and Canon.Msg, capped at the horizon when there is one), the
+// state and messages included: the state, and the messages, entries and exits of
+// the two steps together. It fails if no case of the trials was declared to commute.
 func DeliveriesCommute(t *testing.T, spec *sim.Spec, trials int, gen func(rng *rand.Rand, trial int) CommuteCase) {
 	t.Helper()
 	c := spec.Canon
@@ -116,41 +119,65 @@ func DeliveriesCommute(t *testing.T, spec *sim.Spec, trials int, gen func(rng *r
 	declared := 0
 	for trial := range trials {
 		q := gen(rng, trial)
-		q.Deliver.To = q.F.Ctx.Self()
-		if !c.Commutes(q.F.Node, &q.Deliver) {
+		h := q.Quiet.Horizon
+		stored := func(nd sim.Node) sim.Node {
+			if c.Node != nil {
+				nd = c.Node(nd, true)
+			}
+			if c.Horizon != nil && h >= 0 {
+				nd = c.Horizon.CapNode(nd, h)
+			}
+			return nd
+		}
+		storedMsg := func(m sim.Message) sim.Message {
+			m = m.Clone()
+			if c.Msg != nil {
+				c.Msg(&m, true)
+			}
+			if c.Horizon != nil && h >= 0 {
+				c.Horizon.CapMsg(&m, h)
+			}
+			return m
+		}
+		start := stored(q.F.Node).Clone()
+		msg := storedMsg(q.Deliver)
+		msg.To = q.F.Ctx.Self()
+		if !c.Commutes(start, &msg, q.Quiet) {
 			continue
 		}
+		q.F.Node = start.Clone()
+		q.F.Step(sim.Input{Kind: sim.Deliver, Msg: msg})
+		if slices.ContainsFunc(q.F.Ctx.Effects(), func(e sim.Effect) bool {
+			return e.Kind == sim.EnterCS || e.Kind == sim.ExitCS || e.Kind == sim.DeclareLeader
+		}) {
+			continue // visible: the explorer never takes it alone
+		}
 		declared++
-		start := q.F.Node.Clone()
-		deliver := sim.Input{Kind: sim.Deliver, Msg: q.Deliver}
+		other := q.Other
+		other.Msg = storedMsg(other.Msg)
+		deliver := sim.Input{Kind: sim.Deliver, Msg: msg}
 		both := func(first, second sim.Input) []string {
 			q.F.Node = start.Clone()
 			var did []string
 			for _, in := range []sim.Input{first, second} {
 				q.F.Step(in)
+				q.F.Node = stored(q.F.Node)
 				for _, e := range q.F.Ctx.Effects() {
 					if e.Kind == sim.EnterCS || e.Kind == sim.ExitCS {
 						did = append(did, "effect "+strconv.Itoa(int(e.Kind)))
 					}
 				}
 				for _, m := range q.F.Ctx.Sent() {
-					m = m.Clone()
-					if c.Msg != nil {
-						c.Msg(&m, true)
-					}
+					m = storedMsg(m)
 					did = append(did, m.Type+"->"+strconv.Itoa(m.To)+"@"+strconv.Itoa(m.TS)+" "+strconv.Itoa(m.Arg)+" "+slicesString(m.Vec)+" "+slicesString(m.Queue))
 				}
 			}
-			nd := q.F.Node
-			if c.Node != nil {
-				nd = c.Node(nd, true)
-			}
 			slices.Sort(did)
-			return append([]string{string(sim.EncodeState(nd))}, did...)
+			return append([]string{string(sim.EncodeState(q.F.Node))}, did...)
 		}
-		if a, b := both(deliver, q.Other), both(q.Other, deliver); !slices.Equal(a, b) {
-			t.Fatalf("trial %d: from %s, %+v then %+v:\n %q\nthe other order:\n %q",
-				trial, sim.EncodeState(start), q.Deliver, q.Other, a, b)
+		if a, b := both(deliver, other), both(other, deliver); !slices.Equal(a, b) {
+			t.Fatalf("trial %d: from %s, %+v then %+v (horizon %d):\n %q\nthe other order:\n %q",
+				trial, sim.EncodeState(start), msg, other, h, a, b)
 		}
 	}
 	if declared == 0 {
