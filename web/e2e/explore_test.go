@@ -164,9 +164,10 @@ func TestExploreSaysWhenTheBudgetStoppedIt(t *testing.T) {
 		ts.Close()
 	})
 	c := tab(t, ts.URL, 1280, 800)
-	// Three processes: a setup too large for the budget at five is checked at fewer
-	// (TestCheckAtThePageDefaultsGivesAVerdict); three is the size that stays.
-	run(t, c, chromedp.Navigate(ts.URL+"/play/ricart-agrawala?n=3"))
+	// Bakery with three processes: far more than 100 states (a setup too large for the
+	// budget at five is checked at fewer, TestCheckAtThePageDefaultsGivesAVerdict;
+	// three is the size that stays).
+	run(t, c, chromedp.Navigate(ts.URL+"/play/bakery?n=3"))
 	ready(t, c)
 	waitFor(t, c, `!document.getElementById("explore-open").disabled`)
 	run(t, c, chromedp.Click(chromedp.CSS(`#explore-open`)))
