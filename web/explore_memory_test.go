@@ -27,7 +27,7 @@ func TestExplorerMemoryBoundHolds(t *testing.T) {
 func testExplorerMemoryBound(t *testing.T, atOnce int) {
 	const bound = 64 << 20
 	_, ts := newTestServer(t, Options{Explore: ExploreLimits{AtOnce: atOnce, MaxMemory: bound, MaxStates: 1 << 40, Timeout: 5 * time.Minute, AsAsked: true}})
-	ids := []string{openSession(t, ts, "/play/lamport?n=5"), openSession(t, ts, "/play/bakery?n=4&loss=0.1")}
+	ids := []string{openSession(t, ts, "/play/bakery?n=5"), openSession(t, ts, "/play/bakery?n=4&loss=0.1")}
 
 	runtime.GC()
 	// What the process holds from the OS (as RSS sees it): everything mapped but

@@ -80,9 +80,9 @@ func TestExploreProvesRicartAgrawalaForThePage(t *testing.T) {
 		t.Fatal(msg)
 	}
 	last := lines[len(lines)-1]
-	// 265 states: the search uses the reductions Ricart-Agrawala declares (3 074 in
+	// 35 states: the search uses the reductions Ricart-Agrawala declares (3 074 in
 	// full, docs/explorer.md "Reductions").
-	if last.Type != "result" || last.Result.Result != "ok" || last.Result.States != 265 || last.Result.Counterexample != nil {
+	if last.Type != "result" || last.Result.Result != "ok" || last.Result.States != 35 || last.Result.Counterexample != nil {
 		t.Fatalf("last line %+v", last)
 	} // One worker per search, whatever the machine: the server's searches take at
 	// most AtOnce cores together (web/explore.go).
@@ -131,8 +131,8 @@ func TestExploreOneAtATimePerSession(t *testing.T) {
 // explore again.
 func TestExploreStopsWhenTheClientGoesAway(t *testing.T) {
 	srv, ts := newTestServer(t, Options{Explore: ExploreLimits{Progress: time.Millisecond, MaxStates: 1 << 40, Timeout: time.Minute}})
-	// Four processes asking at any time: far more states than a test waits for.
-	id := openSession(t, ts, "/play/ricart-agrawala?n=4")
+	// Bakery with four processes: millions of states, far more than a test waits for.
+	id := openSession(t, ts, "/play/bakery?n=4")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL+"/api/sessions/"+id+"/explore", nil)
@@ -176,8 +176,9 @@ func TestExploreProgressThenCancelFreesTheSlot(t *testing.T) {
 	// No bound the first search reaches before the test cancels it (a GiB: some ten
 	// seconds of search; it is cancelled at its first progress line).
 	srv, ts := newTestServer(t, Options{Explore: ExploreLimits{AtOnce: 1, Share: 1, Progress: time.Millisecond, MaxStates: 1 << 40, MaxMemory: 1 << 30, Timeout: time.Hour}})
-	// Five processes asking at the start: far more states than the test waits for.
-	big := openSession(t, ts, fmt.Sprintf("/play/ricart-agrawala?n=%d", ExploreNodes))
+	// Bakery with the most processes the browser explores: far more states than the
+	// test waits for.
+	big := openSession(t, ts, fmt.Sprintf("/play/bakery?n=%d", ExploreNodes))
 	small := openSession(t, ts, "/play/ricart-agrawala?n=2")
 
 	ctx, cancel := context.WithCancel(context.Background())

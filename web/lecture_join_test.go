@@ -64,7 +64,7 @@ func qrMust(t *testing.T, got page, want string) {
 	}
 }
 
-// Issue 16, item 2: students' phones must reach the join link. With --public-url it is
+// Students' phones must reach the join link. With --public-url it is
 // the base of every join link and QR code, whatever address the presenter used.
 func TestJoinLinksUseThePublicURL(t *testing.T) {
 	pub, err := lecturehttp.ParsePublicURL("https://class.example.edu/pg/")

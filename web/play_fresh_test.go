@@ -7,7 +7,7 @@ import (
 	"github.com/teach-dist/playground/web/ratelimit"
 )
 
-// Issue 16, item 5: opening an algorithm from the catalogue starts a fresh run, even
+// Opening an algorithm from the catalogue starts a fresh run, even
 // when this browser has one at that address; the page it lands on is the plain address,
 // whose reload resumes that fresh run.
 func TestFreshLinksStartANewRunThatAReloadResumes(t *testing.T) {

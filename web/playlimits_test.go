@@ -9,7 +9,7 @@ import (
 	"github.com/teach-dist/playground/runtime/sim"
 )
 
-// Issue 16: the address accepted n up to 128 while Run setup's form stopped at 32. Both
+// The address accepted n up to 128 while Run setup's form stopped at 32. Both
 // now take their bounds from the scenario's (sim.MinNodes, sim.MaxNodes).
 func TestRunSetupAndTheAddressAgreeOnTheNumberOfProcesses(t *testing.T) {
 	_, ts := newTestServer(t, Options{})

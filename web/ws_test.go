@@ -284,7 +284,11 @@ func TestWSReconnectResumesAtTheSameStep(t *testing.T) {
 
 // A client that stops reading is dropped when its queue fills; the others carry on.
 func TestWSSlowClientIsDroppedOthersCarryOn(t *testing.T) {
-	_, ts := newTestServer(t, Options{SendQueue: 4, WriteWait: 300 * time.Millisecond})
+	// The write deadline is what drops the client that never reads (a new snapshot
+	// replaces an unsent one, so its queue never fills); it is long enough that the
+	// client that reads is not dropped when a loaded machine starves the writer
+	// between setting the deadline and writing.
+	_, ts := newTestServer(t, Options{SendQueue: 4, WriteWait: 2 * time.Second})
 	id := openSession(t, ts, "/play/ricart-agrawala?n=128")
 	slow := dial(t, ts, id)
 	fast := dial(t, ts, id)
@@ -296,8 +300,11 @@ func TestWSSlowClientIsDroppedOthersCarryOn(t *testing.T) {
 		fast.send(`{"type":"seek","step":0}`)
 		fast.next("snapshot")
 	}
-	// Its writer gave up after the write deadline; what the socket held drains, then
-	// the connection ends.
+	// Its writer gives up after the write deadline (counted as a slow client), while
+	// nothing reads it; then what the socket held drains, and the connection ends.
+	testwait.For(t, "the server to drop the client that never reads", func() bool {
+		return strings.Contains(get(t, browser(t), ts.URL+"/metrics").body, "\nplayground_slow_clients_dropped_total 1\n")
+	})
 	slow.ended()
 	fast.send(`{"type":"act","do":"request","node":0}`)
 	fast.next("events")

@@ -21,6 +21,75 @@ const (
 	MsgRelease = "RELEASE"
 )
 
+// Once nobody will ask again (quiet), a released process never reads its queue or
+// what it heard (it never tries to enter again): canonNode forgets them. Only its
+// clock still counts, as the floor of the timestamps it sends.
+func canonNode(nd sim.Node, quiet bool) sim.Node {
+	n := nd.(*node)
+	if !quiet || n.state != cs.Released {
+		return n
+	}
+	c := n.Clone().(*node)
+	c.queue = nil
+	clear(c.latest)
+	return c
+}
+
+// commutes: over FIFO channels, once quiet, with the process's clock at the horizon
+// (so every stamp it sends is capped alike, and its clock stays there), a delivery
+// only inserts the sender's request into the queue in (timestamp, id) order, removes
+// it, or raises what was heard from the sender, and answers a REQUEST: the same in
+// either order with a delivery from another sender or the release (which removes
+// only the own request). The next message from the same sender cannot come first on
+// a FIFO channel; without FIFO a RELEASE can overtake its REQUEST, and the order then
+// decides whether the request stays queued for ever.
+func commutes(nd sim.Node, _ *sim.Message, q sim.Quiet) bool {
+	return q.FIFO && q.Horizon >= 0 && nd.(*node).clock >= q.Horizon
+}
+
+// The horizon (sim.Horizon): clocks only grow by max and +1, and a timestamp other
+// than a request's is only ever compared with a request's (heardFrom), so once
+// quiet, a clock at or above the largest request timestamp still held anywhere (h)
+// stamps everything later than every request, and a received timestamp above h is
+// later than all of them: the clock is capped at h, what it heard at h+1.
+
+// stamp is the largest request timestamp a process holds: its own, and those queued.
+func stamp(nd sim.Node) int {
+	n := nd.(*node)
+	h := n.ts
+	for _, e := range n.queue {
+		h = max(h, e.ts)
+	}
+	return h
+}
+
+// msgStamp is a REQUEST's timestamp; the others carry a clock, not a request.
+func msgStamp(m *sim.Message) int {
+	if m.Type == MsgRequest {
+		return m.TS
+	}
+	return 0
+}
+
+func capNode(nd sim.Node, h int) sim.Node {
+	n := nd.(*node)
+	if n.clock <= h && !slices.ContainsFunc(n.latest, func(v int) bool { return v > h+1 }) {
+		return n
+	}
+	c := n.Clone().(*node)
+	c.clock = min(c.clock, h)
+	for j := range c.latest {
+		c.latest[j] = min(c.latest[j], h+1)
+	}
+	return c
+}
+
+func capMsg(m *sim.Message, h int) {
+	if m.Type != MsgRequest {
+		m.TS = min(m.TS, h+1)
+	}
+}
+
 // entry is one request in a queue: its timestamp and the requester's index.
 type entry struct{ ts, j int }
 
@@ -45,6 +114,8 @@ var text string
 func Spec() *sim.Spec {
 	return sim.BuildSpec(text, sim.Spec{
 		New: newNode,
+		Canon: &sim.Canon{Node: canonNode, Commutes: commutes,
+			Horizon: &sim.Horizon{Node: stamp, Msg: msgStamp, CapNode: capNode, CapMsg: capMsg}},
 	})
 }
 

@@ -49,6 +49,28 @@ func canonNode(nd sim.Node, quiet bool) sim.Node {
 	return c
 }
 
+// commutes: once nobody asks again, two deliveries to a process give the same in
+// either order when one of them is
+//   - a REPLY while it waits, but the last: it only counts (RA3), and the process
+//     cannot enter without it (it needs every reply), so it waits while the other
+//     step happens;
+//   - a REQUEST from a process its own request precedes, while it waits or holds the
+//     CS: deferred (RH1) whatever comes first, and answered at its release (RR1),
+//     as it would be at once after the release.
+//
+// The clock, which makes each step's stamps differ, is forgotten once quiet (canonNode).
+func commutes(nd sim.Node, m *sim.Message, _ sim.Quiet) bool {
+	n := nd.(*node)
+	switch m.Type {
+	case MsgReply:
+		return n.state == cs.Requested && n.replies+2 < len(n.replied)
+	case MsgRequest:
+		return (n.state == cs.Requested || n.state == cs.Held) &&
+			(n.ts < m.TS || (n.ts == m.TS && n.ids[n.self] < n.ids[m.From]))
+	}
+	return false
+}
+
 // canonMsg forgets a reply's timestamp once nobody will ask again (see canonNode).
 func canonMsg(m *sim.Message, quiet bool) {
 	if quiet && m.Type == MsgReply {
@@ -78,7 +100,7 @@ var text string
 func Spec() *sim.Spec {
 	return sim.BuildSpec(text, sim.Spec{
 		New:   newNode,
-		Canon: &sim.Canon{Node: canonNode, Msg: canonMsg, Inert: inert},
+		Canon: &sim.Canon{Node: canonNode, Msg: canonMsg, Inert: inert, Commutes: commutes},
 	})
 }
 

@@ -26,6 +26,66 @@ const (
 	TokenHeld    = "TOKEN-HELD"
 )
 
+// Once nobody asks again (quiet), a process that neither has the token nor waits for
+// it never gets it (the token goes only to a process that asked): what it knows of
+// the requests and its clock (which only stamps requests and the token) are never
+// read again, so canonNode forgets them, and such a process is inert (a REQUEST is
+// not answered).
+func canonNode(nd sim.Node, quiet bool) sim.Node {
+	n := nd.(*node)
+	if !quiet || !idle(n) {
+		return n
+	}
+	c := n.Clone().(*node)
+	clear(c.request)
+	c.clock = 0
+	return c
+}
+
+func idle(n *node) bool { return n.state == NoToken && !n.waiting }
+
+func inert(nd sim.Node) bool { return idle(nd.(*node)) }
+
+// The horizon (sim.Horizon): clock values only grow by max and +1, and the token's
+// entries (clocks) are only ever compared with request timestamps (RR2: request[k] >
+// token[k]). Once quiet, the largest request timestamp held anywhere, h, bounds them
+// all: a clock or token entry at h or above is "not asked since", whatever its value,
+// so it is capped at h.
+
+// stamp is the largest request timestamp a process holds.
+func stamp(nd sim.Node) int { return slices.Max(nd.(*node).request) }
+
+// msgStamp is a REQUEST's timestamp; a TOKEN carries clocks.
+func msgStamp(m *sim.Message) int {
+	if m.Type == MsgRequest {
+		return m.TS
+	}
+	return 0
+}
+
+func capNode(nd sim.Node, h int) sim.Node {
+	n := nd.(*node)
+	if n.clock <= h && !slices.ContainsFunc(n.token, func(v int) bool { return v > h }) {
+		return n
+	}
+	c := n.Clone().(*node)
+	c.clock = min(c.clock, h)
+	for k := range c.token {
+		c.token[k] = min(c.token[k], h)
+	}
+	return c
+}
+
+func capMsg(m *sim.Message, h int) {
+	if m.Type != MsgToken {
+		return
+	}
+	m.TS = min(m.TS, h)
+	for k := range m.Vec {
+		m.Vec[k] = min(m.Vec[k], h)
+	}
+}
+
 // Params are the algorithm's settings.
 type Params struct {
 	Holder int `param:"holder"` // id of the process that has the token at the start
@@ -69,6 +129,8 @@ func Spec() *sim.Spec {
 		Params:      paramList,
 		ParseParams: ParseParams,
 		New:         newNode,
+		Canon: &sim.Canon{Node: canonNode, Inert: inert,
+			Horizon: &sim.Horizon{Node: stamp, Msg: msgStamp, CapNode: capNode, CapMsg: capMsg}},
 	})
 }
 

@@ -20,6 +20,24 @@ const (
 	MsgToken   = "TOKEN"
 )
 
+// Once nobody asks again (quiet), a released process without the token never gets it
+// (the token goes only to a process whose request is outstanding): its request
+// numbers are never read again, so canonNode forgets them, and such a process is
+// inert (a REQUEST is not answered).
+func canonNode(nd sim.Node, quiet bool) sim.Node {
+	n := nd.(*node)
+	if !quiet || !idle(n) {
+		return n
+	}
+	c := n.Clone().(*node)
+	clear(c.rn)
+	return c
+}
+
+func idle(n *node) bool { return n.state == cs.Released && !n.token }
+
+func inert(nd sim.Node) bool { return idle(nd.(*node)) }
+
 // Params are the algorithm's settings.
 type Params struct {
 	Holder int `param:"holder"` // id of the process that starts with the token
@@ -62,6 +80,7 @@ func Spec() *sim.Spec {
 		Params:      paramList,
 		ParseParams: ParseParams,
 		New:         newNode,
+		Canon:       &sim.Canon{Node: canonNode, Inert: inert},
 	})
 }
 

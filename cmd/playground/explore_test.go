@@ -67,7 +67,7 @@ func TestExploreFindsMaekawaDeadlockExit3(t *testing.T) {
 
 func TestExploreProvesSuzukiKasamiExit0(t *testing.T) {
 	s, _, code := exploreArgs(t, "", "--quiet", exploreData+"suzuki-kasami-3.json")
-	if code != 0 || s.Result != "ok" || *s.States != 98 || s.Counterexample != nil {
+	if code != 0 || s.Result != "ok" || *s.States != 70 || s.Counterexample != nil {
 		t.Fatalf("exit %d, %+v", code, s)
 	}
 }
@@ -76,7 +76,7 @@ func TestExploreProvesSuzukiKasamiExit0(t *testing.T) {
 // and both prove the same.
 func TestExploreReducesUnlessFull(t *testing.T) {
 	red, _, code := exploreArgs(t, "", "--quiet", exploreData+"ricart-agrawala-3.json")
-	if code != 0 || red.Result != "ok" || *red.States != 265 || len(red.Reduction) == 0 || red.Reduction[0] != "canonical" {
+	if code != 0 || red.Result != "ok" || *red.States != 35 || len(red.Reduction) == 0 || red.Reduction[0] != "canonical" {
 		t.Fatalf("exit %d, %+v", code, red)
 	}
 	full, _, code := exploreArgs(t, "", "--quiet", "--full", exploreData+"ricart-agrawala-3.json")
@@ -139,7 +139,7 @@ func TestExploreCuratedStdinAndRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, _, code = exploreArgs(t, string(doc), "--quiet", "--requests", "2", "-")
-	if code != 0 || *s.States != 13054 {
+	if code != 0 || *s.States != 10142 {
 		t.Fatalf("stdin --requests 2: exit %d, %+v", code, s)
 	}
 }

@@ -21,7 +21,7 @@ func figures(ts []cost.Theory) []string {
 	return out
 }
 
-// Issue 16: with the heavy workload every live process starts the election at once, so
+// With the heavy workload every live process starts the election at once, so
 // ring-list (variant list) measures about 2kN messages for k = N-1 initiators; the
 // chart was drawn against the one-initiator 2N and the other variant's N². The figures
 // a cell is measured against now come from the algorithm's declared costs for the

@@ -109,7 +109,7 @@ func BenchmarkMaekawa3DeadlockFound(b *testing.B) {
 	}
 }
 
-// Issue 17's configurations, with the declared reductions (docs/explorer.md,
+// The explorer's target configurations, with the declared reductions (docs/explorer.md,
 // "Reductions"). RA N=5 and Maekawa N=7 deadlock-free take minutes on a busy
 // machine: run them with -bench 'RicartAgrawala5|Maekawa7DeadlockFree' alone.
 func BenchmarkReducedRicartAgrawala3(b *testing.B) {

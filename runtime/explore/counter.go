@@ -21,16 +21,17 @@ import (
 
 // pstep is one step of a path, in the terms the kernel needs.
 type pstep struct {
-	kind  tkind
-	msg   sim.Message // deliver, lose, drop: what travels (ids are indexes)
-	node  int         // timer, release, event
-	timer string
-	act   sim.Action // event
-	skip  bool       // an event the kernel skips (it no longer applied)
-	quiet bool       // no workload was left (msg is then in that canonical form)
-	at    int        // the time it happens (timed searches)
-	tick  int32      // tick: how long
-	words string
+	kind    tkind
+	msg     sim.Message // deliver, lose, drop: what travels (ids are indexes)
+	node    int         // timer, release, event
+	timer   string
+	act     sim.Action // event
+	skip    bool       // an event the kernel skips (it no longer applied)
+	quiet   bool       // no workload was left (msg is then in that canonical form)
+	horizon int        // the horizon msg is capped at (sim.Horizon), -1 for none
+	at      int        // the time it happens (timed searches)
+	tick    int32      // tick: how long
+	words   string
 }
 
 // chain lists the states from the initial one to k.
@@ -102,7 +103,7 @@ func (x *search) replayPath(states []uint32, via int) ([]pstep, error) {
 
 // describe says what t will do from s, before it is applied.
 func (x *search) describe(s *state, t trans) pstep {
-	p := pstep{kind: t.kind, node: -1, quiet: x.canon != nil && x.quiet(s)}
+	p := pstep{kind: t.kind, node: -1, quiet: x.canon != nil && x.quiet(s), horizon: x.horizon(s)}
 	switch t.kind {
 	case tDeliver, tLose, tDrop:
 		k := t.a

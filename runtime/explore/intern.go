@@ -101,6 +101,7 @@ type msgInfo struct {
 	desc string // for details: "REQUEST P1 -> P2"
 	// canon[q] is its canonical form's number + 1 (q: quiet), 0 while unknown.
 	canon [2]atomic.Uint32
+	capped
 }
 
 type nodeInfo struct {
@@ -108,7 +109,18 @@ type nodeInfo struct {
 	enc string // the canonical JSON
 	// canon[q] is its canonical form's number + 1 (q: quiet), 0 while unknown.
 	canon [2]atomic.Uint32
+	capped
 }
+
+// capped memoises a node state's or a message's horizon (sim.Horizon): the request
+// timestamp it holds, and its form capped at each small horizon.
+type capped struct {
+	stamp atomic.Int32           // the timestamp + 1, 0 while unknown
+	at    [capMemo]atomic.Uint32 // at[h]: the capped form's number + 1, 0 while unknown
+}
+
+// capMemo is how many horizons are memoised; a larger one is capped afresh each time.
+const capMemo = 8
 
 type timerInfo struct {
 	name string

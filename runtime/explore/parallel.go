@@ -351,9 +351,9 @@ func (x *search) expandState(ch *chunk, e *expansion, k, levelEnd int) (err erro
 	if !e.reduced && x.spor && x.sporState(x.cur) {
 		// A persistent set is taken when every one of its steps leads one level
 		// deeper (the cycle proviso), which its expansion finds out: else what it
-		// added is taken back and the next process tried.
-		for p := range x.cur.nodes {
-			set, ok := x.sporSet(x.cur, x.trs, p)
+		// added is taken back and the next set tried.
+		for _, procs := range x.sporSets(x.cur, x.trs) {
+			set, ok := x.sporSet(x.cur, x.trs, procs)
 			if !ok {
 				continue
 			}

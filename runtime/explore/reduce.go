@@ -2,6 +2,7 @@ package explore
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 
 	"github.com/teach-dist/playground/runtime/sim"
@@ -38,17 +39,8 @@ func (x *search) canonical(s *state) {
 				s.msgs[k].msg, changed = id, true
 			}
 		}
-		// FIFO queues keep their order: a canonical message stays on its channel.
-		if changed && !x.m.fifo {
-			slices.SortFunc(s.msgs, func(a, b flight) int {
-				switch {
-				case x.it.flightLess(a, b):
-					return -1
-				case x.it.flightLess(b, a):
-					return 1
-				}
-				return 0
-			})
+		if changed {
+			x.sortFlights(s)
 		}
 	}
 }
@@ -104,17 +96,114 @@ func (st *stepper) canonMsg(id uint32, quiet bool) uint32 {
 	return v
 }
 
+// The horizon (sim.Horizon): once quiet, every node state and message is stored
+// capped at the largest request timestamp still held in s. The horizon can only fall
+// as requests are served and forgotten, and capping at h then at a lower h' is capping
+// at h', so the stored form depends on the state alone. A quiet state has no workload
+// to come, so capping commutes with every step (the algorithm's declaration) and the
+// capped states form a quotient of the graph as the canonical forms do.
+
+// horizon is the largest request timestamp s holds, or -1 when s is not capped (no
+// declaration, a full search, or workload still to come).
+func (x *search) horizon(s *state) int {
+	if x.canon == nil || x.canon.Horizon == nil || !x.quiet(s) {
+		return -1
+	}
+	h := 0
+	for i := range s.nodes {
+		if s.nodes[i].alive {
+			h = max(h, x.it.stamp(&x.it.nodes[i].v.at(s.nodes[i].id).capped, func() int {
+				return x.canon.Horizon.Node(x.it.nodeState(i, s.nodes[i].id))
+			}))
+		}
+	}
+	for _, f := range s.msgs {
+		info := x.it.message(f.msg)
+		h = max(h, x.it.stamp(&info.capped, func() int { return x.canon.Horizon.Msg(&info.m) }))
+	}
+	return h
+}
+
+// capAtHorizon caps every node state and message of s at its horizon.
+func (x *search) capAtHorizon(s *state) {
+	h := x.horizon(s)
+	if h < 0 {
+		return
+	}
+	for i := range s.nodes {
+		if nd := &s.nodes[i]; nd.alive {
+			nd.id = x.it.capNode(i, nd.id, h)
+		}
+	}
+	changed := false
+	for k := range s.msgs {
+		if id := x.it.capMsg(s.msgs[k].msg, h); id != s.msgs[k].msg {
+			s.msgs[k].msg, changed = id, true
+		}
+	}
+	if changed {
+		x.sortFlights(s)
+	}
+}
+
+// stamp returns the memoised request timestamp of c, computing it once.
+func (st *stepper) stamp(c *capped, of func() int) int {
+	if v := c.stamp.Load(); v != 0 {
+		return int(v - 1)
+	}
+	v := of()
+	c.stamp.Store(int32(v + 1))
+	return v
+}
+
+// capNode returns the number of node i's state id capped at h (memoised).
+func (st *stepper) capNode(i int, id uint32, h int) uint32 {
+	info := st.nodes[i].v.at(id)
+	if h < capMemo {
+		if v := info.at[h].Load(); v != 0 {
+			return v - 1
+		}
+	}
+	v := st.node(i, st.m.spec.Canon.Horizon.CapNode(info.nd, h))
+	if h < capMemo {
+		info.at[h].Store(v + 1)
+	}
+	return v
+}
+
+// capMsg returns the number of message id capped at h (memoised).
+func (st *stepper) capMsg(id uint32, h int) uint32 {
+	info := st.message(id)
+	if h < capMemo {
+		if v := info.at[h].Load(); v != 0 {
+			return v - 1
+		}
+	}
+	m := info.m.Clone()
+	st.m.spec.Canon.Horizon.CapMsg(&m, h)
+	v := st.msg(&m)
+	if h < capMemo {
+		info.at[h].Store(v + 1)
+	}
+	return v
+}
+
 // sameMessage reports whether a message the kernel holds is the one a path step
 // delivers: the same content, or, in a reduced search, the same canonical form.
 func (x *search) sameMessage(held *sim.Message, p *pstep) bool {
 	if equalContent(held, &p.msg) {
 		return true
 	}
-	if x.canon == nil || x.canon.Msg == nil {
+	if x.canon == nil || (x.canon.Msg == nil && p.horizon < 0) {
 		return false
 	}
 	c := held.Clone()
-	x.canon.Msg(&c, p.quiet)
+	if x.canon.Msg != nil {
+		x.canon.Msg(&c, p.quiet)
+	}
+	if p.horizon >= 0 {
+		x.canon.Horizon.CapMsg(&c, p.horizon)
+	}
 	return equalContent(&c, &p.msg)
 }
 
@@ -130,7 +219,13 @@ func equalContent(h, m *sim.Message) bool {
 // which only that process writes; no crash, partition or drop can come any more to
 // interfere, and no message is lost at random (the reduction is off with network
 // loss). Such a delivery is also invisible: it changes nobody's CS, waiting or leader.
-// So {that delivery} is a persistent set, and the search may take it alone.
+// So {that delivery} is a persistent set, and the search may take it alone. The same
+// holds for a delivery the algorithm declares to commute with every other step of its
+// receiver (sim.Canon.Commutes: Ricart-Agrawala's REPLY that is not the last, and a
+// REQUEST deferred whatever the receiver does first), when the step itself is
+// invisible: the other processes' steps change other processes, and the receiver's
+// own, sent yet or not, commute with it by the declaration, which checkCommutes tests
+// against the ones at hand.
 //
 // Every deadlock (a state with no way on) stays reachable, and by a path of the same
 // length (the delivery must happen on every run to it: a persistent step stays enabled
@@ -146,7 +241,7 @@ func equalContent(h, m *sim.Message) bool {
 // porApplies reports whether the search may use partial-order reduction.
 func (x *search) porApplies() bool {
 	m := x.m
-	return x.canon != nil && x.canon.Inert != nil && !m.timed && !m.loss &&
+	return x.canon != nil && (x.canon.Inert != nil || x.canon.Commutes != nil) && !m.timed && !m.loss &&
 		len(m.bgMsgs) == 0 && len(m.bgTimers) == 0
 }
 
@@ -166,11 +261,21 @@ func (x *search) ample(s *state, trs []trans, next int) (int, error) {
 		nd := &s.nodes[to]
 		// A message to a crashed process, or across the partition, is only lost.
 		if sim.LostOnArrival(nd.alive, int(s.group(info.m.From)), int(s.group(to))) == "" {
-			if !x.canon.Inert(x.it.nodeState(to, nd.id)) {
+			node := x.it.nodeState(to, nd.id)
+			switch {
+			case x.canon.Inert != nil && x.canon.Inert(node):
+				if err := x.checkInert(s, to, f.msg); err != nil {
+					return -1, err
+				}
+			case x.canon.Commutes != nil && x.canon.Commutes(node, &info.m, sim.Quiet{FIFO: x.m.fifo, Horizon: x.horizon(s)}):
+				if !x.invisible(s, t) {
+					continue
+				}
+				if err := x.checkCommutes(s, trs, o); err != nil {
+					return -1, err
+				}
+			default:
 				continue
-			}
-			if err := x.checkInert(s, to, f.msg); err != nil {
-				return -1, err
 			}
 		}
 		x.next.copyFrom(s)
@@ -181,6 +286,71 @@ func (x *search) ample(s *state, trs []trans, next int) (int, error) {
 		return o, nil
 	}
 	return -1, nil
+}
+
+// checkCommutes checks the declaration (sim.Canon.Commutes) on the delivery trs[o]
+// against the receiver's other steps at hand: either order gives the receiver the
+// same state, and the same messages and entries and exits between them.
+func (x *search) checkCommutes(s *state, trs []trans, o int) error {
+	x.it.setUp(s.nodes)
+	t := trs[o]
+	to := x.stepper(s, t)
+	id := s.nodes[to].id
+	m := s.msgs[t.a].msg
+	h := x.horizon(s)
+	for k, u := range trs {
+		if k == o || x.stepper(s, u) != to || (u.kind != tDeliver && u.kind != tRelease) {
+			continue
+		}
+		kind, arg := sim.Release, uint32(0)
+		if u.kind == tDeliver {
+			kind, arg = sim.Deliver, s.msgs[u.a].msg
+		}
+		a, aDid := x.twoSteps(to, id, h, sim.Deliver, m, kind, arg)
+		b, bDid := x.twoSteps(to, id, h, kind, arg, sim.Deliver, m)
+		if a != b || !slices.Equal(aDid, bDid) {
+			return fmt.Errorf("explore: %s: %s is declared to commute with %s's other steps, but not with %s (Canon.Commutes)",
+				x.m.spec.Slug, x.it.message(m).desc, x.m.name(to), x.describe(s, u).words)
+		}
+	}
+	return nil
+}
+
+// twoSteps gives node i's state id two inputs in turn, each step's result put in
+// canonical form (capped at the horizon h, if h >= 0), and returns the state and what
+// the steps did, in canonical form and sorted (messages as a multiset, entries and
+// exits counted).
+func (x *search) twoSteps(i int, id uint32, h int, k1 sim.InputKind, a1 uint32, k2 sim.InputKind, a2 uint32) (uint32, []uint64) {
+	var did []uint64
+	for _, in := range [2]struct {
+		kind sim.InputKind
+		arg  uint32
+	}{{k1, a1}, {k2, a2}} {
+		r := x.it.step(i, id, in.kind, in.arg)
+		id = r.next
+		if x.canon.Node != nil {
+			id = x.it.canonNode(i, id, true)
+		}
+		if h >= 0 {
+			id = x.it.capNode(i, id, h)
+		}
+		for _, e := range r.effs {
+			v := uint64(e.Kind) << 32
+			if e.Kind == effSend {
+				ref := e.Ref
+				if x.canon.Msg != nil {
+					ref = x.it.canonMsg(ref, true)
+				}
+				if h >= 0 {
+					ref = x.it.capMsg(ref, h)
+				}
+				v |= uint64(ref)
+			}
+			did = append(did, v)
+		}
+	}
+	slices.Sort(did)
+	return id, did
 }
 
 // checkInert checks the declaration on the delivery at hand: the process only answers
@@ -202,26 +372,30 @@ func (x *search) checkInert(s *state, i int, msg uint32) error {
 }
 
 // Partial-order reduction on FIFO channels. On a FIFO channel only the oldest message
-// can arrive, and only its receiver takes it. Take a process p such that every
-// channel into p from a process that may still send to it (alive, in p's part of the
-// partition) holds a message, and whose enabled steps are all deliveries that change
-// nothing the properties see (no entry into or exit from the CS, no leader). Let T
-// be those deliveries. No step of another process can enable a new step of p (a
-// message it sends to p joins the back of a channel that already has a head), nor
-// disable one (only p takes from its channels), and each commutes with every step of
-// T: they change different processes, and a step that takes the head of a channel
-// commutes with one that appends to its back. So T is a persistent set (Godefroid),
-// and invisible: the search may take T alone. This needs what the inert reduction
-// needs (no loss, no background traffic, no time), and no drop token, partition,
-// heal, crash or recovery to come (each could remove or strand a message of T, or
-// let a process send again); with canonical forms, no workload event at all, since
-// the last one changes the canonical form of every process (quiet).
+// can arrive, and only its receiver takes it. Take a set P of processes closed under
+// "may send on an empty channel": for every p in P, every process that may still send
+// to p (alive, in p's part of the partition) and whose channel to p is empty is in P
+// too. Let T be the steps of P's processes, and let them all be deliveries that
+// change nothing the properties see (no entry into or exit from the CS, no leader).
+// A step outside T is another process's: it cannot enable a new step of P (a message
+// it sends into P joins the back of a channel that already has a head, which stays
+// there until a process of P takes it, and P's processes only move by T), nor disable
+// one (only a receiver takes from its channels), and it commutes with every step of
+// T: they change different processes, and taking a channel's head commutes with
+// appending to its back. So T is a persistent set (Godefroid), and invisible: the
+// search may take T alone. A single process whose channels all hold a message is the
+// smallest such set; when one of its channels is empty, the sender joins it, and so
+// on. This needs what the inert reduction needs (no loss, no background traffic, no
+// time), and no drop token, partition, heal, crash or recovery to come (each could
+// remove or strand a message of T, or let a process send again); with canonical
+// forms, no workload event at all, since the last one changes the canonical form of
+// every process (quiet).
 //
 // What it keeps and what not is the inert reduction's (above): deadlocks at the same
-// distance (a delivery of T stays enabled until p takes one, so every run to a
-// deadlock takes one of them), every cycle with a fully expanded state (the same
-// proviso: every step of T must lead one level deeper), visible steps in the same
-// order; a broken mutual exclusion or bounded entry is searched again without it.
+// distance (a delivery of T stays enabled until a process of P takes one, so every
+// run to a deadlock takes one of them), every cycle with a fully expanded state (the
+// same proviso: every step of T must lead one level deeper), visible steps in the
+// same order; a broken mutual exclusion or bounded entry is searched again without it.
 
 // sporApplies reports whether the search may use partial-order reduction on FIFO
 // channels.
@@ -247,31 +421,102 @@ func (x *search) sporState(s *state) bool {
 	return true
 }
 
-// sporSet returns process p's deliveries among s's transitions (trs) when they form
-// a persistent set smaller than trs (see above), but for the cycle proviso, which
-// their expansion checks (expandState).
-func (x *search) sporSet(s *state, trs []trans, p int) ([]trans, bool) {
-	m := x.m
-	set := x.pset[:0]
-	defer func() { x.pset = set }()
+// sporSets returns the candidate sets of processes of s (bit masks, see above), each
+// process's closure once, those with the fewest steps first (ties: the lowest
+// process first), so that the search tries the smallest persistent sets first.
+func (x *search) sporSets(s *state, trs []trans) []uint16 {
+	n := x.m.n
+	var fed [MaxNodes]uint16 // fed[p] bit q: the channel from q to p holds a message
+	for _, f := range s.msgs {
+		ch := int(x.it.message(f.msg).ch)
+		fed[ch%n] |= 1 << (ch / n)
+	}
+	var steps [MaxNodes]int
 	for _, t := range trs {
-		switch {
-		case t.kind == tDeliver && x.it.message(s.msgs[t.a].msg).m.To == p:
-			if !x.invisible(s, t) {
-				return nil, false
-			}
-			set = append(set, t)
-		case t.kind == tDeliver:
-		case t.kind == tTimer && int(s.timers[t.a].node) == p,
-			t.kind == tRelease && int(t.a) == p,
-			t.kind == tEvent && m.events[t.a].act.Node == p:
-			return nil, false // a step of p that is not a delivery
+		if p := x.stepper(s, t); p >= 0 {
+			steps[p]++
 		}
 	}
-	if len(set) == 0 || len(set) == len(trs) || !x.fedBy(s, p) {
+	sets := x.psets[:0]
+	defer func() { x.psets = sets }()
+	for p := range n {
+		set := x.closure(s, p, &fed)
+		if !slices.Contains(sets, set) {
+			sets = append(sets, set)
+		}
+	}
+	count := func(set uint16) int {
+		c := 0
+		for p := range n {
+			if set&(1<<p) != 0 {
+				c += steps[p]
+			}
+		}
+		return c
+	}
+	slices.SortStableFunc(sets, func(a, b uint16) int { return count(a) - count(b) })
+	return sets
+}
+
+// closure is the smallest set of processes that holds p and every process that may
+// still send on an empty channel into one of its members.
+func (x *search) closure(s *state, p int, fed *[MaxNodes]uint16) uint16 {
+	set, work := uint16(1)<<p, uint16(1)<<p
+	for work != 0 {
+		r := bits.TrailingZeros16(work)
+		work &^= 1 << r
+		for q := range s.nodes {
+			if set&(1<<q) == 0 && s.nodes[q].alive && s.group(q) == s.group(r) && fed[r]&(1<<q) == 0 {
+				set |= 1 << q
+				work |= 1 << q
+			}
+		}
+	}
+	return set
+}
+
+// stepper is the process whose step t is (a delivery: its receiver), or -1 for a
+// step of no process.
+func (x *search) stepper(s *state, t trans) int {
+	m := x.m
+	switch t.kind {
+	case tDeliver, tLose:
+		return x.it.message(s.msgs[t.a].msg).m.To
+	case tTimer:
+		return int(s.timers[t.a].node)
+	case tRelease:
+		return int(t.a)
+	case tEvent:
+		if a := &m.events[t.a].act; a.Do != sim.ActPartition && a.Do != sim.ActHeal {
+			return a.Node
+		}
+	}
+	return -1
+}
+
+// sporSet returns the steps of the processes in set (a bit mask) among s's
+// transitions (trs) when they are all invisible deliveries and fewer than trs (see
+// above), but for the cycle proviso, which their expansion checks (expandState).
+func (x *search) sporSet(s *state, trs []trans, set uint16) ([]trans, bool) {
+	out := x.pset[:0]
+	defer func() { x.pset = out }()
+	for _, t := range trs {
+		p := x.stepper(s, t)
+		if p < 0 {
+			return nil, false // sporState rules these out; a step of no process is never persistent here
+		}
+		if set&(1<<p) == 0 {
+			continue
+		}
+		if t.kind != tDeliver || !x.invisible(s, t) {
+			return nil, false // a step of P that is not an invisible delivery
+		}
+		out = append(out, t)
+	}
+	if len(out) == 0 || len(out) == len(trs) {
 		return nil, false
 	}
-	return set, true
+	return out, true
 }
 
 // invisible reports whether delivery t changes nothing the properties see: the
@@ -287,24 +532,6 @@ func (x *search) invisible(s *state, t trans) bool {
 	r := x.it.step(to, s.nodes[to].id, sim.Deliver, f.msg)
 	for _, e := range r.effs {
 		if e.Kind == effEnter || e.Kind == effExit || e.Kind == effLeader {
-			return false
-		}
-	}
-	return true
-}
-
-// fedBy reports whether every channel into p from a process that may still send to
-// it holds a message.
-func (x *search) fedBy(s *state, p int) bool {
-	n := x.m.n
-	var fed uint16 // bit q: the channel from q to p holds a message
-	for _, f := range s.msgs {
-		if ch := int(x.it.message(f.msg).ch); ch%n == p {
-			fed |= 1 << (ch / n)
-		}
-	}
-	for q := range s.nodes {
-		if q != p && s.nodes[q].alive && s.group(q) == s.group(p) && fed&(1<<q) == 0 {
 			return false
 		}
 	}

@@ -150,15 +150,27 @@ func TestReducedPinned(t *testing.T) {
 		depth     int
 		reduction []string
 	}{
-		{file: "ricart-agrawala-3.json", states: 265, depth: 18, reduction: []string{"canonical", "partial-order"}},
-		{file: "ricart-agrawala-3-anytime.json", states: 4518, depth: 18, reduction: []string{"canonical", "partial-order"}},
+		{file: "ricart-agrawala-3.json", states: 35, depth: 18, reduction: []string{"canonical", "partial-order"}},
+		{file: "ricart-agrawala-3-anytime.json", states: 2522, depth: 18, reduction: []string{"canonical", "partial-order"}},
 		// FIFO channels: the partial-order reduction on them too (16 714 and 910 without).
-		{file: "ricart-agrawala-4-fifo.json", states: 12508, depth: 32, reduction: []string{"canonical", "partial-order"}},
+		{file: "ricart-agrawala-4-fifo.json", states: 304, depth: 32, reduction: []string{"canonical", "partial-order"}},
 		{file: "maekawa-deadlock-free-3-twice.json", states: 884, depth: 31, reduction: []string{"canonical", "partial-order"}},
 		{file: "maekawa-7.json", property: sim.PropDeadlock, states: 77998, depth: 21, reduction: []string{"canonical"}},
-		// Lamport declares nothing; the partial-order reduction on FIFO channels needs no
-		// declaration (47 212 states without it).
-		{file: "lamport-fifo-3.json", states: 32142, depth: 24, reduction: []string{"partial-order"}},
+		// Lamport's clocks capped at the horizon, its deliveries commuting there, and the
+		// partial-order reduction on FIFO channels (47 212 states with none, 31 182 with
+		// the last alone, 473 without the commuting deliveries).
+		{file: "lamport-fifo-3.json", states: 22, depth: 24, reduction: []string{"canonical", "partial-order"}},
+		// Requests with different timestamps, the horizon climbing (5 009 in full).
+		{file: "lamport-fifo-2-thrice.json", states: 3686, depth: 30, reduction: []string{"canonical", "partial-order"}},
+		// Without FIFO: the same shortest violation (1 526 states in full).
+		{file: "lamport-non-fifo-3-anytime.json", property: sim.PropMutex, states: 1405, depth: 7, reduction: []string{"canonical"}},
+		// The token variant: idle processes inert, the token's clocks capped at the
+		// horizon (160, 6 753 and 1 091 816 states in full).
+		{file: "ricart-agrawala-token-3.json", states: 60, depth: 12, reduction: []string{"canonical", "partial-order"}},
+		{file: "ricart-agrawala-token-3-anytime.json", states: 1837, depth: 15, reduction: []string{"canonical", "partial-order"}},
+		// Suzuki-Kasami: idle processes inert (98 and 13 054 states in full).
+		{file: "suzuki-kasami-3.json", states: 70, depth: 12, reduction: []string{"canonical", "partial-order"}},
+		{file: "suzuki-kasami-3-twice.json", states: 10142, depth: 27, reduction: []string{"canonical", "partial-order"}},
 		// Bakery's timed questions, answered without time (full: 26 892 and 9 354 states).
 		{file: "bakery-3-two.json", states: 3445, depth: 28, reduction: []string{"canonical", ReductionUntimed}},
 		{file: "bakery-3-two-fifo.json", states: 1308, depth: 31, reduction: []string{"canonical", ReductionUntimed}},
@@ -201,6 +213,51 @@ func TestWrongInertDeclarationIsCaught(t *testing.T) {
 		t.Fatalf("error %v, want one saying the inert declaration is wrong", err)
 	}
 }
+
+// A wrong Commutes declaration stops the search with an error naming the delivery
+// and the step it does not commute with: lastWriter's P2 keeps the sender of the last
+// VALUE it got, so two VALUEs give different states in the two orders, though the
+// algorithm declares that every delivery commutes.
+func TestWrongCommutesDeclarationIsCaught(t *testing.T) {
+	cfg := sim.Config{Spec: lastWriterSpec(), IDs: []int{0, 1, 2}, CS: 1,
+		Network: sim.Network{DelayMin: 1, DelayMax: 1},
+		Actions: []sim.Action{{At: 0, Do: sim.ActRequest, Node: 0}, {At: 0, Do: sim.ActRequest, Node: 1}}}
+	x, err := newSearch(cfg, false, &Options{MaxStates: 1 << 20, MaxMemory: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !x.por {
+		t.Fatal("no partial-order reduction")
+	}
+	_, err = x.run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "declared to commute") || !strings.Contains(err.Error(), "deliver VALUE P") {
+		t.Fatalf("error %v, want one saying a VALUE does not commute with the other", err)
+	}
+}
+
+// lastWriter: P0 and P1, asked, each send P2 a VALUE; P2 keeps the last sender.
+type lastWriter struct{ last int }
+
+func lastWriterSpec() *sim.Spec {
+	return &sim.Spec{
+		Slug: "last-writer", Family: sim.Mutex,
+		Messages: []sim.MessageType{{Name: "VALUE"}},
+		New:      func(int, *sim.Setup) sim.Node { return &lastWriter{last: -1} },
+		Canon:    &sim.Canon{Commutes: func(sim.Node, *sim.Message, sim.Quiet) bool { return true }},
+	}
+}
+
+func (n *lastWriter) Step(ctx *sim.Context, in *sim.Input) {
+	switch in.Kind {
+	case sim.Request:
+		ctx.Send(2, sim.Message{Type: "VALUE"})
+	case sim.Deliver:
+		n.last = in.Msg.From
+	}
+}
+
+func (n *lastWriter) Clone() sim.Node           { c := *n; return &c }
+func (n *lastWriter) Encode(w *sim.StateWriter) { w.Int("last", n.last) }
 
 // echo is a made-up algorithm that shows why a counterexample is searched again
 // without partial-order reduction. P0 asks: it pings P1 and the echo server P2. P1
@@ -268,10 +325,13 @@ func TestPartialOrderLosesTheShortestRun(t *testing.T) {
 // The partial-order reduction on FIFO channels, state by state: at the start of
 // Ricart-Agrawala with three processes on FIFO channels every process has a REQUEST
 // at the head of each channel into it, and none of those deliveries lets anyone
-// enter, so the search takes P0's two deliveries alone; once P0 has taken one, its
-// channel from that sender is empty (and P1 and P2 may still send on it), so P0's
-// deliveries no longer form a persistent set and another process's are taken.
-func TestFIFOReductionTakesOneProcess(t *testing.T) {
+// enter, so every process's closure is itself and the search takes P0's two
+// deliveries alone. Once P0 has taken P1's (and deferred it: P0 asked first), its
+// channel from P1 is empty and P1 may still send on it, so P1 joins P0's set: the two
+// take their deliveries together (P1 from P0 and P2, P0 from P2); P1's and P2's,
+// whose channels all hold a message, are sets of their own and come first (two
+// steps each against three).
+func TestFIFOReductionTakesAClosedSetOfProcesses(t *testing.T) {
 	cfg, err := load(t, "ricart-agrawala-3.json").Config()
 	if err != nil {
 		t.Fatal(err)
@@ -294,20 +354,41 @@ func TestFIFOReductionTakesOneProcess(t *testing.T) {
 	if !x.sporState(s) {
 		t.Fatal("the start does not allow the reduction")
 	}
-	set, ok := x.sporSet(s, trs, 0)
+	if got := x.sporSets(s, trs); !slices.Equal(got, []uint16{0b001, 0b010, 0b100}) {
+		t.Fatalf("sets at the start %03b, want each process alone", got)
+	}
+	set, ok := x.sporSet(s, trs, 0b001)
 	if !ok || len(set) != 2 {
 		t.Fatalf("P0's set: %v %v", set, ok)
 	}
-	for _, tr := range set {
-		if tr.kind != tDeliver || x.it.message(s.msgs[tr.a].msg).m.To != 0 {
-			t.Fatalf("P0's set holds %+v", tr)
+	receivers := func(st *state, set []trans) []int {
+		var to []int
+		for _, tr := range set {
+			if tr.kind != tDeliver {
+				t.Fatalf("the set holds %+v", tr)
+			}
+			to = append(to, x.it.message(st.msgs[tr.a].msg).m.To)
 		}
+		slices.Sort(to)
+		return to
+	}
+	if got := receivers(s, set); !slices.Equal(got, []int{0, 0}) {
+		t.Fatalf("P0's set delivers to %v", got)
 	}
 	next := newState(x.m)
 	next.copyFrom(s)
-	x.apply(next, set[0])
-	if _, ok := x.sporSet(next, x.enumerate(next, nil), 0); ok {
-		t.Fatal("P0's deliveries are taken alone with a channel into it empty")
+	fromP1 := slices.IndexFunc(set, func(tr trans) bool { return x.it.message(s.msgs[tr.a].msg).m.From == 1 })
+	x.apply(next, set[fromP1])
+	trs = x.enumerate(next, nil)
+	if got := x.sporSets(next, trs); !slices.Equal(got, []uint16{0b010, 0b100, 0b011}) {
+		t.Fatalf("sets after P0 took P1's REQUEST %03b, want P1 alone, P2 alone, then P0 with P1", got)
+	}
+	joint, ok := x.sporSet(next, trs, 0b011)
+	if !ok {
+		t.Fatal("P0 and P1 together are not taken")
+	}
+	if got := receivers(next, joint); !slices.Equal(got, []int{0, 1, 1}) {
+		t.Fatalf("P0 and P1's set delivers to %v, want P0 once (P2's REQUEST) and P1 twice", got)
 	}
 }
 

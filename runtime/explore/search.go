@@ -45,6 +45,7 @@ type search struct {
 	por      bool       // partial-order reduction on inert processes (see ample)
 	spor     bool       // partial-order reduction on FIFO channels (see sporSet)
 	pset     []trans    // sporSet's own buffer
+	psets    []uint16   // sporSets' own buffer
 	reduced  int64      // states expanded by a reduced set of transitions
 	terminal bool       // the violation found is a dead end (its length survives the reduction)
 	// untimed: an untimed search that goes on past timers, answering a timed question

@@ -213,6 +213,12 @@ func (w *world) Violation(property, detail string, _, _ []int) error {
 // returns a finding when a property broke during the step itself (two processes in
 // the CS).
 func (x *search) apply(s *state, t trans) *finding {
+	f := x.applyStep(s, t)
+	x.capAtHorizon(s)
+	return f
+}
+
+func (x *search) applyStep(s *state, t trans) *finding {
 	var tr sim.Transition
 	// What the step takes out of the state (the message, the timer, the time left in
 	// the CS) before sim.Take carries it out.

@@ -183,6 +183,15 @@ type Canon struct {
 	// sets a timer or declares a leader). Deliveries to such a process then commute with every other step, which
 	// lets the explorer take one of them alone (partial-order reduction). Nil: never.
 	Inert func(n Node) bool
+	// Commutes reports that, once the workload is over, delivering m to n, when that
+	// step changes nothing the properties see (it neither enters nor leaves the CS
+	// nor declares a leader), gives the same as with any other step n may take before
+	// or after it, in either order (a delivery of any message, sent yet or not, that
+	// the network lets come first; leaving the CS), and that no such step disables
+	// it. The explorer then takes such a delivery alone (partial-order reduction, as
+	// for Inert, which is the case of every message to n); it checks the claim
+	// against the receiver's other steps at hand. Nil: none.
+	Commutes func(n Node, m *Message, q Quiet) bool
 	// Asynchronous says that the algorithm's properties are meant to hold without any
 	// timing assumption: its timers only pace retries (a poll), never stand in for a
 	// failure detector. The explorer then answers a timed question first without time,
@@ -190,6 +199,37 @@ type Canon struct {
 	// property (runtime/explore/untimed.go); otherwise it searches with time as always.
 	// The declaration only chooses the order of the two searches: no verdict rests on it.
 	Asynchronous bool
+	// Horizon, nil for most: see Horizon.
+	Horizon *Horizon
+}
+
+// Quiet is what Canon.Commutes may rest on besides the node and the message.
+type Quiet struct {
+	// FIFO: the network keeps each channel's order, so the receiver's next message
+	// from the same sender cannot come first.
+	FIFO bool
+	// Horizon is what the state's nodes and messages are capped at (Horizon), -1 for
+	// an algorithm that declares none.
+	Horizon int
+}
+
+// Horizon is for an algorithm whose clocks and timestamps only grow (by max and +1)
+// and are only ever compared with the timestamps of requests (Lamport's). Once quiet
+// no request is made any more, so the largest timestamp of a request still held
+// somewhere (by a node, or by a message in flight), h, bounds every comparison still
+// to come: a clock at h or above stamps everything it sends above every request, a
+// received timestamp above h is later than every request. The explorer then stores
+// each node and message with such values at the cap (CapNode, CapMsg), which merges
+// states that differ only above the horizon and behave alike. Each function is pure.
+type Horizon struct {
+	// Node is the largest request timestamp n holds (its own, those it queues); 0: none.
+	Node func(n Node) int
+	// Msg is the request timestamp m carries; 0 for a message that carries none.
+	Msg func(m *Message) int
+	// CapNode returns a copy of n with every value above the horizon h at its cap.
+	CapNode func(n Node, h int) Node
+	// CapMsg puts a copy of a message likewise.
+	CapMsg func(m *Message, h int)
 }
 
 // Setup is what every node of a run is built from.

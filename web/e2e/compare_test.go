@@ -202,7 +202,7 @@ func TestMetricsPanelSaysWhichNAfterACrash(t *testing.T) {
 	}
 }
 
-// Issue 16: /compare draws the theory that matches the workload (ring-list under the
+// /compare draws the theory that matches the workload (ring-list under the
 // heavy workload against 2kN for its k concurrent initiators, not the one-initiator
 // 2N nor the other variant's N²), and a chart with nothing measured says so inside its
 // plot, clear of the axes' labels and not cut by the chart's edges.

@@ -516,7 +516,7 @@ func TestKeyboardShortcuts(t *testing.T) {
 	run(t, ctx, chromedp.KeyEvent(" "))
 	waitFor(t, ctx, `document.getElementById("btn-play").getAttribute("aria-pressed") === "false"`)
 
-	// Issue 16: after a digit picks a process (which focuses it), Space still plays and
+	// After a digit picks a process (which focuses it), Space still plays and
 	// pauses, and opens no menu; Enter opens the menu.
 	run(t, ctx, chromedp.KeyEvent("2"))
 	waitFor(t, ctx, `document.activeElement?.closest?.('#view g.node[data-id="2"]') !== null`)

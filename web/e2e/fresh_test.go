@@ -6,7 +6,7 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// Issue 16, item 5: opening an algorithm from the catalogue again starts a fresh run
+// Opening an algorithm from the catalogue again starts a fresh run
 // (not the old one at its last step, where Play does nothing), a reload still resumes
 // the run on screen, and Run setup writes its settings into the address, which a
 // reload then runs.

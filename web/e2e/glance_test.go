@@ -10,7 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// Issue 16, "state readable at a glance": what each algorithm declares of itself is
+// What each algorithm declares of itself is
 // drawn on the stage (Raymond's tree and holder pointers, the central coordinator, the
 // ring's direction), token and leader marks read from the back of a hall, the highest
 // process does not look crashed, a deadlock draws its wait-for cycle and says it in

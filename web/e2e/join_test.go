@@ -13,7 +13,7 @@ import (
 	"github.com/teach-dist/playground/web"
 )
 
-// Issue 16, item 2: a presenter who opened the playground at a loopback address (the
+// A presenter who opened the playground at a loopback address (the
 // README's http://localhost:8080; here the test server's 127.0.0.1) is told plainly
 // that students' phones cannot reach it, and is given this machine's network
 // addresses instead: the join line, the big join view and the QR code all use the

@@ -10,7 +10,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 )
 
-// Issue 16: readable from the back row. The checks below read the page's boxes as the
+// Readable from the back row. The checks below read the page's boxes as the
 // browser laid them out; each returns "" when the layout is right, else what is wrong.
 
 // projectorLayoutJS checks, for a lecture page (presenter or follower) with a question open,

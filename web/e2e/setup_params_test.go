@@ -71,7 +71,7 @@ func TestRunSetupReachesEveryVariant(t *testing.T) {
 			shows: logSays("HEARTBEAT") + ` && ` + logSays("ELECTION"),
 		},
 		{
-			// Issue 14, item 1: how a crashed successor is found is the user's to pick.
+			// How a crashed successor is found is the user's to pick.
 			name: "a ring election with acknowledgements", slug: "ring",
 			set:   `f.nodes.value = "4"; f["p.skip"].value = "ack";`,
 			param: "p.skip", value: "ack",
