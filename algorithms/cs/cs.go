@@ -41,3 +41,16 @@ func Command(ctx *sim.Context, kind sim.InputKind, state string, request, releas
 		release(ctx)
 	}
 }
+
+// Forget is the canonical form (sim.Canon.Node) of a process that is out of the game:
+// once nobody asks again (quiet), a process for which out holds never enters again,
+// so what forget clears it never reads again. Anything else is kept as it is.
+func Forget[N sim.Node](nd sim.Node, quiet bool, out func(N) bool, forget func(N)) sim.Node {
+	n := nd.(N)
+	if !quiet || !out(n) {
+		return nd
+	}
+	c := n.Clone().(N)
+	forget(c)
+	return c
+}

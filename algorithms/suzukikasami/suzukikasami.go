@@ -25,13 +25,7 @@ const (
 // numbers are never read again, so canonNode forgets them, and such a process is
 // inert (a REQUEST is not answered).
 func canonNode(nd sim.Node, quiet bool) sim.Node {
-	n := nd.(*node)
-	if !quiet || !idle(n) {
-		return n
-	}
-	c := n.Clone().(*node)
-	clear(c.rn)
-	return c
+	return cs.Forget(nd, quiet, idle, func(n *node) { clear(n.rn) })
 }
 
 func idle(n *node) bool { return n.state == cs.Released && !n.token }
