@@ -25,14 +25,10 @@ const (
 // what it heard (it never tries to enter again): canonNode forgets them. Only its
 // clock still counts, as the floor of the timestamps it sends.
 func canonNode(nd sim.Node, quiet bool) sim.Node {
-	n := nd.(*node)
-	if !quiet || n.state != cs.Released {
-		return n
-	}
-	c := n.Clone().(*node)
-	c.queue = nil
-	clear(c.latest)
-	return c
+	return cs.Forget(nd, quiet, func(n *node) bool { return n.state == cs.Released }, func(n *node) {
+		n.queue = nil
+		clear(n.latest)
+	})
 }
 
 // commutes: over FIFO channels, once quiet, with the process's clock at the horizon
@@ -61,14 +57,6 @@ func stamp(nd sim.Node) int {
 		h = max(h, e.ts)
 	}
 	return h
-}
-
-// msgStamp is a REQUEST's timestamp; the others carry a clock, not a request.
-func msgStamp(m *sim.Message) int {
-	if m.Type == MsgRequest {
-		return m.TS
-	}
-	return 0
 }
 
 func capNode(nd sim.Node, h int) sim.Node {
@@ -115,7 +103,7 @@ func Spec() *sim.Spec {
 	return sim.BuildSpec(text, sim.Spec{
 		New: newNode,
 		Canon: &sim.Canon{Node: canonNode, Commutes: commutes,
-			Horizon: &sim.Horizon{Node: stamp, Msg: msgStamp, CapNode: capNode, CapMsg: capMsg}},
+			Horizon: &sim.Horizon{Node: stamp, Msg: sim.RequestStamp(MsgRequest), CapNode: capNode, CapMsg: capMsg}},
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 	_ "embed"
 	"slices"
 
+	"github.com/teach-dist/playground/algorithms/cs"
 	"github.com/teach-dist/playground/algorithms/params"
 	"github.com/teach-dist/playground/runtime/sim"
 )
@@ -32,14 +33,7 @@ const (
 // read again, so canonNode forgets them, and such a process is inert (a REQUEST is
 // not answered).
 func canonNode(nd sim.Node, quiet bool) sim.Node {
-	n := nd.(*node)
-	if !quiet || !idle(n) {
-		return n
-	}
-	c := n.Clone().(*node)
-	clear(c.request)
-	c.clock = 0
-	return c
+	return cs.Forget(nd, quiet, idle, func(n *node) { clear(n.request); n.clock = 0 })
 }
 
 func idle(n *node) bool { return n.state == NoToken && !n.waiting }
@@ -54,14 +48,6 @@ func inert(nd sim.Node) bool { return idle(nd.(*node)) }
 
 // stamp is the largest request timestamp a process holds.
 func stamp(nd sim.Node) int { return slices.Max(nd.(*node).request) }
-
-// msgStamp is a REQUEST's timestamp; a TOKEN carries clocks.
-func msgStamp(m *sim.Message) int {
-	if m.Type == MsgRequest {
-		return m.TS
-	}
-	return 0
-}
 
 func capNode(nd sim.Node, h int) sim.Node {
 	n := nd.(*node)
@@ -130,7 +116,7 @@ func Spec() *sim.Spec {
 		ParseParams: ParseParams,
 		New:         newNode,
 		Canon: &sim.Canon{Node: canonNode, Inert: inert,
-			Horizon: &sim.Horizon{Node: stamp, Msg: msgStamp, CapNode: capNode, CapMsg: capMsg}},
+			Horizon: &sim.Horizon{Node: stamp, Msg: sim.RequestStamp(MsgRequest), CapNode: capNode, CapMsg: capMsg}},
 	})
 }
 

@@ -203,6 +203,17 @@ type Canon struct {
 	Horizon *Horizon
 }
 
+// RequestStamp is Horizon.Msg for an algorithm whose requests travel as messages of
+// type request stamped in TS: their stamp; other messages carry clocks, not requests.
+func RequestStamp(request string) func(*Message) int {
+	return func(m *Message) int {
+		if m.Type == request {
+			return m.TS
+		}
+		return 0
+	}
+}
+
 // Quiet is what Canon.Commutes may rest on besides the node and the message.
 type Quiet struct {
 	// FIFO: the network keeps each channel's order, so the receiver's next message
