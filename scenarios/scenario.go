@@ -100,11 +100,15 @@ type Error struct {
 	Line, Col int
 }
 
-func (e *Error) Error() string {
-	if e.Field == "" {
-		return "scenario: " + e.Reason
+func (e *Error) Error() string { return FieldMessage("scenario", e.Field, e.Reason) }
+
+// FieldMessage is how an error in a document of kind doc reads: "doc: field: reason",
+// or "doc: reason" when no one field is at fault. Assignments read the same.
+func FieldMessage(doc, field, reason string) string {
+	if field == "" {
+		return doc + ": " + reason
 	}
-	return "scenario: " + e.Field + ": " + e.Reason
+	return doc + ": " + field + ": " + reason
 }
 
 func fieldErr(field, format string, args ...any) error {

@@ -31,6 +31,20 @@ export function svgEl(tag, attrs, parent) {
   return e;
 }
 
+// perFrame returns a function that runs fn at the next animation frame, once however
+// often it is called before then: a burst of events asks for one redraw.
+export function perFrame(fn) {
+  let queued = false;
+  return () => {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(() => {
+      queued = false;
+      fn();
+    });
+  };
+}
+
 // byId is document.getElementById.
 export function byId(id) {
   return document.getElementById(id);

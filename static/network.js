@@ -4,7 +4,7 @@
 // FIFO, delay and loss live. Every choice is an `act` command, so the session records
 // it as an intervention and a share link carries it (docs/protocol.md).
 
-import { byId as $, htmlEl, svgEl } from "./dom.js";
+import { byId as $, htmlEl, perFrame, svgEl } from "./dom.js";
 import { messageClasses } from "./layout.js";
 import { payloadText } from "./text.js";
 import { LETTERS, sameList as same, groupLetters, describeGroups, partitionOf, dropGroup, heldQueue, queueRanks, parkOffset } from "./netmodel.js";
@@ -96,6 +96,14 @@ export function createNetwork(page) {
     schedule();
   }
   let renderWanted = false;
+  // schedule draws the marks at the next frame, and the panel first if it is wanted.
+  const schedule = perFrame(() => {
+    if (renderWanted) {
+      renderWanted = false;
+      render(); // asks for the next frame's draw: draw now as well
+    }
+    draw();
+  });
 
   // retime sets the arrival of messages already in flight when hold mode switched
   // (the model only learns arrivals from send events).
@@ -357,19 +365,6 @@ export function createNetwork(page) {
 
   // ---- drawing the marks ----
 
-  let drawRequested = false;
-  function schedule() {
-    if (drawRequested) return;
-    drawRequested = true;
-    requestAnimationFrame(() => {
-      drawRequested = false;
-      if (renderWanted) {
-        renderWanted = false;
-        render(); // asks for the next frame's draw: draw now as well
-      }
-      draw();
-    });
-  }
   // The view rebuilds its processes and messages on its own (resize, new messages).
   // Messages coming and going matter only while some are held (their queue's fan);
   // a fast run adds and removes them every frame.

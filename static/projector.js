@@ -7,7 +7,7 @@
 // the presenter's "Peek" opens the same presenter page as a desk window (#desk), where
 // they show.
 
-import { byId, htmlEl } from "./dom.js";
+import { byId, htmlEl, perFrame } from "./dom.js";
 import { createRuleStrip } from "./rulestrip.js";
 
 const SCALE_KEY = "fontScale";
@@ -43,25 +43,19 @@ export function createProjector(page, mode) {
 
   // Refit once per animation frame at most: the rule strip takes the height above the
   // question floating over the column.
-  let queued = false;
-  function refit() {
-    if (queued) return;
-    queued = true;
-    requestAnimationFrame(() => {
-      queued = false;
-      const q = byId("lecture-q");
-      if (!matchMedia("(min-width: 901px)").matches) { strip.fit(Infinity); return; }
-      let limit = q && !q.hidden ? q.getBoundingClientRect().top : window.innerHeight;
-      // The presenter's localhost warning floats over the foot of the column too, above
-      // the question: the strip keeps clear of both.
-      const warn = byId("lecture-join-warn");
-      if (warn && !warn.hidden) {
-        warn.style.setProperty("--warn-bottom", `${Math.round(window.innerHeight - limit + 8)}px`);
-        limit = warn.getBoundingClientRect().top;
-      }
-      strip.fit(limit);
-    });
-  }
+  const refit = perFrame(() => {
+    const q = byId("lecture-q");
+    if (!matchMedia("(min-width: 901px)").matches) { strip.fit(Infinity); return; }
+    let limit = q && !q.hidden ? q.getBoundingClientRect().top : window.innerHeight;
+    // The presenter's localhost warning floats over the foot of the column too, above
+    // the question: the strip keeps clear of both.
+    const warn = byId("lecture-join-warn");
+    if (warn && !warn.hidden) {
+      warn.style.setProperty("--warn-bottom", `${Math.round(window.innerHeight - limit + 8)}px`);
+      limit = warn.getBoundingClientRect().top;
+    }
+    strip.fit(limit);
+  });
 
   // The font scale, in the lecture bar.
   let scale = storedScale();

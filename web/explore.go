@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/teach-dist/playground/internal/defaults"
 	"github.com/teach-dist/playground/runtime/explore"
 	"github.com/teach-dist/playground/runtime/fairq"
 	"github.com/teach-dist/playground/runtime/sandbox"
@@ -54,30 +55,14 @@ type ExploreLimits struct {
 }
 
 func (l ExploreLimits) withDefaults() ExploreLimits {
-	if l.MaxNodes <= 0 {
-		l.MaxNodes = ExploreNodes
-	}
-	if l.MaxStates <= 0 {
-		l.MaxStates = 3_000_000
-	}
-	if l.MaxMemory <= 0 {
-		l.MaxMemory = 256 << 20
-	}
-	if l.Timeout <= 0 {
-		l.Timeout = 20 * time.Second
-	}
-	if l.AtOnce <= 0 {
-		l.AtOnce = 2
-	}
-	if l.Share <= 0 {
-		l.Share = 1
-	}
-	if l.Queue <= 0 {
-		l.Queue = 4
-	}
-	if l.Progress <= 0 {
-		l.Progress = 250 * time.Millisecond
-	}
+	defaults.Positive(&l.MaxNodes, ExploreNodes)
+	defaults.Positive(&l.MaxStates, 3_000_000)
+	defaults.Positive(&l.MaxMemory, 256<<20)
+	defaults.Positive(&l.Timeout, 20*time.Second)
+	defaults.Positive(&l.AtOnce, 2)
+	defaults.Positive(&l.Share, 1)
+	defaults.Positive(&l.Queue, 4)
+	defaults.Positive(&l.Progress, 250*time.Millisecond)
 	return l
 }
 

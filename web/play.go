@@ -40,14 +40,23 @@ func (s *Server) badRun(w http.ResponseWriter, r *http.Request, title, heading s
 	s.pages.Message(w, r, http.StatusBadRequest, title, heading, err.Error())
 }
 
+// lookup finds what a page's URL names, or answers 404 saying there is no what called
+// name there.
+func lookup[T any](s *Server, w http.ResponseWriter, r *http.Request, what, name string, find func(string) (T, bool)) (T, bool) {
+	v, ok := find(name)
+	if !ok {
+		s.pages.NotFound(w, r, fmt.Sprintf("There is no %s called %q.", what, name))
+	}
+	return v, ok
+}
+
 // handlePlay serves /play/{slug}; query parameters may set the run up (n, seed,
 // delay as "2" or "1-3", fifo, loss, cs, hold, and p.<name> for each of the
 // algorithm's params).
 func (s *Server) handlePlay(w http.ResponseWriter, r *http.Request) {
 	slug := chi.URLParam(r, "slug")
-	spec, ok := algorithms.Lookup(slug)
+	spec, ok := lookup(s, w, r, "algorithm", slug, algorithms.Lookup)
 	if !ok {
-		s.pages.NotFound(w, r, fmt.Sprintf("There is no algorithm called %q.", slug))
 		return
 	}
 	doc, err := scenarioFromQuery(slug, r.URL.Query())
@@ -74,9 +83,8 @@ func (s *Server) handlePlay(w http.ResponseWriter, r *http.Request) {
 // handleCurated serves /s/{name}: the playground on a curated scenario.
 func (s *Server) handleCurated(w http.ResponseWriter, r *http.Request) {
 	name := chi.URLParam(r, "name")
-	sc, ok := scenarios.Lookup(name)
+	sc, ok := lookup(s, w, r, "curated scenario", name, scenarios.Lookup)
 	if !ok {
-		s.pages.NotFound(w, r, fmt.Sprintf("There is no curated scenario called %q.", name))
 		return
 	}
 	sess, ok := s.scenarioSession(w, r, sc, name)

@@ -22,6 +22,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/teach-dist/playground/internal/defaults"
 	"github.com/teach-dist/playground/runtime/compare"
 	"github.com/teach-dist/playground/runtime/lecture"
 	"github.com/teach-dist/playground/runtime/sandbox"
@@ -111,33 +112,17 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.MaxSessions <= 0 {
-		o.MaxSessions = 200
-	}
-	if o.Idle <= 0 {
-		o.Idle = 10 * time.Minute
-	}
+	defaults.Positive(&o.MaxSessions, 200)
+	defaults.Positive(&o.Idle, 10*time.Minute)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if o.PongWait <= 0 {
-		o.PongWait = 60 * time.Second
-	}
-	if o.WriteWait <= 0 {
-		o.WriteWait = 10 * time.Second
-	}
-	if o.SendQueue <= 0 {
-		o.SendQueue = 256
-	}
-	if o.SendQueueBytes <= 0 {
-		o.SendQueueBytes = DefaultSendQueueBytes
-	}
-	if o.ReadLimit <= 0 {
-		o.ReadLimit = DefaultReadLimit
-	}
-	if o.MaxViewers <= 0 {
-		o.MaxViewers = 64
-	}
+	defaults.Positive(&o.PongWait, 60*time.Second)
+	defaults.Positive(&o.WriteWait, 10*time.Second)
+	defaults.Positive(&o.SendQueue, 256)
+	defaults.Positive(&o.SendQueueBytes, DefaultSendQueueBytes)
+	defaults.Positive(&o.ReadLimit, DefaultReadLimit)
+	defaults.Positive(&o.MaxViewers, 64)
 	if o.ClientIP == nil {
 		o.ClientIP = middleware.ClientIPFromRemoteAddr
 	}
@@ -145,12 +130,8 @@ func (o Options) withDefaults() Options {
 	if o.Sandbox == nil {
 		o.Sandbox = sandbox.Default()
 	}
-	if o.ShutdownTimeout <= 0 {
-		o.ShutdownTimeout = 10 * time.Second
-	}
-	if o.BodyTimeout <= 0 {
-		o.BodyTimeout = DefaultBodyTimeout
-	}
+	defaults.Positive(&o.ShutdownTimeout, 10*time.Second)
+	defaults.Positive(&o.BodyTimeout, DefaultBodyTimeout)
 	return o
 }
 

@@ -4,6 +4,8 @@
 package bakery
 
 import (
+	_ "embed"
+
 	"github.com/teach-dist/playground/algorithms/cs"
 	"github.com/teach-dist/playground/algorithms/nodeid"
 	"github.com/teach-dist/playground/algorithms/params"
@@ -26,106 +28,6 @@ const (
 
 // TimerPoll is the timer that spaces out re-reads (stable: it appears in the trace).
 const TimerPoll = "poll"
-
-// Spec describes the algorithm for the registry (algorithms.All). Each call builds
-// a new one: no caller can change what another sees.
-func Spec() *sim.Spec {
-	return &sim.Spec{
-		Slug:    "bakery",
-		Title:   "Lamport's bakery (message passing)",
-		Family:  sim.Mutex,
-		Summary: "Take a ticket one higher than any you can see, then wait until every smaller ticket is served: safe with no shared memory at all, but each variable read costs a request and a reply, about 6N messages an entry.",
-		Rules: []sim.Rule{
-			{Label: "BI-1", Group: "Initialisation", Lines: []string{
-				"choosing[i] := false; number[i] := 0",
-				"// after a crash the process starts over like this, with no ticket"},
-				Says: "starts with no ticket and not choosing"},
-			{Label: "BD-1", Group: "Doorway: taking a ticket", Lines: []string{
-				"choosing[i] := true   // a local write",
-				"send READ-NUMBER to every other process   // read all number[j] at once"},
-				Says: "enters the doorway and asks everyone for their ticket number"},
-			{Label: "BD-2", Group: "Doorway: taking a ticket", Lines: []string{
-				"on NUMBER(v) from j: highest := max(highest, v)",
-				"wait until every other process has answered"},
-				Says: "notes one ticket number and waits for the rest"},
-			{Label: "BD-3", Group: "Doorway: taking a ticket", Lines: []string{
-				"number[i] := 1 + highest   // one more than any ticket seen",
-				"choosing[i] := false",
-				"send READ-CHOOSING to every other process   // start checking them all"},
-				Says: "takes the ticket one higher than any it saw, leaves the doorway and starts checking every other process"},
-			{Label: "BW-1", Group: "Bakery: waiting for my turn, for each j", Lines: []string{
-				"// the notes loop over j one at a time; the checks of different j are",
-				"// independent, so with messages they all run at once",
-				"on CHOOSING(c) from j:",
-				"if c: j is still choosing; read choosing[j] again at the next poll (BP-1)",
-				"else: send READ-NUMBER to j"},
-				Says: "waits until a process has finished choosing its ticket"},
-			{Label: "BW-2", Group: "Bakery: waiting for my turn, for each j", Lines: []string{
-				"on NUMBER(v) from j:",
-				"if v != 0 and (v, j) < (number[i], i): j goes first; read number[j] again at the next poll (BP-1)",
-				"else: j is passed   // no ticket, or a later one",
-				"when every other process is passed: enter (BE-1)"},
-				Says: "waits while a process holds a smaller ticket (ties: the smaller id), otherwise passes it"},
-			{Label: "BP-1", Group: "Bakery: waiting for my turn, for each j", Lines: []string{
-				"when the poll timer fires (armed by a read that said wait):",
-				"read again every variable still waited on, one read per process",
-				"// busy waiting, but at most one re-read per process per poll period"},
-				Says: "reads once more the variables it is still waiting on"},
-			{Label: "BE-1", Group: "Entering the CS", Lines: []string{
-				"every other process has been passed: enter the CS"},
-				Says: "holds the smallest ticket among those waiting and enters the CS"},
-			{Label: "BX-1", Group: "Leaving the CS", Lines: []string{
-				"number[i] := 0   // a local write; whoever polls will see it",
-				"// no message: leaving the CS is free"},
-				Says: "leaves the CS and throws its ticket away"},
-			{Label: "BS-1", Group: "Serving my variables", Lines: []string{
-				"on READ-NUMBER from j: send NUMBER(number[i]) to j",
-				"on READ-CHOOSING from j: send CHOOSING(choosing[i]) to j"},
-				Says: "answers a read of one of its variables with the current value"},
-		},
-		Vars: []sim.Var{
-			{Name: "state", Doc: "RELEASED, DOORWAY (choosing a ticket), BAKERY (waiting for its turn) or HELD"},
-			{Name: "choosing", Doc: "choosing[i], owned by this process: true while it picks its ticket"},
-			{Name: "number", Doc: "number[i], owned by this process: its ticket (0: none)"},
-			{Name: "highest", Doc: "doorway: the largest ticket number read so far"},
-			{Name: "read", Doc: "doorway: ids whose number it has read"},
-			{Name: "choosingOf", Doc: "bakery: ids whose choosing flag it still waits on (BW-1)"},
-			{Name: "numberOf", Doc: "bakery: ids whose ticket it still compares with its own (BW-2)"},
-			{Name: "ahead", Doc: "bakery: [ticket, id] of the processes last seen with a smaller ticket: they go first"},
-			{Name: "passed", Doc: "bakery: ids it has passed (not choosing, and no smaller ticket)"},
-			{Name: "reading", Doc: "bakery: ids whose variable it has a read on the way for; the others it waits on wait for the next poll"},
-			{Name: "polling", Doc: "bakery: the poll timer is armed"},
-			{Name: "rereads", Doc: "reads repeated by BP-1 during this entry, each costing two more messages"},
-		},
-		Messages: []sim.MessageType{
-			{Name: MsgReadNumber, Label: "RDNUM", Doc: "reads the receiver's ticket number"},
-			{Name: MsgNumber, Label: "NUM", Doc: "the sender's ticket number, at the moment the read arrived", Arg: "value"},
-			{Name: MsgReadChoosing, Label: "RDCHO", Doc: "reads the receiver's choosing flag"},
-			{Name: MsgChoosing, Label: "CHOOS", Doc: "the sender's choosing flag (1: true, 0: false)", Arg: "value"},
-		},
-		Costs: []sim.Cost{
-			{Name: "messages per CS entry, no contention",
-				Notes:   []sim.NoteFormula{{In: []string{"002"}, Formula: "High communication cost to enter CS: 6N messages", Value: func(n int) float64 { return float64(6 * n) }}},
-				Formula: "6(N-1): 3(N-1) reads (N-1 numbers in the doorway, then choosing and number of each other process), a request and a reply each. The notes' 6N also counts the process reading its own three variables, which here are local. Writes and leaving the CS cost nothing",
-				Value:   func(n int) float64 { return float64(6 * (n - 1)) }},
-			{Name: "messages per CS entry, with contention",
-				Formula: "6(N-1) + 2 per re-read; each process waited on is re-read at most once per poll period, so an entry re-reads at most (N-1) x (time waited)/poll times"},
-			{Name: "client delay, no contention",
-				Notes:   []sim.NoteFormula{{In: []string{"002"}, Formula: "Latency depends on the slowest process-channel combination"}},
-				Formula: "6T: the doorway's reads (2T), then choosing and number of every other process, all checked at once (4T); it depends on the slowest process-channel pair, as the notes say",
-				Value:   func(int) float64 { return 6 }},
-			{Name: "synchronisation delay", Formula: "up to poll + 2T: the next in line sees number = 0 at its next re-read"},
-		},
-		// 002's ordering property of the bakery: entering the bakery is the end of the doorway.
-		DoorwayEnds: "BD-3",
-		Defaults:    sim.Defaults{Nodes: 4, Delay: [2]int{1, 3}, FIFO: false, CS: 2, Until: 500},
-		Params:      paramList,
-		ParseParams: ParseParams,
-		New:         newNode,
-		// Safety rests on the reads alone; the poll timer only spaces out re-reads.
-		Canon: &sim.Canon{Node: canonNode, Asynchronous: true},
-	}
-}
 
 // canonNode is what the explorer may store instead of a node. rereads is a count for
 // the inspector and seen a record of the last answer: no step reads either. The
@@ -200,6 +102,26 @@ type node struct {
 	rereads  int
 }
 
+// text is what the pages show of the algorithm, in a file a teacher can read beside
+// this code.
+//
+//go:embed spec.txt
+var text string
+
+// Spec describes the algorithm for the registry (algorithms.All): spec.txt, then what
+// is code. Each call builds a new one: no caller can change what another sees.
+func Spec() *sim.Spec {
+	return sim.BuildSpec(text, sim.Spec{
+		// 002's ordering property of the bakery: entering the bakery is the end of the doorway.
+		DoorwayEnds: "BD-3",
+		Params:      paramList,
+		ParseParams: ParseParams,
+		New:         newNode,
+		// Safety rests on the reads alone; the poll timer only spaces out re-reads.
+		Canon: &sim.Canon{Node: canonNode, Asynchronous: true},
+	})
+}
+
 func newNode(self int, setup *sim.Setup) sim.Node {
 	p := params.Of(setup, Params{})
 	n := len(setup.IDs)
@@ -211,22 +133,8 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 	switch in.Kind {
 	case sim.Init, sim.Recover:
 		ctx.Rule("BI-1")
-	case sim.Request:
-		if n.state == cs.Released {
-			n.doorway(ctx)
-		}
-	case sim.Release:
-		if n.state == cs.Held {
-			ctx.Rule("BX-1")
-			n.state = cs.Released
-			n.number = 0
-			n.rereads = 0
-			n.highest = 0
-			clear(n.read)
-			clear(n.stage)
-			clear(n.seen)
-			ctx.Exit()
-		}
+	case sim.Request, sim.Release:
+		cs.Command(ctx, in.Kind, n.state, n.doorway, n.release)
 	case sim.Timer:
 		if in.Timer == TimerPoll && n.polling {
 			n.repoll(ctx)
@@ -259,6 +167,17 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+func (n *node) release(ctx *sim.Context) {
+	ctx.Rule("BX-1")
+	cs.Leave(ctx, &n.state)
+	n.number = 0
+	n.rereads = 0
+	n.highest = 0
+	clear(n.read)
+	clear(n.stage)
+	clear(n.seen)
 }
 
 func (n *node) doorway(ctx *sim.Context) {
@@ -350,8 +269,7 @@ func (n *node) onNumber(ctx *sim.Context, j, v int) {
 	// No poll can be armed here: a process that said "wait" is passed only after a
 	// re-read, and the timer fired for that re-read.
 	ctx.Rule("BE-1")
-	n.state = cs.Held
-	ctx.Enter()
+	cs.Enter(ctx, &n.state)
 }
 
 // repoll is BP-1: one more read of every variable still waited on.
@@ -390,15 +308,6 @@ func (n *node) WaitingFor() []int {
 	return out
 }
 
-func (n *node) Clone() sim.Node {
-	c := *n
-	c.read = append([]bool(nil), n.read...)
-	c.stage = append([]uint8(nil), n.stage...)
-	c.inFlight = append([]bool(nil), n.inFlight...)
-	c.seen = append([]int(nil), n.seen...)
-	return &c
-}
-
 // idsAt lists the ids of the processes whose check is at this stage.
 func (n *node) idsAt(stage uint8) []int {
 	return nodeid.Filter(n.ids, func(j int) bool { return n.stage[j] == stage })
@@ -425,4 +334,13 @@ func (n *node) Encode(w *sim.StateWriter) {
 	w.Ints("reading", nodeid.Where(n.ids, n.inFlight))
 	w.Bool("polling", n.polling)
 	w.Int("rereads", n.rereads)
+}
+
+func (n *node) Clone() sim.Node {
+	c := *n
+	c.read = append([]bool(nil), n.read...)
+	c.stage = append([]uint8(nil), n.stage...)
+	c.inFlight = append([]bool(nil), n.inFlight...)
+	c.seen = append([]int(nil), n.seen...)
+	return &c
 }

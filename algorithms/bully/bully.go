@@ -12,6 +12,7 @@
 package bully
 
 import (
+	_ "embed"
 	"slices"
 
 	"github.com/teach-dist/playground/algorithms/heartbeat"
@@ -48,115 +49,6 @@ const (
 	TimerAnswer      = "answer"
 	TimerCoordinator = "coordinator"
 )
-
-// Spec describes the algorithm for the registry (algorithms.All). Each call builds
-// a new one: no caller can change what another sees.
-func Spec() *sim.Spec {
-	return &sim.Spec{
-		Slug:    "bully",
-		Title:   "Bully",
-		Family:  sim.Election,
-		Summary: "Ask every higher id if it is alive; if none answers in time, take over and tell the lower ids (the notes: all processes): the highest live id always wins, provided the time-outs are right.",
-
-		Rules: []sim.Rule{
-			{Label: "BU-1", Group: "Initialisation", Lines: []string{
-				"state := ELECTION-OFF; waiting := none",
-				"leader := the highest id   // the run starts with a working coordinator"},
-				Says: "starts with no election on and takes the highest id as coordinator"},
-			{Label: "RE1", Notes: "000", Group: "Calling an election", Lines: []string{
-				"state := ELECTION-ON",
-				"send ELECTION to every process with a higher id",
-				"waiting := answer; start the answer time-out",
-				"when the answer time-out expires (nobody higher is alive):",
-				"    leader := my id; state := ELECTION-OFF",
-				"    send COORDINATOR(my id) to every process with a lower id",
-				"    // the notes: to all processes (see below)",
-				"when the coordinator time-out expires (the higher one died too):",
-				"    call the election again from the top of RE1"},
-				Says:    "calls an election, or acts on a time-out: silence means it wins, a missing COORDINATOR means it asks again",
-				Differs: `000's RE1 "sends a coordinator message to all processes" (002: "announces victory to all processes"; 001: "tells everyone"); here the winner tells the lower ids only, whom the notes' best case counts ("n-2 coordinator messages"). A higher process that is alive after all (a time-out too short) is not told, so it goes on following itself.`},
-			{Label: "BU-2", Group: "Receiving ANSWER from Pj", Lines: []string{
-				"// how this project carries out RE1's \"else wait for a COORDINATOR\"",
-				"remember that Pj is alive and outranks me",
-				"if waiting = answer:",
-				"    stop the answer time-out",
-				"    waiting := coordinator; start the coordinator time-out"},
-				Says: "hears from a higher id, so it cannot win and now waits for the COORDINATOR"},
-			{Label: "RH1", Notes: "000", Group: "Receiving ELECTION from Pj", Lines: []string{
-				"send ANSWER to Pj   // Pj has a lower id: it should stand down"},
-				Says: "tells the lower caller that a higher process is alive",
-				Why:  map[string]string{WhyAnswer: "answers {from}: a higher process is alive, so {from} cannot win"}},
-			{Label: "RH2", Notes: "000", Group: "Receiving ELECTION from Pj", Lines: []string{
-				"if state = ELECTION-OFF:",
-				"    call an election of my own (RE1)"},
-				Says: "takes over the election unless it is already running one"},
-			{Label: "BU-3", Group: "Receiving COORDINATOR(k)", Lines: []string{
-				"if k > my id:",
-				"    leader := k",
-				"    state := ELECTION-OFF; waiting := none; stop both time-outs"},
-				Says: "records the announced coordinator and ends its own election"},
-			{Label: "BU-4", Group: "Receiving COORDINATOR(k)", Lines: []string{
-				"if k < my id and state = ELECTION-OFF:",
-				"    call an election (RE1)   // I outrank k: bully it out"},
-				Says: "outranks the announced coordinator, so it calls an election to take over"},
-			{Label: "BU-5", Group: "Recovering after a crash", Lines: []string{
-				"state := ELECTION-OFF; leader := unknown",
-				"call an election (RE1)   // a recovered highest id takes over"},
-				Says: "comes back knowing no coordinator and calls an election at once"},
-			{Label: "BU-6", Group: "Suspecting the coordinator (failure detector on)", Lines: []string{
-				"when the failure detector suspects my coordinator (FD-3):",
-				"    if state = ELECTION-OFF: call an election (RE1)"},
-				Says: "suspects its coordinator has crashed and calls an election"},
-			heartbeat.Rules[0], heartbeat.Rules[1], heartbeat.Rules[2],
-		},
-		Vars: []sim.Var{
-			{Name: "state", Doc: "ELECTION-OFF, or ELECTION-ON while this process runs an election"},
-			{Name: "waiting", Doc: "during an election: answer (no ANSWER yet) or coordinator (answered, waiting for the winner); none otherwise"},
-			{Name: "leader", Doc: "id of the coordinator this process believes in (-1: unknown)"},
-			{Name: "answered", Doc: "ids that answered this process's current election"},
-			{Name: "watching", Doc: "with the failure detector on: the coordinator whose heartbeats this process waits for (-1: none)"},
-		},
-		Messages: []sim.MessageType{
-			{Name: MsgElection, Label: "ELEC", Doc: "calls an election; sent only to higher ids"},
-			{Name: MsgAnswer, Label: "ANS", Doc: "the receiver of an ELECTION is alive and outranks the caller"},
-			{Name: MsgCoordinator, Label: "COORD", Doc: "announces the winner to every lower id", Arg: "leader"},
-			heartbeat.Message,
-		},
-		Costs: []sim.Cost{
-			{Name: "messages, best case (the second-highest id notices the crash)",
-				Notes: []sim.NoteFormula{
-					{In: []string{"000"}, Formula: "n-2 coordinator messages", Value: func(n int) float64 { return float64(n - 2) }},
-					{In: []string{"002"}, Formula: "N-2 COORDINATOR messages ⇒ O(N) messages", Value: func(n int) float64 { return float64(n - 2) }},
-					{In: []string{"003"}, Formula: "N-2 messages per election", Value: func(n int) float64 { return float64(n - 2) }}},
-				Formula: "N-1: the N-2 COORDINATOR of the notes, plus the one ELECTION sent to the crashed coordinator",
-				Value:   func(n int) float64 { return float64(n - 1) }, Initiators: 1},
-			// The lowest id calls, the highest has crashed, nothing else fails: every id below
-			// the top calls once, N(N-1)/2 ELECTION; the (N-1)(N-2)/2 that reach a live
-			// process are answered; the winner sends N-2 COORDINATOR. The notes (002) count
-			// the ELECTIONs and N-1 COORDINATOR, and no ANSWER.
-			{Name: "messages, worst case (the lowest id calls, the highest has crashed)",
-				Notes: []sim.NoteFormula{
-					{In: []string{"000"}, Formula: "O(n²)"},
-					{In: []string{"002"}, Formula: "((N-1) + (N-2) + … + 1) + N-1 ⇒ O(N²)", Value: func(n int) float64 { return float64(n*(n-1)/2 + n - 1) }},
-					{In: []string{"003"}, Formula: "O(N²)"}},
-				Formula: "N(N-1)/2 + (N-1)(N-2)/2 + N-2 = N²-N-1: every ELECTION, the ANSWERs from live processes, N-2 COORDINATOR",
-				Value:   func(n int) float64 { return float64(n*n - n - 1) }},
-			// 003 gives the election time with no case named: "Election-time: 2 rounds,
-			// assuming hardware multicast".
-			{Name: "time to elect",
-				Notes: []sim.NoteFormula{{In: []string{"003"}, Formula: "Election-time: 2 rounds"}}},
-			{Name: "time to elect, best case (the second-highest id notices the crash)",
-				Formula: "answer time-out + T (the COORDINATOR)"},
-		},
-		Defaults:           sim.Defaults{Nodes: 8, Delay: [2]int{1, 3}, FIFO: false, CS: 0, Until: 500},
-		BackgroundTimers:   heartbeat.Timers,
-		BackgroundMessages: []string{heartbeat.Msg},
-		Params:             paramList,
-		CrashLeaderFirst:   true,
-		ParseParams:        ParseParams,
-		New:                newNode,
-	}
-}
 
 // Params are the time-outs; 0 derives one from the network's largest delay.
 type Params struct {
@@ -212,6 +104,28 @@ type node struct {
 	numAnswered int
 	fd          heartbeat.Detector
 	detector    bool // the failure detector is on
+}
+
+// text is what the pages show of the algorithm, in a file a teacher can read beside
+// this code.
+//
+//go:embed spec.txt
+var text string
+
+// Spec describes the algorithm for the registry (algorithms.All): spec.txt, then what
+// is code. Each call builds a new one: no caller can change what another sees.
+func Spec() *sim.Spec {
+	s := sim.BuildSpec(text, sim.Spec{
+		BackgroundTimers:   heartbeat.Timers,
+		BackgroundMessages: []string{heartbeat.Msg},
+		Params:             paramList,
+		CrashLeaderFirst:   true,
+		ParseParams:        ParseParams,
+		New:                newNode,
+	})
+	s.Rules = append(s.Rules, heartbeat.Rules...)
+	s.Messages = append(s.Messages, heartbeat.Message)
+	return s
 }
 
 func newNode(self int, setup *sim.Setup) sim.Node {
@@ -374,12 +288,6 @@ func (n *node) onCoordinator(ctx *sim.Context, m *sim.Message) {
 	}
 }
 
-func (n *node) Clone() sim.Node {
-	c := *n
-	c.answered = slices.Clone(n.answered)
-	return &c
-}
-
 func (n *node) Encode(w *sim.StateWriter) {
 	w.Str("state", n.state)
 	w.Str("waiting", n.waiting)
@@ -388,4 +296,10 @@ func (n *node) Encode(w *sim.StateWriter) {
 	if n.detector {
 		w.Int("watching", nodeid.Of(n.ids, n.fd.Watched()))
 	}
+}
+
+func (n *node) Clone() sim.Node {
+	c := *n
+	c.answered = slices.Clone(n.answered)
+	return &c
 }

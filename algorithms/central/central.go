@@ -3,6 +3,7 @@
 package central
 
 import (
+	_ "embed"
 	"slices"
 
 	"github.com/teach-dist/playground/algorithms/cs"
@@ -24,103 +25,6 @@ const (
 	MsgDenied  = "DENIED"
 	MsgRelease = "RELEASE"
 )
-
-// Spec describes the algorithm for the registry (algorithms.All). Each call builds
-// a new one: no caller can change what another sees.
-func Spec() *sim.Spec {
-	return &sim.Spec{
-		Slug:    "central",
-		Title:   "Central coordinator",
-		Family:  sim.Mutex,
-		Summary: "One coordinator owns the CS and lends it out in arrival order: three messages an entry, and everything stops when the coordinator dies.",
-		Rules: []sim.Rule{
-			{Label: "CI-1", Group: "Initialisation", Lines: []string{
-				"state := RELEASED",
-				"if i is the coordinator:",
-				"    holder := none; queue := empty"},
-				Says: "starts outside the CS; the coordinator starts with a free CS and nobody queued"},
-			{Label: "CA-1", Group: "Asking for the CS", Lines: []string{
-				"state := WAITING",
-				"send REQUEST to the coordinator",
-				"    // the coordinator passes its own request to itself, no message"},
-				Says: "wants the CS and asks the coordinator"},
-			{Label: "CG-1", Group: "Coordinator: REQUEST from j", Lines: []string{
-				"if holder = none:",
-				"    holder := j",
-				"    send GRANT to j",
-				"else:",
-				"    append j to queue",
-				"    if the DENIED variant is on: send DENIED to j"},
-				Says: "the coordinator grants the CS if it is free, otherwise queues the asker",
-				Why: map[string]string{
-					WhyGranted: "grants the CS to {from} at once: nobody holds it",
-					WhyQueued:  "queues {from}'s request: the CS is taken",
-				}},
-			{Label: "CD-1", Group: "Client: DENIED", Lines: []string{
-				"stay WAITING   // the CS is busy; a GRANT will follow"},
-				Says: "learns the CS is busy and keeps waiting for its turn"},
-			{Label: "CE-1", Group: "Client: GRANT", Lines: []string{
-				"state := HELD",
-				"enter the CS"},
-				Says: "has the coordinator's permission and enters the CS"},
-			{Label: "CL-1", Group: "Leaving the CS", Lines: []string{
-				"state := RELEASED",
-				"send RELEASE to the coordinator",
-				"    // the coordinator releases to itself, no message"},
-				Says: "leaves the CS and tells the coordinator"},
-			{Label: "CG-2", Group: "Coordinator: RELEASE from the holder", Lines: []string{
-				"holder := none",
-				"if queue is not empty:",
-				"    j := take the head of queue",
-				"    holder := j",
-				"    send GRANT to j"},
-				Says: "the coordinator takes the CS back and grants it to the longest waiter"},
-		},
-		Vars: []sim.Var{
-			{Name: "state", Doc: "RELEASED, WAITING or HELD"},
-			{Name: "coordinator", Doc: "id of the coordinator"},
-			{Name: "holder", Doc: "coordinator only: id of the process it let into the CS (-1: the CS is free)"},
-			{Name: "queue", Doc: "coordinator only: ids waiting for the CS, oldest request first"},
-		},
-		Messages: []sim.MessageType{
-			{Name: MsgRequest, Label: "REQ", Doc: "asks the coordinator for the CS"},
-			{Name: MsgGrant, Label: "GRANT", Doc: "the coordinator lets the receiver into the CS"},
-			{Name: MsgDenied, Label: "DENY", Doc: "the CS is busy: the request is queued (DENIED variant only)"},
-			{Name: MsgRelease, Label: "REL", Doc: "gives the CS back to the coordinator"},
-		},
-		Costs: []sim.Cost{
-			{Name: "messages per CS entry",
-				Notes: []sim.NoteFormula{
-					{In: []string{"000", "004"}, Formula: "three messages per use of a CS (request, OK, release)", Value: func(int) float64 { return 3 }},
-					{In: []string{"001", "003"}, Formula: "3", Value: func(int) float64 { return 3 }},
-					{In: []string{"002"}, Formula: "3 messages (ENTER, GRANTED, and RELEASE)", Value: func(int) float64 { return 3 }}},
-				Formula: "3 (REQUEST, GRANT, RELEASE); 0 for the coordinator itself; 4 with DENIED when queued",
-				Value:   func(int) float64 { return 3 }},
-			{Name: "messages to enter the CS",
-				Notes:   []sim.NoteFormula{{In: []string{"002"}, Formula: "2", Value: func(int) float64 { return 2 }}},
-				Formula: "2 (REQUEST, GRANT); 3 with DENIED when queued",
-				Value:   func(int) float64 { return 2 }},
-			{Name: "messages to leave the CS", Formula: "1 (RELEASE)", Value: func(int) float64 { return 1 }},
-			{Name: "synchronisation delay",
-				Notes: []sim.NoteFormula{
-					{In: []string{"003"}, Formula: "2 (release + grant)", Value: func(int) float64 { return 2 }}},
-				Formula: "2T (RELEASE, then GRANT)", Value: func(int) float64 { return 2 }},
-			{Name: "client delay",
-				Notes: []sim.NoteFormula{
-					{In: []string{"001"}, Formula: "2", Value: func(int) float64 { return 2 }},
-					{In: []string{"003"}, Formula: "Entry: 2 (request + grant)", Value: func(int) float64 { return 2 }}},
-				Formula: "2T (REQUEST and GRANT)", Value: func(int) float64 { return 2 }},
-			{Name: "exit delay",
-				Notes:   []sim.NoteFormula{{In: []string{"003"}, Formula: "Exit: 1", Value: func(int) float64 { return 1 }}},
-				Formula: "T (the RELEASE); none for the coordinator itself", Value: func(int) float64 { return 1 }},
-		},
-		Defaults:    sim.Defaults{Nodes: 5, Delay: [2]int{1, 3}, FIFO: false, CS: 2, Until: 500},
-		Params:      paramList,
-		Stage:       sim.Stage{Mark: "coordinator", MarkLabel: "coordinator"},
-		ParseParams: ParseParams,
-		New:         newNode,
-	}
-}
 
 // Params are the algorithm's settings.
 type Params struct {
@@ -158,6 +62,23 @@ type node struct {
 	// Coordinator only.
 	holder int   // index, -1: the CS is free
 	queue  []int // indexes, in arrival order
+}
+
+// text is what the pages show of the algorithm, in a file a teacher can read beside
+// this code.
+//
+//go:embed spec.txt
+var text string
+
+// Spec describes the algorithm for the registry (algorithms.All): spec.txt, then what
+// is code. Each call builds a new one: no caller can change what another sees.
+func Spec() *sim.Spec {
+	return sim.BuildSpec(text, sim.Spec{
+		Params:      paramList,
+		Stage:       sim.Stage{Mark: "coordinator", MarkLabel: "coordinator"},
+		ParseParams: ParseParams,
+		New:         newNode,
+	})
 }
 
 func newNode(self int, setup *sim.Setup) sim.Node {
@@ -251,14 +172,12 @@ func (n *node) onGrant(ctx *sim.Context) {
 		return
 	}
 	ctx.Rule("CE-1")
-	n.state = cs.Held
-	ctx.Enter()
+	cs.Enter(ctx, &n.state)
 }
 
 func (n *node) release(ctx *sim.Context) {
 	ctx.Rule("CL-1")
-	n.state = cs.Released
-	ctx.Exit()
+	cs.Leave(ctx, &n.state)
 	if n.isCoord() {
 		n.onRelease(ctx, n.self)
 		return
@@ -292,12 +211,6 @@ func (n *node) WaitingFor() []int {
 	return []int{n.coord}
 }
 
-func (n *node) Clone() sim.Node {
-	c := *n
-	c.queue = slices.Clone(n.queue)
-	return &c
-}
-
 func (n *node) Encode(w *sim.StateWriter) {
 	w.Str("state", n.state)
 	w.Int("coordinator", n.ids[n.coord])
@@ -306,4 +219,10 @@ func (n *node) Encode(w *sim.StateWriter) {
 	}
 	w.Int("holder", nodeid.Of(n.ids, n.holder))
 	w.Ints("queue", nodeid.All(n.ids, n.queue))
+}
+
+func (n *node) Clone() sim.Node {
+	c := *n
+	c.queue = slices.Clone(n.queue)
+	return &c
 }

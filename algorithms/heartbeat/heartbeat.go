@@ -7,6 +7,7 @@
 package heartbeat
 
 import (
+	_ "embed"
 	"fmt"
 
 	"github.com/teach-dist/playground/runtime/sim"
@@ -76,25 +77,19 @@ func (p Params) Validate(field string) error {
 	return nil
 }
 
+// text is the detector's part of what the pages show: its rules and its message.
+//
+//go:embed spec.txt
+var text string
+
+// described is text, read once.
+var described = sim.BuildSpec(text, sim.Spec{})
+
 // Rules are the detector's rules, to append to an algorithm's pseudocode.
-var Rules = []sim.Rule{
-	{Label: "FD-1", Group: "Failure detector", Lines: []string{
-		"every period, while I am the one being watched:",
-		"    send HEARTBEAT to every other process"},
-		Says: "sends its periodic heartbeat"},
-	{Label: "FD-2", Group: "Failure detector", Lines: []string{
-		"on HEARTBEAT from the process I watch:",
-		"    restart the wait of T+D (period + assumed delay)"},
-		Says: "hears the watched process's heartbeat and waits another T+D before worrying"},
-	{Label: "FD-3", Group: "Failure detector", Lines: []string{
-		"when T+D pass without a HEARTBEAT:",
-		"    suspect the watched process has crashed",
-		"    (it may only be slower than D: a time-out cannot tell)"},
-		Says: "has heard nothing in the last T+D and suspects a crash"},
-}
+var Rules = described.Rules
 
 // Message is the heartbeat's schema, to append to an algorithm's messages.
-var Message = sim.MessageType{Name: Msg, Label: "BEAT", Doc: "I am alive (failure detector)"}
+var Message = described.Messages[0]
 
 // Timers are the detector's timers: background, so a run can settle while it beats.
 var Timers = []string{TimerBeat, TimerSuspect}

@@ -141,3 +141,6 @@ func TestHorizonCapsAboveTheLargestRequest(t *testing.T) {
 		t.Errorf("released, not quiet: the queue forgotten")
 	}
 }
+
+// msgStamp is the stamp the algorithm declares a message holds (sim.Horizon.Msg).
+var msgStamp = Spec().Canon.Horizon.Msg

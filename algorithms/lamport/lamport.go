@@ -6,6 +6,7 @@
 package lamport
 
 import (
+	_ "embed"
 	"slices"
 
 	"github.com/teach-dist/playground/algorithms/cs"
@@ -20,103 +21,14 @@ const (
 	MsgRelease = "RELEASE"
 )
 
-// Spec describes the algorithm for the registry (algorithms.All). Each call builds
-// a new one: no caller can change what another sees.
-func Spec() *sim.Spec {
-	return &sim.Spec{
-		Slug:    "lamport",
-		Title:   "Lamport's distributed mutual exclusion",
-		Family:  sim.Mutex,
-		Summary: "Everyone keeps the same timestamp-ordered queue of requests; enter at the head of your own queue once everyone has spoken after you. Correct only over FIFO channels.",
-		Rules: []sim.Rule{
-			{Label: "LI-1", Group: "Initialisation", Lines: []string{
-				"state := RELEASED; clock := 0",
-				"queue := empty; latest[j] := 0 for every j",
-				"// after a crash the same: the process has forgotten every request it knew"},
-				Says: "starts outside the CS with an empty queue"},
-			{Label: "LA-1", Group: "Asking for the CS", Lines: []string{
-				"clock := clock + 1; T := clock",
-				"state := REQUESTED",
-				"put (T, i) in my own queue",
-				"send REQUEST(T, i) to every other process"},
-				Says: "stamps a request, queues it locally and sends it to everyone"},
-			{Label: "LH-1", Group: "Receiving REQUEST(Tj, j)", Lines: []string{
-				"clock := max(clock, Tj) + 1; latest[j] := max(latest[j], Tj)",
-				"put (Tj, j) in my queue, in (timestamp, id) order",
-				"clock := clock + 1; send REPLY(clock) to j   // always, at once"},
-				Says: "queues the request and answers it at once"},
-			{Label: "LH-2", Group: "Receiving REPLY(Tj) from j", Lines: []string{
-				"clock := max(clock, Tj) + 1; latest[j] := max(latest[j], Tj)",
-				"// a reply only proves that j has seen my request"},
-				Says: "notes that the sender has now spoken after its request"},
-			{Label: "LH-3", Group: "Receiving RELEASE(Tj) from j", Lines: []string{
-				"clock := max(clock, Tj) + 1; latest[j] := max(latest[j], Tj)",
-				"remove j's request from my queue   // the oldest one, if a late message left two"},
-				Says: "drops the releaser's request from its queue"},
-			{Label: "LE-1", Group: "Entering the CS", Lines: []string{
-				"if state = REQUESTED",
-				"   and (T, i) heads my queue",
-				"   and (latest[j], j) > (T, i) for every j ≠ i:",
-				"    state := HELD",
-				"    enter the CS",
-				"// checked after my request and after every message"},
-				Says: "heads its own queue and has heard something later from everyone, so it enters"},
-			{Label: "LR-1", Group: "Leaving the CS", Lines: []string{
-				"state := RELEASED",
-				"remove (T, i) from my queue",
-				"clock := clock + 1; send RELEASE(clock) to every other process"},
-				Says: "leaves the CS and tells everyone to drop its request"},
-		},
-		Vars: []sim.Var{
-			{Name: "state", Doc: "RELEASED, REQUESTED or HELD"},
-			{Name: "clock", Doc: "Lamport clock"},
-			{Name: "ts", Doc: "timestamp of this process's current request (0 when none)"},
-			{Name: "queue", Doc: "requests this process knows of, as [timestamp, id] pairs in (timestamp, id) order"},
-			{Name: "latest", Doc: "largest timestamp received from each process, in the order of the ids (own entry 0)"},
-			{Name: "heard", Doc: "ids that have sent something stamped later than the current request"},
-		},
-		Messages: []sim.MessageType{
-			{Name: MsgRequest, Label: "REQ", Doc: "asks for the CS: (timestamp, id)", TS: "ts"},
-			{Name: MsgReply, Label: "REPLY", Doc: "acknowledges a request (the notes' ACK); its later timestamp is what counts", TS: "ts"},
-			{Name: MsgRelease, Label: "REL", Doc: "the sender left the CS: drop its request", TS: "ts"},
-		},
-		Costs: []sim.Cost{
-			{Name: "messages per CS entry",
-				Notes: []sim.NoteFormula{
-					{In: []string{"002"}, Formula: "3(N-1)", Value: func(n int) float64 { return float64(3 * (n - 1)) }},
-					{In: []string{"004"}, Formula: "3(n - 1)", Value: func(n int) float64 { return float64(3 * (n - 1)) }}},
-				Formula: "3(N-1): N-1 REQUEST, N-1 REPLY, N-1 RELEASE",
-				Value:   func(n int) float64 { return float64(3 * (n - 1)) }},
-			{Name: "messages to enter the CS", Formula: "2(N-1): N-1 REQUEST and N-1 REPLY",
-				Value: func(n int) float64 { return float64(2 * (n - 1)) }},
-			{Name: "messages to leave the CS",
-				Notes:   []sim.NoteFormula{{In: []string{"002"}, Formula: "N-1 RELEASE messages", Value: func(n int) float64 { return float64(n - 1) }}},
-				Formula: "N-1 RELEASE", Value: func(n int) float64 { return float64(n - 1) }},
-			{Name: "synchronisation delay",
-				Notes:   []sim.NoteFormula{{In: []string{"004"}, Formula: "max mesg transmission time"}},
-				Formula: "T (the RELEASE)", Value: func(int) float64 { return 1 }},
-			{Name: "client delay", Formula: "2T (request and reply)", Value: func(int) float64 { return 2 }},
-		},
-		// FIFO by default: the algorithm needs it; switching it off is the lesson.
-		Defaults: sim.Defaults{Nodes: 5, Delay: [2]int{1, 3}, FIFO: true, CS: 2, Until: 500},
-		New:      newNode,
-		Canon: &sim.Canon{Node: canonNode, Commutes: commutes,
-			Horizon: &sim.Horizon{Node: stamp, Msg: msgStamp, CapNode: capNode, CapMsg: capMsg}},
-	}
-}
-
 // Once nobody will ask again (quiet), a released process never reads its queue or
 // what it heard (it never tries to enter again): canonNode forgets them. Only its
 // clock still counts, as the floor of the timestamps it sends.
 func canonNode(nd sim.Node, quiet bool) sim.Node {
-	n := nd.(*node)
-	if !quiet || n.state != cs.Released {
-		return n
-	}
-	c := n.Clone().(*node)
-	c.queue = nil
-	clear(c.latest)
-	return c
+	return cs.Forget(nd, quiet, func(n *node) bool { return n.state == cs.Released }, func(n *node) {
+		n.queue = nil
+		clear(n.latest)
+	})
 }
 
 // commutes: over FIFO channels, once quiet, with the process's clock at the horizon
@@ -145,14 +57,6 @@ func stamp(nd sim.Node) int {
 		h = max(h, e.ts)
 	}
 	return h
-}
-
-// msgStamp is a REQUEST's timestamp; the others carry a clock, not a request.
-func msgStamp(m *sim.Message) int {
-	if m.Type == MsgRequest {
-		return m.TS
-	}
-	return 0
 }
 
 func capNode(nd sim.Node, h int) sim.Node {
@@ -187,6 +91,22 @@ type node struct {
 	latest []int   // by node index
 }
 
+// text is what the pages show of the algorithm, in a file a teacher can read beside
+// this code.
+//
+//go:embed spec.txt
+var text string
+
+// Spec describes the algorithm for the registry (algorithms.All): spec.txt, then what
+// is code. Each call builds a new one: no caller can change what another sees.
+func Spec() *sim.Spec {
+	return sim.BuildSpec(text, sim.Spec{
+		New: newNode,
+		Canon: &sim.Canon{Node: canonNode, Commutes: commutes,
+			Horizon: &sim.Horizon{Node: stamp, Msg: sim.RequestStamp(MsgRequest), CapNode: capNode, CapMsg: capMsg}},
+	})
+}
+
 func newNode(self int, setup *sim.Setup) sim.Node {
 	return &node{self: self, ids: setup.IDs, state: cs.Released, latest: make([]int, len(setup.IDs))}
 }
@@ -201,15 +121,8 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 	case sim.Init, sim.Recover:
 		// The kernel builds a fresh state on recovery; LI-1 just says so.
 		ctx.Rule("LI-1")
-	case sim.Request:
-		if n.state == cs.Released {
-			n.request(ctx)
-			n.tryEnter(ctx)
-		}
-	case sim.Release:
-		if n.state == cs.Held {
-			n.release(ctx)
-		}
+	case sim.Request, sim.Release:
+		cs.Command(ctx, in.Kind, n.state, n.request, n.release)
 	case sim.Deliver:
 		m := &in.Msg
 		n.clock = max(n.clock, m.TS) + 1
@@ -237,6 +150,7 @@ func (n *node) request(ctx *sim.Context) {
 			ctx.Send(j, sim.Message{Type: MsgRequest, TS: n.ts})
 		}
 	}
+	n.tryEnter(ctx) // alone, or everyone else already spoke later
 }
 
 func (n *node) insert(e entry) {
@@ -279,16 +193,14 @@ func (n *node) tryEnter(ctx *sim.Context) {
 		}
 	}
 	ctx.Rule("LE-1")
-	n.state = cs.Held
-	ctx.Enter()
+	cs.Enter(ctx, &n.state)
 }
 
 func (n *node) release(ctx *sim.Context) {
 	ctx.Rule("LR-1")
-	n.state = cs.Released
+	cs.Leave(ctx, &n.state)
 	n.queue = slices.DeleteFunc(n.queue, func(e entry) bool { return e.j == n.self })
 	n.ts = 0
-	ctx.Exit()
 	n.clock++
 	for j := 0; j < ctx.N(); j++ {
 		if j != n.self {
@@ -319,13 +231,6 @@ func (n *node) WaitingFor() []int {
 	return out
 }
 
-func (n *node) Clone() sim.Node {
-	c := *n
-	c.queue = slices.Clone(n.queue)
-	c.latest = slices.Clone(n.latest)
-	return &c
-}
-
 func (n *node) Encode(w *sim.StateWriter) {
 	w.Str("state", n.state)
 	w.Int("clock", n.clock)
@@ -333,4 +238,11 @@ func (n *node) Encode(w *sim.StateWriter) {
 	w.Pairs("queue", nodeid.Stamped(n.ids, n.queue, func(e *entry) (int, int) { return e.ts, e.j }))
 	w.Ints("latest", n.latest)
 	w.Ints("heard", nodeid.Filter(n.ids, func(j int) bool { return n.ts > 0 && j != n.self && n.heardFrom(j) }))
+}
+
+func (n *node) Clone() sim.Node {
+	c := *n
+	c.queue = slices.Clone(n.queue)
+	c.latest = slices.Clone(n.latest)
+	return &c
 }

@@ -6,7 +6,7 @@
 package maekawa
 
 import (
-	"math"
+	_ "embed"
 	"slices"
 
 	"github.com/teach-dist/playground/algorithms/cs"
@@ -24,160 +24,6 @@ const (
 	MsgRelinquish = "RELINQUISH"
 	MsgFailed     = "FAILED"
 )
-
-// Spec describes the algorithm for the registry (algorithms.All). Each call builds
-// a new one: no caller can change what another sees.
-func Spec() *sim.Spec {
-	return &sim.Spec{
-		Slug:   "maekawa",
-		Title:  "Maekawa's voting algorithm",
-		Family: sim.Mutex,
-		Summary: "Collect the votes of your own voting set only; sets overlap so no two win at once, but three processes asking together can wait on each other forever. " +
-			"Processes are numbered 1..N as in the notes. Sets: the notes' V1..VN for N=3 and N=7 (K=2, 3); for N=q²+q+1, q prime (13, 31, 57), a projective plane of order q (K=q+1, about sqrt(N)); " +
-			"for other N that plane on the first q²+q+1 processes, each other process asking one of its lines plus itself (K=q+2); with the grid construction (in Run setup), a row plus a column (K=2 sqrt(N)-1, as in note 003).",
-		Rules: []sim.Rule{
-			{Label: "MI-1", Group: "Initialisation", Lines: []string{
-				"state := RELEASED; voted := false; queue := empty",
-				"V_i := my voting set (it includes me); K := |V_i|",
-				"// after a crash the process comes back like this: it has forgotten",
-				"// whom it voted for, which the notes' fail-free model never allows"},
-				Says: "starts outside the CS with its vote free"},
-			{Label: "MA-1", Group: "Asking for the CS", Lines: []string{
-				"state := WANTED; clock := clock + 1; T := clock",
-				"send REQUEST(T) to every other member of V_i",
-				"hand my own REQUEST(T) to my own voter half (MH-1), no message"},
-				Says: "wants the CS and asks the members of its voting set for their votes"},
-			{Label: "MA-2", Group: "Asking for the CS", Lines: []string{
-				"on REPLY(T) from j: count j's vote",
-				"wait until K votes are in (my own included)"},
-				Says: "receives a vote and waits for the rest of its voting set"},
-			{Label: "MA-3", Group: "Asking for the CS", Lines: []string{
-				"on a REPLY for a request I no longer have (I crashed since):",
-				"    send RELEASE back at once   // or that voter stays locked forever"},
-				Says: "gives back a vote it did not ask for"},
-			{Label: "ME-1", Group: "Entering the CS", Lines: []string{
-				"when K votes are in:",
-				"    state := HELD; enter the CS"},
-				Says: "has the vote of every member of its set and enters the CS"},
-			{Label: "MH-1", Group: "Voter: REQUEST(T) from j (j may be me)", Lines: []string{
-				"if state = HELD or voted:",
-				"    queue j's request   // basic: arrival order; deadlock-free: by (T, id)",
-				"else:",
-				"    send REPLY(T) to j   // my vote goes to j",
-				"    voted := true; candidate := j"},
-				Says: "votes for the requester if its vote is free, otherwise queues the request"},
-			{Label: "MH-2", Group: "Voter: REQUEST(T) from j (deadlock-free only)", Lines: []string{
-				"when MH-1 queued j's request:",
-				"if (T, j) is now the oldest in the queue and older than the candidate's:",
-				"    send FAILED to the request it displaced from the head, if not yet told",
-				"    send INQUIRE to the candidate, unless already sent for this vote",
-				"else:",
-				"    send FAILED(T) to j   // an older request stands in its way"},
-				Says: "asks its candidate to give the vote back for an older request, or tells the newcomer it must wait"},
-			{Label: "MF-1", Group: "Requester: FAILED from j (deadlock-free only)", Lines: []string{
-				"remember that j will not vote for me now",
-				"answer every INQUIRE I was holding with RELINQUISH (MQ-1)"},
-				Says: "learns an older request comes first and gives up the votes others asked back"},
-			{Label: "MQ-1", Group: "Requester: INQUIRE from j (deadlock-free only)", Lines: []string{
-				"if state = HELD: ignore   // my RELEASE will free j",
-				"if some member sent FAILED, or I relinquished a vote not yet given back:",
-				"    send RELINQUISH to j; forget j's vote   // I cannot win now anyway",
-				"else:",
-				"    hold the INQUIRE until a FAILED comes (then relinquish) or I enter"},
-				Says: "gives a vote back if it cannot enter now, otherwise holds on to it"},
-			{Label: "MY-1", Group: "Voter: RELINQUISH from the candidate (deadlock-free only)", Lines: []string{
-				"put the candidate's request back in the queue",
-				"k := take the head of the queue (the oldest request)",
-				"send REPLY to k; candidate := k"},
-				Says: "takes its vote back and gives it to the oldest request"},
-			{Label: "MR-1", Group: "Leaving the CS", Lines: []string{
-				"state := RELEASED",
-				"send RELEASE to every other member of V_i",
-				"hand my own RELEASE to my own voter half (MV-1), no message"},
-				Says: "leaves the CS and frees the votes of its set"},
-			{Label: "MV-1", Group: "Voter: RELEASE from the candidate (j may be me)", Lines: []string{
-				"if the queue is not empty:",
-				"    k := take the head of the queue",
-				"    send REPLY to k; voted := true; candidate := k",
-				"else:",
-				"    voted := false"},
-				Says: "its vote is free again: it gives it to the next queued request, if any"},
-		},
-		Vars: []sim.Var{
-			{Name: "state", Doc: "RELEASED, WANTED or HELD"},
-			{Name: "set", Doc: "ids of the voting set V_i (it includes this process); K is its size. By default the notes' sets for N=3 and N=7, a projective plane of order q for N=q²+q+1, otherwise that plane extended (see the summary); sets are of equal size only when N is a plane's size"},
-			{Name: "construction", Doc: "how this run's voting sets were built and their size K: the notes' sets, a projective plane (extended when N is not a plane's size), a grid, or sets chosen for the run"},
-			{Name: "clock", Doc: "Lamport clock: the largest timestamp seen; a new request takes clock+1"},
-			{Name: "ts", Doc: "timestamp of this process's current request (0 when none)"},
-			{Name: "votes", Doc: "ids of the members whose vote this process holds for its current request"},
-			{Name: "voted", Doc: "voter half: true while its vote is given to some request"},
-			{Name: "candidate", Doc: "voter half: id of the process it voted for (-1: none)"},
-			{Name: "candidateTs", Doc: "voter half: timestamp of the request it voted for (0: none)"},
-			{Name: "queue", Doc: "voter half: requests waiting for its vote, as [timestamp, id]; arrival order (basic) or oldest first (deadlock-free)"},
-			{Name: "inquired", Doc: "deadlock-free only, voter half: an INQUIRE to the candidate is unanswered"},
-			{Name: "failed", Doc: "deadlock-free only: ids that answered FAILED to the current request and have not voted since"},
-			{Name: "yielded", Doc: "deadlock-free only: ids it gave a vote back to (RELINQUISH) and that have not voted again"},
-			{Name: "inquiries", Doc: "deadlock-free only: ids whose INQUIRE it holds without answering yet"},
-			{Name: "told", Doc: "deadlock-free only, voter half: queued ids that know they must wait (sent FAILED, or gave the vote back)"},
-		},
-		Messages: []sim.MessageType{
-			{Name: MsgRequest, Label: "REQ", Doc: "asks a member of the voting set for its vote", TS: "ts"},
-			{Name: MsgReply, Label: "REPLY", Doc: "the vote: the sender votes for the receiver's request", TS: "ts"},
-			{Name: MsgRelease, Label: "REL", Doc: "the sender left the CS (or hands back a vote): the vote is free", TS: "ts"},
-			{Name: MsgInquire, Label: "INQ", Doc: "deadlock-free: an older request waits, can the candidate give the vote back?", TS: "ts"},
-			{Name: MsgRelinquish, Label: "RLNQ", Doc: "deadlock-free: the candidate gives the vote back", TS: "ts"},
-			{Name: MsgFailed, Label: "FAIL", Doc: "deadlock-free: an older request has priority, the receiver must wait", TS: "ts"},
-		},
-		Costs: []sim.Cost{
-			{Name: "messages per CS entry and exit, no contention",
-				Notes: []sim.NoteFormula{
-					{In: []string{"002"}, Formula: "3√N", Value: func(n int) float64 { return 3 * math.Sqrt(float64(n)) }},
-					{In: []string{"003"}, Formula: "3√n if no hardware multicast", Value: func(n int) float64 { return 3 * math.Sqrt(float64(n)) }}},
-				Formula:  "3(K-1): REQUEST, REPLY and RELEASE with the K-1 other members; a process's vote for itself costs no message. The notes' 3 sqrt(N) counts that own vote too (K = sqrt(N) for the optimal sets). N=7 with the notes' sets: K=3, 6 messages; the value is averaged over processes when the sets differ in size",
-				Value:    func(n int) float64 { return 3 * meanOthers(n) },
-				ValueFor: func(n int, p any) float64 { return 3 * meanOthersIn(p, n) }},
-			{Name: "messages to enter the CS, no contention",
-				Notes:   []sim.NoteFormula{{In: []string{"002"}, Formula: "2√N", Value: func(n int) float64 { return 2 * math.Sqrt(float64(n)) }}},
-				Formula: "2(K-1)", Value: func(n int) float64 { return 2 * meanOthers(n) },
-				ValueFor: func(n int, p any) float64 { return 2 * meanOthersIn(p, n) }},
-			{Name: "messages to leave the CS",
-				Notes:   []sim.NoteFormula{{In: []string{"002"}, Formula: "√N", Value: func(n int) float64 { return math.Sqrt(float64(n)) }}},
-				Formula: "K-1 RELEASE", Value: func(n int) float64 { return meanOthers(n) },
-				ValueFor: func(n int, p any) float64 { return meanOthersIn(p, n) }},
-			{Name: "messages per entry with contention, deadlock-free variant",
-				Notes:   []sim.NoteFormula{{In: []string{"002"}, Formula: "The algorithm can be made deadlock-free with additional messages"}},
-				Formula: "about 5(K-1): FAILED, INQUIRE and RELINQUISH come on top; a request that is made to give votes back more than once costs more"},
-			{Name: "client delay",
-				Notes:   []sim.NoteFormula{{In: []string{"003"}, Formula: "Entry: 2 (multicast)", Value: func(int) float64 { return 2 }}},
-				Formula: "2T (REQUEST, then REPLY)", Value: func(int) float64 { return 2 }},
-			{Name: "exit delay",
-				Notes:   []sim.NoteFormula{{In: []string{"003"}, Formula: "Exit: 1 (multicast)", Value: func(int) float64 { return 1 }}},
-				Formula: "T (RELEASE to the voting set at once)", Value: func(int) float64 { return 1 }},
-			{Name: "synchronisation delay",
-				Notes:   []sim.NoteFormula{{In: []string{"003"}, Formula: "2, any two voting sets overlap", Value: func(int) float64 { return 2 }}},
-				Formula: "2T (RELEASE to a shared voter, then its REPLY)", Value: func(int) float64 { return 2 }},
-			{Name: "liveness",
-				Notes: []sim.NoteFormula{
-					{In: []string{"002"}, Formula: "Deadlock can occur"},
-					{In: []string{"003"}, Formula: "Deadlock can happen with three processes!"}},
-				Formula: "basic: deadlock possible (three processes asking at once with the N=3 sets); deadlock-free variant: none"},
-		},
-		// The notes number the processes 1..N and give V_i for p_i: with ids 1..N, the
-		// process labelled P1 on the page asks the notes' V1.
-		Comparisons: []sim.Comparison{{Other: "ricart-agrawala", In: []string{"002"},
-			Claim:  "More efficient than Ricart and Agrawala for large-scale systems, since 3√N < 2(N-1) for N > 4",
-			Metric: "messages-per-entry", Formula: "3√N", OtherFormula: "2(N-1)"}},
-		Defaults: sim.Defaults{Nodes: 7, Delay: [2]int{1, 3}, FIFO: true, CS: 2, Until: 500, FirstID: 1},
-		// Before epoch 2 the ids were 0..N-1 (the notes' V1 was P0's) and sets other than
-		// N=3 and N=7 came from the grid.
-		Earlier:     []sim.EarlierDefaults{{Epoch: 2, Params: `{"construction":"grid"}`, IDsFrom0: true}},
-		Params:      paramList,
-		Stage:       sim.Stage{Group: "set", GroupLabel: "voting set", GroupAbout: "construction"},
-		ParseParams: ParseParams,
-		New:         newNode,
-		Canon:       &sim.Canon{Node: canonNode},
-	}
-}
 
 // canonNode is what the explorer may store instead of a node: the clock only gives
 // the timestamp of the next request (every message carries a request's timestamp, not
@@ -227,6 +73,45 @@ type node struct {
 
 	// Messages to itself, handled within the step that produced them (no network).
 	local []sim.Message
+}
+
+// text is what the pages show of the algorithm, in a file a teacher can read beside
+// this code.
+//
+//go:embed spec.txt
+var text string
+
+// Spec describes the algorithm for the registry (algorithms.All): spec.txt, then what
+// is code. Each call builds a new one: no caller can change what another sees.
+func Spec() *sim.Spec {
+	s := sim.BuildSpec(text, sim.Spec{
+		Comparisons: []sim.Comparison{{Other: "ricart-agrawala", In: []string{"002"},
+			Claim:  "More efficient than Ricart and Agrawala for large-scale systems, since 3√N < 2(N-1) for N > 4",
+			Metric: "messages-per-entry", Formula: "3√N", OtherFormula: "2(N-1)"}},
+		// Before epoch 2 the ids were 0..N-1 (the notes' V1 was P0's) and sets other than
+		// N=3 and N=7 came from the grid.
+		Earlier:     []sim.EarlierDefaults{{Epoch: 2, Params: `{"construction":"grid"}`, IDsFrom0: true}},
+		Params:      paramList,
+		Stage:       sim.Stage{Group: "set", GroupLabel: "voting set", GroupAbout: "construction"},
+		ParseParams: ParseParams,
+		New:         newNode,
+		Canon:       &sim.Canon{Node: canonNode},
+	})
+	// The figures in K-1, the other members of a voting set, are counted on the sets
+	// that are built: by default, or as a run's params ask.
+	for _, c := range []struct {
+		name  string
+		times float64
+	}{
+		{"messages per CS entry and exit, no contention", 3},
+		{"messages to enter the CS, no contention", 2},
+		{"messages to leave the CS", 1},
+	} {
+		cost := s.Cost(c.name)
+		cost.Value = func(n int) float64 { return c.times * meanOthers(n) }
+		cost.ValueFor = func(n int, p any) float64 { return c.times * meanOthersIn(p, n) }
+	}
+	return s
 }
 
 func newNode(self int, setup *sim.Setup) sim.Node {
@@ -405,8 +290,7 @@ func (n *node) onInquire(ctx *sim.Context, j, ts int) {
 
 func (n *node) release(ctx *sim.Context) {
 	ctx.Rule("MR-1")
-	n.state = cs.Released
-	ctx.Exit()
+	cs.Leave(ctx, &n.state)
 	for _, j := range n.set {
 		n.send(ctx, j, sim.Message{Type: MsgRelease, TS: n.ts})
 	}
@@ -529,17 +413,6 @@ func (n *node) WaitingFor() []int {
 	return out
 }
 
-func (n *node) Clone() sim.Node {
-	c := *n
-	c.got = slices.Clone(n.got)
-	c.failed = slices.Clone(n.failed)
-	c.yielded = slices.Clone(n.yielded)
-	c.inquiries = slices.Clone(n.inquiries)
-	c.queue = slices.Clone(n.queue)
-	c.local = nil // always empty between steps
-	return &c
-}
-
 // idsWhere lists, in set order, the ids of the members for which flag is true.
 func (n *node) idsWhere(flag []bool) []int {
 	out := []int{}
@@ -576,4 +449,15 @@ func (n *node) Encode(w *sim.StateWriter) {
 		}
 	}
 	w.Ints("told", told)
+}
+
+func (n *node) Clone() sim.Node {
+	c := *n
+	c.got = slices.Clone(n.got)
+	c.failed = slices.Clone(n.failed)
+	c.yielded = slices.Clone(n.yielded)
+	c.inquiries = slices.Clone(n.inquiries)
+	c.queue = slices.Clone(n.queue)
+	c.local = nil // always empty between steps
+	return &c
 }

@@ -7,6 +7,7 @@ package raymond
 
 import (
 	"bytes"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"math/bits"
@@ -25,78 +26,6 @@ const (
 	MsgRequest   = "REQUEST"
 	MsgPrivilege = "PRIVILEGE"
 )
-
-// Spec describes the algorithm for the registry (algorithms.All). Each call builds
-// a new one: no caller can change what another sees.
-func Spec() *sim.Spec {
-	return &sim.Spec{
-		Slug:    "raymond",
-		Title:   "Raymond's tree algorithm",
-		Family:  sim.Mutex,
-		Summary: "Requests climb a tree towards the token and the token comes back down the same path, so an entry costs a number of messages proportional to the tree's height: O(log N) on a balanced tree.",
-		Rules: []sim.Rule{
-			{Label: "RY-1", Group: "Initialisation", Lines: []string{
-				"holder := my parent in the tree (the root: myself, it has the token)",
-				"queue := empty; asked := false; using := false"},
-				Says: "points towards the root, which starts with the token"},
-			{Label: "RY-2", Group: "Asking for the CS", Lines: []string{
-				"append myself to queue",
-				"ASSIGN (RY-6); ASK (RY-7)"},
-				Says: "wants the CS and queues its own request"},
-			{Label: "RY-3", Group: "Receiving REQUEST from neighbour j", Lines: []string{
-				"append j to queue",
-				"ASSIGN (RY-6); ASK (RY-7)"},
-				Says: "queues a neighbour's request"},
-			{Label: "RY-4", Group: "Receiving PRIVILEGE", Lines: []string{
-				"holder := myself   // the token is here",
-				"ASSIGN (RY-6); ASK (RY-7)"},
-				Says: "receives the token"},
-			{Label: "RY-5", Group: "Leaving the CS", Lines: []string{
-				"using := false",
-				"ASSIGN (RY-6); ASK (RY-7)"},
-				Says: "leaves the CS"},
-			{Label: "RY-6", Group: "ASSIGN: passing the token down", Lines: []string{
-				"if holder = myself and not using and queue is not empty:",
-				"    holder := take the head of queue; asked := false",
-				"    if holder = myself: using := true; enter the CS",
-				"    else: send PRIVILEGE to holder"},
-				Says: "hands the token to the first in its queue, or enters the CS if that is itself"},
-			{Label: "RY-7", Group: "ASK: passing a request up", Lines: []string{
-				"if holder != myself and queue is not empty and not asked:",
-				"    send REQUEST to holder; asked := true"},
-				Says: "asks its holder for the token on behalf of its queue"},
-			{Label: "RY-8", Group: "Recovering after a crash", Lines: []string{
-				"queue := empty; asked := false; using := false; no token",
-				"holder := my parent (the root: its first child)",
-				"// whatever was queued or held here is lost, and the pointers may now",
-				"// lead in a circle: Raymond's algorithm assumes no failures"},
-				Says: "comes back without the token, pointing at its tree parent"},
-		},
-		Vars: []sim.Var{
-			{Name: "state", Doc: "RELEASED, REQUESTED (its own request is queued) or HELD (using the token)"},
-			{Name: "holder", Doc: "id of the neighbour in the direction of the token; its own id when it has the token"},
-			{Name: "queue", Doc: "ids that asked this process for the token (itself included), oldest first"},
-			{Name: "asked", Doc: "whether it has sent a REQUEST to its holder that the token has not yet answered"},
-			{Name: "parent", Doc: "id of its parent in the tree (-1: the root); fixed"},
-		},
-		Messages: []sim.MessageType{
-			{Name: MsgRequest, Label: "REQ", Doc: "asks the neighbour in the direction of the token for it"},
-			{Name: MsgPrivilege, Label: "PRIV", Doc: "the token, sent to the neighbour that asked for it"},
-		},
-		Costs: []sim.Cost{
-			{Name: "messages per CS entry", Formula: "2d: d REQUEST up and d PRIVILEGE back, d the tree distance to the token; O(log N) on a balanced tree, 0 with the token"},
-			{Name: "messages per CS entry, worst case on the balanced default tree", Formula: "4⌊log₂ N⌋ (twice the diameter)",
-				Value: func(n int) float64 { return float64(4 * (bits.Len(uint(n)) - 1)) }},
-			{Name: "messages per CS entry under heavy load", Formula: "about 4"},
-			{Name: "synchronisation delay", Formula: "dT along the tree, O(log N)"},
-		},
-		Defaults:    sim.Defaults{Nodes: 7, Delay: [2]int{1, 3}, FIFO: false, CS: 2, Until: 500},
-		Params:      paramList,
-		Stage:       sim.Stage{Edges: "parent", EdgesLabel: "tree edge", Pointer: "holder", PointerLabel: "holder: towards the token"},
-		ParseParams: ParseParams,
-		New:         newNode,
-	}
-}
 
 // Params hold the tree: the parent of every node index, -1 for the root.
 type Params struct {
@@ -226,6 +155,27 @@ type node struct {
 	using  bool
 }
 
+// text is what the pages show of the algorithm, in a file a teacher can read beside
+// this code.
+//
+//go:embed spec.txt
+var text string
+
+// Spec describes the algorithm for the registry (algorithms.All): spec.txt, then what
+// is code. Each call builds a new one: no caller can change what another sees.
+func Spec() *sim.Spec {
+	s := sim.BuildSpec(text, sim.Spec{
+		Params:      paramList,
+		Stage:       sim.Stage{Edges: "parent", EdgesLabel: "tree edge", Pointer: "holder", PointerLabel: "holder: towards the token"},
+		ParseParams: ParseParams,
+		New:         newNode,
+	})
+	// Twice the diameter of the default tree, whose height is ⌊log₂ N⌋.
+	s.Cost("messages per CS entry, worst case on the balanced default tree").Value =
+		func(n int) float64 { return float64(4 * (bits.Len(uint(n)) - 1)) }
+	return s
+}
+
 func newNode(self int, setup *sim.Setup) sim.Node {
 	p := params.Of(setup, Params{})
 	if len(p.Parent) != len(setup.IDs) {
@@ -235,22 +185,25 @@ func newNode(self int, setup *sim.Setup) sim.Node {
 	return &node{self: self, ids: setup.IDs, parent: p.Parent[self], child: child}
 }
 
+// start empties the node's queue and points it at its parent; the root, which has
+// none, points at rootHolder: itself with the token at the start (RY-1), its first
+// child after a crash, the token lost (RY-8).
+func (n *node) start(rootHolder int) {
+	n.holder = n.parent
+	if n.parent < 0 {
+		n.holder = rootHolder
+	}
+	n.queue, n.asked, n.using = n.queue[:0], false, false
+}
+
 func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 	switch in.Kind {
 	case sim.Init:
 		ctx.Rule("RY-1")
-		n.holder = n.parent
-		if n.parent < 0 {
-			n.holder = n.self
-		}
-		n.queue, n.asked, n.using = n.queue[:0], false, false
+		n.start(n.self)
 	case sim.Recover:
 		ctx.Rule("RY-8")
-		n.holder = n.parent
-		if n.parent < 0 {
-			n.holder = n.child
-		}
-		n.queue, n.asked, n.using = n.queue[:0], false, false
+		n.start(n.child)
 	case sim.Request:
 		if !n.using && !slices.Contains(n.queue, n.self) {
 			ctx.Rule("RY-2")
@@ -318,12 +271,6 @@ func (n *node) WaitingFor() []int {
 	return []int{n.holder}
 }
 
-func (n *node) Clone() sim.Node {
-	c := *n
-	c.queue = slices.Clone(n.queue)
-	return &c
-}
-
 func (n *node) Encode(w *sim.StateWriter) {
 	state := cs.Released
 	switch {
@@ -337,6 +284,12 @@ func (n *node) Encode(w *sim.StateWriter) {
 	w.Ints("queue", nodeid.All(n.ids, n.queue))
 	w.Bool("asked", n.asked)
 	w.Int("parent", nodeid.Of(n.ids, n.parent))
+}
+
+func (n *node) Clone() sim.Node {
+	c := *n
+	c.queue = slices.Clone(n.queue)
+	return &c
 }
 
 // HoldsToken reports whether the privilege is here (the holder pointer points at self).

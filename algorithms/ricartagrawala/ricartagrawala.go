@@ -4,6 +4,7 @@
 package ricartagrawala
 
 import (
+	_ "embed"
 	"slices"
 
 	"github.com/teach-dist/playground/algorithms/cs"
@@ -25,95 +26,6 @@ const (
 	WhyIdle    = "idle"
 	WhyCounted = "counted"
 )
-
-// Spec describes the algorithm for the registry (algorithms.All). Each call builds
-// a new one: no caller can change what another sees.
-func Spec() *sim.Spec {
-	return &sim.Spec{
-		Slug:    "ricart-agrawala",
-		Title:   "Ricart-Agrawala",
-		Family:  sim.Mutex,
-		Summary: "Ask everyone, enter when all have said yes: the older request (Lamport timestamp, then id) wins, the younger one is answered later.",
-		Rules: []sim.Rule{
-			{Label: "RI1", Notes: "000", Group: "Initialisation", Lines: []string{
-				"state := RELEASED"},
-				Says: "starts outside the CS (RELEASED)"},
-			{Label: "RA1", Notes: "000", Group: "Asking for the CS", Lines: []string{
-				"state := REQUESTED",
-				"T := clock   // the timestamp of this request"},
-				Says: "wants the CS and stamps its request with its clock"},
-			{Label: "RA2", Notes: "000", Group: "Asking for the CS", Lines: []string{
-				"send REQUEST(T, i) to every other process"},
-				Says: "asks every other process for permission"},
-			{Label: "RA3", Notes: "000", Group: "Asking for the CS", Lines: []string{
-				"wait until all n-1 others have replied"},
-				Says: "counts a reply and keeps waiting for the rest",
-				Why:  map[string]string{WhyCounted: "counts {from}'s reply"}},
-			{Label: "RE1", Notes: "000", Group: "Entering the CS", Lines: []string{
-				"state := HELD",
-				"enter the CS"},
-				Says: "has every reply and enters the CS"},
-			{Label: "RH1", Notes: "000", Group: "Receiving REQUEST(Tj, j)", Lines: []string{
-				"if state = HELD or (state = REQUESTED and (T, i) < (Tj, j))",
-				"    queue j's request, do not answer yet",
-				"else",
-				"    send REPLY to j at once"},
-				Says: "decides whether to answer a request now or defer it",
-				Why: map[string]string{
-					WhyHeld:    "defers {from}'s request: it is in the CS itself",
-					WhyOlder:   "defers {from}'s request: its own request is older",
-					WhyYounger: "answers {from}'s request at once: {from}'s request is older than its own",
-					WhyIdle:    "answers {from}'s request at once: it does not want the CS",
-				}},
-			{Label: "RR1", Notes: "000", Group: "Leaving the CS", Lines: []string{
-				"state := RELEASED",
-				"send REPLY to every queued request"},
-				Says: "leaves the CS and answers everyone it made wait"},
-		},
-		Vars: []sim.Var{
-			{Name: "state", Doc: "RELEASED, REQUESTED or HELD"},
-			{Name: "clock", Doc: "Lamport clock"},
-			{Name: "ts", Doc: "timestamp of the current request (0 when none)"},
-			{Name: "replied", Doc: "ids that replied to the current request"},
-			{Name: "deferred", Doc: "ids whose requests wait for this process to leave the CS"},
-		},
-		Messages: []sim.MessageType{
-			{Name: MsgRequest, Label: "REQ", Doc: "asks for permission: (timestamp, id)", TS: "ts"},
-			{Name: MsgReply, Label: "REPLY", Doc: "grants permission", TS: "ts"},
-		},
-		Costs: []sim.Cost{
-			{Name: "messages per CS entry",
-				Notes: []sim.NoteFormula{
-					{In: []string{"001"}, Formula: "2(n - 1)", Value: func(n int) float64 { return float64(2 * (n - 1)) }},
-					{In: []string{"002"}, Formula: "2(N-1)", Value: func(n int) float64 { return float64(2 * (n - 1)) }},
-					{In: []string{"003"}, Formula: "2(n-1) if no hardware multicast", Value: func(n int) float64 { return float64(2 * (n - 1)) }},
-					{In: []string{"004"}, Formula: "2(n - 1) messages per critical section invocation", Value: func(n int) float64 { return float64(2 * (n - 1)) }}},
-				Formula: "2(N-1)", Value: func(n int) float64 { return float64(2 * (n - 1)) }},
-			{Name: "messages to enter the CS",
-				Notes: []sim.NoteFormula{
-					{In: []string{"000"}, Formula: "2(n-1) messages for entering a CS: (n-1) requests and (n-1) replies", Value: func(n int) float64 { return float64(2 * (n - 1)) }},
-					{In: []string{"002"}, Formula: "2(N-1)", Value: func(n int) float64 { return float64(2 * (n - 1)) }}},
-				Formula: "2(N-1): N-1 REQUEST and N-1 REPLY",
-				Value:   func(n int) float64 { return float64(2 * (n - 1)) }},
-			{Name: "synchronisation delay",
-				Notes: []sim.NoteFormula{
-					{In: []string{"003"}, Formula: "1", Value: func(int) float64 { return 1 }},
-					{In: []string{"004"}, Formula: "max. message transmission time"}},
-				Formula: "T (one message)", Value: func(int) float64 { return 1 }},
-			{Name: "client delay",
-				Notes: []sim.NoteFormula{
-					{In: []string{"001"}, Formula: "2(n - 1)", Value: func(n int) float64 { return float64(2 * (n - 1)) }},
-					{In: []string{"003"}, Formula: "Entry: 1 (multicast) + 1", Value: func(int) float64 { return 2 }}},
-				Formula: "2T (request and reply)", Value: func(int) float64 { return 2 }},
-			{Name: "exit delay",
-				Notes:   []sim.NoteFormula{{In: []string{"003"}, Formula: "Exit: 1 (multicast) + 1", Value: func(int) float64 { return 2 }}},
-				Formula: "T (the deferred REPLYs, sent at once); none when nobody waits", Value: func(int) float64 { return 1 }},
-		},
-		Defaults: sim.Defaults{Nodes: 5, Delay: [2]int{1, 3}, FIFO: false, CS: 2, Until: 500},
-		New:      newNode,
-		Canon:    &sim.Canon{Node: canonNode, Msg: canonMsg, Inert: inert, Commutes: commutes},
-	}
-}
 
 // inert: a released process has nothing deferred and nothing counted; it answers a
 // request at once and ignores a reply, and once nobody will ask again its clock is
@@ -175,6 +87,21 @@ type node struct {
 	replied  []bool // by node index
 	replies  int
 	deferred []int // node indexes, in arrival order
+}
+
+// text is what the pages show of the algorithm, in a file a teacher can read beside
+// this code.
+//
+//go:embed spec.txt
+var text string
+
+// Spec describes the algorithm for the registry (algorithms.All): spec.txt, then what
+// is code. Each call builds a new one: no caller can change what another sees.
+func Spec() *sim.Spec {
+	return sim.BuildSpec(text, sim.Spec{
+		New:   newNode,
+		Canon: &sim.Canon{Node: canonNode, Msg: canonMsg, Inert: inert, Commutes: commutes},
+	})
 }
 
 func newNode(self int, setup *sim.Setup) sim.Node {
@@ -249,18 +176,16 @@ func (n *node) onReply(ctx *sim.Context, m *sim.Message) {
 	n.replies++
 	if n.replies == ctx.N()-1 {
 		ctx.Rule("RE1")
-		n.state = cs.Held
-		ctx.Enter()
+		cs.Enter(ctx, &n.state)
 	}
 }
 
 func (n *node) release(ctx *sim.Context) {
 	ctx.Rule("RR1")
-	n.state = cs.Released
+	cs.Leave(ctx, &n.state)
 	n.ts = 0
 	clear(n.replied)
 	n.replies = 0
-	ctx.Exit()
 	for _, j := range n.deferred {
 		n.reply(ctx, j)
 	}
@@ -281,17 +206,17 @@ func (n *node) WaitingFor() []int {
 	return out
 }
 
-func (n *node) Clone() sim.Node {
-	c := *n
-	c.replied = append([]bool(nil), n.replied...)
-	c.deferred = append([]int(nil), n.deferred...)
-	return &c
-}
-
 func (n *node) Encode(w *sim.StateWriter) {
 	w.Str("state", n.state)
 	w.Int("clock", n.clock)
 	w.Int("ts", n.ts)
 	w.Ints("replied", nodeid.Where(n.ids, n.replied))
 	w.Ints("deferred", nodeid.All(n.ids, n.deferred))
+}
+
+func (n *node) Clone() sim.Node {
+	c := *n
+	c.replied = append([]bool(nil), n.replied...)
+	c.deferred = append([]int(nil), n.deferred...)
+	return &c
 }

@@ -73,3 +73,6 @@ func TestHorizonCapsTheTokensClocks(t *testing.T) {
 		t.Error("idle, not quiet: the clock forgotten")
 	}
 }
+
+// msgStamp is the stamp the algorithm declares a message holds (sim.Horizon.Msg).
+var msgStamp = Spec().Canon.Horizon.Msg

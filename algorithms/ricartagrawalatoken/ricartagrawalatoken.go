@@ -6,8 +6,10 @@
 package ricartagrawalatoken
 
 import (
+	_ "embed"
 	"slices"
 
+	"github.com/teach-dist/playground/algorithms/cs"
 	"github.com/teach-dist/playground/algorithms/params"
 	"github.com/teach-dist/playground/runtime/sim"
 )
@@ -25,97 +27,13 @@ const (
 	TokenHeld    = "TOKEN-HELD"
 )
 
-// Spec describes the algorithm for the registry (algorithms.All). Each call builds
-// a new one: no caller can change what another sees.
-func Spec() *sim.Spec {
-	return &sim.Spec{
-		Slug:    "ricart-agrawala-token",
-		Title:   "Ricart-Agrawala token algorithm",
-		Family:  sim.Mutex,
-		Summary: "One token is the right to enter: ask everyone for it, and the holder passes it to the next waiting process in round-robin order, so nobody starves. N messages an entry, none when you already hold it.",
-		Rules: []sim.Rule{
-			{Label: "RI1", Notes: "000 004", Group: "Initialisation", Lines: []string{
-				"if i is the chosen holder: state := TOKEN-PRESENT",
-				"else: state := NO-TOKEN",
-				"// after a crash: NO-TOKEN, even for the first holder; a token held at the crash is lost"},
-				Says: "starts with the token (TOKEN-PRESENT) if it is the chosen holder, without it (NO-TOKEN) otherwise"},
-			{Label: "RI2", Notes: "000 004", Group: "Initialisation", Lines: []string{
-				"token[k] := 0 for every k   // in the token, at its holder",
-				"request[k] := 0 for every k; clock := 0",
-				"// after a crash the same: the clock restarts at 0, so until it catches up",
-				"// a new request can look older than token[i] and be overlooked"},
-				Says: "starts with every request and token timestamp at 0"},
-			{Label: "RA1", Notes: "000 004", Group: "Asking for and entering the CS", Lines: []string{
-				"if state = NO-TOKEN:",
-				"    clock := clock + 1; T := clock",
-				"    send REQUEST(T, i) to every other process",
-				"    wait until the TOKEN arrives",
-				"state := TOKEN-HELD",
-				"enter the CS"},
-				Says: "asks everyone for the token unless it already has it, and enters once it holds it"},
-			{Label: "RH1", Notes: "000 004", Group: "Receiving REQUEST(Tj, j)", Lines: []string{
-				"request[j] := max(request[j], Tj)"},
-				Says: "records the newest request timestamp heard from the sender"},
-			{Label: "RH2", Notes: "000 004", Group: "Receiving REQUEST(Tj, j)", Lines: []string{
-				"if state = TOKEN-PRESENT:",
-				"    pass the token on (RR2)   // it holds the token and does not use it"},
-				Says: "holds the token unused, so it passes it on at once"},
-			{Label: "RR1", Notes: "000 004", Group: "Leaving the CS", Lines: []string{
-				"state := TOKEN-PRESENT"},
-				Says: "leaves the CS and keeps the token for now"},
-			{Label: "RR2", Notes: "000 004", Group: "Leaving the CS", Lines: []string{
-				"for k in i+1, i+2, ..., n, 1, 2, ..., i-1:   // round robin: nobody starves",
-				"    if request[k] > token[k]:   // Pk asked after its last turn",
-				"        state := NO-TOKEN",
-				"        token[i] := clock",
-				"        send TOKEN(token[]) to Pk",
-				"        stop looking",
-				"// nobody waits: keep the token (TOKEN-PRESENT)"},
-				Says: "looks for the next waiting process after itself and passes it the token, or keeps it if nobody waits"},
-		},
-		Vars: []sim.Var{
-			{Name: "state", Doc: "NO-TOKEN, TOKEN-PRESENT (has the token, not in the CS) or TOKEN-HELD (in the CS)"},
-			{Name: "clock", Doc: "Lamport clock"},
-			{Name: "waiting", Doc: "true while a request of this process waits for the token"},
-			{Name: "request", Doc: "newest request timestamp heard from each process, in the order of the ids (the search order)"},
-			{Name: "token", Doc: "while this process has the token: each process's clock when it last passed the token on, in the order of the ids; empty otherwise"},
-		},
-		Messages: []sim.MessageType{
-			{Name: MsgRequest, Label: "REQ", Doc: "asks for the token: (timestamp, id)", TS: "ts"},
-			{Name: MsgToken, Label: "TOKEN", Doc: "the token, with token[] (one timestamp per process, in the order of the ids)", TS: "ts", Vec: "token"},
-		},
-		Costs: []sim.Cost{
-			{Name: "messages per CS entry",
-				Notes: []sim.NoteFormula{
-					{In: []string{"000", "004"}, Formula: "n messages for entering a CS: (n-1) requests and one reply", Value: func(n int) float64 { return float64(n) }}},
-				Formula: "N: N-1 REQUEST and one TOKEN; 0 when the requester already holds the token",
-				Value:   func(n int) float64 { return float64(n) }},
-			{Name: "synchronisation delay", Formula: "T (the TOKEN)", Value: func(int) float64 { return 1 }},
-			{Name: "client delay", Formula: "2T (request and token); 0 with the token at hand", Value: func(int) float64 { return 2 }},
-		},
-		Defaults:    sim.Defaults{Nodes: 5, Delay: [2]int{1, 3}, FIFO: false, CS: 2, Until: 500},
-		Params:      paramList,
-		ParseParams: ParseParams,
-		New:         newNode,
-		Canon: &sim.Canon{Node: canonNode, Inert: inert,
-			Horizon: &sim.Horizon{Node: stamp, Msg: msgStamp, CapNode: capNode, CapMsg: capMsg}},
-	}
-}
-
 // Once nobody asks again (quiet), a process that neither has the token nor waits for
 // it never gets it (the token goes only to a process that asked): what it knows of
 // the requests and its clock (which only stamps requests and the token) are never
 // read again, so canonNode forgets them, and such a process is inert (a REQUEST is
 // not answered).
 func canonNode(nd sim.Node, quiet bool) sim.Node {
-	n := nd.(*node)
-	if !quiet || !idle(n) {
-		return n
-	}
-	c := n.Clone().(*node)
-	clear(c.request)
-	c.clock = 0
-	return c
+	return cs.Forget(nd, quiet, idle, func(n *node) { clear(n.request); n.clock = 0 })
 }
 
 func idle(n *node) bool { return n.state == NoToken && !n.waiting }
@@ -130,14 +48,6 @@ func inert(nd sim.Node) bool { return idle(nd.(*node)) }
 
 // stamp is the largest request timestamp a process holds.
 func stamp(nd sim.Node) int { return slices.Max(nd.(*node).request) }
-
-// msgStamp is a REQUEST's timestamp; a TOKEN carries clocks.
-func msgStamp(m *sim.Message) int {
-	if m.Type == MsgRequest {
-		return m.TS
-	}
-	return 0
-}
 
 func capNode(nd sim.Node, h int) sim.Node {
 	n := nd.(*node)
@@ -190,6 +100,24 @@ type node struct {
 	waiting bool
 	request []int // by node index
 	token   []int // by node index; nil unless this process has the token
+}
+
+// text is what the pages show of the algorithm, in a file a teacher can read beside
+// this code.
+//
+//go:embed spec.txt
+var text string
+
+// Spec describes the algorithm for the registry (algorithms.All): spec.txt, then what
+// is code. Each call builds a new one: no caller can change what another sees.
+func Spec() *sim.Spec {
+	return sim.BuildSpec(text, sim.Spec{
+		Params:      paramList,
+		ParseParams: ParseParams,
+		New:         newNode,
+		Canon: &sim.Canon{Node: canonNode, Inert: inert,
+			Horizon: &sim.Horizon{Node: stamp, Msg: sim.RequestStamp(MsgRequest), CapNode: capNode, CapMsg: capMsg}},
+	})
 }
 
 func newNode(self int, setup *sim.Setup) sim.Node {
@@ -310,13 +238,6 @@ func (n *node) pass(ctx *sim.Context) {
 	}
 }
 
-func (n *node) Clone() sim.Node {
-	c := *n
-	c.request = slices.Clone(n.request)
-	c.token = slices.Clone(n.token)
-	return &c
-}
-
 func (n *node) Encode(w *sim.StateWriter) {
 	w.Str("state", n.state)
 	w.Int("clock", n.clock)
@@ -327,6 +248,13 @@ func (n *node) Encode(w *sim.StateWriter) {
 		token = []int{}
 	}
 	w.Ints("token", token)
+}
+
+func (n *node) Clone() sim.Node {
+	c := *n
+	c.request = slices.Clone(n.request)
+	c.token = slices.Clone(n.token)
+	return &c
 }
 
 // HoldsToken reports whether this process has the token (present or in use).

@@ -29,6 +29,7 @@
 package ringlist
 
 import (
+	_ "embed"
 	"slices"
 
 	"github.com/teach-dist/playground/algorithms/params"
@@ -47,139 +48,6 @@ const (
 	VariantList = "list"
 	VariantIDs  = "ids"
 )
-
-// Spec describes the algorithm for the registry (algorithms.All). Each call builds
-// a new one: no caller can change what another sees.
-func Spec() *sim.Spec {
-	return &sim.Spec{
-		Slug:    "ring-list",
-		Title:   "Ring election with an active list",
-		Family:  sim.Election,
-		Summary: "The election message collects the id of every live process on its way round the ring, past crashed ones, then the highest one is announced: 2N messages, but the messages grow with N. The notes differ: 002 and 004's step-by-step example grow one list (the default, as the majority), 004's active-list slides send single ids (variant ids, with its Elected; it needs FIFO channels and cannot survive every crash during an election); a perfect failure detector (003) skips crashed processes by default.",
-		Rules: slices.Concat([]sim.Rule{
-			{Label: "AL-1", Group: "Initialisation", Lines: []string{
-				"participant := false; active := []",
-				"leader := the highest id   // the run starts with a working leader"},
-				Says: "starts as a non-participant with an empty active list, taking the highest id as leader"},
-			{Label: "AL-2", Group: "Variant list: noticing the leader is gone", Lines: []string{
-				"participant := true",
-				"active := [my id]",
-				"send ELECT(active) to my successor",
-				"// no participant check: a second ELECT only costs messages"},
-				Says: "notices the leader is gone and sends an ELECT holding its own id round the ring"},
-			{Label: "AL-3", Group: "Variant list: receiving ELECT(list)", Lines: []string{
-				"if my id is not in list:   // the first time this ELECT comes by",
-				"    participant := true",
-				"    active := list + [my id]",
-				"    send ELECT(active) to my successor"},
-				Says: "adds its own id to the list and passes it on"},
-			{Label: "AL-4", Group: "Variant list: receiving ELECT(list)", Lines: []string{
-				"if my id is in list:   // it has been all round: every live process is in it",
-				"    active := list from my id on   // ids ahead of mine were skipped: crashed",
-				"    leader := the highest id in active; participant := false",
-				"    send ELECTED(leader, active) to my successor"},
-				Says: "gets its ELECT back with every live id in it, picks the highest and announces it"},
-			{Label: "AL-5", Group: "Variant list: receiving ELECTED(k, list)", Lines: []string{
-				"if list does not start with my id:",
-				"    leader := k; active := list; participant := false",
-				"    send ELECTED(k, list) to my successor"},
-				Says: "records the new leader and the active list, and passes the announcement on"},
-			{Label: "AL-6", Group: "Variant list: receiving ELECTED(k, list)", Lines: []string{
-				"if list starts with my id:",
-				"    discard it: my announcement has been all round, the election is over"},
-				Says: "sees its own announcement come back: everyone knows, the election is over"},
-			{Label: "AL-7", Group: "Variant ids: noticing the leader is gone", Lines: []string{
-				"if not participant:",
-				"    participant := true",
-				"    active := [my id]",
-				"    send ELECT(my id) to my successor"},
-				Says: "notices the leader is gone, starts its active list with itself and sends ELECT(its id)"},
-			{Label: "AL-8", Group: "Variant ids: receiving ELECT(j)", Lines: []string{
-				"if j ≠ my id and not participant:   // the first ELECT I see",
-				"    participant := true",
-				"    active := [j, my id]",
-				"    send ELECT(my id), then send ELECT(j), to my successor",
-				"// elections carry no number: after a crash during one, a late ELECT looks",
-				"// like a new election to a process that has decided, and rounds can chase",
-				"// each other for ever; the list variant has no such problem"},
-				Says: "sees its first ELECT: starts its active list, sends its own id, then passes the other on"},
-			{Label: "AL-9", Group: "Variant ids: receiving ELECT(j)", Lines: []string{
-				"if j ≠ my id and participant:",
-				"    add j to active",
-				"    send ELECT(j) to my successor"},
-				Says: "adds the id to its active list and passes it on"},
-			{Label: "AL-10", Group: "Variant ids: receiving ELECT(j)", Lines: []string{
-				"if j = my id:   // my own id went all the way round",
-				"    if participant:   // (otherwise a leftover of a decided election: drop it)",
-				"        active now holds every live process (FIFO: their ids came first)",
-				"        leader := the highest id in active; participant := false",
-				"        send ELECTED(leader) to my successor   // with announce (004's example)"},
-				Says: "gets its own id back: its active list is complete, it picks the highest id and announces it"},
-			{Label: "AL-12", Group: "Variant ids: receiving ELECTED(k)", Lines: []string{
-				"if participant:   // my own id is still on its way round",
-				"    leader := k   // my own list will say the same when it comes back",
-				"else: discard it   // I decided already, from my own list",
-				"// never passed on: every process announces its own decision to the next",
-				"// one, so an ELECTED cannot outlive the election or start a new one"},
-				Says: "takes the announced leader while its own id is still on its way, or discards the announcement if it has decided already"},
-			{Label: "AL-11", Group: "Recovering after a crash", Lines: []string{
-				"participant := false; active := []; leader := unknown",
-				"start an election (AL-2 or AL-7)   // the way back into the ring"},
-				Says: "comes back knowing no leader and starts an election to learn one"},
-			{Label: "AL-13", Group: "An election that died", Lines: []string{
-				"// set when I send an ELECT on, stopped when I learn the leader",
-				"when I learned no leader within the restart time-out:",
-				"    // the election died with a process that crashed during it",
-				"    participant := false",
-				"    start an election (AL-2 or AL-7)"},
-				Says: "has learned no leader for too long: the election died with a crashed process, so it starts a new one"},
-			{Label: "AL-14", Group: "Variant list: the leader crashed", Lines: []string{
-				"// check on: the failure detector is asked about the leader",
-				"on picking, or being told, a leader k that has crashed:",
-				"    // it is skipped: a dead process cannot lead",
-				"    participant := false",
-				"    start an election (AL-2)   // not announced: the new one tells everyone"},
-				Says: "finds the leader picked or announced crashed, and starts a new election instead"},
-		}, ringnext.Rules),
-		Vars: slices.Concat([]sim.Var{
-			{Name: "participant", Doc: "true while this process takes part in an election it has not seen decided"},
-			{Name: "active", Doc: "ids of the live processes this process knows of, in ring order from where the list started"},
-			{Name: "leader", Doc: "id of the leader this process believes in (-1: unknown)"},
-		}, ringnext.Vars),
-		Messages: []sim.MessageType{
-			{Name: MsgElect, Label: "ELECT", Doc: "variant list: the ids collected so far; variant ids: one id, elect(j)", Vec: "list"},
-			{Name: MsgElected, Label: "ELCTD", Doc: "announces the winner; variant list: with the final active list", Arg: "leader", Vec: "list"},
-			ringnext.AckMessage,
-		},
-		Costs: []sim.Cost{
-			{Name: "messages, one initiator (variant list)",
-				Notes:      []sim.NoteFormula{{In: []string{"002"}, Formula: "Requires 2N messages", Value: func(n int) float64 { return float64(2 * n) }}},
-				Formula:    "2N (N ELECT + N ELECTED)",
-				Value:      func(n int) float64 { return float64(2 * n) },
-				Initiators: 1, When: listVariant},
-			{Name: "messages, k concurrent initiators (variant list)", Formula: "2kN: every ELECT and every ELECTED goes all round",
-				ValueK: func(n, k int) float64 { return float64(2 * k * n) }, When: listVariant},
-			{Name: "ids per message (variant list)",
-				Notes:   []sim.NoteFormula{{In: []string{"002"}, Formula: "messages are larger than in Bully algorithm"}},
-				Formula: "up to N: the messages are larger than in the other elections"},
-			{Name: "messages, one or more initiators (variant ids)", Formula: "N² ELECT: every process's own id goes all round; then at most N ELECTED (none without announce)",
-				Value: func(n int) float64 { return float64(n * n) },
-				When:  func(p any) bool { return !listVariant(p) }},
-			{Name: `with "skip": "ack"`, Formula: "one ACK per delivered message, plus one lost message and one time-out per crashed process passed"},
-		},
-		// FIFO: the ids variant relies on it (see AL-10); the list variant does not care.
-		Defaults:    sim.Defaults{Nodes: 6, Delay: [2]int{1, 3}, FIFO: true, CS: 0, Until: 500},
-		Params:      paramList,
-		Earlier:     []sim.EarlierDefaults{{Epoch: 2, Params: earlier}, {Epoch: 3, Params: ringnext.Earlier3}},
-		Stage:       sim.Stage{Ring: true},
-		ParseParams: ParseParams,
-		New:         newNode,
-
-		// As the notes compare it with Bully: the coordinator, the highest id, has failed.
-		CrashLeaderFirst: true,
-		CostsCountLive:   true,
-	}
-}
 
 // Params are the settings.
 type Params struct {
@@ -225,6 +93,36 @@ type node struct {
 	active     []int // ids
 	leader     int   // id, -1: unknown
 	link       ringnext.Link
+}
+
+// text is what the pages show of the algorithm, in a file a teacher can read beside
+// this code.
+//
+//go:embed spec.txt
+var text string
+
+// Spec describes the algorithm for the registry (algorithms.All): spec.txt, then what
+// is code. Each call builds a new one: no caller can change what another sees.
+func Spec() *sim.Spec {
+	s := sim.BuildSpec(text, sim.Spec{
+		Params:      paramList,
+		Earlier:     []sim.EarlierDefaults{{Epoch: 2, Params: earlier}, {Epoch: 3, Params: ringnext.Earlier3}},
+		Stage:       sim.Stage{Ring: true},
+		ParseParams: ParseParams,
+		New:         newNode,
+
+		// As the notes compare it with Bully: the coordinator, the highest id, has failed.
+		CrashLeaderFirst: true,
+		CostsCountLive:   true,
+	})
+	s.Rules = append(s.Rules, ringnext.Rules...)
+	s.Vars = append(s.Vars, ringnext.Vars...)
+	s.Messages = append(s.Messages, ringnext.AckMessage)
+	// Each variant's figures are drawn for its own runs only.
+	s.Cost("messages, one initiator (variant list)").When = listVariant
+	s.Cost("messages, k concurrent initiators (variant list)").When = listVariant
+	s.Cost("messages, one or more initiators (variant ids)").When = func(p any) bool { return !listVariant(p) }
+	return s
 }
 
 func newNode(self int, setup *sim.Setup) sim.Node {
@@ -335,7 +233,7 @@ func (n *node) onElectList(ctx *sim.Context, list []int) {
 	// message to a crashed process is lost and cannot come back at all).
 	n.active = append(n.active[:0], list[k:]...)
 	n.Leave(ctx)
-	if k := slices.Max(n.active); n.link.Checks() && !upID(ctx, k) {
+	if k := slices.Max(n.active); n.link.Crashed(ctx, k) {
 		n.deadLeader(ctx)
 		return
 	}
@@ -352,16 +250,10 @@ func (n *node) deadLeader(ctx *sim.Context) {
 	n.elect(ctx)
 }
 
-// upID says whether the failure detector sees process id up.
-func upID(ctx *sim.Context, id int) bool {
-	i, ok := ctx.Index(id)
-	return ok && ctx.Up(i)
-}
-
 func (n *node) onElected(ctx *sim.Context, k int, list []int) {
 	// Asked first, so that the announcer too, when its announcement comes back, finds
 	// the leader crashed since it was picked.
-	if n.link.Checks() && !upID(ctx, k) {
+	if n.link.Crashed(ctx, k) {
 		n.deadLeader(ctx)
 		return
 	}
@@ -418,16 +310,16 @@ func (n *node) onElectedID(ctx *sim.Context, k int) {
 	ctx.Leader(k)
 }
 
-func (n *node) Clone() sim.Node {
-	c := *n
-	c.active = slices.Clone(n.active)
-	c.link = n.link.Clone()
-	return &c
-}
-
 func (n *node) Encode(w *sim.StateWriter) {
 	w.Bool("participant", n.Participant)
 	w.Ints("active", n.active)
 	w.Int("leader", n.leader)
 	n.link.Encode(w, n.ids)
+}
+
+func (n *node) Clone() sim.Node {
+	c := *n
+	c.active = slices.Clone(n.active)
+	c.link = n.link.Clone()
+	return &c
 }

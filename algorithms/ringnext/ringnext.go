@@ -29,6 +29,7 @@
 package ringnext
 
 import (
+	_ "embed"
 	"fmt"
 	"slices"
 	"strconv"
@@ -54,64 +55,24 @@ const (
 	TimerCheck   = "check"   // with the detector: look again at the processes sent to
 )
 
+// text is the ring elections' shared part of what the pages show: the rules of
+// passing messages on, ack mode's variables and its message.
+//
+//go:embed spec.txt
+var text string
+
+// described is text, read once.
+var described = sim.BuildSpec(text, sim.Spec{})
+
 // Rules are the labelled rules of passing messages on; each ring election lists them
 // after its own.
-var Rules = []sim.Rule{
-	{Label: "DT-1", Group: "Passing messages on (skip: detector)", Lines: []string{
-		"to send a ring message m:",
-		"    next := my successor",
-		"    while the failure detector says next has crashed:",
-		"        next := the process after next   // skip over it",
-		"        if m must end at next (its candidate, leader or announcer):",
-		"            drop m   // nobody else could stop it going round",
-		"    send m to next"},
-		Says: "learns from the failure detector that its successor has crashed and sends past it"},
-	{Label: "DT-2", Group: "Passing messages on (skip: detector)", Lines: []string{
-		"// check on: after each ring message sent, wait one largest delay (it has",
-		"// arrived by then, or was lost with a process that crashed)",
-		"when the check time-out expires:",
-		"    for each message m sent since the last check:",
-		"        if the failure detector says the process m went to has crashed:",
-		"            send m again, past it (DT-1)   // it may have been lost there"},
-		Says: "finds that a process it sent a ring message to has crashed since, and sends the message again past it"},
-	{Label: "AK-1", Group: "Passing messages on (skip: ack)", Lines: []string{
-		"to send a ring message m:",
-		"    if an earlier one of mine still waits for its ACK:",
-		"        queue m behind it   // the successor gets them in the order sent",
-		"    else: next := my successor; send m to next; start the ack time-out"},
-		Says: "queues the message behind the one still waiting for its acknowledgement"},
-	{Label: "AK-2", Group: "Passing messages on (skip: ack)", Lines: []string{
-		"on receiving a ring message from p:",
-		"    send ACK to p first   // 'I am alive and have it'; then handle the message"},
-		Says: "acknowledges the ring message it received, so its predecessor knows it is alive"},
-	{Label: "AK-3", Group: "Passing messages on (skip: ack)", Lines: []string{
-		"on ACK from next:   // the message I sent it has arrived",
-		"    forget that message; stop the ack time-out",
-		"    if one is queued: next := my successor;",
-		"        send it to next; start the ack time-out"},
-		Says: "hears that its successor has the message, and sends the next queued one, if any"},
-	{Label: "AK-4", Group: "Passing messages on (skip: ack)", Lines: []string{
-		"when the ack time-out expires:   // no ACK from next",
-		"    presume next crashed",
-		"    if the message must end at next (its candidate, leader or announcer):",
-		"        drop it   // nobody else could stop it going round",
-		"        and send the queued one, if any, to my successor",
-		"    else: next := the process after next; send it there",
-		"    start the ack time-out again if a message was sent",
-		"// every message starts at the direct successor: a process that",
-		"// recovers is back in the ring at once"},
-		Says: "hears nothing from its successor in time, presumes it crashed and sends to the one after it"},
-}
+var Rules = described.Rules
 
 // AckMessage is the schema of MsgAck.
-var AckMessage = sim.MessageType{Name: MsgAck, Label: "ACK", Doc: "ack mode only: the receiver of a ring message is alive and has it"}
+var AckMessage = described.Messages[0]
 
 // Vars are the inspector variables of ack mode (written only when it is on).
-var Vars = []sim.Var{
-	{Name: "awaiting", Doc: "ack mode only: id of the process whose ACK this one waits for (-1: none)"},
-	{Name: "unacked", Doc: "ack mode only: ring messages not yet acknowledged: the one on its way, then those queued behind it, as TYPE(id) or TYPE[list]"},
-	{Name: "unchecked", Doc: "detector with check only: ring messages sent since the last check, TYPE(id)->receiver, sent again if the receiver crashes before the check (written while there are some)"},
-}
+var Vars = described.Vars
 
 // Params say how a crashed successor is passed. A ring election keeps them in its own
 // params struct as an untagged field, so their fields are decoded with its own.
@@ -269,6 +230,16 @@ func NewLink(p Params, maxDelay int, owner func(m *sim.Message) int) Link {
 // elections then also start a new election when they find the candidate or the
 // announced leader crashed.
 func (l *Link) Checks() bool { return l.check }
+
+// Crashed says whether, with the detector and check on (Checks), the detector sees
+// process id crashed: the candidate or leader a ring election must then replace.
+func (l *Link) Crashed(ctx *sim.Context, id int) bool {
+	if !l.check {
+		return false
+	}
+	i, ok := ctx.Index(id)
+	return !ok || !ctx.Up(i)
+}
 
 // Send passes m on to the successor; in ack mode it waits in line while an earlier
 // message is not acknowledged. It reports false when m was dropped because the

@@ -392,17 +392,28 @@ func toStarlark(fields []sim.Param, v reflect.Value) *paramsValue {
 // own, so that a run's params are told from any other record).
 type paramsValue struct{ record }
 
+// optional is the global name as a T (want says what that is), which a source may
+// leave out: the zero T when it does, an error when it is something else.
+func optional[T starlark.Value](g starlark.StringDict, name, want string) (T, error) {
+	var zero T
+	v, ok := g[name]
+	if !ok {
+		return zero, nil
+	}
+	t, ok := v.(T)
+	if !ok {
+		return zero, fmt.Errorf("%s: got %s, want %s", name, v.Type(), want)
+	}
+	return t, nil
+}
+
 // toDefaults reads defaults = {"nodes": 5, "delay": (1, 3), "fifo": False, "cs": 2,
 // "until": 500, "first_id": 0}; keys left out take those values.
 func toDefaults(g starlark.StringDict) (sim.Defaults, error) {
 	d := sim.Defaults{Nodes: 5, Delay: [2]int{1, 3}, CS: 2, Until: 500}
-	v, ok := g["defaults"]
-	if !ok {
-		return d, nil
-	}
-	dict, ok := v.(*starlark.Dict)
-	if !ok {
-		return d, fmt.Errorf("defaults: got %s, want a dict", v.Type())
+	dict, err := optional[*starlark.Dict](g, "defaults", "a dict")
+	if dict == nil {
+		return d, err
 	}
 	ints := map[string]*int{"nodes": &d.Nodes, "cs": &d.CS, "until": &d.Until, "first_id": &d.FirstID}
 	for _, kv := range dict.Items() {
@@ -440,13 +451,9 @@ func toDefaults(g starlark.StringDict) (sim.Defaults, error) {
 // in snake case.
 func toStage(g starlark.StringDict) (sim.Stage, error) {
 	var s sim.Stage
-	v, ok := g["stage"]
-	if !ok {
-		return s, nil
-	}
-	dict, ok := v.(*starlark.Dict)
-	if !ok {
-		return s, fmt.Errorf("stage: got %s, want a dict", v.Type())
+	dict, err := optional[*starlark.Dict](g, "stage", "a dict")
+	if dict == nil {
+		return s, err
 	}
 	strs := map[string]*string{"mark": &s.Mark, "mark_label": &s.MarkLabel, "edges": &s.Edges,
 		"edges_label": &s.EdgesLabel, "pointer": &s.Pointer, "pointer_label": &s.PointerLabel,

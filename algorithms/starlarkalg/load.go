@@ -334,13 +334,9 @@ func (p *program) buildSpec(g starlark.StringDict) (*sim.Spec, error) {
 // bindHandlers finds init and the handlers among the globals.
 func (p *program) bindHandlers(g starlark.StringDict) error {
 	fn := func(name string, arity int) (starlark.Callable, error) {
-		v, ok := g[name]
-		if !ok {
-			return nil, nil
-		}
-		f, isFn := v.(*starlark.Function)
-		if !isFn {
-			return nil, fmt.Errorf("%s: got %s, want a function", name, v.Type())
+		f, err := optional[*starlark.Function](g, name, "a function")
+		if f == nil {
+			return nil, err // nil, not a nil *Function in a Callable
 		}
 		if f.NumParams() != arity || f.HasVarargs() || f.HasKwargs() {
 			return nil, &posError{pos: f.Position(), msg: fmt.Sprintf("%s: takes %d parameters, want %d", name, f.NumParams(), arity)}

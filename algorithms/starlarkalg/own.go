@@ -160,13 +160,9 @@ func evalCost(thread *starlark.Thread, d *decl, key string) ([]float64, error) {
 // shapes future requests (a Lamport clock): once the workload is over, an int there is
 // taken as 0, so states that differ only in it are one.
 func canonHints(g starlark.StringDict) (*sim.Canon, []string, error) {
-	v, ok := g["canon"]
-	if !ok {
-		return nil, nil, nil
-	}
-	dict, ok := v.(*starlark.Dict)
-	if !ok {
-		return nil, nil, fmt.Errorf("canon: got %s, want a dict", v.Type())
+	dict, err := optional[*starlark.Dict](g, "canon", "a dict")
+	if dict == nil {
+		return nil, nil, err
 	}
 	c := &sim.Canon{}
 	var forget []string

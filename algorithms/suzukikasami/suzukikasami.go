@@ -5,6 +5,7 @@
 package suzukikasami
 
 import (
+	_ "embed"
 	"slices"
 
 	"github.com/teach-dist/playground/algorithms/cs"
@@ -19,90 +20,12 @@ const (
 	MsgToken   = "TOKEN"
 )
 
-// Spec describes the algorithm for the registry (algorithms.All). Each call builds
-// a new one: no caller can change what another sees.
-func Spec() *sim.Spec {
-	return &sim.Spec{
-		Slug:    "suzuki-kasami",
-		Title:   "Suzuki-Kasami",
-		Family:  sim.Mutex,
-		Summary: "Broadcast a numbered request and wait for the token, which remembers the last request it served for everyone: N messages an entry, none if the token is already here.",
-		Rules: []sim.Rule{
-			{Label: "SK-1", Group: "Initialisation", Lines: []string{
-				"RN[k] := 0 for every k   // highest request number heard from k",
-				"state := RELEASED",
-				"the initial holder gets the token: LN[k] := 0 for every k, Q := empty"},
-				Says: "starts with no request heard; one process starts with the token"},
-			{Label: "SK-2", Group: "Asking for the CS", Lines: []string{
-				"state := REQUESTED",
-				"if I hold the token: state := HELD; enter the CS   // no message",
-				"else:",
-				"    RN[i] := RN[i] + 1",
-				"    send REQUEST(i, RN[i]) to every other process"},
-				Says: "wants the CS: enters at once with the token, otherwise broadcasts a numbered request"},
-			{Label: "SK-3", Group: "Receiving REQUEST(j, sn)", Lines: []string{
-				"RN[j] := max(RN[j], sn)   // an old, overtaken request changes nothing",
-				"if I hold the token, am not in the CS and RN[j] = LN[j] + 1:",
-				"    send TOKEN(LN, Q) to j   // j's request is outstanding"},
-				Says: "records the request and hands over an idle token if the request is new"},
-			{Label: "SK-4", Group: "Receiving TOKEN(LN, Q)", Lines: []string{
-				"keep the token",
-				"state := HELD; enter the CS"},
-				Says: "receives the token and enters the CS"},
-			{Label: "SK-5", Group: "Leaving the CS", Lines: []string{
-				"state := RELEASED",
-				"LN[i] := RN[i]   // my request is served",
-				"for k = i+1, ..., N, 1, ..., i-1:",
-				"    if k is not in Q and RN[k] = LN[k] + 1: append k to Q",
-				"if Q is not empty:",
-				"    j := take the head of Q; send TOKEN(LN, Q) to j",
-				"else keep the token"},
-				Says: "leaves the CS, queues every outstanding request and passes the token to the head of the queue"},
-			{Label: "SK-6", Group: "Recovering after a crash", Lines: []string{
-				"start as in SK-1 but without the token (one held before the crash is lost)",
-				"// RN restarts at 0: my next requests carry numbers the others have",
-				"// already seen, so they go unanswered: the algorithm assumes no failures",
-				"if a TOKEN reaches me while I do not want the CS:",
-				"    pass it on as in SK-5, without touching LN"},
-				Says: "comes back without the token and with forgotten request numbers"},
-		},
-		Vars: []sim.Var{
-			{Name: "state", Doc: "RELEASED, REQUESTED or HELD"},
-			{Name: "token", Doc: "whether this process holds the token"},
-			{Name: "RN", Doc: "highest request number heard from each process, in ids order"},
-			{Name: "LN", Doc: "token only: number of the last served request of each process, in ids order (empty when the token is elsewhere)"},
-			{Name: "Q", Doc: "token only: ids waiting for the token, in order (empty when the token is elsewhere)"},
-		},
-		Messages: []sim.MessageType{
-			{Name: MsgRequest, Label: "REQ", Doc: "asks for the token: the sender's request number", Arg: "sn"},
-			{Name: MsgToken, Label: "TOKEN", Doc: "the token: LN in ids order and the queue of waiting ids", Vec: "LN", Queue: "Q"},
-		},
-		Costs: []sim.Cost{
-			{Name: "messages per CS entry", Formula: "N: (N-1) REQUEST + 1 TOKEN; 0 when the token is already here",
-				Value: func(n int) float64 { return float64(n) }},
-			{Name: "synchronisation delay", Formula: "T (one TOKEN) or 0", Value: func(int) float64 { return 1 }},
-			{Name: "client delay", Formula: "2T (REQUEST and TOKEN), 0 with the token", Value: func(int) float64 { return 2 }},
-		},
-		Defaults:    sim.Defaults{Nodes: 5, Delay: [2]int{1, 3}, FIFO: false, CS: 2, Until: 500},
-		Params:      paramList,
-		ParseParams: ParseParams,
-		New:         newNode,
-		Canon:       &sim.Canon{Node: canonNode, Inert: inert},
-	}
-}
-
 // Once nobody asks again (quiet), a released process without the token never gets it
 // (the token goes only to a process whose request is outstanding): its request
 // numbers are never read again, so canonNode forgets them, and such a process is
 // inert (a REQUEST is not answered).
 func canonNode(nd sim.Node, quiet bool) sim.Node {
-	n := nd.(*node)
-	if !quiet || !idle(n) {
-		return n
-	}
-	c := n.Clone().(*node)
-	clear(c.rn)
-	return c
+	return cs.Forget(nd, quiet, idle, func(n *node) { clear(n.rn) })
 }
 
 func idle(n *node) bool { return n.state == cs.Released && !n.token }
@@ -136,6 +59,23 @@ type node struct {
 	token  bool
 	ln     []int // by node index; nil without the token
 	q      []int // node indexes; empty without the token
+}
+
+// text is what the pages show of the algorithm, in a file a teacher can read beside
+// this code.
+//
+//go:embed spec.txt
+var text string
+
+// Spec describes the algorithm for the registry (algorithms.All): spec.txt, then what
+// is code. Each call builds a new one: no caller can change what another sees.
+func Spec() *sim.Spec {
+	return sim.BuildSpec(text, sim.Spec{
+		Params:      paramList,
+		ParseParams: ParseParams,
+		New:         newNode,
+		Canon:       &sim.Canon{Node: canonNode, Inert: inert},
+	})
 }
 
 func newNode(self int, setup *sim.Setup) sim.Node {
@@ -177,8 +117,7 @@ func (n *node) request(ctx *sim.Context) {
 	ctx.Rule("SK-2")
 	n.state = cs.Requested
 	if n.token {
-		n.state = cs.Held
-		ctx.Enter()
+		cs.Enter(ctx, &n.state)
 		return
 	}
 	n.rn[n.self]++
@@ -217,8 +156,7 @@ func (n *node) onToken(ctx *sim.Context, m *sim.Message) {
 	}
 	if n.state == cs.Requested {
 		ctx.Rule("SK-4")
-		n.state = cs.Held
-		ctx.Enter()
+		cs.Enter(ctx, &n.state)
 		return
 	}
 	// Sent to an earlier incarnation of this process (SK-6): pass it on.
@@ -228,8 +166,7 @@ func (n *node) onToken(ctx *sim.Context, m *sim.Message) {
 
 func (n *node) release(ctx *sim.Context) {
 	ctx.Rule("SK-5")
-	n.state = cs.Released
-	ctx.Exit()
+	cs.Leave(ctx, &n.state)
 	n.ln[n.self] = n.rn[n.self]
 	for d := 1; d < ctx.N(); d++ {
 		k := (n.self + d) % ctx.N()
@@ -250,20 +187,20 @@ func (n *node) dispatch(ctx *sim.Context) {
 	n.sendToken(ctx, j)
 }
 
-func (n *node) Clone() sim.Node {
-	c := *n
-	c.rn = slices.Clone(n.rn)
-	c.ln = slices.Clone(n.ln)
-	c.q = slices.Clone(n.q)
-	return &c
-}
-
 func (n *node) Encode(w *sim.StateWriter) {
 	w.Str("state", n.state)
 	w.Bool("token", n.token)
 	w.Ints("RN", n.rn)
 	w.Ints("LN", n.ln)
 	w.Ints("Q", nodeid.All(n.ids, n.q))
+}
+
+func (n *node) Clone() sim.Node {
+	c := *n
+	c.rn = slices.Clone(n.rn)
+	c.ln = slices.Clone(n.ln)
+	c.q = slices.Clone(n.q)
+	return &c
 }
 
 // HoldsToken reports whether the token is here.

@@ -151,8 +151,7 @@ func (n *node) request(ctx *sim.Context) {
 }
 
 func (n *node) enter(ctx *sim.Context) {
-	n.state = cs.Held
-	ctx.Enter()
+	cs.Enter(ctx, &n.state)
 }
 
 // take is TR-3 once the token is known to be valid.
@@ -191,8 +190,7 @@ func (n *node) pass(ctx *sim.Context) {
 
 func (n *node) release(ctx *sim.Context) {
 	ctx.Rule("TR-5")
-	n.state = cs.Released
-	ctx.Exit()
+	cs.Leave(ctx, &n.state)
 	if n.hasKept {
 		// The token is superseded: destroy it and let the ELECTED go on.
 		n.token = false
@@ -232,16 +230,6 @@ func (n *node) onTimer(ctx *sim.Context, name string) {
 	}
 }
 
-func (n *node) Clone() sim.Node {
-	c := *n
-	c.outbox = slices.Clone(n.outbox)
-	for k := range c.outbox {
-		c.outbox[k] = c.outbox[k].Clone()
-	}
-	c.kept = n.kept.Clone()
-	return &c
-}
-
 func (n *node) Encode(w *sim.StateWriter) {
 	w.Str("state", n.state)
 	w.Bool("token", n.token)
@@ -267,6 +255,16 @@ func (n *node) Encode(w *sim.StateWriter) {
 		awaiting = n.ids[n.sentTo]
 	}
 	w.Int("awaitingAck", awaiting)
+}
+
+func (n *node) Clone() sim.Node {
+	c := *n
+	c.outbox = slices.Clone(n.outbox)
+	for k := range c.outbox {
+		c.outbox[k] = c.outbox[k].Clone()
+	}
+	c.kept = n.kept.Clone()
+	return &c
 }
 
 // show writes an election message as TYPE(id,gen).

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/teach-dist/playground/cmd/internal/cli"
 )
 
 const exploreData = "../../runtime/explore/testdata/"
@@ -34,7 +36,7 @@ func exploreArgs(t *testing.T, stdin string, args ...string) (exploreSummary, st
 	out, errOut, err := runArgs(t, stdin, append([]string{"explore"}, args...)...)
 	code := 0
 	if err != nil {
-		code = exitCode(err)
+		code = cli.ExitCode(err)
 		errOut += "playground: " + err.Error() + "\n" // as main prints it
 	}
 	var s exploreSummary

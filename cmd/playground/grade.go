@@ -44,12 +44,9 @@ func gradeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintln(stderr, gradeUsage+strings.Join(grade.Names(), ", ")+"\n")
 		fs.PrintDefaults()
 	}
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseInterspersed(fs, args, 2, "grade: expected an ASSIGNMENT and a SUBMISSION")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 2 {
-		return errors.New("grade: expected an ASSIGNMENT and a SUBMISSION")
 	}
 	// Whatever goes wrong, Gradescope shows results.json: a grader that cannot grade
 	// says why there, and still exits 1.
@@ -107,19 +104,24 @@ func gradeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 // parseInterspersed parses flags placed before, between or after the positional
-// arguments (grade pack NAME -o FILE), and returns the positional ones.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+// arguments (grade pack NAME -o FILE), and returns the positional ones: n of them,
+// or the error whatN says.
+func parseInterspersed(fs *flag.FlagSet, args []string, n int, whatN string) ([]string, error) {
 	var pos []string
 	for {
 		if err := parseFlags(fs, args); err != nil {
 			return nil, err
 		}
 		if fs.NArg() == 0 {
-			return pos, nil
+			break
 		}
 		pos = append(pos, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
+	if len(pos) != n {
+		return nil, errors.New(whatN)
+	}
+	return pos, nil
 }
 
 // loadAssignment reads an assignment file, or takes a curated one by name.

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/teach-dist/playground/algorithms/starlarkalg"
+	"github.com/teach-dist/playground/cmd/internal/cli"
 	"github.com/teach-dist/playground/scenarios"
 )
 
@@ -190,7 +191,7 @@ func TestGradeExitStatus(t *testing.T) {
 			_, _, err := runArgs(t, "", append([]string{"grade", "--quiet", "--gradescope", out}, c.args...)...)
 			code := 0
 			if err != nil {
-				code = exitCode(err)
+				code = cli.ExitCode(err)
 			}
 			if code != c.code {
 				t.Fatalf("exit %d (%v), want %d", code, err, c.code)

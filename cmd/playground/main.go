@@ -8,20 +8,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
+
+	"github.com/teach-dist/playground/cmd/internal/cli"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "playground:", err)
-		os.Exit(exitCode(err))
-	}
-}
+func main() { cli.Main("playground", run) }
 
 // exitError carries a specific exit status (explore's 3 for a broken property).
 type exitError struct {
@@ -31,14 +22,7 @@ type exitError struct {
 
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
-
-func exitCode(err error) int {
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return ee.code
-	}
-	return 1
-}
+func (e *exitError) ExitCode() int { return e.code }
 
 const usage = `usage: playground [command] [flags]
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/teach-dist/playground/algorithms"
+	"github.com/teach-dist/playground/cmd/internal/cli"
 	"github.com/teach-dist/playground/scenarios"
 )
 
@@ -143,8 +144,8 @@ func TestBadInputIsAClearError(t *testing.T) {
 			if !strings.Contains(err.Error(), tc.says) {
 				t.Fatalf("error %q does not say %q", err, tc.says)
 			}
-			if exitCode(err) != 1 {
-				t.Fatalf("exit code %d, want 1", exitCode(err))
+			if cli.ExitCode(err) != 1 {
+				t.Fatalf("exit code %d, want 1", cli.ExitCode(err))
 			}
 		})
 	}

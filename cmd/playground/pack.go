@@ -61,12 +61,9 @@ run_autograder, assignment.json and the playground binary. Upload the zip as the
 programming assignment's autograder (docs/assignments.md).`)
 		fs.PrintDefaults()
 	}
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseInterspersed(fs, args, 1, "grade pack: expected exactly one ASSIGNMENT")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return errors.New("grade pack: expected exactly one ASSIGNMENT")
 	}
 	if *out == "" {
 		return errors.New("grade pack: -o FILE is required")

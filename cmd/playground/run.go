@@ -78,15 +78,8 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return nil
 	}
 	out := bufio.NewWriterSize(stdout, 64<<10)
-	var line []byte
-	enc := sim.NewEncoder(cfg.Spec, cfg.IDs)
 	var werr error
-	s, err := sim.New(cfg, func(ev *sim.Event) {
-		line = enc.AppendLine(line[:0], ev)
-		if _, err := out.Write(line); err != nil && werr == nil {
-			werr = err
-		}
-	})
+	s, err := sim.New(cfg, sim.NewEncoder(cfg.Spec, cfg.IDs).To(out, &werr))
 	if err == nil {
 		err = s.Run()
 	}

@@ -24,24 +24,19 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/signal"
 	"runtime"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/teach-dist/playground/cmd/internal/cli"
 	"github.com/teach-dist/playground/cmd/internal/procfs"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "sessionload:", err)
-		os.Exit(1)
-	}
+	cli.Main("sessionload", func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+		return run(ctx, args, stdout, stderr)
+	})
 }
 
 type config struct {

@@ -26,25 +26,20 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/teach-dist/playground/cmd/internal/cli"
 	"github.com/teach-dist/playground/cmd/internal/procfs"
 	"github.com/teach-dist/playground/runtime/explore"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "spinvsexplore:", err)
-		os.Exit(1)
-	}
+	cli.Main("spinvsexplore", func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+		return run(ctx, args, stdout, stderr)
+	})
 }
 
 type config struct {

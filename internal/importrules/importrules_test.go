@@ -34,6 +34,8 @@ var (
 	helpers  = []string{"algorithms/params", "algorithms/cs", "algorithms/nodeid", "algorithms/ringnext", "algorithms/heartbeat"}
 	pure     = []string{"runtime/sim", "algorithms/..."}
 	analyses = append([]string{"scenarios"}, pure...)
+	// options are what a service's Options may use to fill in its defaults.
+	options = "internal/defaults"
 )
 
 // The table, most specific first. Arrows point one way:
@@ -57,28 +59,29 @@ var rules = []rule{
 	{pattern: "static", stdOnly: true},
 	{pattern: "internal/importrules", stdOnly: true},
 	{pattern: "internal/testwait", stdOnly: true}, // tests' one way to wait
+	{pattern: "internal/defaults", stdOnly: true}, // the services' options, filled in
 	{pattern: "internal/guide", stdOnly: true},    // its test follows docs/adding-an-algorithm.md in a copy
 	{pattern: "runtime/protocol", may: []string{"runtime/sim"}, stdOnly: true},
 	{pattern: "runtime/causal", may: analyses, stdOnly: true},
 	{pattern: "runtime/cost", may: analyses, stdOnly: true},
 	{pattern: "runtime/shiviz", may: append([]string{"runtime/causal"}, analyses...), stdOnly: true},
 	{pattern: "runtime/explore", may: analyses, stdOnly: true},
-	{pattern: "runtime/fairq", stdOnly: true}, // the explorer's and compare's fair queue
+	{pattern: "runtime/fairq", may: []string{options}, stdOnly: true}, // the explorer's and compare's fair queue
 	// Grading searches through an Explorer its caller gives (the sandbox's pool): it
 	// runs no source itself.
 	{pattern: "runtime/grade", may: append([]string{"runtime/explore"}, analyses...), stdOnly: true},
 	// The compare engine runs many seeds at once: its worker pool is the one goroutine
 	// owner outside the live layers, bounded by the server's slots.
-	{pattern: "runtime/compare", may: append([]string{"runtime/cost", "runtime/fairq"}, analyses...), stdOnly: true, goroutines: true},
+	{pattern: "runtime/compare", may: append([]string{"runtime/cost", "runtime/fairq", options}, analyses...), stdOnly: true, goroutines: true},
 	// The sandbox starts and feeds the worker processes that run students' sources,
 	// and is that worker in them: it runs the explorer for a source's search.
-	{pattern: "runtime/sandbox", may: append([]string{"runtime/explore", "runtime/fairq"}, analyses...), stdOnly: true, goroutines: true},
-	{pattern: "runtime/session", may: append([]string{"runtime/protocol"}, analyses...), stdOnly: true, goroutines: true},
-	{pattern: "runtime/lecture", may: append([]string{"runtime/session", "runtime/protocol"}, analyses...),
+	{pattern: "runtime/sandbox", may: append([]string{"runtime/explore", "runtime/fairq", options}, analyses...), stdOnly: true, goroutines: true},
+	{pattern: "runtime/session", may: append([]string{"runtime/protocol", options}, analyses...), stdOnly: true, goroutines: true},
+	{pattern: "runtime/lecture", may: append([]string{"runtime/session", "runtime/protocol", options}, analyses...),
 		thirdParty: []string{"rsc.io/qr"}, goroutines: true},
-	{pattern: "runtime/lecture/natsbroker", may: []string{"runtime/lecture", "runtime/protocol"},
+	{pattern: "runtime/lecture/natsbroker", may: []string{"runtime/lecture", "runtime/protocol", options},
 		thirdParty: []string{"github.com/nats-io/"}, goroutines: true, sockets: true},
-	{pattern: "web/...", may: []string{"web/...", "runtime/...", "scenarios", "algorithms/...", "static"},
+	{pattern: "web/...", may: []string{"web/...", "runtime/...", "scenarios", "algorithms/...", "static", options},
 		thirdParty: []string{"github.com/", "golang.org/x/"}, goroutines: true, sockets: true},
 	{pattern: "cmd/internal/procfs", stdOnly: true}, // the tools' readings of /proc
 	// The tools share what is the same between them under cmd/internal (only cmd sees it).

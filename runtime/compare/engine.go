@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/teach-dist/playground/internal/defaults"
 	"github.com/teach-dist/playground/runtime/cost"
 	"github.com/teach-dist/playground/runtime/fairq"
 	"github.com/teach-dist/playground/runtime/sim"
@@ -37,15 +38,9 @@ func (o Options) withDefaults() Options {
 	if o.Limits == (Limits{}) {
 		o.Limits = DefaultLimits()
 	}
-	if o.Slots <= 0 {
-		o.Slots = 2
-	}
-	if o.CacheSize <= 0 {
-		o.CacheSize = 32
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = 30 * time.Second
-	}
+	defaults.Positive(&o.Slots, 2)
+	defaults.Positive(&o.CacheSize, 32)
+	defaults.Positive(&o.Timeout, 30*time.Second)
 	return o
 }
 

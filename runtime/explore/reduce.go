@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"sync/atomic"
 
 	"github.com/teach-dist/playground/runtime/sim"
 )
@@ -33,15 +34,21 @@ func (x *search) canonical(s *state) {
 		}
 	}
 	if c.Msg != nil {
-		changed := false
-		for k := range s.msgs {
-			if id := x.it.canonMsg(s.msgs[k].msg, quiet); id != s.msgs[k].msg {
-				s.msgs[k].msg, changed = id, true
-			}
+		x.mapFlights(s, func(id uint32) uint32 { return x.it.canonMsg(id, quiet) })
+	}
+}
+
+// mapFlights puts every message in flight of s in the form f gives, and the messages
+// back in their canonical order if one changed.
+func (x *search) mapFlights(s *state, f func(uint32) uint32) {
+	changed := false
+	for k := range s.msgs {
+		if id := f(s.msgs[k].msg); id != s.msgs[k].msg {
+			s.msgs[k].msg, changed = id, true
 		}
-		if changed {
-			x.sortFlights(s)
-		}
+	}
+	if changed {
+		x.sortFlights(s)
 	}
 }
 
@@ -73,26 +80,33 @@ func quietIndex(quiet bool) int {
 // canonNode returns the number of node i's state id in canonical form (memoised).
 func (st *stepper) canonNode(i int, id uint32, quiet bool) uint32 {
 	info := st.nodes[i].v.at(id)
-	c := &info.canon[quietIndex(quiet)]
-	if v := c.Load(); v != 0 {
-		return v - 1
-	}
-	v := st.node(i, st.m.spec.Canon.Node(info.nd, quiet))
-	c.Store(v + 1) // another worker may store the same number meanwhile
-	return v
+	return memoised(&info.canon[quietIndex(quiet)], func() uint32 {
+		return st.node(i, st.m.spec.Canon.Node(info.nd, quiet))
+	})
 }
 
 // canonMsg returns the number of message id in canonical form (memoised).
 func (st *stepper) canonMsg(id uint32, quiet bool) uint32 {
 	info := st.message(id)
-	c := &info.canon[quietIndex(quiet)]
-	if v := c.Load(); v != 0 {
+	return memoised(&info.canon[quietIndex(quiet)], func() uint32 {
+		m := info.m.Clone()
+		st.m.spec.Canon.Msg(&m, quiet)
+		return st.msg(&m)
+	})
+}
+
+// memoised returns the number slot holds (plus one; 0 while unknown), computing and
+// storing it the first time. Another worker may store the same number meanwhile; a
+// nil slot memoises nothing.
+func memoised(slot *atomic.Uint32, of func() uint32) uint32 {
+	if slot == nil {
+		return of()
+	}
+	if v := slot.Load(); v != 0 {
 		return v - 1
 	}
-	m := info.m.Clone()
-	st.m.spec.Canon.Msg(&m, quiet)
-	v := st.msg(&m)
-	c.Store(v + 1)
+	v := of()
+	slot.Store(v + 1)
 	return v
 }
 
@@ -135,15 +149,7 @@ func (x *search) capAtHorizon(s *state) {
 			nd.id = x.it.capNode(i, nd.id, h)
 		}
 	}
-	changed := false
-	for k := range s.msgs {
-		if id := x.it.capMsg(s.msgs[k].msg, h); id != s.msgs[k].msg {
-			s.msgs[k].msg, changed = id, true
-		}
-	}
-	if changed {
-		x.sortFlights(s)
-	}
+	x.mapFlights(s, func(id uint32) uint32 { return x.it.capMsg(id, h) })
 }
 
 // stamp returns the memoised request timestamp of c, computing it once.
@@ -159,33 +165,27 @@ func (st *stepper) stamp(c *capped, of func() int) int {
 // capNode returns the number of node i's state id capped at h (memoised).
 func (st *stepper) capNode(i int, id uint32, h int) uint32 {
 	info := st.nodes[i].v.at(id)
-	if h < capMemo {
-		if v := info.at[h].Load(); v != 0 {
-			return v - 1
-		}
-	}
-	v := st.node(i, st.m.spec.Canon.Horizon.CapNode(info.nd, h))
-	if h < capMemo {
-		info.at[h].Store(v + 1)
-	}
-	return v
+	return memoised(info.capped.slot(h), func() uint32 {
+		return st.node(i, st.m.spec.Canon.Horizon.CapNode(info.nd, h))
+	})
 }
 
 // capMsg returns the number of message id capped at h (memoised).
 func (st *stepper) capMsg(id uint32, h int) uint32 {
 	info := st.message(id)
+	return memoised(info.capped.slot(h), func() uint32 {
+		m := info.m.Clone()
+		st.m.spec.Canon.Horizon.CapMsg(&m, h)
+		return st.msg(&m)
+	})
+}
+
+// slot is where the form capped at h is memoised, nil for a horizon past capMemo.
+func (c *capped) slot(h int) *atomic.Uint32 {
 	if h < capMemo {
-		if v := info.at[h].Load(); v != 0 {
-			return v - 1
-		}
+		return &c.at[h]
 	}
-	m := info.m.Clone()
-	st.m.spec.Canon.Horizon.CapMsg(&m, h)
-	v := st.msg(&m)
-	if h < capMemo {
-		info.at[h].Store(v + 1)
-	}
-	return v
+	return nil
 }
 
 // sameMessage reports whether a message the kernel holds is the one a path step

@@ -9,6 +9,8 @@ import (
 	"context"
 	"errors"
 	"sync"
+
+	"github.com/teach-dist/playground/internal/defaults"
 )
 
 // ErrTooMany refuses a request when its client already has PerClient waiting.
@@ -42,15 +44,9 @@ type waiter struct {
 
 // New returns an empty queue.
 func New(opts Options) *Queue {
-	if opts.Slots <= 0 {
-		opts.Slots = 1
-	}
-	if opts.Share <= 0 {
-		opts.Share = max(opts.Slots/2, 1)
-	}
-	if opts.PerClient <= 0 {
-		opts.PerClient = 4
-	}
+	defaults.Positive(&opts.Slots, 1)
+	defaults.Positive(&opts.Share, max(opts.Slots/2, 1))
+	defaults.Positive(&opts.PerClient, 4)
 	return &Queue{opts: opts, running: map[string]int{}, waiting: map[string][]*waiter{}, served: map[string]uint64{}}
 }
 

@@ -92,12 +92,7 @@ type Error struct {
 	Reason string
 }
 
-func (e *Error) Error() string {
-	if e.Field == "" {
-		return "assignment: " + e.Reason
-	}
-	return "assignment: " + e.Field + ": " + e.Reason
-}
+func (e *Error) Error() string { return scenarios.FieldMessage("assignment", e.Field, e.Reason) }
 
 func fieldErr(field, format string, args ...any) error {
 	return &Error{Field: field, Reason: fmt.Sprintf(format, args...)}

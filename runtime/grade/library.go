@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -76,11 +77,4 @@ func Lookup(name string) (*Assignment, bool) {
 }
 
 // Names lists the curated assignments.
-func Names() []string {
-	out := make([]string, 0, len(library))
-	for n := range library {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
-}
+func Names() []string { return slices.Sorted(maps.Keys(library)) }

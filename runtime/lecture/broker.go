@@ -3,8 +3,6 @@ package lecture
 import (
 	"errors"
 	"sync"
-
-	"github.com/teach-dist/playground/runtime/protocol"
 )
 
 // A lecture's frames go from the one server that runs its session to every follower
@@ -86,22 +84,11 @@ type Memory struct {
 // NewMemory returns an empty in-process broker.
 func NewMemory() *Memory { return &Memory{topics: make(map[string]*topic)} }
 
+// topic is one of Memory's streams: a hub, known by its id while it is open.
 type topic struct {
-	m  *Memory
-	id string
-
-	mu         sync.Mutex
-	seq        uint64   // the last published number
-	cpSeq      uint64   // the number the checkpoint stands for
-	checkpoint [][]byte // stamped with cpSeq
-	log        [][]byte // stamped frames cpSeq+1 .. seq
-	subs       []*sub
-	closed     bool
-}
-
-type sub struct {
-	t *topic
-	f Follower
+	m   *Memory
+	id  string
+	hub Hub
 }
 
 // Open implements Broker.
@@ -124,110 +111,28 @@ func (m *Memory) Follow(id string, after uint64, f Follower) (Subscription, erro
 	if !ok {
 		return nil, ErrNoStream
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.closed {
-		return nil, ErrEnded
-	}
-	var catchUp [][]byte
-	if after > 0 && after >= t.cpSeq && after <= t.seq {
-		catchUp = t.log[after-t.cpSeq:]
-	} else {
-		catchUp = append(catchUp, t.checkpoint...)
-		catchUp = append(catchUp, t.log...)
-	}
-	for _, fr := range catchUp {
-		if !f.Send(fr) {
-			f.Close(Slow)
-			return nil, ErrBehind
-		}
-	}
-	s := &sub{t: t, f: f}
-	t.subs = append(t.subs, s)
-	return s, nil
-}
-
-// Cancel implements Subscription.
-func (s *sub) Cancel() {
-	t := s.t
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.remove(s)
-}
-
-func (t *topic) remove(s *sub) bool {
-	for i, x := range t.subs {
-		if x == s {
-			last := len(t.subs) - 1
-			t.subs[i] = t.subs[last]
-			t.subs[last] = nil
-			t.subs = t.subs[:last]
-			return true
-		}
-	}
-	return false
+	return t.hub.Follow(after, f)
 }
 
 // Publish implements Stream.
 func (t *topic) Publish(frame []byte) uint64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.closed {
-		return t.seq
-	}
-	t.seq++
-	fr := protocol.Stamp(t.seq, frame)
-	t.log = append(t.log, fr)
-	// A follower that cannot take the frame now is dropped: nobody waits for it.
-	subs := t.subs
-	refused := FanOut(len(subs), func(i int) bool { return subs[i].f.Send(fr) })
-	for k := len(refused) - 1; k >= 0; k-- { // from the last: removing swaps a later one in
-		s := subs[refused[k]]
-		t.remove(s)
-		s.f.Close(Slow)
-	}
-	return t.seq
+	seq, _ := t.hub.Publish(frame)
+	return seq
 }
 
 // Checkpoint implements Stream.
-func (t *topic) Checkpoint(frames ...[]byte) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.cpSeq = t.seq
-	t.checkpoint = t.checkpoint[:0]
-	for _, f := range frames {
-		t.checkpoint = append(t.checkpoint, protocol.Stamp(t.seq, f))
-	}
-	clear(t.log)
-	t.log = t.log[:0]
-}
+func (t *topic) Checkpoint(frames ...[]byte) { t.hub.StampCheckpoint(frames) }
 
 // LogLen implements Stream.
-func (t *topic) LogLen() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.log)
-}
+func (t *topic) LogLen() int { return t.hub.LogLen() }
 
 // Followers implements Stream.
-func (t *topic) Followers() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.subs)
-}
+func (t *topic) Followers() int { return t.hub.Followers() }
 
 // Close implements Stream.
 func (t *topic) Close() {
-	t.mu.Lock()
-	subs := t.subs
-	t.subs = nil
-	t.closed = true
-	t.log, t.checkpoint = nil, nil
-	t.mu.Unlock()
 	t.m.mu.Lock()
 	delete(t.m.topics, t.id)
 	t.m.mu.Unlock()
-	for _, s := range subs {
-		s.f.Close(Ended)
-	}
+	t.hub.Close(Ended)
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/teach-dist/playground/internal/defaults"
 	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/session"
 )
@@ -52,27 +53,15 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.Idle <= 0 {
-		o.Idle = 20 * time.Minute
-	}
-	if o.Keep <= 0 {
-		o.Keep = 2 * time.Hour
-	}
-	if o.Refresh <= 0 {
-		o.Refresh = 128
-	}
-	if o.Max <= 0 {
-		o.Max = 50
-	}
-	if o.MaxFollowers <= 0 {
-		o.MaxFollowers = 5000
-	}
+	defaults.Positive(&o.Idle, 20*time.Minute)
+	defaults.Positive(&o.Keep, 2*time.Hour)
+	defaults.Positive(&o.Refresh, 128)
+	defaults.Positive(&o.Max, 50)
+	defaults.Positive(&o.MaxFollowers, 5000)
 	if o.Share <= 0 || o.Share > o.Max {
 		o.Share = max(1, o.Max/2)
 	}
-	if o.FollowersPerClient <= 0 {
-		o.FollowersPerClient = max(1, o.MaxFollowers*2/5)
-	}
+	defaults.Positive(&o.FollowersPerClient, max(1, o.MaxFollowers*2/5))
 	return o
 }
 

@@ -127,8 +127,9 @@ type dec struct {
 	bad bool
 }
 
-func (d *dec) uint() uint64 {
-	v, k := binary.Uvarint(d.b)
+// varint reads one varint with read: binary.Uvarint, or binary.Varint for a signed one.
+func varint[T uint64 | int64](d *dec, read func([]byte) (T, int)) T {
+	v, k := read(d.b)
 	if k <= 0 {
 		d.fail()
 		return 0
@@ -137,15 +138,8 @@ func (d *dec) uint() uint64 {
 	return v
 }
 
-func (d *dec) int() int {
-	v, k := binary.Varint(d.b)
-	if k <= 0 {
-		d.fail()
-		return 0
-	}
-	d.b = d.b[k:]
-	return int(v)
-}
+func (d *dec) uint() uint64 { return varint(d, binary.Uvarint) }
+func (d *dec) int() int     { return int(varint(d, binary.Varint)) }
 
 func (d *dec) bool() bool {
 	if len(d.b) == 0 {
@@ -183,38 +177,34 @@ func (d *dec) str() string {
 	return s
 }
 
+// ints reads a slice written by enc.ints: its length plus one, 0 for nil.
 func (d *dec) ints() []int {
 	n := d.uint()
 	if n == 0 {
 		return nil
 	}
-	out := make([]int, d.count(n-1))
-	for k := range out {
-		out[k] = d.int()
-	}
-	return out
+	return elements(d.count(n-1), d.int)
 }
 
-func (d *dec) bools() []bool {
-	n := d.count(d.uint())
+func (d *dec) bools() []bool { return elements(d.count(d.uint()), d.bool) }
+
+// elements reads n elements with read; nil when n is 0.
+func elements[T any](n int, read func() T) []T {
 	if n == 0 {
 		return nil
 	}
-	out := make([]bool, n)
+	out := make([]T, n)
 	for k := range out {
-		out[k] = d.bool()
+		out[k] = read()
 	}
 	return out
 }
 
 func (d *dec) msg(m *sim.Message) {
-	v, k := binary.Varint(d.b)
-	if k <= 0 {
-		d.fail()
+	m.ID = varint(d, binary.Varint)
+	if d.bad {
 		return
 	}
-	d.b = d.b[k:]
-	m.ID = v
 	m.Type = d.str()
 	m.From, m.To, m.TS, m.Arg = d.int(), d.int(), d.int(), d.int()
 	m.Vec, m.Queue = d.ints(), d.ints()

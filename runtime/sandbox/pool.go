@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/teach-dist/playground/algorithms/starlarkalg"
+	"github.com/teach-dist/playground/internal/defaults"
 	"github.com/teach-dist/playground/runtime/fairq"
 )
 
@@ -52,24 +53,14 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.Workers <= 0 {
-		o.Workers = 2
-	}
-	if o.Share <= 0 {
-		o.Share = max(o.Workers/2, 1)
-	}
-	if o.Memory <= 0 {
-		o.Memory = 512 << 20
-	}
-	if o.CallTimeout <= 0 {
-		o.CallTimeout = 10 * time.Second
-	}
+	defaults.Positive(&o.Workers, 2)
+	defaults.Positive(&o.Share, max(o.Workers/2, 1))
+	defaults.Positive(&o.Memory, 512<<20)
+	defaults.Positive(&o.CallTimeout, 10*time.Second)
 	if o.Steps == 0 {
 		o.Steps = starlarkalg.DefaultLimits.Steps
 	}
-	if o.CallCPU <= 0 {
-		o.CallCPU = time.Second
-	}
+	defaults.Positive(&o.CallCPU, time.Second)
 	if o.Nice == 0 {
 		o.Nice = 10
 	}

@@ -87,15 +87,8 @@ func runTrace(doc []byte, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	enc := sim.NewEncoder(cfg.Spec, cfg.IDs)
-	var line []byte
 	var werr error
-	s, err := sim.New(cfg, func(ev *sim.Event) {
-		line = enc.AppendLine(line[:0], ev)
-		if _, err := w.Write(line); err != nil && werr == nil {
-			werr = err
-		}
-	})
+	s, err := sim.New(cfg, sim.NewEncoder(cfg.Spec, cfg.IDs).To(w, &werr))
 	if err == nil {
 		err = s.Run()
 	}

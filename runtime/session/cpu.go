@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/teach-dist/playground/internal/defaults"
 )
 
 // Fair CPU. Every piece of work a client's requests cause (a session's steps, its
@@ -103,12 +105,8 @@ var processStart = time.Now()
 
 // NewCPU returns an accountant with these options.
 func NewCPU(opts CPUOptions) *CPU {
-	if opts.Cores <= 0 {
-		opts.Cores = 0.75 * float64(runtime.GOMAXPROCS(0))
-	}
-	if opts.HalfLife <= 0 {
-		opts.HalfLife = 2 * time.Second
-	}
+	defaults.Positive(&opts.Cores, 0.75*float64(runtime.GOMAXPROCS(0)))
+	defaults.Positive(&opts.HalfLife, 2*time.Second)
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/teach-dist/playground/internal/defaults"
 	"github.com/teach-dist/playground/runtime/protocol"
 	"github.com/teach-dist/playground/runtime/sim"
 )
@@ -107,27 +108,15 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.Idle <= 0 {
-		o.Idle = 10 * time.Minute
-	}
-	if o.MaxEvents <= 0 {
-		o.MaxEvents = DefaultMaxEvents
-	}
-	if o.MaxSubscribers <= 0 {
-		o.MaxSubscribers = 64
-	}
+	defaults.Positive(&o.Idle, 10*time.Minute)
+	defaults.Positive(&o.MaxEvents, DefaultMaxEvents)
+	defaults.Positive(&o.MaxSubscribers, 64)
 	if o.Clock == nil {
 		o.Clock = wallClock{}
 	}
-	if o.SavepointEvery <= 0 {
-		o.SavepointEvery = DefaultSavepointEvery
-	}
-	if o.MaxSavepoints <= 0 {
-		o.MaxSavepoints = DefaultMaxSavepoints
-	}
-	if o.SavepointBytes <= 0 {
-		o.SavepointBytes = DefaultSavepointBytes
-	}
+	defaults.Positive(&o.SavepointEvery, DefaultSavepointEvery)
+	defaults.Positive(&o.MaxSavepoints, DefaultMaxSavepoints)
+	defaults.Positive(&o.SavepointBytes, DefaultSavepointBytes)
 	return o
 }
 

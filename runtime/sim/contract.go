@@ -49,9 +49,12 @@ const (
 
 var inputNames = [...]string{"init", "deliver", "timer", "request", "release", "elect", "recover"}
 
-func (k InputKind) String() string {
-	if int(k) < len(inputNames) {
-		return inputNames[k]
+func (k InputKind) String() string { return enumName(inputNames[:], k) }
+
+// enumName is the name of an enumerated value v: names[v], or "unknown" past the end.
+func enumName[T ~uint8](names []string, v T) string {
+	if int(v) < len(names) {
+		return names[v]
 	}
 	return "unknown"
 }
@@ -198,6 +201,17 @@ type Canon struct {
 	Asynchronous bool
 	// Horizon, nil for most: see Horizon.
 	Horizon *Horizon
+}
+
+// RequestStamp is Horizon.Msg for an algorithm whose requests travel as messages of
+// type request stamped in TS: their stamp; other messages carry clocks, not requests.
+func RequestStamp(request string) func(*Message) int {
+	return func(m *Message) int {
+		if m.Type == request {
+			return m.TS
+		}
+		return 0
+	}
 }
 
 // Quiet is what Canon.Commutes may rest on besides the node and the message.

@@ -1,6 +1,9 @@
 package sim
 
-import "strconv"
+import (
+	"io"
+	"strconv"
+)
 
 // EventType is the `type` of a trace v1 event.
 type EventType uint8
@@ -27,12 +30,7 @@ const (
 var eventNames = [...]string{"send", "deliver", "drop", "rule", "request", "enter", "exit",
 	"elect", "leader", "crash", "recover", "timer", "violation", "partition", "heal", "end"}
 
-func (t EventType) String() string {
-	if int(t) < len(eventNames) {
-		return eventNames[t]
-	}
-	return "unknown"
-}
+func (t EventType) String() string { return enumName(eventNames[:], t) }
 
 // Event is one line of the trace (CONTRACT: trace v1, docs/trace.md). Node indexes are
 // turned into the scenario's ids when the event is encoded.
@@ -111,27 +109,21 @@ func (e *Encoder) Append(b []byte, ev *Event) []byte {
 		b = append(b, `,"msg":`...)
 		b = e.AppendMessage(b, &ev.Msg)
 		if ev.Reason != "" {
-			b = append(b, `,"reason":`...)
-			b = appendString(b, ev.Reason)
+			b = appendStringField(b, `,"reason":`, ev.Reason)
 		}
 	case EvRule:
-		b = append(b, `,"rule":`...)
-		b = appendString(b, ev.Rule)
+		b = appendStringField(b, `,"rule":`, ev.Rule)
 		if ev.Why != "" {
-			b = append(b, `,"why":`...)
-			b = appendString(b, ev.Why)
+			b = appendStringField(b, `,"why":`, ev.Why)
 		}
 	case EvTimer:
-		b = append(b, `,"name":`...)
-		b = appendString(b, ev.Name)
+		b = appendStringField(b, `,"name":`, ev.Name)
 	case EvLeader:
 		b = append(b, `,"leader":`...)
 		b = strconv.AppendInt(b, int64(ev.Leader), 10)
 	case EvViolation:
-		b = append(b, `,"property":`...)
-		b = appendString(b, ev.Property)
-		b = append(b, `,"detail":`...)
-		b = appendString(b, ev.Detail)
+		b = appendStringField(b, `,"property":`, ev.Property)
+		b = appendStringField(b, `,"detail":`, ev.Detail)
 		if ev.Nodes != nil {
 			b = append(b, `,"nodes":`...)
 			b = e.appendIDs(b, ev.Nodes)
@@ -151,24 +143,20 @@ func (e *Encoder) Append(b []byte, ev *Event) []byte {
 		b = append(b, ']')
 	case EvEnd:
 		t := ev.Totals
-		b = append(b, `,"messages":`...)
-		b = strconv.AppendInt(b, int64(t.Messages), 10)
-		b = append(b, `,"entries":`...)
-		b = strconv.AppendInt(b, int64(t.Entries), 10)
-		b = append(b, `,"delivered":`...)
-		b = strconv.AppendInt(b, int64(t.Delivered), 10)
-		b = append(b, `,"dropped":`...)
-		b = strconv.AppendInt(b, int64(t.Dropped), 10)
-		b = append(b, `,"elections":`...)
-		b = strconv.AppendInt(b, int64(t.Elections), 10)
-		b = append(b, `,"violations":`...)
-		b = strconv.AppendInt(b, int64(t.Violations), 10)
-		b = append(b, `,"steps":`...)
-		b = strconv.AppendInt(b, int64(t.Steps), 10)
-		if t.App > 0 {
-			// Only runs with application messages have it, so older traces stay as they were.
-			b = append(b, `,"app":`...)
-			b = strconv.AppendInt(b, int64(t.App), 10)
+		totals := [...]struct {
+			key string
+			n   int
+		}{{"messages", t.Messages}, {"entries", t.Entries}, {"delivered", t.Delivered}, {"dropped", t.Dropped},
+			{"elections", t.Elections}, {"violations", t.Violations}, {"steps", t.Steps}, {"app", t.App}}
+		for _, f := range totals {
+			// Only runs with application messages have "app", so older traces stay as they were.
+			if f.key == "app" && f.n == 0 {
+				continue
+			}
+			b = append(b, `,"`...)
+			b = append(b, f.key...)
+			b = append(b, `":`...)
+			b = strconv.AppendInt(b, int64(f.n), 10)
 		}
 	}
 	return append(b, '}')
@@ -226,6 +214,11 @@ func (e *Encoder) appendIDs(b []byte, idx []int) []byte {
 	return append(b, ']')
 }
 
+// appendStringField writes a string field: key is its `,"name":` prefix.
+func appendStringField(b []byte, key, v string) []byte {
+	return appendString(append(b, key...), v)
+}
+
 // AppendLine writes ev followed by a newline.
 func (e *Encoder) AppendLine(b []byte, ev *Event) []byte {
 	return append(e.Append(b, ev), '\n')
@@ -234,6 +227,18 @@ func (e *Encoder) AppendLine(b []byte, ev *Event) []byte {
 // Lines returns a sink that appends every event to *buf as a JSON line.
 func (e *Encoder) Lines(buf *[]byte) Sink {
 	return func(ev *Event) { *buf = e.AppendLine(*buf, ev) }
+}
+
+// To returns a sink that writes every event to w as a JSON line. A failed write does
+// not stop the run: the first error is kept in *werr for the caller, after the run.
+func (e *Encoder) To(w io.Writer, werr *error) Sink {
+	var line []byte
+	return func(ev *Event) {
+		line = e.AppendLine(line[:0], ev)
+		if _, err := w.Write(line); err != nil && *werr == nil {
+			*werr = err
+		}
+	}
 }
 
 // Recorder keeps a copy of every event, for tests and replays.

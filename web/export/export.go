@@ -19,6 +19,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/teach-dist/playground/internal/defaults"
 	"github.com/teach-dist/playground/runtime/session"
 	"github.com/teach-dist/playground/runtime/sim"
 	"github.com/teach-dist/playground/web/gate"
@@ -41,15 +42,9 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.MaxEvents <= 0 {
-		o.MaxEvents = 1_000_000
-	}
-	if o.MaxBytes <= 0 {
-		o.MaxBytes = 32 << 20
-	}
-	if o.LectureCache <= 0 {
-		o.LectureCache = 64 << 20
-	}
+	defaults.Positive(&o.MaxEvents, 1_000_000)
+	defaults.Positive(&o.MaxBytes, 32<<20)
+	defaults.Positive(&o.LectureCache, 64<<20)
 	return o
 }
 

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/teach-dist/playground/internal/defaults"
 	"github.com/teach-dist/playground/web/ratelimit"
 )
 
@@ -26,15 +27,9 @@ type Limits struct {
 }
 
 func (l Limits) withDefaults() Limits {
-	if l.Concurrent <= 0 {
-		l.Concurrent = 4
-	}
-	if l.PerClient <= 0 {
-		l.PerClient = 2
-	}
-	if l.Timeout <= 0 {
-		l.Timeout = 30 * time.Second
-	}
+	defaults.Positive(&l.Concurrent, 4)
+	defaults.Positive(&l.PerClient, 2)
+	defaults.Positive(&l.Timeout, 30*time.Second)
 	return l
 }
 

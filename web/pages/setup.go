@@ -65,14 +65,11 @@ func paramControls(params []sim.Param) []paramControl {
 	return out
 }
 
+// nodeDefault says which id a node param's default is: sim.FirstID ("first") is the
+// first id, and likewise the lowest and the highest.
 func nodeDefault(d string) string {
-	switch d {
-	case sim.FirstID:
-		return "first id"
-	case sim.LowestID:
-		return "lowest id"
-	case sim.HighestID:
-		return "highest id"
+	if d == sim.FirstID || d == sim.LowestID || d == sim.HighestID {
+		return d + " id"
 	}
 	return d
 }

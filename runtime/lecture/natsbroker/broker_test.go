@@ -45,8 +45,8 @@ func follow(t *testing.T, b *Broker, after uint64, s *sink) lecture.Subscription
 func (s *stream) lose(frame []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.seq++
-	s.hub.put(s.seq, protocol.Stamp(s.seq, frame))
+	seq := s.hub.Last() + 1
+	s.hub.Put(seq, protocol.Stamp(seq, frame))
 }
 
 // Followers on both servers get the same bytes, numbered without a gap; a follower on

@@ -57,7 +57,7 @@ func TestCompactStreamIsCarriedOnceForAllFollowersOfAServer(t *testing.T) {
 			t.Fatalf("frame %d reached B's two followers as two copies", i)
 		}
 	}
-	if n := p1.hub.last(); n != 1 {
+	if n := p1.hub.Last(); n != 1 {
 		t.Fatalf("the protocol-1 stream is at %d, want 1: the streams are numbered apart", n)
 	}
 }

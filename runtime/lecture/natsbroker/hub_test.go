@@ -9,11 +9,11 @@ import (
 )
 
 // hubWith is a hub with a checkpoint at 0 and frames 1..n.
-func hubWith(n int) *hub {
-	h := &hub{}
-	h.checkpoint(0, [][]byte{protocol.Stamp(0, []byte(`{"type":"hello"}`))})
+func hubWith(n int) *lecture.Hub {
+	h := &lecture.Hub{}
+	h.Checkpoint(0, [][]byte{protocol.Stamp(0, []byte(`{"type":"hello"}`))})
 	for i := range n {
-		h.put(uint64(i+1), protocol.Stamp(uint64(i+1), frame(i)))
+		h.Put(uint64(i+1), protocol.Stamp(uint64(i+1), frame(i)))
 	}
 	return h
 }
@@ -33,7 +33,7 @@ func TestHubCatchUpAsMemoryDoes(t *testing.T) {
 		{"ahead of the stream", 99, []uint64{0, 1, 2, 3, 4, 5, 6}},
 	} {
 		s := &sink{cap: 100}
-		sub, err := h.follow(c.after, s)
+		sub, err := h.Follow(c.after, s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,7 +42,7 @@ func TestHubCatchUpAsMemoryDoes(t *testing.T) {
 		}
 		sub.Cancel()
 	}
-	if h.followers() != 0 {
+	if h.Followers() != 0 {
 		t.Fatal("cancelled followers are still attached")
 	}
 }
@@ -51,15 +51,15 @@ func TestHubCatchUpAsMemoryDoes(t *testing.T) {
 func TestHubTakesOnlyTheNextFrame(t *testing.T) {
 	h := hubWith(3)
 	s := &sink{cap: 100}
-	if _, err := h.follow(3, s); err != nil {
+	if _, err := h.Follow(3, s); err != nil {
 		t.Fatal(err)
 	}
-	h.put(3, protocol.Stamp(3, frame(9))) // a repeat
-	h.put(5, protocol.Stamp(5, frame(9))) // after a gap
-	if got := s.take(); len(got) != 0 || h.last() != 3 {
-		t.Fatalf("took %q, last %d", got, h.last())
+	h.Put(3, protocol.Stamp(3, frame(9))) // a repeat
+	h.Put(5, protocol.Stamp(5, frame(9))) // after a gap
+	if got := s.take(); len(got) != 0 || h.Last() != 3 {
+		t.Fatalf("took %q, last %d", got, h.Last())
 	}
-	if h.checkpoint(2, nil) {
+	if h.Checkpoint(2, nil) {
 		t.Fatal("took a checkpoint for a number that is not the last")
 	}
 }
@@ -69,29 +69,29 @@ func TestHubTakesOnlyTheNextFrame(t *testing.T) {
 func TestHubLoadDeliversOnlyTheMissingFrames(t *testing.T) {
 	h := hubWith(3)
 	s := &sink{cap: 100}
-	if _, err := h.follow(3, s); err != nil {
+	if _, err := h.Follow(3, s); err != nil {
 		t.Fatal(err)
 	}
 	owner := hubWith(7)
-	owner.checkpoint(7, [][]byte{protocol.Stamp(7, []byte(`{"type":"hello"}`))})
-	owner.put(8, protocol.Stamp(8, frame(7)))
+	owner.Checkpoint(7, [][]byte{protocol.Stamp(7, []byte(`{"type":"hello"}`))})
+	owner.Put(8, protocol.Stamp(8, frame(7)))
 	// The owner's checkpoint is past what the follower has (3): it cannot resume.
-	h.load(owner.snapshot())
+	h.Load(owner.Snapshot())
 	if s.reason() != lecture.Slow {
 		t.Fatalf("a follower left behind by the checkpoint was not let go (closed %d)", s.reason())
 	}
 
 	h = hubWith(3)
 	s = &sink{cap: 100}
-	if _, err := h.follow(3, s); err != nil {
+	if _, err := h.Follow(3, s); err != nil {
 		t.Fatal(err)
 	}
-	h.load(hubWith(7).snapshot())
+	h.Load(hubWith(7).Snapshot())
 	if got := seqs(t, s.take()); fmt.Sprint(got) != "[4 5 6 7]" || s.reason() != 0 {
 		t.Fatalf("got %v (closed %d)", got, s.reason())
 	}
 	late := &sink{cap: 100}
-	if _, err := h.follow(0, late); err != nil {
+	if _, err := h.Follow(0, late); err != nil {
 		t.Fatal(err)
 	}
 	if got := seqs(t, late.take()); fmt.Sprint(got) != "[0 1 2 3 4 5 6 7]" {
@@ -104,15 +104,15 @@ func TestHubSlowFollowerIsDropped(t *testing.T) {
 	h := hubWith(0)
 	slow, fast := &sink{cap: 3}, &sink{cap: 100}
 	for _, s := range []*sink{slow, fast} {
-		if _, err := h.follow(0, s); err != nil {
+		if _, err := h.Follow(0, s); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for i := range 10 {
-		h.put(uint64(i+1), protocol.Stamp(uint64(i+1), frame(i)))
+		h.Put(uint64(i+1), protocol.Stamp(uint64(i+1), frame(i)))
 	}
-	if slow.reason() != lecture.Slow || fast.reason() != 0 || len(fast.take()) != 11 || h.followers() != 1 {
-		t.Fatalf("slow closed %d, fast closed %d, %d followers", slow.reason(), fast.reason(), h.followers())
+	if slow.reason() != lecture.Slow || fast.reason() != 0 || len(fast.take()) != 11 || h.Followers() != 1 {
+		t.Fatalf("slow closed %d, fast closed %d, %d followers", slow.reason(), fast.reason(), h.Followers())
 	}
 }
 
@@ -125,17 +125,17 @@ func TestHubCloseSaysWhy(t *testing.T) {
 	}{{lecture.Ended, lecture.ErrEnded}, {lecture.Unreachable, lecture.ErrUnreachable}} {
 		h := hubWith(2)
 		s := &sink{cap: 100}
-		if _, err := h.follow(0, s); err != nil {
+		if _, err := h.Follow(0, s); err != nil {
 			t.Fatal(err)
 		}
-		h.close(c.why)
+		h.Close(c.why)
 		if s.reason() != c.why {
 			t.Fatalf("closed %d, want %d", s.reason(), c.why)
 		}
-		if _, err := h.follow(0, &sink{cap: 100}); err != c.err {
+		if _, err := h.Follow(0, &sink{cap: 100}); err != c.err {
 			t.Fatalf("joining a closed hub: %v, want %v", err, c.err)
 		}
-		if st := h.snapshot(); len(st.log) != 2 || st.ended != (c.why == lecture.Ended) {
+		if st := h.Snapshot(); len(st.Log) != 2 || st.Ended != (c.why == lecture.Ended) {
 			t.Fatalf("after close the hub holds %+v", st)
 		}
 	}

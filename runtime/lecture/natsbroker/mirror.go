@@ -20,7 +20,7 @@ import (
 type mirror struct {
 	b    *Broker
 	code string
-	hub  hub
+	hub  lecture.Hub
 	ch   chan *nats.Msg
 	sub  *nats.Subscription
 
@@ -87,7 +87,7 @@ func (m *mirror) run() {
 				m.end(lecture.Unreachable)
 				return
 			}
-			m.report(m.hub.followers())
+			m.report(m.hub.Followers())
 		}
 	}
 }
@@ -107,12 +107,12 @@ func (m *mirror) apply(msg *nats.Msg) error {
 		if !ok {
 			return nil
 		}
-		last := m.hub.last()
+		last := m.hub.Last()
 		switch {
 		case n <= last: // had it from the checkpoint and log
 			return nil
 		case n == last+1:
-			m.hub.put(n, msg.Data)
+			m.hub.Put(n, msg.Data)
 			return nil
 		}
 		return m.resync() // frames were lost on the way
@@ -121,16 +121,16 @@ func (m *mirror) apply(msg *nats.Msg) error {
 		if err != nil || !done {
 			return nil // a part was lost: the old checkpoint still holds, with a longer log
 		}
-		if last := m.hub.last(); st.seq > last {
+		if last := m.hub.Last(); st.Seq > last {
 			return m.resync()
 		}
-		m.hub.checkpoint(st.seq, st.cp)
+		m.hub.Checkpoint(st.Seq, st.CP)
 	case kindBeat:
-		if headerSeq(msg, hSeq) > m.hub.last() {
+		if headerSeq(msg, hSeq) > m.hub.Last() {
 			return m.resync()
 		}
 	case kindEnd:
-		if headerSeq(msg, hSeq) > m.hub.last() {
+		if headerSeq(msg, hSeq) > m.hub.Last() {
 			if err := m.resync(); err != nil {
 				return err
 			}
@@ -147,8 +147,8 @@ func (m *mirror) resync() error {
 	if err != nil {
 		return err
 	}
-	m.hub.load(st)
-	if st.ended {
+	m.hub.Load(st)
+	if st.Ended {
 		return lecture.ErrEnded
 	}
 	return nil
@@ -166,7 +166,7 @@ func (m *mirror) fail(err error) {
 
 // end lets the followers go and stops the goroutine.
 func (m *mirror) end(why lecture.Reason) {
-	m.hub.close(why)
+	m.hub.Close(why)
 	m.once.Do(func() { close(m.stop) })
 }
 
@@ -191,7 +191,7 @@ func (b *Broker) forget(m *mirror) {
 // mirrorSub is a follower's attachment to a mirror; the last one to leave stops it.
 type mirrorSub struct {
 	m    *mirror
-	hs   *hubSub
+	hs   lecture.Subscription
 	once sync.Once
 }
 

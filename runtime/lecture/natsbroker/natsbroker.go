@@ -31,6 +31,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/teach-dist/playground/internal/defaults"
 	"github.com/teach-dist/playground/runtime/lecture"
 )
 
@@ -67,15 +68,9 @@ func (o Options) withDefaults() Options {
 		_, _ = rand.Read(b[:])
 		o.Node = host + "-" + hex.EncodeToString(b[:])
 	}
-	if o.Timeout <= 0 {
-		o.Timeout = 2 * time.Second
-	}
-	if o.Heartbeat <= 0 {
-		o.Heartbeat = time.Second
-	}
-	if o.ReconnectWait <= 0 {
-		o.ReconnectWait = time.Second
-	}
+	defaults.Positive(&o.Timeout, 2*time.Second)
+	defaults.Positive(&o.Heartbeat, time.Second)
+	defaults.Positive(&o.ReconnectWait, time.Second)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -323,7 +318,7 @@ func (b *Broker) Follow(code string, after uint64, f lecture.Follower) (lecture.
 	b.mu.Lock()
 	if s, ok := b.owned[code]; ok {
 		b.mu.Unlock()
-		hs, err := s.hub.follow(after, f)
+		hs, err := s.hub.Follow(after, f)
 		if err != nil {
 			return nil, err
 		}
@@ -361,9 +356,9 @@ func (b *Broker) Follow(code string, after uint64, f lecture.Follower) (lecture.
 		return nil, m.err
 	}
 	if after > 0 {
-		m.hub.waitFor(after, b.opts.Timeout)
+		m.hub.WaitFor(after, b.opts.Timeout)
 	}
-	hs, err := m.hub.follow(after, f)
+	hs, err := m.hub.Follow(after, f)
 	if err != nil {
 		sub.release()
 		return nil, err
@@ -408,18 +403,18 @@ func (b *Broker) call(ctx context.Context, code, op string, req request) (reply,
 }
 
 // fetch asks the presenter's server for a lecture's checkpoint and log.
-func (b *Broker) fetch(code string) (state, error) {
+func (b *Broker) fetch(code string) (lecture.HubState, error) {
 	if !b.nc.IsConnected() {
-		return state{}, lecture.ErrUnreachable
+		return lecture.HubState{}, lecture.ErrUnreachable
 	}
 	inbox := b.nc.NewRespInbox()
 	sub, err := b.nc.SubscribeSync(inbox)
 	if err != nil {
-		return state{}, lecture.ErrUnreachable
+		return lecture.HubState{}, lecture.ErrUnreachable
 	}
 	defer func() { _ = sub.Unsubscribe() }()
 	if err := b.nc.PublishRequest(b.subject(code, "rpc.sync"), inbox, nil); err != nil {
-		return state{}, lecture.ErrUnreachable
+		return lecture.HubState{}, lecture.ErrUnreachable
 	}
 	deadline := time.Now().Add(b.opts.Timeout)
 	var asm assembler
@@ -427,19 +422,19 @@ func (b *Broker) fetch(code string) (state, error) {
 		m, err := sub.NextMsg(time.Until(deadline))
 		switch {
 		case errors.Is(err, nats.ErrNoResponders):
-			return state{}, lecture.ErrNoStream
+			return lecture.HubState{}, lecture.ErrNoStream
 		case err != nil:
-			return state{}, lecture.ErrUnreachable
+			return lecture.HubState{}, lecture.ErrUnreachable
 		}
 		if name := m.Header.Get(hError); name != "" {
 			if e, ok := errNames[name]; ok {
-				return state{}, e
+				return lecture.HubState{}, e
 			}
-			return state{}, lecture.ErrNoStream
+			return lecture.HubState{}, lecture.ErrNoStream
 		}
 		st, done, err := asm.add(m)
 		if err != nil {
-			return state{}, lecture.ErrUnreachable
+			return lecture.HubState{}, lecture.ErrUnreachable
 		}
 		if done {
 			return st, nil

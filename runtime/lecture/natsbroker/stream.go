@@ -11,7 +11,6 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/teach-dist/playground/runtime/lecture"
-	"github.com/teach-dist/playground/runtime/protocol"
 )
 
 // stream is a lecture of this server: the publishing end, its own followers' hub, and
@@ -21,10 +20,9 @@ type stream struct {
 	code string
 	subj string // the lecture's frames
 	rpc  *nats.Subscription
-	hub  hub
+	hub  lecture.Hub
 
-	mu     sync.Mutex // numbers the frames and publishes them in that order
-	seq    uint64
+	mu     sync.Mutex // publishes the frames in the order the hub numbers them
 	closed bool
 
 	cmu    sync.Mutex
@@ -41,14 +39,11 @@ type count struct {
 func (s *stream) Publish(frame []byte) uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return s.seq
+	seq, fr := s.hub.Publish(frame)
+	if fr != nil {
+		s.b.publish(&nats.Msg{Subject: s.subj, Data: fr})
 	}
-	s.seq++
-	fr := protocol.Stamp(s.seq, frame)
-	s.hub.put(s.seq, fr)
-	s.b.publish(&nats.Msg{Subject: s.subj, Data: fr})
-	return s.seq
+	return seq
 }
 
 // Checkpoint implements lecture.Stream. The other servers take it too, so that their
@@ -56,26 +51,22 @@ func (s *stream) Publish(frame []byte) uint64 {
 func (s *stream) Checkpoint(frames ...[]byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return
+	seq, cp := s.hub.StampCheckpoint(frames)
+	if cp == nil {
+		return // closed
 	}
-	cp := make([][]byte, len(frames))
-	for i, f := range frames {
-		cp[i] = protocol.Stamp(s.seq, f)
-	}
-	s.hub.checkpoint(s.seq, cp)
-	for _, m := range stateMsgs(s.subj, kindCheckpoint, state{cpSeq: s.seq, seq: s.seq, cp: cp}, s.b.payloadLimit()) {
+	for _, m := range stateMsgs(s.subj, kindCheckpoint, lecture.HubState{CPSeq: seq, Seq: seq, CP: cp}, s.b.payloadLimit()) {
 		s.b.publish(m)
 	}
 }
 
 // LogLen implements lecture.Stream.
-func (s *stream) LogLen() int { return s.hub.logLen() }
+func (s *stream) LogLen() int { return s.hub.LogLen() }
 
 // Followers implements lecture.Stream: this server's and, as they last reported (within
 // three heartbeats), the other servers'.
 func (s *stream) Followers() int {
-	n := s.hub.followers()
+	n := s.hub.Followers()
 	fresh := time.Now().Add(-3 * s.b.opts.Heartbeat)
 	s.cmu.Lock()
 	defer s.cmu.Unlock()
@@ -99,14 +90,14 @@ func (s *stream) Close() {
 		return
 	}
 	s.closed = true
-	s.hub.close(lecture.Ended)
+	s.hub.Close(lecture.Ended)
 	s.b.publish(s.marker(kindEnd))
 }
 
 func (s *stream) marker(kind string) *nats.Msg {
 	m := nats.NewMsg(s.subj)
 	m.Header.Set(hKind, kind)
-	m.Header.Set(hSeq, strconv.FormatUint(s.seq, 10))
+	m.Header.Set(hSeq, strconv.FormatUint(s.hub.Last(), 10))
 	return m
 }
 
@@ -192,7 +183,7 @@ func (s *stream) sync(m *nats.Msg) {
 	if m.Reply == "" {
 		return
 	}
-	for _, part := range stateMsgs(m.Reply, kindState, s.hub.snapshot(), s.b.payloadLimit()) {
+	for _, part := range stateMsgs(m.Reply, kindState, s.hub.Snapshot(), s.b.payloadLimit()) {
 		s.b.publish(part)
 	}
 }

@@ -52,17 +52,17 @@ func headerSeq(m *nats.Msg, key string) uint64 {
 
 // stateMsgs splits st into messages of at most limit bytes of frames each (a single
 // larger frame gets a message of its own), all with kind and st's numbers.
-func stateMsgs(subject, kind string, st state, limit int) []*nats.Msg {
+func stateMsgs(subject, kind string, st lecture.HubState, limit int) []*nats.Msg {
 	var msgs []*nats.Msg
 	var body []byte
 	flush := func(more bool) {
 		m := nats.NewMsg(subject)
 		m.Header.Set(hKind, kind)
-		m.Header.Set(hSeq, strconv.FormatUint(st.seq, 10))
-		m.Header.Set(hCpSeq, strconv.FormatUint(st.cpSeq, 10))
-		m.Header.Set(hCp, strconv.Itoa(len(st.cp)))
+		m.Header.Set(hSeq, strconv.FormatUint(st.Seq, 10))
+		m.Header.Set(hCpSeq, strconv.FormatUint(st.CPSeq, 10))
+		m.Header.Set(hCp, strconv.Itoa(len(st.CP)))
 		m.Header.Set(hPart, strconv.Itoa(len(msgs)))
-		if st.ended {
+		if st.Ended {
 			m.Header.Set(hEnded, "1")
 		}
 		if more {
@@ -79,10 +79,10 @@ func stateMsgs(subject, kind string, st state, limit int) []*nats.Msg {
 		body = binary.AppendUvarint(body, uint64(len(f)))
 		body = append(body, f...)
 	}
-	for _, f := range st.cp {
+	for _, f := range st.CP {
 		add(f)
 	}
-	for _, f := range st.log {
+	for _, f := range st.Log {
 		add(f)
 	}
 	flush(false)
@@ -100,36 +100,36 @@ type assembler struct {
 func (a *assembler) reset() { a.next, a.buf = 0, nil }
 
 // add takes one part; done is true with the whole state after the last part.
-func (a *assembler) add(m *nats.Msg) (st state, done bool, err error) {
+func (a *assembler) add(m *nats.Msg) (st lecture.HubState, done bool, err error) {
 	part, err := strconv.Atoi(m.Header.Get(hPart))
 	if err != nil || part != a.next {
 		a.reset()
-		return state{}, false, errBadState
+		return lecture.HubState{}, false, errBadState
 	}
 	a.buf = append(a.buf, m.Data...)
 	a.next++
 	if m.Header.Get(hMore) != "" {
-		return state{}, false, nil
+		return lecture.HubState{}, false, nil
 	}
 	defer a.reset()
-	st = state{seq: headerSeq(m, hSeq), cpSeq: headerSeq(m, hCpSeq), ended: m.Header.Get(hEnded) != ""}
+	st = lecture.HubState{Seq: headerSeq(m, hSeq), CPSeq: headerSeq(m, hCpSeq), Ended: m.Header.Get(hEnded) != ""}
 	ncp, err := strconv.Atoi(m.Header.Get(hCp))
 	if err != nil || ncp < 0 {
-		return state{}, false, errBadState
+		return lecture.HubState{}, false, errBadState
 	}
 	var frames [][]byte
 	for b := a.buf; len(b) > 0; {
 		n, k := binary.Uvarint(b)
 		if k <= 0 || uint64(len(b)-k) < n {
-			return state{}, false, errBadState
+			return lecture.HubState{}, false, errBadState
 		}
 		frames = append(frames, b[k:k+int(n)])
 		b = b[k+int(n):]
 	}
-	if ncp > len(frames) || st.cpSeq > st.seq || uint64(len(frames)-ncp) != st.seq-st.cpSeq {
-		return state{}, false, errBadState
+	if ncp > len(frames) || st.CPSeq > st.Seq || uint64(len(frames)-ncp) != st.Seq-st.CPSeq {
+		return lecture.HubState{}, false, errBadState
 	}
-	st.cp, st.log = frames[:ncp], frames[ncp:]
+	st.CP, st.Log = frames[:ncp], frames[ncp:]
 	return st, true, nil
 }
 

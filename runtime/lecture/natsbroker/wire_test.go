@@ -21,13 +21,13 @@ func TestStateMessagesSplitAndJoin(t *testing.T) {
 	for i := range 20 {
 		log = append(log, protocol.Stamp(uint64(11+i), frame(i)))
 	}
-	st := state{cpSeq: 10, seq: 30, cp: cp, log: log, ended: true}
+	st := lecture.HubState{CPSeq: 10, Seq: 30, CP: cp, Log: log, Ended: true}
 	msgs := stateMsgs("s", kindState, st, 100)
 	if len(msgs) < 5 {
 		t.Fatalf("%d parts for a state of about 1 KB in parts of 100 bytes", len(msgs))
 	}
 	var a assembler
-	var got state
+	var got lecture.HubState
 	for i, m := range msgs {
 		s, done, err := a.add(m)
 		if err != nil || done != (i == len(msgs)-1) {
@@ -35,17 +35,17 @@ func TestStateMessagesSplitAndJoin(t *testing.T) {
 		}
 		got = s
 	}
-	if got.cpSeq != 10 || got.seq != 30 || !got.ended || len(got.cp) != 2 || len(got.log) != 20 {
+	if got.CPSeq != 10 || got.Seq != 30 || !got.Ended || len(got.CP) != 2 || len(got.Log) != 20 {
 		t.Fatalf("got %+v", got)
 	}
 	for i := range cp {
-		if !bytes.Equal(got.cp[i], cp[i]) {
-			t.Fatalf("checkpoint frame %d: %s", i, got.cp[i])
+		if !bytes.Equal(got.CP[i], cp[i]) {
+			t.Fatalf("checkpoint frame %d: %s", i, got.CP[i])
 		}
 	}
 	for i := range log {
-		if !bytes.Equal(got.log[i], log[i]) {
-			t.Fatalf("log frame %d: %s", i, got.log[i])
+		if !bytes.Equal(got.Log[i], log[i]) {
+			t.Fatalf("log frame %d: %s", i, got.Log[i])
 		}
 	}
 
@@ -63,17 +63,17 @@ func TestStateMessagesSplitAndJoin(t *testing.T) {
 		}
 	}
 	// A log whose length does not match the numbers is refused.
-	bad := stateMsgs("s", kindState, state{cpSeq: 10, seq: 31, cp: cp, log: log}, 1<<20)
+	bad := stateMsgs("s", kindState, lecture.HubState{CPSeq: 10, Seq: 31, CP: cp, Log: log}, 1<<20)
 	if _, _, err := a.add(bad[0]); !errors.Is(err, errBadState) {
 		t.Fatalf("a short log: %v", err)
 	}
 }
 
 func TestEmptyStateIsOneMessage(t *testing.T) {
-	msgs := stateMsgs("s", kindCheckpoint, state{}, 1000)
+	msgs := stateMsgs("s", kindCheckpoint, lecture.HubState{}, 1000)
 	var a assembler
 	st, done, err := a.add(msgs[0])
-	if len(msgs) != 1 || !done || err != nil || len(st.cp)+len(st.log) != 0 {
+	if len(msgs) != 1 || !done || err != nil || len(st.CP)+len(st.Log) != 0 {
 		t.Fatalf("%d messages, %+v, %v, %v", len(msgs), st, done, err)
 	}
 }
@@ -139,8 +139,8 @@ func TestConnectFailsClearly(t *testing.T) {
 // A state message from the wire never panics the assembler, and what it accepts holds
 // together: as many log frames as the numbers say, each within the bytes sent.
 func FuzzStateMessage(f *testing.F) {
-	for _, m := range stateMsgs("s", kindState, state{cpSeq: 2, seq: 4, cp: [][]byte{[]byte(`{"lseq":2}`)},
-		log: [][]byte{[]byte(`{"lseq":3}`), []byte(`{"lseq":4}`)}}, 1<<20) {
+	for _, m := range stateMsgs("s", kindState, lecture.HubState{CPSeq: 2, Seq: 4, CP: [][]byte{[]byte(`{"lseq":2}`)},
+		Log: [][]byte{[]byte(`{"lseq":3}`), []byte(`{"lseq":4}`)}}, 1<<20) {
 		f.Add(m.Data, m.Header.Get(hPart), m.Header.Get(hMore), m.Header.Get(hCp), m.Header.Get(hCpSeq), m.Header.Get(hSeq))
 	}
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0x0f}, "0", "", "0", "0", "1")
@@ -155,11 +155,11 @@ func FuzzStateMessage(f *testing.F) {
 		if err != nil || !done {
 			return
 		}
-		if uint64(len(st.log)) != st.seq-st.cpSeq {
-			t.Fatalf("accepted %d log frames for numbers %d..%d", len(st.log), st.cpSeq, st.seq)
+		if uint64(len(st.Log)) != st.Seq-st.CPSeq {
+			t.Fatalf("accepted %d log frames for numbers %d..%d", len(st.Log), st.CPSeq, st.Seq)
 		}
 		total := 0
-		for _, fr := range append(st.cp, st.log...) {
+		for _, fr := range append(st.CP, st.Log...) {
 			total += len(fr)
 		}
 		if total > len(data) {

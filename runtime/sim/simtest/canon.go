@@ -35,25 +35,7 @@ func CanonCommutes(t *testing.T, spec *sim.Spec, trials int, gen func(rng *rand.
 		if c.Horizon != nil {
 			h = max(c.Horizon.Node(q.F.Node), c.Horizon.Msg(&q.In.Msg)) + rng.IntN(3)
 		}
-		canonNode := func(nd sim.Node) sim.Node {
-			if c.Node != nil {
-				nd = c.Node(nd, true)
-			}
-			if c.Horizon != nil {
-				nd = c.Horizon.CapNode(nd, h)
-			}
-			return nd
-		}
-		canonMsg := func(m sim.Message) sim.Message {
-			m = m.Clone()
-			if c.Msg != nil {
-				c.Msg(&m, true)
-			}
-			if c.Horizon != nil {
-				c.Horizon.CapMsg(&m, h)
-			}
-			return m
-		}
+		canonNode, canonMsg := storedForms(c, h)
 		outcome := func() []string {
 			out := []string{string(sim.EncodeState(canonNode(q.F.Node)))}
 			out = append(out, q.F.Ctx.Rules()...)
@@ -120,25 +102,7 @@ func DeliveriesCommute(t *testing.T, spec *sim.Spec, trials int, gen func(rng *r
 	for trial := range trials {
 		q := gen(rng, trial)
 		h := q.Quiet.Horizon
-		stored := func(nd sim.Node) sim.Node {
-			if c.Node != nil {
-				nd = c.Node(nd, true)
-			}
-			if c.Horizon != nil && h >= 0 {
-				nd = c.Horizon.CapNode(nd, h)
-			}
-			return nd
-		}
-		storedMsg := func(m sim.Message) sim.Message {
-			m = m.Clone()
-			if c.Msg != nil {
-				c.Msg(&m, true)
-			}
-			if c.Horizon != nil && h >= 0 {
-				c.Horizon.CapMsg(&m, h)
-			}
-			return m
-		}
+		stored, storedMsg := storedForms(c, h)
 		start := stored(q.F.Node).Clone()
 		msg := storedMsg(q.Deliver)
 		msg.To = q.F.Ctx.Self()
@@ -183,4 +147,30 @@ func DeliveriesCommute(t *testing.T, spec *sim.Spec, trials int, gen func(rng *r
 	if declared == 0 {
 		t.Fatal("no case was declared to commute: the generator tests nothing")
 	}
+}
+
+// storedForms are the forms the explorer stores a node and a message in once quiet:
+// Canon.Node and Canon.Msg, then capped at the horizon h when there is one (h >= 0).
+func storedForms(c *sim.Canon, h int) (func(sim.Node) sim.Node, func(sim.Message) sim.Message) {
+	capped := c.Horizon != nil && h >= 0
+	node := func(nd sim.Node) sim.Node {
+		if c.Node != nil {
+			nd = c.Node(nd, true)
+		}
+		if capped {
+			nd = c.Horizon.CapNode(nd, h)
+		}
+		return nd
+	}
+	msg := func(m sim.Message) sim.Message {
+		m = m.Clone()
+		if c.Msg != nil {
+			c.Msg(&m, true)
+		}
+		if capped {
+			c.Horizon.CapMsg(&m, h)
+		}
+		return m
+	}
+	return node, msg
 }

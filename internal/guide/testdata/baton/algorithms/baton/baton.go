@@ -9,6 +9,7 @@
 package baton
 
 import (
+	_ "embed"
 	"slices"
 
 	"github.com/teach-dist/playground/algorithms/cs"
@@ -40,57 +41,15 @@ func DefaultParams(ids []int) Params {
 // ParseParams decodes {"keeper": id}.
 var ParseParams = params.Parser([]sim.Param{keeperParam}, DefaultParams)
 
-// Spec registers the algorithm: a new value at each call, so that no caller changes
-// what another sees.
+// text is what the pages show of the algorithm: its spec.txt, embedded.
+//
+//go:embed spec.txt
+var text string
+
+// Spec registers the algorithm: spec.txt, then what is code. A new value at each
+// call, so that no caller changes what another sees.
 func Spec() *sim.Spec {
-	return &sim.Spec{
-		Slug:    "baton",
-		Title:   "Baton (worked example)",
-		Family:  sim.Mutex,
-		Summary: "A keeper lends one baton out in the order it was asked; whoever has the baton may enter.",
-		Rules: []sim.Rule{
-			{Label: "EX-1", Group: "Initialisation", Lines: []string{
-				"state := RELEASED",
-				"if i is the keeper: baton := here; queue := empty"},
-				Says: "starts outside the CS; the keeper starts with the baton"},
-			{Label: "EX-2", Group: "Asking for the CS", Lines: []string{
-				"state := WANTED",
-				"send ASK to the keeper   // the keeper asks itself, no message"},
-				Says: "wants the CS and asks the keeper for the baton"},
-			{Label: "EX-3", Group: "Keeper: ASK from j", Lines: []string{
-				"append j to queue",
-				"if baton = here: LEND"},
-				Says: "the keeper queues the asker and lends the baton if it has it"},
-			{Label: "EX-4", Group: "Receiving BATON", Lines: []string{
-				"state := HELD; enter the CS"},
-				Says: "has the baton and enters the CS"},
-			{Label: "EX-5", Group: "Leaving the CS", Lines: []string{
-				"state := RELEASED",
-				"send BATON to the keeper   // the keeper keeps it, no message"},
-				Says: "leaves the CS and gives the baton back"},
-			{Label: "EX-6", Group: "Keeper: BATON back", Lines: []string{
-				"baton := here; LEND",
-				"LEND: if queue is not empty: baton := away; send BATON to the head of queue"},
-				Says: "the keeper has the baton back and lends it to the next in line"},
-		},
-		Vars: []sim.Var{
-			{Name: "state", Doc: "RELEASED, WANTED or HELD"},
-			{Name: "keeper", Doc: "id of the keeper"},
-			{Name: "baton", Doc: "keeper only: the baton is here, not lent out"},
-			{Name: "queue", Doc: "keeper only: ids waiting for the baton, first asked first"},
-		},
-		Messages: []sim.MessageType{
-			{Name: MsgAsk, Label: "ASK", Doc: "asks the keeper for the baton"},
-			{Name: MsgBaton, Label: "BATON", Doc: "the baton: lent by the keeper, or given back to it"},
-		},
-		// A range: the keeper's own entries cost nothing, the others' three messages.
-		Costs: []sim.Cost{
-			{Name: "messages per CS entry", Formula: "0 to 3: none for the keeper; ASK, BATON and BATON back for the others",
-				Low: func(int) float64 { return 0 }, High: func(int) float64 { return 3 }},
-			{Name: "messages to enter the CS", Formula: "2 (ASK, BATON); none for the keeper",
-				Value: func(int) float64 { return 2 }},
-		},
-		Defaults:    sim.Defaults{Nodes: 4, Delay: [2]int{1, 3}, CS: 2, Until: 200},
+	return sim.BuildSpec(text, sim.Spec{
 		Params:      []sim.Param{keeperParam},
 		Stage:       sim.Stage{Mark: "keeper", MarkLabel: "keeper"},
 		ParseParams: ParseParams,
@@ -98,7 +57,7 @@ func Spec() *sim.Spec {
 			p := params.Of(setup, DefaultParams(setup.IDs))
 			return &node{self: self, ids: setup.IDs, keeper: params.Holder(setup.IDs, p.Keeper, keeperParam)}
 		},
-	}
+	})
 }
 
 type node struct {
@@ -123,8 +82,7 @@ func (n *node) Step(ctx *sim.Context, in *sim.Input) {
 	case sim.Release:
 		if n.state == cs.Held {
 			ctx.Rule("EX-5")
-			n.state = cs.Released
-			ctx.Exit()
+			cs.Leave(ctx, &n.state)
 			n.send(ctx, n.keeper, MsgBaton)
 		}
 	case sim.Deliver:
@@ -153,8 +111,7 @@ func (n *node) receive(ctx *sim.Context, typ string, from int) {
 		n.lend(ctx)
 	case typ == MsgBaton && from == n.keeper && n.state == cs.Wanted:
 		ctx.Rule("EX-4")
-		n.state = cs.Held
-		ctx.Enter()
+		cs.Enter(ctx, &n.state)
 	case typ == MsgBaton && n.self == n.keeper:
 		ctx.Rule("EX-6")
 		n.here = true
