@@ -154,6 +154,7 @@ func (c *Client) enqueue(q queued) bool {
 	if c.queue.full(len(q.frame)) {
 		c.slow()
 		c.closeLocked(websocket.CloseTryAgainLater, protocol.CloseSlow, false)
+		c.cutWrite()
 		return false
 	}
 	if c.idle() {
@@ -167,6 +168,15 @@ func (c *Client) enqueue(q queued) bool {
 	c.queue.push(q)
 	c.startWriter()
 	return true
+}
+
+// cutWrite ends a write the writer may be blocked in on a socket the client no longer
+// reads: a client refused as too slow is dropped now, not when that write's deadline
+// passes (the close frame, if the writer gets to it, sets a deadline of its own).
+func (c *Client) cutWrite() {
+	if c.conn != nil {
+		_ = c.conn.UnderlyingConn().SetWriteDeadline(time.Now())
+	}
 }
 
 // peerClosing wraps the reader's close handler (Hub.ReadLoop): once the peer's close
