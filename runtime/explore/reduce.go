@@ -251,6 +251,10 @@ func (x *search) ample(s *state, trs []trans, next int) (int, error) {
 	if s.avail != 0 || !x.quiet(s) {
 		return -1, nil
 	}
+	var quiet sim.Quiet // what Commutes may rest on: the same for every delivery of s
+	if x.canon.Commutes != nil {
+		quiet = sim.Quiet{FIFO: x.m.fifo, Horizon: x.horizon(s)}
+	}
 	for o, t := range trs {
 		if t.kind != tDeliver {
 			continue
@@ -267,11 +271,11 @@ func (x *search) ample(s *state, trs []trans, next int) (int, error) {
 				if err := x.checkInert(s, to, f.msg); err != nil {
 					return -1, err
 				}
-			case x.canon.Commutes != nil && x.canon.Commutes(node, &info.m, sim.Quiet{FIFO: x.m.fifo, Horizon: x.horizon(s)}):
+			case x.canon.Commutes != nil && x.canon.Commutes(node, &info.m, quiet):
 				if !x.invisible(s, t) {
 					continue
 				}
-				if err := x.checkCommutes(s, trs, o); err != nil {
+				if err := x.checkCommutes(s, trs, o, quiet.Horizon); err != nil {
 					return -1, err
 				}
 			default:
@@ -290,14 +294,14 @@ func (x *search) ample(s *state, trs []trans, next int) (int, error) {
 
 // checkCommutes checks the declaration (sim.Canon.Commutes) on the delivery trs[o]
 // against the receiver's other steps at hand: either order gives the receiver the
-// same state, and the same messages and entries and exits between them.
-func (x *search) checkCommutes(s *state, trs []trans, o int) error {
+// same state, and the same messages and entries and exits between them (capped at
+// s's horizon h, -1 for none).
+func (x *search) checkCommutes(s *state, trs []trans, o, h int) error {
 	x.it.setUp(s.nodes)
 	t := trs[o]
 	to := x.stepper(s, t)
 	id := s.nodes[to].id
 	m := s.msgs[t.a].msg
-	h := x.horizon(s)
 	for k, u := range trs {
 		if k == o || x.stepper(s, u) != to || (u.kind != tDeliver && u.kind != tRelease) {
 			continue
