@@ -220,8 +220,7 @@ func exploreConfig(ctx context.Context, sc *scenarios.Scenario, cfg sim.Config, 
 		}
 		x.start = start
 		if !timed && untimed {
-			// The untimed graph must be the whole one for its waiting components.
-			x.untimed, x.por, x.spor = true, false, false
+			x.untimed = true
 		}
 		res, err := x.explore(ctx, sc)
 		if errors.Is(err, errRestartTimed) || errors.Is(err, errUntimedInconclusive) {

@@ -293,22 +293,38 @@ func (x *search) ample(s *state, trs []trans, next int) (int, error) {
 }
 
 // checkCommutes checks the declaration (sim.Canon.Commutes) on the delivery trs[o]
-// against the receiver's other steps at hand: either order gives the receiver the
-// same state, and the same messages and entries and exits between them (capped at
-// s's horizon h, -1 for none).
+// against the receiver's other steps at hand (deliveries, its timers, leaving the
+// CS): the delivery sets and cancels no timer, and either order gives the receiver
+// the same state, and the same messages and entries and exits between them (capped
+// at s's horizon h, -1 for none).
 func (x *search) checkCommutes(s *state, trs []trans, o, h int) error {
 	x.it.setUp(s.nodes)
 	t := trs[o]
 	to := x.stepper(s, t)
 	id := s.nodes[to].id
 	m := s.msgs[t.a].msg
+	for _, e := range x.it.step(to, id, sim.Deliver, m).effs {
+		if e.Kind == effSetTimer || e.Kind == effCancelTimer {
+			// Its order with that timer's firing would matter.
+			return fmt.Errorf("explore: %s: %s is declared to commute with %s's other steps, but it sets or cancels a timer (Canon.Commutes)",
+				x.m.spec.Slug, x.it.message(m).desc, x.m.name(to))
+		}
+	}
 	for k, u := range trs {
-		if k == o || x.stepper(s, u) != to || (u.kind != tDeliver && u.kind != tRelease) {
+		if k == o || x.stepper(s, u) != to {
 			continue
 		}
-		kind, arg := sim.Release, uint32(0)
-		if u.kind == tDeliver {
+		var kind sim.InputKind
+		var arg uint32
+		switch u.kind {
+		case tDeliver:
 			kind, arg = sim.Deliver, s.msgs[u.a].msg
+		case tRelease:
+			kind = sim.Release
+		case tTimer:
+			kind, arg = sim.Timer, uint32(s.timers[u.a].name)
+		default:
+			continue
 		}
 		a, aDid := x.twoSteps(to, id, h, sim.Deliver, m, kind, arg)
 		b, bDid := x.twoSteps(to, id, h, kind, arg, sim.Deliver, m)

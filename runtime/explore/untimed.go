@@ -37,6 +37,20 @@ import (
 //     has keep a message, a timer or a process in the CS waiting for ever, which time
 //     forbids.
 //
+//   - With partial-order reduction (reduce.go) the components are those of the
+//     reduced graph, and a cycle that time allows in the whole graph shows there
+//     too. Every set of steps the reduction takes alone is persistent, invisible, and
+//     made of deliveries of messages in flight. A run that time allows takes every
+//     message in flight sooner or later, so from a state of the reduced graph it takes
+//     one of that set's deliveries at some point, and every step it takes before that
+//     one commutes with it: the delivery may be taken first. Repeated, this turns the
+//     run into a run of the reduced graph with the same steps, none added, in an
+//     order that only swaps commuting ones (the cycle proviso, a fully expanded
+//     state on every cycle, leaves no step aside for ever). It keeps the visible
+//     steps in order, so the process still waits for ever, and it ends every
+//     message, timer and stay in the CS the first run ends: the component of the
+//     reduced graph it stays in is one time allows, which the check finds.
+//
 // So when the untimed search finds no violation and every component of waiting states
 // is of that kind, every property holds in the timed search too, and that is the
 // answer (without an entry bound: a length the untimed graph does not keep). Anything

@@ -3,6 +3,7 @@ package explore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -14,14 +15,17 @@ import (
 // waiting components rules out only the cycles time forbids.
 
 // untimedSearch runs the search without time that answers a timed question, to its
-// end, as Explore does first.
-func untimedSearch(t *testing.T, cfg sim.Config) (*search, outcome) {
+// end, as Explore does first: with the partial-order reductions that apply (reduced),
+// or over the whole graph.
+func untimedSearch(t *testing.T, cfg sim.Config, reduced bool) (*search, outcome) {
 	t.Helper()
-	x, err := newSearch(cfg, false, &Options{MaxStates: 1 << 20, MaxMemory: 1 << 30})
+	x, err := newSearch(cfg, false, &Options{MaxStates: 1 << 21, MaxMemory: 1 << 30})
 	if err != nil {
 		t.Fatal(err)
 	}
-	x.untimed, x.por = true, false
+	x.untimed = true
+	x.por = reduced && x.porApplies()
+	x.spor = reduced && x.sporApplies()
 	out, err := x.run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +52,7 @@ func configOf(t *testing.T, file string) sim.Config {
 func TestUntimedWaitsRuledOutByTime(t *testing.T) {
 	for _, file := range []string{"bakery-3-two.json", "bakery-3-two-fifo.json"} {
 		t.Run(file, func(t *testing.T) {
-			x, out := untimedSearch(t, configOf(t, file))
+			x, out := untimedSearch(t, configOf(t, file), false)
 			if out.found != nil || out.bound != "" {
 				t.Fatalf("untimed search: %+v", out)
 			}
@@ -72,7 +76,9 @@ func TestUntimedWaitsRuledOutByTime(t *testing.T) {
 // ruled out. With guard, P0 also keeps a second timer armed, set again on every answer
 // long before it is due, and enters the CS if it ever fires: in every state where P0
 // waits the guard is armed and never fires (firing ends the wait), so the cycle ends it
-// only by setting it again, which the check must count.
+// only by setting it again, which the check must count. P1 keeps no state: a PING
+// commutes with anything else it may do (sim.Canon.Commutes), so with the guard armed
+// beside it the reduced search takes it alone.
 type poller struct {
 	self  int
 	guard bool
@@ -83,7 +89,9 @@ func pollerSpec(guard bool) *sim.Spec {
 		Slug: "poller", Family: sim.Mutex,
 		Messages: []sim.MessageType{{Name: "PING"}, {Name: "PONG"}},
 		New:      func(self int, _ *sim.Setup) sim.Node { return poller{self: self, guard: guard} },
-		Canon:    &sim.Canon{Asynchronous: true},
+		Canon: &sim.Canon{Asynchronous: true, Commutes: func(_ sim.Node, m *sim.Message, _ sim.Quiet) bool {
+			return m.Type == "PING"
+		}},
 	}
 }
 
@@ -106,18 +114,62 @@ func (p poller) Step(ctx *sim.Context, in *sim.Input) {
 func (p poller) Clone() sim.Node           { return p }
 func (p poller) Encode(w *sim.StateWriter) {}
 
+// The livelock stays in the reduced graph too: a cycle that time allows is kept
+// whether the search takes the commuting PING alone or not.
 func TestUntimedKeepsALivelock(t *testing.T) {
 	for _, guard := range []bool{false, true} {
-		cfg := sim.Config{Spec: pollerSpec(guard), IDs: []int{0, 1}, CS: 1,
-			Network: sim.Network{DelayMin: 1, DelayMax: 2},
-			Actions: []sim.Action{{At: 0, Do: sim.ActRequest, Node: 0}}}
-		x, out := untimedSearch(t, cfg)
-		if out.found != nil || out.bound != "" {
-			t.Fatalf("guard %v: untimed search: %+v", guard, out)
+		for _, reduced := range []bool{false, true} {
+			cfg := sim.Config{Spec: pollerSpec(guard), IDs: []int{0, 1}, CS: 1,
+				Network: sim.Network{DelayMin: 1, DelayMax: 2},
+				Actions: []sim.Action{{At: 0, Do: sim.ActRequest, Node: 0}}}
+			x, out := untimedSearch(t, cfg, reduced)
+			if out.found != nil || out.bound != "" {
+				t.Fatalf("guard %v, reduced %v: untimed search: %+v", guard, reduced, out)
+			}
+			if reduced && guard && x.reduced == 0 {
+				t.Fatal("the reduced search took no delivery alone: the test shows nothing")
+			}
+			if _, err := x.fairWaits(context.Background()); !errors.Is(err, errUntimedInconclusive) {
+				t.Errorf("guard %v, reduced %v: waiting components: %v; want the cycle kept (time allows it)", guard, reduced, err)
+			}
 		}
-		if _, err := x.fairWaits(context.Background()); !errors.Is(err, errUntimedInconclusive) {
-			t.Errorf("guard %v: waiting components: %v; want the cycle kept (time allows it)", guard, err)
-		}
+	}
+}
+
+// Bakery's waiting components are all ruled out by time in the reduced graph as in
+// the whole one: the untimed answer is the same with the reductions as without (a
+// broken declaration or a reduction that hid a fair cycle would show here), and the
+// reduced graph is smaller.
+func TestUntimedReducedAgreesWithWhole(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short: the whole untimed graphs take seconds")
+	}
+	for _, file := range []string{"bakery-3.json", "bakery-3-two.json", "bakery-3-two-fifo.json"} {
+		t.Run(file, func(t *testing.T) {
+			cfg := configOf(t, file)
+			var states [2]int
+			var verdicts [2]string
+			for k, reduced := range []bool{false, true} {
+				x, out := untimedSearch(t, cfg, reduced)
+				states[k] = x.st.count
+				switch {
+				case out.found != nil:
+					verdicts[k] = "violation " + out.found.property
+				case out.bound != "":
+					t.Fatalf("reduced %v: bounded: %s", reduced, out.bound)
+				default:
+					_, err := x.fairWaits(context.Background())
+					verdicts[k] = fmt.Sprint("waits: ", err)
+				}
+			}
+			if verdicts[0] != verdicts[1] {
+				t.Fatalf("whole graph: %s; reduced: %s", verdicts[0], verdicts[1])
+			}
+			if states[1] > states[0] {
+				t.Errorf("reduced %d states, whole %d", states[1], states[0])
+			}
+			t.Logf("%s: whole %d states, reduced %d", verdicts[0], states[0], states[1])
+		})
 	}
 }
 
@@ -150,7 +202,7 @@ func TestUntimedViolationFallsBackToTime(t *testing.T) {
 	cfg := sim.Config{Spec: spec, IDs: []int{0, 1}, CS: 1,
 		Network: sim.Network{DelayMin: 1, DelayMax: 2},
 		Actions: []sim.Action{{At: 0, Do: sim.ActRequest, Node: 0}, {At: 0, Do: sim.ActRequest, Node: 1}}}
-	_, out := untimedSearch(t, cfg)
+	_, out := untimedSearch(t, cfg, true)
 	if out.found == nil || out.found.property != sim.PropMutex {
 		t.Fatalf("untimed search: %+v; want mutual exclusion broken", out.found)
 	}

@@ -187,10 +187,11 @@ type Canon struct {
 	// step changes nothing the properties see (it neither enters nor leaves the CS
 	// nor declares a leader), gives the same as with any other step n may take before
 	// or after it, in either order (a delivery of any message, sent yet or not, that
-	// the network lets come first; leaving the CS), and that no such step disables
-	// it. The explorer then takes such a delivery alone (partial-order reduction, as
-	// for Inert, which is the case of every message to n); it checks the claim
-	// against the receiver's other steps at hand. Nil: none.
+	// the network lets come first; one of its timers firing; leaving the CS), and
+	// that no such step disables it. Such a delivery sets and cancels no timer. The
+	// explorer then takes such a delivery alone (partial-order reduction, as for
+	// Inert, which is the case of every message to n); it checks the claim against
+	// the receiver's other steps at hand. Nil: none.
 	Commutes func(n Node, m *Message, q Quiet) bool
 	// Asynchronous says that the algorithm's properties are meant to hold without any
 	// timing assumption: its timers only pace retries (a poll), never stand in for a

@@ -86,8 +86,10 @@ type CommuteCase struct {
 }
 
 // DeliveriesCommute checks spec's Canon.Commutes: whenever it says a delivery
-// commutes, and the delivery changes nothing the properties see, giving the node the delivery and then the other input gives what the
-// other input and then the delivery give, all in the form the explorer stores once
+// commutes, and the delivery changes nothing the properties see, the delivery sets
+// and cancels no timer, and giving the node the delivery and then the other input
+// (a delivery, a timer firing, leaving the CS) gives what the other input and then
+// the delivery give, all in the form the explorer stores once
 // quiet (Canon.Node and Canon.Msg, capped at the horizon when there is one), the
 // state and messages included: the state, and the messages, entries and exits of
 // the two steps together. It fails if no case of the trials was declared to commute.
@@ -115,6 +117,12 @@ func DeliveriesCommute(t *testing.T, spec *sim.Spec, trials int, gen func(rng *r
 			return e.Kind == sim.EnterCS || e.Kind == sim.ExitCS || e.Kind == sim.DeclareLeader
 		}) {
 			continue // visible: the explorer never takes it alone
+		}
+		if slices.ContainsFunc(q.F.Ctx.Effects(), func(e sim.Effect) bool {
+			return e.Kind == sim.SetTimer || e.Kind == sim.CancelTimer
+		}) {
+			t.Fatalf("trial %d: from %s, %+v is declared to commute but sets or cancels a timer, whose firing it would then not commute with",
+				trial, sim.EncodeState(start), msg)
 		}
 		declared++
 		other := q.Other
