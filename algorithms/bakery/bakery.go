@@ -45,6 +45,40 @@ func canonNode(nd sim.Node, _ bool) sim.Node {
 	return c
 }
 
+// inert: once the workload is over, a released process stays released, answers every
+// read with no ticket and not choosing, and ignores any answer.
+func inert(nd sim.Node) bool { return nd.(*node).state == cs.Released }
+
+// commutes names the deliveries that give the same whatever the receiver does first or
+// after, once the workload is over (sim.Canon.Commutes):
+//   - a read of choosing outside the doorway: the flag stays false, no request to come;
+//   - in the doorway, a ticket number that is not the last awaited: the doorway only
+//     ends with the last one, and until then the receiver's own number and flag stay;
+//   - in the bakery, an awaited answer that does not say wait (choosing false, or a
+//     number that lets the receiver pass) when another process is still to pass: it
+//     touches only the check of its sender, which no poll re-reads while its read is
+//     on the way, and the receiver cannot enter (or leave) before it.
+//
+// A read of a ticket number in the bakery does not commute: the receiver may enter and
+// leave first, and leaving clears the number. An answer that says wait does not either:
+// it arms the poll, and the poll firing first re-reads different processes.
+func commutes(nd sim.Node, m *sim.Message, _ sim.Quiet) bool {
+	n := nd.(*node)
+	j := m.From
+	switch m.Type {
+	case MsgReadChoosing:
+		return n.state != Doorway
+	case MsgNumber:
+		if n.state == Doorway {
+			return !n.read[j] && n.nRead+2 < len(n.ids)
+		}
+		return n.expects(j, stageNumber) && !n.before(j, m.Arg) && n.nPassed+2 < len(n.ids)
+	case MsgChoosing:
+		return n.expects(j, stageChoosing) && m.Arg == 0
+	}
+	return false
+}
+
 // Params are the algorithm's settings.
 type Params struct {
 	// Poll is the time between a read that says "wait" and the re-read; 0 derives it
@@ -118,7 +152,7 @@ func Spec() *sim.Spec {
 		ParseParams: ParseParams,
 		New:         newNode,
 		// Safety rests on the reads alone; the poll timer only spaces out re-reads.
-		Canon: &sim.Canon{Node: canonNode, Asynchronous: true},
+		Canon: &sim.Canon{Node: canonNode, Asynchronous: true, Inert: inert, Commutes: commutes},
 	})
 }
 
@@ -257,7 +291,7 @@ func (n *node) onNumber(ctx *sim.Context, j, v int) {
 	ctx.Rule("BW-2")
 	n.inFlight[j] = false
 	n.seen[j] = v
-	if v != 0 && (v < n.number || (v == n.number && n.ids[j] < n.ids[n.self])) {
+	if n.before(j, v) {
 		n.wait(ctx)
 		return
 	}
@@ -270,6 +304,12 @@ func (n *node) onNumber(ctx *sim.Context, j, v int) {
 	// re-read, and the timer fired for that re-read.
 	ctx.Rule("BE-1")
 	cs.Enter(ctx, &n.state)
+}
+
+// before reports whether j, read with ticket v, goes first (BW-2): it holds a ticket
+// and (v, j) < (number, self).
+func (n *node) before(j, v int) bool {
+	return v != 0 && (v < n.number || (v == n.number && n.ids[j] < n.ids[n.self]))
 }
 
 // repoll is BP-1: one more read of every variable still waited on.
