@@ -77,13 +77,18 @@ func (d *bdir) rehash(t *table, per *[segments]int) {
 // paged is an array that grows by whole pages: never copied (but for the first,
 // small page), so a growing search leaves no old copies behind for the collector (a
 // slice doubling would, for a while, hold both), and a reader on another goroutine
-// may read an item while the array grows (see store).
+// may read an item while the array grows (see store). The first page starts at
+// firstItems (a search of a few thousand states holds little) and grows by a quarter
+// until it is a full page: its sizes depend only on the number of items.
 type paged[T uint32 | uint64 | byte] struct {
 	dir atomic.Pointer[[][]T] // every page at its full length
 	n   int
 }
 
-const itemBits = 18 // items per page: 256 Ki
+const (
+	itemBits   = 18 // items per page: 256 Ki
+	firstItems = 64 // the first page's first size
+)
 
 func (p *paged[T]) append(v T) {
 	if d := p.dir.Load(); d != nil {
@@ -93,13 +98,14 @@ func (p *paged[T]) append(v T) {
 			return
 		}
 	}
-	p.grow(p.n, 1, 1<<itemBits, 1<<10)
+	p.grow(p.n, 1, 1<<itemBits, firstItems)
 	(*p.dir.Load())[p.n>>itemBits][p.n&(1<<itemBits-1)] = v
 	p.n++
 }
 
 // grow makes room for need more items at position at, in pages of size items, the
-// first starting at first items and doubling (by a copy) until it is a full page.
+// first starting at first items and growing by a quarter (a copy) until it is a full
+// page.
 func (p *paged[T]) grow(at, need, size, first int) {
 	dp := p.dir.Load()
 	var d [][]T
@@ -117,10 +123,10 @@ func (p *paged[T]) grow(at, need, size, first int) {
 	case page >= len(d):
 		nd = append(nd, make([]T, size))
 	default:
-		// Only the first page starts small; it doubles up to a full page.
+		// Only the first page starts small; it grows up to a full page.
 		l := len(d[page])
 		for l < at%size+need {
-			l *= 2
+			l += max(l/4, first/4)
 		}
 		grown := make([]T, min(l, size))
 		copy(grown, d[page])
@@ -150,17 +156,89 @@ func (p *paged[T]) bytes() int64 {
 	return b * 4
 }
 
+// words is the array of a pairSet's words (pairs of numbers, pairOf). While every
+// word's two numbers are below 2^16 and the words fit a page, each is kept in 4 bytes
+// (a narrow array, which grows as paged's first page does); the first word that does
+// not fit, or the page filling, widens them all into a paged[uint64] (a copy,
+// published before the narrow array is dropped), which it stays. When that happens
+// depends only on the words, which are the same for any number of workers. A reader
+// that learnt a number through a table's atomics after the word was appended finds
+// it in whichever array it loads: the narrow one is never written once widened.
+type words struct {
+	narrow atomic.Pointer[[]uint32] // nil once wide
+	wide   paged[uint64]
+	n      int
+}
+
+// init makes w an empty narrow array.
+func (w *words) init() { w.narrow.Store(new([]uint32)) }
+
+func narrowWord(v uint64) bool { return v&^(0xffff<<32|0xffff) == 0 }
+
+func (w *words) at(i int) uint64 {
+	if p := w.narrow.Load(); p != nil {
+		x := (*p)[i]
+		return uint64(x>>16)<<32 | uint64(x&0xffff)
+	}
+	return w.wide.at(i)
+}
+
+func (w *words) append(v uint64) {
+	if p := w.narrow.Load(); p != nil {
+		if narrowWord(v) && w.n < 1<<itemBits {
+			a := *p
+			if w.n == len(a) {
+				l := len(a) + max(len(a)/4, firstItems)
+				na := make([]uint32, min(l, 1<<itemBits))
+				copy(na, a)
+				w.narrow.Store(&na)
+				a = na
+			}
+			a[w.n] = uint32(v>>32)<<16 | uint32(v&0xffff)
+			w.n++
+			return
+		}
+		w.widen(*p)
+	}
+	w.wide.append(v)
+	w.n++
+}
+
+// widen copies the narrow words into the wide array, the first page a quarter
+// larger than what they take.
+func (w *words) widen(a []uint32) {
+	w.wide.grow(0, w.n+max(w.n/4, 1), 1<<itemBits, firstItems)
+	pg := (*w.wide.dir.Load())[0]
+	for i, x := range a[:w.n] {
+		pg[i] = uint64(x>>16)<<32 | uint64(x&0xffff)
+	}
+	w.wide.n = w.n
+	w.narrow.Store(nil) // after the wide array: a reader that finds nil reads it
+}
+
+func (w *words) bytes() int64 {
+	if p := w.narrow.Load(); p != nil {
+		return int64(len(*p)) * 4
+	}
+	return w.wide.bytes()
+}
+
 const (
-	pageBits = 22
-	pageSize = 1 << pageBits
-	noParent = ^uint32(0)
+	pageBits   = 22
+	pageSize   = 1 << pageBits
+	firstArena = 1 << 10
+	noParent   = ^uint32(0)
 )
 
 func newByteSet() *byteSet {
-	bs := &byteSet{seed: maphash.MakeSeed(), plan: newSegPlan(1 << firstSlotBits)}
-	bs.dir.Store(&bdir{segs: [segments]*table{newTable(firstSlotBits)}})
+	bs := &byteSet{seed: maphash.MakeSeed(), plan: newSegPlan(1 << firstLeafBits)}
+	bs.dir.Store(&bdir{segs: [segments]*table{newTable(firstLeafBits)}})
 	return bs
 }
+
+// firstLeafBits is a new byteSet's size: 64 slots (searches hold a few hundred parts
+// to a few hundred thousand).
+const firstLeafBits = 6
 
 func newTable(bits uint) *table {
 	return &table{slots: make([]uint64, 1<<bits), mask: 1<<bits - 1, shift: 32 - bits}
@@ -228,8 +306,8 @@ func (bs *byteSet) put(b []byte) uint64 {
 		bs.page, bs.fill = bs.page+1, 0 // a new page
 	}
 	bs.pages.n = bs.page*pageSize + bs.fill
-	// The first page starts at 8 KiB (small searches stay small) and doubles.
-	bs.pages.grow(bs.pages.n, need, pageSize, 8<<10)
+	// The first page starts at firstArena bytes (small searches stay small) and grows.
+	bs.pages.grow(bs.pages.n, need, pageSize, firstArena)
 	bs.arenaBytes += int64(need)
 	page := bs.page
 	off := uint64(page)<<pageBits | uint64(bs.fill)
