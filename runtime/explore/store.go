@@ -107,14 +107,21 @@ func (p *paged[T]) append(v T) {
 // first starting at first items and growing by a quarter (a copy) until it is a full
 // page.
 func (p *paged[T]) grow(at, need, size, first int) {
-	dp := p.dir.Load()
 	var d [][]T
-	if dp != nil {
+	if dp := p.dir.Load(); dp != nil {
 		d = *dp
 	}
+	if nd := grownPages(d, at, need, size, first); nd != nil {
+		p.dir.Store(&nd)
+	}
+}
+
+// grownPages is pages d with room for need more items at position at (see
+// paged.grow), or nil when d has it.
+func grownPages[T uint32 | uint64 | byte](d [][]T, at, need, size, first int) [][]T {
 	page := at / size
 	if page < len(d) && at%size+need <= len(d[page]) {
-		return
+		return nil
 	}
 	nd := slices.Clone(d)
 	switch {
@@ -132,7 +139,7 @@ func (p *paged[T]) grow(at, need, size, first int) {
 		copy(grown, d[page])
 		nd[page] = grown
 	}
-	p.dir.Store(&nd)
+	return nd
 }
 
 func (p *paged[T]) at(i int) T { return (*p.dir.Load())[i>>itemBits][i&(1<<itemBits-1)] }
@@ -159,68 +166,77 @@ func (p *paged[T]) bytes() int64 {
 // words is the array of a pairSet's words (pairs of numbers, pairOf). While every
 // word's two numbers are below 2^16 and the words fit a page, each is kept in 4 bytes
 // (a narrow array, which grows as paged's first page does); the first word that does
-// not fit, or the page filling, widens them all into a paged[uint64] (a copy,
-// published before the narrow array is dropped), which it stays. When that happens
-// depends only on the words, which are the same for any number of workers. A reader
-// that learnt a number through a table's atomics after the word was appended finds
-// it in whichever array it loads: the narrow one is never written once widened.
+// not fit, or the page filling, widens them all into pages of 8-byte words (a copy),
+// which it stays. When that happens depends only on the words, which are the same
+// for any number of workers. Like paged, its directory is replaced whole when it
+// grows or widens, so a reader that learnt a number through a table's atomics after
+// the word was appended finds it in whichever directory it loads.
 type words struct {
-	narrow atomic.Pointer[[]uint32] // nil once wide
-	wide   paged[uint64]
-	n      int
+	dir atomic.Pointer[wdir]
+	n   int
+}
+
+type wdir struct {
+	narrow []uint32 // the words, 16 bits a number, while not nil
+	pages  [][]uint64
 }
 
 // init makes w an empty narrow array.
-func (w *words) init() { w.narrow.Store(new([]uint32)) }
+func (w *words) init() { w.dir.Store(&wdir{narrow: []uint32{}}) }
 
 func narrowWord(v uint64) bool { return v&^(0xffff<<32|0xffff) == 0 }
 
 func (w *words) at(i int) uint64 {
-	if p := w.narrow.Load(); p != nil {
-		x := (*p)[i]
+	d := w.dir.Load()
+	if d.narrow != nil {
+		x := d.narrow[i]
 		return uint64(x>>16)<<32 | uint64(x&0xffff)
 	}
-	return w.wide.at(i)
+	return d.pages[i>>itemBits][i&(1<<itemBits-1)]
 }
 
 func (w *words) append(v uint64) {
-	if p := w.narrow.Load(); p != nil {
+	d := w.dir.Load()
+	if d.narrow != nil {
 		if narrowWord(v) && w.n < 1<<itemBits {
-			a := *p
+			a := d.narrow
 			if w.n == len(a) {
-				l := len(a) + max(len(a)/4, firstItems)
-				na := make([]uint32, min(l, 1<<itemBits))
-				copy(na, a)
-				w.narrow.Store(&na)
-				a = na
+				a = make([]uint32, min(len(a)+max(len(a)/4, firstItems), 1<<itemBits))
+				copy(a, d.narrow)
+				w.dir.Store(&wdir{narrow: a})
 			}
 			a[w.n] = uint32(v>>32)<<16 | uint32(v&0xffff)
 			w.n++
 			return
 		}
-		w.widen(*p)
+		d = w.widen(d.narrow)
 	}
-	w.wide.append(v)
+	if pg, off := w.n>>itemBits, w.n&(1<<itemBits-1); pg >= len(d.pages) || off >= len(d.pages[pg]) {
+		d = &wdir{pages: grownPages(d.pages, w.n, 1, 1<<itemBits, firstItems)}
+		w.dir.Store(d)
+	}
+	d.pages[w.n>>itemBits][w.n&(1<<itemBits-1)] = v
 	w.n++
 }
 
-// widen copies the narrow words into the wide array, the first page a quarter
-// larger than what they take.
-func (w *words) widen(a []uint32) {
-	w.wide.grow(0, w.n+max(w.n/4, 1), 1<<itemBits, firstItems)
-	pg := (*w.wide.dir.Load())[0]
+// widen copies the narrow words into a first page a quarter larger than they take.
+func (w *words) widen(a []uint32) *wdir {
+	pg := make([]uint64, min(w.n+max(w.n/4, firstItems), 1<<itemBits))
 	for i, x := range a[:w.n] {
 		pg[i] = uint64(x>>16)<<32 | uint64(x&0xffff)
 	}
-	w.wide.n = w.n
-	w.narrow.Store(nil) // after the wide array: a reader that finds nil reads it
+	d := &wdir{pages: [][]uint64{pg}}
+	w.dir.Store(d)
+	return d
 }
 
 func (w *words) bytes() int64 {
-	if p := w.narrow.Load(); p != nil {
-		return int64(len(*p)) * 4
+	d := w.dir.Load()
+	b := int64(len(d.narrow)) * 4
+	for _, pg := range d.pages {
+		b += int64(len(pg)) * 8
 	}
-	return w.wide.bytes()
+	return b
 }
 
 const (

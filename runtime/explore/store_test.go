@@ -99,7 +99,7 @@ func TestWordsNarrowThenWide(t *testing.T) {
 			for k := range c.n {
 				w.append(c.word(k))
 				ref.append(uint64(k % 3))
-				if narrow := w.narrow.Load() != nil; narrow != (c.wideAt < 0 || k < c.wideAt) {
+				if narrow := w.dir.Load().narrow != nil; narrow != (c.wideAt < 0 || k < c.wideAt) {
 					t.Fatalf("after %d words: narrow %v", k+1, narrow)
 				}
 				if c.wideAt < 0 && w.bytes() != ref.bytes() {
