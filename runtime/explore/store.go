@@ -78,7 +78,7 @@ func (d *bdir) rehash(t *table, per *[segments]int) {
 // small page), so a growing search leaves no old copies behind for the collector (a
 // slice doubling would, for a while, hold both), and a reader on another goroutine
 // may read an item while the array grows (see store). The first page starts at
-// firstItems (a search of a few thousand states holds little) and grows by a quarter
+// firstItems (a search of a few thousand states holds little) and grows (nextFirst)
 // until it is a full page: its sizes depend only on the number of items.
 type paged[T uint32 | uint64 | byte] struct {
 	dir atomic.Pointer[[][]T] // every page at its full length
@@ -104,7 +104,7 @@ func (p *paged[T]) append(v T) {
 }
 
 // grow makes room for need more items at position at, in pages of size items, the
-// first starting at first items and growing by a quarter (a copy) until it is a full
+// first starting at first items and growing (a copy, nextFirst) until it is a full
 // page.
 func (p *paged[T]) grow(at, need, size, first int) {
 	var d [][]T
@@ -114,6 +114,16 @@ func (p *paged[T]) grow(at, need, size, first int) {
 	if nd := grownPages(d, at, need, size, first); nd != nil {
 		p.dir.Store(&nd)
 	}
+}
+
+// nextFirst is the size a first page of l items grows to: a quarter more while it is
+// under a sixteenth of a page (a small search holds little more than it uses), then
+// twice (a large one copies it no more than when it doubled from the start).
+func nextFirst(l, first, size int) int {
+	if l < size/16 {
+		return min(l+max(l/4, first/4), size)
+	}
+	return min(2*l, size)
 }
 
 // grownPages is pages d with room for need more items at position at (see
@@ -133,9 +143,9 @@ func grownPages[T uint32 | uint64 | byte](d [][]T, at, need, size, first int) []
 		// Only the first page starts small; it grows up to a full page.
 		l := len(d[page])
 		for l < at%size+need {
-			l += max(l/4, first/4)
+			l = nextFirst(l, first, size)
 		}
-		grown := make([]T, min(l, size))
+		grown := make([]T, l)
 		copy(grown, d[page])
 		nd[page] = grown
 	}
@@ -201,7 +211,7 @@ func (w *words) append(v uint64) {
 		if narrowWord(v) && w.n < 1<<itemBits {
 			a := d.narrow
 			if w.n == len(a) {
-				a = make([]uint32, min(len(a)+max(len(a)/4, firstItems), 1<<itemBits))
+				a = make([]uint32, nextFirst(len(a), firstItems, 1<<itemBits))
 				copy(a, d.narrow)
 				w.dir.Store(&wdir{narrow: a})
 			}
@@ -219,9 +229,9 @@ func (w *words) append(v uint64) {
 	w.n++
 }
 
-// widen copies the narrow words into a first page a quarter larger than they take.
+// widen copies the narrow words into a first page of the size after theirs.
 func (w *words) widen(a []uint32) *wdir {
-	pg := make([]uint64, min(w.n+max(w.n/4, firstItems), 1<<itemBits))
+	pg := make([]uint64, nextFirst(max(w.n, firstItems), firstItems, 1<<itemBits))
 	for i, x := range a[:w.n] {
 		pg[i] = uint64(x>>16)<<32 | uint64(x&0xffff)
 	}
