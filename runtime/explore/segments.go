@@ -16,7 +16,8 @@ package explore
 // is (3/5 + 3/20*(k+1)/16) full, so that each segment is about that full (the hash
 // spreads thousands of entries evenly) when its turn comes, and the table is, as one
 // that doubles whole, three eighths to three quarters full. A segment that fills to
-// fifteen sixteenths all the same doubles at once.
+// fifteen sixteenths all the same doubles at once. (A pairSet's table starts
+// narrower still, and grows in finer steps, until it holds 16 Ki words: tree.go.)
 
 const (
 	segBits  = 4

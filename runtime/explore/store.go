@@ -77,13 +77,18 @@ func (d *bdir) rehash(t *table, per *[segments]int) {
 // paged is an array that grows by whole pages: never copied (but for the first,
 // small page), so a growing search leaves no old copies behind for the collector (a
 // slice doubling would, for a while, hold both), and a reader on another goroutine
-// may read an item while the array grows (see store).
+// may read an item while the array grows (see store). The first page starts at
+// firstItems (a search of a few thousand states holds little) and grows (nextFirst)
+// until it is a full page: its sizes depend only on the number of items.
 type paged[T uint32 | uint64 | byte] struct {
 	dir atomic.Pointer[[][]T] // every page at its full length
 	n   int
 }
 
-const itemBits = 18 // items per page: 256 Ki
+const (
+	itemBits   = 18 // items per page: 256 Ki
+	firstItems = 64 // the first page's first size
+)
 
 func (p *paged[T]) append(v T) {
 	if d := p.dir.Load(); d != nil {
@@ -93,22 +98,40 @@ func (p *paged[T]) append(v T) {
 			return
 		}
 	}
-	p.grow(p.n, 1, 1<<itemBits, 1<<10)
+	p.grow(p.n, 1, 1<<itemBits, firstItems)
 	(*p.dir.Load())[p.n>>itemBits][p.n&(1<<itemBits-1)] = v
 	p.n++
 }
 
 // grow makes room for need more items at position at, in pages of size items, the
-// first starting at first items and doubling (by a copy) until it is a full page.
+// first starting at first items and growing (a copy, nextFirst) until it is a full
+// page.
 func (p *paged[T]) grow(at, need, size, first int) {
-	dp := p.dir.Load()
 	var d [][]T
-	if dp != nil {
+	if dp := p.dir.Load(); dp != nil {
 		d = *dp
 	}
+	if nd := grownPages(d, at, need, size, first); nd != nil {
+		p.dir.Store(&nd)
+	}
+}
+
+// nextFirst is the size a first page of l items grows to: a quarter more while it is
+// under a sixteenth of a page (a small search holds little more than it uses), then
+// twice (a large one copies it no more than when it doubled from the start).
+func nextFirst(l, first, size int) int {
+	if l < size/16 {
+		return min(l+max(l/4, first/4), size)
+	}
+	return min(2*l, size)
+}
+
+// grownPages is pages d with room for need more items at position at (see
+// paged.grow), or nil when d has it.
+func grownPages[T uint32 | uint64 | byte](d [][]T, at, need, size, first int) [][]T {
 	page := at / size
 	if page < len(d) && at%size+need <= len(d[page]) {
-		return
+		return nil
 	}
 	nd := slices.Clone(d)
 	switch {
@@ -117,16 +140,16 @@ func (p *paged[T]) grow(at, need, size, first int) {
 	case page >= len(d):
 		nd = append(nd, make([]T, size))
 	default:
-		// Only the first page starts small; it doubles up to a full page.
+		// Only the first page starts small; it grows up to a full page.
 		l := len(d[page])
 		for l < at%size+need {
-			l *= 2
+			l = nextFirst(l, first, size)
 		}
-		grown := make([]T, min(l, size))
+		grown := make([]T, l)
 		copy(grown, d[page])
 		nd[page] = grown
 	}
-	p.dir.Store(&nd)
+	return nd
 }
 
 func (p *paged[T]) at(i int) T { return (*p.dir.Load())[i>>itemBits][i&(1<<itemBits-1)] }
@@ -150,17 +173,98 @@ func (p *paged[T]) bytes() int64 {
 	return b * 4
 }
 
+// words is the array of a pairSet's words (pairs of numbers, pairOf). While every
+// word's two numbers are below 2^16 and the words fit a page, each is kept in 4 bytes
+// (a narrow array, which grows as paged's first page does); the first word that does
+// not fit, or the page filling, widens them all into pages of 8-byte words (a copy),
+// which it stays. When that happens depends only on the words, which are the same
+// for any number of workers. Like paged, its directory is replaced whole when it
+// grows or widens, so a reader that learnt a number through a table's atomics after
+// the word was appended finds it in whichever directory it loads.
+type words struct {
+	dir atomic.Pointer[wdir]
+	n   int
+}
+
+type wdir struct {
+	narrow []uint32 // the words, 16 bits a number, while not nil
+	pages  [][]uint64
+}
+
+// init makes w an empty narrow array.
+func (w *words) init() { w.dir.Store(&wdir{narrow: []uint32{}}) }
+
+func narrowWord(v uint64) bool { return v&^(0xffff<<32|0xffff) == 0 }
+
+func (w *words) at(i int) uint64 {
+	d := w.dir.Load()
+	if d.narrow != nil {
+		x := d.narrow[i]
+		return uint64(x>>16)<<32 | uint64(x&0xffff)
+	}
+	return d.pages[i>>itemBits][i&(1<<itemBits-1)]
+}
+
+func (w *words) append(v uint64) {
+	d := w.dir.Load()
+	if d.narrow != nil {
+		if narrowWord(v) && w.n < 1<<itemBits {
+			a := d.narrow
+			if w.n == len(a) {
+				a = make([]uint32, nextFirst(len(a), firstItems, 1<<itemBits))
+				copy(a, d.narrow)
+				w.dir.Store(&wdir{narrow: a})
+			}
+			a[w.n] = uint32(v>>32)<<16 | uint32(v&0xffff)
+			w.n++
+			return
+		}
+		d = w.widen(d.narrow)
+	}
+	if pg, off := w.n>>itemBits, w.n&(1<<itemBits-1); pg >= len(d.pages) || off >= len(d.pages[pg]) {
+		d = &wdir{pages: grownPages(d.pages, w.n, 1, 1<<itemBits, firstItems)}
+		w.dir.Store(d)
+	}
+	d.pages[w.n>>itemBits][w.n&(1<<itemBits-1)] = v
+	w.n++
+}
+
+// widen copies the narrow words into a first page of the size after theirs.
+func (w *words) widen(a []uint32) *wdir {
+	pg := make([]uint64, nextFirst(max(w.n, firstItems), firstItems, 1<<itemBits))
+	for i, x := range a[:w.n] {
+		pg[i] = uint64(x>>16)<<32 | uint64(x&0xffff)
+	}
+	d := &wdir{pages: [][]uint64{pg}}
+	w.dir.Store(d)
+	return d
+}
+
+func (w *words) bytes() int64 {
+	d := w.dir.Load()
+	b := int64(len(d.narrow)) * 4
+	for _, pg := range d.pages {
+		b += int64(len(pg)) * 8
+	}
+	return b
+}
+
 const (
-	pageBits = 22
-	pageSize = 1 << pageBits
-	noParent = ^uint32(0)
+	pageBits   = 22
+	pageSize   = 1 << pageBits
+	firstArena = 1 << 10
+	noParent   = ^uint32(0)
 )
 
 func newByteSet() *byteSet {
-	bs := &byteSet{seed: maphash.MakeSeed(), plan: newSegPlan(1 << firstSlotBits)}
-	bs.dir.Store(&bdir{segs: [segments]*table{newTable(firstSlotBits)}})
+	bs := &byteSet{seed: maphash.MakeSeed(), plan: newSegPlan(1 << firstLeafBits)}
+	bs.dir.Store(&bdir{segs: [segments]*table{newTable(firstLeafBits)}})
 	return bs
 }
+
+// firstLeafBits is a new byteSet's size: 64 slots (searches hold a few hundred parts
+// to a few hundred thousand).
+const firstLeafBits = 6
 
 func newTable(bits uint) *table {
 	return &table{slots: make([]uint64, 1<<bits), mask: 1<<bits - 1, shift: 32 - bits}
@@ -228,8 +332,8 @@ func (bs *byteSet) put(b []byte) uint64 {
 		bs.page, bs.fill = bs.page+1, 0 // a new page
 	}
 	bs.pages.n = bs.page*pageSize + bs.fill
-	// The first page starts at 8 KiB (small searches stay small) and doubles.
-	bs.pages.grow(bs.pages.n, need, pageSize, 8<<10)
+	// The first page starts at firstArena bytes (small searches stay small) and grows.
+	bs.pages.grow(bs.pages.n, need, pageSize, firstArena)
 	bs.arenaBytes += int64(need)
 	page := bs.page
 	off := uint64(page)<<pageBits | uint64(bs.fill)

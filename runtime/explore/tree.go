@@ -19,7 +19,9 @@ import (
 // is shared with the state it came from. So a new state costs its root (8 bytes), its
 // slot in the table of roots (4 bytes at three eighths to three quarters full), for
 // elections its parent (4 bytes; the edges give it otherwise) and the few pairs and
-// parts that are new, which the states found later share in their turn.
+// parts that are new, which the states found later share in their turn. A search of
+// a few thousand states keeps roots and pairs in 4 bytes and their slots in 2
+// (pairSet, words).
 //
 // States are numbered in the order found, which is breadth-first order, so the roots
 // are also the search's queue: a state is rebuilt from its root when its turn comes.
@@ -33,30 +35,58 @@ import (
 // Numbers are given in the order words are first inserted. Like byteSet it may be
 // read by other goroutines while one inserts.
 //
-// The table is cut into segments that double one at a time (segments.go).
+// The table is cut into segments that double one at a time (segments.go). Before,
+// while the set holds fewer than narrowPairs words, the table is narrow: slots of 2
+// bytes, two to a 32-bit word (number+1 in 14 bits, 2 bits of hash), in a table of
+// any even size (a word's home is its hash's top 32 bits scaled to the size) that
+// grows by a quarter when three quarters full: a search of a few thousand states
+// holds its table at three fifths to three quarters full, not three eighths. The
+// word that would not fit widens it to one table of 1<<wideBits slots of 4 bytes,
+// which doubles and splits as a byteSet's does. Each change is a new table,
+// published whole, at counts alone. The words themselves are narrow too while they
+// can be (words).
 type pairSet struct {
-	vals   paged[uint64]
+	vals   words
 	dir    atomic.Pointer[pdir]
 	perSeg [segments]int // words per segment
-	plan   segPlan
+	plan   segPlan       // once wide
 	count  int
 }
 
 // pdir is a pairSet's segments, replaced whole when one changes (readers may hold
 // the old one: it still finds every word they may ask for).
 type pdir struct {
-	segShift uint // top bits of a hash that choose the segment (0: one segment)
+	segShift uint    // top bits of a hash that choose the segment (0: one segment)
+	narrow   *ptable // while narrow, the table (segs unused)
 	segs     [segments]*ptable
 }
 
 type ptable struct {
-	slots []uint32 // tag<<28 | number+1; 0 is empty
+	slots []uint32 // tag<<28 | number+1; 0 is empty (narrow: two slots a word, tag<<14 | number+1)
 	mask  uint64
-	shift uint // a word's home in its segment is the hash's next bits: hash << segShift >> shift
+	shift uint   // a word's home in its segment is the hash's next bits: hash << segShift >> shift
+	n     uint64 // narrow: the slots
 }
 
 func newPtable(bits uint) *ptable {
 	return &ptable{slots: make([]uint32, 1<<bits), mask: 1<<bits - 1, shift: 64 - bits}
+}
+
+func newNarrow(n uint64) *ptable { return &ptable{slots: make([]uint32, n/2), n: n} }
+
+// home is where a word whose hash is h starts its probe in a narrow table.
+func (t *ptable) home(h uint64) uint64 { return h >> 32 * t.n >> 32 }
+
+// slot16 reads narrow slot i; set16 writes it (only the inserting goroutine does, so
+// the word's other slot, read plainly, is current).
+func (t *ptable) slot16(i uint64) uint32 {
+	return atomic.LoadUint32(&t.slots[i>>1]) >> (i & 1 * 16) & 0xffff
+}
+
+func (t *ptable) set16(i uint64, slot uint32) {
+	w := &t.slots[i>>1]
+	sh := i & 1 * 16
+	atomic.StoreUint32(w, *w&^(0xffff<<sh)|slot<<sh)
 }
 
 // place returns the segment of a word whose hash is h, its table and its home there.
@@ -70,13 +100,24 @@ func (d *pdir) place(h uint64) (int, *ptable, uint64) {
 // slot); the search stops at a bound before (search.limits).
 const maxPairs = 1<<28 - 1
 
+const (
+	// narrowPairs is how many words a narrow table holds at most (number+1 in 14
+	// bits); firstNarrow its first size, in slots.
+	narrowPairs = 1<<14 - 1
+	firstNarrow = 256
+	// wideBits is the size of the table a narrow one widens into: at narrowPairs
+	// words, half full.
+	wideBits = 15
+)
+
 func slotTag(h uint64) uint32 { return uint32(h&15) << 28 }
 
-const firstSlotBits = 10 // a new table's size: 1024 slots
+func slotTag16(h uint64) uint32 { return uint32(h&3) << 14 }
 
 func newPairSet() *pairSet {
-	ps := &pairSet{plan: newSegPlan(1 << firstSlotBits)}
-	ps.dir.Store(&pdir{segs: [segments]*ptable{newPtable(firstSlotBits)}})
+	ps := &pairSet{}
+	ps.vals.init()
+	ps.dir.Store(&pdir{narrow: newNarrow(firstNarrow)})
 	return ps
 }
 
@@ -98,7 +139,12 @@ func (ps *pairSet) at(k uint32) uint64 { return ps.vals.at(int(k)) }
 // lookup returns v's number, if it is stored. It may run while another goroutine
 // inserts.
 func (ps *pairSet) lookup(v, h uint64) (uint32, bool) {
-	_, t, i := ps.dir.Load().place(h)
+	d := ps.dir.Load()
+	if d.narrow != nil {
+		k, _, ok := ps.find16(d.narrow, v, h)
+		return k, ok
+	}
+	_, t, i := d.place(h)
 	tag := slotTag(h)
 	for ; ; i = (i + 1) & t.mask {
 		slot := atomic.LoadUint32(&t.slots[i])
@@ -111,10 +157,43 @@ func (ps *pairSet) lookup(v, h uint64) (uint32, bool) {
 	}
 }
 
+// find16 probes narrow table t for v: its number and true, or the empty slot that
+// ends the probe.
+func (ps *pairSet) find16(t *ptable, v, h uint64) (uint32, uint64, bool) {
+	tag := slotTag16(h)
+	for i := t.home(h); ; {
+		slot := t.slot16(i)
+		if slot == 0 {
+			return 0, i, false
+		}
+		if slot&^(1<<14-1) == tag && ps.vals.at(int(slot&(1<<14-1)-1)) == v {
+			return slot&(1<<14-1) - 1, i, true
+		}
+		if i++; i == t.n {
+			i = 0
+		}
+	}
+}
+
 // insert adds v (whose hash is h) unless it is there, and returns its number and
 // whether it is new. Only one goroutine inserts.
 func (ps *pairSet) insert(v, h uint64) (uint32, bool) {
-	seg, t, i := ps.dir.Load().place(h)
+	d := ps.dir.Load()
+	if t := d.narrow; t != nil {
+		k, i, ok := ps.find16(t, v, h)
+		if ok {
+			return k, false
+		}
+		k = ps.add(v)
+		t.set16(i, slotTag16(h)|(k+1)) // after the word: a reader may follow it
+		if ps.count == narrowPairs {
+			ps.widen()
+		} else if uint64(ps.count)*4 > t.n*3 {
+			ps.regrow(nextNarrow(t.n))
+		}
+		return k, true
+	}
+	seg, t, i := d.place(h)
 	tag := slotTag(h)
 	for {
 		slot := t.slots[i] // only this goroutine writes: no atomic load needed
@@ -126,16 +205,63 @@ func (ps *pairSet) insert(v, h uint64) (uint32, bool) {
 		}
 		i = (i + 1) & t.mask
 	}
+	k := ps.add(v)
+	ps.perSeg[seg]++
+	atomic.StoreUint32(&t.slots[i], tag|(k+1)) // after the word: a reader may follow it
+	ps.plan.after(ps.count, seg, ps.perSeg[seg], ps.grow, ps.split)
+	return k, true
+}
+
+// add numbers a new word and appends it.
+func (ps *pairSet) add(v uint64) uint32 {
 	if ps.count == maxPairs {
 		panic("explore: more pairs than a table holds") // the search's limits stop it before
 	}
 	k := uint32(ps.count)
 	ps.count++
-	ps.perSeg[seg]++
 	ps.vals.append(v)
-	atomic.StoreUint32(&t.slots[i], tag|(k+1)) // after the word: a reader may follow it
-	ps.plan.after(ps.count, seg, ps.perSeg[seg], ps.grow, ps.split)
-	return k, true
+	return k
+}
+
+// nextNarrow is the size a narrow table of n slots grows to: a quarter more, even.
+func nextNarrow(n uint64) uint64 { return (n + n/4 + 1) &^ 1 }
+
+// regrow replaces the narrow table by one of n slots.
+func (ps *pairSet) regrow(n uint64) {
+	old := ps.dir.Load().narrow
+	t := newNarrow(n)
+	for i := range old.n {
+		if slot := old.slot16(i); slot != 0 {
+			j := t.home(pairHash(ps.vals.at(int(slot&(1<<14-1) - 1))))
+			for t.slot16(j) != 0 {
+				if j++; j == t.n {
+					j = 0
+				}
+			}
+			t.set16(j, slot)
+		}
+	}
+	ps.dir.Store(&pdir{narrow: t}) // readers still on the old table find every word they may ask for
+}
+
+// widen replaces the narrow table by one of 1<<wideBits slots of 4 bytes.
+func (ps *pairSet) widen() {
+	old := ps.dir.Load().narrow
+	d := &pdir{segs: [segments]*ptable{newPtable(wideBits)}}
+	for i := range old.n {
+		if slot := old.slot16(i); slot != 0 {
+			k := slot&(1<<14-1) - 1
+			h := pairHash(ps.vals.at(int(k)))
+			_, t, j := d.place(h)
+			for t.slots[j] != 0 {
+				j = (j + 1) & t.mask
+			}
+			t.slots[j] = slotTag(h) | (k + 1)
+		}
+	}
+	ps.perSeg[0] = ps.count
+	ps.plan = newSegPlan(1 << wideBits)
+	ps.dir.Store(d)
 }
 
 // grow doubles a segment: its words are hashed again.
@@ -160,7 +286,7 @@ func (ps *pairSet) split() {
 }
 
 // rehash places t's words in d (counting them per segment in per, if not nil).
-func (d *pdir) rehash(t *ptable, vals *paged[uint64], per *[segments]int) {
+func (d *pdir) rehash(t *ptable, vals *words, per *[segments]int) {
 	if per != nil {
 		clear(per[:])
 	}
@@ -182,10 +308,24 @@ func (d *pdir) rehash(t *ptable, vals *paged[uint64], per *[segments]int) {
 // held is what the set holds.
 func (ps *pairSet) held() int64 { return ps.vals.bytes() + ps.tableBytes() }
 
-func (ps *pairSet) tableBytes() int64 { return int64(ps.plan.slots()) * 4 }
+func (ps *pairSet) tableBytes() int64 {
+	if t := ps.dir.Load().narrow; t != nil {
+		return int64(t.n) * 2
+	}
+	return int64(ps.plan.slots()) * 4
+}
 
-// growBytes is what the next doubling of a segment (or the split) allocates at most.
-func (ps *pairSet) growBytes() int64 { return int64(ps.plan.largest()) * 4 }
+// growBytes is what the table's next growth allocates at most: a segment's doubling
+// (or the split), or, while narrow, the next narrow table or the wide one.
+func (ps *pairSet) growBytes() int64 {
+	if t := ps.dir.Load().narrow; t != nil {
+		if t.n*3/4+1 < narrowPairs {
+			return int64(nextNarrow(t.n)) * 2
+		}
+		return 1 << wideBits * 4
+	}
+	return int64(ps.plan.largest()) * 4
+}
 
 // tnode is an inner node of the tree over a state's parts: each child is an inner
 // node (its index, >= 0) or a part (-1 - its index).
