@@ -393,8 +393,10 @@ func (s *Server) fitSize(ctx context.Context, free *scenarios.Scenario, asked in
 	return none
 }
 
-// probeStates bounds the small searches fitSize makes to predict a larger one.
-const probeStates = 200_000
+// probeStates bounds the small searches fitSize makes to predict a larger one: room
+// for Bakery with three processes (221 935 states, about a second), whose four
+// are past any browser budget, so that its page gets the verdict at three.
+const probeStates = 300_000
 
 // roughly writes a large count in two significant digits: 680,000.
 func roughly(x float64) string {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/teach-dist/playground/internal/testwait"
+	"github.com/teach-dist/playground/runtime/explore"
 	"github.com/teach-dist/playground/runtime/sandbox"
 )
 
@@ -42,6 +43,38 @@ func postExplore(t *testing.T, ts *httptest.Server, id string) (int, []exploreLi
 		lines = append(lines, l)
 	}
 	return resp.StatusCode, lines, ""
+}
+
+// Bakery at its page's default size (four processes) is past any browser budget: the
+// server predicts so from two and three processes, says so, and gives the verdict it
+// has for three, where every property holds.
+func TestExploreBakeryAtThePageDefaultsGivesTheVerdictAtThree(t *testing.T) {
+	_, ts := newTestServer(t, Options{})
+	id := openSession(t, ts, "/play/bakery")
+	_, lines, msg := postExplore(t, ts, id)
+	if msg != "" {
+		t.Fatal(msg)
+	}
+	var resized, start, result *exploreLine
+	for k := range lines {
+		switch lines[k].Type {
+		case "resized":
+			resized = &lines[k]
+		case "start":
+			start = &lines[k]
+		case "result":
+			result = &lines[k]
+		}
+	}
+	if resized == nil || resized.Nodes != 3 || resized.Asked != 4 || !strings.Contains(resized.Why, "4 processes would need about") {
+		t.Fatalf("resized line %+v; want 3 processes instead of 4, and why", resized)
+	}
+	if start == nil || start.Nodes != 3 {
+		t.Fatalf("start line %+v; want 3 processes", start)
+	}
+	if result == nil || result.Result.Result != explore.ResultOK || result.Result.Nodes != 3 || result.Result.States != 221935 {
+		t.Fatalf("result %+v; want every property proved with 3 processes (221 935 states)", result)
+	}
 }
 
 func TestExploreFindsMaekawaDeadlockForThePage(t *testing.T) {
@@ -130,8 +163,9 @@ func TestExploreOneAtATimePerSession(t *testing.T) {
 // A client that goes away cancels its search: the handler returns and the session may
 // explore again.
 func TestExploreStopsWhenTheClientGoesAway(t *testing.T) {
-	srv, ts := newTestServer(t, Options{Explore: ExploreLimits{Progress: time.Millisecond, MaxStates: 1 << 40, Timeout: time.Minute}})
-	// Bakery with four processes: millions of states, far more than a test waits for.
+	srv, ts := newTestServer(t, Options{Explore: ExploreLimits{Progress: time.Millisecond, MaxStates: 1 << 40, Timeout: time.Minute, AsAsked: true}})
+	// Bakery with four processes, searched as asked: millions of states, far more than
+	// a test waits for.
 	id := openSession(t, ts, "/play/bakery?n=4")
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -175,9 +209,9 @@ func TestExplorePageSaysTheServersBounds(t *testing.T) {
 func TestExploreProgressThenCancelFreesTheSlot(t *testing.T) {
 	// No bound the first search reaches before the test cancels it (a GiB: some ten
 	// seconds of search; it is cancelled at its first progress line).
-	srv, ts := newTestServer(t, Options{Explore: ExploreLimits{AtOnce: 1, Share: 1, Progress: time.Millisecond, MaxStates: 1 << 40, MaxMemory: 1 << 30, Timeout: time.Hour}})
-	// Bakery with the most processes the browser explores: far more states than the
-	// test waits for.
+	srv, ts := newTestServer(t, Options{Explore: ExploreLimits{AtOnce: 1, Share: 1, Progress: time.Millisecond, MaxStates: 1 << 40, MaxMemory: 1 << 30, Timeout: time.Hour, AsAsked: true}})
+	// Bakery with the most processes the browser explores, searched as asked: far more
+	// states than the test waits for.
 	big := openSession(t, ts, fmt.Sprintf("/play/bakery?n=%d", ExploreNodes))
 	small := openSession(t, ts, "/play/ricart-agrawala?n=2")
 

@@ -114,13 +114,14 @@ func TestExploreFiveProcessesShowsProgressAndCancels(t *testing.T) {
 	needBrowser(t)
 	// No bound the search can reach before the click: only Cancel ends it (a bound of
 	// states or time would, on a slow machine, race the click).
-	srv := web.New(web.Options{Explore: web.ExploreLimits{MaxStates: 1 << 40, MaxMemory: 1 << 30, Timeout: time.Hour, Progress: time.Millisecond}})
+	srv := web.New(web.Options{Explore: web.ExploreLimits{MaxStates: 1 << 40, MaxMemory: 1 << 30, Timeout: time.Hour, Progress: time.Millisecond, AsAsked: true}})
 	ts := httptest.NewServer(srv)
 	t.Cleanup(func() {
 		srv.Close()
 		ts.Close()
 	})
-	// Bakery's search with five processes runs for minutes; bully's, a second or two.
+	// Bakery's search with five processes, searched as asked, runs for minutes; bully's,
+	// a second or two.
 	for _, path := range []string{"/play/bakery?n=5", "/play/bully?n=5"} {
 		t.Run(path, func(t *testing.T) {
 			c := tab(t, ts.URL, 1280, 800)
