@@ -22,8 +22,8 @@ import (
 //     an untimed state, and every timed step (a delivery, a timer, a release) is an
 //     untimed step between the two; time passing is no step. So a broken mutual
 //     exclusion, a deadlock (a quiescent state where someone waits: the same in both)
-//     or a disagreement on the leader that the timed search can reach, the untimed one
-//     reaches too.
+//     or two processes taking different leaders that the timed search can reach, the
+//     untimed one reaches too.
 //   - A process that waits for ever in a timed run waits along a cycle of timed states,
 //     which maps to a closed walk through untimed states in which it waits: inside one
 //     strongly connected component of those states. Time passes on that cycle (with a

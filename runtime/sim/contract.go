@@ -41,7 +41,7 @@ const (
 	Request
 	// Release asks a node in the critical section to leave it.
 	Release
-	// Elect asks the node to start an election (it suspects the leader).
+	// Elect asks the node to start an election (it suspects the coordinator).
 	Elect
 	// Recover restarts a crashed node; it receives a fresh state first.
 	Recover
