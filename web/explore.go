@@ -323,9 +323,10 @@ type fitted struct {
 
 // fitSize finds, for a free setup (no events of its own; nil: not free), the largest
 // number of processes up to asked whose search is predicted to fit in the server's
-// limits. It searches 2 and 3 processes (small, and bounded here) and extrapolates
-// the growth between them to the larger sizes, states and memory per state alike. A
-// broken property at a small size is the verdict already. It returns asked when that
+// limits. It searches 2 and 3 processes (small, and bounded here), and larger ones
+// below asked while the growth so far predicts them under the same bound, and
+// extrapolates the growth between the last two to the larger sizes, states and memory
+// per state alike. A broken property at a small size is the verdict already. It returns asked when that
 // size is predicted to fit, or when the prediction cannot be made (the caller then
 // searches as asked); otherwise the size, its scenario, and the result when that size
 // was one of the small searches.
@@ -349,14 +350,32 @@ func (s *Server) fitSize(ctx context.Context, free *scenarios.Scenario, asked in
 		return fitted{nodes: n, sc: sc, added: added}, true
 	}
 	var small []fitted
-	for n := 2; n <= 3; n++ {
+	for n := 2; n < asked; n++ {
+		if n > 3 {
+			// A larger size is searched too while the growth so far says it stays
+			// small: a growth that speeds up (Bully: 36, 837, then 75 672) is then
+			// measured, not guessed.
+			if len(small) < 2 {
+				break
+			}
+			a, b := small[len(small)-2].res.States, small[len(small)-1].res.States
+			if a == 0 || float64(b)*float64(b)/float64(a) > probeStates {
+				break
+			}
+		}
 		f, ok := at(n)
 		if !ok {
 			continue
 		}
 		res, err := s.exploring.run(ctx, f.sc, explore.Options{MaxStates: min(lim.MaxStates, probeStates), MaxMemory: budget, Workers: 1})
-		if err != nil || res.Bound != "" {
-			return none // even a small size is large: search as asked, and say so then
+		if err != nil {
+			return none
+		}
+		if res.Bound != "" {
+			if n <= 3 {
+				return none // even a small size is large: search as asked, and say so then
+			}
+			break // predicted small but not: the sizes measured so far predict
 		}
 		f.res = res
 		// Two processes only predict the growth: some algorithms' monitors read a
@@ -367,11 +386,11 @@ func (s *Server) fitSize(ctx context.Context, free *scenarios.Scenario, asked in
 		}
 		small = append(small, f)
 	}
-	if len(small) < 2 || small[0].res.States == 0 {
+	if len(small) < 2 || small[len(small)-2].res.States == 0 {
 		return none
 	}
-	last := small[1]
-	growth := float64(last.res.States) / float64(small[0].res.States)
+	last := small[len(small)-1]
+	growth := float64(last.res.States) / float64(small[len(small)-2].res.States)
 	perState := float64(last.res.Memory) / float64(last.res.States)
 	states := float64(last.res.States)
 	for n := last.nodes + 1; n <= asked; n++ {

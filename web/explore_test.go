@@ -77,6 +77,33 @@ func TestExploreBakeryAtThePageDefaultsGivesTheVerdictAtThree(t *testing.T) {
 	}
 }
 
+// Bully's growth speeds up (36, 837, 75 672 states for two, three and four
+// processes; past 32 million at five): the server measures four, since three's growth
+// says it is small, predicts five from three and four, and gives the verdict at four.
+func TestExploreMeasuresAGrowthThatSpeedsUp(t *testing.T) {
+	_, ts := newTestServer(t, Options{})
+	id := openSession(t, ts, "/play/bully?n=5")
+	_, lines, msg := postExplore(t, ts, id)
+	if msg != "" {
+		t.Fatal(msg)
+	}
+	var resized, result *exploreLine
+	for k := range lines {
+		switch lines[k].Type {
+		case "resized":
+			resized = &lines[k]
+		case "result":
+			result = &lines[k]
+		}
+	}
+	if resized == nil || resized.Nodes != 4 || resized.Asked != 5 || !strings.Contains(resized.Why, "5 processes would need about 6,800,000 states") {
+		t.Fatalf("resized line %+v; want 4 processes instead of 5, five predicted from three and four", resized)
+	}
+	if result == nil || result.Result.Result != explore.ResultOK || result.Result.Nodes != 4 || result.Result.States != 75672 {
+		t.Fatalf("result %+v; want every property proved with 4 processes (75 672 states)", result)
+	}
+}
+
 func TestExploreFindsMaekawaDeadlockForThePage(t *testing.T) {
 	_, ts := newTestServer(t, Options{})
 	id := openSession(t, ts, "/play/maekawa?n=3")
