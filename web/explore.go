@@ -263,6 +263,8 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) {
 	}
 	began := time.Now()
 	defer func() { s.cpu.Charge(clientOf(r), time.Since(began)) }() // the search is its client's work (runtime/session/cpu.go)
+	lift := holdSearchMemory(lim.MaxMemory)
+	defer lift()
 	res, err = s.exploring.run(ctx, sc, explore.Options{
 		MaxStates: lim.MaxStates, MaxMemory: lim.searchBudget(), ProgressEvery: lim.Progress,
 		// One worker: a search then takes one core, so the server's searches take
