@@ -125,7 +125,13 @@ func TestSpacetimeKeepsTheProcessView(t *testing.T) {
 			waitFor(t, ctx, `document.getElementById("spacetime").dataset.open === "false"`)
 		}
 		waitFor(t, ctx, `(() => { const v = document.getElementById("view"), b = v.getBoundingClientRect(); return Math.abs(v.viewBox.baseVal.height - Math.max(200, Math.round(b.height))) < 1; })()`)
-		h0 := eval[float64](t, ctx, `document.getElementById("view").getBoundingClientRect().height`)
+		// The height once the layout has settled: two frames without a change.
+		h0 := eval[float64](t, ctx, `new Promise((done) => {
+		  const h = () => document.getElementById("view").getBoundingClientRect().height;
+		  let last = h(), still = 0;
+		  const tick = () => { const now = h(); still = now === last ? still + 1 : 0; last = now; if (still >= 2) done(now); else requestAnimationFrame(tick); };
+		  requestAnimationFrame(tick);
+		})`, chromedp.EvalAwaitPromise)
 		run(t, ctx, chromedp.Click(chromedp.CSS("#st-toggle")))
 		waitFor(t, ctx, `document.getElementById("spacetime").dataset.state === "ready" && !!document.querySelector("#st-diagram .st-dot")`)
 		waitFor(t, ctx, fmt.Sprintf(`(() => { const v = document.getElementById("view"), b = v.getBoundingClientRect(); return b.height < %g && Math.abs(v.viewBox.baseVal.height - Math.max(200, Math.round(b.height))) < 1; })()`, h0))
