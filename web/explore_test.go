@@ -45,6 +45,17 @@ func postExplore(t *testing.T, ts *httptest.Server, id string) (int, []exploreLi
 	return resp.StatusCode, lines, ""
 }
 
+// lineOf returns the last line of the given type, nil when there is none.
+func lineOf(lines []exploreLine, typ string) *exploreLine {
+	var found *exploreLine
+	for k := range lines {
+		if lines[k].Type == typ {
+			found = &lines[k]
+		}
+	}
+	return found
+}
+
 // Bakery at its page's default size (four processes) is past any browser budget: the
 // server predicts so from two and three processes, says so, and gives the verdict it
 // has for three, where every property holds.
@@ -55,17 +66,7 @@ func TestExploreBakeryAtThePageDefaultsGivesTheVerdictAtThree(t *testing.T) {
 	if msg != "" {
 		t.Fatal(msg)
 	}
-	var resized, start, result *exploreLine
-	for k := range lines {
-		switch lines[k].Type {
-		case "resized":
-			resized = &lines[k]
-		case "start":
-			start = &lines[k]
-		case "result":
-			result = &lines[k]
-		}
-	}
+	resized, start, result := lineOf(lines, "resized"), lineOf(lines, "start"), lineOf(lines, "result")
 	if resized == nil || resized.Nodes != 3 || resized.Asked != 4 || !strings.Contains(resized.Why, "4 processes would need about") {
 		t.Fatalf("resized line %+v; want 3 processes instead of 4, and why", resized)
 	}
@@ -87,15 +88,7 @@ func TestExploreMeasuresAGrowthThatSpeedsUp(t *testing.T) {
 	if msg != "" {
 		t.Fatal(msg)
 	}
-	var resized, result *exploreLine
-	for k := range lines {
-		switch lines[k].Type {
-		case "resized":
-			resized = &lines[k]
-		case "result":
-			result = &lines[k]
-		}
-	}
+	resized, result := lineOf(lines, "resized"), lineOf(lines, "result")
 	if resized == nil || resized.Nodes != 4 || resized.Asked != 5 || !strings.Contains(resized.Why, "5 processes would need about 6,800,000 states") {
 		t.Fatalf("resized line %+v; want 4 processes instead of 5, five predicted from three and four", resized)
 	}

@@ -31,6 +31,23 @@ func exploreFromPage(t *testing.T, path string) (string, context.Context) {
 	return ts.URL, c
 }
 
+// Bakery's page, as a new visitor opens it (four processes): Explore says it checked
+// three instead, and why, and that every property holds there.
+func TestExploreBakeryAtItsDefaultsSaysItCheckedThree(t *testing.T) {
+	needBrowser(t)
+	_, ctx := exploreFromPage(t, "/play/bakery")
+	state := eval[string](t, ctx, `document.getElementById("explore-dialog").dataset.state`)
+	verdict := eval[string](t, ctx, `document.getElementById("explore-verdict").textContent`)
+	resized := eval[string](t, ctx, `(() => { const r = document.getElementById("explore-resized"); return r.hidden ? "" : r.textContent; })()`)
+	screenshot(t, ctx, "explore-bakery-defaults.png")
+	if state != "ok" || !strings.HasPrefix(verdict, "Every property holds with 3 processes") {
+		t.Fatalf("state %q, verdict %q", state, verdict)
+	}
+	if !strings.HasPrefix(resized, "Checked with 3 processes instead of 4: 4 processes would need about") {
+		t.Fatalf("the dialog says %q", resized)
+	}
+}
+
 func TestExploreShowsMaekawaDeadlockAndOpensIt(t *testing.T) {
 	needBrowser(t)
 	base, ctx := exploreFromPage(t, "/play/maekawa?n=3")
